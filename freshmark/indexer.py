@@ -1,0 +1,322 @@
+"""Bring a branch collection to the branch head: diff, chunk, embed, stamp (I/O edge of ``plan``).
+
+One run per (repo, branch): for each layer, diff the layer's indexed commit to the head, re-chunk
+only changed files, re-embed only changed chunks (vectors are reused from the store and the
+cache by text hash), tombstone what is gone, and write the manifest last. A crash anywhere
+before that leaves the previous stamp true; the next run plans the same writes and finishes.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from freshmark.chunking import chunk_text, detect_language
+from freshmark.classify import classify, decode_text
+from freshmark.config import Config, Layer
+from freshmark.embedding import EmbeddingCache, Embedder, embed_with_cache, get_embedder
+from freshmark.errors import EmbedderMismatch, PermanentError
+from freshmark.gitrepo import MODE_SYMLINK, FileChange, GitRepo
+from freshmark.plan import FileContext, FilePlan, build_records, plan_file, reusable_vectors, tombstones
+from freshmark.settings import Settings
+from freshmark.stamp import ChunkRecord, sha256_hex, utc_now_iso
+from freshmark.store import BranchIndex, Manifest, Store, collection_name
+
+# Files per planning batch: bounds memory and makes progress visible on big repos.
+FILES_PER_BATCH = 256
+
+Progress = Callable[[str, int, int], None]
+
+
+@dataclass
+class IndexSummary:
+    """What one index run did; ``to_dict`` is the ``index --json`` output."""
+
+    repo: str
+    branch: str
+    collection: str
+    embedder: str
+    commit: str = ""
+    previous_commit: str | None = None
+    layers: list[str] = field(default_factory=list)
+    files_seen: int = 0
+    files_changed: int = 0
+    files_skipped: dict[str, int] = field(default_factory=dict)
+    chunks_added: int = 0
+    chunks_updated: int = 0
+    chunks_unchanged: int = 0
+    chunks_tombstoned: int = 0
+    embeddings_computed: int = 0
+    embeddings_reused: int = 0
+    embed_seconds: float = 0.0
+    seconds: float = 0.0
+    noop: bool = True
+    seeded_from: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    def skip(self, reason: str) -> None:
+        self.files_skipped[reason] = self.files_skipped.get(reason, 0) + 1
+
+
+@dataclass(frozen=True)
+class RepoRef:
+    """Identity of the indexed repository: ``key`` names collections, ``name`` is for people."""
+
+    key: str
+    name: str
+
+    @classmethod
+    def of(cls, repo: GitRepo, repo_id: str | None) -> RepoRef:
+        if repo_id:
+            return cls(key=f"id:{repo_id}", name=repo_id)
+        return cls(key=repo.key(), name=repo.default_name())
+
+
+class _Run:
+    """State of one index run over one branch (all layers share the generation)."""
+
+    def __init__(self, repo: GitRepo, ref: RepoRef, index: BranchIndex, branch: str, head: str,
+                 config: Config, embedder: Embedder, cache: EmbeddingCache,
+                 summary: IndexSummary, progress: Progress | None):
+        self.repo, self.ref, self.index, self.branch, self.head = repo, ref, index, branch, head
+        self.config, self.embedder, self.cache = config, embedder, cache
+        self.summary, self.progress = summary, progress
+        self.generation = index.manifest.generation + 1
+        self.when = utc_now_iso()
+
+    # -- one layer --------------------------------------------------------------------------
+    def index_layer(self, layer: Layer, changes: Sequence[FileChange]) -> None:
+        mine = [c for c in changes if self._touches(layer, c)]
+        total = len(mine)
+        for start in range(0, total, FILES_PER_BATCH):
+            self._apply_batch(layer, mine[start : start + FILES_PER_BATCH])
+            if self.progress:
+                self.progress(layer.name, min(start + FILES_PER_BATCH, total), total)
+        if self.progress and total == 0:
+            self.progress(layer.name, 0, 0)
+
+    def _in_layer(self, layer: Layer, path: str | None) -> bool:
+        return path is not None and self.config.layer_for(path) == layer
+
+    def _touches(self, layer: Layer, change: FileChange) -> bool:
+        return self._in_layer(layer, change.old_path) or self._in_layer(layer, change.new_path)
+
+    def _apply_batch(self, layer: Layer, changes: Sequence[FileChange]) -> None:
+        paths = {p for c in changes for p in (c.old_path, c.new_path) if p}
+        existing = self.index.records_for_paths(paths)
+        by_path: dict[str, list[ChunkRecord]] = {}
+        for record in existing:
+            by_path.setdefault(record.path, []).append(record)
+        plan = FilePlan()
+        for change in changes:
+            plan.extend(self._plan_change(layer, change, by_path))
+        self._write(plan, existing)
+
+    def _plan_change(self, layer: Layer, change: FileChange,
+                     by_path: dict[str, list[ChunkRecord]]) -> FilePlan:
+        plan = FilePlan()
+        self.summary.files_seen += 1
+        old_path, new_path = change.old_path, change.new_path
+        if change.status == "renamed" and old_path and self._in_layer(layer, old_path):
+            plan.tombstone.extend(
+                tombstones(by_path.get(old_path, []), self.head, self.when, self.generation,
+                           successor=new_path)
+            )
+        elif change.status == "deleted" and old_path:
+            plan.tombstone.extend(
+                tombstones(by_path.get(old_path, []), self.head, self.when, self.generation)
+            )
+        if change.status != "deleted" and new_path and self._in_layer(layer, new_path):
+            plan.extend(self._plan_file(layer, change, by_path.get(new_path, [])))
+        if plan.embed or plan.tombstone or plan.restamp:
+            self.summary.files_changed += 1
+        return plan
+
+    def _plan_file(self, layer: Layer, change: FileChange, existing: list[ChunkRecord]) -> FilePlan:
+        path, blob_sha = change.new_path or "", change.new_blob or ""
+        fresh = self._chunks_of(layer, path, blob_sha, change)
+        if fresh is None:  # not indexable any more (binary, oversized, vendored...)
+            return FilePlan(tombstone=tombstones(existing, self.head, self.when, self.generation))
+        return plan_file(existing, fresh, self.head, self.when, self.generation)
+
+    def _chunks_of(self, layer: Layer, path: str, blob_sha: str,
+                   change: FileChange) -> list[ChunkRecord] | None:
+        data = self.repo.read_blob(blob_sha)
+        attributes = self.repo.attributes(self.head, path)
+        verdict = classify(path, data, self.config.rules, attributes,
+                           is_symlink=change.new_mode == MODE_SYMLINK)
+        if not verdict.indexed:
+            self.summary.skip(verdict.skip_reason or "not-indexed")
+            return None
+        text = decode_text(data)
+        if text is None:
+            self.summary.skip("binary")
+            return None
+        language = detect_language(path) or ""
+        ctx = FileContext(
+            repo=self.ref.name, branch=self.branch, commit=self.head, path=path,
+            blob_sha=blob_sha, content_sha256=sha256_hex(data), language=language,
+            file_kind=verdict.file_kind, layer=layer.name, indexed_at=self.when,
+        )
+        return build_records(ctx, chunk_text(path, text, language or None))
+
+    # -- writes -----------------------------------------------------------------------------
+    def _write(self, plan: FilePlan, existing: Iterable[ChunkRecord]) -> None:
+        if plan.embed:
+            vectors = self._vectors_for(plan.embed, existing)
+            self.index.upsert(plan.embed, np.stack([vectors[r.text_sha256] for r in plan.embed]))
+        if plan.restamp:
+            self.index.update_metadata([(r.id, r.to_metadata()) for r in plan.restamp])
+        if plan.tombstone:
+            self.index.update_metadata(plan.tombstone)
+        s = self.summary
+        s.chunks_added += plan.added
+        s.chunks_updated += plan.updated
+        s.chunks_unchanged += plan.unchanged
+        s.chunks_tombstoned += len(plan.tombstone)
+
+    def _vectors_for(self, records: Sequence[ChunkRecord],
+                     existing: Iterable[ChunkRecord]) -> dict[str, np.ndarray]:
+        donors = reusable_vectors(records, existing)
+        by_donor = self.index.embeddings_for(list(donors.values())) if donors else {}
+        vectors = {sha: by_donor[i] for sha, i in donors.items() if i in by_donor}
+        texts = {r.text_sha256: r.text for r in records if r.text_sha256 not in vectors}
+        started = time.perf_counter()
+        computed, n_computed, n_cached = embed_with_cache(self.embedder, self.cache, texts)
+        self.summary.embed_seconds += time.perf_counter() - started
+        vectors.update(computed)
+        self.summary.embeddings_computed += n_computed
+        self.summary.embeddings_reused += n_cached + len(by_donor)
+        return vectors
+
+
+def _open_branch_index(store: Store, ref: RepoRef, repo: GitRepo, branch: str, embedder: Embedder,
+                       base_branch: str | None, summary: IndexSummary) -> BranchIndex:
+    index = store.branch(ref.key, branch)
+    if index is not None:
+        if index.manifest.embedder != embedder.id:
+            raise EmbedderMismatch(
+                f"branch {ref.name}@{branch} was indexed with {index.manifest.embedder!r}; "
+                f"this run uses {embedder.id!r}. Drop the branch index or switch embedders."
+            )
+        return index
+    manifest = Manifest(
+        repo=ref.name, repo_key=ref.key, branch=branch, embedder=embedder.id,
+        collection=collection_name(ref.key, branch), repo_path=str(repo.path),
+        created_at=utc_now_iso(),
+    )
+    base = store.branch(ref.key, base_branch) if base_branch and base_branch != branch else None
+    if base is not None and base.manifest.embedder == embedder.id:
+        # Seed from the base: vectors copied, nothing re-embedded; the diff then runs as usual.
+        manifest.layers = {k: dict(v) for k, v in base.manifest.layers.items()}
+        manifest.commit, manifest.base_branch = base.manifest.commit, base_branch
+        index = store.create_branch(manifest)
+        index.copy_from(base)
+        _restamp_branch(index, branch)
+        summary.seeded_from = base_branch
+        return index
+    return store.create_branch(manifest)
+
+
+def _restamp_branch(index: BranchIndex, branch: str) -> None:
+    """Copied chunks name the new branch in their stamp; everything else stays as indexed."""
+    ids = [r.id for r in index.iter_records(include_text=False)]
+    index.update_metadata([(i, {"branch": branch}) for i in ids])
+
+
+def _has_commit(repo: GitRepo, sha: str) -> bool:
+    try:
+        repo.commit_time(sha)
+    except PermanentError:
+        return False
+    return True
+
+
+def _changes_for(repo: GitRepo, old: str | None, head: str) -> list[FileChange]:
+    """The diff from a layer's indexed commit; a commit lost to a force push means a full diff."""
+    if old is not None and not _has_commit(repo, old):
+        old = None
+    return repo.diff(old, head)
+
+
+def _advance_manifest(index: BranchIndex, layers: Sequence[Layer], head: str, when: str,
+                      generation: int, config: Config) -> Manifest:
+    manifest = index.reload_manifest()
+    for layer in layers:
+        manifest.layers[layer.name] = {"commit": head, "indexed_at": when}
+    if all(manifest.layer_commit(layer.name) == head for layer in config.layers):
+        manifest.commit, manifest.indexed_at = head, when
+    manifest.generation = max(manifest.generation, generation)
+    manifest.last_used_at = when
+    index.save_manifest(manifest)
+    return manifest
+
+
+def _is_stale_target(repo: GitRepo, indexed: str | None, head: str) -> bool:
+    """True when the index already holds a descendant of ``head`` (an old job finishing late)."""
+    return bool(indexed and indexed != head and _has_commit(repo, indexed)
+                and repo.is_ancestor(head, indexed))
+
+
+def index_repo(
+    repo_path: Path | str,
+    *,
+    settings: Settings,
+    config: Config,
+    branch: str | None = None,
+    layer: str | None = None,
+    repo_id: str | None = None,
+    base_branch: str | None = None,
+    target: str | None = None,
+    progress: Progress | None = None,
+    store: Store | None = None,
+    embedder: Embedder | None = None,
+) -> IndexSummary:
+    """Index ``branch`` (default: the checked-out one) of the repo at ``repo_path`` to its head.
+
+    ``target`` pins a commit instead of the branch head; a target older than what is indexed
+    is refused as a no-op, so stamps never move backwards. ``layer`` limits the run to one
+    layer and stamps only that layer.
+    """
+    started = time.perf_counter()
+    repo = GitRepo.open(repo_path)
+    branch = branch or repo.current_branch()
+    head = target or repo.branch_head(branch)
+    ref = RepoRef.of(repo, repo_id)
+    store = store or Store.open(settings)
+    embedder = embedder or get_embedder(settings.embedder, settings.cache_dir)
+    summary = IndexSummary(repo=ref.name, branch=branch, collection=collection_name(ref.key, branch),
+                           embedder=embedder.id, commit=head)
+    index = _open_branch_index(store, ref, repo, branch, embedder, base_branch, summary)
+    summary.previous_commit = index.manifest.commit
+    layers = (config.layer(layer),) if layer else config.layers
+    summary.layers = [layer_.name for layer_ in layers]
+    cache = EmbeddingCache(settings.cache_dir / "embeddings.sqlite")
+    run = _Run(repo, ref, index, branch, head, config, embedder, cache, summary, progress)
+    diffs: dict[str | None, list[FileChange]] = {}
+    done: list[Layer] = []
+    for layer_ in layers:
+        old = index.manifest.layer_commit(layer_.name)
+        if target and _is_stale_target(repo, old, head):
+            continue  # never move a stamp backwards
+        done.append(layer_)
+        if old == head:
+            continue
+        if old not in diffs:
+            diffs[old] = _changes_for(repo, old, head)
+        run.index_layer(layer_, diffs[old])
+    summary.noop = not diffs
+    generation = run.generation if diffs else index.manifest.generation
+    _advance_manifest(index, done, head, run.when, generation, config)
+    summary.files_skipped = dict(Counter(summary.files_skipped))
+    summary.seconds = round(time.perf_counter() - started, 3)
+    summary.embed_seconds = round(summary.embed_seconds, 3)
+    return summary

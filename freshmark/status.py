@@ -1,0 +1,80 @@
+"""What a branch index holds and how far it is behind the branch head."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from freshmark.config import Config
+from freshmark.errors import FreshmarkError, NotIndexed
+from freshmark.gitrepo import GitRepo
+from freshmark.repos import resolve_repo
+from freshmark.settings import Settings
+from freshmark.stamp import LIVE, TOMBSTONED
+from freshmark.store import BranchIndex, Store
+
+
+def behind_head(repo: GitRepo, index: BranchIndex) -> dict[str, Any]:
+    """Commits and files between the indexed commit and the branch head.
+
+    The oldest layer stamp is the reference: the index is only as fresh as its stalest layer.
+    """
+    manifest = index.manifest
+    head = repo.branch_head(manifest.branch)
+    stamps = [s["commit"] for s in manifest.layers.values()] or [manifest.commit]
+    indexed = manifest.commit or next((s for s in stamps if s), None)
+    if indexed is None:
+        return {"head": head, "commits_behind": None, "files_changed": None}
+    return {
+        "head": head,
+        "commits_behind": repo.commits_between(indexed, head),
+        "files_changed": len(repo.diff(indexed, head)) if indexed != head else 0,
+    }
+
+
+def _verdict_counts(settings: Settings, repo: str, branch: str) -> dict[str, int]:
+    try:
+        from freshmark.verdict_stats import VerdictStats
+    except ModuleNotFoundError:
+        return {}
+    return VerdictStats.open(settings).counts(repo, branch)
+
+
+def status_row(index: BranchIndex, repo: GitRepo | None, settings: Settings) -> dict[str, Any]:
+    manifest = index.manifest
+    try:
+        behind = behind_head(repo, index) if repo else {"error": "repository not reachable"}
+    except FreshmarkError as exc:
+        behind = {"error": str(exc)}
+    return {
+        "repo": manifest.repo,
+        "branch": manifest.branch,
+        "collection": index.name,
+        "commit": manifest.commit,
+        "indexed_at": manifest.indexed_at,
+        "layers": manifest.layers,
+        "embedder": manifest.embedder,
+        "base_branch": manifest.base_branch,
+        "live_chunks": index.count({"status": LIVE}),
+        "tombstoned_chunks": index.count({"status": TOMBSTONED}),
+        "behind": behind,
+        "verdicts": _verdict_counts(settings, manifest.repo, manifest.branch),
+    }
+
+
+def branch_status(path: Path, branch: str | None, *, settings: Settings, config: Config,
+                  store: Store) -> list[dict[str, Any]]:
+    """Status rows for one branch, or for every indexed branch of the repository."""
+    handle = resolve_repo(str(path), settings, config, store)
+    try:
+        repo: GitRepo | None = handle.open()
+    except FreshmarkError:
+        repo = None
+    if branch:
+        indexes = [store.require_branch(handle.key, branch, handle.name)]
+    else:
+        manifests = store.list_manifests(handle.key)
+        indexes = [i for m in manifests if (i := store.branch(m.repo_key, m.branch)) is not None]
+    if not indexes:
+        raise NotIndexed(f"{handle.name} has no indexed branch yet; run: freshmark index {path}")
+    return [status_row(index, repo, settings) for index in indexes]

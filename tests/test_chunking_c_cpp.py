@@ -1,0 +1,139 @@
+"""C and C++ chunking: functions, structs, typedefs, namespaces, out-of-class methods."""
+
+from __future__ import annotations
+
+from textwrap import dedent
+
+from freshmark.chunking import Chunk, chunk_text
+
+BUFFER_C = dedent(
+    """\
+    #include <stdlib.h>
+    #include "buffer.h"
+
+    /* A growable byte buffer. */
+    struct buffer {
+        char *data;
+        size_t len;
+    };
+
+    typedef struct {
+        int x;
+        int y;
+    } Point;
+
+    /**
+     * Allocates a buffer of `cap` bytes.
+     */
+    static struct buffer *buffer_new(size_t cap)
+    {
+        struct buffer *b = malloc(sizeof(struct buffer));
+        b->data = calloc(cap, 1);
+        return b;
+    }
+
+    #ifdef WITH_DEBUG
+    void buffer_dump(const struct buffer *b) { print_hex(b->data, b->len); }
+    #endif
+    """
+)
+
+SHAPES_CPP = dedent(
+    """\
+    #include <vector>
+    #include "shape.hpp"
+
+    namespace geo {
+
+    // Base of every shape.
+    class Shape : public Drawable {
+     public:
+      virtual ~Shape() = default;
+      double area() const {
+        return compute_area(*this);
+      }
+      void scale(double factor);
+    };
+
+    }  // namespace geo
+
+    void geo::Shape::scale(double factor) {
+      transform(this, factor);
+    }
+
+    template <typename T>
+    T Box<T>::get() const {
+      return value_;
+    }
+
+    extern "C" {
+    int shapes_count(void) { return registry().size(); }
+    }
+    """
+)
+
+
+def by_symbol(chunks: list[Chunk]) -> dict[str, Chunk]:
+    return {chunk.symbol: chunk for chunk in chunks}
+
+
+def test_c_functions_structs_and_typedef_structs() -> None:
+    chunks = chunk_text("src/buffer.c", BUFFER_C)
+    assert [(c.symbol, c.kind, c.start_line, c.end_line) for c in chunks] == [
+        ("<module>", "block", 1, 2),
+        ("buffer", "struct", 4, 8),
+        ("Point", "struct", 10, 13),
+        ("buffer_new", "function", 15, 23),
+        ("<module>#2", "block", 25, 25),
+        ("buffer_dump", "function", 26, 26),
+    ]  # a bare `#endif` is punctuation, not module code
+
+
+def test_c_function_doc_signature_imports_and_references() -> None:
+    chunks = by_symbol(chunk_text("buffer.c", BUFFER_C))
+    new = chunks["buffer_new"]
+    assert new.doc == "Allocates a buffer of `cap` bytes."
+    assert new.signature == "static struct buffer *buffer_new(size_t cap)"
+    assert new.imports == ["stdlib.h", "buffer.h"]
+    assert new.references == ["buffer", "malloc", "calloc"]
+    assert chunks["buffer"].doc == "A growable byte buffer."
+    assert chunks["Point"].signature == "typedef struct Point"
+
+
+def test_cpp_namespace_class_and_out_of_class_method_share_the_dotted_name() -> None:
+    chunks = chunk_text("src/shapes.cpp", SHAPES_CPP)
+    assert [(c.symbol, c.kind, c.start_line, c.end_line) for c in chunks] == [
+        ("<module>", "block", 1, 2),
+        ("geo", "module", 4, 16),
+        ("geo.Shape", "class", 6, 14),
+        ("geo.Shape.area", "method", 10, 12),
+        ("geo.Shape.scale", "method", 18, 20),
+        ("Box.get", "method", 22, 25),
+        ("<module>#2", "block", 27, 27),
+        ("shapes_count", "function", 28, 28),
+    ]
+
+
+def test_cpp_class_summary_keeps_declarations_and_elides_inline_bodies() -> None:
+    shape = by_symbol(chunk_text("shapes.cpp", SHAPES_CPP))["geo.Shape"]
+    assert shape.text == dedent(
+        """\
+        // Base of every shape.
+        class Shape : public Drawable {
+         public:
+          virtual ~Shape() = default;
+          double area() const {
+            ...
+          }
+          void scale(double factor);
+        };"""
+    )
+    assert (shape.signature, shape.doc) == ("class Shape : public Drawable", "Base of every shape.")
+    assert shape.references == ["Drawable"]
+
+
+def test_cpp_template_method_includes_the_template_line() -> None:
+    get = by_symbol(chunk_text("shapes.cpp", SHAPES_CPP))["Box.get"]
+    assert get.text.splitlines()[0] == "template <typename T>"
+    assert get.signature == "T Box<T>::get() const"
+    assert get.imports == ["vector", "shape.hpp"]

@@ -1,0 +1,147 @@
+"""C#, Ruby and PHP chunking (best effort): namespaces, classes, methods, imports."""
+
+from __future__ import annotations
+
+from textwrap import dedent
+
+from freshmark.chunking import Chunk, chunk_text
+
+ORDERS_CS = dedent(
+    """\
+    using System.Linq;
+    using Json = System.Text.Json;
+
+    namespace Shop.Orders
+    {
+        /// <summary>Cancels orders.</summary>
+        [Service]
+        public class OrderService : ServiceBase, ICancel
+        {
+            public OrderService(IRepository repo) { _repo = repo; }
+
+            public int Retries { get; set; }
+
+            public Order Cancel(string id)
+            {
+                var order = _repo.Find(id);
+                return Audit.Record(order);
+            }
+        }
+
+        public interface ICancel { Order Cancel(string id); }
+    }
+    """
+)
+
+BILLING_RB = dedent(
+    """\
+    require 'json'
+    require_relative "money"
+
+    # Billing for accounts.
+    module Billing
+      # One invoice.
+      class Invoice < Document
+        def total(tax = 0)
+          lines.sum(&:amount) + Money.round(tax)
+        end
+
+        def self.build(attrs)
+          new(attrs)
+        end
+
+        class << self
+          def cached; end
+        end
+      end
+    end
+    """
+)
+
+ORDERS_PHP = dedent(
+    """\
+    <?php
+    namespace App\\Services;
+
+    use App\\Models\\Order;
+    use Psr\\Log\\LoggerInterface as Logger;
+
+    /** Cancels orders. */
+    #[AsService]
+    final class OrderService extends BaseService implements Cancels
+    {
+        public function cancel(string $id): Order
+        {
+            $order = $this->repo->find($id);
+            return OrderEvents::cancelled($order);
+        }
+    }
+
+    interface Cancels { public function cancel(string $id): Order; }
+
+    trait Audits { public function audit(): void { write_log('x'); } }
+
+    function helper(): Order { return new Order(); }
+    """
+)
+
+
+def by_symbol(chunks: list[Chunk]) -> dict[str, Chunk]:
+    return {chunk.symbol: chunk for chunk in chunks}
+
+
+def test_csharp_namespace_prefixes_class_and_member_names() -> None:
+    chunks = chunk_text("Orders/OrderService.cs", ORDERS_CS)
+    assert [(c.symbol, c.kind, c.start_line, c.end_line) for c in chunks] == [
+        ("<module>", "block", 1, 2),
+        ("Shop.Orders", "module", 4, 22),
+        ("Shop.Orders.OrderService", "class", 6, 19),
+        ("Shop.Orders.OrderService.OrderService", "method", 10, 10),
+        ("Shop.Orders.OrderService.Cancel", "method", 14, 18),
+        ("Shop.Orders.ICancel", "interface", 21, 21),
+    ]
+
+
+def test_csharp_doc_signature_imports_and_references() -> None:
+    chunks = by_symbol(chunk_text("OrderService.cs", ORDERS_CS))
+    service = chunks["Shop.Orders.OrderService"]
+    assert service.doc == "<summary>Cancels orders.</summary>"
+    assert service.signature == "public class OrderService : ServiceBase, ICancel"
+    cancel = chunks["Shop.Orders.OrderService.Cancel"]
+    assert cancel.imports == ["System.Linq", "System.Text.Json"]
+    assert cancel.references == ["Order", "_repo", "Find", "Audit", "Record"]
+
+
+def test_ruby_modules_classes_singleton_methods_and_requires() -> None:
+    chunks = chunk_text("lib/billing.rb", BILLING_RB)
+    assert [(c.symbol, c.kind, c.start_line, c.end_line) for c in chunks] == [
+        ("<module>", "block", 1, 2),
+        ("Billing", "module", 4, 20),
+        ("Billing.Invoice", "class", 6, 19),
+        ("Billing.Invoice.total", "method", 8, 10),
+        ("Billing.Invoice.build", "method", 12, 14),
+        ("Billing.Invoice.cached", "method", 17, 17),
+    ]
+    invoice = by_symbol(chunks)["Billing.Invoice"]
+    assert (invoice.signature, invoice.doc) == ("class Invoice < Document", "One invoice.")
+    total = by_symbol(chunks)["Billing.Invoice.total"]
+    assert total.imports == ["json", "money"]
+    assert total.references == ["sum", "Money", "round"]
+
+
+def test_php_classes_interfaces_traits_functions_and_use_imports() -> None:
+    chunks = chunk_text("src/Services/OrderService.php", ORDERS_PHP)
+    assert [(c.symbol, c.kind, c.start_line, c.end_line) for c in chunks] == [
+        ("<module>", "block", 1, 5),
+        ("OrderService", "class", 7, 16),
+        ("OrderService.cancel", "method", 11, 15),
+        ("Cancels", "interface", 18, 18),
+        ("Audits", "trait", 20, 20),
+        ("Audits.audit", "method", 20, 20),
+        ("helper", "function", 22, 22),
+    ]
+    cancel = by_symbol(chunks)["OrderService.cancel"]
+    assert cancel.signature == "public function cancel(string $id): Order"
+    assert cancel.imports == ["App\\Models\\Order", "Psr\\Log\\LoggerInterface"]
+    assert cancel.references == ["Order", "find", "OrderEvents", "cancelled"]
+    assert by_symbol(chunks)["OrderService"].doc == "Cancels orders."

@@ -1,0 +1,89 @@
+"""Go chunking: receivers name methods, type declarations make structs and interfaces."""
+
+from __future__ import annotations
+
+from textwrap import dedent
+
+from freshmark.chunking import Chunk, chunk_text
+
+PAYMENT_GO = dedent(
+    """\
+    package payment
+
+    import (
+    \t"errors"
+    \tlog "github.com/sirupsen/logrus"
+    )
+
+    // Payment is a captured card payment.
+    type Payment struct {
+    \tID     string
+    \tAmount int64
+    }
+
+    type (
+    \t// Refunder gives money back.
+    \tRefunder interface {
+    \t\tRefund(amount int64) error
+    \t}
+    \tCurrency string
+    )
+
+    // Refund returns part of the payment.
+    func (p *Payment) Refund(amount int64) error {
+    \tif amount > p.Amount {
+    \t\treturn errors.New("refund exceeds payment")
+    \t}
+    \tlog.Infof("refund %d", amount)
+    \treturn charge(p.ID, -amount)
+    }
+
+    func (s Stack[T]) Push(v T) {}
+
+    func NewPayment(id string) *Payment {
+    \treturn &Payment{ID: id}
+    }
+    """
+)
+
+
+def by_symbol(chunks: list[Chunk]) -> dict[str, Chunk]:
+    return {chunk.symbol: chunk for chunk in chunks}
+
+
+def test_go_units_with_receiver_methods_and_grouped_types() -> None:
+    chunks = chunk_text("payment/payment.go", PAYMENT_GO)
+    assert [(c.symbol, c.kind, c.start_line, c.end_line) for c in chunks] == [
+        ("<module>", "block", 1, 6),
+        ("Payment", "struct", 8, 12),
+        ("Refunder", "interface", 15, 18),
+        ("Currency", "class", 19, 19),
+        ("Payment.Refund", "method", 22, 29),
+        ("Stack.Push", "method", 31, 31),
+        ("NewPayment", "function", 33, 35),
+    ]
+
+
+def test_go_method_signature_keeps_the_receiver() -> None:
+    refund = by_symbol(chunk_text("payment.go", PAYMENT_GO))["Payment.Refund"]
+    assert refund.signature == "func (p *Payment) Refund(amount int64) error"
+    assert refund.doc == "Refund returns part of the payment."
+
+
+def test_go_struct_chunk_is_the_whole_type_declaration_with_its_doc() -> None:
+    payment = by_symbol(chunk_text("payment.go", PAYMENT_GO))["Payment"]
+    assert payment.signature == "type Payment struct"
+    assert payment.doc == "Payment is a captured card payment."
+    assert payment.text.splitlines()[-1] == "}"
+
+
+def test_go_grouped_type_specs_get_type_in_their_signature_and_their_own_doc() -> None:
+    refunder = by_symbol(chunk_text("payment.go", PAYMENT_GO))["Refunder"]
+    assert refunder.signature == "type Refunder interface"
+    assert refunder.doc == "Refunder gives money back."
+
+
+def test_go_imports_are_paths_and_references_skip_predeclared_types() -> None:
+    refund = by_symbol(chunk_text("payment.go", PAYMENT_GO))["Payment.Refund"]
+    assert refund.imports == ["errors", "github.com/sirupsen/logrus"]
+    assert refund.references == ["Payment", "errors", "New", "log", "Infof", "charge"]

@@ -1,0 +1,220 @@
+"""JavaScript, TypeScript and TSX chunking: classes, arrow functions, exports, interfaces."""
+
+from __future__ import annotations
+
+from textwrap import dedent
+
+from freshmark.chunking import Chunk, chunk_text
+
+CART_JS = dedent(
+    """\
+    import { formatPrice } from './money.js';
+    const api = require('./api');
+
+    /**
+     * Shopping cart held in memory.
+     */
+    export class Cart extends Store {
+      items = [];
+
+      add(item) {
+        this.items.push(item);
+        api.track('add', item.id);
+      }
+
+      onClear = () => {
+        this.items = [];
+      };
+    }
+
+    // Sums the cart.
+    export const total = (cart) => {
+      return formatPrice(cart.items.reduce((sum, i) => sum + i.price, 0));
+    };
+
+    export default function render(cart) {
+      return new CartView(cart);
+    }
+
+    module.exports.legacy = true;
+    """
+)
+
+REPO_TS = dedent(
+    """\
+    import type { Order } from "./order";
+
+    /** A stored order. */
+    export interface OrderRecord extends Order {
+      id: string;
+      save(): Promise<void>;
+    }
+
+    export type OrderId = string;
+
+    export enum Status {
+      Open,
+      Closed,
+    }
+
+    export namespace Orders {
+      export function byId(id: OrderId): OrderRecord | undefined {
+        return cache.get(id);
+      }
+    }
+
+    export abstract class Repository<T> implements Store<T> {
+      abstract find(id: string): T;
+
+      protected log(message: string): void {
+        Logger.info(message);
+      }
+    }
+    """
+)
+
+BUTTON_TSX = dedent(
+    """\
+    import React from "react";
+
+    type Props = { label: string };
+
+    export const Button = ({ label }: Props) => {
+      return <Icon name="ok">{label}</Icon>;
+    };
+    """
+)
+
+
+def by_symbol(chunks: list[Chunk]) -> dict[str, Chunk]:
+    return {chunk.symbol: chunk for chunk in chunks}
+
+
+def test_js_units_cover_class_members_arrow_constants_and_default_export() -> None:
+    chunks = chunk_text("web/cart.js", CART_JS)
+    assert [(c.symbol, c.kind, c.start_line, c.end_line) for c in chunks] == [
+        ("<module>", "block", 1, 2),
+        ("Cart", "class", 4, 18),
+        ("Cart.add", "method", 10, 13),
+        ("Cart.onClear", "method", 15, 17),
+        ("total", "function", 20, 23),
+        ("render", "function", 25, 27),
+        ("<module>#2", "block", 29, 29),
+    ]
+
+
+def test_js_jsdoc_and_line_comments_bind_to_the_exported_unit() -> None:
+    chunks = by_symbol(chunk_text("cart.js", CART_JS))
+    assert chunks["Cart"].doc == "Shopping cart held in memory."
+    assert chunks["total"].doc == "Sums the cart."
+    assert chunks["total"].text.startswith("// Sums the cart.\nexport const total")
+
+
+def test_js_anonymous_default_export_is_named_default() -> None:
+    (chunk,) = chunk_text("app.js", "export default function () {\n  return boot();\n}\n")
+    assert (chunk.symbol, chunk.kind, chunk.references) == ("default", "function", ["boot"])
+
+
+def test_js_signatures_leave_out_export_and_the_body() -> None:
+    chunks = by_symbol(chunk_text("cart.js", CART_JS))
+    assert chunks["Cart"].signature == "class Cart extends Store"
+    assert chunks["total"].signature == "const total = (cart) =>"
+    assert chunks["Cart.add"].signature == "add(item)"
+
+
+def test_js_imports_include_require_and_references_include_calls_and_constructors() -> None:
+    chunks = by_symbol(chunk_text("cart.js", CART_JS))
+    assert chunks["Cart.add"].imports == ["./money.js", "./api"]
+    assert chunks["Cart.add"].references == ["push", "api", "track"]
+    assert chunks["render"].references == ["CartView"]
+    assert chunks["Cart"].references == ["Store"]
+
+
+def test_js_class_summary_elides_method_and_arrow_field_bodies() -> None:
+    cart = by_symbol(chunk_text("cart.js", CART_JS))["Cart"]
+    assert cart.text.splitlines()[3:] == [
+        "export class Cart extends Store {",
+        "  items = [];",
+        "",
+        "  add(item) {",
+        "    ...",
+        "  }",
+        "",
+        "  onClear = () => {",
+        "    ...",
+        "  };",
+        "}",
+    ]
+
+
+def test_ts_interfaces_type_aliases_enums_namespaces_and_abstract_classes() -> None:
+    chunks = chunk_text("src/repo.ts", REPO_TS)
+    assert [(c.symbol, c.kind, c.start_line, c.end_line) for c in chunks] == [
+        ("<module>", "block", 1, 1),
+        ("OrderRecord", "interface", 3, 7),
+        ("OrderId", "interface", 9, 9),
+        ("Status", "enum", 11, 14),
+        ("Orders", "module", 16, 20),
+        ("Orders.byId", "function", 17, 19),
+        ("Repository", "class", 22, 28),
+        ("Repository.log", "method", 25, 27),
+    ]
+
+
+def test_ts_interface_keeps_its_member_signatures_and_doc() -> None:
+    record = by_symbol(chunk_text("repo.ts", REPO_TS))["OrderRecord"]
+    assert record.text == dedent(
+        """\
+        /** A stored order. */
+        export interface OrderRecord extends Order {
+          id: string;
+          save(): Promise<void>;
+        }"""
+    )
+    assert (record.signature, record.doc) == (
+        "interface OrderRecord extends Order",
+        "A stored order.",
+    )
+    assert record.references == ["Order", "Promise"]
+
+
+def test_ts_abstract_class_lists_abstract_member_and_references_type_names() -> None:
+    chunks = by_symbol(chunk_text("repo.ts", REPO_TS))
+    assert "  abstract find(id: string): T;" in chunks["Repository"].text.splitlines()
+    assert chunks["Repository"].signature == "abstract class Repository<T> implements Store<T>"
+    assert chunks["Repository.log"].references == ["Logger", "info"]
+    assert chunks["Orders.byId"].references == ["OrderId", "OrderRecord", "cache", "get"]
+
+
+def test_tsx_component_is_a_function_referencing_its_jsx_components() -> None:
+    chunks = chunk_text("ui/Button.tsx", BUTTON_TSX)
+    assert [(c.symbol, c.kind) for c in chunks] == [
+        ("<module>", "block"),
+        ("Props", "interface"),
+        ("Button", "function"),
+    ]
+    button = chunks[-1]
+    assert button.references == ["Props", "Icon"]
+    assert button.imports == ["react"]
+
+
+def test_commonjs_prototype_and_exports_assignments_are_units() -> None:
+    source = dedent(
+        """\
+        /** Adds an item. */
+        Cart.prototype.add = function (item) {
+          this.items.push(item);
+        };
+
+        exports.total = (cart) => sum(cart.items);
+
+        setup();
+        """
+    )
+    chunks = chunk_text("lib/cart.js", source)
+    assert [(c.symbol, c.kind, c.start_line, c.end_line, c.doc) for c in chunks] == [
+        ("Cart.add", "method", 1, 4, "Adds an item."),
+        ("total", "function", 6, 6, ""),
+        ("<module>", "block", 8, 8, ""),
+    ]
+    assert chunks[1].references == ["sum"]

@@ -1,0 +1,106 @@
+"""Rust chunking: impl blocks name methods after their type, traits, structs, enums, mods."""
+
+from __future__ import annotations
+
+from textwrap import dedent
+
+from freshmark.chunking import Chunk, chunk_text
+
+LEDGER_RS = dedent(
+    """\
+    use std::collections::HashMap;
+    use crate::money::{Amount, Currency};
+
+    /// A ledger of balances.
+    /// Keyed by account id.
+    #[derive(Debug, Default)]
+    pub struct Ledger {
+        balances: HashMap<String, Amount>,
+    }
+
+    pub enum Entry {
+        Credit(Amount),
+        Debit(Amount),
+    }
+
+    pub trait Audit {
+        fn audit(&self) -> Vec<String>;
+    }
+
+    impl Ledger {
+        /// Applies one entry.
+        pub fn apply(&mut self, account: &str, entry: Entry) -> Result<(), LedgerError> {
+            let balance = self.balances.entry(account.to_string()).or_default();
+            *balance = settle(*balance, entry)?;
+            Ok(())
+        }
+    }
+
+    impl Audit for Ledger {
+        fn audit(&self) -> Vec<String> {
+            self.balances.keys().cloned().collect()
+        }
+    }
+
+    mod fees {
+        pub fn flat(amount: Amount) -> Amount {
+            Amount::new(amount.value() / 100)
+        }
+    }
+    """
+)
+
+
+def by_symbol(chunks: list[Chunk]) -> dict[str, Chunk]:
+    return {chunk.symbol: chunk for chunk in chunks}
+
+
+def test_rust_units_name_impl_methods_after_their_type() -> None:
+    chunks = chunk_text("src/ledger.rs", LEDGER_RS)
+    assert [(c.symbol, c.kind, c.start_line, c.end_line) for c in chunks] == [
+        ("<module>", "block", 1, 2),
+        ("Ledger", "struct", 4, 9),
+        ("Entry", "enum", 11, 14),
+        ("Audit", "trait", 16, 18),
+        ("impl Ledger", "impl", 20, 27),
+        ("Ledger.apply", "method", 21, 26),
+        ("impl Audit for Ledger", "impl", 29, 33),
+        ("Ledger.audit", "method", 30, 32),
+        ("fees", "module", 35, 39),
+        ("fees.flat", "function", 36, 38),
+    ]
+
+
+def test_rust_doc_comments_and_attributes_belong_to_the_struct() -> None:
+    ledger = by_symbol(chunk_text("ledger.rs", LEDGER_RS))["Ledger"]
+    assert ledger.doc == "A ledger of balances.\nKeyed by account id."
+    assert ledger.text.splitlines()[2] == "#[derive(Debug, Default)]"
+    assert ledger.signature == "pub struct Ledger"
+
+
+def test_rust_impl_chunk_holds_method_signatures_only() -> None:
+    impl = by_symbol(chunk_text("ledger.rs", LEDGER_RS))["impl Ledger"]
+    assert impl.text == dedent(
+        """\
+        impl Ledger {
+            pub fn apply(&mut self, account: &str, entry: Entry) -> Result<(), LedgerError> {
+                ...
+            }
+        }"""
+    )
+
+
+def test_rust_method_doc_signature_imports_and_references() -> None:
+    apply = by_symbol(chunk_text("ledger.rs", LEDGER_RS))["Ledger.apply"]
+    assert apply.doc == "Applies one entry."
+    assert apply.signature == (
+        "pub fn apply(&mut self, account: &str, entry: Entry) -> Result<(), LedgerError>"
+    )
+    assert apply.imports == ["std::collections::HashMap", "crate::money::{Amount, Currency}"]
+    assert apply.references == ["Entry", "Result", "LedgerError", "entry", "to_string",
+                                "or_default", "settle", "Ok"]  # fmt: skip
+
+
+def test_rust_path_calls_reference_both_type_and_function() -> None:
+    flat = by_symbol(chunk_text("ledger.rs", LEDGER_RS))["fees.flat"]
+    assert flat.references == ["Amount", "new", "value"]

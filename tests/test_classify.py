@@ -1,0 +1,290 @@
+"""File classification (SPEC §4): built-in rules, precedence, user rules, attributes, content."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from repo_builder import RepoBuilder
+
+from freshmark.classify import (
+    _BUILTIN_GLOB_SETS,
+    _BUILTIN_RULES,
+    SUBMODULE_CLASS,
+    FileClass,
+    classify,
+    classify_path,
+    decode_text,
+    has_generated_marker,
+    looks_binary,
+)
+from freshmark.config import ClassifyRules, glob_match
+from freshmark.gitrepo import GitRepo
+from freshmark.stamp import FILE_KINDS
+
+RULES = ClassifyRules()
+CODE = b"def total(order):\n    return order.total\n"
+
+
+@pytest.mark.parametrize(
+    ("path", "kind"),
+    [
+        ("api/orders_pb2.py", "generated"),
+        ("api/orders_pb2_grpc.py", "generated"),
+        ("api/orders.pb.go", "generated"),
+        ("web/client.generated.ts", "generated"),
+        ("app/lib/model.g.dart", "generated"),
+        ("src/generated/client.py", "generated"),
+        ("web/__generated__/schema.ts", "generated"),
+        ("poetry.lock", "generated"),
+        ("web/package-lock.json", "generated"),
+        ("src/orders/service_old.py", "backup"),
+        ("src/orders/service.py.bak", "backup"),
+        ("src/orders/service.py.orig", "backup"),
+        ("src/orders/service.py~", "backup"),
+        ("src/orders/.service.py.swp", "backup"),
+        ("notes.tmp", "backup"),
+        ("tests/fixtures/order.json", "fixture"),
+        ("pkg/fixtures/deep/sample.py", "fixture"),
+        ("pkg/testdata/input.go", "fixture"),
+        ("web/__snapshots__/App.test.tsx.snap", "fixture"),
+        ("tests/test_orders.py", "test"),
+        ("src/test_orders.py", "test"),
+        ("pkg/orders/service_test.go", "test"),
+        ("web/src/cart.test.ts", "test"),
+        ("web/src/cart.spec.js", "test"),
+        ("svc/src/test/java/OrderTest.java", "test"),
+        ("conftest.py", "test"),
+        ("README.md", "doc"),
+        ("docs/guide.rst", "doc"),
+        ("docs/conf.py", "doc"),
+        ("NOTES.txt", "doc"),
+        ("LICENSE", "doc"),
+        ("pyproject.toml", "config"),
+        ("deploy/values.yaml", "config"),
+        ("ci.yml", "config"),
+        ("package.json", "config"),
+        ("setup.cfg", "config"),
+        ("Dockerfile", "config"),
+        ("Makefile", "config"),
+        ("requirements-dev.txt", "config"),
+        ("CMakeLists.txt", "config"),
+        ("src/orders/service.py", "source"),
+        ("cmd/server/main.go", "source"),
+    ],
+)
+def test_builtin_path_rule_gives_kind(path: str, kind: str) -> None:
+    assert classify_path(path, RULES) == kind
+
+
+@pytest.mark.parametrize(
+    ("path", "reason"),
+    [
+        ("vendor/github.com/x/y.go", "vendored"),
+        ("third_party/zlib/zlib.c", "vendored"),
+        ("web/node_modules/react/index.js", "vendored"),
+        (".venv/lib/python3.11/site-packages/x.py", "vendored"),
+        ("build/lib/orders/service.py", "build-output"),
+        ("web/dist/bundle.js", "build-output"),
+        ("target/debug/main.rs", "build-output"),
+        ("web/static/app.min.js", "build-output"),
+    ],
+)
+def test_vendored_and_build_output_are_not_indexed(path: str, reason: str) -> None:
+    assert classify(path, CODE, RULES) == FileClass("vendored", indexed=False, skip_reason=reason)
+
+
+def test_every_builtin_kind_is_a_stamp_file_kind() -> None:
+    assert {kind for kind, _, _ in _BUILTIN_RULES} <= set(FILE_KINDS)
+
+
+SAMPLE_PATHS = [
+    "a.py", "src/vendor/x.go", "vendor.go", "x/vendors/y.go", "pkg/a.egg-info/PKG-INFO",
+    "egg-info/x", "docs", "my_docs/x.md", "a/docs/b/c.py", "build.py", "src/build/x.c",
+    "Dockerfile.dev", "x.min.js", "min.js", "a/b/#x#", "tests", "tests/a", "mytests/a.py",
+]
+
+
+@pytest.mark.parametrize("path", SAMPLE_PATHS)
+def test_compiled_builtin_rules_agree_with_config_glob_match(path: str) -> None:
+    name = path.rsplit("/", 1)[-1]
+    for (_, _, globs), (_, _, compiled) in zip(_BUILTIN_RULES, _BUILTIN_GLOB_SETS, strict=True):
+        assert compiled.matches(path, name) == any(glob_match(path, g) for g in globs), globs
+
+
+# ---- precedence -----------------------------------------------------------------------------
+
+
+def test_vendored_beats_test() -> None:
+    assert classify_path("vendor/lib/client_test.go", RULES) == "vendored"
+
+
+def test_generated_beats_test() -> None:
+    assert classify_path("tests/api_pb2.py", RULES) == "generated"
+
+
+def test_backup_beats_source() -> None:
+    assert classify_path("src/orders/cancel_old.py", RULES) == "backup"
+
+
+def test_fixture_beats_test() -> None:
+    assert classify_path("tests/fixtures/orders.py", RULES) == "fixture"
+
+
+def test_test_directory_beats_config_extension() -> None:
+    assert classify_path("tests/settings.yaml", RULES) == "test"
+
+
+# ---- user rules -----------------------------------------------------------------------------
+
+
+def test_user_rule_extends_builtin_rules() -> None:
+    rules = ClassifyRules(generated=("proto/gen/**",))
+    assert classify_path("proto/gen/orders.py", rules) == "generated"
+
+
+def test_user_rule_wins_over_builtin_rule() -> None:
+    rules = ClassifyRules(test=("build/checks/**",))
+    assert classify("build/checks/smoke.py", CODE, rules) == FileClass("test", True, None)
+
+
+def test_user_vendored_rule_is_not_indexed() -> None:
+    rules = ClassifyRules(vendored=("extern/**",))
+    assert classify("extern/lib.c", CODE, rules) == FileClass("vendored", False, "vendored")
+
+
+def test_ignore_glob_is_not_indexed_but_keeps_its_kind() -> None:
+    rules = ClassifyRules(ignore=("scratch/**",))
+    assert classify("scratch/notes.md", b"# notes\n", rules) == FileClass("doc", False, "ignored")
+
+
+def test_user_kind_is_not_overridden_by_generated_marker() -> None:
+    rules = ClassifyRules(config=("settings/*.py",))
+    data = b"# Code generated by settings-gen. DO NOT EDIT.\nDEBUG = False\n"
+    assert classify("settings/base.py", data, rules).file_kind == "config"
+
+
+# ---- .gitattributes -------------------------------------------------------------------------
+
+
+def test_linguist_generated_attribute_marks_generated() -> None:
+    attrs = {"linguist-generated": True}
+    assert classify("src/orders/client.py", CODE, RULES, attrs) == FileClass("generated", True)
+
+
+def test_linguist_vendored_attribute_is_not_indexed() -> None:
+    attrs = {"linguist-vendored": "true"}
+    assert classify("libs/x.py", CODE, RULES, attrs) == FileClass("vendored", False, "vendored")
+
+
+def test_unset_linguist_vendored_undoes_builtin_build_rule() -> None:
+    attrs = {"linguist-vendored": False}
+    assert classify("src/build/__init__.py", CODE, RULES, attrs) == FileClass("source", True)
+
+
+def test_linguist_generated_false_disables_path_rule_and_markers() -> None:
+    data = b"// Code generated by hand-tool. DO NOT EDIT.\npackage api\n"
+    attrs = {"linguist-generated": "false"}
+    assert classify("api/orders.pb.go", data, RULES, attrs).file_kind == "source"
+
+
+def test_linguist_documentation_attribute_marks_doc() -> None:
+    assert classify_path("examples/demo.py", RULES, {"linguist-documentation": True}) == "doc"
+
+
+def test_binary_attribute_skips_file_whatever_its_bytes() -> None:
+    verdict = classify("assets/table.dat", b"plain text\n", RULES, {"binary": True})
+    assert verdict == FileClass("source", False, "binary")
+
+
+# ---- content --------------------------------------------------------------------------------
+
+
+def test_nul_byte_makes_file_binary() -> None:
+    png_header = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR"
+    assert classify("assets/logo.py", png_header, RULES).skip_reason == "binary"
+
+
+def test_mostly_control_bytes_make_file_binary() -> None:
+    assert looks_binary(bytes(range(1, 32)) * 10)
+
+
+def test_latin1_text_is_indexed_with_replacement_characters() -> None:
+    data = "# Café order\nname = 'Müller'\n".encode("latin-1")
+    assert classify("src/names.py", data, RULES) == FileClass("source", True)
+    text = decode_text(data)
+    assert text is not None and text.splitlines()[0] == "# Caf\ufffd order"
+
+
+def test_decode_text_drops_utf8_bom() -> None:
+    assert decode_text(b"\xef\xbb\xbfx = 1\n") == "x = 1\n"
+
+
+def test_decode_text_of_binary_is_none() -> None:
+    assert decode_text(b"\0\1\2\3") is None
+
+
+def test_file_over_max_bytes_is_oversized() -> None:
+    rules = ClassifyRules(max_file_bytes=1000)
+    verdict = classify("src/big.py", b"x = 1\n" * 200, rules)
+    assert verdict == FileClass("source", False, "oversized")
+
+
+def test_zero_max_bytes_means_no_size_limit() -> None:
+    rules = ClassifyRules(max_file_bytes=0)
+    assert classify("src/big.py", b"x = 1\n" * 200, rules).indexed
+
+
+def test_symlink_is_not_indexed() -> None:
+    verdict = classify("src/link.py", b"orders/models.py", RULES, is_symlink=True)
+    assert verdict == FileClass("source", False, "symlink")
+
+
+def test_submodule_class_is_not_indexed() -> None:
+    assert (SUBMODULE_CLASS.indexed, SUBMODULE_CLASS.skip_reason) == (False, "submodule")
+
+
+@pytest.mark.parametrize(
+    "header",
+    [
+        b"// Code generated by protoc-gen-go. DO NOT EDIT.\n",
+        b"# -*- coding: utf-8 -*-\n# Generated by the protocol buffer compiler.  DO NOT EDIT!\n",
+        b"/**\n * @generated by relay-compiler\n */\n",
+        b"# This file was autogenerated by uv via the following command:\n",
+    ],
+)
+def test_generated_marker_in_header_comment_marks_generated(header: bytes) -> None:
+    assert classify("src/orders/client.py", header + CODE, RULES).file_kind == "generated"
+
+
+def test_generated_marker_below_line_five_is_ignored() -> None:
+    data = b"\n" * 5 + b"# DO NOT EDIT\n" + CODE
+    assert not has_generated_marker(data)
+
+
+def test_marker_words_outside_a_comment_are_ignored() -> None:
+    data = b'"""Detects headers such as DO NOT EDIT and @generated."""\nimport re\n'
+    assert classify("src/detect.py", data, RULES).file_kind == "source"
+
+
+def test_generated_marker_does_not_relabel_fixture() -> None:
+    data = b"# @generated\n" + CODE
+    assert classify("tests/fixtures/gen.py", data, RULES).file_kind == "fixture"
+
+
+# ---- end to end with a real repository --------------------------------------------------------
+
+
+def test_gitattributes_in_repo_drive_classification(tmp_path: Path) -> None:
+    builder = RepoBuilder.init(tmp_path / "shop")
+    builder.write(".gitattributes", "api/** linguist-generated\nlibs/** linguist-vendored\n")
+    builder.write("api/orders.py", CODE).write("libs/money.py", CODE).write("src/app.py", CODE)
+    head = builder.commit("attributes")
+    repo = GitRepo.open(builder.path)
+    kinds = {
+        f.path: classify(f.path, repo.read_blob(f.blob_sha), RULES, repo.attributes(head, f.path))
+        for f in repo.tree_files(head)
+    }
+    assert kinds["api/orders.py"] == FileClass("generated", True)
+    assert kinds["libs/money.py"] == FileClass("vendored", False, "vendored")
+    assert kinds["src/app.py"] == FileClass("source", True)

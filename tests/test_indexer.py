@@ -1,0 +1,344 @@
+"""The stamped index (issue: version-stamped per-branch index), against embedded and server stores."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from repo_builder import RepoBuilder
+
+from freshmark.config import Config, Layer, load_config
+from freshmark.errors import EmbedderMismatch
+from freshmark.indexer import index_repo
+from freshmark.settings import Settings
+from freshmark.stamp import MANDATORY_FIELDS, ChunkRecord
+from freshmark.store import Store
+
+SERVICE_V1 = '''"""Order services."""
+from orders.domain import ensure_cancellable
+
+
+class OrderService:
+    """Application service for orders."""
+
+    def cancel_order(self, order_id: str) -> None:
+        """Cancel an order; a second cancel returns the first result."""
+        order = self.repo.get(order_id)
+        ensure_cancellable(order)
+        order.cancel()
+
+    def place_order(self, items: list) -> str:
+        return self.repo.add(items)
+'''
+
+DOMAIN_V1 = '''def ensure_cancellable(order) -> None:
+    if order.shipped:
+        raise ValueError("shipped orders cannot be cancelled")
+'''
+
+DOMAIN_V2 = '''def ensure_cancellable(order) -> None:
+    if order.shipped or order.delivered:
+        raise ValueError("shipped or delivered orders cannot be cancelled")
+'''
+
+HANDLER = '''class CancelOrderHandler:
+    """Idempotent cancel: repeated requests return the previous result."""
+
+    def handle(self, command):
+        key = command.idempotency_key
+        if key in self.seen:
+            return self.seen[key]
+        self.seen[key] = self.service.cancel_order(command.order_id)
+        return self.seen[key]
+'''
+
+GO_PAYMENT = '''package payment
+
+// Payment is a captured card payment.
+type Payment struct {
+	Amount int
+}
+
+// Refund gives money back.
+func (p *Payment) Refund(amount int) error {
+	p.Amount -= amount
+	return nil
+}
+'''
+
+
+def shop_repo(make_repo) -> RepoBuilder:
+    repo = make_repo("shop")
+    repo.write("src/orders/services/order_service.py", SERVICE_V1)
+    repo.write("src/orders/domain/order.py", DOMAIN_V1)
+    repo.write("src/orders/handlers/cancel_handler.py", HANDLER)
+    repo.write("src/payment/payment.go", GO_PAYMENT)
+    repo.write("README.md", "# shop\n\nOrders and payments.\n")
+    repo.commit("initial", when="2026-03-11T10:00:00Z")
+    return repo
+
+
+def run(repo: RepoBuilder, **kwargs) -> dict:
+    settings = Settings.from_env()
+    config = kwargs.pop("config", Config())
+    return index_repo(repo.path, settings=settings, config=config, **kwargs).to_dict()
+
+
+def records(repo: RepoBuilder, branch: str = "main") -> list[ChunkRecord]:
+    store = Store.open(Settings.from_env())
+    index = store.branch(f"path:{repo.path.resolve()}", branch)
+    assert index is not None
+    return list(index.iter_records())
+
+
+def live(recs: list[ChunkRecord]) -> dict[tuple[str, str], ChunkRecord]:
+    return {(r.path, r.symbol): r for r in recs if r.status == "live"}
+
+
+def test_first_index_stamps_every_mandatory_field(store_env, make_repo):
+    repo = shop_repo(make_repo)
+    summary = run(repo)
+    recs = records(repo)
+    assert summary["chunks_added"] == len(recs) > 0
+    for record in recs:
+        stamp = record.stamp()
+        assert all(stamp[name] not in (None, "") for name in MANDATORY_FIELDS), stamp
+        assert record.commit == repo.head() and record.branch == "main"
+    symbols = {r.symbol for r in recs}
+    assert {"OrderService.cancel_order", "ensure_cancellable", "Payment.Refund"} <= symbols
+
+
+def test_reindex_without_changes_is_a_noop(store_env, make_repo):
+    repo = shop_repo(make_repo)
+    run(repo)
+    again = run(repo)
+    assert again["noop"] is True
+    assert again["embeddings_computed"] == 0 and again["chunks_added"] == 0
+
+
+def test_changed_file_reembeds_only_changed_chunks(store_env, make_repo):
+    repo = shop_repo(make_repo)
+    first = run(repo)
+    before = live(records(repo))
+    repo.write("src/orders/domain/order.py", DOMAIN_V2).commit("deliveries too")
+    second = run(repo)
+    after = live(records(repo))
+    assert second["files_changed"] == 1
+    assert second["embeddings_computed"] == second["chunks_updated"] == 1
+    service = ("src/orders/services/order_service.py", "OrderService.cancel_order")
+    assert after[service].commit == before[service].commit == first["commit"]
+    domain = after[("src/orders/domain/order.py", "ensure_cancellable")]
+    assert domain.commit == repo.head() and "delivered" in domain.text
+
+
+def test_deleted_file_is_tombstoned_not_dropped(store_env, make_repo):
+    repo = shop_repo(make_repo)
+    run(repo)
+    count_before = len(records(repo))
+    repo.delete("src/orders/handlers/cancel_handler.py")
+    head = repo.commit("drop the handler")
+    summary = run(repo)
+    recs = records(repo)
+    handler = [r for r in recs if r.path.endswith("cancel_handler.py")]
+    assert len(recs) == count_before
+    assert handler and all(r.status == "tombstoned" for r in handler)
+    assert all(r.tombstoned_in == head and r.tombstoned_at for r in handler)
+    assert summary["chunks_tombstoned"] == len(handler)
+
+
+def test_rename_tombstones_old_path_with_successor_and_reuses_vectors(store_env, make_repo):
+    repo = shop_repo(make_repo)
+    run(repo)
+    repo.rename("src/payment/payment.go", "src/billing/payment.go").commit("move payment")
+    summary = run(repo)
+    recs = records(repo)
+    old = [r for r in recs if r.path == "src/payment/payment.go"]
+    new = [r for r in recs if r.path == "src/billing/payment.go"]
+    assert old and all(r.status == "tombstoned" and r.successor == "src/billing/payment.go"
+                       for r in old)
+    assert new and all(r.status == "live" for r in new)
+    assert summary["embeddings_computed"] == 0
+
+
+def test_removed_symbol_in_kept_file_is_tombstoned(store_env, make_repo):
+    repo = shop_repo(make_repo)
+    run(repo)
+    without_place = SERVICE_V1.split("    def place_order")[0]
+    repo.write("src/orders/services/order_service.py", without_place).commit("drop place_order")
+    run(repo)
+    recs = {(r.path, r.symbol): r for r in records(repo)}
+    gone = recs[("src/orders/services/order_service.py", "OrderService.place_order")]
+    assert gone.status == "tombstoned" and gone.tombstoned_in == repo.head()
+    kept = recs[("src/orders/services/order_service.py", "OrderService.cancel_order")]
+    assert kept.status == "live"
+
+
+def test_force_pushed_history_is_diffed_from_the_indexed_commit(store_env, make_repo):
+    repo = shop_repo(make_repo)
+    base = repo.head()
+    repo.write("src/orders/extra.py", "def extra():\n    return 1\n").commit("extra")
+    run(repo)
+    repo.reset_hard(base)
+    repo.write("src/orders/other.py", "def other():\n    return 2\n").commit("rewritten")
+    run(repo)
+    now = live(records(repo))
+    assert ("src/orders/other.py", "other") in now
+    assert ("src/orders/extra.py", "extra") not in now
+
+
+def test_rerun_after_failed_run_finishes_without_duplicates(store_env, make_repo, tmp_path):
+    repo = shop_repo(make_repo)
+    first = run(repo)
+    for i in range(30):
+        repo.write(f"src/gen/mod{i}.py", f"def f{i}(x):\n    return x + {i}\n")
+    repo.write("src/gen/zlast.py", "def last():\n    return 'last'\n")
+    repo.commit("many files")
+    # Hide one blob object so the run fails part-way, after earlier batches were written.
+    blob = _git_blob_sha(repo, "src/gen/zlast.py")
+    obj = repo.path / ".git" / "objects" / blob[:2] / blob[2:]
+    hidden = tmp_path / "hidden-object"
+    obj.rename(hidden)
+    with pytest.raises(Exception):
+        run(repo)
+    store = Store.open(Settings.from_env())
+    manifest = store.branch(f"path:{repo.path.resolve()}", "main").manifest
+    assert manifest.commit == first["commit"]  # the previous stamp is still true
+    hidden.rename(obj)
+    run(repo)
+    recs = records(repo)
+    ids = [r.id for r in recs]
+    assert len(ids) == len(set(ids))
+    assert ("src/gen/zlast.py", "last") in live(recs)
+    assert store.branch(f"path:{repo.path.resolve()}", "main").manifest.commit == repo.head()
+
+
+def _git_blob_sha(repo: RepoBuilder, path: str) -> str:
+    from repo_builder import git
+
+    return git(repo.path, "rev-parse", f"HEAD:{path}")
+
+
+def test_branch_seeded_from_base_embeds_only_its_diff(store_env, make_repo):
+    repo = shop_repo(make_repo)
+    run(repo)
+    repo.branch("feature/idempotency").checkout("feature/idempotency")
+    repo.write("src/orders/domain/order.py", DOMAIN_V2).commit("feature change")
+    summary = run(repo, branch="feature/idempotency", base_branch="main")
+    assert summary["seeded_from"] == "main"
+    assert summary["embeddings_computed"] == 1
+    feature = live(records(repo, "feature/idempotency"))
+    assert all(r.branch == "feature/idempotency" for r in feature.values())
+    main = live(records(repo, "main"))
+    assert "delivered" not in main[("src/orders/domain/order.py", "ensure_cancellable")].text
+
+
+@pytest.mark.parametrize("branch", ["feature/x", "fix/ünïcode-枝", "b" * 200])
+def test_odd_branch_names_get_their_own_collection(fm_home, make_repo, branch):
+    repo = shop_repo(make_repo)
+    repo.branch(branch)
+    summary = run(repo, branch=branch)
+    assert summary["chunks_added"] > 0
+    assert {r.branch for r in records(repo, branch)} == {branch}
+
+
+def test_layer_run_stamps_only_its_layer(fm_home, make_repo, tmp_path):
+    repo = shop_repo(make_repo)
+    config_file = tmp_path / "freshmark.toml"
+    config_file.write_text(
+        '[[layers]]\nname = "hot"\nglobs = ["src/orders/**"]\ninterval_seconds = 60\n'
+        '[[layers]]\nname = "infra"\nglobs = ["**"]\ninterval_seconds = 86400\n'
+    )
+    config = load_config(config_file)
+    first = run(repo, config=config)
+    repo.write("src/orders/domain/order.py", DOMAIN_V2)
+    repo.write("README.md", "# shop\n\nchanged\n").commit("both layers")
+    summary = run(repo, config=config, layer="hot")
+    store = Store.open(Settings.from_env())
+    manifest = store.branch(f"path:{repo.path.resolve()}", "main").manifest
+    assert summary["layers"] == ["hot"] and summary["files_changed"] == 1
+    assert manifest.layers["hot"]["commit"] == repo.head()
+    assert manifest.layers["infra"]["commit"] == first["commit"]
+    assert manifest.commit == first["commit"]  # the branch is only as fresh as its stalest layer
+    by_layer = {r.path: r.layer for r in records(repo)}
+    assert by_layer["src/orders/domain/order.py"] == "hot" and by_layer["README.md"] == "infra"
+
+
+def test_collection_refuses_a_second_embedder(fm_home, make_repo, monkeypatch):
+    repo = shop_repo(make_repo)
+    run(repo)
+
+    class OtherEmbedder:
+        id = "other-model/v1"
+        dim = 8
+
+    with pytest.raises(EmbedderMismatch):
+        index_repo(repo.path, settings=Settings.from_env(), config=Config(),
+                   embedder=OtherEmbedder())  # type: ignore[arg-type]
+
+
+def test_stale_target_never_moves_the_stamp_backwards(fm_home, make_repo):
+    repo = shop_repo(make_repo)
+    old = repo.head()
+    repo.write("src/orders/domain/order.py", DOMAIN_V2).commit("newer")
+    run(repo)
+    late = run(repo, target=old)
+    store = Store.open(Settings.from_env())
+    assert store.branch(f"path:{repo.path.resolve()}", "main").manifest.commit == repo.head()
+    assert late["noop"] is True
+
+
+def test_unindexable_files_are_skipped_and_counted(fm_home, make_repo):
+    repo = shop_repo(make_repo)
+    repo.write("assets/logo.png", b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + bytes(range(256)))
+    repo.write("vendor/lib/dep.py", "def dep():\n    pass\n")
+    repo.write("data/huge.txt", "x = 1\n" * 400_000)
+    repo.write("src/latin1.py", "s = 'caf\xe9'\n".encode("latin-1"))
+    (repo.path / "src" / "link.py").symlink_to("/etc/passwd")
+    repo.commit("odd files")
+    summary = run(repo)
+    skipped = summary["files_skipped"]
+    assert skipped.get("binary") == 1 and skipped.get("oversized") == 1
+    assert skipped.get("vendored") == 1 and skipped.get("symlink") == 1
+    paths = {r.path for r in records(repo)}
+    assert "src/latin1.py" in paths and "src/link.py" not in paths
+
+
+def test_generated_backup_and_fixture_files_are_indexed_with_their_kind(fm_home, make_repo):
+    repo = shop_repo(make_repo)
+    repo.write("src/orders/generated/order_api_client.py",
+               "# Code generated by openapi-gen. DO NOT EDIT.\nclass OrderApiClient:\n"
+               "    def cancel(self, order_id):\n        return self.post(order_id)\n")
+    repo.write("src/orders/repositories/order_repo_old.py",
+               "class OrderRepoOld:\n    def save(self, order):\n        pass\n")
+    repo.write("tests/fixtures/orders.py", "ORDERS = [1, 2, 3]\n").commit("noise")
+    run(repo)
+    kinds = {r.path: r.file_kind for r in records(repo)}
+    assert kinds["src/orders/generated/order_api_client.py"] == "generated"
+    assert kinds["src/orders/repositories/order_repo_old.py"] == "backup"
+    assert kinds["tests/fixtures/orders.py"] == "fixture"
+
+
+def test_chunks_of_unchanged_files_keep_their_vectors_across_branches(fm_home, make_repo):
+    repo = shop_repo(make_repo)
+    run(repo)
+    repo.branch("other")
+    summary = run(repo, branch="other")  # no base: full index, but every vector is cached
+    assert summary["embeddings_computed"] == 0 and summary["embeddings_reused"] > 0
+
+
+def test_store_directory_not_writable_is_a_clear_error(tmp_path, monkeypatch, make_repo):
+    from freshmark.errors import StoreNotWritable
+
+    repo = shop_repo(make_repo)
+    home = tmp_path / "readonly-home"
+    (home / "chroma").mkdir(parents=True)
+    (home / "chroma").chmod(0o500)
+    monkeypatch.setenv("FRESHMARK_HOME", str(home))
+    monkeypatch.setenv("FRESHMARK_EMBEDDER", "hashing")
+    if Path("/proc/self").exists() and __import__("os").geteuid() == 0:
+        # root ignores directory modes; a path under a regular file is unwritable for anyone
+        blocker = tmp_path / "file-not-dir"
+        blocker.write_text("x")
+        monkeypatch.setenv("FRESHMARK_HOME", str(blocker / "home"))
+    with pytest.raises(StoreNotWritable):
+        run(repo)
