@@ -6,78 +6,14 @@ Every command takes ``--json`` for machines; errors are one line on stderr with 
 
 from __future__ import annotations
 
-import functools
-import json
-import sys
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import click
 
-from freshmark.config import Config, glob_match, load_config
-from freshmark.errors import FreshmarkError
+from freshmark.cli_common import EPILOG, emit_json, fail_cleanly, load_settings, progress_bar
+from freshmark.config import Config, glob_match
 from freshmark.settings import Settings
-
-F = TypeVar("F", bound=Callable[..., Any])
-
-EPILOG = """\b
-Where data lives:
-  FRESHMARK_HOME        embedded store, caches, mirrors (default ~/.freshmark)
-  FRESHMARK_CHROMA_URL  use a Chroma server instead (e.g. http://127.0.0.1:8000)
-  FRESHMARK_CONFIG      TOML config: layers, classification rules, repositories
-  FRESHMARK_EMBEDDER    minilm (default, semantic) or hashing (fast test tier)
-"""
-
-
-def fail_cleanly(fn: F) -> F:
-    """Print freshmark errors as one line and exit with their code; never a traceback."""
-
-    @functools.wraps(fn)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        try:
-            return fn(*args, **kwargs)
-        except FreshmarkError as exc:
-            click.echo(f"freshmark: error: {exc}", err=True)
-            sys.exit(exc.exit_code)
-        except KeyboardInterrupt:
-            click.echo("freshmark: interrupted; the last completed stamp is still true", err=True)
-            sys.exit(130)
-
-    return wrapper  # type: ignore[return-value]
-
-
-def load_settings(config_file: Path | None = None) -> tuple[Settings, Config]:
-    settings = Settings.from_env()
-    return settings, load_config(config_file or settings.config_path)
-
-
-def emit_json(data: Any) -> None:
-    click.echo(json.dumps(data, indent=2, ensure_ascii=False, default=str))
-
-
-@contextmanager
-def progress_bar(enabled: bool) -> Iterator[Callable[[str, int, int], None] | None]:
-    """A progress bar on a terminal (stderr), nothing when piped or printing JSON."""
-    if not enabled or not sys.stderr.isatty():
-        yield None
-        return
-    state: dict[str, Any] = {}
-
-    def update(label: str, done: int, total: int) -> None:
-        bar = state.get(label)
-        if bar is None:
-            bar = click.progressbar(length=max(total, 1), label=f"indexing {label}", file=sys.stderr)
-            bar.__enter__()
-            state[label] = bar
-        bar.update(done - bar.pos)
-
-    try:
-        yield update
-    finally:
-        for bar in state.values():
-            bar.__exit__(None, None, None)
 
 
 @click.group(epilog=EPILOG, context_settings={"help_option_names": ["-h", "--help"]})
@@ -118,12 +54,22 @@ def _print_summary(summary: dict[str, Any]) -> None:
 @click.option("--branch", "-b", help="Branch to index (default: the checked-out branch).")
 @click.option("--base", help="For a branch never indexed: seed it from this branch's index.")
 @click.option("--layer", help="Refresh only this layer (from the config) and stamp only it.")
-@click.option("--config", "config_file", type=click.Path(dir_okay=False, path_type=Path),
-              help="TOML config (default: $FRESHMARK_CONFIG).")
+@click.option(
+    "--config",
+    "config_file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="TOML config (default: $FRESHMARK_CONFIG).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as one JSON object.")
 @fail_cleanly
-def index(path: Path, branch: str | None, base: str | None, layer: str | None,
-          config_file: Path | None, as_json: bool) -> None:
+def index(
+    path: Path,
+    branch: str | None,
+    base: str | None,
+    layer: str | None,
+    config_file: Path | None,
+    as_json: bool,
+) -> None:
     """Bring the branch's index to the branch head (incremental after the first run).
 
     Unchanged files are skipped, changed files re-chunked, only changed chunks re-embedded,
@@ -133,8 +79,15 @@ def index(path: Path, branch: str | None, base: str | None, layer: str | None,
 
     settings, config = load_settings(config_file)
     with progress_bar(not as_json) as progress:
-        summary = index_repo(path, settings=settings, config=config, branch=branch, layer=layer,
-                             base_branch=base, progress=progress).to_dict()
+        summary = index_repo(
+            path,
+            settings=settings,
+            config=config,
+            branch=branch,
+            layer=layer,
+            base_branch=base,
+            progress=progress,
+        ).to_dict()
     if as_json:
         emit_json(summary)
     else:
@@ -142,8 +95,9 @@ def index(path: Path, branch: str | None, base: str | None, layer: str | None,
 
 
 # -- status -----------------------------------------------------------------------------------
-def _status_rows(path: Path, branch: str | None, settings: Settings,
-                 config: Config) -> list[dict[str, Any]]:
+def _status_rows(
+    path: Path, branch: str | None, settings: Settings, config: Config
+) -> list[dict[str, Any]]:
     from freshmark.status import branch_status
     from freshmark.store import Store
 
@@ -160,8 +114,10 @@ def _print_status(row: dict[str, Any]) -> None:
     click.echo(f"  chunks:     {row['live_chunks']} live, {row['tombstoned_chunks']} tombstoned")
     click.echo(f"  embedder:   {row['embedder']}")
     if behind.get("head"):
-        click.echo(f"  head:       {behind['head'][:12]}: {behind['commits_behind']} commits, "
-                   f"{behind['files_changed']} files changed since indexing")
+        click.echo(
+            f"  head:       {behind['head'][:12]}: {behind['commits_behind']} commits, "
+            f"{behind['files_changed']} files changed since indexing"
+        )
     elif behind.get("error"):
         click.echo(f"  head:       unknown ({behind['error']})")
     verdicts = row.get("verdicts") or {}
@@ -192,12 +148,19 @@ def status(path: Path, branch: str | None, as_json: bool) -> None:
 @click.argument("path", type=click.Path(path_type=Path))
 @click.option("--branch", "-b", help="Branch (default: the checked-out branch).")
 @click.option("--path", "path_glob", help="Only chunks whose path matches this glob (src/**).")
-@click.option("--all", "show_all", is_flag=True,
-              help="Include tombstoned chunks and excluded kinds (generated, backup, fixture).")
-@click.option("--json", "as_json", is_flag=True, help="Print a JSON array of stamps (SPEC §1 names).")
+@click.option(
+    "--all",
+    "show_all",
+    is_flag=True,
+    help="Include tombstoned chunks and excluded kinds (generated, backup, fixture).",
+)
+@click.option(
+    "--json", "as_json", is_flag=True, help="Print a JSON array of stamps (SPEC §1 field names)."
+)
 @fail_cleanly
-def chunks(path: Path, branch: str | None, path_glob: str | None, show_all: bool,
-           as_json: bool) -> None:
+def chunks(
+    path: Path, branch: str | None, path_glob: str | None, show_all: bool, as_json: bool
+) -> None:
     """List stamped chunks of a branch index."""
     from freshmark.repos import resolve_repo
     from freshmark.store import Store
@@ -209,7 +172,8 @@ def chunks(path: Path, branch: str | None, path_glob: str | None, show_all: bool
     index = store.require_branch(handle.key, branch, handle.name)
     where = None if show_all else {"status": "live"}
     records = [
-        r for r in index.iter_records(where=where, include_text=False)
+        r
+        for r in index.iter_records(where=where, include_text=False)
         if (show_all or not r.is_excluded_kind) and (not path_glob or glob_match(r.path, path_glob))
     ]
     records.sort(key=lambda r: (r.path, r.start_line, r.symbol))
@@ -219,7 +183,8 @@ def chunks(path: Path, branch: str | None, path_glob: str | None, show_all: bool
     for r in records:
         flags = "" if r.is_live else f"  [{r.status} in {(r.tombstoned_in or '')[:7]}]"
         kind = "" if r.file_kind == "source" else f"  ({r.file_kind})"
-        click.echo(f"{r.path}#L{r.start_line}-L{r.end_line}  {r.symbol}  {r.commit[:7]}{kind}{flags}")
+        where_ = f"{r.path}#L{r.start_line}-L{r.end_line}"
+        click.echo(f"{where_}  {r.symbol}  {r.commit[:7]}{kind}{flags}")
 
 
 def _register_optional(group: click.Group) -> None:

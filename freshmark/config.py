@@ -229,7 +229,16 @@ def parse_config(data: dict[str, Any]) -> Config:
     rules = ClassifyRules(
         **{
             kind: _strings(classify.get(kind), f"classify.{kind}")
-            for kind in ("generated", "vendored", "backup", "fixture", "test", "doc", "config", "ignore")
+            for kind in (
+                "generated",
+                "vendored",
+                "backup",
+                "fixture",
+                "test",
+                "doc",
+                "config",
+                "ignore",
+            )
         },
         max_file_bytes=_int(index, "max_file_bytes", DEFAULT_MAX_FILE_BYTES, "index"),
     )

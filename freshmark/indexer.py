@@ -20,10 +20,17 @@ import numpy as np
 from freshmark.chunking import chunk_text, detect_language
 from freshmark.classify import classify, decode_text
 from freshmark.config import Config, Layer
-from freshmark.embedding import EmbeddingCache, Embedder, embed_with_cache, get_embedder
+from freshmark.embedding import Embedder, EmbeddingCache, embed_with_cache, get_embedder
 from freshmark.errors import EmbedderMismatch, PermanentError
 from freshmark.gitrepo import MODE_SYMLINK, FileChange, GitRepo
-from freshmark.plan import FileContext, FilePlan, build_records, plan_file, reusable_vectors, tombstones
+from freshmark.plan import (
+    FileContext,
+    FilePlan,
+    build_records,
+    plan_file,
+    reusable_vectors,
+    tombstones,
+)
 from freshmark.settings import Settings
 from freshmark.stamp import ChunkRecord, sha256_hex, utc_now_iso
 from freshmark.store import BranchIndex, Manifest, Store, collection_name
@@ -83,9 +90,19 @@ class RepoRef:
 class _Run:
     """State of one index run over one branch (all layers share the generation)."""
 
-    def __init__(self, repo: GitRepo, ref: RepoRef, index: BranchIndex, branch: str, head: str,
-                 config: Config, embedder: Embedder, cache: EmbeddingCache,
-                 summary: IndexSummary, progress: Progress | None):
+    def __init__(
+        self,
+        repo: GitRepo,
+        ref: RepoRef,
+        index: BranchIndex,
+        branch: str,
+        head: str,
+        config: Config,
+        embedder: Embedder,
+        cache: EmbeddingCache,
+        summary: IndexSummary,
+        progress: Progress | None,
+    ):
         self.repo, self.ref, self.index, self.branch, self.head = repo, ref, index, branch, head
         self.config, self.embedder, self.cache = config, embedder, cache
         self.summary, self.progress = summary, progress
@@ -120,15 +137,21 @@ class _Run:
             plan.extend(self._plan_change(layer, change, by_path))
         self._write(plan, existing)
 
-    def _plan_change(self, layer: Layer, change: FileChange,
-                     by_path: dict[str, list[ChunkRecord]]) -> FilePlan:
+    def _plan_change(
+        self, layer: Layer, change: FileChange, by_path: dict[str, list[ChunkRecord]]
+    ) -> FilePlan:
         plan = FilePlan()
         self.summary.files_seen += 1
         old_path, new_path = change.old_path, change.new_path
         if change.status == "renamed" and old_path and self._in_layer(layer, old_path):
             plan.tombstone.extend(
-                tombstones(by_path.get(old_path, []), self.head, self.when, self.generation,
-                           successor=new_path)
+                tombstones(
+                    by_path.get(old_path, []),
+                    self.head,
+                    self.when,
+                    self.generation,
+                    successor=new_path,
+                )
             )
         elif change.status == "deleted" and old_path:
             plan.tombstone.extend(
@@ -147,12 +170,14 @@ class _Run:
             return FilePlan(tombstone=tombstones(existing, self.head, self.when, self.generation))
         return plan_file(existing, fresh, self.head, self.when, self.generation)
 
-    def _chunks_of(self, layer: Layer, path: str, blob_sha: str,
-                   change: FileChange) -> list[ChunkRecord] | None:
+    def _chunks_of(
+        self, layer: Layer, path: str, blob_sha: str, change: FileChange
+    ) -> list[ChunkRecord] | None:
         data = self.repo.read_blob(blob_sha)
         attributes = self.repo.attributes(self.head, path)
-        verdict = classify(path, data, self.config.rules, attributes,
-                           is_symlink=change.new_mode == MODE_SYMLINK)
+        verdict = classify(
+            path, data, self.config.rules, attributes, is_symlink=change.new_mode == MODE_SYMLINK
+        )
         if not verdict.indexed:
             self.summary.skip(verdict.skip_reason or "not-indexed")
             return None
@@ -162,9 +187,16 @@ class _Run:
             return None
         language = detect_language(path) or ""
         ctx = FileContext(
-            repo=self.ref.name, branch=self.branch, commit=self.head, path=path,
-            blob_sha=blob_sha, content_sha256=sha256_hex(data), language=language,
-            file_kind=verdict.file_kind, layer=layer.name, indexed_at=self.when,
+            repo=self.ref.name,
+            branch=self.branch,
+            commit=self.head,
+            path=path,
+            blob_sha=blob_sha,
+            content_sha256=sha256_hex(data),
+            language=language,
+            file_kind=verdict.file_kind,
+            layer=layer.name,
+            indexed_at=self.when,
         )
         return build_records(ctx, chunk_text(path, text, language or None))
 
@@ -183,8 +215,9 @@ class _Run:
         s.chunks_unchanged += plan.unchanged
         s.chunks_tombstoned += len(plan.tombstone)
 
-    def _vectors_for(self, records: Sequence[ChunkRecord],
-                     existing: Iterable[ChunkRecord]) -> dict[str, np.ndarray]:
+    def _vectors_for(
+        self, records: Sequence[ChunkRecord], existing: Iterable[ChunkRecord]
+    ) -> dict[str, np.ndarray]:
         donors = reusable_vectors(records, existing)
         by_donor = self.index.embeddings_for(list(donors.values())) if donors else {}
         vectors = {sha: by_donor[i] for sha, i in donors.items() if i in by_donor}
@@ -198,8 +231,15 @@ class _Run:
         return vectors
 
 
-def _open_branch_index(store: Store, ref: RepoRef, repo: GitRepo, branch: str, embedder: Embedder,
-                       base_branch: str | None, summary: IndexSummary) -> BranchIndex:
+def _open_branch_index(
+    store: Store,
+    ref: RepoRef,
+    repo: GitRepo,
+    branch: str,
+    embedder: Embedder,
+    base_branch: str | None,
+    summary: IndexSummary,
+) -> BranchIndex:
     index = store.branch(ref.key, branch)
     if index is not None:
         if index.manifest.embedder != embedder.id:
@@ -209,8 +249,12 @@ def _open_branch_index(store: Store, ref: RepoRef, repo: GitRepo, branch: str, e
             )
         return index
     manifest = Manifest(
-        repo=ref.name, repo_key=ref.key, branch=branch, embedder=embedder.id,
-        collection=collection_name(ref.key, branch), repo_path=str(repo.path),
+        repo=ref.name,
+        repo_key=ref.key,
+        branch=branch,
+        embedder=embedder.id,
+        collection=collection_name(ref.key, branch),
+        repo_path=str(repo.path),
         created_at=utc_now_iso(),
     )
     base = store.branch(ref.key, base_branch) if base_branch and base_branch != branch else None
@@ -247,8 +291,14 @@ def _changes_for(repo: GitRepo, old: str | None, head: str) -> list[FileChange]:
     return repo.diff(old, head)
 
 
-def _advance_manifest(index: BranchIndex, layers: Sequence[Layer], head: str, when: str,
-                      generation: int, config: Config) -> Manifest:
+def _advance_manifest(
+    index: BranchIndex,
+    layers: Sequence[Layer],
+    head: str,
+    when: str,
+    generation: int,
+    config: Config,
+) -> Manifest:
     manifest = index.reload_manifest()
     for layer in layers:
         manifest.layers[layer.name] = {"commit": head, "indexed_at": when}
@@ -262,8 +312,12 @@ def _advance_manifest(index: BranchIndex, layers: Sequence[Layer], head: str, wh
 
 def _is_stale_target(repo: GitRepo, indexed: str | None, head: str) -> bool:
     """True when the index already holds a descendant of ``head`` (an old job finishing late)."""
-    return bool(indexed and indexed != head and _has_commit(repo, indexed)
-                and repo.is_ancestor(head, indexed))
+    return bool(
+        indexed
+        and indexed != head
+        and _has_commit(repo, indexed)
+        and repo.is_ancestor(head, indexed)
+    )
 
 
 def index_repo(
@@ -293,8 +347,13 @@ def index_repo(
     ref = RepoRef.of(repo, repo_id)
     store = store or Store.open(settings)
     embedder = embedder or get_embedder(settings.embedder, settings.cache_dir)
-    summary = IndexSummary(repo=ref.name, branch=branch, collection=collection_name(ref.key, branch),
-                           embedder=embedder.id, commit=head)
+    summary = IndexSummary(
+        repo=ref.name,
+        branch=branch,
+        collection=collection_name(ref.key, branch),
+        embedder=embedder.id,
+        commit=head,
+    )
     index = _open_branch_index(store, ref, repo, branch, embedder, base_branch, summary)
     summary.previous_commit = index.manifest.commit
     layers = (config.layer(layer),) if layer else config.layers

@@ -15,8 +15,21 @@ from freshmark.stamp import LIVE, TOMBSTONED, ChunkRecord, chunk_id, sha256_hex
 
 # Stamp fields compared to decide whether a chunk with unchanged text needs a metadata rewrite.
 _RESTAMP_FIELDS = (
-    "commit", "blob_sha", "content_sha256", "start_line", "end_line", "signature", "kind",
-    "file_kind", "layer", "language", "status", "imports", "references", "repo", "branch",
+    "commit",
+    "blob_sha",
+    "content_sha256",
+    "start_line",
+    "end_line",
+    "signature",
+    "kind",
+    "file_kind",
+    "layer",
+    "language",
+    "status",
+    "imports",
+    "references",
+    "repo",
+    "branch",
 )
 
 
@@ -101,8 +114,13 @@ def _stamp_differs(old: ChunkRecord, new: ChunkRecord) -> bool:
     )
 
 
-def plan_file(existing: Iterable[ChunkRecord], fresh: Sequence[ChunkRecord], commit: str,
-              when: str, generation: int) -> FilePlan:
+def plan_file(
+    existing: Iterable[ChunkRecord],
+    fresh: Sequence[ChunkRecord],
+    commit: str,
+    when: str,
+    generation: int,
+) -> FilePlan:
     """Bring the stored chunks of one path to ``fresh`` (its chunks at ``commit``).
 
     New ids are added, ids whose text changed are re-embedded, ids whose text is the same but
@@ -131,8 +149,13 @@ def plan_file(existing: Iterable[ChunkRecord], fresh: Sequence[ChunkRecord], com
     return plan
 
 
-def tombstones(records: Iterable[ChunkRecord], commit: str, when: str, generation: int,
-               successor: str | None = None) -> list[tuple[str, dict[str, Any]]]:
+def tombstones(
+    records: Iterable[ChunkRecord],
+    commit: str,
+    when: str,
+    generation: int,
+    successor: str | None = None,
+) -> list[tuple[str, dict[str, Any]]]:
     """Metadata updates that tombstone the live ones among ``records`` (already dead stay as is)."""
     return [
         (
@@ -150,7 +173,9 @@ def tombstones(records: Iterable[ChunkRecord], commit: str, when: str, generatio
     ]
 
 
-def reusable_vectors(needed: Sequence[ChunkRecord], donors: Iterable[ChunkRecord]) -> dict[str, str]:
+def reusable_vectors(
+    needed: Sequence[ChunkRecord], donors: Iterable[ChunkRecord]
+) -> dict[str, str]:
     """Map text sha -> id of a stored chunk with the same text, whose vector can be copied.
 
     Renames and moved code re-embed nothing: the old chunk's vector serves the new one.

@@ -35,7 +35,9 @@ def mirror_path(settings: Settings, repo_id: str) -> Path:
     return settings.mirrors_dir / f"{repo_id}.git"
 
 
-def resolve_repo(arg: str, settings: Settings, config: Config, store: Store | None = None) -> RepoHandle:
+def resolve_repo(
+    arg: str, settings: Settings, config: Config, store: Store | None = None
+) -> RepoHandle:
     """A path to a git repository, or the id of a configured (cluster) or indexed repository."""
     candidate = Path(arg).expanduser()
     if candidate.exists():
@@ -56,8 +58,12 @@ def resolve_repo(arg: str, settings: Settings, config: Config, store: Store | No
             )
         for manifest in store.list_manifests(arg):
             path = Path(manifest.repo_path)
-            return RepoHandle(key=manifest.repo_key, name=manifest.repo, path=path,
-                              repo_id=arg if manifest.repo_key == f"id:{arg}" else None)
+            return RepoHandle(
+                key=manifest.repo_key,
+                name=manifest.repo,
+                path=path,
+                repo_id=arg if manifest.repo_key == f"id:{arg}" else None,
+            )
     raise NotIndexed(
         f"no repository {arg!r}: not a path on this machine, not in the config, never indexed"
     )

@@ -104,7 +104,9 @@ class ChunkRecord:
         return meta
 
     @classmethod
-    def from_metadata(cls, record_id: str, document: str | None, meta: dict[str, Any]) -> ChunkRecord:
+    def from_metadata(
+        cls, record_id: str, document: str | None, meta: dict[str, Any]
+    ) -> ChunkRecord:
         known = {f.name for f in fields(cls)}
         values: dict[str, Any] = {k: v for k, v in meta.items() if k in known}
         for name in _LIST_FIELDS:
@@ -135,5 +137,5 @@ class ChunkRecord:
 
 
 def missing_mandatory(stamp: dict[str, Any]) -> list[str]:
-    """Names of SPEC §1 mandatory fields absent or empty in a stamp (any source, e.g. pasted JSON)."""
+    """SPEC §1 mandatory fields absent or empty in a stamp (any source, e.g. pasted JSON)."""
     return [n for n in MANDATORY_FIELDS if stamp.get(n) in (None, "")]

@@ -62,8 +62,9 @@ def status_row(index: BranchIndex, repo: GitRepo | None, settings: Settings) -> 
     }
 
 
-def branch_status(path: Path, branch: str | None, *, settings: Settings, config: Config,
-                  store: Store) -> list[dict[str, Any]]:
+def branch_status(
+    path: Path, branch: str | None, *, settings: Settings, config: Config, store: Store
+) -> list[dict[str, Any]]:
     """Status rows for one branch, or for every indexed branch of the repository."""
     handle = resolve_repo(str(path), settings, config, store)
     try:

@@ -93,8 +93,17 @@ def _is_connection_error(exc: BaseException) -> bool:
     names = {type(e).__name__ for e in _causes(exc)}
     text = str(exc).lower()
     return bool(
-        names & {"ConnectError", "ConnectTimeout", "ReadTimeout", "RemoteProtocolError",
-                 "ConnectionError", "ConnectionRefusedError", "ReadError", "WriteError"}
+        names
+        & {
+            "ConnectError",
+            "ConnectTimeout",
+            "ReadTimeout",
+            "RemoteProtocolError",
+            "ConnectionError",
+            "ConnectionRefusedError",
+            "ReadError",
+            "WriteError",
+        }
         or "could not connect" in text
         or "connection refused" in text
     )
@@ -115,7 +124,9 @@ def _guard(what: str, fn: Callable[[], T]) -> T:
         raise
     except Exception as exc:
         if _is_connection_error(exc):
-            raise StoreUnavailable(f"Chroma store unreachable while trying to {what}: {exc}") from exc
+            raise StoreUnavailable(
+                f"Chroma store unreachable while trying to {what}: {exc}"
+            ) from exc
         raise
 
 
@@ -222,7 +233,9 @@ class BranchIndex:
             for i, d, m in zip(got["ids"], docs, got["metadatas"], strict=True)
         ]
 
-    def records_for_paths(self, paths: Iterable[str], include_text: bool = False) -> list[ChunkRecord]:
+    def records_for_paths(
+        self, paths: Iterable[str], include_text: bool = False
+    ) -> list[ChunkRecord]:
         """Every chunk (live or tombstoned) stored for these paths."""
         out: list[ChunkRecord] = []
         for part in _batches(sorted(set(paths)), PATHS_PER_QUERY):
@@ -258,7 +271,10 @@ class BranchIndex:
         return [
             (ChunkRecord.from_metadata(i, d, m or {}), float(dist))
             for i, d, m, dist in zip(
-                got["ids"][0], got["documents"][0], got["metadatas"][0], got["distances"][0],
+                got["ids"][0],
+                got["documents"][0],
+                got["metadatas"][0],
+                got["distances"][0],
                 strict=True,
             )
         ]
@@ -281,7 +297,7 @@ class BranchIndex:
             offset += READ_PAGE * 5
 
     def copy_from(self, source: BranchIndex, progress: Callable[[int], None] | None = None) -> int:
-        """Copy every chunk with its vector from another collection (a branch seeded from its base)."""
+        """Copy every chunk and its vector from another collection (a branch seeded from a base)."""
         copied = 0
         offset = 0
         while True:
@@ -354,7 +370,9 @@ class Store:
             probe.write_bytes(b"")
             probe.unlink()
         except OSError as exc:
-            raise StoreNotWritable(f"store directory {path} is not writable: {exc.strerror}") from exc
+            raise StoreNotWritable(
+                f"store directory {path} is not writable: {exc.strerror}"
+            ) from exc
         client = chromadb.PersistentClient(
             path=str(path), settings=ChromaSettings(anonymized_telemetry=False)
         )

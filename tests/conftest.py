@@ -48,9 +48,18 @@ class ChromaServer:
     def start(self, timeout_seconds: float = 60.0) -> None:
         log = open(self.data_dir.parent / "chroma-server.log", "ab")  # noqa: SIM115
         self.proc = subprocess.Popen(
-            [_chroma_binary(), "run", "--path", str(self.data_dir), "--host", "127.0.0.1",
-             "--port", str(self.port)],
-            stdout=log, stderr=subprocess.STDOUT,
+            [
+                _chroma_binary(),
+                "run",
+                "--path",
+                str(self.data_dir),
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(self.port),
+            ],
+            stdout=log,
+            stderr=subprocess.STDOUT,
         )
         deadline = time.monotonic() + timeout_seconds
         while time.monotonic() < deadline:
@@ -95,8 +104,9 @@ def fm_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 @pytest.fixture(params=["embedded", "server"])
-def store_env(request: pytest.FixtureRequest, fm_home: Path,
-              monkeypatch: pytest.MonkeyPatch) -> str:
+def store_env(
+    request: pytest.FixtureRequest, fm_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> str:
     """Run the test against the embedded store, then against a real Chroma server."""
     if request.param == "server":
         server: ChromaServer = request.getfixturevalue("chroma_server")

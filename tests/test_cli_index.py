@@ -1,0 +1,159 @@
+"""``freshmark index / status / chunks`` as a user runs them: the real console script."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from repo_builder import RepoBuilder, git
+
+from freshmark.stamp import MANDATORY_FIELDS
+
+FRESHMARK = [str(Path(sys.executable).parent / "freshmark")]
+SPEC_FIELDS = set(MANDATORY_FIELDS) | {
+    "kind",
+    "language",
+    "signature",
+    "file_kind",
+    "layer",
+    "status",
+    "tombstoned_in",
+    "tombstoned_at",
+    "successor",
+}
+
+
+def fm(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [*FRESHMARK, *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env=dict(os.environ),
+        timeout=300,
+    )
+
+
+def small_repo(make_repo) -> RepoBuilder:
+    repo = make_repo("proj")
+    repo.write("app/orders.py", "def cancel(order):\n    order.cancelled = True\n")
+    repo.write("app/gen/client_pb2.py", "# @generated\nclass Client:\n    pass\n")
+    repo.write("lib/util.js", "export function slugify(s) {\n  return s.toLowerCase();\n}\n")
+    repo.commit("initial")
+    return repo
+
+
+def test_index_json_prints_the_summary(store_env, make_repo):
+    repo = small_repo(make_repo)
+    done = fm("index", str(repo.path), "--json")
+    assert done.returncode == 0, done.stderr
+    summary = json.loads(done.stdout)
+    assert summary["commit"] == repo.head() and summary["branch"] == "main"
+    for key in (
+        "files_seen",
+        "files_skipped",
+        "files_changed",
+        "chunks_added",
+        "chunks_updated",
+        "chunks_tombstoned",
+        "embeddings_computed",
+        "embeddings_reused",
+        "seconds",
+    ):
+        assert key in summary
+    assert summary["chunks_added"] >= 3
+
+
+def test_index_text_summary_names_counts(fm_home, make_repo):
+    repo = small_repo(make_repo)
+    done = fm("index", str(repo.path))
+    assert done.returncode == 0, done.stderr
+    assert "chunks:" in done.stdout and "embeddings:" in done.stdout
+
+
+def test_chunks_json_uses_spec_field_names_and_hides_excluded(fm_home, make_repo):
+    repo = small_repo(make_repo)
+    fm("index", str(repo.path))
+    default = json.loads(fm("chunks", str(repo.path), "--json").stdout)
+    everything = json.loads(fm("chunks", str(repo.path), "--json", "--all").stdout)
+    assert default and set(default[0]) == SPEC_FIELDS
+    assert "app/gen/client_pb2.py" not in {c["path"] for c in default}
+    assert "app/gen/client_pb2.py" in {c["path"] for c in everything}
+
+
+def test_chunks_path_glob_filters(fm_home, make_repo):
+    repo = small_repo(make_repo)
+    fm("index", str(repo.path))
+    listed = json.loads(fm("chunks", str(repo.path), "--json", "--path", "lib/**").stdout)
+    assert {c["path"] for c in listed} == {"lib/util.js"}
+
+
+def test_status_reports_commits_behind_the_head(store_env, make_repo):
+    repo = small_repo(make_repo)
+    fm("index", str(repo.path))
+    repo.write("app/orders.py", "def cancel(order):\n    return order\n").commit("one")
+    repo.write("app/new.py", "def new():\n    pass\n").commit("two")
+    rows = json.loads(fm("status", str(repo.path), "--json").stdout)
+    (row,) = rows
+    assert row["behind"]["commits_behind"] == 2 and row["behind"]["files_changed"] == 2
+    assert row["live_chunks"] > 0 and row["tombstoned_chunks"] == 0
+    assert row["embedder"] and row["layers"]["default"]["commit"] == row["commit"]
+
+
+def test_bare_repository_indexes_its_default_branch(fm_home, make_repo, tmp_path):
+    repo = small_repo(make_repo)
+    bare = tmp_path / "proj.git"
+    git(tmp_path, "clone", "-q", "--bare", str(repo.path), str(bare))
+    done = fm("index", str(bare), "--json")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["commit"] == repo.head()
+
+
+@pytest.mark.parametrize(
+    ("setup", "needle"),
+    [
+        ("plain-dir", "not a git repository"),
+        ("empty-repo", "no commits"),
+        ("missing-branch", "nope"),
+    ],
+)
+def test_fatal_inputs_exit_nonzero_with_one_line(fm_home, make_repo, tmp_path, setup, needle):
+    args: list[str]
+    if setup == "plain-dir":
+        target = tmp_path / "plain"
+        target.mkdir()
+        args = ["index", str(target)]
+    elif setup == "empty-repo":
+        args = ["index", str(RepoBuilder.init(tmp_path / "empty").path)]
+    else:
+        args = ["index", str(small_repo(make_repo).path), "--branch", "nope"]
+    done = fm(*args)
+    assert done.returncode == 2
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and needle in lines[0].lower(), done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_chroma_server_down_is_a_retryable_one_line_error(fm_home, make_repo, monkeypatch):
+    from conftest import free_port
+
+    repo = small_repo(make_repo)
+    monkeypatch.setenv("FRESHMARK_CHROMA_URL", f"http://127.0.0.1:{free_port()}")
+    done = fm("index", str(repo.path))
+    assert done.returncode == 3
+    assert len(done.stderr.strip().splitlines()) == 1 and "unreachable" in done.stderr
+
+
+def test_status_of_a_never_indexed_repo_says_so(fm_home, make_repo):
+    repo = small_repo(make_repo)
+    done = fm("status", str(repo.path))
+    assert done.returncode == 2 and "index" in done.stderr
+
+
+def test_index_help_teaches(fm_home):
+    done = fm("index", "--help")
+    assert done.returncode == 0 and "--layer" in done.stdout and "crash" in done.stdout
