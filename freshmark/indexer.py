@@ -120,6 +120,17 @@ class _Run:
         if self.progress and total == 0:
             self.progress(layer.name, 0, 0)
 
+    def tombstone_vanished(self, layer: Layer) -> None:
+        """After a full rescan (the indexed commit is gone), retire chunks of vanished paths."""
+        at_head = {f.path for f in self.repo.tree_files(self.head)}
+        where = {"$and": [{"status": "live"}, {"layer": layer.name}]}
+        gone = [
+            r
+            for r in self.index.iter_records(where=where, include_text=False)
+            if r.path not in at_head
+        ]
+        self._write(FilePlan(tombstone=tombstones(gone, self.head, self.when, self.generation)), [])
+
     def _in_layer(self, layer: Layer, path: str | None) -> bool:
         return path is not None and self.config.layer_for(path) == layer
 
@@ -284,13 +295,6 @@ def _has_commit(repo: GitRepo, sha: str) -> bool:
     return True
 
 
-def _changes_for(repo: GitRepo, old: str | None, head: str) -> list[FileChange]:
-    """The diff from a layer's indexed commit; a commit lost to a force push means a full diff."""
-    if old is not None and not _has_commit(repo, old):
-        old = None
-    return repo.diff(old, head)
-
-
 def _advance_manifest(
     index: BranchIndex,
     layers: Sequence[Layer],
@@ -369,9 +373,17 @@ def index_repo(
         done.append(layer_)
         if old == head:
             continue
-        if old not in diffs:
-            diffs[old] = _changes_for(repo, old, head)
-        run.index_layer(layer_, diffs[old])
+        # An indexed commit lost to a force push (and gc) means a full rescan of the layer.
+        lost = old is not None and not _has_commit(repo, old)
+        since = None if lost else old
+        if since not in diffs:
+            diffs[since] = repo.diff(since, head)
+            if since is None:  # gitlinks never show in a diff; count them on a full pass
+                for _ in repo.submodules(head):
+                    summary.skip("submodule")
+        run.index_layer(layer_, diffs[since])
+        if lost:
+            run.tombstone_vanished(layer_)
     summary.noop = not diffs
     generation = run.generation if diffs else index.manifest.generation
     _advance_manifest(index, done, head, run.when, generation, config)

@@ -349,3 +349,42 @@ def test_store_directory_not_writable_is_a_clear_error(tmp_path, monkeypatch, ma
         monkeypatch.setenv("FRESHMARK_HOME", str(blocker / "home"))
     with pytest.raises(StoreNotWritable):
         run(repo)
+
+
+def test_submodule_is_skipped_and_counted(fm_home, make_repo, tmp_path):
+    from repo_builder import git
+
+    lib = make_repo("lib")
+    lib.write("lib.py", "def helper():\n    return 1\n").commit("lib")
+    repo = shop_repo(make_repo)
+    git(
+        repo.path,
+        "-c",
+        "protocol.file.allow=always",
+        "submodule",
+        "add",
+        "-q",
+        str(lib.path),
+        "third/lib",
+    )
+    repo.commit("add submodule")
+    summary = run(repo)
+    assert summary["files_skipped"].get("submodule") == 1
+    assert not any(r.path.startswith("third/lib") for r in records(repo))
+
+
+def test_lost_indexed_commit_rescans_and_tombstones_vanished_files(fm_home, make_repo):
+    from repo_builder import git
+
+    repo = shop_repo(make_repo)
+    base = repo.head()
+    repo.write("src/orders/extra.py", "def extra():\n    return 1\n").commit("extra")
+    run(repo)
+    repo.reset_hard(base)
+    repo.write("src/orders/other.py", "def other():\n    return 2\n").commit("rewritten")
+    git(repo.path, "reflog", "expire", "--expire=now", "--all")
+    git(repo.path, "gc", "-q", "--prune=now")
+    run(repo)
+    recs = {(r.path, r.symbol): r for r in records(repo)}
+    assert recs[("src/orders/other.py", "other")].status == "live"
+    assert recs[("src/orders/extra.py", "extra")].status == "tombstoned"
