@@ -274,17 +274,10 @@ def _open_branch_index(
         manifest.layers = {k: dict(v) for k, v in base.manifest.layers.items()}
         manifest.commit, manifest.base_branch = base.manifest.commit, base_branch
         index = store.create_branch(manifest)
-        index.copy_from(base)
-        _restamp_branch(index, branch)
+        index.copy_from(base, overrides={"branch": branch})
         summary.seeded_from = base_branch
         return index
     return store.create_branch(manifest)
-
-
-def _restamp_branch(index: BranchIndex, branch: str) -> None:
-    """Copied chunks name the new branch in their stamp; everything else stays as indexed."""
-    ids = [r.id for r in index.iter_records(include_text=False)]
-    index.update_metadata([(i, {"branch": branch}) for i in ids])
 
 
 def _has_commit(repo: GitRepo, sha: str) -> bool:

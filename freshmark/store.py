@@ -296,8 +296,16 @@ class BranchIndex:
                 return total
             offset += READ_PAGE * 5
 
-    def copy_from(self, source: BranchIndex, progress: Callable[[int], None] | None = None) -> int:
-        """Copy every chunk and its vector from another collection (a branch seeded from a base)."""
+    def copy_from(
+        self,
+        source: BranchIndex,
+        overrides: dict[str, Any] | None = None,
+        progress: Callable[[int], None] | None = None,
+    ) -> int:
+        """Copy every chunk and its vector from another collection (a branch seeded from a base).
+
+        ``overrides`` are metadata values set on every copy in the same write (e.g. the branch).
+        """
         copied = 0
         offset = 0
         while True:
@@ -315,7 +323,7 @@ class BranchIndex:
                     ids=got["ids"],
                     embeddings=np.asarray(got["embeddings"], dtype=np.float32),
                     documents=got["documents"],
-                    metadatas=got["metadatas"],
+                    metadatas=[{**m, **(overrides or {})} for m in got["metadatas"]],
                 ),
             )
             copied += len(got["ids"])

@@ -21,6 +21,8 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 from repo_builder import RepoBuilder  # noqa: E402
 
+pytest_plugins = ["cluster_fixtures"]
+
 
 def free_port() -> int:
     with socket.socket() as sock:

@@ -1,0 +1,155 @@
+"""On-demand branch indexes and the retirement of deleted or idle branches.
+
+A branch asked for on demand is indexed on the ``ondemand`` queue; its collection starts as a
+copy of its base branch's collection (vectors copied, nothing re-embedded) and then takes the
+diff, so the cost is the d changed files, not the repository. Untracked branches are retired
+(collection dropped, storage reclaimed) once deleted on the remote, or once idle for
+``config.branch_idle_seconds``; tracked branches are retired only when deleted.
+
+Activity is the newest of: the manifest's ``last_used_at``/``indexed_at``/``created_at`` and
+the last request recorded in Redis (``keys.BRANCH_ACTIVITY``). Times are unix seconds.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from datetime import datetime
+
+import pygit2
+import redis
+
+from freshmark import jobs, keys
+from freshmark.config import Config, RepoConfig
+from freshmark.errors import BadInput
+from freshmark.store import Manifest, Store
+
+log = logging.getLogger("freshmark.branches")
+
+MAX_BRANCH_NAME_CHARS = 200
+
+
+def repo_key(repo_id: str) -> str:
+    """The index key of a configured repository (``freshmark.indexer.RepoRef``)."""
+    return f"id:{repo_id}"
+
+
+def is_valid_branch_name(name: str) -> bool:
+    """git's own rules (no ``..``, no control characters, ``:``, ``~``...) plus a length cap and
+    no leading ``-`` (it would read as an option to git tools)."""
+    if not name or len(name) > MAX_BRANCH_NAME_CHARS or name.startswith("-"):
+        return False
+    if any(ord(ch) < 32 or ord(ch) == 127 for ch in name):
+        return False
+    try:
+        return bool(pygit2.reference_is_valid_name(f"refs/heads/{name}"))
+    except (ValueError, TypeError):
+        return False
+
+
+def default_base(repo: RepoConfig, branch: str) -> str:
+    """The branch a new branch collection is seeded from: the repo's first tracked branch."""
+    base = repo.branches[0] if repo.branches else ""
+    return "" if base == branch else base
+
+
+def touch_activity(client: redis.Redis, repo: str, branch: str, now: float | None = None) -> None:
+    client.hset(keys.BRANCH_ACTIVITY, keys.branch_activity_field(repo, branch), now or time.time())
+
+
+def is_active(client: redis.Redis, repo: str, branch: str) -> bool:
+    """True if the cluster has been asked to keep this (untracked) branch indexed."""
+    return bool(client.hexists(keys.BRANCH_ACTIVITY, keys.branch_activity_field(repo, branch)))
+
+
+def activity(client: redis.Redis) -> dict[str, float]:
+    return {k: float(v) for k, v in client.hgetall(keys.BRANCH_ACTIVITY).items()}
+
+
+def request_branch_index(
+    client: redis.Redis,
+    config: Config,
+    repo_id: str,
+    branch: str,
+    send: jobs.Sender,
+    base: str | None = None,
+) -> jobs.EnqueueResult:
+    """Queue an on-demand index of ``branch``, seeded from ``base`` (default: first tracked)."""
+    repo = config.repo(repo_id)
+    for name in (branch, base):
+        if name is not None and not is_valid_branch_name(name):
+            raise BadInput(f"not a valid branch name: {name[:80]!r}")
+    touch_activity(client, repo_id, branch)
+    spec = jobs.JobSpec(
+        kind=jobs.KIND_INDEX,
+        repo=repo_id,
+        branch=branch,
+        layer=jobs.ALL,
+        queue=keys.QUEUE_ONDEMAND,
+        base_branch=base if base is not None else default_base(repo, branch),
+        reason="ondemand",
+    )
+    return jobs.submit(client, spec, send)
+
+
+# --- retirement ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Retirement:
+    repo: str
+    repo_key: str
+    branch: str
+    reason: str  # deleted | idle
+
+
+def _seconds(iso: str | None) -> float:
+    if not iso:
+        return 0.0
+    try:
+        return datetime.fromisoformat(iso.replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return 0.0
+
+
+def last_activity(manifest: Manifest, requested: Mapping[str, float]) -> float:
+    field = keys.branch_activity_field(manifest.repo, manifest.branch)
+    stamps = (manifest.last_used_at, manifest.indexed_at, manifest.created_at)
+    return max([_seconds(s) for s in stamps] + [requested.get(field, 0.0)])
+
+
+def plan_retirements(
+    manifests: Iterable[Manifest],
+    config: Config,
+    heads_by_repo: Mapping[str, Mapping[str, str] | None],
+    requested: Mapping[str, float],
+    now: float,
+) -> list[Retirement]:
+    """Which branch collections to drop. Only configured repos are touched; a repo whose
+    mirror could not be read (heads ``None``) is checked for idleness only."""
+    configured = {repo_key(r.id): r for r in config.repos}
+    out: list[Retirement] = []
+    for manifest in manifests:
+        repo = configured.get(manifest.repo_key)
+        if repo is None:
+            continue
+        heads = heads_by_repo.get(repo.id)
+        if heads is not None and manifest.branch not in heads:
+            out.append(Retirement(repo.id, manifest.repo_key, manifest.branch, "deleted"))
+        elif manifest.branch not in repo.branches:
+            idle_seconds = now - last_activity(manifest, requested)
+            if idle_seconds > config.branch_idle_seconds:
+                out.append(Retirement(repo.id, manifest.repo_key, manifest.branch, "idle"))
+    return out
+
+
+def retire(store: Store, client: redis.Redis, retirement: Retirement) -> bool:
+    """Drop the branch collection (reclaiming its storage) and forget its activity."""
+    dropped = store.drop_branch(retirement.repo_key, retirement.branch)
+    field = keys.branch_activity_field(retirement.repo, retirement.branch)
+    client.hdel(keys.BRANCH_ACTIVITY, field)
+    log.info("retired %s@%s (%s): collection %s", retirement.repo, retirement.branch,
+             retirement.reason, "dropped" if dropped else "already gone")
+    return dropped

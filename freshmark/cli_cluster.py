@@ -1,0 +1,212 @@
+"""Cluster commands: ``worker``, ``serve``, ``scheduler``, ``watch`` and ``branch index``.
+
+Registered into the main ``freshmark`` group by ``register(cli)``. Every long-running command
+reads ``FRESHMARK_REDIS_URL`` (broker and job state), ``FRESHMARK_CONFIG`` and the store
+settings from the environment, like the pods of the Helm chart do.
+"""
+
+from __future__ import annotations
+
+import logging
+import signal
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import click
+
+from freshmark import jobs, keys
+
+DEFAULT_WORKER_QUEUES = ",".join(keys.BUILTIN_QUEUES)
+
+
+def _setup_logging(level: str) -> None:
+    logging.basicConfig(
+        level=level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+    )
+
+
+def _stop_on_signals() -> threading.Event:
+    stop = threading.Event()
+
+    def handler(signum: int, _frame: Any) -> None:
+        stop.set()
+
+    signal.signal(signal.SIGTERM, handler)
+    signal.signal(signal.SIGINT, handler)
+    return stop
+
+
+def _clean(fn: Any) -> Any:
+    from freshmark.cli_common import fail_cleanly
+
+    return fail_cleanly(fn)
+
+
+@click.command()
+@click.option("--queues", "-Q", default=DEFAULT_WORKER_QUEUES, show_default=True,
+              help="Comma-separated queues to consume (one deployment per queue in the chart).")
+@click.option("--concurrency", "-c", type=click.IntRange(1), default=1, show_default=True,
+              help="Worker processes (prefork children).")
+@click.option("--pool", type=click.Choice(["prefork", "solo"]), default="prefork",
+              show_default=True)
+@click.option("--name", "-n", default=None, help="Node name (default: freshmark-<queues>@%h).")
+@click.option("--loglevel", "-l", default="INFO", show_default=True)
+@click.option("--metrics-port", type=int, default=0,
+              help="Serve this worker's /metrics on a port (0: off).")
+def worker(queues: str, concurrency: int, pool: str, name: str | None, loglevel: str,
+           metrics_port: int) -> None:
+    """Run a Celery worker for index jobs (late acks, prefetch 1, one job per process)."""
+    import os
+
+    if metrics_port:
+        os.environ["FRESHMARK_WORKER_METRICS_PORT"] = str(metrics_port)
+    from workers.celery_app import app
+
+    node = name or f"freshmark-{queues.replace(',', '-')}@%h"
+    app.worker_main([
+        "worker", "--queues", queues, "--concurrency", str(concurrency), "--pool", pool,
+        "--hostname", node, "--loglevel", loglevel,
+        # Heartbeats, gossip and mingle are broadcast chatter this service never reads.
+        "--without-heartbeat", "--without-gossip", "--without-mingle",
+    ])
+
+
+@click.command()
+@click.option("--host", default="127.0.0.1", show_default=True)
+@click.option("--port", type=int, default=8080, show_default=True)
+@click.option("--loglevel", "-l", default="info", show_default=True)
+def serve(host: str, port: int, loglevel: str) -> None:
+    """Serve webhooks, on-demand branches, the search API, /healthz and /metrics."""
+    import uvicorn
+
+    from freshmark.server import create_app
+
+    _clean(lambda: uvicorn.run(create_app(), host=host, port=port, log_level=loglevel.lower()))()
+
+
+@click.command()
+@click.option("--tick-seconds", type=float, default=1.0, show_default=True)
+@click.option("--loglevel", "-l", default="INFO", show_default=True)
+def scheduler(tick_seconds: float, loglevel: str) -> None:
+    """Run the layered schedules, reconcile and retirement (one active scheduler at a time)."""
+    from freshmark.cli_common import load_settings
+    from scheduler.schedule import Scheduler
+    from workers.celery_app import send_job
+
+    _setup_logging(loglevel)
+
+    def run() -> None:
+        settings, config = load_settings()
+        timings = jobs.Timings.from_env()
+        sched = Scheduler(jobs.connect(settings.redis_url), config, send_job,
+                          stale_seconds=timings.stale_seconds)
+        sched.run(_stop_on_signals(), tick_seconds=tick_seconds)
+
+    _clean(run)()
+
+
+@click.command()
+@click.argument("path", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option("--polling", is_flag=True, help="Poll instead of inotify (NFS, bind mounts).")
+@click.option("--poll-interval-seconds", type=float, default=1.0, show_default=True)
+@click.option("--debounce-seconds", type=float, default=2.0, show_default=True)
+@click.option("--max-wait-seconds", type=float, default=30.0, show_default=True)
+@click.option("--queue", default=keys.QUEUE_HOT, show_default=True)
+@click.option("--loglevel", "-l", default="INFO", show_default=True)
+def watch(path: Path, polling: bool, poll_interval_seconds: float, debounce_seconds: float,
+          max_wait_seconds: float, queue: str, loglevel: str) -> None:
+    """Watch a working copy and queue debounced index jobs for its checked-out branch."""
+    from freshmark.settings import Settings
+    from scheduler.watch import WorkingCopyWatcher
+    from workers.celery_app import send_job
+
+    _setup_logging(loglevel)
+
+    def run() -> None:
+        settings = Settings.from_env()
+        watcher = WorkingCopyWatcher(
+            path, jobs.connect(settings.redis_url), send_job, queue=queue,
+            debounce_seconds=debounce_seconds, max_wait_seconds=max_wait_seconds,
+            polling=polling, poll_interval_seconds=poll_interval_seconds,
+        )
+        click.echo(f"watching {watcher.root} ({'polling' if polling else 'inotify'}) "
+                   f"as {watcher.label}", err=True)
+        watcher.run(_stop_on_signals())
+
+    _clean(run)()
+
+
+def _index_locally(repo_id: str, branch: str, base: str | None) -> dict[str, Any]:
+    from freshmark.branches import default_base
+    from freshmark.cli_common import load_settings
+    from freshmark.indexer import index_repo
+    from freshmark.mirrors import sync_mirror
+
+    settings, config = load_settings()
+    repo = config.repo(repo_id)
+    state = sync_mirror(settings, repo)
+    summary = index_repo(
+        state.path, settings=settings, config=config, branch=branch, repo_id=repo_id,
+        base_branch=(base if base is not None else default_base(repo, branch)) or None,
+    )
+    return summary.to_dict()
+
+
+def _wait_for(client: Any, job_key: str, timeout_seconds: float) -> str:
+    deadline = time.monotonic() + timeout_seconds
+    while time.monotonic() < deadline:
+        if not client.exists(keys.job(job_key)):
+            return "parked" if client.hexists(keys.PARKED, job_key) else "done"
+        time.sleep(0.2)
+    return "timeout"
+
+
+@click.command("index")
+@click.argument("repo")
+@click.argument("branch")
+@click.option("--base", help="Seed from this branch's index (default: the repo's first tracked).")
+@click.option("--local", is_flag=True, help="Index in this process instead of queueing a job.")
+@click.option("--wait", is_flag=True, help="Wait for the queued job to finish.")
+@click.option("--timeout-seconds", type=float, default=600.0, show_default=True)
+@click.option("--json", "as_json", is_flag=True)
+def branch_index(repo: str, branch: str, base: str | None, local: bool, wait: bool,
+                 timeout_seconds: float, as_json: bool) -> None:
+    """Index BRANCH of the configured repository REPO on demand, seeded from its base."""
+    from freshmark.branches import request_branch_index
+    from freshmark.cli_common import emit_json, load_settings
+
+    def run() -> None:
+        if local:
+            summary = _index_locally(repo, branch, base)
+            emit_json(summary) if as_json else click.echo(
+                f"{repo}@{branch} -> {summary['commit'][:12]}: "
+                f"{summary['embeddings_computed']} embeddings computed, "
+                f"{summary['embeddings_reused']} reused, {summary['seconds']:.2f} s"
+            )
+            return
+        from workers.celery_app import send_job
+
+        settings, config = load_settings()
+        client = jobs.connect(settings.redis_url)
+        result = request_branch_index(client, config, repo, branch, send_job, base)
+        state = _wait_for(client, result.job_key, timeout_seconds) if wait else "queued"
+        out = {"job": result.job_key, "outcome": result.outcome, "state": state}
+        emit_json(out) if as_json else click.echo(f"{result.job_key}: {result.outcome}, {state}")
+        if state in ("parked", "timeout"):
+            sys.exit(3)
+
+    _clean(run)()
+
+
+def register(cli: click.Group) -> None:
+    """Add the cluster commands to the main CLI (``branch`` joins an existing group if any)."""
+    for command in (worker, serve, scheduler, watch):
+        cli.add_command(command)
+    group = cli.commands.get("branch")
+    if not isinstance(group, click.Group):
+        group = click.Group("branch", help="On-demand branch indexes.")
+        cli.add_command(group)
+    group.add_command(branch_index)

@@ -1,0 +1,90 @@
+"""Every Redis key freshmark uses, in one place.
+
+Repo ids and layer names match ``[A-Za-z0-9][A-Za-z0-9_.-]*`` and git forbids ``:`` in branch
+names, so ``:`` separates the parts of a key unambiguously. Celery's own queue lists live in the
+same database under the bare queue names below.
+"""
+
+from __future__ import annotations
+
+PREFIX = "freshmark:"
+
+# Celery queues. Layers name their queue in the config; these are the built-in ones.
+QUEUE_HOT = "hot"
+QUEUE_INFRA = "infra"
+QUEUE_ONDEMAND = "ondemand"
+QUEUE_MAINTENANCE = "maintenance"
+BUILTIN_QUEUES: tuple[str, ...] = (QUEUE_HOT, QUEUE_INFRA, QUEUE_ONDEMAND, QUEUE_MAINTENANCE)
+
+# kombu's Redis transport keeps one list per queue and priority step; step 0 is the bare name.
+KOMBU_PRIORITY_SEP = "\x06\x16"
+KOMBU_PRIORITY_STEPS: tuple[int, ...] = (0, 3, 6, 9)
+
+# Jobs: a hash per pending/running job, a sorted set of debounce due times (score: unix seconds),
+# a hash of parked (poison) jobs and a capped list of recent permanent failures.
+JOB_PREFIX = PREFIX + "job:"
+DUE = PREFIX + "due"
+PARKED = PREFIX + "parked"
+FAILED = PREFIX + "failed"
+FAILED_KEEP = 200
+
+# Per-(repo, branch) execution lock.
+BRANCH_LOCK_PREFIX = PREFIX + "lock:branch:"
+
+# Webhook delivery ids already seen (SET NX with a TTL).
+DELIVERY_PREFIX = PREFIX + "delivery:"
+DELIVERY_TTL_SECONDS = 3 * 86400
+
+# The one running scheduler holds this lock; last run times of schedule entries (hash).
+SCHEDULER_LOCK = PREFIX + "scheduler:lock"
+SCHEDULE_LAST_RUN = PREFIX + "schedule:last_run"
+
+# Last time a branch was requested or indexed (hash ``repo:branch`` -> unix seconds).
+BRANCH_ACTIVITY = PREFIX + "branch:activity"
+
+
+def job(job_key: str) -> str:
+    return JOB_PREFIX + job_key
+
+
+def job_key(kind: str, repo: str, branch: str, layer: str) -> str:
+    """The identity of a job: one pending job per (kind, repo, branch, layer)."""
+    return f"{kind}:{repo}:{branch}:{layer}"
+
+
+def parse_job_key(key: str) -> tuple[str, str, str, str]:
+    """(kind, repo, branch, layer) of a job key; ValueError if it is not one."""
+    parts = key.split(":")
+    if len(parts) != 4 or not all(parts):
+        raise ValueError(f"not a job key: {key!r}")
+    return parts[0], parts[1], parts[2], parts[3]
+
+
+def branch_lock(repo: str, branch: str) -> str:
+    return f"{BRANCH_LOCK_PREFIX}{repo}:{branch}"
+
+
+def delivery(provider: str, delivery_id: str) -> str:
+    return f"{DELIVERY_PREFIX}{provider}:{delivery_id}"
+
+
+def branch_activity_field(repo: str, branch: str) -> str:
+    return f"{repo}:{branch}"
+
+
+def kombu_queue_lists(queue: str) -> tuple[str, ...]:
+    """The Redis lists kombu uses for one queue (one per priority step)."""
+    return tuple(
+        queue if step == 0 else f"{queue}{KOMBU_PRIORITY_SEP}{step}"
+        for step in KOMBU_PRIORITY_STEPS
+    )
+
+
+# ---- freshness telemetry (freshmark.metrics, freshmark.audit) ---------------------------------
+# The auditor's latest rows: a hash, field ``repo:branch`` -> JSON list of that branch's
+# per-layer rows. A full audit replaces the whole hash, so retired branches drop out.
+FRESHNESS_LATEST = PREFIX + "freshness:latest"
+
+
+def freshness_field(repo: str, branch: str) -> str:
+    return f"{repo}:{branch}"

@@ -1,0 +1,149 @@
+"""Bare mirrors of the configured remotes, kept by workers under ``settings.mirrors_dir``.
+
+A mirror maps the remote's ``refs/heads/*`` onto its own ``refs/heads/*`` with a forced refspec
+and prunes on every fetch, so after ``sync_mirror`` its branches are exactly the remote's: a
+forced push moves a head backwards, a deleted branch disappears. Jobs diff and index from the
+mirror, never from what a webhook payload claims.
+
+Processes on one host share a mirror; a file lock next to it serialises clone and fetch. A new
+mirror is cloned into a temporary directory and renamed into place, so a crash mid-clone
+leaves no half mirror behind.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import shutil
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import pygit2
+from pygit2.enums import FetchPrune
+
+from freshmark.config import RepoConfig
+from freshmark.errors import RetryableError
+from freshmark.gitrepo import GitRepo
+from freshmark.repos import mirror_path
+from freshmark.settings import Settings
+
+REMOTE_NAME = "origin"
+MIRROR_REFSPEC = "+refs/heads/*:refs/heads/*"
+
+
+class RemoteUnavailable(RetryableError):
+    """The remote could not be cloned or fetched (network, host down, repository moved)."""
+
+
+@dataclass(frozen=True)
+class MirrorState:
+    """A mirror after sync: its path and branch heads before and after the fetch."""
+
+    path: Path
+    heads: dict[str, str]
+    previous_heads: dict[str, str]
+    cloned: bool
+
+    @property
+    def deleted_branches(self) -> list[str]:
+        return sorted(set(self.previous_heads) - set(self.heads))
+
+    @property
+    def moved_branches(self) -> list[str]:
+        return sorted(b for b, sha in self.heads.items() if self.previous_heads.get(b) != sha)
+
+
+@contextmanager
+def _locked(path: Path) -> Iterator[None]:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path.with_name(path.name + ".lock"), "a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def _create_mirror_remote(repo: pygit2.Repository, name: str, url: str) -> pygit2.Remote:
+    return repo.remotes.create(name, url, MIRROR_REFSPEC)
+
+
+def _clone(url: str, path: Path) -> None:
+    staging = Path(tempfile.mkdtemp(prefix=f".{path.name}.", dir=path.parent))
+    try:
+        target = staging / "m.git"
+        repo = pygit2.clone_repository(url, str(target), bare=True, remote=_create_mirror_remote)
+        repo.free()
+        target.rename(path)
+    except pygit2.GitError as exc:
+        raise RemoteUnavailable(f"cannot clone {url}: {exc}") from exc
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+
+
+def _fetch(url: str, path: Path) -> None:
+    repo = pygit2.Repository(str(path))
+    try:
+        if REMOTE_NAME not in [r.name for r in repo.remotes]:
+            repo.remotes.create(REMOTE_NAME, url, MIRROR_REFSPEC)
+        elif repo.remotes[REMOTE_NAME].url != url:
+            repo.remotes.set_url(REMOTE_NAME, url)  # the config moved the remote
+        repo.remotes[REMOTE_NAME].fetch(prune=FetchPrune.PRUNE)
+    except pygit2.GitError as exc:
+        raise RemoteUnavailable(f"cannot fetch {url} into {path}: {exc}") from exc
+    finally:
+        repo.free()
+
+
+def _point_head(path: Path, preferred: tuple[str, ...]) -> None:
+    """Let HEAD name a branch that exists (the first tracked one), so tools that read "the
+    checked-out branch" of a mirror (``status``, ``search`` without ``--branch``) work."""
+    repo = pygit2.Repository(str(path))
+    try:
+        local = set(repo.branches.local)
+        current = repo.references["HEAD"].target if "HEAD" in repo.references else ""
+        wanted = next((b for b in preferred if b in local), None)
+        if wanted is None and repo.head_is_unborn and local:
+            wanted = min(local)
+        if wanted is not None and current != f"refs/heads/{wanted}":
+            repo.set_head(f"refs/heads/{wanted}")
+    finally:
+        repo.free()
+
+
+def read_heads(path: Path) -> dict[str, str]:
+    """Branch -> head sha of an existing mirror ({} if there is none yet)."""
+    if not path.exists():
+        return {}
+    repo = GitRepo.open(path)
+    try:
+        return repo.branches()
+    finally:
+        repo.close()
+
+
+def sync_mirror(settings: Settings, repo: RepoConfig) -> MirrorState:
+    """Clone the remote's mirror if missing, else fetch with prune; returns the new heads."""
+    path = mirror_path(settings, repo.id)
+    with _locked(path):
+        previous = read_heads(path)
+        cloned = not path.exists()
+        if cloned:
+            _clone(repo.url, path)
+        else:
+            _fetch(repo.url, path)
+        _point_head(path, repo.branches)
+        heads = read_heads(path)
+        return MirrorState(path=path, heads=heads, previous_heads=previous, cloned=cloned)
+
+
+def remove_mirror(settings: Settings, repo_id: str) -> bool:
+    """Delete a mirror (a repo dropped from the config); True if there was one."""
+    path = mirror_path(settings, repo_id)
+    with _locked(path):
+        if not path.exists():
+            return False
+        shutil.rmtree(path)
+        return True

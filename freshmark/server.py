@@ -1,0 +1,213 @@
+"""The HTTP service behind ``freshmark serve``: webhooks, on-demand branches, health, metrics.
+
+Routes:
+  POST /webhooks/{repo_id}      push webhooks (GitHub, GitLab, Gitea/Forgejo: from the repo config)
+  POST /branches/{repo_id}      on-demand branch index, ``{"branch": "...", "base": "..."}``
+                                (``Authorization: Bearer $<config.api_token_env>``)
+  GET  /debug/queue             pending, parked and failed jobs, queue lengths (same token)
+  GET  /healthz                 200 when Redis answers, else 503
+  GET  /metrics                 Prometheus exposition (events, freshness, queue lengths)
+plus the search API (``freshmark.http_api``) and the MCP endpoint (``freshmark.mcp_server``,
+mounted at ``/mcp``) when those modules are installed.
+"""
+
+from __future__ import annotations
+
+import hmac
+import importlib
+import importlib.util
+import json
+import logging
+import os
+from collections.abc import AsyncIterator, Mapping
+from contextlib import asynccontextmanager
+from typing import Any
+
+import redis
+from fastapi import FastAPI, Request
+from fastapi.responses import JSONResponse, Response
+from kombu.exceptions import OperationalError
+
+from freshmark import __version__, jobs, keys, metrics
+from freshmark.branches import request_branch_index
+from freshmark.config import Config, load_config
+from freshmark.errors import BadInput, ConfigError
+from freshmark.settings import Settings
+from scheduler.receiver import TooLarge, WebhookReceiver, read_capped
+
+log = logging.getLogger("freshmark.server")
+
+MAX_API_BODY_BYTES = 64 * 1024
+
+
+def _default_send() -> jobs.Sender:
+    from workers.celery_app import send_job
+
+    return send_job
+
+
+def token_ok(request: Request, config: Config, env: Mapping[str, str]) -> bool | None:
+    """True/False for a right/wrong bearer token; None when no token is configured at all."""
+    expected = env.get(config.api_token_env, "")
+    if not expected:
+        return None
+    given = request.headers.get("authorization", "")
+    scheme, _, token = given.partition(" ")
+    if scheme.lower() != "bearer":
+        return False
+    return hmac.compare_digest(expected.encode("utf-8"), token.strip().encode("utf-8", "replace"))
+
+
+def _auth_error(request: Request, config: Config, env: Mapping[str, str]) -> JSONResponse | None:
+    verdict = token_ok(request, config, env)
+    if verdict is None:
+        return JSONResponse(
+            {"error": f"API token not configured: set ${config.api_token_env}"}, status_code=403
+        )
+    if not verdict:
+        return JSONResponse({"error": "missing or wrong bearer token"}, status_code=401)
+    return None
+
+
+async def _json_object(request: Request) -> dict[str, Any]:
+    try:
+        body = await read_capped(request, MAX_API_BODY_BYTES)
+        data = json.loads(body)
+    except TooLarge as exc:
+        raise BadInput(f"body larger than {MAX_API_BODY_BYTES} bytes") from exc
+    except (ValueError, UnicodeDecodeError, RecursionError) as exc:
+        raise BadInput("body is not JSON (or nested too deeply)") from exc
+    if not isinstance(data, dict):
+        raise BadInput("body must be a JSON object")
+    return data
+
+
+def _branch_request(data: dict[str, Any]) -> tuple[str, str | None]:
+    branch, base = data.get("branch"), data.get("base")
+    if not isinstance(branch, str) or (base is not None and not isinstance(base, str)):
+        raise BadInput("'branch' (and optional 'base') must be strings")
+    return branch, base
+
+
+class _Routes:
+    """Handlers closed over one app's config, Redis client, sender and environment."""
+
+    def __init__(self, config: Config, client: redis.Redis, send: jobs.Sender,
+                 env: Mapping[str, str]):
+        self.config, self.client, self.send, self.env = config, client, send, env
+
+    async def ondemand(self, repo_id: str, request: Request) -> JSONResponse:
+        denied = _auth_error(request, self.config, self.env)
+        if denied is not None:
+            return denied
+        try:
+            branch, base = _branch_request(await _json_object(request))
+            result = request_branch_index(
+                self.client, self.config, repo_id, branch, self.send, base
+            )
+        except ConfigError:
+            return JSONResponse({"error": f"unknown repository {repo_id[:80]!r}"}, status_code=404)
+        except BadInput as exc:
+            return JSONResponse({"error": str(exc)}, status_code=400)
+        except (redis.RedisError, OperationalError, OSError):
+            return JSONResponse({"error": "queue unavailable; retry later"}, status_code=503)
+        return JSONResponse(
+            {"job": result.job_key, "outcome": result.outcome, "queue": result.queue},
+            status_code=202,
+        )
+
+    def debug_queue(self, request: Request) -> JSONResponse:
+        denied = _auth_error(request, self.config, self.env)
+        if denied is not None:
+            return denied
+        try:
+            failed = [json.loads(x) for x in self.client.lrange(keys.FAILED, 0, 49)]
+            return JSONResponse({
+                "queues": jobs.queue_lengths(self.client, _queues(self.config)),
+                "due": self.client.zcard(keys.DUE),
+                "pending": jobs.pending_jobs(self.client, limit=200),
+                "parked": jobs.parked_jobs(self.client),
+                "failed": failed,
+            })
+        except (redis.RedisError, OSError):
+            return JSONResponse({"error": "queue unavailable; retry later"}, status_code=503)
+
+    def healthz(self) -> JSONResponse:
+        try:
+            self.client.ping()
+        except (redis.RedisError, OSError) as exc:
+            return JSONResponse({"status": "unavailable", "redis": str(exc)[:200]}, status_code=503)
+        return JSONResponse({"status": "ok", "version": __version__})
+
+    def metrics(self) -> Response:
+        try:
+            body, content_type = metrics.render_latest(redis=self.client)
+        except (redis.RedisError, OSError):
+            body, content_type = metrics.render_latest()  # events still count when Redis is down
+        return Response(content=body, media_type=content_type)
+
+
+def _queues(config: Config) -> list[str]:
+    names = list(keys.BUILTIN_QUEUES)
+    return names + [layer.queue for layer in config.layers if layer.queue not in names]
+
+
+def _optional_module(name: str) -> Any | None:
+    """Import a sibling module if it is installed; errors inside it are not hidden."""
+    if importlib.util.find_spec(name) is None:
+        return None
+    return importlib.import_module(name)
+
+
+def _include_search_api(app: FastAPI) -> None:
+    module = _optional_module("freshmark.http_api")
+    if module is not None:
+        app.include_router(module.router)
+
+
+def _mount_mcp(app: FastAPI) -> Any | None:
+    """Mount a fresh MCP server's Streamable HTTP app at /mcp (endpoint ``/mcp/``); returns the
+    server, whose session manager the lifespan runs (a mounted app's own lifespan does not)."""
+    module = _optional_module("freshmark.mcp_server")
+    if module is None:
+        return None
+    server = module.build_server()  # one per app: a session manager runs only once
+    app.mount("/mcp", module.create_asgi_app(server))
+    return server
+
+
+@asynccontextmanager
+async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
+    manager = getattr(getattr(app.state, "mcp_server", None), "session_manager", None)
+    if manager is None:
+        yield
+        return
+    async with manager.run():
+        yield
+
+
+def create_app(
+    settings: Settings | None = None,
+    config: Config | None = None,
+    client: redis.Redis | None = None,
+    send: jobs.Sender | None = None,
+    env: Mapping[str, str] | None = None,
+) -> FastAPI:
+    settings = settings or Settings.from_env()
+    config = config or load_config(settings.config_path)
+    client = client or jobs.connect(settings.redis_url)
+    send = send or _default_send()
+    env = os.environ if env is None else env
+    timings = jobs.Timings.from_env()
+    receiver = WebhookReceiver(config, client, send, env, stale_seconds=timings.stale_seconds)
+    routes = _Routes(config, client, send, env)
+
+    app = FastAPI(title="freshmark", version=__version__, lifespan=_lifespan)
+    app.add_api_route("/webhooks/{repo_id}", receiver.handle, methods=["POST"])
+    app.add_api_route("/branches/{repo_id}", routes.ondemand, methods=["POST"])
+    app.add_api_route("/debug/queue", routes.debug_queue, methods=["GET"])
+    app.add_api_route("/healthz", routes.healthz, methods=["GET"])
+    app.add_api_route("/metrics", routes.metrics, methods=["GET"])
+    _include_search_api(app)
+    app.state.mcp_server = _mount_mcp(app)
+    return app

@@ -1,0 +1,1 @@
+"""Producers of index jobs: webhook receivers, the watchdog watcher and the layered scheduler."""

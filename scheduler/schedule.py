@@ -1,0 +1,162 @@
+"""The layered schedule: each layer's interval drives rebuild jobs on the layer's own queue.
+
+Hot business directories are rebuilt often, infrastructure rarely (intervals from the config);
+a reconcile pass and the retirement of idle branches run on their own intervals. Exactly one
+scheduler acts at a time: it holds a Redis lock whose TTL it renews every tick, and a standby
+takes over within one TTL of the holder dying. Last run times live in Redis too, so a restarted
+(or replacement) scheduler does not fire everything again. Every tick also drains the due set
+(debounced jobs whose time has come). Times are unix seconds.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+import uuid
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import redis
+from kombu.exceptions import OperationalError
+
+from freshmark import jobs, keys
+from freshmark.config import Config
+
+log = logging.getLogger("freshmark.scheduler")
+
+_RELEASE = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0
+"""
+
+_RENEW = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  return redis.call('PEXPIRE', KEYS[1], ARGV[2])
+end
+return 0
+"""
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One periodic duty: its name (the key of its last run), interval and the jobs it queues."""
+
+    name: str
+    interval_seconds: float
+    specs: tuple[jobs.JobSpec, ...]
+
+
+def retire_interval_seconds(config: Config) -> float:
+    """Check for idle branches a few times per idle period, at most hourly."""
+    return float(max(60, min(3600, config.branch_idle_seconds // 4)))
+
+
+def schedule_entries(config: Config) -> list[Entry]:
+    """Layer rebuilds for every tracked branch, reconcile, retirement (pure)."""
+    entries = []
+    for layer in config.layers:
+        specs = tuple(
+            jobs.JobSpec(
+                kind=jobs.KIND_INDEX, repo=repo.id, branch=branch, layer=layer.name,
+                queue=layer.queue, reason=f"schedule: layer {layer.name}",
+            )
+            for repo in config.repos
+            for branch in repo.branches
+        )
+        if specs and layer.interval_seconds > 0:
+            entries.append(Entry(f"layer:{layer.name}", float(layer.interval_seconds), specs))
+    maintenance = (
+        ("reconcile", float(config.reconcile_interval_seconds), jobs.KIND_RECONCILE),
+        ("retire_idle", retire_interval_seconds(config), jobs.KIND_RETIRE_IDLE),
+    )
+    for name, interval, kind in maintenance:
+        if interval > 0 and config.repos:
+            spec = jobs.JobSpec(kind=kind, repo=jobs.ALL, queue=keys.QUEUE_MAINTENANCE, reason=name)
+            entries.append(Entry(name, interval, (spec,)))
+    return entries
+
+
+def due_entries(
+    entries: Sequence[Entry], last_runs: Mapping[str, float], now: float
+) -> list[Entry]:
+    """Entries never run, or whose interval has passed since their last run (pure)."""
+    return [e for e in entries if now - last_runs.get(e.name, float("-inf")) >= e.interval_seconds]
+
+
+class SchedulerLock:
+    """The single-scheduler lock: ``SET NX PX`` to take it, compare-and-expire to renew."""
+
+    def __init__(self, client: redis.Redis, ttl_seconds: float = 15.0):
+        self.client = client
+        self.ttl_ms = int(ttl_seconds * 1000)
+        self.token = uuid.uuid4().hex
+
+    def hold(self) -> bool:
+        """Renew if held, else try to take it; True while this process is the scheduler."""
+        renew = self.client.register_script(_RENEW)
+        renewed = renew([keys.SCHEDULER_LOCK], [self.token, self.ttl_ms])
+        if renewed == 1:
+            return True
+        return bool(self.client.set(keys.SCHEDULER_LOCK, self.token, nx=True, px=self.ttl_ms))
+
+    def release(self) -> None:
+        self.client.register_script(_RELEASE)([keys.SCHEDULER_LOCK], [self.token])
+
+
+@dataclass
+class TickReport:
+    leader: bool
+    drained: int = 0
+    fired: tuple[str, ...] = ()
+    sent: int = 0
+
+
+class Scheduler:
+    def __init__(self, client: redis.Redis, config: Config, send: jobs.Sender,
+                 lock_ttl_seconds: float = 15.0, stale_seconds: float = 3600.0):
+        self.client = client
+        self.config = config
+        self.send = send
+        self.lock = SchedulerLock(client, lock_ttl_seconds)
+        self.stale_seconds = stale_seconds
+        self.entries = schedule_entries(config)
+
+    def _last_runs(self) -> dict[str, float]:
+        return {k: float(v) for k, v in self.client.hgetall(keys.SCHEDULE_LAST_RUN).items()}
+
+    def tick(self, now: float | None = None) -> TickReport:
+        """One round: hold the lock, drain the due set, fire what is due."""
+        now = time.time() if now is None else now
+        if not self.lock.hold():
+            return TickReport(leader=False)
+        report = TickReport(leader=True, drained=jobs.drain_due(self.client, self.send, now=now))
+        fired = due_entries(self.entries, self._last_runs(), now)
+        for entry in fired:
+            for spec in entry.specs:
+                result = jobs.submit(self.client, spec, self.send, stale_seconds=self.stale_seconds)
+                report.sent += int(result.must_send)
+            self.client.hset(keys.SCHEDULE_LAST_RUN, entry.name, now)
+        report.fired = tuple(e.name for e in fired)
+        if fired:
+            log.info("scheduler fired %s (%d jobs sent)", ", ".join(report.fired), report.sent)
+        return report
+
+    def run(self, stop: threading.Event, tick_seconds: float = 1.0) -> None:
+        """Tick until ``stop`` is set; a Redis outage is logged and retried, never fatal."""
+        leader: bool | None = None  # unknown until the first tick: log either state once
+        try:
+            while not stop.is_set():
+                try:
+                    report = self.tick()
+                    if report.leader != leader:
+                        leader = report.leader
+                        log.info("scheduler is %s", "active" if leader else "standby")
+                except (redis.RedisError, OperationalError, OSError) as exc:
+                    log.warning("scheduler tick failed (will retry): %s", exc)
+                stop.wait(tick_seconds)
+        finally:
+            try:
+                self.lock.release()
+            except (redis.RedisError, OSError):
+                pass

@@ -1,0 +1,265 @@
+"""The watchdog producer for a local working copy (``freshmark watch PATH``).
+
+Events only say *when* to look; every job diffs the branch's stamp against its head, so a lost
+or duplicated event costs nothing but latency. What is watched:
+
+- the work tree, recursively, but never ``.git`` below its top (``.git/objects`` alone would
+  eat thousands of inotify watches and fire on every fetch);
+- ``.git`` itself (``HEAD``, ``packed-refs``) and ``.git/refs`` recursively: a commit or a
+  branch switch is a ref change. Ref ``*.lock`` files are ignored; the rename that commits a ref
+  update is what counts.
+
+Editors that save atomically write a temp file and rename it over the target, so the target
+sees only a ``moved`` event: its destination counts as the change. Events are tallied in
+memory and turned into one debounced job per branch in Redis's due set (each new event pushes
+the due time out, up to a maximum wait), which this process and the scheduler drain. After a
+burst (more than ``burst_events`` in one flush window) or an inotify queue overflow (events were
+dropped), every branch this watcher indexed and whose head moved is reconciled too. NFS and
+bind mounts deliver no inotify events: ``polling=True`` uses watchdog's polling observer.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import re
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import pygit2
+import redis
+from watchdog.events import FileSystemEvent, FileSystemEventHandler
+from watchdog.observers import Observer
+from watchdog.observers.api import BaseObserver
+from watchdog.observers.polling import PollingObserver
+
+from freshmark import jobs, keys
+from freshmark.errors import NotARepository
+
+log = logging.getLogger("freshmark.watch")
+
+FILE, REF = "file", "ref"
+_QUIET_EVENT_TYPES = frozenset({"opened", "closed", "closed_no_write"})
+_OVERFLOW_LOGGERS = ("watchdog.observers.inotify_c", "watchdog.observers.inotify")
+
+
+def classify_path(root: Path, git_dir: Path, path: str) -> str | None:
+    """``ref`` for HEAD/packed-refs/refs/**, ``file`` for the work tree, None to ignore."""
+    candidate = Path(path)
+    if candidate.is_relative_to(git_dir):
+        parts = candidate.relative_to(git_dir).parts
+        if not parts or parts[-1].endswith(".lock"):
+            return None
+        if parts in (("HEAD",), ("packed-refs",)) or parts[0] == "refs":
+            return REF
+        return None
+    if candidate.is_relative_to(root) and candidate != root:
+        return FILE
+    return None
+
+
+@dataclass(frozen=True)
+class Tally:
+    files: int = 0
+    refs: int = 0
+    overflow: bool = False
+
+    @property
+    def events(self) -> int:
+        return self.files + self.refs
+
+
+class EventTally:
+    """Thread-safe counts of relevant events since the last ``take``."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._tally = Tally()
+
+    def note(self, kind: str) -> None:
+        with self._lock:
+            t = self._tally
+            self._tally = Tally(t.files + (kind == FILE), t.refs + (kind == REF), t.overflow)
+
+    def note_overflow(self) -> None:
+        with self._lock:
+            self._tally = Tally(self._tally.files, self._tally.refs, True)
+
+    def take(self) -> Tally:
+        with self._lock:
+            taken, self._tally = self._tally, Tally()
+            return taken
+
+
+class TreeEventHandler(FileSystemEventHandler):
+    def __init__(self, root: Path, git_dir: Path, tally: EventTally,
+                 on_new_top_dir: Callable[[Path], None] | None = None):
+        self.root, self.git_dir, self.tally = root, git_dir, tally
+        self.on_new_top_dir = on_new_top_dir
+
+    def on_any_event(self, event: FileSystemEvent) -> None:
+        if event.event_type in _QUIET_EVENT_TYPES:
+            return
+        if event.is_directory and event.event_type == "modified":
+            return  # a directory's mtime changes with every file event inside it
+        paths = [event.src_path] + ([event.dest_path] if event.event_type == "moved" else [])
+        for raw in paths:
+            kind = classify_path(self.root, self.git_dir, str(raw))
+            if kind is not None:
+                self.tally.note(kind)
+        if event.is_directory and event.event_type in ("created", "moved") and self.on_new_top_dir:
+            target = Path(str(event.dest_path if event.event_type == "moved" else event.src_path))
+            if target.parent == self.root and target != self.git_dir:
+                self.on_new_top_dir(target)
+
+
+class _OverflowLog(logging.Handler):
+    """watchdog reports a kernel queue overflow only in its log; turn that into a signal."""
+
+    def __init__(self, tally: EventTally):
+        super().__init__(logging.WARNING)
+        self.tally = tally
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if "overflow" in record.getMessage().lower():
+            self.tally.note_overflow()
+
+
+def watch_label(root: Path) -> str:
+    """A job-key-safe name for a working copy: its directory name plus a digest of its path."""
+    name = re.sub(r"[^A-Za-z0-9_.-]+", "-", root.name).strip("-.")[:40] or "repo"
+    return f"wc-{name}-{hashlib.sha256(str(root).encode()).hexdigest()[:8]}"
+
+
+def _git_state(root: Path) -> tuple[str | None, dict[str, str]]:
+    """(checked-out branch or None when detached/unborn, every local branch head)."""
+    repo = pygit2.Repository(str(root))
+    try:
+        heads = {}
+        for name in repo.branches.local:
+            branch = repo.branches.local[name]
+            heads[name] = str(branch.target)
+        current = None if repo.head_is_detached or repo.head_is_unborn else repo.head.shorthand
+        return current, heads
+    finally:
+        repo.free()
+
+
+class WorkingCopyWatcher:
+    def __init__(
+        self,
+        root: Path,
+        client: redis.Redis,
+        send: jobs.Sender,
+        *,
+        queue: str = keys.QUEUE_HOT,
+        debounce_seconds: float = 2.0,
+        max_wait_seconds: float = 30.0,
+        burst_events: int = 500,
+        polling: bool = False,
+        poll_interval_seconds: float = 1.0,
+    ):
+        self.root = root.resolve()
+        try:
+            repo = pygit2.Repository(str(self.root))
+        except pygit2.GitError as exc:
+            raise NotARepository(f"not a git working copy: {self.root}") from exc
+        if repo.is_bare:
+            raise NotARepository(f"{self.root} is a bare repository; watch a working copy")
+        self.git_dir = Path(repo.path).resolve()
+        repo.free()
+        self.client, self.send, self.queue = client, send, queue
+        self.debounce_seconds, self.max_wait_seconds = debounce_seconds, max_wait_seconds
+        self.burst_events = burst_events
+        self.label = watch_label(self.root)
+        self.tally = EventTally()
+        self.polling = polling
+        self.observer: BaseObserver = (
+            PollingObserver(timeout=poll_interval_seconds) if polling else Observer()
+        )
+        self.handler = TreeEventHandler(self.root, self.git_dir, self.tally, self._watch_dir)
+        self.branch, self.heads = _git_state(self.root)
+        self.indexed: set[str] = set()
+        self._overflow_log = _OverflowLog(self.tally)
+
+    def _watch_dir(self, path: Path) -> None:
+        if path.is_dir() and not path.is_symlink():
+            self.observer.schedule(self.handler, str(path), recursive=True)
+
+    def start(self) -> None:
+        self.observer.schedule(self.handler, str(self.root), recursive=False)
+        for child in sorted(self.root.iterdir()):
+            if child.resolve() != self.git_dir and child.name != ".git":
+                self._watch_dir(child)
+        self.observer.schedule(self.handler, str(self.git_dir), recursive=False)
+        self._watch_dir(self.git_dir / "refs")
+        for name in _OVERFLOW_LOGGERS:
+            logging.getLogger(name).addHandler(self._overflow_log)
+        self.observer.start()
+
+    def stop(self) -> None:
+        for name in _OVERFLOW_LOGGERS:
+            logging.getLogger(name).removeHandler(self._overflow_log)
+        self.observer.stop()
+        self.observer.join(timeout=10)
+
+    def _spec(self, branch: str, base: str, reason: str) -> jobs.JobSpec:
+        return jobs.JobSpec(
+            kind=jobs.KIND_INDEX, repo=self.label, branch=branch, layer=jobs.ALL,
+            queue=self.queue, base_branch=base, path=str(self.root), reason=reason,
+        )
+
+    def plan(self, tally: Tally) -> list[jobs.JobSpec]:
+        """The jobs one flush asks for: the checked-out branch (seeded from the previous one
+        after a switch) and, after a burst or overflow, every indexed branch that moved."""
+        previous_branch, previous_heads = self.branch, self.heads
+        self.branch, self.heads = _git_state(self.root)
+        if self.branch is None:
+            return []  # detached HEAD: nothing to stamp a branch with
+        switched = previous_branch not in (None, self.branch)
+        base = previous_branch if switched and previous_branch else ""
+        reconcile = tally.overflow or tally.events >= self.burst_events
+        specs = [self._spec(self.branch, base, "watch: reconcile" if reconcile else "watch")]
+        if reconcile:
+            moved = {b for b in self.indexed if self.heads.get(b) != previous_heads.get(b)}
+            specs += [self._spec(b, "", "watch: reconcile") for b in sorted(moved - {self.branch})
+                      if b in self.heads]
+        return specs
+
+    def flush(self, now: float | None = None, immediate: bool = False) -> list[jobs.EnqueueResult]:
+        """Turn the events since the last flush into debounced jobs; drain what is due."""
+        tally = self.tally.take()
+        results: list[jobs.EnqueueResult] = []
+        if tally.events or tally.overflow or immediate:
+            for spec in self.plan(tally):
+                results.append(
+                    jobs.enqueue(
+                        self.client, spec, now=now,
+                        delay_seconds=0.0 if immediate else self.debounce_seconds,
+                        max_wait_seconds=self.max_wait_seconds,
+                    )
+                )
+                self.indexed.add(spec.branch)
+            for result in results:
+                if result.must_send:
+                    self.send(result.kind, result.job_key, result.job_id, result.queue)
+        jobs.drain_due(self.client, self.send, now=now)
+        return results
+
+    def run(self, stop: threading.Event, flush_seconds: float = 0.25) -> None:
+        """Watch until ``stop`` is set; the first flush indexes the checked-out branch now."""
+        self.start()
+        try:
+            self.flush(immediate=True)
+            while not stop.wait(flush_seconds):
+                try:
+                    self.flush()
+                except (redis.RedisError, OSError) as exc:
+                    log.warning("watch: queueing failed (will retry): %s", exc)
+                    self.tally.note_overflow()  # events were taken but not queued: reconcile
+                    time.sleep(1.0)
+        finally:
+            self.stop()

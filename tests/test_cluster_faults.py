@@ -1,0 +1,160 @@
+"""Faults with real processes: a worker killed mid-job, Redis restarted, Chroma restarted, a
+poison job. Few and bounded: every wait has a timeout; every process is stopped at the end."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from cluster_support import (
+    PROCESS_DB,
+    REDIS_HOST,
+    REDIS_PORT,
+    SECRET_ENV,
+    Cluster,
+    PrivateRedis,
+    client_for,
+    cluster_env,
+    make_remote,
+    wait_until,
+    write_config,
+)
+from conftest import ChromaServer
+from repo_builder import RepoBuilder
+
+from freshmark import keys
+from freshmark.config import Config
+from freshmark.indexer import index_repo
+from freshmark.settings import Settings
+from freshmark.stamp import LIVE
+from freshmark.store import Store
+
+pytestmark = [pytest.mark.slow, pytest.mark.server]
+
+
+def _cluster(root: Path, redis_url: str, chroma_url: str, *, service: str = "",
+             url: str | None = None) -> tuple[Cluster, str, RepoBuilder]:
+    remote, work = make_remote(root / "remotes", "shop")
+    repo_id = f"shop-{uuid.uuid4().hex[:6]}"
+    config = write_config(root / "freshmark.toml", [
+        {"id": repo_id, "url": url or f"file://{remote}", "branches": ["main"],
+         "provider": "github", "webhook_secret_env": SECRET_ENV}], service=service)
+    return Cluster(root, cluster_env(root, redis_url, chroma_url, config)), repo_id, work
+
+
+@pytest.fixture
+def process_db() -> Iterator[str]:
+    client_for(PROCESS_DB).flushdb()
+    yield f"redis://{REDIS_HOST}:{REDIS_PORT}/{PROCESS_DB}"
+    client_for(PROCESS_DB).flushdb()
+
+
+def _big_commit(work: RepoBuilder, files: int = 100) -> str:
+    body = "".join(f"def handler_{j}(order):\n    return order.total * {j}\n\n" for j in range(12))
+    for i in range(files):
+        work.write(f"src/pkg{i % 20}/mod{i}.py", f'"""Module {i}."""\n\n{body}')
+    sha = work.commit("a large change")
+    work.push("origin", "main")
+    return sha
+
+
+def _live_chunks(settings: Settings, repo_key: str) -> list[tuple[str, str, int, int]]:
+    index = Store.open(settings).branch(repo_key, "main")
+    assert index is not None
+    return sorted((r.path, r.symbol, r.start_line, r.end_line)
+                  for r in index.iter_records(include_text=False) if r.status == LIVE)
+
+
+def test_worker_killed_mid_job_finishes_after_restart_without_duplicates(
+    tmp_path: Path, process_db: str, chroma_server
+) -> None:
+    cluster, repo_id, work = _cluster(tmp_path, process_db, chroma_server.url)
+    try:
+        head = _big_commit(work)
+        worker = cluster.start_worker(concurrency=1)
+        cluster.start_server()
+        assert cluster.push_webhook(repo_id, head).status_code == 202
+        job = keys.job(f"index:{repo_id}:main:default")
+        client = cluster.client()
+        wait_until(lambda: client.hget(job, "state") == "running", 60, "the job to start")
+        cluster.kill(worker)
+        assert client.hget(job, "state") == "running"  # killed mid-job, not after it
+        cluster.start_worker(concurrency=1, name="w2")
+        cluster.wait_for_stamp(repo_id, head, timeout_seconds=120)
+    finally:
+        cluster.stop_all()
+    # The resumed index holds exactly what a clean run at the same commit holds.
+    clean = Settings(home=tmp_path / "clean", embedder="hashing")
+    index_repo(cluster.settings().mirrors_dir / f"{repo_id}.git", settings=clean, config=Config(),
+               branch="main", repo_id=repo_id)
+    resumed = _live_chunks(cluster.settings(), f"id:{repo_id}")
+    assert len(resumed) == len(set(resumed))
+    assert resumed == _live_chunks(clean, f"id:{repo_id}")
+
+
+def test_redis_restart_mid_stream_loses_no_push(tmp_path: Path, private_redis: PrivateRedis,
+                                                chroma_server) -> None:
+    cluster, repo_id, work = _cluster(tmp_path, private_redis.url, chroma_server.url,
+                                      service="reconcile_interval_seconds = 3")
+    try:
+        cluster.start_worker()
+        cluster.start_server()
+        cluster.start_scheduler()
+        first = work.head()
+        cluster.push_webhook(repo_id, first)
+        cluster.wait_for_stamp(repo_id, first)
+        private_redis.stop()  # no persistence: every queued message and job state is gone
+        for n in range(2):  # pushes during the outage: their webhooks cannot be queued
+            sha = work.write("src/app.py", f"def hello():\n    return {n}\n").commit(f"c{n}")
+            work.push("origin", "main")
+            assert cluster.push_webhook(repo_id, sha).status_code == 503
+        private_redis.start()
+        last = work.write("src/late.py", "L = 1\n").commit("no webhook at all")
+        work.push("origin", "main")
+        cluster.wait_for_stamp(repo_id, last, timeout_seconds=120)
+    finally:
+        cluster.stop_all()
+
+
+def test_chroma_restart_is_retried_until_the_job_lands(tmp_path: Path, process_db: str) -> None:
+    chroma = ChromaServer(tmp_path / "chroma-data")
+    chroma.data_dir.mkdir()
+    chroma.start()
+    cluster, repo_id, work = _cluster(tmp_path, process_db, chroma.url,
+                                      service="max_attempts = 20")
+    try:
+        cluster.start_worker()
+        cluster.start_server()
+        chroma.stop()
+        head = work.head()
+        cluster.push_webhook(repo_id, head)
+        job = keys.job(f"index:{repo_id}:main:default")
+        client = cluster.client()
+        wait_until(lambda: "StoreUnavailable" in (client.hget(job, "last_error") or ""), 60,
+                   "the job to fail on the stopped Chroma server")
+        chroma.start()
+        cluster.wait_for_stamp(repo_id, head, timeout_seconds=120)
+    finally:
+        cluster.stop_all()
+        chroma.stop()
+
+
+def test_poison_job_is_parked_after_its_attempts_and_says_so(tmp_path: Path, process_db: str,
+                                                             chroma_server) -> None:
+    cluster, repo_id, _ = _cluster(tmp_path, process_db, chroma_server.url,
+                                   service="max_attempts = 2",
+                                   url=f"file://{tmp_path}/no-such-remote.git")
+    try:
+        cluster.start_worker()
+        cluster.start_server()
+        cluster.push_webhook(repo_id, "a" * 40)
+        job_key = f"index:{repo_id}:main:default"
+        client = cluster.client()
+        wait_until(lambda: client.hexists(keys.PARKED, job_key), 90, "the job to be parked")
+        assert "RemoteUnavailable" in client.hget(keys.PARKED, job_key)
+        log = (tmp_path / "worker-w1.log").read_text(errors="replace")
+        assert f"job {job_key} parked after 2 attempts" in log
+    finally:
+        cluster.stop_all()

@@ -1,0 +1,56 @@
+"""The long-running commands as real processes: ``freshmark scheduler`` and ``freshmark watch``."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import redis
+from cluster_support import (
+    REDIS_HOST,
+    REDIS_PORT,
+    UNIT_DB,
+    Cluster,
+    cluster_env,
+    wait_until,
+    write_config,
+)
+from repo_builder import RepoBuilder
+
+from freshmark import keys
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture
+def cluster(tmp_path: Path, redis_client: redis.Redis) -> Iterator[Cluster]:
+    config = write_config(tmp_path / "freshmark.toml", [
+        {"id": "shop", "url": f"file://{tmp_path}/shop.git", "branches": ["main"]}])
+    env = cluster_env(tmp_path, f"redis://{REDIS_HOST}:{REDIS_PORT}/{UNIT_DB}",
+                      "http://127.0.0.1:9", config)
+    running = Cluster(tmp_path, env)
+    yield running
+    running.stop_all()
+
+
+def test_second_scheduler_process_stays_standby(cluster: Cluster,
+                                                redis_client: redis.Redis) -> None:
+    cluster.start_scheduler()
+    wait_until(lambda: redis_client.hget(keys.SCHEDULE_LAST_RUN, "reconcile"), 60,
+               "the first scheduler to fire")
+    holder = redis_client.get(keys.SCHEDULER_LOCK)
+    cluster.spawn("scheduler", "--tick-seconds", "0.2", log_name="scheduler-2")
+    wait_until(lambda: b"standby" in (cluster.root / "scheduler-2.log").read_bytes(), 60,
+               "the second scheduler to report standby")
+    assert redis_client.get(keys.SCHEDULER_LOCK) == holder
+
+
+def test_watch_process_queues_the_checked_out_branch(cluster: Cluster, tmp_path: Path,
+                                                     redis_client: redis.Redis) -> None:
+    work = RepoBuilder.init(tmp_path / "wc")
+    work.write("src/a.py", "A = 1\n").commit("a")
+    cluster.spawn("watch", str(work.path), "--polling", log_name="watch")
+    wait_until(lambda: redis_client.llen(keys.QUEUE_HOT), 60, "a message on the hot queue")
+    pending = [k for k in redis_client.keys(keys.JOB_PREFIX + "*") if k.endswith(":main:*")]
+    assert len(pending) == 1 and redis_client.hget(pending[0], "path") == str(work.path)

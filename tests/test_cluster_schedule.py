@@ -1,0 +1,119 @@
+"""The layered schedule, the single-scheduler lock and the reconcile plan."""
+
+from __future__ import annotations
+
+import redis
+from cluster_support import Recorder
+
+from freshmark import jobs, keys
+from freshmark.config import Config, Layer, RepoConfig
+from freshmark.store import Manifest
+from scheduler.reconcile import plan_repo
+from scheduler.schedule import Scheduler, SchedulerLock, due_entries, schedule_entries
+
+HOT = Layer("hot", ("src/**",), 300, "hot")
+INFRA = Layer("infra", ("**",), 86400, "infra")
+SHOP = RepoConfig("shop", "file:///nowhere/shop.git", ("main", "release"))
+CONFIG = Config(layers=(HOT, INFRA), repos=(SHOP,), reconcile_interval_seconds=120)
+HEAD, OLD = "a" * 40, "b" * 40
+
+
+def test_each_layer_rebuilds_every_tracked_branch_on_its_own_queue() -> None:
+    entries = {e.name: e for e in schedule_entries(CONFIG)}
+    assert entries["layer:hot"].interval_seconds == 300
+    assert entries["layer:infra"].interval_seconds == 86400
+    assert {(s.branch, s.queue) for s in entries["layer:infra"].specs} == {
+        ("main", "infra"), ("release", "infra")}
+
+
+def test_reconcile_and_retirement_run_on_the_maintenance_queue() -> None:
+    entries = {e.name: e for e in schedule_entries(CONFIG)}
+    assert entries["reconcile"].interval_seconds == 120
+    assert entries["reconcile"].specs[0].queue == keys.QUEUE_MAINTENANCE
+    assert entries["retire_idle"].specs[0].kind == jobs.KIND_RETIRE_IDLE
+
+
+def test_hot_layer_is_due_long_before_infrastructure() -> None:
+    entries = schedule_entries(CONFIG)
+    last = {e.name: 1000.0 for e in entries}
+    assert [e.name for e in due_entries(entries, last, 1000.0 + 301)] == ["layer:hot", "reconcile"]
+
+
+def test_only_one_of_two_schedulers_holds_the_lock(redis_client: redis.Redis) -> None:
+    first, second = SchedulerLock(redis_client), SchedulerLock(redis_client)
+    assert first.hold() and not second.hold()
+    assert first.hold()  # renewing its own lock
+
+
+def test_standby_takes_over_when_the_active_scheduler_releases(redis_client: redis.Redis) -> None:
+    first, second = SchedulerLock(redis_client), SchedulerLock(redis_client)
+    first.hold()
+    first.release()
+    assert second.hold() and not first.hold()
+
+
+def test_standby_scheduler_sends_nothing(redis_client: redis.Redis) -> None:
+    active_send, standby_send = Recorder(), Recorder()
+    active = Scheduler(redis_client, CONFIG, active_send)
+    standby = Scheduler(redis_client, CONFIG, standby_send)
+    assert active.tick(now=5000.0).leader and not standby.tick(now=5000.0).leader
+    assert standby_send.sent == [] and active_send.sent
+
+
+def test_first_tick_fires_everything_and_the_next_nothing(redis_client: redis.Redis) -> None:
+    send = Recorder()
+    sched = Scheduler(redis_client, CONFIG, send)
+    first = sched.tick(now=5000.0)
+    assert set(first.fired) == {"layer:hot", "layer:infra", "reconcile", "retire_idle"}
+    assert sched.tick(now=5001.0).fired == ()
+
+
+def test_last_runs_survive_a_scheduler_restart(redis_client: redis.Redis) -> None:
+    Scheduler(redis_client, CONFIG, Recorder()).tick(now=5000.0)
+    redis_client.delete(keys.SCHEDULER_LOCK)  # the old scheduler died
+    assert Scheduler(redis_client, CONFIG, Recorder()).tick(now=5010.0).fired == ()
+
+
+def test_tick_drains_debounced_jobs_that_are_due(redis_client: redis.Redis) -> None:
+    spec = jobs.JobSpec(kind=jobs.KIND_INDEX, repo="wc-x", branch="main", path="/w/x")
+    jobs.enqueue(redis_client, spec, delay_seconds=2.0, now=4990.0)
+    send = Recorder()
+    assert Scheduler(redis_client, CONFIG, send).tick(now=5000.0).drained == 1
+    assert spec.key in send.keys()
+
+
+# --- reconcile plan (pure) -------------------------------------------------------------------
+
+
+def _manifest(branch: str, hot: str, infra: str) -> Manifest:
+    return Manifest(repo="shop", repo_key="id:shop", branch=branch, embedder="hashing",
+                    collection="c", layers={"hot": {"commit": hot}, "infra": {"commit": infra}})
+
+
+def test_reconcile_queues_only_the_layers_behind_the_head() -> None:
+    plan = plan_repo(SHOP, CONFIG.layers, {"main": HEAD}, [_manifest("main", HEAD, OLD)])
+    assert [(s.branch, s.layer, s.queue) for s in plan.index] == [("main", "infra", "infra")]
+
+
+def test_reconcile_indexes_a_tracked_branch_never_indexed_from_its_base() -> None:
+    plan = plan_repo(SHOP, CONFIG.layers, {"main": HEAD, "release": HEAD},
+                     [_manifest("main", HEAD, HEAD)])
+    assert {(s.branch, s.base_branch) for s in plan.index} == {("release", "main")}
+
+
+def test_reconcile_keeps_on_demand_branches_fresh() -> None:
+    plan = plan_repo(SHOP, CONFIG.layers, {"main": HEAD, "feature": HEAD},
+                     [_manifest("main", HEAD, HEAD), _manifest("feature", OLD, OLD)])
+    assert {(s.branch, s.layer) for s in plan.index} == {("feature", "hot"), ("feature", "infra")}
+
+
+def test_reconcile_retires_collections_whose_branch_is_gone() -> None:
+    plan = plan_repo(SHOP, CONFIG.layers, {"main": HEAD},
+                     [_manifest("main", HEAD, HEAD), _manifest("feature", OLD, OLD)])
+    assert [(s.kind, s.branch) for s in plan.retire] == [(jobs.KIND_RETIRE, "feature")]
+
+
+def test_reconcile_of_an_up_to_date_repo_is_empty() -> None:
+    plan = plan_repo(SHOP, CONFIG.layers, {"main": HEAD, "release": OLD},
+                     [_manifest("main", HEAD, HEAD), _manifest("release", OLD, OLD)])
+    assert plan.index == [] and plan.retire == []

@@ -1,0 +1,179 @@
+"""The job-queue core against a real Redis: dedup, coalescing, claims, parking, debounce."""
+
+from __future__ import annotations
+
+import threading
+
+import redis
+from cluster_support import Recorder
+
+from freshmark import jobs, keys
+
+SPEC = jobs.JobSpec(kind=jobs.KIND_INDEX, repo="shop", branch="main", layer="hot", queue="hot",
+                    target="a" * 40, reason="push")
+
+
+def _with_target(target: str) -> jobs.JobSpec:
+    return jobs.JobSpec(**{**SPEC.__dict__, "target": target})
+
+
+def test_first_request_is_sent_and_a_second_is_coalesced(redis_client: redis.Redis) -> None:
+    send = Recorder()
+    first = jobs.submit(redis_client, SPEC, send)
+    second = jobs.submit(redis_client, SPEC, send)
+    assert (first.outcome, second.outcome) == ("new", "coalesced")
+    assert send.sent == [(jobs.KIND_INDEX, SPEC.key, first.job_id, "hot")]
+
+
+def test_coalesced_request_leaves_the_newest_target(redis_client: redis.Redis) -> None:
+    jobs.enqueue(redis_client, _with_target("a" * 40))
+    jobs.enqueue(redis_client, _with_target("b" * 40))
+    assert jobs.job_state(redis_client, SPEC.key)["target"] == "b" * 40
+
+
+def test_concurrent_requests_send_exactly_one_message(redis_client: redis.Redis) -> None:
+    outcomes: list[str] = []
+
+    def request() -> None:  # redis-py clients are thread-safe: each call takes a connection
+        outcomes.append(jobs.enqueue(redis_client, SPEC).outcome)
+
+    threads = [threading.Thread(target=request) for _ in range(40)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert outcomes.count("new") == 1 and outcomes.count("coalesced") == 39
+
+
+def test_claim_marks_the_job_running_and_counts_the_attempt(redis_client: redis.Redis) -> None:
+    queued = jobs.enqueue(redis_client, SPEC)
+    claim = jobs.claim(redis_client, SPEC.key, queued.job_id, max_attempts=3)
+    assert claim.outcome == "claimed" and claim.job is not None
+    assert claim.job.attempts == 1 and claim.job.spec == SPEC
+    assert jobs.job_state(redis_client, SPEC.key)["state"] == jobs.RUNNING
+
+
+def test_message_for_a_finished_job_is_gone(redis_client: redis.Redis) -> None:
+    queued = jobs.enqueue(redis_client, SPEC)
+    jobs.claim(redis_client, SPEC.key, queued.job_id, max_attempts=3)
+    assert jobs.finish(redis_client, SPEC.key, queued.job_id, "done").outcome == "done"
+    assert jobs.claim(redis_client, SPEC.key, queued.job_id, max_attempts=3).outcome == "gone"
+
+
+def test_request_for_a_job_running_past_its_limits_resends_it(redis_client: redis.Redis) -> None:
+    old = jobs.enqueue(redis_client, SPEC, now=1000.0)
+    jobs.claim(redis_client, SPEC.key, old.job_id, max_attempts=3, now=1001.0)
+    resent = jobs.enqueue(redis_client, SPEC, now=1100.0, stale_seconds=60)
+    assert resent.outcome == "resend" and resent.job_id != old.job_id
+    assert jobs.claim(redis_client, SPEC.key, old.job_id, max_attempts=3).outcome == "stale"
+    assert jobs.claim(redis_client, SPEC.key, resent.job_id, max_attempts=3).outcome == "claimed"
+
+
+def test_queued_job_in_a_long_backlog_is_not_resent(redis_client: redis.Redis) -> None:
+    jobs.enqueue(redis_client, SPEC, now=1000.0)
+    later = jobs.enqueue(redis_client, SPEC, now=1100.0, stale_seconds=60)
+    lost = jobs.enqueue(redis_client, SPEC, now=1000.0 + 61 * jobs.QUEUED_STALE_FACTOR,
+                        stale_seconds=60)
+    assert (later.outcome, lost.outcome) == ("coalesced", "resend")
+
+
+def test_request_during_a_run_requeues_the_job_when_it_finishes(redis_client: redis.Redis) -> None:
+    queued = jobs.enqueue(redis_client, SPEC)
+    jobs.claim(redis_client, SPEC.key, queued.job_id, max_attempts=3)
+    during = jobs.enqueue(redis_client, _with_target("c" * 40))
+    assert during.outcome == "coalesced"
+    done = jobs.finish(redis_client, SPEC.key, queued.job_id, "done")
+    assert done.outcome == "requeue" and done.job_id != queued.job_id
+    state = jobs.job_state(redis_client, SPEC.key)
+    assert (state["state"], state["target"], state["attempts"]) == (jobs.QUEUED, "c" * 40, "0")
+
+
+def test_job_is_parked_after_max_attempts(redis_client: redis.Redis) -> None:
+    queued = jobs.enqueue(redis_client, SPEC)
+    outcomes = [
+        jobs.claim(redis_client, SPEC.key, queued.job_id, max_attempts=3).outcome
+        for _ in range(4)  # three crashes mid-job, then the fourth delivery
+    ]
+    assert outcomes == ["claimed", "claimed", "claimed", "parked"]
+    assert not redis_client.exists(keys.job(SPEC.key))
+    assert jobs.parked_jobs(redis_client)[SPEC.key]["attempts"] == "4"
+
+
+def test_parked_job_keeps_its_last_error(redis_client: redis.Redis) -> None:
+    queued = jobs.enqueue(redis_client, SPEC)
+    jobs.claim(redis_client, SPEC.key, queued.job_id, max_attempts=1)
+    jobs.finish(redis_client, SPEC.key, queued.job_id, "retry", error="StoreUnavailable: down")
+    jobs.claim(redis_client, SPEC.key, queued.job_id, max_attempts=1)
+    assert jobs.parked_jobs(redis_client)[SPEC.key]["last_error"] == "StoreUnavailable: down"
+
+
+def test_request_after_parking_starts_a_fresh_job(redis_client: redis.Redis) -> None:
+    queued = jobs.enqueue(redis_client, SPEC)
+    for _ in range(2):
+        jobs.claim(redis_client, SPEC.key, queued.job_id, max_attempts=1)
+    fresh = jobs.enqueue(redis_client, SPEC)
+    assert fresh.outcome == "new"
+    assert jobs.claim(redis_client, SPEC.key, fresh.job_id, max_attempts=1).outcome == "claimed"
+
+
+def test_retry_returns_the_job_to_the_queue_keeping_attempts(redis_client: redis.Redis) -> None:
+    queued = jobs.enqueue(redis_client, SPEC)
+    jobs.claim(redis_client, SPEC.key, queued.job_id, max_attempts=5)
+    assert jobs.finish(redis_client, SPEC.key, queued.job_id, "retry").outcome == "retry"
+    again = jobs.claim(redis_client, SPEC.key, queued.job_id, max_attempts=5)
+    assert again.job is not None and again.job.attempts == 2
+
+
+def test_permanent_failure_is_recorded(redis_client: redis.Redis) -> None:
+    queued = jobs.enqueue(redis_client, SPEC)
+    jobs.claim(redis_client, SPEC.key, queued.job_id, max_attempts=5)
+    jobs.finish(redis_client, SPEC.key, queued.job_id, "failed", error="branch not found")
+    assert not redis_client.exists(keys.job(SPEC.key))
+    assert "branch not found" in redis_client.lindex(keys.FAILED, 0)
+
+
+def test_debounced_job_waits_in_the_due_set_until_due(redis_client: redis.Redis) -> None:
+    send = Recorder()
+    waiting = jobs.enqueue(redis_client, SPEC, delay_seconds=2.0, now=1000.0)
+    assert waiting.outcome == "waiting" and not waiting.must_send
+    assert jobs.drain_due(redis_client, send, now=1001.0) == 0
+    assert jobs.drain_due(redis_client, send, now=1002.5) == 1
+    assert send.sent == [(jobs.KIND_INDEX, SPEC.key, waiting.job_id, "hot")]
+    assert jobs.job_state(redis_client, SPEC.key)["state"] == jobs.QUEUED
+
+
+def test_each_event_pushes_the_due_time_out_but_not_past_max_wait(
+    redis_client: redis.Redis,
+) -> None:
+    for now in (1000.0, 1001.5, 1003.0, 1004.5):
+        jobs.enqueue(redis_client, SPEC, delay_seconds=2.0, max_wait_seconds=5.0, now=now)
+    assert redis_client.zscore(keys.DUE, SPEC.key) == 1005.0  # first request + max wait
+
+
+def test_immediate_request_sends_a_waiting_job_at_once(redis_client: redis.Redis) -> None:
+    jobs.enqueue(redis_client, SPEC, delay_seconds=30.0, now=1000.0)
+    now = jobs.enqueue(redis_client, SPEC, now=1001.0)
+    assert now.outcome == "new"
+    assert redis_client.zscore(keys.DUE, SPEC.key) is None
+
+
+def test_queue_lengths_count_every_priority_list(redis_client: redis.Redis) -> None:
+    redis_client.rpush("hot", "m1", "m2")
+    redis_client.rpush("hot" + keys.KOMBU_PRIORITY_SEP + "3", "m3")
+    redis_client.rpush("infra", "m4")
+    lengths = jobs.queue_lengths(redis_client)
+    assert lengths == {"hot": 3, "infra": 1, "ondemand": 0, "maintenance": 0}
+
+
+def test_timings_order_soft_hard_lock_and_visibility() -> None:
+    for visibility in (10, 600, 3600, 86400):
+        t = jobs.Timings(visibility_timeout_seconds=visibility)
+        assert (t.soft_time_limit_seconds < t.time_limit_seconds < t.lock_ttl_seconds
+                < t.visibility_timeout_seconds < t.stale_seconds)
+
+
+def test_backoff_doubles_then_stops_at_the_cap() -> None:
+    ceilings = [jobs.compute_backoff(n, base_seconds=2, cap_seconds=20, jitter=1.0) for n in
+                range(1, 7)]
+    assert ceilings == [2, 4, 8, 16, 20, 20]
+    assert jobs.compute_backoff(3, base_seconds=2, cap_seconds=20, jitter=0.0) == 4

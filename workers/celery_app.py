@@ -1,0 +1,106 @@
+"""The Celery app: broker settings, queues and the one function producers use to send a job.
+
+Settings follow OPS.md: late acks, requeue when a worker dies, prefetch 1, results ignored, and
+limits ordered soft < hard < branch lock TTL < visibility timeout (``freshmark.jobs.Timings``).
+kombu's Redis transport scans for messages whose visibility timeout has passed only every
+``unacked_restore_interval * unacked_restore_throttle`` seconds (10 * 10 by default, which is
+where the "visibility timeout + ~100 s" comes from); the throttle is set to 1 so a killed
+worker's job comes back within ``restore_interval_seconds`` of the timeout.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from celery import Celery
+from kombu import Queue
+
+from freshmark import jobs, keys
+from freshmark.config import Config
+from freshmark.settings import Settings
+
+TASK_FOR_KIND = {
+    jobs.KIND_INDEX: "freshmark.index_branch",
+    jobs.KIND_RETIRE: "freshmark.retire_branch",
+    jobs.KIND_RECONCILE: "freshmark.reconcile",
+    jobs.KIND_RETIRE_IDLE: "freshmark.retire_idle",
+}
+
+
+# Task name -> {"queue": default queue}; filled by ``workers.decorator.job_task``. Producers
+# always name the queue (a layer's jobs go to the layer's queue); this is the fallback.
+TASK_ROUTES: dict[str, dict[str, str]] = {}
+
+
+def queue_names(config: Config | None = None) -> list[str]:
+    """The built-in queues plus any queue a layer names, in a stable order."""
+    names = list(keys.BUILTIN_QUEUES)
+    for layer in config.layers if config else ():
+        if layer.queue not in names:
+            names.append(layer.queue)
+    return names
+
+
+def celery_config(settings: Settings, timings: jobs.Timings, queues: list[str]) -> dict[str, Any]:
+    return {
+        "broker_url": settings.redis_url,
+        "broker_connection_retry_on_startup": True,
+        "broker_transport_options": {
+            "visibility_timeout": timings.visibility_timeout_seconds,
+            "unacked_restore_interval": timings.restore_interval_seconds,
+            "unacked_restore_throttle": 1,
+            # The restore sweep takes a Redis mutex; one left by a killed worker would block
+            # every sweep for this long (kombu's default is 300 s).
+            "unacked_mutex_expire": 15,
+            "socket_timeout": 10,
+            "socket_connect_timeout": 5,
+            "health_check_interval": 10,
+        },
+        "task_acks_late": True,
+        "task_reject_on_worker_lost": True,
+        "task_ignore_result": True,
+        "result_backend": None,
+        "task_serializer": "json",
+        "accept_content": ["json"],
+        "task_soft_time_limit": timings.soft_time_limit_seconds,
+        "task_time_limit": timings.time_limit_seconds,
+        "task_default_queue": keys.QUEUE_HOT,
+        "task_routes": TASK_ROUTES,
+        "task_queues": [Queue(name, routing_key=name) for name in queues],
+        # A webhook answer must not hang on a dead broker: fail fast, reconcile catches up.
+        "task_publish_retry_policy": {
+            "max_retries": 2, "interval_start": 0, "interval_step": 0.2, "interval_max": 0.5,
+        },
+        "worker_prefetch_multiplier": 1,
+        # The message comes back after a lost connection anyway; running it twice buys nothing.
+        "worker_cancel_long_running_tasks_on_connection_loss": True,
+        "worker_max_tasks_per_child": 500,
+        "worker_send_task_events": False,
+    }
+
+
+def create_app(
+    settings: Settings | None = None,
+    timings: jobs.Timings | None = None,
+    config: Config | None = None,
+) -> Celery:
+    settings = settings or Settings.from_env()
+    timings = timings or jobs.Timings.from_env()
+    celery = Celery("freshmark", include=["workers.tasks"])
+    celery.conf.update(celery_config(settings, timings, queue_names(config)))
+    return celery
+
+
+def make_sender(celery: Celery) -> jobs.Sender:
+    """A ``freshmark.jobs.Sender`` that publishes through ``celery``'s broker connection."""
+
+    def send(kind: str, job_key: str, job_id: str, queue: str) -> None:
+        celery.send_task(TASK_FOR_KIND[kind], args=[job_key, job_id], queue=queue,
+                         routing_key=queue)
+
+    return send
+
+
+app = create_app()
+# What every producer uses: hand a job to the broker named by FRESHMARK_REDIS_URL.
+send_job: jobs.Sender = make_sender(app)

@@ -1,0 +1,121 @@
+"""``job_task``: the one way tasks are declared (Sentry's task wrapper is the model).
+
+Every task takes ``(job_key, job_id)`` and gets, from the decorator: its queue, the
+per-(repo, branch) execution lock, the claim (attempt counting and parking), timing, outcome
+metrics, and the retry policy by error class:
+
+- ``PermanentError``: fail fast, no retry (the job is dropped and recorded as failed).
+- anything else (``RetryableError`` such as a Chroma or remote that is down, a soft time limit,
+  an unexpected bug): retry with capped exponential backoff; the attempt counter parks the job
+  after ``config.max_attempts`` tries, so nothing loops forever.
+
+A busy branch lock is not an attempt: the message is retried shortly without counting.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from typing import Any
+
+from celery import Task
+
+from freshmark import jobs, metrics
+from freshmark.errors import PermanentError
+from freshmark.keys import parse_job_key
+from workers import branch_lock
+from workers.celery_app import TASK_ROUTES, app
+from workers.runtime import WorkerContext, current_context
+
+log = logging.getLogger("freshmark.worker")
+
+Body = Callable[[jobs.Job, WorkerContext], dict[str, Any]]
+
+# A busy branch: wait a little in place (the other layer's job of a push is usually short),
+# then hand the message back with a growing delay.
+LOCK_WAIT_SECONDS = 3.0
+LOCK_BUSY_RETRY_SECONDS = 1.0
+LOCK_BUSY_MAX_SECONDS = 30.0
+
+
+def _count(queue: str, outcome: str) -> None:
+    metrics.JOBS_TOTAL.labels(queue=queue, outcome=outcome).inc()
+    if outcome == "parked":
+        metrics.JOBS_PARKED_TOTAL.inc()
+
+
+def _backoff_seconds(ctx: WorkerContext, attempts: int) -> float:
+    cap = max(5.0, min(300.0, ctx.timings.visibility_timeout_seconds / 4))
+    return jobs.compute_backoff(attempts, cap_seconds=cap)
+
+
+def _run_claimed(task: Task, body: Body, ctx: WorkerContext, job: jobs.Job) -> dict[str, Any]:
+    queue = job.spec.queue
+    started = time.perf_counter()
+    try:
+        result = body(job, ctx)
+    except PermanentError as exc:
+        jobs.finish(ctx.redis, job.key, job.id, "failed", error=str(exc))
+        _count(queue, "failed")
+        log.error("job %s failed permanently: %s", job.key, exc)
+        return {"outcome": "failed", "error": str(exc)}
+    except Exception as exc:
+        jobs.finish(ctx.redis, job.key, job.id, "retry", error=f"{type(exc).__name__}: {exc}")
+        _count(queue, "retry")
+        delay = _backoff_seconds(ctx, job.attempts)
+        log.warning("job %s attempt %d failed (%s); retry in %.1fs",
+                    job.key, job.attempts, exc, delay)
+        raise task.retry(countdown=delay, exc=exc, max_retries=None) from exc
+    finally:
+        metrics.JOB_DURATION_SECONDS.labels(queue=queue).observe(time.perf_counter() - started)
+    done = jobs.finish(ctx.redis, job.key, job.id, "done")
+    if done.outcome == "requeue":  # a request arrived while running: run once more
+        ctx.send(done.kind, job.key, done.job_id, done.queue)
+    outcome = "noop" if result.get("noop") else "success"
+    _count(queue, outcome)
+    log.info("job %s %s in %.2fs", job.key, outcome, time.perf_counter() - started)
+    return {"outcome": outcome, **result}
+
+
+def _run(task: Task, body: Body, job_key: str, job_id: str, lock_branch: bool) -> dict[str, Any]:
+    ctx = current_context()
+    _, repo, branch, _ = parse_job_key(job_key)
+    token = None
+    if lock_branch:
+        token = branch_lock.acquire(ctx.redis, repo, branch, ctx.timings.lock_ttl_seconds,
+                                    wait_seconds=LOCK_WAIT_SECONDS)
+        if token is None:  # another job of this branch runs: come back later, no attempt
+            cap = min(LOCK_BUSY_MAX_SECONDS, ctx.timings.visibility_timeout_seconds / 4)
+            wait = min(cap, LOCK_BUSY_RETRY_SECONDS * 2 ** (task.request.retries or 0))
+            raise task.retry(countdown=wait, max_retries=None)
+    try:
+        claim = jobs.claim(ctx.redis, job_key, job_id, max_attempts=ctx.config.max_attempts)
+        if claim.outcome == "parked":
+            queue = task.request.delivery_info.get("routing_key") or "unknown"
+            _count(queue, "parked")
+            log.error("job %s parked after %d attempts; see freshmark:parked", job_key,
+                      ctx.config.max_attempts)
+            return {"outcome": "parked"}
+        if claim.job is None:  # gone or stale: a duplicate or superseded message
+            return {"outcome": claim.outcome}
+        return _run_claimed(task, body, ctx, claim.job)
+    finally:
+        if token is not None:
+            branch_lock.release(ctx.redis, repo, branch, token)
+
+
+def job_task(name: str, *, queue: str, lock_branch: bool) -> Callable[[Body], Task]:
+    """Declare a job task: ``body(job, ctx)`` does the work and returns a JSON-able summary
+    (``{"noop": True}`` for a run that changed nothing)."""
+
+    def declare(body: Body) -> Task:
+        def run(self: Task, job_key: str, job_id: str) -> dict[str, Any]:
+            return _run(self, body, job_key, job_id, lock_branch)
+
+        run.__name__ = body.__name__
+        run.__doc__ = body.__doc__
+        TASK_ROUTES[name] = {"queue": queue}
+        return app.task(name=name, bind=True, max_retries=None)(run)
+
+    return declare

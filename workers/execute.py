@@ -1,0 +1,112 @@
+"""What each kind of job does, free of Celery: fetch the mirror, then index, retire or reconcile.
+
+An index job never trusts the event that caused it: it fetches the mirror and indexes the
+branch's head *in the mirror*, so deliveries that arrive out of order converge on the newest
+commit. The fetch happens under the branch lock, so two jobs of one branch never interleave
+and a job that read an older head cannot finish after a newer one.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from pathlib import Path
+from typing import Any
+
+from freshmark import branches, jobs, keys
+from freshmark.config import RepoConfig
+from freshmark.indexer import index_repo
+from freshmark.mirrors import sync_mirror
+from scheduler.reconcile import reconcile_all
+from workers.runtime import WorkerContext
+
+log = logging.getLogger("freshmark.worker")
+
+
+def _retire_spec(repo: str, branch: str, reason: str) -> jobs.JobSpec:
+    return jobs.JobSpec(
+        kind=jobs.KIND_RETIRE, repo=repo, branch=branch, queue=keys.QUEUE_MAINTENANCE,
+        reason=reason,
+    )
+
+
+def _index_mirror(job: jobs.Job, ctx: WorkerContext, repo: RepoConfig) -> dict[str, Any]:
+    spec = job.spec
+    state = sync_mirror(ctx.settings, repo)
+    if spec.branch not in state.heads:
+        # Gone (its delete event may have been lost) or not created yet: retire what exists.
+        if ctx.store().branch(branches.repo_key(repo.id), spec.branch) is not None:
+            retire = _retire_spec(repo.id, spec.branch, "branch gone at index time")
+            jobs.submit(ctx.redis, retire, ctx.send)
+        return {"noop": True, "branch_missing": True}
+    summary = index_repo(
+        state.path,
+        settings=ctx.settings,
+        config=ctx.config,
+        branch=spec.branch,
+        layer=None if spec.layer == jobs.ALL else spec.layer,
+        repo_id=repo.id,
+        base_branch=spec.base_branch or branches.default_base(repo, spec.branch) or None,
+        store=ctx.store(),
+    )
+    if spec.branch not in repo.branches:
+        branches.touch_activity(ctx.redis, repo.id, spec.branch)
+    return summary.to_dict()
+
+
+def _index_working_copy(job: jobs.Job, ctx: WorkerContext) -> dict[str, Any]:
+    """A watched working copy: indexed in place, keyed by its path like ``freshmark index``."""
+    spec = job.spec
+    summary = index_repo(
+        Path(spec.path),
+        settings=ctx.settings,
+        config=ctx.config,
+        branch=spec.branch,
+        layer=None if spec.layer == jobs.ALL else spec.layer,
+        base_branch=spec.base_branch or None,
+        store=ctx.store(),
+    )
+    return summary.to_dict()
+
+
+def run_index(job: jobs.Job, ctx: WorkerContext) -> dict[str, Any]:
+    if job.spec.path:
+        return _index_working_copy(job, ctx)
+    return _index_mirror(job, ctx, ctx.config.repo(job.spec.repo))
+
+
+def run_retire(job: jobs.Job, ctx: WorkerContext) -> dict[str, Any]:
+    """Drop a branch's collection, but only if the mirror agrees the branch is gone."""
+    repo = ctx.config.repo(job.spec.repo)
+    state = sync_mirror(ctx.settings, repo)
+    if job.spec.branch in state.heads:
+        return {"noop": True, "reason": "branch exists in the mirror"}
+    key = branches.repo_key(repo.id)
+    retirement = branches.Retirement(repo.id, key, job.spec.branch, "deleted")
+    dropped = branches.retire(ctx.store(), ctx.redis, retirement)
+    return {"noop": not dropped, "dropped": dropped}
+
+
+def run_reconcile(job: jobs.Job, ctx: WorkerContext) -> dict[str, Any]:
+    report = reconcile_all(
+        ctx.settings, ctx.config, ctx.store(), ctx.redis, ctx.send,
+        stale_seconds=ctx.timings.stale_seconds,
+    )
+    return report.as_dict()
+
+
+def run_retire_idle(job: jobs.Job, ctx: WorkerContext) -> dict[str, Any]:
+    """Retire idle untracked branches (and deleted ones whose events were lost)."""
+    heads: dict[str, dict[str, str] | None] = {}
+    for repo in ctx.config.repos:
+        try:
+            heads[repo.id] = sync_mirror(ctx.settings, repo).heads
+        except Exception as exc:  # one dead remote must not block retirement elsewhere
+            log.warning("retire: %s unreachable: %s", repo.id, exc)
+            heads[repo.id] = None
+    store = ctx.store()
+    plan = branches.plan_retirements(
+        store.list_manifests(), ctx.config, heads, branches.activity(ctx.redis), time.time()
+    )
+    dropped = [r for r in plan if branches.retire(store, ctx.redis, r)]
+    return {"noop": not dropped, "retired": [f"{r.repo}@{r.branch} ({r.reason})" for r in dropped]}

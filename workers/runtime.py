@@ -1,0 +1,97 @@
+"""Per-process state of a worker (settings, config, Redis, store) and its lifecycle hooks.
+
+Clients are created lazily in the process that uses them: a prefork child must not share the
+parent's sockets. The config is re-read when its file changes, so a config map update reaches
+running workers without a restart.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import redis
+from celery import signals
+
+from freshmark import jobs, metrics
+from freshmark.config import Config, load_config
+from freshmark.settings import Settings
+from freshmark.store import Store
+from workers.celery_app import send_job
+
+log = logging.getLogger("freshmark.worker")
+
+
+@dataclass
+class WorkerContext:
+    settings: Settings
+    config: Config
+    timings: jobs.Timings
+    redis: redis.Redis
+    send: jobs.Sender = send_job
+    _store: Store | None = field(default=None, repr=False)
+
+    def store(self) -> Store:
+        if self._store is None:
+            self._store = Store.open(self.settings)
+        return self._store
+
+
+_context: WorkerContext | None = None
+_config_stamp: tuple[str, float] | None = None
+
+
+def _stamp_of(path: Path | None) -> tuple[str, float]:
+    if path is None:
+        return ("", 0.0)
+    try:
+        return (str(path), path.stat().st_mtime)
+    except OSError:
+        return (str(path), -1.0)
+
+
+def current_context() -> WorkerContext:
+    """This process's context; the config is reloaded when its file changed on disk."""
+    global _context, _config_stamp
+    settings = _context.settings if _context else Settings.from_env()
+    stamp = _stamp_of(settings.config_path)
+    if _context is None:
+        _context = WorkerContext(
+            settings=settings,
+            config=load_config(settings.config_path),
+            timings=jobs.Timings.from_env(),
+            redis=jobs.connect(settings.redis_url),
+        )
+    elif stamp != _config_stamp:
+        _context.config = load_config(settings.config_path)
+        log.info("config reloaded from %s", settings.config_path)
+    _config_stamp = stamp
+    return _context
+
+
+def reset_context() -> None:
+    global _context, _config_stamp
+    _context, _config_stamp = None, None
+
+
+@signals.worker_init.connect
+def _on_worker_init(**_: Any) -> None:
+    """In the parent, before children fork: one multiprocess metrics directory for all."""
+    metrics.setup_multiprocess()
+    port = int(os.environ.get("FRESHMARK_WORKER_METRICS_PORT", "0") or 0)
+    if port:
+        metrics.start_metrics_server(port)
+
+
+@signals.worker_process_init.connect
+def _on_child_start(**_: Any) -> None:
+    reset_context()
+
+
+@signals.worker_process_shutdown.connect
+def _on_child_exit(pid: int | None = None, **_: Any) -> None:
+    if pid:
+        metrics.mark_process_dead(pid)

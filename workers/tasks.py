@@ -1,0 +1,34 @@
+"""The Celery tasks: one line of declaration each over the core in ``workers.execute``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from freshmark import jobs, keys
+from workers import execute
+from workers.decorator import job_task
+from workers.runtime import WorkerContext
+
+
+@job_task("freshmark.index_branch", queue=keys.QUEUE_HOT, lock_branch=True)
+def index_branch(job: jobs.Job, ctx: WorkerContext) -> dict[str, Any]:
+    """Fetch the mirror and bring the branch (one layer or all) to its head."""
+    return execute.run_index(job, ctx)
+
+
+@job_task("freshmark.retire_branch", queue=keys.QUEUE_MAINTENANCE, lock_branch=True)
+def retire_branch(job: jobs.Job, ctx: WorkerContext) -> dict[str, Any]:
+    """Drop a deleted branch's collection once the mirror confirms the deletion."""
+    return execute.run_retire(job, ctx)
+
+
+@job_task("freshmark.reconcile", queue=keys.QUEUE_MAINTENANCE, lock_branch=False)
+def reconcile(job: jobs.Job, ctx: WorkerContext) -> dict[str, Any]:
+    """Compare every tracked or indexed branch head with its stamp; queue the gaps."""
+    return execute.run_reconcile(job, ctx)
+
+
+@job_task("freshmark.retire_idle", queue=keys.QUEUE_MAINTENANCE, lock_branch=False)
+def retire_idle(job: jobs.Job, ctx: WorkerContext) -> dict[str, Any]:
+    """Retire untracked branches idle for longer than ``branch_idle_seconds``."""
+    return execute.run_retire_idle(job, ctx)
