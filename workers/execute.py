@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from freshmark import branches, jobs, keys
+from freshmark.audit import run_audit
 from freshmark.config import RepoConfig
 from freshmark.indexer import index_repo
 from freshmark.mirrors import sync_mirror
@@ -88,11 +89,14 @@ def run_retire(job: jobs.Job, ctx: WorkerContext) -> dict[str, Any]:
 
 
 def run_reconcile(job: jobs.Job, ctx: WorkerContext) -> dict[str, Any]:
+    store = ctx.store()
     report = reconcile_all(
-        ctx.settings, ctx.config, ctx.store(), ctx.redis, ctx.send,
+        ctx.settings, ctx.config, store, ctx.redis, ctx.send,
         stale_seconds=ctx.timings.stale_seconds,
     )
-    return report.as_dict()
+    # The mirrors were just fetched: the freshness audit compares against exactly those heads.
+    audit = run_audit(ctx.settings, ctx.config, redis=ctx.redis, store=store)
+    return {**report.as_dict(), "audited_rows": len(audit.rows)}
 
 
 def run_retire_idle(job: jobs.Job, ctx: WorkerContext) -> dict[str, Any]:
