@@ -417,10 +417,13 @@ class GitRepo:
 
     def blob_at(self, commit: str, path: str) -> str | None:
         """Blob sha of ``path`` at ``commit``; None if absent or not a file. One tree lookup."""
+        tree = self._commit(commit).tree
         try:
-            entry = self._commit(commit).tree[safe_relpath(path)]
+            entry = tree[safe_relpath(path)]
         except KeyError:
             return None
+        except pygit2.GitError as exc:  # a tree object on the way is missing: a damaged repo
+            raise ObjectNotFound(f"cannot read {path} at {commit[:12]}: {exc}") from exc
         return str(entry.id) if entry.filemode not in (MODE_TREE, MODE_SUBMODULE) else None
 
     def read_blob(self, blob_sha: str) -> bytes:

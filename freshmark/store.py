@@ -147,6 +147,11 @@ class BranchIndex:
     def name(self) -> str:
         return str(self._collection.name)
 
+    @property
+    def collection_id(self) -> str:
+        """Chroma's id of the collection: differs between two lives of one name."""
+        return str(self._collection.id)
+
     # -- manifest ---------------------------------------------------------------------------
     def reload_manifest(self) -> Manifest:
         collection = _guard(
@@ -215,14 +220,16 @@ class BranchIndex:
     def iter_records(
         self, where: dict[str, Any] | None = None, include_text: bool = True
     ) -> Iterator[ChunkRecord]:
+        """Every matching record, in pages.
+
+        Pages are fetched by id (an ids-only read first): Chroma's offset paging re-scans from
+        the start on every page, which makes a full read quadratic on big collections.
+        """
         include = ["metadatas", "documents"] if include_text else ["metadatas"]
-        offset = 0
-        while True:
-            page = self._get_page(include, where=where, limit=READ_PAGE, offset=offset)
-            yield from page
-            if len(page) < READ_PAGE:
-                return
-            offset += READ_PAGE
+        kwargs = {"where": where} if where is not None else {}
+        ids = _guard("list chunk ids", lambda: self._collection.get(include=[], **kwargs))["ids"]
+        for part in _batches(ids, READ_PAGE):
+            yield from self._get_page(include, ids=list(part))
 
     def _get_page(self, include: list[str], **kwargs: Any) -> list[ChunkRecord]:
         kwargs = {k: v for k, v in kwargs.items() if v is not None}
@@ -257,8 +264,8 @@ class BranchIndex:
     def query(
         self, vector: np.ndarray, n: int, where: dict[str, Any] | None = None
     ) -> list[tuple[ChunkRecord, float]]:
-        """Nearest chunks by cosine distance (0 = same direction)."""
-        n = max(1, min(n, self.count()))
+        """Nearest chunks by cosine distance (0 = same direction); fewer if fewer exist."""
+        n = max(1, n)
         got = _guard(
             "search vectors",
             lambda: self._collection.query(

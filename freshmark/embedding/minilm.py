@@ -28,6 +28,8 @@ from pathlib import Path
 
 import numpy as np
 import onnxruntime as ort
+from onnxruntime.capi.onnxruntime_pybind11_state import Fail as OrtFail
+from onnxruntime.capi.onnxruntime_pybind11_state import InvalidProtobuf
 from tokenizers import Tokenizer
 
 from freshmark.embedding.onnx_graph import (
@@ -72,7 +74,9 @@ def locate_model_files() -> ModelFiles:
     """The installed package's model files, or ConfigError with the install command."""
     spec = importlib.util.find_spec(MODEL_PACKAGE)
     if spec is None or not spec.submodule_search_locations:
-        raise ConfigError(f"embedding model package {MODEL_PACKAGE} is not installed: {INSTALL_HINT}")
+        raise ConfigError(
+            f"embedding model package {MODEL_PACKAGE} is not installed: {INSTALL_HINT}"
+        )
     model_dir = Path(next(iter(spec.submodule_search_locations))) / "model"
     files = ModelFiles(
         weights=model_dir / "model.safetensors",
@@ -280,8 +284,26 @@ class MiniLMEmbedder:
         return self._session.run(None, feeds)[0]
 
 
+def _discard_if_unchanged(model_path: Path, seen: os.stat_result) -> None:
+    """Delete a cached graph that failed to load, unless another process already replaced it."""
+    with _exclusive_lock(model_path.with_name(model_path.name + ".lock")):
+        with contextlib.suppress(FileNotFoundError):
+            now = model_path.stat()
+            if (now.st_ino, now.st_mtime_ns) == (seen.st_ino, seen.st_mtime_ns):
+                model_path.unlink()
+
+
 def load_minilm(variant: str, cache_dir: Path, threads: int | None = None) -> MiniLMEmbedder:
-    """The MiniLM embedder for ``variant``, building its graph under ``cache_dir`` if needed."""
+    """The MiniLM embedder for ``variant``, building its graph under ``cache_dir`` if needed.
+
+    A cached graph that no longer loads (damaged on disk) is rebuilt once.
+    """
     files = locate_model_files()
+    model_path = ensure_model_file(files, cache_dir, variant)
+    seen = model_path.stat()
+    try:
+        return MiniLMEmbedder(model_path, files.tokenizer, variant, threads=threads)
+    except (InvalidProtobuf, OrtFail):
+        _discard_if_unchanged(model_path, seen)
     model_path = ensure_model_file(files, cache_dir, variant)
     return MiniLMEmbedder(model_path, files.tokenizer, variant, threads=threads)

@@ -121,12 +121,10 @@ def _attention(
     g: _GraphBuilder, x: str, bias: str, w: dict[str, np.ndarray], p: str, shape: BertShape
 ) -> str:
     scale = 1.0 / math.sqrt(shape.head_dim)
-    qkv_weight = np.concatenate(
-        [w[f"{p}.self.query.weight"] * scale, w[f"{p}.self.key.weight"], w[f"{p}.self.value.weight"]]
-    ).astype(np.float32)
-    qkv_bias = np.concatenate(
-        [w[f"{p}.self.query.bias"] * scale, w[f"{p}.self.key.bias"], w[f"{p}.self.value.bias"]]
-    ).astype(np.float32)
+    query_w, key_w, value_w = (w[f"{p}.self.{n}.weight"] for n in ("query", "key", "value"))
+    query_b, key_b, value_b = (w[f"{p}.self.{n}.bias"] for n in ("query", "key", "value"))
+    qkv_weight = np.concatenate([query_w * scale, key_w, value_w]).astype(np.float32)
+    qkv_bias = np.concatenate([query_b * scale, key_b, value_b]).astype(np.float32)
     qkv = g.linear(x, qkv_weight, qkv_bias, f"{p}.self.qkv")
     split_sizes = g.const(g.fresh("qkv_split"), np.array([shape.hidden] * 3, np.int64))
     query, key, value = (g.fresh(n) for n in ("query", "key", "value"))

@@ -1,0 +1,227 @@
+"""Merging the lexical and vector channels: RRF, de-duplication, a small linear rerank (SPEC §6).
+
+Order of work (seed 001 §3.2): each channel returns 2 × k ranked ids; reciprocal rank fusion
+(k = 60) merges them using ranks only, so the two score scales never meet; candidates sharing
+(path, signature) collapse to the best one; a linear rerank over five explainable features
+orders the rest:
+
+    score = w_rrf · rrf_norm + w_bm25 · bm25_norm + w_vector · (1 − code_share) · vector_norm
+            + w_symbol · symbol_hit + w_path · path_hit − w_length · (1 − length_fit)
+
+``rrf_norm`` is the RRF sum scaled so that rank 1 in both channels is 1.0; ``bm25_norm`` is the
+BM25 score over the best among the candidates; ``vector_norm`` is the cosine similarity min-max
+scaled over the candidates; ``symbol_hit`` is 1.0 when the query names the symbol and a
+fraction when it covers part of its name; ``path_hit`` is the share of query terms found in the
+path; ``length_fit`` is 1.0 for chunks of 3–150 lines and falls off outside. ``code_share`` is
+the share of query words written as code (``tokenize.code_share``): the vector similarity counts
+fully for a descriptive question and fades out for a query made of names, where exact lexical
+evidence (BM25, the symbol name) is what matters (seed 001 §3.2: description-like questions
+lean on vectors, well-named code on keywords). Every feature is in [0, 1] and kept on the
+candidate, so a caller can say why a result ranks where it does.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+from freshmark.stamp import ChunkRecord
+from freshmark.tokenize import iter_tokens, name_forms, name_parts
+
+RRF_K = 60
+# Chunk lengths (lines) that need no penalty; seed 001 §4.1 sizes functions at 20–150 lines,
+# and short functions are normal code, so only the extremes are penalised.
+FIT_MIN_LINES = 3
+FIT_MAX_LINES = 150
+
+
+@dataclass(frozen=True)
+class RerankWeights:
+    """Weights of the linear rerank; each multiplies a feature in [0, 1].
+
+    Chosen as round values from a coarse grid that had to do well on two different sets at once
+    (CoSQA web queries over Python functions, and labelled queries over a multi-language
+    repository; bench/bench_quality.py), not fitted to either. The vector similarity carries
+    most weight for prose questions because its scale holds information that ranks drop (how
+    much better the best match is); RRF, BM25 and the symbol name decide among close calls and
+    take over for queries written as code.
+    """
+
+    rrf: float = 0.25
+    bm25: float = 0.3
+    vector: float = 2.0
+    symbol: float = 0.2
+    path: float = 0.1
+    length: float = 0.1
+
+
+DEFAULT_WEIGHTS = RerankWeights()
+
+
+@dataclass
+class Candidate:
+    """One fused result with everything that placed it.
+
+    Channel ranks are 1-based and None where that channel did not rank the chunk; after
+    ``hybrid_search`` the scores ``bm25`` and ``vector_sim`` are set for every candidate (a
+    BM25 of 0.0 means no query term occurs in it).
+    """
+
+    record: ChunkRecord
+    score: float = 0.0
+    rrf: float = 0.0
+    bm25: float | None = None
+    bm25_rank: int | None = None
+    vector_sim: float | None = None
+    vector_rank: int | None = None
+    features: dict[str, float] = field(default_factory=dict)
+
+    def explain(self) -> dict[str, object]:
+        """The numbers behind this result, for JSON output and debugging."""
+        return {
+            "score": round(self.score, 6),
+            "rrf": round(self.rrf, 6),
+            "bm25": None if self.bm25 is None else round(self.bm25, 4),
+            "bm25_rank": self.bm25_rank,
+            "vector_sim": None if self.vector_sim is None else round(self.vector_sim, 4),
+            "vector_rank": self.vector_rank,
+            **{k: round(v, 4) for k, v in self.features.items()},
+        }
+
+
+def rrf_scores(rankings: Iterable[Sequence[str]], k: int = RRF_K) -> dict[str, float]:
+    """Reciprocal rank fusion: sum over rankings of 1 / (k + rank), rank 1-based.
+
+    An id at rank 1 in one list and rank 3 in another scores 1/61 + 1/63 ≈ 0.032266.
+    """
+    fused: dict[str, float] = {}
+    for ranking in rankings:
+        for rank, doc_id in enumerate(ranking, start=1):
+            fused[doc_id] = fused.get(doc_id, 0.0) + 1.0 / (k + rank)
+    return fused
+
+
+def dedup_key(record: ChunkRecord) -> tuple[str, str]:
+    """Candidates with the same (path, signature) are one unit of code (parts of a long function,
+    a chunk indexed twice); a chunk without a signature is only itself."""
+    return (record.path, record.signature or f"\0{record.id}")
+
+
+def dedup(candidates: Sequence[Candidate]) -> list[Candidate]:
+    """Keep the first of each (path, signature), in the given order."""
+    seen: set[tuple[str, str]] = set()
+    kept: list[Candidate] = []
+    for candidate in candidates:
+        key = dedup_key(candidate.record)
+        if key not in seen:
+            seen.add(key)
+            kept.append(candidate)
+    return kept
+
+
+def symbol_hit(terms: set[str], symbol: str) -> float:
+    """1.0 when the query names the symbol (any casing style), else half the share of its name
+    pieces that the query mentions."""
+    if name_forms(symbol) & terms:
+        return 1.0
+    parts = name_parts(symbol)
+    return 0.5 * len(parts & terms) / len(parts) if parts else 0.0
+
+
+def path_hit(terms: set[str], path: str) -> float:
+    """Share of query terms (3+ characters) that appear among the path's tokens."""
+    wanted = {t for t in terms if len(t) >= 3}
+    if not wanted:
+        return 0.0
+    return len(wanted & set(iter_tokens(path))) / len(wanted)
+
+
+def length_fit(start_line: int, end_line: int) -> float:
+    """1.0 inside [FIT_MIN_LINES, FIT_MAX_LINES] lines, falling off proportionally outside."""
+    lines = max(1, end_line - start_line + 1)
+    if lines < FIT_MIN_LINES:
+        return lines / FIT_MIN_LINES
+    if lines > FIT_MAX_LINES:
+        return FIT_MAX_LINES / lines
+    return 1.0
+
+
+def _scale(values: dict[int, float], min_max: bool) -> dict[int, float]:
+    if not values:
+        return {}
+    top = max(values.values())
+    low = min(values.values()) if min_max else 0.0
+    span = top - low
+    if span <= 0:
+        return {i: 1.0 if top > 0 else 0.0 for i in values}
+    return {i: (v - low) / span for i, v in values.items()}
+
+
+def rerank(
+    candidates: Sequence[Candidate],
+    query_terms: Iterable[str],
+    weights: RerankWeights = DEFAULT_WEIGHTS,
+    k: int = RRF_K,
+    code_share: float = 0.0,
+) -> list[Candidate]:
+    """Score every candidate (sets ``score`` and ``features``) and sort best first.
+
+    ``code_share`` (0..1, see ``tokenize.code_share``) fades the vector similarity out for
+    queries written as code. Ties keep the incoming order, which is the RRF order.
+    """
+    terms = set(query_terms)
+    bm25 = _scale({i: c.bm25 or 0.0 for i, c in enumerate(candidates)}, min_max=False)
+    sims = {i: c.vector_sim for i, c in enumerate(candidates) if c.vector_sim is not None}
+    vector = _scale(sims, min_max=True)
+    best_rrf = 2.0 / (k + 1)
+    for i, candidate in enumerate(candidates):
+        record = candidate.record
+        features = {
+            "rrf_norm": candidate.rrf / best_rrf,
+            "bm25_norm": bm25.get(i, 0.0),
+            "vector_norm": vector.get(i, 0.0),
+            "symbol_hit": symbol_hit(terms, record.symbol),
+            "path_hit": path_hit(terms, record.path),
+            "length_fit": length_fit(record.start_line, record.end_line),
+            "code_share": code_share,
+        }
+        candidate.features = features
+        candidate.score = (
+            weights.rrf * features["rrf_norm"]
+            + weights.bm25 * features["bm25_norm"]
+            + weights.vector * (1.0 - code_share) * features["vector_norm"]
+            + weights.symbol * features["symbol_hit"]
+            + weights.path * features["path_hit"]
+            - weights.length * (1.0 - features["length_fit"])
+        )
+    return sorted(candidates, key=lambda c: -c.score)
+
+
+def fuse(
+    records: dict[str, ChunkRecord],
+    bm25_ranking: Sequence[tuple[str, float]],
+    vector_ranking: Sequence[tuple[str, float]],
+    k: int = RRF_K,
+) -> list[Candidate]:
+    """Candidates from two rankings of (id, score) — BM25 scores and cosine similarities — in
+    RRF order (ties by id), each carrying its channel ranks and scores. Ids missing from
+    ``records`` (no longer in the store) are skipped."""
+    fused = rrf_scores([[i for i, _ in bm25_ranking], [i for i, _ in vector_ranking]], k)
+    bm25_at = {doc_id: (rank, s) for rank, (doc_id, s) in enumerate(bm25_ranking, start=1)}
+    vector_at = {doc_id: (rank, s) for rank, (doc_id, s) in enumerate(vector_ranking, start=1)}
+    out: list[Candidate] = []
+    for doc_id in sorted(fused, key=lambda i: (-fused[i], i)):
+        if doc_id not in records:
+            continue
+        lexical, vector = bm25_at.get(doc_id), vector_at.get(doc_id)
+        out.append(
+            Candidate(
+                record=records[doc_id],
+                rrf=fused[doc_id],
+                bm25=lexical[1] if lexical else None,
+                bm25_rank=lexical[0] if lexical else None,
+                vector_sim=vector[1] if vector else None,
+                vector_rank=vector[0] if vector else None,
+            )
+        )
+    return out

@@ -1,0 +1,155 @@
+"""freshmark as an MCP server: tools ``search``, ``verify`` and ``context`` for coding agents.
+
+``freshmark mcp`` serves them on stdio. ``create_asgi_app()`` gives the Streamable HTTP app
+for the cluster server to mount at ``/mcp`` (the endpoint is then ``/mcp/``); a mounted app's
+lifespan does not run, so the host runs ``mcp.session_manager.run()`` in its own lifespan
+(``freshmark.server`` does). Host-header checking (DNS rebinding protection) is on when
+``FRESHMARK_MCP_ALLOWED_HOSTS`` lists the allowed ``host:port`` values (``*`` port wildcard).
+
+Written against the ``mcp`` SDK's high-level server: ``MCPServer`` in mcp 2.x, ``FastMCP`` in
+mcp 1.x (same decorator API). Tool errors come back as MCP tool errors with freshmark's one-line
+message, so an agent can read what to fix.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Callable
+from typing import Any, Literal, TypeVar
+
+from freshmark.config import load_config
+from freshmark.errors import FreshmarkError
+from freshmark.settings import Settings
+
+try:  # mcp >= 2
+    from mcp.server.mcpserver import MCPServer as _Server
+    from mcp.server.mcpserver.exceptions import ToolError
+except ImportError:  # mcp 1.x
+    from mcp.server.fastmcp import FastMCP as _Server  # type: ignore[no-redef]
+    from mcp.server.fastmcp.exceptions import ToolError  # type: ignore[no-redef]
+
+T = TypeVar("T")
+ALLOWED_HOSTS_ENV = "FRESHMARK_MCP_ALLOWED_HOSTS"
+INSTRUCTIONS = (
+    "freshmark searches a version-stamped code index and verifies every result against the "
+    "current code. Each result has a verdict: current or older_identical = use as is with its "
+    "citation header; changed = use the current lines given, not the indexed text; historical "
+    "= design ideas only, never implement against it; excluded = generated/backup/fixture/"
+    "vendored, keep out of context; unverifiable = a clue, not evidence. Paste the citation "
+    "header with every snippet. 'context' returns a slice ready for a prompt: cite claims as "
+    "[file:Lx-Ly | symbol | high/medium/low] and answer [MISSING] when evidence is absent."
+)
+
+
+def _run(call: Callable[[], T]) -> T:
+    try:
+        return call()
+    except FreshmarkError as exc:
+        raise ToolError(f"{type(exc).__name__}: {exc}") from exc
+
+
+def search(query: str, repo: str, branch: str | None = None, k: int = 5,
+           worktree: bool = False, history: bool = False,
+           include_excluded: bool = False) -> dict[str, Any]:
+    """Hybrid code search; every result verified against the branch head and cited.
+
+    query: words, a question or symbol names. repo: path of the working copy or repository
+    id. branch: default the checked-out one. k: 1-100 results. worktree: verify against
+    uncommitted edits. history: include deleted code (labelled historical).
+    include_excluded: include generated/backup/fixture/vendored code (labelled excluded).
+    Each result: stamp fields, verdict, reason, citation (three header lines), text.
+    """
+    from freshmark.search import search as run_search
+
+    settings = Settings.from_env()
+    return _run(lambda: run_search(
+        query, repo, settings=settings, config=load_config(settings.config_path),
+        branch=branch, k=k, worktree=worktree, include_history=history,
+        include_excluded=include_excluded).to_dict())
+
+
+def verify(content: str, repo: str, branch: str | None = None,
+           worktree: bool = False) -> dict[str, Any]:
+    """Verify snippets against the code today.
+
+    content: lines of 'path<TAB>sha256 prefix of the file', or search results as JSON.
+    Returns one entry per input line (line, path, verdict, reason, seed_word, citation) and
+    'safe': true only if every line may be used as is. Malformed lines are 'invalid'.
+    """
+    from freshmark.search import verify_snippets
+
+    settings = Settings.from_env()
+    return _run(lambda: verify_snippets(
+        content, repo, settings=settings, config=load_config(settings.config_path),
+        branch=branch, worktree=worktree).to_dict())
+
+
+def context(query: str, repo: str, level: Literal["L1", "L2", "L3"] = "L1",
+            budget: int | None = None, branch: str | None = None,
+            worktree: bool = False) -> dict[str, Any]:
+    """A verified context slice for a question, ready to paste into a prompt ('text').
+
+    level: L1 symbol (+imports, types, callers' signatures), L2 module (+direct imports),
+    L3 cross-module (symbol graph + call chain). budget: tokens (default 4000/20000/60000).
+    Only verified code is evidence; historical code is labelled reference only; gaps and
+    what the budget left out are listed as [MISSING] lines.
+    """
+    from freshmark.context import build_context
+
+    settings = Settings.from_env()
+    return _run(lambda: build_context(
+        query, repo, settings=settings, config=load_config(settings.config_path), level=level,
+        budget_tokens=budget, branch=branch, worktree=worktree).to_dict())
+
+
+def build_server() -> Any:
+    """A new MCP server with the three tools.
+
+    The SDK calls ``logging.basicConfig`` when a server is built; that is undone here, so that
+    importing this module never configures the logging of the process hosting it.
+    """
+    root = logging.getLogger()
+    handlers, level = list(root.handlers), root.level
+    server = _Server(name="freshmark", instructions=INSTRUCTIONS)
+    root.handlers[:] = handlers
+    root.setLevel(level)
+    for tool in (search, verify, context):
+        server.add_tool(tool)
+    return server
+
+
+mcp = build_server()
+
+
+def _transport_security() -> Any | None:
+    hosts = [h.strip() for h in os.environ.get(ALLOWED_HOSTS_ENV, "").split(",") if h.strip()]
+    try:
+        from mcp.server.transport_security import TransportSecuritySettings
+    except ImportError:  # pragma: no cover - older SDKs
+        return None
+    if not hosts:
+        return TransportSecuritySettings(enable_dns_rebinding_protection=False)
+    return TransportSecuritySettings(enable_dns_rebinding_protection=True, allowed_hosts=hosts,
+                                     allowed_origins=[f"http://{h}" for h in hosts]
+                                     + [f"https://{h}" for h in hosts])
+
+
+def create_asgi_app(server: Any | None = None, path: str = "/") -> Any:
+    """The Streamable HTTP app of ``server`` (default: the module's ``mcp``) answering at
+    ``path``. Mounted at ``/mcp`` with the default path, the endpoint is ``/mcp/`` (Starlette
+    redirects ``/mcp`` there, which MCP clients do not follow); to answer at ``/mcp`` itself,
+    pass ``path="/mcp"`` and mount the app at ``""`` after every other route. Either way run
+    ``server.session_manager.run()`` in the host's lifespan."""
+    server = server or mcp
+    try:
+        return server.streamable_http_app(streamable_http_path=path,
+                                          transport_security=_transport_security())
+    except TypeError:  # mcp 1.x takes its options from settings
+        server.settings.streamable_http_path = path
+        return server.streamable_http_app()
+
+
+def run_stdio() -> None:
+    """Serve the tools on stdin/stdout until the client disconnects."""
+    mcp.run("stdio")

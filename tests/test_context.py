@@ -1,0 +1,161 @@
+"""Context slices (SPEC §7): L1/L2/L3 from verified material, with the reference contract."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from click.testing import CliRunner
+from search_fixtures import PATHS, build_shop, index
+
+from freshmark.cli import cli
+from freshmark.context import build_context, estimate_tokens
+from freshmark.settings import Settings
+
+
+def slice_for(shop, query: str, level: str = "L1", budget: int | None = None):
+    return build_context(query, str(shop.path), settings=Settings.from_env(), level=level,
+                         budget_tokens=budget)
+
+
+def by_role(slice_, role: str) -> list:
+    return [s for s in slice_.sections if s.role == role]
+
+
+def test_l1_holds_the_symbol_its_imports_its_class_and_breathing_room(fm_home, make_repo):
+    shop = build_shop(make_repo)
+    slice_ = slice_for(shop, "OrderService cancel_order")
+    (main,) = by_role(slice_, "evidence")
+    assert main.anchor == f"[{PATHS['service']}:L12-L17 | OrderService.cancel_order | high]"
+    assert "def cancel_from_api" in main.body  # the next symbol: breathing room
+    assert main.body.splitlines()[0].strip() == "def cancel_order(self, order_id: str) -> None:"
+    (imports,) = by_role(slice_, "imports")
+    assert (imports.start_line, imports.end_line) == (2, 3)
+    assert "from orders.domain.order import ensure_cancellable" in imports.body
+    types = by_role(slice_, "type")
+    assert types and types[0].symbol == "OrderService"
+
+
+def test_l1_lists_direct_callers_by_signature(fm_home, make_repo):
+    shop = build_shop(make_repo)
+    slice_ = slice_for(shop, "ensure_cancellable")
+    callers = by_role(slice_, "caller")
+    assert [c.symbol for c in callers] == ["OrderService.cancel_order"]
+    assert callers[0].body == "def cancel_order(self, order_id: str) -> None"
+    assert callers[0].confidence == "high" and "graph-confirmed" in callers[0].note
+
+
+def test_caller_already_shown_in_the_breathing_room_is_not_repeated(fm_home, make_repo):
+    shop = build_shop(make_repo)
+    slice_ = slice_for(shop, "OrderService cancel_order")
+    (main,) = by_role(slice_, "evidence")
+    assert "def cancel_from_api" in main.body
+    assert not by_role(slice_, "caller")
+
+
+def test_text_carries_anchor_citation_and_numbered_code(fm_home, make_repo):
+    shop = build_shop(make_repo)
+    text = slice_for(shop, "OrderService cancel_order").text()
+    assert "write [MISSING] and name the file or symbol" in text  # the contract's exit
+    assert f"[{PATHS['service']}:L12-L17 | OrderService.cancel_order | high]" in text
+    assert "source:  src/orders/services/order_service.py#L12-L17  (OrderService.cancel_order)" \
+        in text
+    assert "   14          order = self.repo.get(order_id)" in text
+
+
+def test_changed_material_is_re_read_from_todays_file(fm_home, make_repo):
+    shop = build_shop(make_repo)
+    slice_ = slice_for(shop, "ensure_cancellable")
+    (main,) = by_role(slice_, "evidence")
+    assert (main.start_line, main.end_line, main.verdict) == (13, 16, "changed")
+    assert main.confidence == "medium" and "is_final(order)" in main.body
+    assert "shipped orders cannot be cancelled" not in slice_.text()  # the indexed text
+
+
+def test_historical_material_is_labelled_reference_only(fm_home, make_repo):
+    shop = build_shop(make_repo)
+    slice_ = slice_for(shop, "CancelOrderHandler idempotency key seen")
+    references = by_role(slice_, "reference")
+    assert references and {r.path for r in references} == {PATHS["handler"]}
+    assert {r.confidence for r in references} == {"low"}
+    assert "reference for design ideas only" in references[0].render()
+    assert all(s.path != PATHS["handler"] for s in slice_.sections if s.role != "reference")
+
+
+def test_no_matching_evidence_is_a_missing_line(fm_home, make_repo):
+    shop = build_shop(make_repo)
+    slice_ = slice_for(shop, "stripe webhook refund currency")
+    assert slice_.missing and slice_.missing[0].startswith(
+        f"[MISSING] no current code in main@{shop.head[:7]} matches the query")
+    assert not by_role(slice_, "evidence")
+
+
+def test_l2_holds_the_whole_module_and_its_direct_imports(fm_home, make_repo):
+    shop = build_shop(make_repo)
+    slice_ = slice_for(shop, "OrderService cancel_order", level="L2")
+    (module,) = by_role(slice_, "module")
+    assert module.path == PATHS["service"] and module.start_line == 1
+    assert module.body == (shop.path / PATHS["service"]).read_text()
+    assert {d.path for d in by_role(slice_, "dependency")} == {PATHS["domain"], PATHS["repo"]}
+    domain = next(d for d in by_role(slice_, "dependency") if d.path == PATHS["domain"])
+    assert "def is_final" in domain.body  # today's file, not the indexed one
+
+
+def test_l3_follows_the_call_graph_with_its_chain(fm_home, make_repo):
+    shop = build_shop(make_repo)
+    index(shop.path)
+    slice_ = slice_for(shop, "OrderService cancel_order", level="L3")
+    (chain,) = by_role(slice_, "call_chain")
+    assert "cancel_from_api" in chain.body and "-> OrderService.cancel_order" in chain.body
+    assert "OrderService.cancel_order (src/orders/services/order_service.py:L12) -> " \
+           "ensure_cancellable (src/orders/domain/order.py:L13)  [graph-confirmed]" in chain.body
+    related = {s.symbol for s in by_role(slice_, "related")}
+    assert {"ensure_cancellable", "is_final", "OrderRepo.get"} <= related
+    (main,) = by_role(slice_, "evidence")
+    assert "cancel_from_api" not in related and "def cancel_from_api" in main.body  # shown once
+
+
+@pytest.mark.parametrize("budget", ["0", "-5"])
+def test_zero_or_negative_budget_is_refused(fm_home, make_repo, budget):
+    shop = build_shop(make_repo)
+    result = CliRunner().invoke(cli, ["context", "cancel", "--repo", str(shop.path),
+                                      "--budget", budget])
+    assert result.exit_code == 2
+    assert result.stderr.strip() == (f"freshmark: error: budget must be a positive number of "
+                                     f"tokens, not {budget}")
+
+
+def test_budget_below_the_header_is_refused_with_the_minimum(fm_home, make_repo):
+    shop = build_shop(make_repo)
+    result = CliRunner().invoke(cli, ["context", "cancel", "--repo", str(shop.path),
+                                      "--budget", "50"])
+    assert result.exit_code == 2 and "the header and contract need 300" in result.stderr
+
+
+def test_json_output_has_sections_missing_and_the_text(fm_home, make_repo):
+    shop = build_shop(make_repo)
+    result = CliRunner().invoke(cli, ["context", "OrderService cancel_order", "--repo",
+                                      str(shop.path), "--json"])
+    data = json.loads(result.stdout)
+    assert data["level"] == "L1" and data["budget_tokens"] == 4000
+    assert data["used_tokens"] == estimate_tokens(data["text"]) <= 4000
+    assert {s["role"] for s in data["sections"]} >= {"evidence", "imports", "type"}
+    assert data["index"]["commit"] == shop.dropped
+
+
+def test_token_estimate_counts_three_ascii_characters_per_token():
+    assert (estimate_tokens(""), estimate_tokens("abc"), estimate_tokens("abcd")) == (0, 1, 2)
+    assert estimate_tokens("取消订单") == 4
+
+
+@pytest.mark.parametrize(("query", "level", "message"), [
+    ("", "L1", "query is empty"),
+    ("x" * 100_000, "L1", "over the 10000-byte limit"),
+    ("cancel", "L4", "level must be one of L1, L2, L3"),
+])
+def test_bad_query_or_level_is_refused_before_anything_is_opened(fm_home, query, level,
+                                                                 message):
+    from freshmark.errors import BadInput
+
+    with pytest.raises(BadInput, match=message):
+        build_context(query, "/no/such/repo", settings=Settings.from_env(), level=level)

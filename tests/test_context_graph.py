@@ -1,0 +1,76 @@
+"""The symbol graph behind L1 callers and L3 slices: imports resolved, names resolved sensibly."""
+
+from __future__ import annotations
+
+from freshmark.stamp import ChunkRecord
+from freshmark.symbol_graph import SymbolGraph
+
+
+def chunk(path: str, symbol: str, kind: str = "function", imports: tuple[str, ...] = (),
+          references: tuple[str, ...] = (), **extra: object) -> ChunkRecord:
+    values: dict[str, object] = dict(
+        repo="r", branch="main", commit="c" * 40, path=path, symbol=symbol, start_line=1,
+        end_line=5, indexed_at="2026-01-01T00:00:00Z", blob_sha="b" * 40,
+        content_sha256="s" * 64, kind=kind, id=f"{path}:{symbol}", imports=list(imports),
+        references=list(references))
+    values.update(extra)
+    return ChunkRecord(**values)  # type: ignore[arg-type]
+
+
+GRAPH = SymbolGraph([
+    chunk("src/orders/services/order_service.py", "OrderService.cancel_order", "method",
+          imports=("orders.domain.order",), references=("ensure_cancellable", "save")),
+    chunk("src/orders/domain/order.py", "ensure_cancellable"),
+    chunk("src/orders/domain/order.py", "Order", "class"),
+    chunk("src/orders/repositories/order_repo.py", "OrderRepo.save", "method"),
+    chunk("src/billing/ledger.py", "Ledger.save", "method"),
+    chunk("src/api/routes.py", "cancel_route", imports=("orders.services.order_service",),
+          references=("cancel_order",)),
+    chunk("web/src/app.ts", "run", imports=("./util",), references=("format",)),
+    chunk("web/src/util.ts", "format"),
+    chunk("src/orders/old_service.py", "cancel_order", file_kind="backup"),
+    chunk("tests/test_orders.py", "test_cancel", file_kind="test", references=("cancel_order",)),
+    chunk("src/gone.py", "gone", status="tombstoned"),
+])
+
+
+def test_dotted_import_resolves_to_the_indexed_file():
+    assert GRAPH.imported_files("src/orders/services/order_service.py") == [
+        "src/orders/domain/order.py"]
+
+
+def test_relative_import_resolves_against_the_importing_file():
+    assert GRAPH.resolve_import("web/src/app.ts", "./util") == ["web/src/util.ts"]
+    assert GRAPH.resolve_import("src/orders/services/x.py", "..domain.order") == [
+        "src/orders/domain/order.py"]
+
+
+def test_library_imports_resolve_to_nothing():
+    assert GRAPH.resolve_import("src/api/routes.py", "fastapi.routing") == []
+
+
+def test_reference_to_an_imported_definition_is_confirmed():
+    edges = GRAPH.callees("src/orders/services/order_service.py:OrderService.cancel_order")
+    assert [(e.callee, e.confirmed) for e in edges] == [
+        ("src/orders/domain/order.py:ensure_cancellable", True)]
+
+
+def test_ambiguous_name_without_an_import_makes_no_edge():
+    # "save" is defined twice and neither file is imported: left out, not guessed
+    edges = GRAPH.callees("src/orders/services/order_service.py:OrderService.cancel_order")
+    assert all(not e.callee.endswith(".save") for e in edges)
+
+
+def test_callers_come_from_product_code_only():
+    callers = GRAPH.callers("src/orders/services/order_service.py:OrderService.cancel_order")
+    assert [(e.caller, e.confirmed) for e in callers] == [("src/api/routes.py:cancel_route", True)]
+
+
+def test_excluded_test_and_tombstoned_chunks_are_not_nodes():
+    assert not {"src/orders/old_service.py:cancel_order", "tests/test_orders.py:test_cancel",
+                "src/gone.py:gone"} & set(GRAPH.nodes)
+
+
+def test_type_definitions_are_found_by_name_near_the_file():
+    assert GRAPH.type_definitions(["Order", "str"], "src/orders/services/order_service.py") == [
+        "src/orders/domain/order.py:Order"]

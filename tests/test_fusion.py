@@ -1,0 +1,138 @@
+"""Reciprocal rank fusion (k = 60), de-duplication by (path, signature), the linear rerank."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from freshmark.fusion import (
+    DEFAULT_WEIGHTS,
+    RRF_K,
+    Candidate,
+    dedup,
+    fuse,
+    length_fit,
+    path_hit,
+    rerank,
+    rrf_scores,
+    symbol_hit,
+)
+from freshmark.stamp import ChunkRecord
+from freshmark.tokenize import query_terms
+
+
+def _record(doc_id: str, *, path: str = "src/a.py", symbol: str = "f", signature: str = "",
+            lines: int = 10) -> ChunkRecord:
+    return ChunkRecord(repo="r", branch="main", commit="c" * 40, path=path, symbol=symbol,
+                       start_line=1, end_line=lines, indexed_at="2026-01-01T00:00:00Z",
+                       blob_sha="b" * 40, content_sha256="d" * 64, id=doc_id,
+                       signature=signature)
+
+
+def test_rrf_worked_example() -> None:
+    # BM25 ranks a, b, c; vectors rank c, a. With k = 60 and 1-based ranks:
+    #   a = 1/61 + 1/62 = 0.0325225   c = 1/63 + 1/61 = 0.0322664   b = 1/62 = 0.0161290
+    fused = rrf_scores([["a", "b", "c"], ["c", "a"]])
+    assert RRF_K == 60
+    assert fused["a"] == pytest.approx(1 / 61 + 1 / 62)
+    assert fused["c"] == pytest.approx(1 / 63 + 1 / 61)
+    assert fused["b"] == pytest.approx(1 / 62)
+    assert sorted(fused, key=lambda i: -fused[i]) == ["a", "c", "b"]
+
+
+def test_rrf_uses_ranks_not_scores() -> None:
+    records = {i: _record(i) for i in "xy"}
+    big = fuse(records, [("x", 1000.0), ("y", 0.1)], [("y", 0.9), ("x", 0.1)])
+    small = fuse(records, [("x", 2.0), ("y", 1.9)], [("y", 0.5), ("x", 0.49)])
+    assert [c.rrf for c in big] == [c.rrf for c in small]
+
+
+def test_fuse_keeps_channel_ranks_and_scores() -> None:
+    records = {i: _record(i) for i in "ab"}
+    by_id = {c.record.id: c for c in fuse(records, [("a", 3.5)], [("b", 0.8), ("a", 0.7)])}
+    assert (by_id["a"].bm25, by_id["a"].bm25_rank) == (3.5, 1)
+    assert (by_id["a"].vector_sim, by_id["a"].vector_rank) == (0.7, 2)
+    assert (by_id["b"].bm25, by_id["b"].bm25_rank, by_id["b"].vector_rank) == (None, None, 1)
+
+
+def test_fuse_skips_ids_the_store_no_longer_holds() -> None:
+    assert [c.record.id for c in fuse({"a": _record("a")}, [("gone", 9.0)], [("a", 0.5)])] == ["a"]
+
+
+def test_dedup_keeps_the_best_of_one_path_and_signature() -> None:
+    part1 = _record("p1", signature="def long(x):")
+    part2 = _record("p2", signature="def long(x):")
+    other = _record("o", path="src/b.py", signature="def long(x):")
+    kept = dedup([Candidate(part2), Candidate(other), Candidate(part1)])
+    assert [c.record.id for c in kept] == ["p2", "o"]
+
+
+def test_dedup_leaves_chunks_without_signature_alone() -> None:
+    kept = dedup([Candidate(_record("m1")), Candidate(_record("m2"))])
+    assert len(kept) == 2
+
+
+def test_symbol_hit_is_full_for_a_named_symbol_in_any_casing() -> None:
+    assert symbol_hit(set(query_terms("where is cancelOrder")), "OrderService.cancel_order") == 1.0
+    assert symbol_hit(set(query_terms("cancel_order")), "Shop.cancelOrder") == 1.0
+
+
+def test_symbol_hit_is_partial_for_name_pieces() -> None:
+    assert symbol_hit(set(query_terms("cancel an order")), "cancel_order_now") == pytest.approx(
+        0.5 * 2 / 3
+    )
+    assert symbol_hit(set(query_terms("payment")), "cancel_order") == 0.0
+
+
+def test_path_hit_is_the_share_of_query_terms_in_the_path() -> None:
+    assert path_hit(set(query_terms("billing invoice total")), "src/billing/invoice.py") == (
+        pytest.approx(2 / 3)
+    )
+
+
+def test_length_fit_penalises_only_extremes() -> None:
+    assert length_fit(1, 20) == 1.0
+    assert length_fit(1, 1) == pytest.approx(1 / 3)
+    assert length_fit(1, 300) == pytest.approx(0.5)
+
+
+def test_rerank_prefers_an_exact_symbol_name_hit() -> None:
+    # Both found by both channels at swapped ranks (equal RRF); only one is named by the query.
+    named = _record("named", symbol="OrderService.cancel_order", path="src/orders/service.py")
+    other = _record("other", symbol="OrderService.cancel_payment", path="src/orders/service.py")
+    candidates = fuse({"named": named, "other": other},
+                      [("other", 5.0), ("named", 4.9)], [("named", 0.61), ("other", 0.60)])
+    ranked = rerank(candidates, query_terms("cancel_order"))
+    assert [c.record.id for c in ranked] == ["named", "other"]
+    assert ranked[0].features["symbol_hit"] == 1.0
+
+
+def test_rerank_score_is_the_weighted_feature_sum() -> None:
+    candidates = fuse({"a": _record("a", symbol="restock", lines=1)}, [("a", 2.0)], [("a", 0.5)])
+    w = DEFAULT_WEIGHTS
+    (ranked,) = rerank(candidates, query_terms("restock"), code_share=0.25)
+    f = ranked.features
+    assert f["rrf_norm"] == pytest.approx(1.0)  # rank 1 in both channels
+    expected = (w.rrf * f["rrf_norm"] + w.bm25 * f["bm25_norm"]
+                + w.vector * 0.75 * f["vector_norm"] + w.symbol * f["symbol_hit"]
+                + w.path * f["path_hit"] - w.length * (1 - f["length_fit"]))
+    assert math.isclose(ranked.score, expected)
+
+
+def test_vector_similarity_fades_for_queries_written_as_code() -> None:
+    # "near" is the vector channel's clear favourite; "named" wins on BM25 rank alone.
+    near, named = _record("near", symbol="nearby"), _record("named", symbol="other")
+    records = {"near": near, "named": named}
+    candidates = fuse(records, [("named", 3.0), ("near", 2.9)], [("near", 0.9), ("named", 0.2)])
+    prose = rerank(candidates, ["x"], code_share=0.0)
+    code = rerank(fuse(records, [("named", 3.0), ("near", 2.9)],
+                       [("near", 0.9), ("named", 0.2)]), ["x"], code_share=1.0)
+    assert prose[0].record.id == "near"
+    assert code[0].record.id == "named"
+
+
+def test_explain_names_every_number() -> None:
+    (ranked,) = rerank(fuse({"a": _record("a")}, [("a", 2.0)], []), ["x"])
+    assert {"score", "rrf", "bm25", "bm25_rank", "vector_sim", "vector_rank", "symbol_hit",
+            "path_hit", "length_fit"} <= set(ranked.explain())

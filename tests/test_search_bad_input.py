@@ -1,0 +1,100 @@
+"""Bad input to search and context gets one clear line and a non-zero exit; nothing is lost."""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+from click.testing import CliRunner
+from search_fixtures import build_shop
+
+from freshmark.cli import cli
+from freshmark.errors import BadInput, BranchNotFound, NotIndexed, RepositoryGone
+from freshmark.search import search
+from freshmark.settings import Settings
+from freshmark.store import Store
+
+
+def run_cli(*args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(cli, list(args))
+    return result.exit_code, result.stdout, result.stderr
+
+
+@pytest.mark.parametrize("query", ["", "   \n\t "])
+def test_empty_query_is_refused(fm_home, make_repo, query):
+    shop = build_shop(make_repo)
+    code, out, err = run_cli("search", query, "--repo", str(shop.path))
+    assert code == 2 and out == ""
+    assert err.strip() == "freshmark: error: query is empty; give words or a symbol name to " \
+                          "search for"
+
+
+def test_hundred_kilobyte_query_is_refused_with_its_size(fm_home, make_repo):
+    shop = build_shop(make_repo)
+    code, _, err = run_cli("search", "x" * 100_000, "--repo", str(shop.path))
+    assert code == 2 and "query is 100000 bytes, over the 10000-byte limit" in err
+
+
+def test_query_with_binary_content_is_refused(fm_home, make_repo):
+    shop = build_shop(make_repo)
+    with pytest.raises(BadInput, match="binary"):
+        search("cancel\x00\x01order", str(shop.path), settings=Settings.from_env())
+
+
+@pytest.mark.parametrize("k", [0, -1, 101])
+def test_k_out_of_range_is_refused(fm_home, make_repo, k):
+    shop = build_shop(make_repo)
+    with pytest.raises(BadInput, match="k must be a whole number from 1 to 100"):
+        search("cancel", str(shop.path), settings=Settings.from_env(), k=k)
+
+
+def test_unknown_repository_is_named(fm_home, tmp_path):
+    code, _, err = run_cli("search", "cancel", "--repo", "no-such-repo")
+    assert code == 2 and "no repository 'no-such-repo'" in err
+
+
+def test_unknown_branch_lists_the_known_ones(fm_home, make_repo):
+    shop = build_shop(make_repo)
+    code, _, err = run_cli("search", "cancel", "--repo", str(shop.path), "--branch", "nope")
+    assert code == 2 and "branch 'nope' not found" in err and "known: main" in err
+
+
+def test_branch_never_indexed_says_how_to_index_it(fm_home, make_repo):
+    shop = build_shop(make_repo)
+    shop.repo.branch("feature/new")
+    with pytest.raises(NotIndexed, match="shop@feature/new has not been indexed yet"):
+        search("cancel", str(shop.path), settings=Settings.from_env(), branch="feature/new")
+
+
+def test_repository_never_indexed_says_so(fm_home, make_repo):
+    shop = build_shop(make_repo, index_before_change=False)
+    with pytest.raises(NotIndexed, match="has not been indexed yet"):
+        search("cancel", str(shop.path), settings=Settings.from_env())
+
+
+def test_repository_moved_since_indexing_is_named_gone(fm_home, make_repo, tmp_path):
+    shop = build_shop(make_repo)
+    shutil.move(shop.path, tmp_path / "moved-shop")
+    code, _, err = run_cli("search", "cancel", "--repo", str(shop.path))
+    assert code == 2 and "was indexed but is gone (moved or deleted)" in err
+
+
+def test_repository_deleted_since_indexing_is_gone_by_id_too(fm_home, make_repo):
+    shop = build_shop(make_repo)
+    shutil.rmtree(shop.path)
+    with pytest.raises(RepositoryGone, match="moved or deleted"):
+        search("cancel", "shop", settings=Settings.from_env())
+
+
+def test_bad_input_leaves_the_index_and_counts_untouched(fm_home, make_repo):
+    shop = build_shop(make_repo)
+    settings = Settings.from_env()
+    branch_index = Store.open(settings).branch(shop.key, "main")
+    before = branch_index.count()
+    for bad in ("", "x" * 20_000):
+        with pytest.raises(BadInput):
+            search(bad, str(shop.path), settings=settings)
+    with pytest.raises(BranchNotFound):
+        search("cancel", str(shop.path), settings=settings, branch="nope")
+    assert branch_index.count() == before
+    assert not (settings.state_dir / "verdicts.sqlite").exists()

@@ -1,0 +1,123 @@
+"""``search``: verified, cited results that name their index (CLI and use-case layer)."""
+
+from __future__ import annotations
+
+import json
+
+from click.testing import CliRunner
+from search_fixtures import PATHS, SERVICE, build_shop, index
+
+from freshmark.cli import cli
+from freshmark.search import search
+from freshmark.settings import Settings
+from freshmark.stamp import MANDATORY_FIELDS
+from freshmark.verdict_stats import VerdictStats
+
+STAMP_FIELDS = (*MANDATORY_FIELDS, "kind", "language", "signature", "file_kind", "layer",
+                "status", "tombstoned_in", "tombstoned_at", "successor")
+
+
+def run_cli(*args: str) -> tuple[int, str]:
+    result = CliRunner().invoke(cli, list(args), catch_exceptions=False)
+    return result.exit_code, result.output
+
+
+def test_json_results_carry_every_stamp_field_and_the_verification(store_env, make_repo):
+    shop = build_shop(make_repo)
+    code, out = run_cli("search", "cancel order", "--repo", str(shop.path), "--json")
+    assert code == 0
+    response = json.loads(out)
+    assert response["results"]
+    for result in response["results"]:
+        assert set(STAMP_FIELDS) <= set(result)
+        assert result["verdict"] and result["reason"]
+        assert len(result["citation"].splitlines()) == 3
+
+
+def test_response_names_the_index_it_came_from(store_env, make_repo):
+    shop = build_shop(make_repo)
+    response = search("cancel order", str(shop.path), settings=Settings.from_env()).to_dict()
+    info = response["index"]
+    assert info["collection"].startswith("fm-shop-main-")
+    assert info["commit"] == shop.dropped and info["indexed_at"]
+    assert info["layers"]["default"]["commit"] == shop.dropped
+    assert info["layers"]["default"]["indexed_at"]
+    assert response["target"] == {"branch": "main", "head": shop.head, "worktree": False}
+
+
+def test_tombstoned_chunks_only_with_history(fm_home, make_repo):
+    shop = build_shop(make_repo)
+    plain = search("CancelOrderHandler idempotency", str(shop.path), settings=Settings.from_env(),
+                   k=20).to_dict()
+    history = search("CancelOrderHandler idempotency", str(shop.path),
+                     settings=Settings.from_env(), k=20, include_history=True).to_dict()
+    assert all(r["path"] != PATHS["handler"] for r in plain["results"])
+    handlers = [r for r in history["results"] if r["path"] == PATHS["handler"]]
+    assert handlers and {r["verdict"] for r in handlers} == {"historical"}
+
+
+def test_excluded_kinds_only_with_include_excluded(fm_home, make_repo):
+    shop = build_shop(make_repo)
+    settings = Settings.from_env()
+    plain = search("OrderApiClient cancel", str(shop.path), settings=settings, k=20).to_dict()
+    wide = search("OrderApiClient cancel", str(shop.path), settings=settings, k=20,
+                  include_excluded=True).to_dict()
+    assert all(r["file_kind"] not in ("generated", "backup", "fixture")
+               for r in plain["results"])
+    client = [r for r in wide["results"] if r["symbol"] == "OrderApiClient.cancel"]
+    assert client and client[0]["verdict"] == "excluded"
+
+
+def test_text_output_shows_verdict_citation_and_code(fm_home, make_repo):
+    shop = build_shop(make_repo)
+    code, out = run_cli("search", "OrderService cancel_order", "--repo", str(shop.path), "-k", "3")
+    assert code == 0
+    assert "index:    fm-shop-main-" in out
+    assert f"verified: against main@{shop.head[:7]}" in out
+    assert "source:  src/orders/services/order_service.py#L12-L17  (OrderService.cancel_order)" \
+        in out
+    assert "older_identical (版本较旧但内容一致)" in out
+    assert "        order = self.repo.get(order_id)" in out  # the code, indented
+
+
+def test_every_search_counts_its_verdicts(fm_home, make_repo):
+    shop = build_shop(make_repo)
+    settings = Settings.from_env()
+    first = search("cancel order", str(shop.path), settings=settings, k=4).verdict_counts()
+    second = search("order repo save", str(shop.path), settings=settings, k=4).verdict_counts()
+    expected: dict[str, int] = {}
+    for counts in (first, second):
+        for verdict, number in counts.items():
+            expected[verdict] = expected.get(verdict, 0) + number
+    assert VerdictStats.open(settings).counts("shop", "main") == expected
+    assert sum(expected.values()) == 8
+
+
+def test_status_shows_the_verdict_counts(fm_home, make_repo):
+    shop = build_shop(make_repo)
+    search("cancel order", str(shop.path), settings=Settings.from_env(), k=2)
+    code, out = run_cli("status", str(shop.path), "--json")
+    assert code == 0
+    assert sum(json.loads(out)[0]["verdicts"].values()) == 2
+
+
+def test_worktree_search_sees_uncommitted_edits(fm_home, make_repo):
+    shop = build_shop(make_repo)
+    index(shop.path)
+    shop.repo.write(PATHS["service"], SERVICE.replace('"""Cancel an order."""',
+                                                      '"""Cancel an order.\n\n    More."""'))
+    settings = Settings.from_env()
+    head = search("OrderService cancel_order", str(shop.path), settings=settings, k=3)
+    tree = search("OrderService cancel_order", str(shop.path), settings=settings, k=3,
+                  worktree=True)
+    by_head = {r.record.symbol: r for r in head.results}
+    by_tree = {r.record.symbol: r for r in tree.results}
+    assert str(by_head["OrderService.cancel_order"].verification.verdict) == "older_identical"
+    edited = by_tree["OrderService.cancel_order"].verification
+    assert str(edited.verdict) == "changed" and edited.current_end_line == 19
+
+
+def test_repository_id_of_an_indexed_repo_is_accepted(fm_home, make_repo):
+    shop = build_shop(make_repo)
+    response = search("cancel order", "shop", settings=Settings.from_env(), k=2).to_dict()
+    assert response["repo"] == "shop" and response["target"]["head"] == shop.head

@@ -1,0 +1,271 @@
+"""Verification at use time (SPEC §2) against real git histories: every verdict and its reason.
+
+Stamps here are made from git directly (as the indexer would stamp them at a commit), so each
+test pins exactly one situation; the indexed end-to-end path is in test_seed_scenario.py.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
+
+import pygit2
+import pytest
+from repo_builder import RepoBuilder
+
+from freshmark.chunking import symbol_spans
+from freshmark.errors import BadInput, UnsafePath
+from freshmark.gitrepo import GitRepo, ObjectNotFound
+from freshmark.stamp import ChunkRecord
+from freshmark.verify import Target, Verdict, Verifier, resolve_target
+
+RULE_V1 = '''def ensure_cancellable(order):
+    if order.shipped:
+        raise ValueError("shipped")
+
+
+def total(order):
+    return sum(order.items)
+'''
+
+RULE_V2 = '''def is_final(order):
+    return order.shipped or order.delivered
+
+
+def ensure_cancellable(order):
+    if is_final(order):
+        raise ValueError("shipped or delivered")
+
+
+def total(order):
+    return sum(order.items)
+'''
+
+PATH = "src/domain/order.py"
+
+
+def stamp(repo: RepoBuilder, at: str, file_path: str, name: str, /,
+          **overrides: object) -> ChunkRecord:
+    """The stamp the indexer gives symbol ``name`` of ``file_path`` at commit ``at``."""
+    commit, path, symbol = at, file_path, name
+    git_repo = GitRepo.open(repo.path)
+    blob = git_repo.blob_at(commit, path)
+    assert blob is not None
+    data = git_repo.read_blob(blob)
+    start, end = symbol_spans(path, data.decode())[symbol]
+    values = dict(
+        repo=repo.path.name, branch="main", commit=commit, path=path, symbol=symbol,
+        start_line=start, end_line=end, indexed_at="2026-03-11T10:00:00Z", blob_sha=blob,
+        content_sha256=hashlib.sha256(data).hexdigest(), kind="function", language="python",
+        text="\n".join(data.decode().splitlines()[start - 1:end]),
+    )
+    values.update(overrides)
+    return ChunkRecord(**values)
+
+
+def verifier(repo: RepoBuilder, worktree: bool = False) -> Verifier:
+    git_repo = GitRepo.open(repo.path)
+    return Verifier(git_repo, resolve_target(git_repo, "main", worktree))
+
+
+@pytest.fixture
+def repo(make_repo) -> RepoBuilder:
+    repo = make_repo("shop")
+    repo.write(PATH, RULE_V1).write("README.md", "# shop\n")
+    repo.commit("initial", when="2026-03-11T10:00:00Z")
+    return repo
+
+
+def test_chunk_indexed_at_the_head_is_current_without_any_git_read(repo):
+    record = stamp(repo, repo.head(), PATH, "ensure_cancellable")
+    check = verifier(repo)
+    result = check.verify(record)
+    assert result.verdict is Verdict.CURRENT
+    assert check.git_reads == 0
+
+
+def test_fast_path_answers_with_the_object_database_gone(repo, tmp_path):
+    record = stamp(repo, repo.head(), PATH, "ensure_cancellable")
+    older = stamp(repo, repo.head(), PATH, "total", commit="0" * 40)
+    check = verifier(repo)
+    shutil.move(repo.path / ".git" / "objects", tmp_path / "objects")
+    assert check.verify(record).verdict is Verdict.CURRENT
+    with pytest.raises((ObjectNotFound, pygit2.GitError)):  # past the fast path: objects needed
+        check.verify(older)
+
+
+def test_older_commit_with_the_same_blob_is_older_identical(repo):
+    record = stamp(repo, repo.head(), PATH, "ensure_cancellable")
+    repo.write("README.md", "# shop\n\nmore\n").commit("docs only")
+    check = verifier(repo)
+    result = check.verify(record)
+    assert result.verdict is Verdict.OLDER_IDENTICAL
+    assert record.commit[:7] in result.reason
+    assert check.git_reads == 1  # one tree lookup
+
+
+def test_changed_file_gives_the_symbols_current_lines_not_the_cached_text(repo):
+    record = stamp(repo, repo.head(), PATH, "ensure_cancellable")
+    record.text = "stale cached text"
+    repo.write(PATH, RULE_V2).commit("deliveries")
+    result = verifier(repo).verify(record)
+    assert result.verdict is Verdict.CHANGED
+    assert (result.current_start_line, result.current_end_line) == (5, 7)
+    assert result.current_text is not None and "is_final(order)" in result.current_text
+    assert "now at L5-L7 (was L1-L3)" in result.reason
+
+
+def test_symbol_gone_from_changed_file_is_historical(repo):
+    record = stamp(repo, repo.head(), PATH, "ensure_cancellable")
+    repo.write(PATH, "def total(order):\n    return 0\n").commit("drop rule")
+    result = verifier(repo).verify(record)
+    assert result.verdict is Verdict.HISTORICAL
+    assert "ensure_cancellable no longer exists" in result.reason
+
+
+def test_file_deleted_since_indexing_is_historical_before_any_tombstone(repo):
+    record = stamp(repo, repo.head(), PATH, "ensure_cancellable")
+    repo.delete(PATH).commit("drop domain")
+    result = verifier(repo).verify(record)
+    assert result.verdict is Verdict.HISTORICAL
+    assert "not yet tombstoned" in result.reason and "deleted or renamed" in result.reason
+
+
+def test_tombstoned_deleted_file_says_module_deleted_in_its_commit(repo):
+    record = stamp(repo, repo.head(), PATH, "ensure_cancellable")
+    gone_in = repo.delete(PATH).commit("drop domain")
+    record.status, record.tombstoned_in = "tombstoned", gone_in
+    result = verifier(repo).verify(record)
+    assert result.verdict is Verdict.HISTORICAL
+    assert result.reason == f"module deleted in {gone_in[:7]}"
+
+
+def test_tombstoned_symbol_in_a_kept_file_says_the_symbol_was_removed(repo):
+    record = stamp(repo, repo.head(), PATH, "ensure_cancellable")
+    gone_in = repo.write(PATH, "def total(order):\n    return 0\n").commit("drop rule")
+    record.status, record.tombstoned_in = "tombstoned", gone_in
+    result = verifier(repo).verify(record)
+    assert result.reason == f"symbol ensure_cancellable removed from {PATH} in {gone_in[:7]}"
+
+
+def test_tombstoned_rename_names_its_successor(repo):
+    record = stamp(repo, repo.head(), PATH, "ensure_cancellable")
+    moved_in = repo.rename(PATH, "src/rules/order.py").commit("move")
+    record.status, record.tombstoned_in = "tombstoned", moved_in
+    record.successor = "src/rules/order.py"
+    result = verifier(repo).verify(record)
+    assert result.verdict is Verdict.HISTORICAL
+    assert result.reason == (f"file renamed to src/rules/order.py in {moved_in[:7]}; "
+                             "ensure_cancellable is now at src/rules/order.py#L1-L3")
+
+
+def test_changed_text_file_window_follows_its_line_range(repo):
+    repo.write("docs/notes.txt", "alpha\nbeta\ngamma\n").commit("notes")
+    record = stamp(repo, repo.head(), "docs/notes.txt", "<module>", kind="window")
+    repo.write("docs/notes.txt", "alpha\nBETA\ngamma\ndelta\n").commit("edit notes")
+    result = verifier(repo).verify(record)
+    assert result.verdict is Verdict.CHANGED
+    assert (result.current_start_line, result.current_end_line) == (1, 3)
+    assert result.current_text == "alpha\nBETA\ngamma\n"
+
+
+@pytest.mark.parametrize(("file_kind", "why"), [
+    ("generated", "generated code"), ("backup", "backup file"),
+    ("fixture", "test fixture"), ("vendored", "vendored third-party code"),
+])
+def test_excluded_file_kinds_say_why(repo, file_kind, why):
+    record = stamp(repo, repo.head(), PATH, "ensure_cancellable", file_kind=file_kind)
+    result = verifier(repo).verify(record)
+    assert result.verdict is Verdict.EXCLUDED
+    assert result.reason.startswith(why)
+
+
+@pytest.mark.parametrize("field", ["commit", "blob_sha", "content_sha256", "indexed_at",
+                                   "path", "symbol"])
+def test_missing_metadata_is_unverifiable_and_names_the_field(repo, field):
+    record = stamp(repo, repo.head(), PATH, "ensure_cancellable", **{field: ""})
+    result = verifier(repo).verify(record)
+    assert result.verdict is Verdict.UNVERIFIABLE
+    assert field in result.reason
+
+
+def test_missing_line_numbers_are_unverifiable(repo):
+    record = stamp(repo, repo.head(), PATH, "ensure_cancellable", start_line=0, end_line=0)
+    result = verifier(repo).verify(record)
+    assert result.verdict is Verdict.UNVERIFIABLE and "start_line" in result.reason
+
+
+# -- the work tree --------------------------------------------------------------------------------
+def test_uncommitted_edit_counts_only_with_worktree(repo):
+    record = stamp(repo, repo.head(), PATH, "ensure_cancellable")
+    repo.write(PATH, RULE_V2)  # not committed
+    assert verifier(repo).verify(record).verdict is Verdict.CURRENT
+    result = verifier(repo, worktree=True).verify(record)
+    assert result.verdict is Verdict.CHANGED
+    assert result.current_start_line == 5 and "work tree" in result.reason
+
+
+def test_clean_worktree_file_at_head_is_current_without_reading_it(repo):
+    record = stamp(repo, repo.head(), PATH, "ensure_cancellable")
+    repo.write("README.md", "# edited\n")  # another file is dirty
+    check = verifier(repo, worktree=True)
+    assert check.verify(record).verdict is Verdict.CURRENT
+    assert check.git_reads == 1  # the one status call, no file read
+
+
+def test_file_deleted_in_the_worktree_is_historical(repo):
+    record = stamp(repo, repo.head(), PATH, "ensure_cancellable")
+    (repo.path / PATH).unlink()
+    result = verifier(repo, worktree=True).verify(record)
+    assert result.verdict is Verdict.HISTORICAL and "work tree" in result.reason
+
+
+def test_edit_reverted_in_the_worktree_is_current_again(repo):
+    record = stamp(repo, repo.head(), PATH, "ensure_cancellable")
+    repo.write(PATH, RULE_V1 + "\n")
+    repo.write(PATH, RULE_V1)
+    assert verifier(repo, worktree=True).verify(record).verdict is Verdict.CURRENT
+
+
+def test_worktree_on_another_branch_is_refused(repo):
+    repo.branch("other")
+    git_repo = GitRepo.open(repo.path)
+    with pytest.raises(BadInput, match="checked-out branch 'main'"):
+        resolve_target(git_repo, "other", worktree=True)
+
+
+def test_symlink_leaving_the_worktree_is_refused(repo, tmp_path):
+    outside = tmp_path / "secret.txt"
+    outside.write_text("secret\n")
+    (repo.path / "src" / "link.py").symlink_to(outside)
+    check = verifier(repo, worktree=True)
+    with pytest.raises(UnsafePath):
+        check.current_bytes("src/link.py")
+
+
+# -- the seed's snippet list ----------------------------------------------------------------------
+def test_file_hash_prefix_verdicts_follow_the_seed(repo):
+    data = (repo.path / PATH).read_bytes()
+    now = hashlib.sha256(data).hexdigest()
+    check = verifier(repo)
+    assert check.verify_file_hash(PATH, now[:12]).verdict is Verdict.CURRENT
+    assert check.verify_file_hash(PATH, "0" * 12).verdict is Verdict.CHANGED
+    assert check.verify_file_hash("src/gone.py", now[:12]).verdict is Verdict.HISTORICAL
+    assert check.verify_file_hash(PATH, None).verdict is Verdict.UNVERIFIABLE
+
+
+@pytest.mark.parametrize("path", ["../../etc/passwd", "/etc/passwd", "src/../../x"])
+def test_file_hash_refuses_paths_leaving_the_repo(repo, path):
+    with pytest.raises(UnsafePath):
+        verifier(repo).verify_file_hash(path, "abcdef12")
+
+
+def test_target_label_names_branch_and_short_head(repo):
+    target = Target("main", repo.head(), worktree=False)
+    assert target.label == f"main@{repo.head()[:7]}"
+    assert Target("main", repo.head(), worktree=True).label.startswith("work tree on main@")
+
+
+def test_verification_seed_words(repo):
+    record = stamp(repo, repo.head(), PATH, "ensure_cancellable")
+    assert verifier(repo).verify(record).seed_word == "可用"

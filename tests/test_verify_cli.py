@@ -1,0 +1,123 @@
+"""``freshmark verify``: the seed's list and saved results, line numbers, exit codes, bad input."""
+
+from __future__ import annotations
+
+import json
+
+from click.testing import CliRunner
+from search_fixtures import PATHS, build_shop, file_sha256
+
+from freshmark.cli import cli
+from freshmark.settings import Settings
+from freshmark.verdict_stats import VerdictStats
+
+
+def run_cli(*args: str, stdin: str | bytes | None = None):
+    return CliRunner().invoke(cli, list(args), input=stdin)
+
+
+def good_line(shop, name: str = "service") -> str:
+    return f"{PATHS[name]}\t{file_sha256(shop, shop.head, PATHS[name])[:12]}"
+
+
+def test_all_safe_list_exits_zero(fm_home, make_repo, tmp_path):
+    shop = build_shop(make_repo, index_before_change=False)
+    listing = tmp_path / "snippets.tsv"
+    listing.write_text(good_line(shop) + "\n" + good_line(shop, "repo") + "\n")
+    result = run_cli("verify", str(listing), "--repo", str(shop.path))
+    assert result.exit_code == 0, result.output
+    assert result.stdout.count("可用  current") == 2
+
+
+def test_anything_not_safe_exits_one(fm_home, make_repo):
+    shop = build_shop(make_repo, index_before_change=False)
+    stale = f"{PATHS['domain']}\t{file_sha256(shop, shop.initial, PATHS['domain'])[:12]}"
+    result = run_cli("verify", "-", "--repo", str(shop.path), stdin=good_line(shop) + "\n" + stale)
+    assert result.exit_code == 1
+    assert "较旧  changed" in result.stdout and "not safe to use as is: 1" in result.stdout
+
+
+def test_json_gives_one_object_per_input_line(fm_home, make_repo):
+    shop = build_shop(make_repo, index_before_change=False)
+    listing = f"{good_line(shop)}\n\n{PATHS['handler']}\tabcdef123456\nsrc/x.py zzz\n"
+    result = run_cli("verify", "-", "--repo", str(shop.path), "--json", stdin=listing)
+    lines = json.loads(result.stdout)["lines"]
+    assert [(x["line"], x["path"], x["verdict"]) for x in lines] == [
+        (1, PATHS["service"], "current"), (3, PATHS["handler"], "historical"),
+        (4, "src/x.py zzz", "invalid")]
+    assert all(x["reason"] for x in lines)
+    assert "no TAB" in lines[2]["reason"]
+
+
+def test_paths_leaving_the_repository_are_refused_line_by_line(fm_home, make_repo, tmp_path):
+    shop = build_shop(make_repo, index_before_change=False)
+    secret = tmp_path / "secret.py"
+    secret.write_text("password = 1\n")
+    (shop.path / "src" / "escape.py").symlink_to(secret)
+    listing = "\n".join(["../../etc/passwd\tabcdef12", "/etc/passwd\tabcdef12",
+                         "src/escape.py\tabcdef12", good_line(shop)])
+    result = run_cli("verify", "-", "--repo", str(shop.path), "--worktree", "--json",
+                     stdin=listing)
+    lines = json.loads(result.stdout)["lines"]
+    assert [x["verdict"] for x in lines] == ["invalid", "invalid", "invalid", "current"]
+    assert "leaves the repository" in lines[0]["reason"]
+    assert "absolute path" in lines[1]["reason"]
+    assert "resolves outside the repository" in lines[2]["reason"]
+    assert result.exit_code == 1
+
+
+def test_saved_search_results_are_verified_again(fm_home, make_repo, tmp_path):
+    shop = build_shop(make_repo)
+    saved = run_cli("search", "cancel order rule", "--repo", str(shop.path), "-k", "10",
+                    "--history", "--json")
+    results = json.loads(saved.stdout)["results"]
+    path = tmp_path / "results.json"
+    path.write_text(saved.stdout)
+    result = run_cli("verify", str(path), "--repo", str(shop.path), "--json")
+    checked = json.loads(result.stdout)["lines"]
+    assert [(x["path"], x["symbol"], x["verdict"]) for x in checked] == [
+        (r["path"], r["symbol"], r["verdict"]) for r in results]
+    text_lines = path.read_text().splitlines()
+    assert all(text_lines[x["line"] - 1].strip() == "{" for x in checked)
+
+
+def test_result_without_version_metadata_is_unverifiable(fm_home, make_repo):
+    shop = build_shop(make_repo, index_before_change=False)
+    pasted = json.dumps([{"path": PATHS["service"], "symbol": "OrderService.cancel_order",
+                          "text": "def cancel_order(self, order_id): ..."}])
+    result = run_cli("verify", "-", "--repo", str(shop.path), "--json", stdin=pasted)
+    (line,) = json.loads(result.stdout)["lines"]
+    assert line["verdict"] == "unverifiable" and line["seed_word"] == "待补"
+    assert "missing repo, branch, commit" in line["reason"]
+
+
+def test_binary_input_file_fails_with_one_line(fm_home, make_repo, tmp_path):
+    shop = build_shop(make_repo, index_before_change=False)
+    blob = tmp_path / "image.png"
+    blob.write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR")
+    result = run_cli("verify", str(blob), "--repo", str(shop.path))
+    assert result.exit_code == 2
+    assert result.stderr.strip() == ("freshmark: error: input is binary (NUL bytes), not a "
+                                     "snippet list or JSON results")
+
+
+def test_malformed_json_is_reported_and_the_rest_checked(fm_home, make_repo):
+    shop = build_shop(make_repo, index_before_change=False)
+    text = json.dumps([{"path": PATHS["service"], "symbol": "x"},
+                       {"path": PATHS["repo"], "symbol": "y"}], indent=2)
+    broken = text.replace('"symbol": "x"', '"symbol": "x" "oops"')
+    result = run_cli("verify", "-", "--repo", str(shop.path), "--json", stdin=broken)
+    lines = json.loads(result.stdout)["lines"]
+    assert [x["verdict"] for x in lines][0] == "invalid" and "malformed JSON" in lines[0]["reason"]
+    assert [x["path"] for x in lines[1:]] == [PATHS["repo"]]
+
+
+def test_verify_counts_its_verdicts(fm_home, make_repo):
+    shop = build_shop(make_repo, index_before_change=False)
+    run_cli("verify", "-", "--repo", str(shop.path), stdin=good_line(shop) + "\nbad line x\n")
+    assert VerdictStats.open(Settings.from_env()).counts("shop", "main") == {"current": 1}
+
+
+def test_help_documents_the_exit_codes():
+    result = run_cli("verify", "--help")
+    assert "Exit codes:" in result.output and "0  every line may be used as is" in result.output
