@@ -44,6 +44,8 @@ def queue_names(config: Config | None = None) -> list[str]:
 def celery_config(settings: Settings, timings: jobs.Timings, queues: list[str]) -> dict[str, Any]:
     return {
         "broker_url": settings.redis_url,
+        # kombu's Redis transport, made to survive a broker restart (see workers/broker_loss.py).
+        "broker_transport": "workers.broker_loss:Transport",
         "broker_connection_retry_on_startup": True,
         "broker_transport_options": {
             "visibility_timeout": timings.visibility_timeout_seconds,
@@ -86,7 +88,9 @@ def create_app(
 ) -> Celery:
     settings = settings or Settings.from_env()
     timings = timings or jobs.Timings.from_env()
-    celery = Celery("freshmark", include=["workers.tasks"])
+    # The task base makes a late ack after a lost broker connection harmless (broker_loss.py).
+    celery = Celery("freshmark", include=["workers.tasks"],
+                    task_cls="workers.broker_loss:FreshmarkTask")
     celery.conf.update(celery_config(settings, timings, queue_names(config)))
     return celery
 
