@@ -63,6 +63,7 @@ def worker(queues: str, concurrency: int, pool: str, name: str | None, loglevel:
 
     if metrics_port:
         os.environ["FRESHMARK_WORKER_METRICS_PORT"] = str(metrics_port)
+    os.environ["FRESHMARK_WORKER_CONCURRENCY"] = str(concurrency)
     from workers.celery_app import app
 
     node = name or f"freshmark-{queues.replace(',', '-')}@%h"

@@ -49,6 +49,7 @@ def _index_mirror(job: jobs.Job, ctx: WorkerContext, repo: RepoConfig) -> dict[s
         repo_id=repo.id,
         base_branch=spec.base_branch or branches.default_base(repo, spec.branch) or None,
         store=ctx.store(),
+        embedder=ctx.embedder(),
     )
     if spec.branch not in repo.branches:
         branches.touch_activity(ctx.redis, repo.id, spec.branch)
@@ -66,6 +67,7 @@ def _index_working_copy(job: jobs.Job, ctx: WorkerContext) -> dict[str, Any]:
         layer=None if spec.layer == jobs.ALL else spec.layer,
         base_branch=spec.base_branch or None,
         store=ctx.store(),
+        embedder=ctx.embedder(),
     )
     return summary.to_dict()
 

@@ -18,6 +18,7 @@ from celery import signals
 
 from freshmark import jobs, metrics
 from freshmark.config import Config, load_config
+from freshmark.embedding import Embedder, get_embedder
 from freshmark.settings import Settings
 from freshmark.store import Store
 from workers.celery_app import send_job
@@ -33,11 +34,25 @@ class WorkerContext:
     redis: redis.Redis
     send: jobs.Sender = send_job
     _store: Store | None = field(default=None, repr=False)
+    _embedder: Embedder | None = field(default=None, repr=False)
 
     def store(self) -> Store:
         if self._store is None:
             self._store = Store.open(self.settings)
         return self._store
+
+    def embedder(self) -> Embedder:
+        """One embedder per worker process: the model graph loads once, not once per job.
+
+        Prefork children share the machine's cores, so each one gets its share of threads
+        (``FRESHMARK_WORKER_CONCURRENCY`` is set by ``freshmark worker``).
+        """
+        if self._embedder is None:
+            children = max(1, int(os.environ.get("FRESHMARK_WORKER_CONCURRENCY", "1")))
+            threads = max(1, (os.cpu_count() or 1) // children)
+            self._embedder = get_embedder(self.settings.embedder, self.settings.cache_dir,
+                                          threads=threads)
+        return self._embedder
 
 
 _context: WorkerContext | None = None
