@@ -175,13 +175,18 @@ def test_removed_symbol_in_kept_file_is_tombstoned(store_env, make_repo):
     assert kept.status == "live"
 
 
-def test_force_pushed_history_is_diffed_from_the_indexed_commit(store_env, make_repo):
-    repo = shop_repo(make_repo)
+def index_then_rewrite_history(repo: RepoBuilder) -> None:
+    """Index a commit adding extra.py, then replace it by one adding other.py (a force push)."""
     base = repo.head()
     repo.write("src/orders/extra.py", "def extra():\n    return 1\n").commit("extra")
     run(repo)
     repo.reset_hard(base)
     repo.write("src/orders/other.py", "def other():\n    return 2\n").commit("rewritten")
+
+
+def test_force_pushed_history_is_diffed_from_the_indexed_commit(store_env, make_repo):
+    repo = shop_repo(make_repo)
+    index_then_rewrite_history(repo)
     run(repo)
     now = live(records(repo))
     assert ("src/orders/other.py", "other") in now
@@ -377,11 +382,7 @@ def test_lost_indexed_commit_rescans_and_tombstones_vanished_files(fm_home, make
     from repo_builder import git
 
     repo = shop_repo(make_repo)
-    base = repo.head()
-    repo.write("src/orders/extra.py", "def extra():\n    return 1\n").commit("extra")
-    run(repo)
-    repo.reset_hard(base)
-    repo.write("src/orders/other.py", "def other():\n    return 2\n").commit("rewritten")
+    index_then_rewrite_history(repo)
     git(repo.path, "reflog", "expire", "--expire=now", "--all")
     git(repo.path, "gc", "-q", "--prune=now")
     run(repo)
