@@ -17,12 +17,13 @@ from freshmark.store import BranchIndex, Store
 def behind_head(repo: GitRepo, index: BranchIndex) -> dict[str, Any]:
     """Commits and files between the indexed commit and the branch head.
 
-    The oldest layer stamp is the reference: the index is only as fresh as its stalest layer.
+    The reference is the manifest's commit, where every layer last agreed (the index is only as
+    fresh as its stalest layer); before any all-layer run, the first layer's stamp.
     """
     manifest = index.manifest
     head = repo.branch_head(manifest.branch)
-    stamps = [s["commit"] for s in manifest.layers.values()] or [manifest.commit]
-    indexed = manifest.commit or next((s for s in stamps if s), None)
+    layer_commits = (s.get("commit") for s in manifest.layers.values())
+    indexed = manifest.commit or next((c for c in layer_commits if c), None)
     if indexed is None:
         return {"head": head, "commits_behind": None, "files_changed": None}
     return {

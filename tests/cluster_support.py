@@ -19,11 +19,12 @@ import subprocess
 import sys
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import httpx
+import pytest
 import redis
 from repo_builder import RepoBuilder
 
@@ -57,6 +58,23 @@ def wait_until(predicate: Callable[[], object], timeout_seconds: float, what: st
 
 def client_for(db: int) -> redis.Redis:
     return jobs.connect(f"redis://{REDIS_HOST}:{REDIS_PORT}/{db}")
+
+
+def flushed(client: redis.Redis) -> Iterator[redis.Redis]:
+    """Body of a Redis fixture: the database is empty at the start and the end of the test.
+
+    Redis is required in CI (``.ci/run`` starts it) and skipped on a machine without it.
+    """
+    try:
+        client.ping()
+    except redis.RedisError as exc:
+        if os.environ.get("CI"):
+            pytest.fail(f"no Redis at {REDIS_HOST}:{REDIS_PORT}: {exc}")
+        pytest.skip(f"no Redis at {REDIS_HOST}:{REDIS_PORT}: {exc}")
+    client.flushdb()
+    yield client
+    client.flushdb()
+    client.close()
 
 
 class Recorder:

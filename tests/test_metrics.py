@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 import redis
+from cluster_support import flushed
 from prometheus_client.parser import text_string_to_metric_families
 
 from freshmark import keys, metrics
@@ -49,17 +50,7 @@ def labels(repo: str = "shop", branch: str = "main", layer: str = "hot") -> Labe
 
 @pytest.fixture
 def redis_db() -> Iterator[redis.Redis]:
-    client = redis.Redis(host="127.0.0.1", port=6379, db=REDIS_DB)
-    try:
-        client.ping()
-    except redis.RedisError as exc:  # required in CI; skipped on a machine without Redis
-        if os.environ.get("CI"):
-            pytest.fail(f"no Redis at 127.0.0.1:6379: {exc}")
-        pytest.skip(f"no Redis at 127.0.0.1:6379: {exc}")
-    client.flushdb()
-    yield client
-    client.flushdb()
-    client.close()
+    yield from flushed(redis.Redis(host="127.0.0.1", port=6379, db=REDIS_DB))
 
 
 def test_freshness_rows_become_gauges_per_repo_branch_and_layer(tmp_path: Path) -> None:
