@@ -85,7 +85,9 @@ def serve(host: str, port: int, loglevel: str) -> None:
 
     from freshmark.server import create_app
 
-    _clean(lambda: uvicorn.run(create_app(), host=host, port=port, log_level=loglevel.lower()))()
+    # The bind address decides whether a server without a token may stay open (loopback only).
+    _clean(lambda: uvicorn.run(create_app(bind_host=host), host=host, port=port,
+                               log_level=loglevel.lower()))()
 
 
 @click.command()

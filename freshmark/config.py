@@ -125,6 +125,7 @@ class Config:
     repos: tuple[RepoConfig, ...] = ()
     branch_idle_seconds: int = 14 * 86400
     api_token_env: str = "FRESHMARK_API_TOKEN"
+    metrics_require_token: bool = False
     max_attempts: int = 5
     reconcile_interval_seconds: int = 120
 
@@ -250,6 +251,7 @@ def parse_config(data: dict[str, Any]) -> Config:
         repos=_repos(data.get("repos")),
         branch_idle_seconds=_int(service, "branch_idle_seconds", 14 * 86400, "service"),
         api_token_env=str(service.get("api_token_env", "FRESHMARK_API_TOKEN")),
+        metrics_require_token=service.get("metrics_require_token", False) is True,
         max_attempts=_int(service, "max_attempts", 5, "service"),
         reconcile_interval_seconds=_int(service, "reconcile_interval_seconds", 120, "service"),
     )

@@ -3,8 +3,8 @@
 ``freshmark mcp`` serves them on stdio. ``create_asgi_app()`` gives the Streamable HTTP app
 for the cluster server to mount at ``/mcp`` (the endpoint is then ``/mcp/``); a mounted app's
 lifespan does not run, so the host runs ``mcp.session_manager.run()`` in its own lifespan
-(``freshmark.server`` does). Host-header checking (DNS rebinding protection) is on when
-``FRESHMARK_MCP_ALLOWED_HOSTS`` lists the allowed ``host:port`` values (``*`` port wildcard).
+(``freshmark.server`` does). Host and Origin checking (DNS rebinding protection) is always on:
+loopback names pass, ``FRESHMARK_MCP_ALLOWED_HOSTS`` adds the server's public names.
 
 Written against the ``mcp`` SDK's high-level server: ``MCPServer`` in mcp 2.x, ``FastMCP`` in
 mcp 1.x (same decorator API). Tool errors come back as MCP tool errors with freshmark's one-line
@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, Literal, TypeVar
 
 from freshmark.config import load_config
@@ -122,29 +122,41 @@ def build_server() -> Any:
 mcp = build_server()
 
 
-def _transport_security() -> Any | None:
-    hosts = [h.strip() for h in os.environ.get(ALLOWED_HOSTS_ENV, "").split(",") if h.strip()]
+LOOPBACK_HOSTS = ("127.0.0.1", "127.0.0.1:*", "localhost", "localhost:*", "[::1]", "[::1]:*")
+
+
+def allowed_hosts(env: Mapping[str, str]) -> list[str]:
+    """Host header values MCP answers to: loopback always, plus ``$FRESHMARK_MCP_ALLOWED_HOSTS``
+    (comma-separated ``host`` or ``host:port``, ``host:*`` for any port)."""
+    extra = [h.strip() for h in env.get(ALLOWED_HOSTS_ENV, "").split(",") if h.strip()]
+    return list(dict.fromkeys([*LOOPBACK_HOSTS, *extra]))
+
+
+def _transport_security(hosts: list[str]) -> Any | None:
+    """DNS rebinding protection, always on: a browser page cannot reach the tools through a
+    hostile name that resolves to this server, since Host and Origin must be on the list."""
     try:
         from mcp.server.transport_security import TransportSecuritySettings
     except ImportError:  # pragma: no cover - older SDKs
         return None
-    if not hosts:
-        return TransportSecuritySettings(enable_dns_rebinding_protection=False)
+    origins = [f"{scheme}://{h}" for h in hosts for scheme in ("http", "https")]
     return TransportSecuritySettings(enable_dns_rebinding_protection=True, allowed_hosts=hosts,
-                                     allowed_origins=[f"http://{h}" for h in hosts]
-                                     + [f"https://{h}" for h in hosts])
+                                     allowed_origins=origins)
 
 
-def create_asgi_app(server: Any | None = None, path: str = "/") -> Any:
+def create_asgi_app(server: Any | None = None, path: str = "/",
+                    hosts: list[str] | None = None) -> Any:
     """The Streamable HTTP app of ``server`` (default: the module's ``mcp``) answering at
     ``path``. Mounted at ``/mcp`` with the default path, the endpoint is ``/mcp/`` (Starlette
     redirects ``/mcp`` there, which MCP clients do not follow); to answer at ``/mcp`` itself,
     pass ``path="/mcp"`` and mount the app at ``""`` after every other route. Either way run
-    ``server.session_manager.run()`` in the host's lifespan."""
+    ``server.session_manager.run()`` in the host's lifespan. ``hosts``: the allowed Host
+    values (default ``allowed_hosts(os.environ)``)."""
     server = server or mcp
+    security = _transport_security(hosts if hosts is not None else allowed_hosts(os.environ))
     try:
         return server.streamable_http_app(streamable_http_path=path,
-                                          transport_security=_transport_security())
+                                          transport_security=security)
     except TypeError:  # mcp 1.x takes its options from settings
         server.settings.streamable_http_path = path
         return server.streamable_http_app()

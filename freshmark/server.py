@@ -3,17 +3,19 @@
 Routes:
   POST /webhooks/{repo_id}      push webhooks (GitHub, GitLab, Gitea/Forgejo: from the repo config)
   POST /branches/{repo_id}      on-demand branch index, ``{"branch": "...", "base": "..."}``
-                                (``Authorization: Bearer $<config.api_token_env>``)
-  GET  /debug/queue             pending, parked and failed jobs, queue lengths (same token)
+  GET  /debug/queue             pending, parked and failed jobs, queue lengths
   GET  /healthz                 200 when Redis answers, else 503
   GET  /metrics                 Prometheus exposition (events, freshness, queue lengths)
 plus the search API (``freshmark.http_api``) and the MCP endpoint (``freshmark.mcp_server``,
 mounted at ``/mcp``) when those modules are installed.
+
+Everything but ``/healthz``, the (signed) webhooks and, by default, ``/metrics`` needs a bearer
+token (``freshmark.auth``); API bodies are capped in size and arrival time
+(``freshmark.limits``).
 """
 
 from __future__ import annotations
 
-import hmac
 import importlib
 import importlib.util
 import json
@@ -29,9 +31,11 @@ from fastapi.responses import JSONResponse, Response
 from kombu.exceptions import OperationalError
 
 from freshmark import __version__, jobs, keys, metrics
+from freshmark.auth import BearerAuth, tokens_from_env
 from freshmark.branches import request_branch_index
 from freshmark.config import Config, load_config
 from freshmark.errors import BadInput, ConfigError
+from freshmark.limits import BodyLimit, BodyLimits
 from freshmark.settings import Settings
 from scheduler.receiver import TooLarge, WebhookReceiver, read_capped
 
@@ -44,29 +48,6 @@ def _default_send() -> jobs.Sender:
     from workers.celery_app import send_job
 
     return send_job
-
-
-def token_ok(request: Request, config: Config, env: Mapping[str, str]) -> bool | None:
-    """True/False for a right/wrong bearer token; None when no token is configured at all."""
-    expected = env.get(config.api_token_env, "")
-    if not expected:
-        return None
-    given = request.headers.get("authorization", "")
-    scheme, _, token = given.partition(" ")
-    if scheme.lower() != "bearer":
-        return False
-    return hmac.compare_digest(expected.encode("utf-8"), token.strip().encode("utf-8", "replace"))
-
-
-def _auth_error(request: Request, config: Config, env: Mapping[str, str]) -> JSONResponse | None:
-    verdict = token_ok(request, config, env)
-    if verdict is None:
-        return JSONResponse(
-            {"error": f"API token not configured: set ${config.api_token_env}"}, status_code=403
-        )
-    if not verdict:
-        return JSONResponse({"error": "missing or wrong bearer token"}, status_code=401)
-    return None
 
 
 async def _json_object(request: Request) -> dict[str, Any]:
@@ -97,9 +78,6 @@ class _Routes:
         self.config, self.client, self.send, self.env = config, client, send, env
 
     async def ondemand(self, repo_id: str, request: Request) -> JSONResponse:
-        denied = _auth_error(request, self.config, self.env)
-        if denied is not None:
-            return denied
         try:
             branch, base = _branch_request(await _json_object(request))
             result = request_branch_index(
@@ -116,10 +94,7 @@ class _Routes:
             status_code=202,
         )
 
-    def debug_queue(self, request: Request) -> JSONResponse:
-        denied = _auth_error(request, self.config, self.env)
-        if denied is not None:
-            return denied
+    def debug_queue(self) -> JSONResponse:
         try:
             failed = [json.loads(x) for x in self.client.lrange(keys.FAILED, 0, 49)]
             return JSONResponse({
@@ -192,7 +167,11 @@ def create_app(
     client: redis.Redis | None = None,
     send: jobs.Sender | None = None,
     env: Mapping[str, str] | None = None,
+    bind_host: str | None = None,
+    limits: BodyLimits | None = None,
 ) -> FastAPI:
+    """The service app. ``bind_host`` is the address the server listens on: with no API
+    token set, only a loopback-only server stays open (None: unknown, so closed)."""
     settings = settings or Settings.from_env()
     config = config or load_config(settings.config_path)
     client = client or jobs.connect(settings.redis_url)
@@ -210,4 +189,8 @@ def create_app(
     app.add_api_route("/metrics", routes.metrics, methods=["GET"])
     _include_search_api(app)
     app.state.mcp_server = _mount_mcp(app)
+    # Added last runs first: auth refuses before any body is read.
+    app.add_middleware(BodyLimit, limits=limits or BodyLimits())
+    app.add_middleware(BearerAuth, tokens=tokens_from_env(
+        env, config.api_token_env, bind_host, metrics_public=not config.metrics_require_token))
     return app

@@ -1,4 +1,5 @@
-"""The HTTP service: health, metrics, the token-protected on-demand and debug endpoints."""
+"""The HTTP service: health, metrics, the token-protected on-demand and debug endpoints
+(authentication itself: ``test_api_auth``)."""
 
 from __future__ import annotations
 
@@ -86,15 +87,17 @@ def test_debug_queue_shows_pending_jobs_to_token_holders(http: TestClient) -> No
 
 
 def test_search_api_is_served_under_v1(http: TestClient) -> None:
-    assert "/v1/search" in http.get("/openapi.json").json()["paths"]
+    assert "/v1/search" in http.get("/openapi.json", headers=AUTH).json()["paths"]
 
 
 def test_mcp_endpoint_answers_initialize(redis_client: redis.Redis, send: Recorder) -> None:
-    app = create_app(config=CONFIG, client=redis_client, send=send, env={})
+    app = create_app(config=CONFIG, client=redis_client, send=send, env={},
+                     bind_host="127.0.0.1")  # no token, loopback only: open, as for local use
     hello = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
         "protocolVersion": "2025-03-26", "capabilities": {},
         "clientInfo": {"name": "test", "version": "1"}}}
-    with TestClient(app) as client:  # runs the lifespan, hence the MCP session manager
+    # runs the lifespan, hence the MCP session manager; the Host must be a loopback name
+    with TestClient(app, base_url="http://127.0.0.1:8080") as client:
         answer = client.post("/mcp/", json=hello,
                              headers={"Accept": "application/json, text/event-stream"})
     assert answer.status_code == 200 and '"serverInfo"' in answer.text

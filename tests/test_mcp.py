@@ -88,7 +88,7 @@ def test_asgi_app_mounted_at_mcp_answers_over_http():
     app = FastAPI(lifespan=lifespan)
     app.mount("/mcp", create_asgi_app(server))
     headers = {"accept": "application/json, text/event-stream"}
-    with TestClient(app) as client:
+    with TestClient(app, base_url="http://127.0.0.1:8080") as client:  # a loopback Host
         response = client.post("/mcp/", json=INITIALIZE, headers=headers)
     assert response.status_code == 200
     assert '"name":"freshmark"' in response.text.replace(" ", "")
