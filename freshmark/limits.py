@@ -25,6 +25,7 @@ class BodyLimits:
 
     api_bytes: int = 1024 * 1024
     timeout_seconds: float = 15.0
+    webhook_timeout_seconds: float = 30.0  # a 25 MB push needs longer than an API call
 
 
 class BodyTooLarge(Exception):

@@ -178,7 +178,9 @@ def create_app(
     send = send or _default_send()
     env = os.environ if env is None else env
     timings = jobs.Timings.from_env()
-    receiver = WebhookReceiver(config, client, send, env, stale_seconds=timings.stale_seconds)
+    limits = limits or BodyLimits()
+    receiver = WebhookReceiver(config, client, send, env, stale_seconds=timings.stale_seconds,
+                               body_timeout_seconds=limits.webhook_timeout_seconds)
     routes = _Routes(config, client, send, env)
 
     app = FastAPI(title="freshmark", version=__version__, lifespan=_lifespan)
@@ -190,7 +192,7 @@ def create_app(
     _include_search_api(app)
     app.state.mcp_server = _mount_mcp(app)
     # Added last runs first: auth refuses before any body is read.
-    app.add_middleware(BodyLimit, limits=limits or BodyLimits())
+    app.add_middleware(BodyLimit, limits=limits)
     app.add_middleware(BearerAuth, tokens=tokens_from_env(
         env, config.api_token_env, bind_host, metrics_public=not config.metrics_require_token))
     return app

@@ -1,10 +1,11 @@
 """The webhook endpoint: answer in milliseconds, queue the work, trust nothing unsigned.
 
 Order of checks, cheapest first and nothing parsed before the signature: unknown repo (404),
-declared or actual size over the cap (413), signature (401), event type (pings and other events
-are acknowledged and ignored), payload (400), delivery id already seen (200 duplicate), then the
-jobs are queued (202). Every answer is small JSON ``{"result": ...}`` and counted in
-``freshmark_webhook_deliveries_total{provider, result}``.
+no signature header (401, before a byte of the body is read), declared or actual size over the
+cap (413), body not there within the deadline (408), signature (401), event type (pings and
+other events are acknowledged and ignored), payload (400), delivery id already seen (200
+duplicate), then the jobs are queued (202). Every answer is small JSON ``{"result": ...}``
+and counted in ``freshmark_webhook_deliveries_total{provider, result}``.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
+import anyio
 import redis
 from kombu.exceptions import OperationalError
 from starlette.requests import ClientDisconnect, Request
@@ -28,25 +30,33 @@ from scheduler import webhooks
 log = logging.getLogger("freshmark.webhooks")
 
 
+# A 25 MB push arrives in well under this on any working link; slower is a client holding
+# the connection open.
+BODY_TIMEOUT_SECONDS = 30.0
+
+
 class TooLarge(Exception):
     pass
 
 
-async def read_capped(request: Request, max_bytes: int) -> bytes:
+async def read_capped(request: Request, max_bytes: int,
+                      timeout_seconds: float = BODY_TIMEOUT_SECONDS) -> bytes:
     """The raw body, refusing more than ``max_bytes`` whatever Content-Length claims
-    (``TooLarge``); a Content-Length that is not a number is ``BadInput``."""
+    (``TooLarge``) and a body still arriving after ``timeout_seconds`` (``TimeoutError``);
+    a Content-Length that is not a number is ``BadInput``."""
     declared = request.headers.get("content-length")
-    if declared is not None and not declared.isdigit():
+    if declared is not None and (not declared.isdigit() or len(declared) > 18):
         raise BadInput("Content-Length is not a number")
     if declared is not None and int(declared) > max_bytes:
         raise TooLarge
     chunks: list[bytes] = []
     size = 0
-    async for chunk in request.stream():
-        size += len(chunk)
-        if size > max_bytes:
-            raise TooLarge
-        chunks.append(chunk)
+    with anyio.fail_after(timeout_seconds):
+        async for chunk in request.stream():
+            size += len(chunk)
+            if size > max_bytes:
+                raise TooLarge
+            chunks.append(chunk)
     return b"".join(chunks)
 
 
@@ -71,6 +81,7 @@ class WebhookReceiver:
         env: Mapping[str, str] | None = None,
         max_body_bytes: int = webhooks.MAX_BODY_BYTES,
         stale_seconds: float = 3600.0,
+        body_timeout_seconds: float = BODY_TIMEOUT_SECONDS,
     ):
         self.config = config
         self.client = client
@@ -78,6 +89,7 @@ class WebhookReceiver:
         self.env = os.environ if env is None else env
         self.max_body_bytes = max_body_bytes
         self.stale_seconds = stale_seconds
+        self.body_timeout_seconds = body_timeout_seconds
 
     def _repo(self, repo_id: str) -> RepoConfig | None:
         return next((r for r in self.config.repos if r.id == repo_id), None)
@@ -90,10 +102,14 @@ class WebhookReceiver:
         if repo is None:
             return answer("unknown", "unknown_repo", 404)
         provider = repo.provider
+        if not webhooks.has_signature(provider, request.headers):
+            return answer(provider, "unauthorized", 401)
         try:
-            body = await read_capped(request, self.max_body_bytes)
+            body = await read_capped(request, self.max_body_bytes, self.body_timeout_seconds)
         except TooLarge:
             return answer(provider, "too_large", 413, limit_bytes=self.max_body_bytes)
+        except TimeoutError:
+            return answer(provider, "timeout", 408, error="body not received in time")
         except (ClientDisconnect, BadInput) as exc:
             return answer(provider, "malformed", 400, error=str(exc) or "client disconnected")
         if not webhooks.signature_ok(provider, self._secret(repo), body, request.headers):

@@ -51,6 +51,12 @@ def _first(headers: Mapping[str, str], names: Sequence[str]) -> str | None:
     return None
 
 
+def has_signature(provider: str, headers: Mapping[str, str]) -> bool:
+    """Whether a request carries the provider's signature header at all (checked before the
+    body is read, so an unsigned request costs nothing)."""
+    return _first(headers, _SIGNATURE_HEADERS.get(provider, ())) is not None
+
+
 def _hmac_hex(secret: str, body: bytes) -> str:
     return hmac.new(secret.encode("utf-8"), body, hashlib.sha256).hexdigest()
 
