@@ -36,6 +36,7 @@ from freshmark.context_slices import (
     SliceBuilder,
 )
 from freshmark.errors import BadInput
+from freshmark.repos import RepoHandle
 from freshmark.search import (
     OpenedBranch,
     VerifiedResult,
@@ -218,7 +219,7 @@ def _no_evidence_line(opened: OpenedBranch, results: list[VerifiedResult]) -> st
 
 def build_context(
     query: str,
-    repo_arg: str,
+    repo_arg: str | RepoHandle,
     *,
     settings: Settings,
     config: Config | None = None,

@@ -259,6 +259,8 @@ class GitRepo:
         root = repo.path if repo.is_bare else repo.workdir
         self.path: Path = Path(root).resolve()
         self.last_walk_submodules: list[str] = []
+        # Set for network callers: work-tree reads stop at files git tracks (no stray secrets).
+        self.tracked_only = False
         self._attr_rules: dict[tuple[str, str], AttributeRules] = {}
 
     @classmethod
@@ -490,12 +492,15 @@ class GitRepo:
         """Bytes of a work-tree file, refusing anything that leaves the repository.
 
         Raises UnsafePath for absolute paths, ``..``, ``.git/`` and symlinks (anywhere along
-        the path) resolving outside the work tree; FileGone if it is missing or not a file.
+        the path) resolving outside the work tree; FileGone if it is missing or not a file,
+        or (with ``tracked_only``) not tracked by git.
         """
         self._require_worktree()
         clean = safe_relpath(rel_path)
         if clean.split("/", 1)[0] == ".git":
             raise UnsafePath(f"path inside the git directory: {rel_path!r}")
+        if self.tracked_only and clean not in self._repo.index:
+            raise FileGone(f"file not tracked by git: {clean}")
         try:
             resolved = (self.path / clean).resolve(strict=True)
         except FileNotFoundError as exc:

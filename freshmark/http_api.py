@@ -14,7 +14,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Annotated, Any, Literal, TypeVar
 
-from fastapi import APIRouter, Depends, HTTPException
+from fastapi import APIRouter, Depends, FastAPI, HTTPException, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
 from pydantic import BaseModel, Field
 
 from freshmark.config import Config, load_config
@@ -28,16 +30,20 @@ from freshmark.errors import (
     RetryableError,
     UnsafePath,
 )
+from freshmark.repos import RepoHandle
+from freshmark.served import check_budget, check_verify_lines, served_repo
 from freshmark.settings import Settings
 
 T = TypeVar("T")
 VerdictName = Literal["current", "older_identical", "changed", "historical", "excluded",
                       "unverifiable"]
-REPO_FIELD = Field(description="A path to the repository's working copy on the server, or its "
-                               "id (configured or indexed).", examples=["/srv/src/shop"])
+REPO_FIELD = Field(description="The repository's id (configured), or the name, key or path it "
+                               "was indexed under; never any other path on the server.",
+                   examples=["shop"])
 BRANCH_FIELD = Field(None, description="Branch; default: the one checked out.")
 WORKTREE_FIELD = Field(False, description="Verify against the working tree (uncommitted edits "
-                                          "count) instead of the branch head.")
+                                          "count, tracked files only) instead of the branch "
+                                          "head; for registered working copies only.")
 
 
 class ErrorDetail(BaseModel):
@@ -234,6 +240,36 @@ def answer(call: Callable[[], T]) -> T:
                             detail={"error": type(exc).__name__, "message": str(exc)}) from exc
 
 
+def _served(repo: str, settings: Settings, config: Config, worktree: bool) -> RepoHandle:
+    """The repository a request names, by what this server knows (never any host path)."""
+    from freshmark.search import store_for
+
+    return served_repo(repo, settings=settings, config=config, store=store_for(settings),
+                       worktree=worktree)
+
+
+def _first_error(exc: RequestValidationError) -> str:
+    """One line about the first invalid field, without echoing the input (it may not even be
+    text: a non-UTF-8 body cannot be put into JSON)."""
+    errors = exc.errors()
+    if not errors:
+        return "request does not match the schema"
+    first = errors[0]
+    where = ".".join(str(part) for part in first.get("loc", ()))
+    return f"{where}: {first.get('msg', 'invalid')}"[:300]
+
+
+async def _validation_error(request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, RequestValidationError)
+    return JSONResponse({"detail": {"error": "BadInput", "message": _first_error(exc)}},
+                        status_code=422)
+
+
+def install_error_handlers(app: FastAPI) -> None:
+    """Validation errors as freshmark's one-line errors (422), never an echo of the body."""
+    app.add_exception_handler(RequestValidationError, _validation_error)
+
+
 ERRORS: dict[int | str, dict[str, Any]] = {
     code: {"model": ErrorBody, "description": text} for code, text in (
         (400, "Bad input: query, budget, path or list"),
@@ -250,12 +286,18 @@ router = APIRouter(prefix="/v1", tags=["verified retrieval"])
              summary="Hybrid search, every result verified and cited")
 def search_endpoint(request: SearchRequest, settings: SettingsDep,
                     config: ConfigDep) -> dict[str, Any]:
+    from freshmark.retrieval import validate_query
     from freshmark.search import search
 
-    return answer(lambda: search(
-        request.query, request.repo, settings=settings, config=config, branch=request.branch,
-        k=request.k, worktree=request.worktree, include_history=request.history,
-        include_excluded=request.include_excluded).to_dict())
+    def run() -> dict[str, Any]:
+        query = validate_query(request.query)  # a bad query is reported before the repo
+        repo = _served(request.repo, settings, config, request.worktree)
+        return search(
+            query, repo, settings=settings, config=config, branch=request.branch,
+            k=request.k, worktree=request.worktree, include_history=request.history,
+            include_excluded=request.include_excluded).to_dict()
+
+    return answer(run)
 
 
 @router.post("/verify", response_model=VerifyResponseModel, responses=ERRORS,
@@ -264,9 +306,13 @@ def verify_endpoint(request: VerifyRequest, settings: SettingsDep,
                     config: ConfigDep) -> dict[str, Any]:
     from freshmark.search import verify_snippets
 
-    return answer(lambda: verify_snippets(
-        request.content, request.repo, settings=settings, config=config, branch=request.branch,
-        worktree=request.worktree).to_dict())
+    def run() -> dict[str, Any]:
+        check_verify_lines(request.content)
+        repo = _served(request.repo, settings, config, request.worktree)
+        return verify_snippets(request.content, repo, settings=settings, config=config,
+                               branch=request.branch, worktree=request.worktree).to_dict()
+
+    return answer(run)
 
 
 @router.post("/context", response_model=ContextResponseModel, responses=ERRORS,
@@ -274,8 +320,15 @@ def verify_endpoint(request: VerifyRequest, settings: SettingsDep,
 def context_endpoint(request: ContextRequest, settings: SettingsDep,
                      config: ConfigDep) -> dict[str, Any]:
     from freshmark.context import build_context
+    from freshmark.retrieval import validate_query
 
-    return answer(lambda: build_context(
-        request.query, request.repo, settings=settings, config=config, level=request.level,
-        budget_tokens=request.budget, branch=request.branch,
-        worktree=request.worktree).to_dict())
+    def run() -> dict[str, Any]:
+        query = validate_query(request.query)
+        check_budget(request.budget)
+        repo = _served(request.repo, settings, config, request.worktree)
+        return build_context(
+            query, repo, settings=settings, config=config, level=request.level,
+            budget_tokens=request.budget, branch=request.branch,
+            worktree=request.worktree).to_dict()
+
+    return answer(run)

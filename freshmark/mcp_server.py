@@ -18,8 +18,10 @@ import os
 from collections.abc import Callable, Mapping
 from typing import Any, Literal, TypeVar
 
-from freshmark.config import load_config
+from freshmark.config import Config, load_config
 from freshmark.errors import FreshmarkError
+from freshmark.repos import RepoHandle
+from freshmark.served import check_budget, check_verify_lines, served_repo
 from freshmark.settings import Settings
 
 try:  # mcp >= 2
@@ -49,24 +51,39 @@ def _run(call: Callable[[], T]) -> T:
         raise ToolError(f"{type(exc).__name__}: {exc}") from exc
 
 
+def _served(repo: str, settings: Settings, config: Config, worktree: bool) -> RepoHandle:
+    """The repository a tool call names, by what this server knows (never any host path)."""
+    from freshmark.search import store_for
+
+    return served_repo(repo, settings=settings, config=config, store=store_for(settings),
+                       worktree=worktree)
+
+
 def search(query: str, repo: str, branch: str | None = None, k: int = 5,
            worktree: bool = False, history: bool = False,
            include_excluded: bool = False) -> dict[str, Any]:
     """Hybrid code search; every result verified against the branch head and cited.
 
-    query: words, a question or symbol names. repo: path of the working copy or repository
-    id. branch: default the checked-out one. k: 1-100 results. worktree: verify against
-    uncommitted edits. history: include deleted code (labelled historical).
+    query: words, a question or symbol names. repo: the repository id, or the name or path
+    it was indexed under. branch: default the checked-out one. k: 1-100 results.
+    worktree: verify against uncommitted edits (registered working copies, tracked files).
+    history: include deleted code (labelled historical).
     include_excluded: include generated/backup/fixture/vendored code (labelled excluded).
     Each result: stamp fields, verdict, reason, citation (three header lines), text.
     """
+    from freshmark.retrieval import validate_query
     from freshmark.search import search as run_search
 
-    settings = Settings.from_env()
-    return _run(lambda: run_search(
-        query, repo, settings=settings, config=load_config(settings.config_path),
-        branch=branch, k=k, worktree=worktree, include_history=history,
-        include_excluded=include_excluded).to_dict())
+    def call() -> dict[str, Any]:
+        text = validate_query(query)  # a bad query is reported before the repo
+        settings = Settings.from_env()
+        config = load_config(settings.config_path)
+        return run_search(
+            text, _served(repo, settings, config, worktree), settings=settings, config=config,
+            branch=branch, k=k, worktree=worktree, include_history=history,
+            include_excluded=include_excluded).to_dict()
+
+    return _run(call)
 
 
 def verify(content: str, repo: str, branch: str | None = None,
@@ -79,10 +96,15 @@ def verify(content: str, repo: str, branch: str | None = None,
     """
     from freshmark.search import verify_snippets
 
-    settings = Settings.from_env()
-    return _run(lambda: verify_snippets(
-        content, repo, settings=settings, config=load_config(settings.config_path),
-        branch=branch, worktree=worktree).to_dict())
+    def call() -> dict[str, Any]:
+        check_verify_lines(content)
+        settings = Settings.from_env()
+        config = load_config(settings.config_path)
+        return verify_snippets(
+            content, _served(repo, settings, config, worktree), settings=settings,
+            config=config, branch=branch, worktree=worktree).to_dict()
+
+    return _run(call)
 
 
 def context(query: str, repo: str, level: Literal["L1", "L2", "L3"] = "L1",
@@ -96,11 +118,18 @@ def context(query: str, repo: str, level: Literal["L1", "L2", "L3"] = "L1",
     what the budget left out are listed as [MISSING] lines.
     """
     from freshmark.context import build_context
+    from freshmark.retrieval import validate_query
 
-    settings = Settings.from_env()
-    return _run(lambda: build_context(
-        query, repo, settings=settings, config=load_config(settings.config_path), level=level,
-        budget_tokens=budget, branch=branch, worktree=worktree).to_dict())
+    def call() -> dict[str, Any]:
+        text = validate_query(query)
+        check_budget(budget)
+        settings = Settings.from_env()
+        config = load_config(settings.config_path)
+        return build_context(
+            text, _served(repo, settings, config, worktree), settings=settings, config=config,
+            level=level, budget_tokens=budget, branch=branch, worktree=worktree).to_dict()
+
+    return _run(call)
 
 
 def build_server() -> Any:

@@ -20,6 +20,12 @@ class RepoHandle:
     name: str
     path: Path
     repo_id: str | None = None
+    tracked_only: bool = False  # work-tree reads limited to tracked files (network callers)
+
+    @property
+    def is_working_copy(self) -> bool:
+        """Indexed from a working copy (``path:`` key), not a configured remote's mirror."""
+        return self.repo_id is None and self.key.startswith("path:")
 
     def open(self) -> GitRepo:
         if not self.path.exists():
@@ -27,7 +33,9 @@ class RepoHandle:
                 f"repository {self.name} is gone from {self.path} (moved or deleted since it was "
                 "indexed); index it again from its new location"
             )
-        return GitRepo.open(self.path)
+        repo = GitRepo.open(self.path)
+        repo.tracked_only = self.tracked_only
+        return repo
 
 
 def mirror_path(settings: Settings, repo_id: str) -> Path:
@@ -35,12 +43,20 @@ def mirror_path(settings: Settings, repo_id: str) -> Path:
     return settings.mirrors_dir / f"{repo_id}.git"
 
 
+def _exists(path: Path) -> bool:
+    """``path.exists()``, False for names the OS cannot take (NUL bytes, over-long)."""
+    try:
+        return path.exists()
+    except (OSError, ValueError):
+        return False
+
+
 def resolve_repo(
     arg: str, settings: Settings, config: Config, store: Store | None = None
 ) -> RepoHandle:
     """A path to a git repository, or the id of a configured (cluster) or indexed repository."""
     candidate = Path(arg).expanduser()
-    if candidate.exists():
+    if _exists(candidate):
         repo = GitRepo.open(candidate)
         return RepoHandle(key=repo.key(), name=repo.default_name(), path=repo.path)
     try:

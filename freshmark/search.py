@@ -63,17 +63,23 @@ class OpenedBranch:
         return self.index.manifest.repo if self.index is not None else self.handle.name
 
 
-def open_branch(repo_arg: str, *, settings: Settings, config: Config, branch: str | None,
-                worktree: bool, store: Store | None, need_index: bool) -> OpenedBranch:
-    """Resolve ``repo_arg`` (path or id) and ``branch`` (default: checked out) to a target.
+def open_branch(repo_arg: str | RepoHandle, *, settings: Settings, config: Config,
+                branch: str | None, worktree: bool, store: Store | None,
+                need_index: bool) -> OpenedBranch:
+    """Resolve ``repo_arg`` (path or id, or a handle a network edge already resolved) and
+    ``branch`` (default: checked out) to a target.
 
     Raises NotIndexed for a repository or branch never indexed (when ``need_index``),
     RepositoryGone when the repository moved or was deleted since indexing, BranchNotFound
     for a branch git does not know.
     """
-    if store is None and (need_index or not Path(repo_arg).expanduser().exists()):
-        store = store_for(settings)
-    handle = resolve_repo(repo_arg, settings, config, store)
+    if isinstance(repo_arg, RepoHandle):
+        handle = repo_arg
+        store = store if store is not None or not need_index else store_for(settings)
+    else:
+        if store is None and (need_index or not Path(repo_arg).expanduser().exists()):
+            store = store_for(settings)
+        handle = resolve_repo(repo_arg, settings, config, store)
     repo = handle.open()
     target = resolve_target(repo, branch, worktree)
     index = store.require_branch(handle.key, target.branch, handle.name) \
@@ -235,7 +241,7 @@ def verify_results(opened: OpenedBranch, records: list[RankedRecord]) -> list[Ve
 
 def search(
     query: str,
-    repo_arg: str,
+    repo_arg: str | RepoHandle,
     *,
     settings: Settings,
     config: Config | None = None,
@@ -386,7 +392,7 @@ def check_entry(entry: SnippetEntry, opened: OpenedBranch, config: Config) -> Ch
 
 def verify_snippets(
     text: str,
-    repo_arg: str,
+    repo_arg: str | RepoHandle,
     *,
     settings: Settings,
     config: Config | None = None,

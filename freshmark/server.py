@@ -138,6 +138,7 @@ def _include_search_api(app: FastAPI) -> None:
     module = _optional_module("freshmark.http_api")
     if module is not None:
         app.include_router(module.router)
+        module.install_error_handlers(app)
 
 
 def _mount_mcp(app: FastAPI) -> Any | None:

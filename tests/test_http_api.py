@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
-from search_fixtures import PATHS, build_shop, file_sha256
+from search_fixtures import PATHS, build_shop, file_sha256, index
 
 from freshmark.http_api import router
 
@@ -41,6 +41,7 @@ def test_search_returns_verified_results_and_the_index(store_env, make_repo, cli
 
 def test_verify_checks_each_line(fm_home, make_repo, client):
     shop = build_shop(make_repo, index_before_change=False)
+    index(shop.path)  # over the network only a known (indexed) repository can be named
     prefix = file_sha256(shop, shop.head, PATHS["service"])[:12]
     content = f"{PATHS['service']}\t{prefix}\n../../etc/passwd\tabcdef12"
     response = client.post("/v1/verify", json={"content": content, "repo": str(shop.path)})

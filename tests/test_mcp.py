@@ -10,7 +10,7 @@ import anyio
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
 from mcp import Client, StdioServerParameters
-from search_fixtures import PATHS, build_shop, file_sha256
+from search_fixtures import PATHS, build_shop, file_sha256, index
 
 from freshmark.mcp_server import build_server, create_asgi_app
 
@@ -46,6 +46,7 @@ def test_search_tool_returns_verified_results(fm_home, make_repo):
 
 def test_verify_tool_answers_per_line(fm_home, make_repo):
     shop = build_shop(make_repo, index_before_change=False)
+    index(shop.path)  # over the network only a known (indexed) repository can be named
     content = f"{PATHS['service']}\t{file_sha256(shop, shop.head, PATHS['service'])[:12]}\n"
     is_error, result, _ = call("verify", {"content": content, "repo": str(shop.path)})
     assert not is_error and result is not None
