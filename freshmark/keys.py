@@ -31,7 +31,8 @@ FAILED_KEEP = 200
 # Per-(repo, branch) execution lock.
 BRANCH_LOCK_PREFIX = PREFIX + "lock:branch:"
 
-# Webhook delivery ids already seen (SET NX with a TTL).
+# Webhook delivery ids already seen, per provider and repo (SET NX with a TTL): ids are only
+# unique per hook, so two repos (or two hosts of one provider) may send the same one.
 DELIVERY_PREFIX = PREFIX + "delivery:"
 DELIVERY_TTL_SECONDS = 3 * 86400
 
@@ -64,8 +65,8 @@ def branch_lock(repo: str, branch: str) -> str:
     return f"{BRANCH_LOCK_PREFIX}{repo}:{branch}"
 
 
-def delivery(provider: str, delivery_id: str) -> str:
-    return f"{DELIVERY_PREFIX}{provider}:{delivery_id}"
+def delivery(provider: str, repo: str, delivery_id: str) -> str:
+    return f"{DELIVERY_PREFIX}{provider}:{repo}:{delivery_id}"
 
 
 def branch_activity_field(repo: str, branch: str) -> str:

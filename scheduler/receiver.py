@@ -125,7 +125,7 @@ class WebhookReceiver:
 
     def _queue(self, repo: RepoConfig, push: webhooks.PushEvent, delivery_id: str) -> JSONResponse:
         provider = repo.provider
-        seen_key = keys.delivery(provider, delivery_id)
+        seen_key = keys.delivery(provider, repo.id, delivery_id)
         try:
             if not self.client.set(seen_key, "1", nx=True, ex=keys.DELIVERY_TTL_SECONDS):
                 return answer(provider, "duplicate", 200, delivery=delivery_id)

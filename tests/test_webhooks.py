@@ -169,6 +169,18 @@ def test_same_delivery_twice_is_one_job(http: TestClient, send: Recorder) -> Non
     assert len(send.sent) == 2  # one job per layer, from the first delivery only
 
 
+def test_same_delivery_id_for_two_repos_queues_both(redis_client: redis.Redis,
+                                                    send: Recorder) -> None:
+    twin = RepoConfig("twin", "file:///nowhere/twin.git", ("main",), "github", "SHOP_SECRET")
+    config = Config(layers=LAYERS, repos=(*REPOS, twin))
+    http = TestClient(create_app(config=config, client=redis_client, send=send, env=ENV))
+    body = push_body()
+    answers = [http.post(f"/webhooks/{repo}", content=body, headers=github_headers(body, "same"))
+               for repo in ("shop", "twin")]
+    assert [a.json()["result"] for a in answers] == ["accepted", "accepted"]
+    assert {key.split(":")[1] for key in send.keys()} == {"shop", "twin"}
+
+
 def test_same_payload_without_delivery_id_is_one_job(http: TestClient, send: Recorder) -> None:
     body = push_body()
     headers = github_headers(body)
