@@ -32,6 +32,7 @@ from typing import Any
 import redis
 
 from freshmark import keys, metrics
+from freshmark.redact import redact
 
 KIND_INDEX = "index"
 KIND_RETIRE = "retire"
@@ -363,6 +364,7 @@ def finish(
     """Close a claimed job: ``done``/``failed`` delete it (or requeue if a re-run was asked
     for), ``retry`` returns it to ``queued`` keeping its attempt count."""
     now = time.time() if now is None else now
+    error = redact(error)  # stored errors are shown on /debug/queue
     args = [job_id, outcome, now, error[:500], _new_id()]
     reply = _run(client, _FINISH, [keys.job(job_key)], args)
     if reply[0] == "requeue":

@@ -26,6 +26,7 @@ from pygit2.enums import FetchPrune
 from freshmark.config import RepoConfig
 from freshmark.errors import RetryableError
 from freshmark.gitrepo import GitRepo
+from freshmark.redact import redact
 from freshmark.repos import mirror_path
 from freshmark.settings import Settings
 
@@ -78,7 +79,7 @@ def _clone(url: str, path: Path) -> None:
         repo.free()
         target.rename(path)
     except pygit2.GitError as exc:
-        raise RemoteUnavailable(f"cannot clone {url}: {exc}") from exc
+        raise RemoteUnavailable(f"cannot clone {redact(url)}: {redact(str(exc))}") from exc
     finally:
         shutil.rmtree(staging, ignore_errors=True)
 
@@ -92,7 +93,8 @@ def _fetch(url: str, path: Path) -> None:
             repo.remotes.set_url(REMOTE_NAME, url)  # the config moved the remote
         repo.remotes[REMOTE_NAME].fetch(prune=FetchPrune.PRUNE)
     except pygit2.GitError as exc:
-        raise RemoteUnavailable(f"cannot fetch {url} into {path}: {exc}") from exc
+        raise RemoteUnavailable(
+            f"cannot fetch {redact(url)} into {path}: {redact(str(exc))}") from exc
     finally:
         repo.free()
 

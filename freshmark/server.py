@@ -36,6 +36,7 @@ from freshmark.branches import request_branch_index
 from freshmark.config import Config, load_config
 from freshmark.errors import BadInput, ConfigError
 from freshmark.limits import BodyLimit, BodyLimits
+from freshmark.redact import redact
 from freshmark.settings import Settings
 from scheduler.receiver import TooLarge, WebhookReceiver, read_capped
 
@@ -97,13 +98,15 @@ class _Routes:
     def debug_queue(self) -> JSONResponse:
         try:
             failed = [json.loads(x) for x in self.client.lrange(keys.FAILED, 0, 49)]
-            return JSONResponse({
+            shown = {
                 "queues": jobs.queue_lengths(self.client, _queues(self.config)),
                 "due": self.client.zcard(keys.DUE),
                 "pending": jobs.pending_jobs(self.client, limit=200),
                 "parked": jobs.parked_jobs(self.client),
                 "failed": failed,
-            })
+            }
+            # Entries stored before redaction existed may still hold credentials.
+            return JSONResponse(json.loads(redact(json.dumps(shown))))
         except (redis.RedisError, OSError):
             return JSONResponse({"error": "queue unavailable; retry later"}, status_code=503)
 

@@ -24,6 +24,7 @@ from celery import Task
 from freshmark import jobs, metrics
 from freshmark.errors import PermanentError
 from freshmark.keys import parse_job_key
+from freshmark.redact import redact
 from workers import branch_lock
 from workers.celery_app import TASK_ROUTES, app
 from workers.runtime import WorkerContext, current_context
@@ -58,14 +59,14 @@ def _run_claimed(task: Task, body: Body, ctx: WorkerContext, job: jobs.Job) -> d
     except PermanentError as exc:
         jobs.finish(ctx.redis, job.key, job.id, "failed", error=str(exc))
         _count(queue, "failed")
-        log.error("job %s failed permanently: %s", job.key, exc)
-        return {"outcome": "failed", "error": str(exc)}
+        log.error("job %s failed permanently: %s", job.key, redact(str(exc)))
+        return {"outcome": "failed", "error": redact(str(exc))}
     except Exception as exc:
         jobs.finish(ctx.redis, job.key, job.id, "retry", error=f"{type(exc).__name__}: {exc}")
         _count(queue, "retry")
         delay = _backoff_seconds(ctx, job.attempts)
         log.warning("job %s attempt %d failed (%s); retry in %.1fs",
-                    job.key, job.attempts, exc, delay)
+                    job.key, job.attempts, redact(str(exc)), delay)
         raise task.retry(countdown=delay, exc=exc, max_retries=None) from exc
     finally:
         metrics.JOB_DURATION_SECONDS.labels(queue=queue).observe(time.perf_counter() - started)

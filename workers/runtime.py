@@ -19,6 +19,7 @@ from celery import signals
 from freshmark import jobs, metrics
 from freshmark.config import Config, load_config
 from freshmark.embedding import Embedder, get_embedder
+from freshmark.redact import install_log_redaction
 from freshmark.settings import Settings
 from freshmark.store import Store
 from workers.celery_app import send_job
@@ -99,6 +100,13 @@ def _on_worker_init(**_: Any) -> None:
     port = int(os.environ.get("FRESHMARK_WORKER_METRICS_PORT", "0") or 0)
     if port:
         metrics.start_metrics_server(port)
+
+
+@signals.after_setup_logger.connect
+@signals.after_setup_task_logger.connect
+def _on_logging_ready(logger: logging.Logger | None = None, **_: Any) -> None:
+    """Celery's handlers, and every line they write, pass through credential redaction."""
+    install_log_redaction(logger)
 
 
 @signals.worker_process_init.connect
