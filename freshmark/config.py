@@ -27,6 +27,7 @@ Example::
     branches = ["main"]
     provider = "github"
     webhook_secret_env = "SHOP_WEBHOOK_SECRET"
+    token_env = "SHOP_GIT_TOKEN"      # private HTTPS remote (or token_file = "/run/secrets/x")
 
 A file belongs to the first layer whose globs match it; with no layers there is one layer,
 ``default``, holding everything.
@@ -101,6 +102,11 @@ class RepoConfig:
     provider: str = "github"
     webhook_secret_env: str | None = None
     layers: tuple[Layer, ...] | None = None
+    # A private HTTPS remote's token, from the environment or a file (a mounted Secret), so it
+    # never has to be written into ``url``; ``token_user`` is the user name sent with it.
+    token_env: str | None = None
+    token_file: str | None = None
+    token_user: str = "x-access-token"
 
 
 @dataclass(frozen=True)
@@ -165,6 +171,13 @@ def _int(table: dict[str, Any], key: str, default: int, where: str) -> int:
     return value
 
 
+def _optional_str(table: dict[str, Any], key: str, where: str) -> str | None:
+    value = table.get(key)
+    if value is not None and (not isinstance(value, str) or not value):
+        raise ConfigError(f"{where}.{key} must be a non-empty string")
+    return value
+
+
 def _layers(raw: Any, where: str) -> tuple[Layer, ...]:
     if not isinstance(raw, list) or not raw:
         raise ConfigError(f"{where} must be a non-empty array of tables")
@@ -217,6 +230,9 @@ def _repos(raw: Any) -> tuple[RepoConfig, ...]:
                 provider=provider,
                 webhook_secret_env=table.get("webhook_secret_env"),
                 layers=layers,
+                token_env=_optional_str(table, "token_env", at),
+                token_file=_optional_str(table, "token_file", at),
+                token_user=_optional_str(table, "token_user", at) or "x-access-token",
             )
         )
     return tuple(repos)

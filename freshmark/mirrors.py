@@ -13,9 +13,10 @@ leaves no half mirror behind.
 from __future__ import annotations
 
 import fcntl
+import os
 import shutil
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,7 +25,7 @@ import pygit2
 from pygit2.enums import FetchPrune
 
 from freshmark.config import RepoConfig
-from freshmark.errors import RetryableError
+from freshmark.errors import ConfigError, RetryableError
 from freshmark.gitrepo import GitRepo
 from freshmark.redact import redact
 from freshmark.repos import mirror_path
@@ -67,15 +68,41 @@ def _locked(path: Path) -> Iterator[None]:
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
+def remote_credentials(repo: RepoConfig, env: Mapping[str, str]) -> tuple[str, str] | None:
+    """(user, token) for a private remote: ``token_env`` first, then ``token_file``; None
+    when the repo names neither. A named but empty source is a ``ConfigError``."""
+    if repo.token_env:
+        token = env.get(repo.token_env, "").strip()
+        source = f"${repo.token_env}"
+    elif repo.token_file:
+        try:
+            token = Path(repo.token_file).read_text(encoding="utf-8").strip()
+        except OSError as exc:
+            raise ConfigError(f"repo {repo.id}: cannot read token_file ({exc.strerror})") from exc
+        source = "token_file"
+    else:
+        return None
+    if not token:
+        raise ConfigError(f"repo {repo.id}: {source} is empty")
+    return repo.token_user, token
+
+
+def _callbacks(credentials: tuple[str, str] | None) -> pygit2.RemoteCallbacks | None:
+    if credentials is None:
+        return None
+    return pygit2.RemoteCallbacks(credentials=pygit2.UserPass(*credentials))
+
+
 def _create_mirror_remote(repo: pygit2.Repository, name: str, url: str) -> pygit2.Remote:
     return repo.remotes.create(name, url, MIRROR_REFSPEC)
 
 
-def _clone(url: str, path: Path) -> None:
+def _clone(url: str, path: Path, callbacks: pygit2.RemoteCallbacks | None = None) -> None:
     staging = Path(tempfile.mkdtemp(prefix=f".{path.name}.", dir=path.parent))
     try:
         target = staging / "m.git"
-        repo = pygit2.clone_repository(url, str(target), bare=True, remote=_create_mirror_remote)
+        repo = pygit2.clone_repository(url, str(target), bare=True, remote=_create_mirror_remote,
+                                       callbacks=callbacks)
         repo.free()
         target.rename(path)
     except pygit2.GitError as exc:
@@ -84,14 +111,14 @@ def _clone(url: str, path: Path) -> None:
         shutil.rmtree(staging, ignore_errors=True)
 
 
-def _fetch(url: str, path: Path) -> None:
+def _fetch(url: str, path: Path, callbacks: pygit2.RemoteCallbacks | None = None) -> None:
     repo = pygit2.Repository(str(path))
     try:
         if REMOTE_NAME not in [r.name for r in repo.remotes]:
             repo.remotes.create(REMOTE_NAME, url, MIRROR_REFSPEC)
         elif repo.remotes[REMOTE_NAME].url != url:
             repo.remotes.set_url(REMOTE_NAME, url)  # the config moved the remote
-        repo.remotes[REMOTE_NAME].fetch(prune=FetchPrune.PRUNE)
+        repo.remotes[REMOTE_NAME].fetch(prune=FetchPrune.PRUNE, callbacks=callbacks)
     except pygit2.GitError as exc:
         raise RemoteUnavailable(
             f"cannot fetch {redact(url)} into {path}: {redact(str(exc))}") from exc
@@ -126,16 +153,19 @@ def read_heads(path: Path) -> dict[str, str]:
         repo.close()
 
 
-def sync_mirror(settings: Settings, repo: RepoConfig) -> MirrorState:
-    """Clone the remote's mirror if missing, else fetch with prune; returns the new heads."""
+def sync_mirror(settings: Settings, repo: RepoConfig,
+                env: Mapping[str, str] | None = None) -> MirrorState:
+    """Clone the remote's mirror if missing, else fetch with prune; returns the new heads.
+    ``env`` (default ``os.environ``) holds the token a private remote names."""
     path = mirror_path(settings, repo.id)
+    callbacks = _callbacks(remote_credentials(repo, os.environ if env is None else env))
     with _locked(path):
         previous = read_heads(path)
         cloned = not path.exists()
         if cloned:
-            _clone(repo.url, path)
+            _clone(repo.url, path, callbacks)
         else:
-            _fetch(repo.url, path)
+            _fetch(repo.url, path, callbacks)
         _point_head(path, repo.branches)
         heads = read_heads(path)
         return MirrorState(path=path, heads=heads, previous_heads=previous, cloned=cloned)
