@@ -133,6 +133,7 @@ class Config:
     api_token_env: str = "FRESHMARK_API_TOKEN"
     metrics_require_token: bool = False
     max_attempts: int = 5
+    retry_window_seconds: int = 60  # retries of a job span at least this (a service restart)
     reconcile_interval_seconds: int = 120
 
     def layer_for(self, path: str, layers: tuple[Layer, ...] | None = None) -> Layer | None:
@@ -269,6 +270,7 @@ def parse_config(data: dict[str, Any]) -> Config:
         api_token_env=str(service.get("api_token_env", "FRESHMARK_API_TOKEN")),
         metrics_require_token=service.get("metrics_require_token", False) is True,
         max_attempts=_int(service, "max_attempts", 5, "service"),
+        retry_window_seconds=_int(service, "retry_window_seconds", 60, "service"),
         reconcile_interval_seconds=_int(service, "reconcile_interval_seconds", 120, "service"),
     )
 

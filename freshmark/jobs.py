@@ -144,6 +144,8 @@ if redis.call('HGET', job, 'rerun') == '1' then
   return {'requeue', ARGV[5], f[1], f[2]}
 end
 redis.call('DEL', job)
+-- A success clears an earlier parked run of the same job: the trouble is over.
+if ARGV[2] == 'done' then redis.call('HDEL', KEYS[2], ARGV[6]) end
 return {'done'}
 """
 
@@ -254,20 +256,30 @@ class Finish:
     queue: str = ""
 
 
-def compute_backoff(
+RETRY_WINDOW_SECONDS = 60.0
+RETRY_JITTER = 0.25
+
+
+def retry_delay_seconds(
     attempt: int,
+    max_attempts: int,
     *,
-    base_seconds: float = 2.0,
+    window_seconds: float = RETRY_WINDOW_SECONDS,
     cap_seconds: float = 300.0,
     jitter: float | None = None,
 ) -> float:
-    """Seconds before retry number ``attempt`` (1-based): doubling from ``base_seconds``, capped,
-    with "equal jitter" (half fixed, half random, so never zero). ``jitter`` in [0, 1) is drawn
-    at random unless given. Keep the cap well below the visibility timeout: a retry is an ETA
-    message held unacked by a worker."""
-    ceiling = min(cap_seconds, base_seconds * 2 ** max(attempt - 1, 0))
+    """Seconds to wait after failed attempt ``attempt`` (1-based) of ``max_attempts``.
+
+    Doubling from a base chosen so that the waits before the last attempt add up to at least
+    ``window_seconds`` (a Chroma, Redis or git host restart fits inside; the base is 1 s at
+    least), each wait capped at ``cap_seconds``. Jitter only lengthens a wait (up to
+    ``RETRY_JITTER``), so the window is a floor; ``jitter`` in [0, 1) is drawn unless given.
+    """
+    gaps = max(max_attempts - 1, 1)
+    base = max(1.0, window_seconds / (2**gaps - 1))
+    ceiling = min(cap_seconds, base * 2 ** max(attempt - 1, 0))
     draw = random.random() if jitter is None else jitter
-    return ceiling / 2 + ceiling / 2 * draw
+    return ceiling * (1 + RETRY_JITTER * draw)
 
 
 def connect(url: str) -> redis.Redis:
@@ -362,11 +374,12 @@ def finish(
     now: float | None = None,
 ) -> Finish:
     """Close a claimed job: ``done``/``failed`` delete it (or requeue if a re-run was asked
-    for), ``retry`` returns it to ``queued`` keeping its attempt count."""
+    for), ``retry`` returns it to ``queued`` keeping its attempt count. ``done`` also clears
+    a parked entry of the same job key."""
     now = time.time() if now is None else now
     error = redact(error)  # stored errors are shown on /debug/queue
-    args = [job_id, outcome, now, error[:500], _new_id()]
-    reply = _run(client, _FINISH, [keys.job(job_key)], args)
+    args = [job_id, outcome, now, error[:500], _new_id(), job_key]
+    reply = _run(client, _FINISH, [keys.job(job_key), keys.PARKED], args)
     if reply[0] == "requeue":
         return Finish("requeue", reply[1], reply[2], reply[3])
     if reply[0] != "stale" and outcome == "failed":

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 
+import pytest
 import redis
 from cluster_support import Recorder
 
@@ -172,8 +173,45 @@ def test_timings_order_soft_hard_lock_and_visibility() -> None:
                 < t.visibility_timeout_seconds < t.stale_seconds)
 
 
-def test_backoff_doubles_then_stops_at_the_cap() -> None:
-    ceilings = [jobs.compute_backoff(n, base_seconds=2, cap_seconds=20, jitter=1.0) for n in
-                range(1, 7)]
-    assert ceilings == [2, 4, 8, 16, 20, 20]
-    assert jobs.compute_backoff(3, base_seconds=2, cap_seconds=20, jitter=0.0) == 4
+def _waits(max_attempts: int, cap: float = 300.0, jitter: float = 0.0) -> list[float]:
+    """The waits between the attempts of a job that fails every time."""
+    return [jobs.retry_delay_seconds(n, max_attempts, cap_seconds=cap, jitter=jitter)
+            for n in range(1, max_attempts)]
+
+
+@pytest.mark.parametrize("max_attempts", [2, 3, 5, 8, 20])
+def test_retries_span_at_least_a_minute_whatever_the_attempt_count(max_attempts: int) -> None:
+    assert sum(_waits(max_attempts)) >= jobs.RETRY_WINDOW_SECONDS
+
+
+def test_three_attempts_outlast_a_six_second_restart_by_far() -> None:
+    assert _waits(3) == [20.0, 40.0]
+
+
+def test_retry_waits_double_then_stop_at_the_cap() -> None:
+    assert _waits(8, cap=4.0) == [1.0, 2.0, 4.0, 4.0, 4.0, 4.0, 4.0]
+
+
+def test_jitter_only_lengthens_a_wait() -> None:
+    assert _waits(3, jitter=0.999) > _waits(3) and max(_waits(3, jitter=0.999)) < 50.0
+
+
+def test_a_later_success_clears_the_parked_entry(redis_client: redis.Redis) -> None:
+    first = jobs.enqueue(redis_client, SPEC)
+    for _ in range(2):
+        jobs.claim(redis_client, SPEC.key, first.job_id, max_attempts=1)
+    assert SPEC.key in jobs.parked_jobs(redis_client)
+    again = jobs.enqueue(redis_client, SPEC)
+    jobs.claim(redis_client, SPEC.key, again.job_id, max_attempts=1)
+    jobs.finish(redis_client, SPEC.key, again.job_id, "done")
+    assert jobs.parked_jobs(redis_client) == {}
+
+
+def test_a_permanent_failure_leaves_the_parked_entry(redis_client: redis.Redis) -> None:
+    first = jobs.enqueue(redis_client, SPEC)
+    for _ in range(2):
+        jobs.claim(redis_client, SPEC.key, first.job_id, max_attempts=1)
+    again = jobs.enqueue(redis_client, SPEC)
+    jobs.claim(redis_client, SPEC.key, again.job_id, max_attempts=1)
+    jobs.finish(redis_client, SPEC.key, again.job_id, "failed", error="BadInput: x")
+    assert SPEC.key in jobs.parked_jobs(redis_client)

@@ -6,8 +6,10 @@ metrics, and the retry policy by error class:
 
 - ``PermanentError``: fail fast, no retry (the job is dropped and recorded as failed).
 - anything else (``RetryableError`` such as a Chroma or remote that is down, a soft time limit,
-  an unexpected bug): retry with capped exponential backoff; the attempt counter parks the job
-  after ``config.max_attempts`` tries, so nothing loops forever.
+  an unexpected bug): retry with capped exponential backoff spread over at least
+  ``config.retry_window_seconds`` (so a service restart does not exhaust the attempts); the
+  attempt counter parks the job after ``config.max_attempts`` tries, so nothing loops forever,
+  and a later success of the same job clears the parked entry.
 
 A busy branch lock is not an attempt: the message is retried shortly without counting.
 """
@@ -47,8 +49,10 @@ def _count(queue: str, outcome: str) -> None:
 
 
 def _backoff_seconds(ctx: WorkerContext, attempts: int) -> float:
+    # A retry is an ETA message held unacked: its wait must stay below the visibility timeout.
     cap = max(5.0, min(300.0, ctx.timings.visibility_timeout_seconds / 4))
-    return jobs.compute_backoff(attempts, cap_seconds=cap)
+    return jobs.retry_delay_seconds(attempts, ctx.config.max_attempts, cap_seconds=cap,
+                                    window_seconds=ctx.config.retry_window_seconds)
 
 
 def _run_claimed(task: Task, body: Body, ctx: WorkerContext, job: jobs.Job) -> dict[str, Any]:
