@@ -428,6 +428,13 @@ class GitRepo:
             raise ObjectNotFound(f"cannot read {path} at {commit[:12]}: {exc}") from exc
         return str(entry.id) if entry.filemode not in (MODE_TREE, MODE_SUBMODULE) else None
 
+    def blob_size(self, blob_sha: str) -> int:
+        """Bytes of a blob from its object header: the blob itself is not inflated."""
+        try:
+            return int(self._repo.odb.read_header(blob_sha)[1])
+        except (ValueError, KeyError, pygit2.GitError) as exc:
+            raise ObjectNotFound(f"blob {blob_sha} not found in {self.path}") from exc
+
     def read_blob(self, blob_sha: str) -> bytes:
         try:
             obj = self._repo.get(blob_sha)

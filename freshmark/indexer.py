@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from freshmark.chunking import chunk_text, detect_language
-from freshmark.classify import classify, decode_text
+from freshmark.classify import SKIP_OVERSIZED, FileClass, classify, decode_text
 from freshmark.config import Config, Layer
 from freshmark.embedding import Embedder, EmbeddingCache, embed_with_cache, get_embedder
 from freshmark.errors import EmbedderMismatch, PermanentError
@@ -184,11 +184,17 @@ class _Run:
     def _chunks_of(
         self, layer: Layer, path: str, blob_sha: str, change: FileChange
     ) -> list[ChunkRecord] | None:
-        data = self.repo.read_blob(blob_sha)
         attributes = self.repo.attributes(self.head, path)
-        verdict = classify(
-            path, data, self.config.rules, attributes, is_symlink=change.new_mode == MODE_SYMLINK
-        )
+        is_symlink = change.new_mode == MODE_SYMLINK
+        # Path rules and the size from the object header first: an oversized blob (hundreds of
+        # MB) is skipped without being read into memory.
+        verdict = classify(path, b"", self.config.rules, attributes, is_symlink=is_symlink)
+        limit = self.config.rules.max_file_bytes
+        if verdict.indexed and limit and self.repo.blob_size(blob_sha) > limit:
+            verdict = FileClass(verdict.file_kind, False, SKIP_OVERSIZED)
+        if verdict.indexed:
+            data = self.repo.read_blob(blob_sha)
+            verdict = classify(path, data, self.config.rules, attributes, is_symlink=is_symlink)
         if not verdict.indexed:
             self.summary.skip(verdict.skip_reason or "not-indexed")
             return None

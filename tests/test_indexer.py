@@ -5,11 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from repo_builder import RepoBuilder
+from repo_builder import RepoBuilder, git
 
 from freshmark.config import Config, load_config
 from freshmark.errors import EmbedderMismatch
-from freshmark.gitrepo import ObjectNotFound
+from freshmark.gitrepo import GitRepo, ObjectNotFound
 from freshmark.indexer import index_repo
 from freshmark.settings import Settings
 from freshmark.stamp import MANDATORY_FIELDS, ChunkRecord
@@ -354,6 +354,34 @@ def test_store_directory_not_writable_is_a_clear_error(tmp_path, monkeypatch, ma
         monkeypatch.setenv("FRESHMARK_HOME", str(blocker / "home"))
     with pytest.raises(StoreNotWritable):
         run(repo)
+
+
+def test_an_oversized_blob_is_skipped_without_being_read(fm_home, make_repo, monkeypatch):
+    repo = shop_repo(make_repo)
+    repo.write("data/huge.txt", "x = 1\n" * 400_000)  # 2.4 MB, over the 1 MiB default
+    repo.commit("huge file")
+    huge = git(repo.path, "rev-parse", "HEAD:data/huge.txt")
+    read: list[str] = []
+    original = GitRepo.read_blob
+
+    def recording(self: GitRepo, blob_sha: str) -> bytes:
+        read.append(blob_sha)
+        return original(self, blob_sha)
+
+    monkeypatch.setattr(GitRepo, "read_blob", recording)
+    summary = run(repo)
+    assert summary["files_skipped"].get("oversized") == 1
+    assert read and huge not in read
+
+
+def test_blob_size_comes_from_the_object_header(make_repo):
+    repo = make_repo("sizes")
+    repo.write("a.txt", "12345\n")
+    repo.commit("a")
+    opened = GitRepo.open(repo.path)
+    assert opened.blob_size(git(repo.path, "rev-parse", "HEAD:a.txt")) == 6
+    with pytest.raises(ObjectNotFound):
+        opened.blob_size("0" * 40)
 
 
 def test_submodule_is_skipped_and_counted(fm_home, make_repo, tmp_path):
