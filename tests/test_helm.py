@@ -204,7 +204,9 @@ def test_every_object_carries_the_recommended_labels(scenario: str) -> None:
 def test_freshmark_containers_get_config_store_and_secret_environment() -> None:
     docs = render()
     secret = by_kind(docs, "Secret")["fm-freshmark-env"]
-    assert secret["stringData"]["FRESHMARK_REDIS_URL"] == "redis://fm-freshmark-redis:6379/0"
+    password = secret["stringData"]["REDIS_PASSWORD"]
+    assert secret["stringData"]["FRESHMARK_REDIS_URL"] == \
+        f"redis://:{password}@fm-freshmark-redis:6379/0"
     assert "FRESHMARK_API_TOKEN" in secret["stringData"]
     for name in ("fm-freshmark-serve", "fm-freshmark-scheduler", "fm-freshmark-worker-hot"):
         spec = container(docs, name)
@@ -304,6 +306,98 @@ def test_ingress_carries_the_body_size_limit() -> None:
     backend = ingress["spec"]["rules"][0]["http"]["paths"][0]["backend"]["service"]
     assert backend == {"name": "fm-freshmark", "port": {"name": "http"}}
     assert by_kind(render(), "Ingress") == {}
+
+
+def _ingress_paths(values: dict[str, Any]) -> list[str]:
+    ingress = by_kind(render(values), "Ingress")["fm-freshmark"]
+    return [p["path"] for p in ingress["spec"]["rules"][0]["http"]["paths"]]
+
+
+def test_ingress_exposes_only_the_webhooks_by_default() -> None:
+    assert _ingress_paths({"ingress": {"enabled": True}}) == ["/webhooks/"]
+
+
+def test_ingress_exposes_the_api_only_when_asked() -> None:
+    assert _ingress_paths({"ingress": {"enabled": True, "exposeApi": True}}) == ["/"]
+
+
+def _mcp_hosts(values: dict[str, Any]) -> list[str]:
+    serve = container(render(values), "fm-freshmark-serve")
+    env = {e["name"]: e.get("value") for e in serve["env"]}
+    return env["FRESHMARK_MCP_ALLOWED_HOSTS"].split(",")
+
+
+def test_mcp_answers_the_service_names_and_the_ingress_host_only_if_the_api_is_exposed() -> None:
+    assert {"fm-freshmark", "fm-freshmark.code.svc:*"} <= set(_mcp_hosts({}))
+    hidden = {"ingress": {"enabled": True, "host": "fm.example.org"}}
+    assert "fm.example.org" not in _mcp_hosts(hidden)
+    exposed = {"ingress": {"enabled": True, "exposeApi": True, "host": "fm.example.org"},
+               "serve": {"mcpAllowedHosts": ["mcp.example.org"]}}
+    assert {"fm.example.org", "mcp.example.org"} <= set(_mcp_hosts(exposed))
+
+
+# -- secrets and network ----------------------------------------------------------------------
+def test_in_chart_redis_requires_the_password_freshmark_is_given() -> None:
+    docs = render()
+    secret = by_kind(docs, "Secret")["fm-freshmark-env"]["stringData"]
+    assert len(secret["REDIS_PASSWORD"]) == 32
+    redis_container = container(docs, "fm-freshmark-redis")
+    assert redis_container["args"][-2:] == ["--requirepass", "$(REDIS_PASSWORD)"]
+    ref = redis_container["env"][0]["valueFrom"]["secretKeyRef"]
+    assert ref == {"name": "fm-freshmark-env", "key": "REDIS_PASSWORD"}
+    assert "REDISCLI_AUTH" in " ".join(redis_container["readinessProbe"]["exec"]["command"])
+
+
+def test_a_given_redis_password_is_quoted_into_the_url() -> None:
+    secret = by_kind(render({"redis": {"auth": {"password": "p@ss:w/rd"}}}),
+                     "Secret")["fm-freshmark-env"]["stringData"]
+    assert secret["REDIS_PASSWORD"] == "p@ss:w/rd"
+    assert secret["FRESHMARK_REDIS_URL"] == "redis://:p%40ss%3Aw%2Frd@fm-freshmark-redis:6379/0"
+
+
+def test_the_read_token_goes_into_the_secret_when_given() -> None:
+    secret = by_kind(render({"secrets": {"apiToken": "a", "apiReadToken": "r"}}),
+                     "Secret")["fm-freshmark-env"]["stringData"]
+    assert (secret["FRESHMARK_API_TOKEN"], secret["FRESHMARK_API_READ_TOKEN"]) == ("a", "r")
+    assert "FRESHMARK_API_READ_TOKEN" not in by_kind(render(), "Secret")["fm-freshmark-env"][
+        "stringData"]
+
+
+def _admits(rule: dict[str, Any], labels: dict[str, str]) -> bool:
+    selector = rule["podSelector"]
+    if any(labels.get(k) != v for k, v in selector["matchLabels"].items()):
+        return False
+    return all(labels.get(e["key"]) in e["values"] for e in selector.get("matchExpressions", []))
+
+
+def test_only_serve_workers_and_scheduler_reach_redis_and_chroma() -> None:
+    docs = render()
+    policies = by_kind(docs, "NetworkPolicy")
+    assert set(policies) == {"fm-freshmark-redis", "fm-freshmark-chroma"}
+    pods = {d["metadata"]["name"]: d["spec"]["template"]["metadata"]["labels"] for d in docs
+            if d["kind"] in ("Deployment", "StatefulSet")}
+    for name, port in (("fm-freshmark-redis", 6379), ("fm-freshmark-chroma", 8000)):
+        spec = policies[name]["spec"]
+        assert spec["policyTypes"] == ["Ingress"]
+        assert all(pods[name][k] == v for k, v in spec["podSelector"]["matchLabels"].items())
+        (rule,) = spec["ingress"]
+        assert rule["ports"] == [{"protocol": "TCP", "port": port}]
+        admitted = {pod for pod, labels in pods.items()
+                    if any(_admits(peer, labels) for peer in rule["from"])}
+        assert admitted == {pod for pod in pods if pod.rsplit("-", 1)[-1] not in
+                            ("redis", "chroma")}, name
+
+
+def test_extra_redis_clients_are_admitted_to_redis_only() -> None:
+    keda = {"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "keda"}}}
+    policies = by_kind(render({"networkPolicy": {"extraRedisClients": [keda]}}), "NetworkPolicy")
+    assert keda in policies["fm-freshmark-redis"]["spec"]["ingress"][0]["from"]
+    assert keda not in policies["fm-freshmark-chroma"]["spec"]["ingress"][0]["from"]
+
+
+def test_network_policies_follow_the_in_chart_services() -> None:
+    assert by_kind(render(values_file("external-values.yaml")), "NetworkPolicy") == {}
+    assert by_kind(render({"networkPolicy": {"enabled": False}}), "NetworkPolicy") == {}
 
 
 def test_prometheus_rule_is_built_from_the_deploy_rules_file() -> None:

@@ -76,6 +76,30 @@ freshmark.io/queue: {{ . }}
 {{- end }}
 {{- end }}
 
+{{/* The in-chart Redis password: the value, else the one already installed, else random. */}}
+{{- define "freshmark.redisPassword" -}}
+{{- if .Values.redis.auth.password }}
+{{- .Values.redis.auth.password }}
+{{- else }}
+{{- $existing := lookup "v1" "Secret" .Release.Namespace (include "freshmark.secretName" .) }}
+{{- if and $existing (hasKey (default dict $existing.data) "REDIS_PASSWORD") }}
+{{- index $existing.data "REDIS_PASSWORD" | b64dec }}
+{{- else }}
+{{- randAlphaNum 32 }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{/* Host names the MCP endpoint answers to (DNS rebinding protection), comma-separated. */}}
+{{- define "freshmark.mcpAllowedHosts" -}}
+{{- $name := include "freshmark.fullname" . }}
+{{- $hosts := list $name (printf "%s:*" $name) (printf "%s.%s.svc" $name .Release.Namespace) (printf "%s.%s.svc:*" $name .Release.Namespace) }}
+{{- if and .Values.ingress.enabled .Values.ingress.exposeApi }}
+{{- $hosts = append $hosts .Values.ingress.host }}
+{{- end }}
+{{- join "," (concat $hosts .Values.serve.mcpAllowedHosts) }}
+{{- end }}
+
 {{- define "freshmark.chromaUrl" -}}
 {{- if .Values.chroma.enabled }}
 {{- printf "http://%s-chroma:8000" (include "freshmark.fullname" .) }}
