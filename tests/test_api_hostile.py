@@ -1,0 +1,148 @@
+"""1,200 hostile requests against a real server on loopback (uvicorn, real Redis, real store):
+every answer is a 4xx with a one-line error (or a trailing-slash redirect), none is a 5xx or
+a reset, nothing is queued.
+
+Counts by status are printed (``pytest -s`` shows them) so a run can be compared with the last.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from collections import Counter
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+import httpx
+import redis
+from cluster_support import Recorder
+from live_server import live_server, raw_exchange
+
+from freshmark import jobs, keys
+from freshmark.config import Config, RepoConfig
+from freshmark.limits import BodyLimits
+from freshmark.server import create_app
+
+REQUESTS = 1200
+FULL, READ = "hostile-full-t0ken", "hostile-read-t0ken"
+CONFIG = Config(repos=(RepoConfig("shop", "file:///nowhere/shop.git", ("main",), "github",
+                                  "SHOP_SECRET"),))
+ENV = {"FRESHMARK_API_TOKEN": FULL, "FRESHMARK_API_READ_TOKEN": READ, "SHOP_SECRET": "s3cret"}
+HOST_PATHS = ["/etc", "/etc/passwd", "/", "/proc/self", "/root/.ssh", "../../..", "~",
+              "/no/such/dir", "C:\\Windows", "file:///etc", "shop/../..", "/tmp"]
+ODD_REPOS = ["a" * 5000, "shop\x00", "\x00", "a\nb", "", " ", "é" * 300, "shop\r\nX: y",
+             "%00", "$(id)", "`id`", "shop;rm -rf /"]
+Case = tuple[str, str, dict[str, str], bytes]
+
+
+def _auth(rng: random.Random) -> dict[str, str]:
+    return rng.choice([{}, {"Authorization": f"Bearer {READ}"},
+                       {"Authorization": f"Bearer {FULL}"}, {"Authorization": "Bearer nope"},
+                       {"Authorization": FULL}, {"Authorization": "Basic " + "x" * 300}])
+
+
+def _json(data: Any) -> bytes:
+    return json.dumps(data).encode()
+
+
+def _api_body(rng: random.Random) -> bytes:
+    repo = rng.choice(HOST_PATHS + ODD_REPOS)
+    return rng.choice([
+        _json({"query": "cancel", "repo": repo, "worktree": rng.random() < 0.5}),
+        _json({"content": "etc/passwd\tabcdef12", "repo": repo, "worktree": True}),
+        _json({"content": "x\tabcdef12\n" * 3000, "repo": "shop"}),
+        _json({"query": "q", "repo": "shop", "budget": 10**9, "level": "L3"}),
+        _json({"query": "x" * 20_000, "repo": "shop"}), _json({"query": "q", "repo": "shop",
+                                                                "k": 10**6}),
+        b"\xff\xfe\x00\x80", b"{", b"[]", b"null", b"[" * 50_000 + b"]" * 50_000,
+        _json({"query": {"$ne": 1}, "repo": ["shop"]}), b"",
+    ])
+
+
+def _api_case(rng: random.Random) -> Case:
+    path = rng.choice(["/v1/search", "/v1/verify", "/v1/context"])
+    content_type = "application/json" if rng.random() < 0.7 else rng.choice([
+        "text/plain", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x"])
+    headers = {"Content-Type": content_type, "Authorization": f"Bearer {READ}"}
+    if rng.random() < 0.3:
+        headers = {**headers, **_auth(rng)} if rng.random() < 0.5 else {"Content-Type":
+                                                                         content_type}
+    return "POST", path, headers, _api_body(rng)
+
+
+def _other_case(rng: random.Random) -> Case:
+    kind = rng.randrange(8)
+    if kind == 0:  # asking for work with the read token, or with bad bodies
+        body = rng.choice([_json({"branch": "x"}), b"{", _json({"branch": "../../x"})])
+        token = READ if body == _json({"branch": "x"}) else FULL
+        return "POST", "/branches/shop", {"Authorization": f"Bearer {token}"}, body
+    if kind == 1:  # unknown repo for on-demand work
+        name = quote(rng.choice([*ODD_REPOS, "nope"]), safe="")
+        return "POST", f"/branches/{name}", {"Authorization": f"Bearer {FULL}"}, \
+            _json({"branch": "main"})
+    if kind == 2:  # MCP from a foreign host or origin, or without a token
+        headers = {"Accept": "application/json, text/event-stream",
+                   "Content-Type": "application/json", **_auth(rng)}
+        headers.update(rng.choice([{"Host": "evil.example"}, {"Origin": "http://evil.example"},
+                                   {}]))
+        return "POST", "/mcp/", headers, _json({"jsonrpc": "2.0", "id": 1, "method": "nope"})
+    if kind == 3:  # lying or nonsense lengths
+        length = rng.choice(["-1", "abc", str(10**15), "99999999999999999999999"])
+        return "POST", "/v1/search", {"Content-Length": length, "Authorization":
+                                      f"Bearer {READ}"}, b"{}"
+    if kind == 4:  # debug and docs without a token, odd paths
+        bad = rng.choice([{}, {"Authorization": "Bearer nope"}, {"Authorization": FULL}])
+        return "GET", rng.choice(["/debug/queue", "/openapi.json", "/docs", "/v1", "/../etc",
+                                  "/debug/%00", "/v1/search/../../x"]), bad, b""
+    if kind == 5:  # wrong methods
+        return rng.choice(["PUT", "DELETE", "PATCH"]), rng.choice(["/v1/search", "/healthz",
+                                                                   "/webhooks/shop"]), \
+            {"Authorization": f"Bearer {FULL}"}, b""
+    if kind == 6:  # unsigned or badly signed webhooks
+        return "POST", "/webhooks/shop", rng.choice([{}, {"X-Hub-Signature-256": "sha256=0"}]), \
+            _json({"ref": "refs/heads/main"})
+    return "POST", "/v1/search", {"Authorization": f"Bearer {READ}", "Content-Type":
+                                  "application/json"}, b"x" * (2 * 1024 * 1024)  # over the cap
+
+
+def hostile_case(rng: random.Random) -> Case:
+    return _api_case(rng) if rng.random() < 0.6 else _other_case(rng)
+
+
+def _send(http: httpx.Client, base_url: str, case: Case) -> tuple[int, str]:
+    """(status, body text); a lying Content-Length goes over a raw socket (httpx refuses)."""
+    method, path, headers, body = case
+    if "Content-Length" not in headers:
+        answer = http.request(method, path, headers=headers, content=body)
+        return answer.status_code, answer.text
+    head = f"{method} {path} HTTP/1.1\r\nHost: 127.0.0.1\r\n" + "".join(
+        f"{name}: {value}\r\n" for name, value in headers.items())
+    status, _ = raw_exchange(base_url, head.encode(), body)
+    return status, ""
+
+
+def test_twelve_hundred_hostile_requests_get_4xx_and_queue_nothing(
+    fm_home: Path, redis_client: redis.Redis, capsys: Any,
+) -> None:
+    send = Recorder()
+    app = create_app(config=CONFIG, client=redis_client, send=send, env=ENV,
+                     bind_host="127.0.0.1", limits=BodyLimits(timeout_seconds=5.0))
+    rng = random.Random(20261201)
+    statuses: Counter[int] = Counter()
+    multi_line: list[str] = []
+    with live_server(app) as base_url, httpx.Client(base_url=base_url, timeout=30) as http:
+        for _ in range(REQUESTS):
+            case = hostile_case(rng)
+            status, text = _send(http, base_url, case)
+            statuses[status] += 1
+            if "\n" in text.strip():
+                multi_line.append(f"{case[0]} {case[1]}: {text[:200]}")
+    with capsys.disabled():
+        print(f"\nhostile API requests by status: {dict(sorted(statuses.items()))}")
+    assert sum(statuses.values()) == REQUESTS
+    # 307: Starlette's trailing-slash redirect (a repo id ending in "/"), answered unread.
+    assert all(400 <= status < 500 or status == 307 for status in statuses), statuses
+    assert multi_line == []
+    assert send.sent == [] and jobs.pending_jobs(redis_client) == []
+    assert redis_client.zcard(keys.DUE) == 0
