@@ -195,8 +195,12 @@ def create_app(
     app.add_api_route("/metrics", routes.metrics, methods=["GET"])
     _include_search_api(app)
     app.state.mcp_server = _mount_mcp(app)
+    tokens = tokens_from_env(env, config.api_token_env, bind_host,
+                             metrics_public=not config.metrics_require_token)
+    if not tokens.any_set and not tokens.open_without_token:
+        log.warning("no API token set ($%s) and not bound to loopback only: every API route "
+                    "answers 403; webhooks, /healthz and /metrics still work", config.api_token_env)
     # Added last runs first: auth refuses before any body is read.
     app.add_middleware(BodyLimit, limits=limits)
-    app.add_middleware(BearerAuth, tokens=tokens_from_env(
-        env, config.api_token_env, bind_host, metrics_public=not config.metrics_require_token))
+    app.add_middleware(BearerAuth, tokens=tokens)
     return app

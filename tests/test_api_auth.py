@@ -74,6 +74,12 @@ def test_no_token_on_a_reachable_bind_fails_closed(redis_client, bind_host):
     assert answer.status_code == 403 and "FM_TEST_TOKEN" in answer.json()["detail"]["message"]
 
 
+def test_a_server_that_fails_closed_says_so_at_start(redis_client, caplog):
+    with caplog.at_level(logging.WARNING, logger="freshmark.server"):
+        app_client(redis_client, {}, bind_host="0.0.0.0")
+    assert "no API token set ($FM_TEST_TOKEN)" in caplog.text
+
+
 @pytest.mark.parametrize("bind_host", ["127.0.0.1", "localhost", "::1", "127.0.0.2"])
 def test_no_token_on_a_loopback_bind_stays_open(redis_client, bind_host):
     http = app_client(redis_client, {}, bind_host=bind_host)
