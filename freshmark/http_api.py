@@ -31,7 +31,7 @@ from freshmark.errors import (
     UnsafePath,
 )
 from freshmark.repos import RepoHandle
-from freshmark.served import check_budget, check_verify_lines, served_repo
+from freshmark.served import check_budget, check_verify_lines, no_host_paths, served_repo
 from freshmark.settings import Settings
 
 T = TypeVar("T")
@@ -292,10 +292,11 @@ def search_endpoint(request: SearchRequest, settings: SettingsDep,
     def run() -> dict[str, Any]:
         query = validate_query(request.query)  # a bad query is reported before the repo
         repo = _served(request.repo, settings, config, request.worktree)
-        return search(
-            query, repo, settings=settings, config=config, branch=request.branch,
-            k=request.k, worktree=request.worktree, include_history=request.history,
-            include_excluded=request.include_excluded).to_dict()
+        with no_host_paths(repo):
+            return search(
+                query, repo, settings=settings, config=config, branch=request.branch,
+                k=request.k, worktree=request.worktree, include_history=request.history,
+                include_excluded=request.include_excluded).to_dict()
 
     return answer(run)
 
@@ -309,8 +310,9 @@ def verify_endpoint(request: VerifyRequest, settings: SettingsDep,
     def run() -> dict[str, Any]:
         check_verify_lines(request.content)
         repo = _served(request.repo, settings, config, request.worktree)
-        return verify_snippets(request.content, repo, settings=settings, config=config,
-                               branch=request.branch, worktree=request.worktree).to_dict()
+        with no_host_paths(repo):
+            return verify_snippets(request.content, repo, settings=settings, config=config,
+                                   branch=request.branch, worktree=request.worktree).to_dict()
 
     return answer(run)
 
@@ -326,9 +328,10 @@ def context_endpoint(request: ContextRequest, settings: SettingsDep,
         query = validate_query(request.query)
         check_budget(request.budget)
         repo = _served(request.repo, settings, config, request.worktree)
-        return build_context(
-            query, repo, settings=settings, config=config, level=request.level,
-            budget_tokens=request.budget, branch=request.branch,
-            worktree=request.worktree).to_dict()
+        with no_host_paths(repo):
+            return build_context(
+                query, repo, settings=settings, config=config, level=request.level,
+                budget_tokens=request.budget, branch=request.branch,
+                worktree=request.worktree).to_dict()
 
     return answer(run)

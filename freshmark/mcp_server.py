@@ -21,7 +21,7 @@ from typing import Any, Literal, TypeVar
 from freshmark.config import Config, load_config
 from freshmark.errors import FreshmarkError
 from freshmark.repos import RepoHandle
-from freshmark.served import check_budget, check_verify_lines, served_repo
+from freshmark.served import check_budget, check_verify_lines, no_host_paths, served_repo
 from freshmark.settings import Settings
 
 try:  # mcp >= 2
@@ -78,10 +78,12 @@ def search(query: str, repo: str, branch: str | None = None, k: int = 5,
         text = validate_query(query)  # a bad query is reported before the repo
         settings = Settings.from_env()
         config = load_config(settings.config_path)
-        return run_search(
-            text, _served(repo, settings, config, worktree), settings=settings, config=config,
-            branch=branch, k=k, worktree=worktree, include_history=history,
-            include_excluded=include_excluded).to_dict()
+        handle = _served(repo, settings, config, worktree)
+        with no_host_paths(handle):
+            return run_search(
+                text, handle, settings=settings, config=config, branch=branch, k=k,
+                worktree=worktree, include_history=history,
+                include_excluded=include_excluded).to_dict()
 
     return _run(call)
 
@@ -100,9 +102,10 @@ def verify(content: str, repo: str, branch: str | None = None,
         check_verify_lines(content)
         settings = Settings.from_env()
         config = load_config(settings.config_path)
-        return verify_snippets(
-            content, _served(repo, settings, config, worktree), settings=settings,
-            config=config, branch=branch, worktree=worktree).to_dict()
+        handle = _served(repo, settings, config, worktree)
+        with no_host_paths(handle):
+            return verify_snippets(content, handle, settings=settings, config=config,
+                                   branch=branch, worktree=worktree).to_dict()
 
     return _run(call)
 
@@ -125,9 +128,11 @@ def context(query: str, repo: str, level: Literal["L1", "L2", "L3"] = "L1",
         check_budget(budget)
         settings = Settings.from_env()
         config = load_config(settings.config_path)
-        return build_context(
-            text, _served(repo, settings, config, worktree), settings=settings, config=config,
-            level=level, budget_tokens=budget, branch=branch, worktree=worktree).to_dict()
+        handle = _served(repo, settings, config, worktree)
+        with no_host_paths(handle):
+            return build_context(
+                text, handle, settings=settings, config=config, level=level,
+                budget_tokens=budget, branch=branch, worktree=worktree).to_dict()
 
     return _run(call)
 

@@ -10,10 +10,13 @@ accepting any path (``freshmark.repos.resolve_repo``): its caller owns the machi
 
 from __future__ import annotations
 
+import copy
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from freshmark.config import Config
-from freshmark.errors import BadInput, ConfigError, NotIndexed, RepositoryGone
+from freshmark.errors import BadInput, ConfigError, FreshmarkError, NotIndexed, RepositoryGone
 from freshmark.repos import RepoHandle, mirror_path
 from freshmark.settings import Settings
 from freshmark.store import Manifest, Store
@@ -95,3 +98,22 @@ def check_budget(budget: object) -> None:
     """``BadInput`` for a context budget above what a network caller may ask for."""
     if isinstance(budget, int) and not isinstance(budget, bool) and budget > MAX_BUDGET_TOKENS:
         raise BadInput(f"budget {budget} is over the {MAX_BUDGET_TOKENS}-token limit")
+
+
+def scrubbed(exc: FreshmarkError, handle: RepoHandle) -> FreshmarkError:
+    """The same error with the repository's location on this host replaced by its name."""
+    message = str(exc)
+    for where in sorted({str(handle.path), str(handle.path.resolve())}, key=len, reverse=True):
+        message = message.replace(where, handle.name)
+    clean = copy.copy(exc)
+    clean.args = (message,)
+    return clean
+
+
+@contextmanager
+def no_host_paths(handle: RepoHandle) -> Iterator[None]:
+    """Errors raised inside name the repository, never where it lives on the server."""
+    try:
+        yield
+    except FreshmarkError as exc:
+        raise scrubbed(exc, handle) from None

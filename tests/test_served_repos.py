@@ -64,6 +64,13 @@ def test_an_indexed_repository_is_served_by_name_and_by_its_path(http, make_repo
         assert answer.status_code == 200, answer.text
 
 
+def test_errors_about_a_known_repository_do_not_say_where_it_lives(http, make_repo):
+    shop = build_shop(make_repo)
+    answer = http.post("/v1/search", json={"query": "cancel", "repo": "shop", "branch": "nope"})
+    assert answer.status_code == 404 and answer.json()["detail"]["error"] == "BranchNotFound"
+    assert str(shop.path) not in answer.text and "shop" in answer.json()["detail"]["message"]
+
+
 def test_worktree_mode_reads_only_tracked_files(http, make_repo):
     shop = build_shop(make_repo)
     shop.repo.write("secret.env", "TOKEN=hunter2\n")  # untracked, next to tracked code
