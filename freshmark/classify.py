@@ -25,8 +25,10 @@ step  rule                                                        result
                                                                   test, doc or config)
 ====  ==========================================================  ==========================
 
-Kind order: vendored (incl. build output) > generated > backup > fixture > test > doc > config >
-source. So ``vendor/x_test.go`` is vendored, ``tests/fixtures/a.py`` a fixture, ``api_pb2.py``
+Kind order: vendored (incl. build output) > generated > backup > fixture > test > changelog >
+translation > doc > config > source, and ``source`` only for a file written in a programming
+language (by extension, or a ``#!`` line for an extension-less script): any other text file is
+``other`` (data, templates, odd extension-less files). So ``vendor/x_test.go`` is vendored, ``tests/fixtures/a.py`` a fixture, ``api_pb2.py``
 under ``tests/`` generated. Among the built-in doc and config rules, well-known config file
 names (``requirements.txt``, ``CMakeLists.txt``) come before the doc extensions (``*.txt``).
 Lock files (``poetry.lock``, ``package-lock.json``…) are ``generated``, as GitHub linguist has it.
@@ -103,6 +105,15 @@ _BUILTIN_RULES: tuple[tuple[str, str | None, tuple[str, ...]], ...] = (
         "*Tests.cs", "*_spec.rb", "*_test.rb", "*_test.cc", "*_test.cpp", "*_unittest.cc",
         "*Test.php", *(f"*.test.{ext}" for ext in _JS_EXTS), *(f"*.spec.{ext}" for ext in _JS_EXTS),
     )),
+    ("changelog", None, (
+        "CHANGELOG*", "CHANGES", "CHANGES.*", "HISTORY", "HISTORY.*", "NEWS", "NEWS.*",
+        "RELEASE_NOTES*", "RELEASE-NOTES*", "whats-new.*", "whatsnew.*", "**/whatsnew/**",
+        "**/changelog/**", "**/changelog.d/**", "**/release-notes/**", "**/releases/*.txt",
+        "**/releases/*.rst", "**/releases/*.md",
+    )),
+    ("translation", None, (
+        "*.po", "*.pot", "*.mo", "*.xlf", "*.xliff", "**/LC_MESSAGES/**",
+    )),
     ("config", None, (
         "requirements*.txt", "constraints*.txt", "CMakeLists.txt", "Dockerfile", "Dockerfile.*",
         "*.dockerfile", "Containerfile", "Makefile", "GNUmakefile", "*.mk", "Procfile",
@@ -111,8 +122,8 @@ _BUILTIN_RULES: tuple[tuple[str, str | None, tuple[str, ...]], ...] = (
     )),
     ("doc", None, (
         "*.md", "*.markdown", "*.mdx", "*.rst", "*.txt", "*.adoc", "*.asciidoc", "**/docs/**",
-        "**/doc/**", "README", "CHANGELOG", "CHANGES", "HISTORY", "LICENSE", "LICENCE",
-        "COPYING", "NOTICE", "AUTHORS", "CONTRIBUTORS", "CONTRIBUTING",
+        "**/doc/**", "README", "LICENSE", "LICENCE", "COPYING", "NOTICE", "AUTHORS",
+        "CONTRIBUTORS", "CONTRIBUTING",
     )),
     ("config", None, (
         "*.toml", "*.yaml", "*.yml", "*.json", "*.jsonc", "*.json5", "*.ini", "*.cfg", "*.conf",
@@ -172,16 +183,50 @@ def _compile_globs(globs: tuple[str, ...]) -> _GlobSet:
     return _GlobSet(_union(name_globs), dir_regex, _union(path_globs))
 
 
+# Programming-language extensions beyond the ones freshmark parses (``detect_language``):
+# a file with one of these is ``source`` even when it is chunked by line windows.
+CODE_EXTENSIONS = frozenset({
+    ".py", ".pyi", ".pyx", ".pxd", ".js", ".jsx", ".mjs", ".cjs", ".ts", ".tsx", ".mts", ".cts",
+    ".java", ".kt", ".kts", ".scala", ".groovy", ".go", ".rs", ".c", ".h", ".cc", ".cpp", ".cxx",
+    ".hh", ".hpp", ".hxx", ".m", ".mm", ".cs", ".fs", ".vb", ".rb", ".php", ".swift", ".dart",
+    ".lua", ".pl", ".pm", ".r", ".jl", ".ex", ".exs", ".erl", ".hrl", ".hs", ".ml", ".mli",
+    ".clj", ".cljs", ".elm", ".sh", ".bash", ".zsh", ".fish", ".ps1", ".sql", ".vue", ".svelte",
+    ".zig", ".nim", ".cu", ".f", ".f90", ".for", ".pas", ".asm", ".s", ".tcl", ".v", ".sv",
+    ".vhd", ".proto", ".thrift", ".graphql", ".gql", ".sol", ".cmake", ".gradle",
+})
+
+
+def is_code_path(path: str) -> bool:
+    """A file name that says it holds code in a programming language."""
+    from freshmark.chunking.languages import detect_language
+
+    name = path.rsplit("/", 1)[-1]
+    dot = name.rfind(".")
+    return detect_language(path) is not None or (dot > 0 and name[dot:].lower() in CODE_EXTENSIONS)
+
+
+def _is_code(path: str, data: bytes | None) -> bool:
+    if is_code_path(path):
+        return True
+    name = path.rsplit("/", 1)[-1]
+    return data is not None and "." not in name.lstrip(".") and data.startswith(b"#!")
+
+
 _BUILTIN_GLOB_SETS = tuple(
     (kind, skip_reason, _compile_globs(globs)) for kind, skip_reason, globs in _BUILTIN_RULES
 )
-_USER_KIND_ORDER = ("vendored", "generated", "backup", "fixture", "test", "doc", "config")
+_KIND_GLOB_SETS = {kind: glob_set for kind, _, glob_set in _BUILTIN_GLOB_SETS
+                   if kind in ("changelog", "translation")}
+_USER_KIND_ORDER = (
+    "vendored", "generated", "backup", "fixture", "test", "changelog", "translation", "doc",
+    "config",
+)
 _ATTRIBUTE_KINDS = (
     ("linguist-vendored", "vendored"),
     ("linguist-generated", "generated"),
     ("linguist-documentation", "doc"),
 )
-_MARKER_KINDS = frozenset({"source", "test", "doc", "config"})
+_MARKER_KINDS = frozenset({"source", "test", "doc", "config", "other"})
 
 
 @dataclass(frozen=True)
@@ -244,7 +289,8 @@ def classify_path(
     path: str, rules: ClassifyRules, attributes: Mapping[str, str | bool] | None = None
 ) -> str:
     """The file kind from the path and ``.gitattributes`` alone (steps 2-5 of the table)."""
-    return _path_verdict(path, rules, attributes or {}).kind
+    kind = _path_verdict(path, rules, attributes or {}).kind
+    return kind if kind != "source" or is_code_path(path) else "other"
 
 
 def looks_binary(data: bytes) -> bool:
@@ -307,4 +353,21 @@ def classify(
         return FileClass(kind, False, SKIP_BINARY)
     if verdict.markers_apply and has_generated_marker(data):
         kind = "generated"
+    elif kind == "source" and not _is_code(path, data):
+        kind = "other"
     return FileClass(kind, True, None)
+
+
+def search_kind(path: str, file_kind: str) -> str:
+    """The kind retrieval files a stored chunk under: its stamped kind, refined by today's path
+    rules for chunks stamped before a kind existed (a ``.po`` file stamped ``source``, a
+    changelog stamped ``doc``), so ranking is right without re-indexing."""
+    if file_kind not in ("source", "doc", "config"):
+        return file_kind
+    name = path.rsplit("/", 1)[-1]
+    for kind in ("changelog", "translation"):
+        if _KIND_GLOB_SETS[kind].matches(path, name):
+            return kind
+    if file_kind == "source" and not is_code_path(path) and "." in name.lstrip("."):
+        return "other"
+    return file_kind
