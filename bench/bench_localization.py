@@ -47,6 +47,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from freshmark import retrieval  # noqa: E402
 from freshmark.config import load_config  # noqa: E402
 from freshmark.embedding import get_embedder  # noqa: E402
 from freshmark.gitrepo import GitRepo  # noqa: E402
@@ -213,7 +214,9 @@ def evaluate_repo(repo: str, instances: list[Instance], clone: Path, args: argpa
     baseline = PlainBaseline()
     present = [i for i in instances if _has_commit(clone, i.base_commit)]
     present.sort(key=lambda i: commit_time(clone, i.base_commit))
-    index_seconds = []
+    index_seconds: list[float] = []
+    catch_up_seconds: list[float] = []
+    pools: list[dict] = report.setdefault("pools", [])
     for number, inst in enumerate(present, start=1):
         git("update-ref", f"refs/heads/{BRANCH}", inst.base_commit, cwd=clone)
         started = time.perf_counter()
@@ -223,9 +226,19 @@ def evaluate_repo(repo: str, instances: list[Instance], clone: Path, args: argpa
         collection = store.require_branch(RepoRef.of(GitRepo.open(clone), None).key, BRANCH)
         records = list(collection.iter_records(where={"status": LIVE}, include_text=True))
         baseline.sync(records)
+        started = time.perf_counter()  # the lexical index catches up once after each index run
+        search("warm up", str(clone), settings=settings, branch=BRANCH, store=store,
+               embedder=embedder, count=False)
+        catch_up_seconds.append(time.perf_counter() - started)
         line = [f"[{repo} {number}/{len(present)}] {inst.instance_id}: "
                 f"index {index_seconds[-1]:.1f}s ({len(records)} chunks)"]
         outcome: dict[str, object] = {"instance": inst.instance_id, "gold": inst.gold_files}
+        if args.dump_pools:
+            with PoolRecorder() as recorder:
+                search_files(inst.query, str(clone), settings=settings, branch=BRANCH,
+                             store=store, embedder=embedder, count=False, k=DEPTH)
+            pools.append({"instance": inst.instance_id, "gold_files": inst.gold_files,
+                          "gold_functions": inst.gold_functions, **recorder.pools[-1]})
         for system in args.systems:
             started = time.perf_counter()
             files, chunks = run_system(system, inst, clone, settings, store, embedder, baseline)
@@ -243,12 +256,39 @@ def evaluate_repo(repo: str, instances: list[Instance], clone: Path, args: argpa
         "first": round(index_seconds[0], 2) if index_seconds else None,
         "incremental_median": round(sorted(index_seconds[1:])[len(index_seconds[1:]) // 2], 2)
         if len(index_seconds) > 1 else None,
+        "first_search_median": round(sorted(catch_up_seconds)[len(catch_up_seconds) // 2], 3)
+        if catch_up_seconds else None,
     }
+    print(f"{repo}: index {report['index_seconds'][repo]}", file=sys.stderr)
 
 
 def _has_commit(clone: Path, commit: str) -> bool:
     return subprocess.run(["git", "cat-file", "-e", f"{commit}^{{commit}}"], cwd=clone,
                           capture_output=True).returncode == 0
+
+
+class PoolRecorder:
+    """Keeps the reranked candidate pool of each file search (``--dump-pools``), so that rerank
+    weights can be studied offline without searching again."""
+
+    def __init__(self) -> None:
+        self.pools: list[dict] = []
+        self._rerank = retrieval.rerank
+
+    def __enter__(self) -> PoolRecorder:
+        def recording(candidates, *args, **kwargs):  # type: ignore[no-untyped-def]
+            ranked = self._rerank(candidates, *args, **kwargs)
+            self.pools.append({"candidates": [
+                {"path": c.record.path, "symbol": c.record.symbol, "kind": c.kind,
+                 "start": c.record.start_line, "end": c.record.end_line, **c.features}
+                for c in ranked]})
+            return ranked
+
+        retrieval.rerank = recording  # type: ignore[assignment]
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        retrieval.rerank = self._rerank  # type: ignore[assignment]
 
 
 def run_system(system: str, inst: Instance, clone: Path, settings: Settings, store: Store,
@@ -292,6 +332,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--systems", default=",".join(SYSTEMS))
     parser.add_argument("--json", type=Path, default=None)
     parser.add_argument("--show-misses", action="store_true")
+    parser.add_argument("--dump-pools", action="store_true",
+                        help="keep each file search's reranked candidates in the --json report")
     args = parser.parse_args(argv)
     args.systems = [s for s in args.systems.split(",") if s]
     unknown = [s for s in args.systems if s not in SYSTEMS]

@@ -28,9 +28,10 @@ step  rule                                                        result
 Kind order: vendored (incl. build output) > generated > backup > fixture > test > changelog >
 translation > doc > config > source, and ``source`` only for a file written in a programming
 language (by extension, or a ``#!`` line for an extension-less script): any other text file is
-``other`` (data, templates, odd extension-less files). So ``vendor/x_test.go`` is vendored, ``tests/fixtures/a.py`` a fixture, ``api_pb2.py``
-under ``tests/`` generated. Among the built-in doc and config rules, well-known config file
-names (``requirements.txt``, ``CMakeLists.txt``) come before the doc extensions (``*.txt``).
+``other`` (data, templates, odd extension-less files). So ``vendor/x_test.go`` is vendored,
+``tests/fixtures/a.py`` a fixture, ``api_pb2.py`` under ``tests/`` generated. Among the
+built-in doc and config rules, well-known config file names (``requirements.txt``,
+``CMakeLists.txt``) come before the doc extensions (``*.txt``).
 Lock files (``poetry.lock``, ``package-lock.json``…) are ``generated``, as GitHub linguist has it.
 
 Vendored files and build output are not indexed at all; generated, backup and fixture files

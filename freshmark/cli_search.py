@@ -49,10 +49,29 @@ def _print_results(response: dict[str, Any]) -> None:
     for result in response["results"]:
         click.echo("")
         click.echo(f"[{result['rank']}] {result['verdict']} ({result['seed_word']}) — "
-                   f"{result['action']}")
+                   f"{result['action']} [{result['file_kind']}]")
         click.echo(result["citation"])
         for line in result["text"].splitlines():
             click.echo(f"    {line}")
+
+
+def _print_files(response: dict[str, Any]) -> None:
+    _print_index(response["index"], response["target"])
+    click.echo(f"files:    {len(response['files'])}")
+    for found in response["files"]:
+        click.echo("")
+        click.echo(f"[{found['rank']}] {found['path']}  ({found['file_kind']}, "
+                   f"{found['verdict']})")
+        for chunk in found["chunks"]:
+            symbol = f"  {chunk['symbol']}" if chunk["symbol"] else ""
+            click.echo(f"    L{chunk['start_line']}-L{chunk['end_line']}{symbol}  "
+                       f"{chunk['verdict']}")
+
+
+KIND_HELP = ("File kinds to search, comma-separated: source, test, doc, config, other, "
+             "changelog, translation (and generated, backup, fixture, vendored). Default: all "
+             "but changelogs, translation catalogues and the excluded kinds; the ranking "
+             "prefers source over tests over docs.")
 
 
 @click.command()
@@ -65,12 +84,16 @@ def _print_results(response: dict[str, Any]) -> None:
               help="Also return tombstoned chunks (deleted code), labelled historical.")
 @click.option("--include-excluded", is_flag=True,
               help="Also return generated, backup, fixture and vendored code, labelled excluded.")
+@click.option("--kind", "kinds", default=None, metavar="KIND[,KIND...]", help=KIND_HELP)
+@click.option("--files", "files", is_flag=True,
+              help="Answer with files (which file, not which lines): the k best files, each "
+                   "with its best chunks.")
 @click.option("--json", "as_json", is_flag=True,
               help="One JSON object: the index, and per result every stamp field plus "
                    "verdict, reason and citation.")
 @fail_cleanly
 def search(query: str, repo: str, branch: str | None, k: int, worktree: bool, history: bool,
-           include_excluded: bool, as_json: bool) -> None:
+           include_excluded: bool, kinds: str | None, files: bool, as_json: bool) -> None:
     """Hybrid search; every result verified against the branch head and cited.
 
     Each result carries a verdict (current, older_identical, changed, historical, excluded,
@@ -78,13 +101,17 @@ def search(query: str, repo: str, branch: str | None, k: int, worktree: bool, hi
     changed file the current lines of the symbol are shown, not the indexed text.
     """
     from freshmark.search import search as run_search
+    from freshmark.search import search_files
 
     settings, config = load_settings()
-    response = run_search(query, repo, settings=settings, config=config, branch=branch, k=k,
-                          worktree=worktree, include_history=history,
-                          include_excluded=include_excluded).to_dict()
+    run = search_files if files else run_search
+    response = run(query, repo, settings=settings, config=config, branch=branch, k=k,
+                   worktree=worktree, include_history=history,
+                   include_excluded=include_excluded, kinds=kinds).to_dict()
     if as_json:
         emit_json(response)
+    elif files:
+        _print_files(response)
     else:
         _print_results(response)
 

@@ -7,7 +7,8 @@ orders the rest:
 
     score = w_rrf · rrf_norm + w_bm25 · bm25_norm + w_vector · (1 − code_share) · vector_norm
             + w_symbol · symbol_hit + w_path · path_hit − w_length · (1 − length_fit)
-            + w_file · file_norm + w_hint · path_hint − w_kind · (1 − kind_prior)
+            + w_file · file_norm + w_hint · path_hint
+    score = score · kind_prior ^ w_kind      (a negative score is divided instead)
 
 ``rrf_norm`` is the RRF sum scaled so that rank 1 in both channels is 1.0; ``bm25_norm`` is the
 BM25 score over the best among the candidates; ``vector_norm`` is the cosine similarity min-max
@@ -20,7 +21,9 @@ evidence (BM25, the symbol name) is what matters (seed 001 §3.2: description-li
 lean on vectors, well-named code on keywords). ``file_norm`` is the whole-file BM25 of the
 chunk's file over the best file's (evidence spread over a file adds up); ``path_hint`` is 1.0
 when the query names the file (a path, a traceback frame, a dotted module name); ``kind_prior``
-prefers implementation over tests over docs (``KIND_PRIOR``). Every feature is in [0, 1] and
+prefers implementation over tests over docs (``KIND_PRIOR``): it scales the score, so an
+implementation chunk with half a test's evidence still ranks above the test, and a third of a
+doc's above the doc. Every feature is in [0, 1] and
 kept on the candidate, so a caller can say why a result ranks where it does.
 
 After the rerank, ``diversify`` caps the chunks one file may place before other files get their
@@ -46,7 +49,7 @@ FIT_MIN_LINES = 3
 FIT_MAX_LINES = 150
 # How much each file kind is worth as an answer when nothing else tells them apart: the
 # implementation first, then tests (they show usage), then configuration and prose.
-KIND_PRIOR = {"source": 1.0, "test": 0.6, "config": 0.5, "doc": 0.45, "other": 0.4}
+KIND_PRIOR = {"source": 1.0, "test": 0.5, "config": 0.4, "doc": 0.35, "other": 0.35}
 DEFAULT_KIND_PRIOR = 0.3
 # A file's further chunks add this share of their score to the file's best chunk's.
 FILE_EXTRA_SHARE = 0.1
@@ -237,7 +240,7 @@ def rerank(
             "code_share": code_share,
         }
         candidate.features = features
-        candidate.score = (
+        evidence = (
             weights.rrf * features["rrf_norm"]
             + weights.bm25 * features["bm25_norm"]
             + weights.vector * (1.0 - code_share) * features["vector_norm"]
@@ -246,14 +249,15 @@ def rerank(
             - weights.length * (1.0 - features["length_fit"])
             + weights.file * features["file_norm"]
             + weights.hint * features["path_hint"]
-            - weights.kind * (1.0 - features["kind_prior"])
         )
+        prior = features["kind_prior"] ** weights.kind
+        candidate.score = evidence * prior if evidence >= 0 else evidence / prior
     return sorted(candidates, key=lambda c: -c.score)
 
 
 def diversify(ranked: Sequence[Candidate], k: int, max_per_file: int) -> list[Candidate]:
     """The first ``k`` of ``ranked`` with at most ``max_per_file`` chunks of one file, then,
-    if that leaves room, the held-back chunks in their order (0: no cap)."""
+    if that leaves room, the held-back chunks after them, in their order (0: no cap)."""
     if max_per_file <= 0:
         return list(ranked[:k])
     taken: list[Candidate] = []
@@ -268,10 +272,7 @@ def diversify(ranked: Sequence[Candidate], k: int, max_per_file: int) -> list[Ca
             taken.append(candidate)
         else:
             held.append(candidate)
-    if len(taken) < k:
-        taken += held[: k - len(taken)]
-        taken.sort(key=lambda c: -c.score)
-    return taken
+    return taken + held[: k - len(taken)]
 
 
 def group_files(ranked: Sequence[Candidate], chunks_per_file: int) -> list[FileCandidate]:

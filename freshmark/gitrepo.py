@@ -366,6 +366,23 @@ class GitRepo:
             walker.hide(self._commit(old).id)
         yield from walker
 
+    def path_in_history(self, head: str, path: str, max_commits: int) -> bool | None:
+        """Did ``path`` exist in any commit reachable from ``head``? None when the first
+        ``max_commits`` commits (newest first) do not have it and there are more to look at."""
+        clean = safe_relpath(path)
+        walker = self._repo.walk(self._commit(head).id, SortMode.TIME)
+        for seen, commit in enumerate(walker, start=1):
+            if seen > max_commits:
+                return None
+            try:
+                commit.tree[clean]
+                return True
+            except KeyError:
+                continue
+            except pygit2.GitError:  # a damaged tree on one commit says nothing about others
+                continue
+        return False
+
     def commits_between(self, old: str | None, new: str) -> int:
         """How many commits ``new`` has that ``old`` lacks (``git rev-list --count old..new``)."""
         return sum(1 for _ in self._walk_new_commits(old, new))

@@ -106,8 +106,16 @@ class VerifiedResultModel(BaseModel):
     explain: dict[str, Any]
 
 
+KIND_FIELD = Field(None, description="File kinds to search: source, test, doc, config, other, "
+                                     "changelog, translation (generated, backup, fixture, "
+                                     "vendored with include_excluded). Default: all but "
+                                     "changelogs and translations; source is ranked first.",
+                   max_length=16)
+
+
 class SearchRequest(BaseModel):
-    query: str = Field(description="Words, a question or symbol names (at most 10,000 bytes).",
+    query: str = Field(description="Words, a question, symbol names or a whole issue report "
+                                   "(at most 100,000 bytes).",
                        examples=["cancel order idempotency"])
     repo: str = REPO_FIELD
     branch: str | None = BRANCH_FIELD
@@ -117,6 +125,28 @@ class SearchRequest(BaseModel):
                                              "labelled historical.")
     include_excluded: bool = Field(False, description="Also return generated, backup, fixture "
                                                       "and vendored code, labelled excluded.")
+    kind: list[str] | None = KIND_FIELD
+
+
+class FileResultModel(BaseModel):
+    """One file of a file answer; its verdict and citation are its best chunk's."""
+
+    rank: int
+    path: str
+    file_kind: str
+    score: float
+    verdict: VerdictName
+    citation: str
+    chunks: list[VerifiedResultModel]
+
+
+class FilesResponseModel(BaseModel):
+    query: str
+    repo: str
+    target: TargetInfo
+    index: IndexInfo
+    files: list[FileResultModel]
+    timings: dict[str, float] = Field(description="Seconds per stage.")
 
 
 class SearchResponseModel(BaseModel):
@@ -255,7 +285,19 @@ def search_endpoint(request: SearchRequest, settings: SettingsDep,
     return answer(lambda: search(
         request.query, request.repo, settings=settings, config=config, branch=request.branch,
         k=request.k, worktree=request.worktree, include_history=request.history,
-        include_excluded=request.include_excluded).to_dict())
+        include_excluded=request.include_excluded, kinds=request.kind).to_dict())
+
+
+@router.post("/search/files", response_model=FilesResponseModel, responses=ERRORS,
+             summary="Which files: the best files, each with its best chunks verified")
+def search_files_endpoint(request: SearchRequest, settings: SettingsDep,
+                          config: ConfigDep) -> dict[str, Any]:
+    from freshmark.search import search_files
+
+    return answer(lambda: search_files(
+        request.query, request.repo, settings=settings, config=config, branch=request.branch,
+        k=request.k, worktree=request.worktree, include_history=request.history,
+        include_excluded=request.include_excluded, kinds=request.kind).to_dict())
 
 
 @router.post("/verify", response_model=VerifyResponseModel, responses=ERRORS,

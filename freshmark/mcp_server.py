@@ -51,13 +51,15 @@ def _run(call: Callable[[], T]) -> T:
 
 def search(query: str, repo: str, branch: str | None = None, k: int = 5,
            worktree: bool = False, history: bool = False,
-           include_excluded: bool = False) -> dict[str, Any]:
+           include_excluded: bool = False, kind: list[str] | None = None) -> dict[str, Any]:
     """Hybrid code search; every result verified against the branch head and cited.
 
-    query: words, a question or symbol names. repo: path of the working copy or repository
-    id. branch: default the checked-out one. k: 1-100 results. worktree: verify against
-    uncommitted edits. history: include deleted code (labelled historical).
+    query: words, a question, symbol names or a whole issue report. repo: path of the working
+    copy or repository id. branch: default the checked-out one. k: 1-100 results. worktree:
+    verify against uncommitted edits. history: include deleted code (labelled historical).
     include_excluded: include generated/backup/fixture/vendored code (labelled excluded).
+    kind: file kinds to search (source, test, doc, config, other, changelog, translation);
+    default all but changelogs and translations, source ranked first.
     Each result: stamp fields, verdict, reason, citation (three header lines), text.
     """
     from freshmark.search import search as run_search
@@ -66,7 +68,22 @@ def search(query: str, repo: str, branch: str | None = None, k: int = 5,
     return _run(lambda: run_search(
         query, repo, settings=settings, config=load_config(settings.config_path),
         branch=branch, k=k, worktree=worktree, include_history=history,
-        include_excluded=include_excluded).to_dict())
+        include_excluded=include_excluded, kinds=kind).to_dict())
+
+
+def search_files(query: str, repo: str, branch: str | None = None, k: int = 5,
+                 worktree: bool = False, history: bool = False,
+                 include_excluded: bool = False,
+                 kind: list[str] | None = None) -> dict[str, Any]:
+    """Which files: the k best files for the query, each with its best chunks verified and
+    cited. Arguments as for search."""
+    from freshmark.search import search_files as run_search_files
+
+    settings = Settings.from_env()
+    return _run(lambda: run_search_files(
+        query, repo, settings=settings, config=load_config(settings.config_path),
+        branch=branch, k=k, worktree=worktree, include_history=history,
+        include_excluded=include_excluded, kinds=kind).to_dict())
 
 
 def verify(content: str, repo: str, branch: str | None = None,
@@ -104,7 +121,7 @@ def context(query: str, repo: str, level: Literal["L1", "L2", "L3"] = "L1",
 
 
 def build_server() -> Any:
-    """A new MCP server with the three tools.
+    """A new MCP server with its tools (search, search_files, verify, context).
 
     The SDK calls ``logging.basicConfig`` when a server is built; that is undone here, so that
     importing this module never configures the logging of the process hosting it.
@@ -114,7 +131,7 @@ def build_server() -> Any:
     server = _Server(name="freshmark", instructions=INSTRUCTIONS)
     root.handlers[:] = handlers
     root.setLevel(level)
-    for tool in (search, verify, context):
+    for tool in (search, search_files, verify, context):
         server.add_tool(tool)
     return server
 
