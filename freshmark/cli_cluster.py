@@ -188,11 +188,13 @@ def branch_index(repo: str, branch: str, base: str | None, local: bool, wait: bo
                 f"{summary['embeddings_reused']} reused, {summary['seconds']:.2f} s"
             )
             return
+        from freshmark.mirrors import remote_branches
         from workers.celery_app import send_job
 
         settings, config = load_settings()
+        known = remote_branches(config.repo(repo).url)
         client = jobs.connect(settings.redis_url)
-        result = request_branch_index(client, config, repo, branch, send_job, base)
+        result = request_branch_index(client, config, repo, branch, send_job, base, known)
         state = _wait_for(client, result.job_key, timeout_seconds) if wait else "queued"
         out = {"job": result.job_key, "outcome": result.outcome, "state": state}
         emit_json(out) if as_json else click.echo(f"{result.job_key}: {result.outcome}, {state}")

@@ -139,6 +139,21 @@ def sync_mirror(settings: Settings, repo: RepoConfig) -> MirrorState:
         return MirrorState(path=path, heads=heads, previous_heads=previous, cloned=cloned)
 
 
+def remote_branches(url: str) -> list[str] | None:
+    """The branch names the remote has now (``git ls-remote --heads``), or None when it cannot
+    be reached: a caller that only wants to catch a mistyped name should not block on it."""
+    with tempfile.TemporaryDirectory(prefix="freshmark-ls-remote-") as scratch:
+        repo = pygit2.init_repository(scratch, bare=True)
+        try:
+            heads = repo.remotes.create_anonymous(url).list_heads()
+        except pygit2.GitError:
+            return None
+        finally:
+            repo.free()
+    return sorted(h.name.removeprefix("refs/heads/") for h in heads
+                  if h.name.startswith("refs/heads/"))
+
+
 def remove_mirror(settings: Settings, repo_id: str) -> bool:
     """Delete a mirror (a repo dropped from the config); True if there was one."""
     path = mirror_path(settings, repo_id)
