@@ -128,8 +128,10 @@ def watch(path: Path, polling: bool, poll_interval_seconds: float, debounce_seco
 
     def run() -> None:
         settings = Settings.from_env()
+        client = jobs.connect(settings.redis_url)
+        client.ping()  # fail now, not at the first change, when Redis is down
         watcher = WorkingCopyWatcher(
-            path, jobs.connect(settings.redis_url), send_job, queue=queue,
+            path, client, send_job, queue=queue,
             debounce_seconds=debounce_seconds, max_wait_seconds=max_wait_seconds,
             polling=polling, poll_interval_seconds=poll_interval_seconds,
         )

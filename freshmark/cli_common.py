@@ -13,7 +13,7 @@ from typing import Any, TypeVar
 import click
 
 from freshmark.config import Config, load_config
-from freshmark.errors import FreshmarkError
+from freshmark.errors import BrokerUnavailable, FreshmarkError
 from freshmark.settings import Settings
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -28,13 +28,36 @@ Where data lives:
 """
 
 
+def service_error(exc: BaseException) -> FreshmarkError | None:
+    """The freshmark error a third-party exception stands for, if it means a service is down.
+
+    Redis is reached through redis-py (job state) and kombu (sending jobs); both raise their
+    own connection errors, which the user should see as one line and exit 3, not a traceback.
+    """
+    import redis
+    from kombu.exceptions import OperationalError
+
+    if isinstance(exc, (redis.ConnectionError, redis.TimeoutError, OperationalError)):
+        first_line = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        return BrokerUnavailable(
+            f"Redis unreachable ({first_line}); start it or fix FRESHMARK_REDIS_URL"
+        )
+    return None
+
+
 def fail_cleanly(fn: F) -> F:
     """Print freshmark errors as one line and exit with their code; never a traceback."""
 
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
-            return fn(*args, **kwargs)
+            try:
+                return fn(*args, **kwargs)
+            except Exception as exc:
+                translated = service_error(exc)
+                if translated is None:
+                    raise
+                raise translated from exc
         except FreshmarkError as exc:
             click.echo(f"freshmark: error: {exc}", err=True)
             sys.exit(exc.exit_code)
