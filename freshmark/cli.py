@@ -75,12 +75,14 @@ def index(
     Unchanged files are skipped, changed files re-chunked, only changed chunks re-embedded,
     deleted files tombstoned. A crash or Ctrl-C leaves the previous stamp true; run it again.
     """
+    from freshmark.gitrepo import GitRepo
     from freshmark.indexer import index_repo
 
     settings, config = load_settings(config_file)
+    top_level = GitRepo.discover(path).path  # a subdirectory indexes its whole repository
     with progress_bar(not as_json) as progress:
         summary = index_repo(
-            path,
+            top_level,
             settings=settings,
             config=config,
             branch=branch,

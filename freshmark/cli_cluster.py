@@ -127,11 +127,14 @@ def watch(path: Path, polling: bool, poll_interval_seconds: float, debounce_seco
     _setup_logging(loglevel)
 
     def run() -> None:
+        from freshmark.gitrepo import GitRepo
+
         settings = Settings.from_env()
+        top_level = GitRepo.discover(path).path  # a subdirectory watches its whole repository
         client = jobs.connect(settings.redis_url)
         client.ping()  # fail now, not at the first change, when Redis is down
         watcher = WorkingCopyWatcher(
-            path, client, send_job, queue=queue,
+            top_level, client, send_job, queue=queue,
             debounce_seconds=debounce_seconds, max_wait_seconds=max_wait_seconds,
             polling=polling, poll_interval_seconds=poll_interval_seconds,
         )

@@ -276,6 +276,18 @@ class GitRepo:
         except pygit2.GitError as exc:
             raise NotARepository(f"not a git repository: {location} ({exc})") from exc
 
+    @classmethod
+    def discover(cls, path: str | Path) -> GitRepo:
+        """The repository enclosing ``path``, found as git finds it (``path`` may be any
+        directory inside a work tree); its ``path`` and ``key`` are the top level's."""
+        location = Path(path).expanduser()
+        if not location.exists():
+            raise RepositoryGone(f"repository path does not exist: {location}")
+        git_dir = pygit2.discover_repository(str(location.resolve()))
+        if git_dir is None:
+            raise NotARepository(f"not a git repository (nor any parent directory): {location}")
+        return cls.open(git_dir)
+
     def close(self) -> None:
         self._repo.free()
 

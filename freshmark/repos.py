@@ -41,7 +41,7 @@ def resolve_repo(
     """A path to a git repository, or the id of a configured (cluster) or indexed repository."""
     candidate = Path(arg).expanduser()
     if candidate.exists():
-        repo = GitRepo.open(candidate)
+        repo = GitRepo.discover(candidate)
         return RepoHandle(key=repo.key(), name=repo.default_name(), path=repo.path)
     try:
         configured = config.repo(arg)
