@@ -31,6 +31,7 @@ from freshmark.plan import (
     reusable_vectors,
     tombstones,
 )
+from freshmark.repos import names_in_use, unique_name
 from freshmark.settings import Settings
 from freshmark.stamp import ChunkRecord, sha256_hex, utc_now_iso
 from freshmark.store import BranchIndex, Manifest, Store, collection_name
@@ -81,10 +82,15 @@ class RepoRef:
     name: str
 
     @classmethod
-    def of(cls, repo: GitRepo, repo_id: str | None) -> RepoRef:
+    def of(cls, repo: GitRepo, repo_id: str | None, store: Store | None = None) -> RepoRef:
+        """Configured repos are named by their (unique) id; a repo indexed by path takes its
+        directory name unless another indexed repository already has it (``unique_name``)."""
         if repo_id:
             return cls(key=f"id:{repo_id}", name=repo_id)
-        return cls(key=repo.key(), name=repo.default_name())
+        key, name = repo.key(), repo.default_name()
+        if store is not None:
+            name = unique_name(key, repo.path, name, names_in_use(store.list_manifests()))
+        return cls(key=key, name=name)
 
 
 class _Run:
@@ -341,8 +347,8 @@ def index_repo(
     repo = GitRepo.open(repo_path)
     branch = branch or repo.current_branch()
     head = target or repo.branch_head(branch)
-    ref = RepoRef.of(repo, repo_id)
     store = store or Store.open(settings)
+    ref = RepoRef.of(repo, repo_id, store)
     embedder = embedder or get_embedder(settings.embedder, settings.cache_dir)
     summary = IndexSummary(
         repo=ref.name,
