@@ -15,7 +15,7 @@ from collections.abc import Callable
 from typing import Annotated, Any, Literal, TypeVar
 
 from fastapi import APIRouter, Depends, HTTPException
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, BeforeValidator, Field
 
 from freshmark.config import Config, load_config
 from freshmark.errors import (
@@ -190,12 +190,20 @@ class VerifyResponseModel(BaseModel):
     safe: bool = Field(description="True only if every line may be used as is.")
 
 
+def upper_level(value: object) -> object:
+    """``l2`` is ``L2``: levels are accepted in any case, as on the command line."""
+    return value.strip().upper() if isinstance(value, str) else value
+
+
+ContextLevel = Annotated[Literal["L1", "L2", "L3"], BeforeValidator(upper_level)]
+
+
 class ContextRequest(BaseModel):
     query: str = Field(examples=["how is an order cancelled twice"])
     repo: str = REPO_FIELD
     branch: str | None = BRANCH_FIELD
-    level: Literal["L1", "L2", "L3"] = Field("L1", description="L1 symbol, L2 module, "
-                                                               "L3 cross-module.")
+    level: ContextLevel = Field("L1", description="L1 symbol, L2 module, L3 cross-module "
+                                                  "(any case: l2 is L2).")
     budget: int | None = Field(None, description="Token budget (default by level: 4000, 20000, "
                                                  "60000; 300 at least). 1 token ≈ 3 characters.")
     worktree: bool = WORKTREE_FIELD

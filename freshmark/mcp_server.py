@@ -16,7 +16,9 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Callable
-from typing import Any, Literal, TypeVar
+from typing import Annotated, Any, Literal, TypeVar
+
+from pydantic import BeforeValidator
 
 from freshmark.config import load_config
 from freshmark.errors import FreshmarkError
@@ -102,7 +104,15 @@ def verify(content: str, repo: str, branch: str | None = None,
         branch=branch, worktree=worktree).to_dict())
 
 
-def context(query: str, repo: str, level: Literal["L1", "L2", "L3"] = "L1",
+def _upper_level(value: object) -> object:
+    """``l2`` is ``L2``: levels are accepted in any case (as by the CLI and the HTTP API)."""
+    return value.strip().upper() if isinstance(value, str) else value
+
+
+ContextLevel = Annotated[Literal["L1", "L2", "L3"], BeforeValidator(_upper_level)]
+
+
+def context(query: str, repo: str, level: ContextLevel = "L1",
             budget: int | None = None, branch: str | None = None,
             worktree: bool = False) -> dict[str, Any]:
     """A verified context slice for a question, ready to paste into a prompt ('text').
