@@ -11,7 +11,14 @@ from typing import Any
 
 import click
 
-from freshmark.cli_common import EPILOG, emit_json, fail_cleanly, load_settings, progress_bar
+from freshmark.cli_common import (
+    EPILOG,
+    emit_json,
+    examples,
+    fail_cleanly,
+    load_settings,
+    progress_bar,
+)
 from freshmark.config import Config, glob_match
 from freshmark.settings import Settings
 
@@ -49,7 +56,10 @@ def _print_summary(summary: dict[str, Any]) -> None:
     click.echo("\n".join(lines))
 
 
-@cli.command()
+@cli.command(epilog=examples(
+    "freshmark index .                       # the checked-out branch, from any subdirectory",
+    "freshmark index ~/src/shop -b feature/login --base main",
+))
 @click.argument("path", type=click.Path(file_okay=False, path_type=Path))
 @click.option("--branch", "-b", help="Branch to index (default: the checked-out branch).")
 @click.option("--base", help="For a branch never indexed: seed it from this branch's index.")
@@ -128,7 +138,10 @@ def _print_status(row: dict[str, Any]) -> None:
         click.echo(f"  verdicts:   {mix}")
 
 
-@cli.command()
+@cli.command(epilog=examples(
+    "freshmark status .",
+    "freshmark status shop --branch main --json",
+))
 @click.argument("path", type=click.Path(path_type=Path))
 @click.option("--branch", "-b", help="Only this branch (default: every indexed branch).")
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON array, one object per branch.")
@@ -146,7 +159,10 @@ def status(path: Path, branch: str | None, as_json: bool) -> None:
 
 
 # -- chunks -----------------------------------------------------------------------------------
-@cli.command()
+@cli.command(epilog=examples(
+    "freshmark chunks . --path 'src/orders/**'",
+    "freshmark chunks . --all --json          # tombstoned and excluded chunks too",
+))
 @click.argument("path", type=click.Path(path_type=Path))
 @click.option("--branch", "-b", help="Branch (default: the checked-out branch).")
 @click.option("--path", "path_glob", help="Only chunks whose path matches this glob (src/**).")

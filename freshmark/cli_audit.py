@@ -81,8 +81,14 @@ def _run(target: str | None, branch: str | None, config_file: Path | None, as_js
         sys.exit(1)
 
 
+_EXAMPLES = """\b
+Examples:
+  freshmark audit
+  freshmark audit shop --branch main --json"""
+
+
 def _command(clean: Callable[[Any], Any]) -> click.Command:
-    @click.command("audit")
+    @click.command("audit", epilog=_EXAMPLES)
     @click.argument("target", required=False)
     @click.option("--branch", "-b", help="Only this branch (default: every indexed branch).")
     @click.option("--config", "config_file", type=click.Path(dir_okay=False, path_type=Path),

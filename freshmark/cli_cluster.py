@@ -18,6 +18,7 @@ from typing import Any
 import click
 
 from freshmark import jobs, keys
+from freshmark.cli_common import examples
 
 DEFAULT_WORKER_QUEUES = ",".join(keys.BUILTIN_QUEUES)
 
@@ -45,7 +46,10 @@ def _clean(fn: Any) -> Any:
     return fail_cleanly(fn)
 
 
-@click.command()
+@click.command(epilog=examples(
+    "freshmark worker --queues hot,infra,ondemand,maintenance --concurrency 2",
+    "freshmark worker -Q ondemand --metrics-port 9101",
+))
 @click.option("--queues", "-Q", default=DEFAULT_WORKER_QUEUES, show_default=True,
               help="Comma-separated queues to consume (one deployment per queue in the chart).")
 @click.option("--concurrency", "-c", type=click.IntRange(1), default=1, show_default=True,
@@ -75,7 +79,10 @@ def worker(queues: str, concurrency: int, pool: str, name: str | None, loglevel:
     ])
 
 
-@click.command()
+@click.command(epilog=examples(
+    "freshmark serve --host 0.0.0.0 --port 8080",
+    "curl http://127.0.0.1:8080/healthz",
+))
 @click.option("--host", default="127.0.0.1", show_default=True)
 @click.option("--port", type=int, default=8080, show_default=True)
 @click.option("--loglevel", "-l", default="info", show_default=True)
@@ -88,7 +95,10 @@ def serve(host: str, port: int, loglevel: str) -> None:
     _clean(lambda: uvicorn.run(create_app(), host=host, port=port, log_level=loglevel.lower()))()
 
 
-@click.command()
+@click.command(epilog=examples(
+    "freshmark scheduler                     # a second one waits as a standby",
+    "freshmark scheduler --loglevel DEBUG",
+))
 @click.option("--tick-seconds", type=float, default=1.0, show_default=True)
 @click.option("--loglevel", "-l", default="INFO", show_default=True)
 def scheduler(tick_seconds: float, loglevel: str) -> None:
@@ -109,7 +119,10 @@ def scheduler(tick_seconds: float, loglevel: str) -> None:
     _clean(run)()
 
 
-@click.command()
+@click.command(epilog=examples(
+    "freshmark watch ~/src/shop",
+    "freshmark watch /mnt/nfs/shop --polling  # NFS and bind mounts send no inotify events",
+))
 @click.argument("path", type=click.Path(exists=True, file_okay=False, path_type=Path))
 @click.option("--polling", is_flag=True, help="Poll instead of inotify (NFS, bind mounts).")
 @click.option("--poll-interval-seconds", type=float, default=1.0, show_default=True)
@@ -170,7 +183,10 @@ def _wait_for(client: Any, job_key: str, timeout_seconds: float) -> str:
     return "timeout"
 
 
-@click.command("index")
+@click.command("index", epilog=examples(
+    "freshmark branch index shop feature/login --base main --wait",
+    "freshmark branch index shop main --local   # in this process, no worker needed",
+))
 @click.argument("repo")
 @click.argument("branch")
 @click.option("--base", help="Seed from this branch's index (default: the repo's first tracked).")
@@ -215,6 +231,7 @@ def register(cli: click.Group) -> None:
         cli.add_command(command)
     group = cli.commands.get("branch")
     if not isinstance(group, click.Group):
-        group = click.Group("branch", help="On-demand branch indexes.")
+        group = click.Group("branch", help="On-demand branch indexes.", epilog=examples(
+            "freshmark branch index shop feature/login --wait"))
         cli.add_command(group)
     group.add_command(branch_index)

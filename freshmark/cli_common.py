@@ -28,6 +28,11 @@ Where data lives:
 """
 
 
+def examples(*lines: str) -> str:
+    """A help epilog that teaches by example: one command per line, shown verbatim."""
+    return "\b\nExamples:\n" + "\n".join(f"  {line}" for line in lines)
+
+
 def service_error(exc: BaseException) -> FreshmarkError | None:
     """The freshmark error a third-party exception stands for, if it means a service is down.
 

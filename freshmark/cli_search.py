@@ -7,7 +7,7 @@ from typing import Any, BinaryIO
 
 import click
 
-from freshmark.cli_common import emit_json, fail_cleanly, load_settings
+from freshmark.cli_common import emit_json, examples, fail_cleanly, load_settings
 
 REPO_HELP = "Repository: a path to its working copy, or its id (configured or indexed)."
 BRANCH_HELP = "Branch (default: the checked-out one)."
@@ -74,7 +74,10 @@ KIND_HELP = ("File kinds to search, comma-separated: source, test, doc, config, 
              "prefers source over tests over docs.")
 
 
-@click.command()
+@click.command(epilog=examples(
+    'freshmark search "where is an order cancelled" --repo .',
+    "freshmark search cancel_order --repo shop -k 3 --kind source,test --json",
+))
 @click.argument("query")
 @click.option("--repo", required=True, help=REPO_HELP)
 @click.option("--branch", "-b", help=BRANCH_HELP)
@@ -116,7 +119,11 @@ def search(query: str, repo: str, branch: str | None, k: int, worktree: bool, hi
         _print_results(response)
 
 
-@click.command(epilog=VERIFY_EPILOG)
+@click.command(epilog=examples(
+    'freshmark search "cancel order" --repo . --json > hits.json',
+    "freshmark verify hits.json --repo .",
+    "printf 'src/orders/service.py\\t9f3c1ab2\\n' | freshmark verify - --repo .",
+) + "\n\n" + VERIFY_EPILOG)
 @click.argument("file", type=click.File("rb"))
 @click.option("--repo", required=True, help=REPO_HELP)
 @click.option("--branch", "-b", help=BRANCH_HELP)
@@ -159,7 +166,10 @@ def _print_report(report: dict[str, Any]) -> None:
     click.echo(f"{len(report['lines'])} lines: {counts}; not safe to use as is: {unsafe}")
 
 
-@click.command()
+@click.command(epilog=examples(
+    'freshmark context "how is an order cancelled twice" --repo . --level l2',
+    "freshmark context OrderService.cancel_order --repo shop --budget 2000 --json",
+))
 @click.argument("query")
 @click.option("--repo", required=True, help=REPO_HELP)
 @click.option("--branch", "-b", help=BRANCH_HELP)
@@ -194,7 +204,10 @@ def context(query: str, repo: str, branch: str | None, level: str, budget: int |
         click.echo(slice_.text(), nl=False)
 
 
-@click.command("mcp")
+@click.command("mcp", epilog=examples(
+    "freshmark mcp",
+    'agent config: {"command": "freshmark", "args": ["mcp"], "cwd": "~/src/shop"}',
+))
 @fail_cleanly
 def mcp_command() -> None:
     """Serve search, verify and context as MCP tools on stdio (for coding agents)."""
