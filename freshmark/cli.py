@@ -16,8 +16,8 @@ from freshmark.cli_common import (
     emit_json,
     examples,
     fail_cleanly,
+    index_progress,
     load_settings,
-    progress_bar,
 )
 from freshmark.config import Config, glob_match
 from freshmark.settings import Settings
@@ -90,7 +90,7 @@ def index(
 
     settings, config = load_settings(config_file)
     top_level = GitRepo.discover(path).path  # a subdirectory indexes its whole repository
-    with progress_bar(not as_json) as progress:
+    with index_progress(not as_json) as progress:
         summary = index_repo(
             top_level,
             settings=settings,

@@ -31,6 +31,7 @@ from freshmark.plan import (
     reusable_vectors,
     tombstones,
 )
+from freshmark.progress import DONE, START, WORKING, IndexProgress, Progress
 from freshmark.repos import names_in_use, unique_name
 from freshmark.settings import Settings
 from freshmark.stamp import ChunkRecord, sha256_hex, utc_now_iso
@@ -39,7 +40,6 @@ from freshmark.store import BranchIndex, Manifest, Store, collection_name
 # Files per planning batch: bounds memory and makes progress visible on big repos.
 FILES_PER_BATCH = 256
 
-Progress = Callable[[str, int, int], None]
 
 
 @dataclass
@@ -114,17 +114,40 @@ class _Run:
         self.summary, self.progress = summary, progress
         self.generation = index.manifest.generation + 1
         self.when = utc_now_iso()
+        self.chunks_embedded = 0  # by this run, counted per embedder batch for progress
+        self._batch = ("", 0, 0, 0)  # layer, first file, files in the batch, files in the layer
 
     # -- one layer --------------------------------------------------------------------------
     def index_layer(self, layer: Layer, changes: Sequence[FileChange]) -> None:
         mine = [c for c in changes if self._touches(layer, c)]
         total = len(mine)
+        self._report(layer.name, START, 0, total)
         for start in range(0, total, FILES_PER_BATCH):
-            self._apply_batch(layer, mine[start : start + FILES_PER_BATCH])
-            if self.progress:
-                self.progress(layer.name, min(start + FILES_PER_BATCH, total), total)
-        if self.progress and total == 0:
-            self.progress(layer.name, 0, 0)
+            batch = mine[start : start + FILES_PER_BATCH]
+            self._batch = (layer.name, start, len(batch), total)
+            self._apply_batch(layer, batch)
+            self._report(layer.name, WORKING, start + len(batch), total)
+        self._report(layer.name, DONE, total, total)
+
+    def _report(self, layer: str, phase: str, files_done: int, files_total: int) -> None:
+        if self.progress:
+            self.progress(IndexProgress(layer, phase, files_done, files_total,
+                                        self.chunks_embedded))
+
+    def _embedding_progress(self, texts_in_batch: int) -> Callable[[int], None]:
+        """Called per embedder batch: files of the current batch count as done in proportion
+        to its texts embedded, so a batch of 256 files does not jump from 0 to 100 %."""
+        embedded_in_batch = 0
+
+        def advance(count: int) -> None:
+            nonlocal embedded_in_batch
+            embedded_in_batch += count
+            self.chunks_embedded += count
+            layer, first, size, total = self._batch
+            share = min(embedded_in_batch, texts_in_batch) / max(texts_in_batch, 1)
+            self._report(layer, WORKING, first + int(size * share), total)
+
+        return advance
 
     def tombstone_vanished(self, layer: Layer) -> None:
         """After a full rescan (the indexed commit is gone), retire chunks of vanished paths."""
@@ -240,7 +263,9 @@ class _Run:
         vectors = {sha: by_donor[i] for sha, i in donors.items() if i in by_donor}
         texts = {r.text_sha256: r.text for r in records if r.text_sha256 not in vectors}
         started = time.perf_counter()
-        computed, n_computed, n_cached = embed_with_cache(self.embedder, self.cache, texts)
+        computed, n_computed, n_cached = embed_with_cache(
+            self.embedder, self.cache, texts, progress=self._embedding_progress(len(texts))
+        )
         self.summary.embed_seconds += time.perf_counter() - started
         vectors.update(computed)
         self.summary.embeddings_computed += n_computed
