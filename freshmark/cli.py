@@ -125,7 +125,11 @@ def _print_status(row: dict[str, Any]) -> None:
         click.echo(f"  layer {name}: {stamp['commit'][:12]} at {stamp['indexed_at']}")
     click.echo(f"  chunks:     {row['live_chunks']} live, {row['tombstoned_chunks']} tombstoned")
     click.echo(f"  embedder:   {row['embedder']}")
-    if behind.get("head"):
+    if behind.get("head") and behind.get("commits_behind") is None:
+        # No layer is stamped yet: the first build is still writing (or was interrupted).
+        click.echo(f"  head:       {behind['head'][:12]}: first build in progress, "
+                   "nothing stamped yet")
+    elif behind.get("head"):
         click.echo(
             f"  head:       {behind['head'][:12]}: {behind['commits_behind']} commits, "
             f"{behind['files_changed']} files changed since indexing"

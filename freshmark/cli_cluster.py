@@ -23,10 +23,21 @@ from freshmark.cli_common import examples
 DEFAULT_WORKER_QUEUES = ",".join(keys.BUILTIN_QUEUES)
 
 
+# HTTP clients that log every request at INFO (the Chroma client's httpx calls: one line per
+# read and write of every job); an operator wants their warnings, not their traffic.
+CHATTY_LOGGERS = ("httpx", "httpcore", "chromadb", "urllib3")
+
+
+def quiet_chatty_loggers() -> None:
+    for name in CHATTY_LOGGERS:
+        logging.getLogger(name).setLevel(logging.WARNING)
+
+
 def _setup_logging(level: str) -> None:
     logging.basicConfig(
         level=level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
+    quiet_chatty_loggers()
 
 
 def _stop_on_signals() -> threading.Event:
@@ -70,6 +81,7 @@ def worker(queues: str, concurrency: int, pool: str, name: str | None, loglevel:
     os.environ["FRESHMARK_WORKER_CONCURRENCY"] = str(concurrency)
     from workers.celery_app import app
 
+    quiet_chatty_loggers()  # named loggers keep their level through Celery's setup and fork
     node = name or f"freshmark-{queues.replace(',', '-')}@%h"
     app.worker_main([
         "worker", "--queues", queues, "--concurrency", str(concurrency), "--pool", pool,
@@ -92,6 +104,7 @@ def serve(host: str, port: int, loglevel: str) -> None:
 
     from freshmark.server import create_app
 
+    quiet_chatty_loggers()
     _clean(lambda: uvicorn.run(create_app(), host=host, port=port, log_level=loglevel.lower()))()
 
 
