@@ -313,21 +313,56 @@ def has_generated_marker(data: bytes) -> bool:
     return False
 
 
+# PEP 263: "# -*- coding: latin-1 -*-", "# vim: set fileencoding=cp1252" on line 1 or 2.
+_CODING_LINE = re.compile(rb"^[ \t\f]*#.*?coding[:=][ \t]*([-\w.]+)")
+_LATIN1_FALLBACK = "freshmark-latin1"
+# The five bytes cp1252 leaves undefined decode as their latin-1 code points (C1 controls,
+# none a line break), so a cp1252 file never gains a U+FFFD.
+codecs.register_error(_LATIN1_FALLBACK,
+                      lambda err: (err.object[err.start : err.end].decode("latin-1"), err.end))
+
+
+def declared_encoding(data: bytes) -> str | None:
+    """The codec a PEP 263 coding line on the first two lines names, if Python knows it."""
+    for line in data.split(b"\n", 2)[:2]:
+        match = _CODING_LINE.match(line)
+        if match:
+            try:
+                return codecs.lookup(match.group(1).decode("ascii")).name
+            except LookupError:
+                return None
+    return None
+
+
+def _decode_keeping_lines(data: bytes, encoding: str) -> str | None:
+    """``data`` decoded strictly, or None; also None if the codec would move line numbers
+    (one not ASCII-compatible, such as UTF-16, turns ``\n`` bytes into something else)."""
+    try:
+        text = data.decode(encoding)
+    except (UnicodeDecodeError, LookupError):
+        return None
+    return text if text.count("\n") == data.count(b"\n") else None
+
+
 def decode_text(data: bytes) -> str | None:
     """File bytes as text; None for binary content.
 
-    UTF-8, with a leading BOM dropped. Text that is not valid UTF-8 (latin-1, cp1252…) is still
-    indexed: undecodable bytes become U+FFFD. Line numbers are unaffected, and blob shas and
-    content hashes are always taken over the raw bytes, so verification is not either.
-    UTF-16 files contain NUL bytes and count as binary.
+    The declared encoding (PEP 263 coding line) first, then UTF-8 (a leading BOM dropped),
+    then cp1252, the usual 8-bit editor default and a superset of latin-1's letters, so
+    ``café`` stays ``café`` and symbols are named from the real characters. Every decoding
+    keeps the ``\n`` bytes where they are, so line numbers are those of the raw file; blob
+    shas and content hashes are always taken over the raw bytes, so verification is
+    unaffected. UTF-16 files contain NUL bytes and count as binary.
     """
     if looks_binary(data):
         return None
-    body = data[len(codecs.BOM_UTF8) :] if data.startswith(codecs.BOM_UTF8) else data
-    try:
-        return body.decode("utf-8")
-    except UnicodeDecodeError:
-        return body.decode("utf-8", errors="replace")
+    if data.startswith(codecs.BOM_UTF8):
+        return data[len(codecs.BOM_UTF8) :].decode("utf-8", errors="replace")
+    for encoding in filter(None, (declared_encoding(data), "utf-8")):
+        text = _decode_keeping_lines(data, encoding)
+        if text is not None:
+            return text
+    return data.decode("cp1252", errors=_LATIN1_FALLBACK)
 
 
 def classify(
