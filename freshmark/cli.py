@@ -117,6 +117,17 @@ def _status_rows(
     return branch_status(path, branch, settings=settings, config=config, store=store)
 
 
+def _head_label(behind: dict[str, Any]) -> str:
+    """``abc123def456 (remote's, fetched just now)``: the head and where it was read."""
+    import time
+
+    from freshmark.heads import HeadSource
+
+    source = HeadSource(behind["head_source"], behind["head_fetched_at_seconds"],
+                        behind["head_fetch_error"])
+    return f"{behind['head'][:12]} ({source.describe(time.time())})"
+
+
 def _print_status(row: dict[str, Any]) -> None:
     behind = row["behind"]
     click.echo(f"{row['repo']}@{row['branch']}  ({row['collection']})")
@@ -127,11 +138,11 @@ def _print_status(row: dict[str, Any]) -> None:
     click.echo(f"  embedder:   {row['embedder']}")
     if behind.get("head") and behind.get("commits_behind") is None:
         # No layer is stamped yet: the first build is still writing (or was interrupted).
-        click.echo(f"  head:       {behind['head'][:12]}: first build in progress, "
+        click.echo(f"  head:       {_head_label(behind)}: first build in progress, "
                    "nothing stamped yet")
     elif behind.get("head"):
         click.echo(
-            f"  head:       {behind['head'][:12]}: {behind['commits_behind']} commits, "
+            f"  head:       {_head_label(behind)}: {behind['commits_behind']} commits, "
             f"{behind['files_changed']} files changed since indexing"
         )
     elif behind.get("error"):

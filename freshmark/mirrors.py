@@ -15,6 +15,7 @@ from __future__ import annotations
 import fcntl
 import shutil
 import tempfile
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -135,8 +136,21 @@ def sync_mirror(settings: Settings, repo: RepoConfig) -> MirrorState:
         else:
             _fetch(repo.url, path)
         _point_head(path, repo.branches)
+        _fetched_stamp(path).write_text(f"{time.time():.3f}\n", encoding="ascii")
         heads = read_heads(path)
         return MirrorState(path=path, heads=heads, previous_heads=previous, cloned=cloned)
+
+
+def _fetched_stamp(path: Path) -> Path:
+    return path.with_name(path.name + ".fetched")
+
+
+def last_fetched_seconds(settings: Settings, repo_id: str) -> float | None:
+    """Unix time of the mirror's last successful clone or fetch (None: never, or unknown)."""
+    try:
+        return float(_fetched_stamp(mirror_path(settings, repo_id)).read_text(encoding="ascii"))
+    except (OSError, ValueError):
+        return None
 
 
 def remote_branches(url: str) -> list[str] | None:
@@ -158,6 +172,7 @@ def remove_mirror(settings: Settings, repo_id: str) -> bool:
     """Delete a mirror (a repo dropped from the config); True if there was one."""
     path = mirror_path(settings, repo_id)
     with _locked(path):
+        _fetched_stamp(path).unlink(missing_ok=True)
         if not path.exists():
             return False
         shutil.rmtree(path)
