@@ -336,7 +336,7 @@ def declared_encoding(data: bytes) -> str | None:
 
 def _decode_keeping_lines(data: bytes, encoding: str) -> str | None:
     """``data`` decoded strictly, or None; also None if the codec would move line numbers
-    (one not ASCII-compatible, such as UTF-16, turns ``\n`` bytes into something else)."""
+    (one not ASCII-compatible, such as UTF-16, reads newline bytes as something else)."""
     try:
         text = data.decode(encoding)
     except (UnicodeDecodeError, LookupError):
@@ -350,7 +350,7 @@ def decode_text(data: bytes) -> str | None:
     The declared encoding (PEP 263 coding line) first, then UTF-8 (a leading BOM dropped),
     then cp1252, the usual 8-bit editor default and a superset of latin-1's letters, so
     ``café`` stays ``café`` and symbols are named from the real characters. Every decoding
-    keeps the ``\n`` bytes where they are, so line numbers are those of the raw file; blob
+    keeps the newline bytes where they are, so line numbers are those of the raw file; blob
     shas and content hashes are always taken over the raw bytes, so verification is
     unaffected. UTF-16 files contain NUL bytes and count as binary.
     """
