@@ -31,7 +31,8 @@ CUTOFFS = (1, 5, 10)
 def score(features: dict, w: RerankWeights) -> float:
     evidence = (
         w.rrf * features["rrf_norm"] + w.bm25 * features["bm25_norm"]
-        + w.vector * (1.0 - features["code_share"]) * features["vector_norm"]
+        + (w.vector_long if features.get("long_query", 1.0) else w.vector)
+        * (1.0 - features["code_share"]) * features["vector_norm"]
         + w.symbol * features["symbol_hit"] + w.path * features["path_hit"]
         - w.length * (1.0 - features["length_fit"]) + w.file * features["file_norm"]
         + w.hint * features["path_hint"]
@@ -76,7 +77,7 @@ def main() -> int:
     print(f"{len(pools)} pools; defaults {asdict(DEFAULT_WEIGHTS)}")
     print("defaults", evaluate(pools, DEFAULT_WEIGHTS))
     if not args.grid:
-        for name, values in {"vector": (0.0, 0.5, 1.0), "kind": (0.0, 0.5, 2.0),
+        for name, values in {"vector_long": (0.0, 0.5, 2.0), "kind": (0.0, 0.5, 2.0),
                              "file": (0.0, 0.8, 1.5), "hint": (0.0, 0.6, 1.0),
                              "bm25": (0.0, 0.6, 1.0), "rrf": (0.0, 0.5)}.items():
             for value in values:
@@ -87,7 +88,7 @@ def main() -> int:
     rows = []
     for vector, file, hint, bm25 in itertools.product((0.25, 0.5, 1.0, 2.0), (0.2, 0.4, 0.8, 1.5),
                                                       (0.0, 0.3, 0.6), (0.3, 0.6)):
-        w = replace(DEFAULT_WEIGHTS, vector=vector, file=file, hint=hint, bm25=bm25)
+        w = replace(DEFAULT_WEIGHTS, vector_long=vector, file=file, hint=hint, bm25=bm25)
         rows.append((evaluate(pools, w), vector, file, hint, bm25))
     rows.sort(key=lambda r: (-r[0]["R@5"], -r[0]["MRR"]))
     for figures, vector, file, hint, bm25 in rows[:15]:

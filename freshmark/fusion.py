@@ -70,6 +70,9 @@ class RerankWeights:
     rrf: float = 0.25
     bm25: float = 0.3
     vector: float = 2.0
+    # The vector weight for a long query (an issue report): the model reads it in windows and
+    # pools them, a blurrier signal than a question's one embedding.
+    vector_long: float = 0.5
     symbol: float = 0.2
     path: float = 0.1
     length: float = 0.1
@@ -156,11 +159,13 @@ def dedup(candidates: Sequence[Candidate]) -> list[Candidate]:
     return kept
 
 
-def symbol_hit(terms: set[str], symbol: str) -> float:
+def symbol_hit(terms: set[str], symbol: str, whole_only: bool = False) -> float:
     """1.0 when the query names the symbol (any casing style), else half the share of its name
-    pieces that the query mentions."""
+    pieces that the query mentions (0.0 with ``whole_only``)."""
     if name_forms(symbol) & terms:
         return 1.0
+    if whole_only:
+        return 0.0
     parts = name_parts(symbol)
     return 0.5 * len(parts & terms) / len(parts) if parts else 0.0
 
@@ -215,6 +220,11 @@ def rerank(
     """
     plan = query if isinstance(query, QueryPlan) else None
     terms = set(plan.terms if plan else query)  # type: ignore[union-attr]
+    # A long report mentions common method names in passing (copy, merge, plot); there only a
+    # name written as code counts as naming a symbol.
+    long = plan is not None and plan.long
+    symbol_terms = {form for word in plan.identifiers for form in name_forms(word)} \
+        if long and plan is not None else terms
     hints = plan.path_hints if plan else []
     if code_share is None:
         code_share = plan.code_share if plan else code_share_of(" ".join(terms))
@@ -224,6 +234,7 @@ def rerank(
     files = file_scores or {}
     best_file = max((files.get(c.record.path, 0.0) for c in candidates), default=0.0) or 1.0
     best_rrf = 2.0 / (k + 1)
+    vector_weight = weights.vector_long if long else weights.vector
     for i, candidate in enumerate(candidates):
         record = candidate.record
         candidate.kind = search_kind(record.path, record.file_kind)
@@ -231,19 +242,20 @@ def rerank(
             "rrf_norm": candidate.rrf / best_rrf,
             "bm25_norm": bm25.get(i, 0.0),
             "vector_norm": vector.get(i, 0.0),
-            "symbol_hit": symbol_hit(terms, record.symbol),
+            "symbol_hit": symbol_hit(symbol_terms, record.symbol, whole_only=long),
             "path_hit": path_hit(terms, record.path),
             "length_fit": length_fit(record.start_line, record.end_line),
             "file_norm": files.get(record.path, 0.0) / best_file,
             "path_hint": path_hint_match(record.path, hints),
             "kind_prior": kind_prior(candidate.kind),
             "code_share": code_share,
+            "long_query": 1.0 if long else 0.0,
         }
         candidate.features = features
         evidence = (
             weights.rrf * features["rrf_norm"]
             + weights.bm25 * features["bm25_norm"]
-            + weights.vector * (1.0 - code_share) * features["vector_norm"]
+            + vector_weight * (1.0 - code_share) * features["vector_norm"]
             + weights.symbol * features["symbol_hit"]
             + weights.path * features["path_hit"]
             - weights.length * (1.0 - features["length_fit"])

@@ -11,6 +11,9 @@ code carry the signal and the prose around them mostly noise, so:
 - **paths** — ``pkg/mod/file.py``, traceback frames (``File ".../pkg/mod.py", line 3``) and
   dotted module names (``pkg.mod.func``) — become path hints that the rerank matches against
   result paths;
+- **boilerplate** of issue templates is dropped first: environment dumps (runs of
+  ``name: version`` lines, ``pip freeze`` and ``conda list`` output), checklist lines and HTML
+  wrappers — every report has them, and they name installed packages, not the project's code;
 - the **vector channel** embeds the query in windows of about ``WINDOW_CHARS`` characters (the
   model reads 256 tokens) and pools them, the first window (title and opening) counting double,
   so the whole report is read, not its first paragraph.
@@ -51,6 +54,12 @@ whose why will with within without won would wouldn yes yet you your yours yours
 yourselves also anyway already always maybe sure seems actually currently expected
 """.split())
 
+# A line of an environment dump: ``numpy: 1.23.4``, ``python-bits: 64``, ``pandas==1.5``,
+# ``pytest  7.1.2  pyhd8ed1ab_0``, ``OS: Darwin``.
+_ENV_LINE = re.compile(
+    r"^\s*[-*]?\s*[\w.+-]{1,40}\s*(?::\s*\S.{0,80}|==\s*\S+|\s{2,}[\w.+-]+(?:\s+\S+){0,2})\s*$")
+_MIN_ENV_RUN = 4
+_TEMPLATE_LINE = re.compile(r"^\s*(?:[-*]\s*\[[ xX]\].*|</?(?:details|summary)>.*|_No response_)\s*$")
 _FENCE = re.compile(r"```.*?(?:```|$)", re.DOTALL)
 _BACKTICK = re.compile(r"`([^`\n]{1,200})`")
 _FRAME = re.compile(r'File "([^"\n]+)", line \d+(?:, in (\w+))?')
@@ -133,6 +142,32 @@ def path_hint_match(path: str, hints: list[str]) -> float:
     return 0.0
 
 
+def _looks_like_versions(lines: list[str]) -> bool:
+    """Most values carry a digit or say None: versions, not ``name: type`` lines of code."""
+    versioned = sum(bool(re.search(r"[:=\s]\s*\S*(?:\d|None)", line)) for line in lines)
+    return versioned * 2 >= len(lines)
+
+
+def strip_boilerplate(text: str) -> str:
+    """``text`` without issue-template boilerplate: runs of ``_MIN_ENV_RUN`` or more
+    environment-dump lines (blank lines inside a run are kept in it), checklist lines and
+    ``<details>`` wrappers."""
+    lines = text.splitlines()
+    keep = [not _TEMPLATE_LINE.match(line) for line in lines]
+    run: list[int] = []
+    for number, line in enumerate([*lines, "\0end"]):
+        if line.strip() and _ENV_LINE.match(line) and line != "\0end":
+            run.append(number)
+            continue
+        if not line.strip() and run and line != "\0end":
+            continue
+        if len(run) >= _MIN_ENV_RUN and _looks_like_versions([lines[i] for i in run]):
+            for dropped in run:
+                keep[dropped] = False
+        run = []
+    return "\n".join(line for line, kept in zip(lines, keep, strict=True) if kept)
+
+
 def _windows(text: str) -> list[str]:
     """Consecutive pieces of about WINDOW_CHARS characters, cut at line ends where possible."""
     pieces: list[str] = []
@@ -155,8 +190,9 @@ def _windows(text: str) -> list[str]:
 
 def plan_query(text: str) -> QueryPlan:
     """Read ``text`` for the lexical channel (weighted terms) and the vector channel (windows)."""
-    words = text.split()
-    long = len(words) >= LONG_QUERY_WORDS
+    long = len(text.split()) >= LONG_QUERY_WORDS
+    if long:
+        text = strip_boilerplate(text) or text
     code_text = " ".join(_code_spans(text))
     identifiers = {w for w in _WORD.findall(text) if _is_identifier(w)}
     identifiers |= {w for w in _WORD.findall(code_text)

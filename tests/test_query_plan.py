@@ -10,6 +10,7 @@ from freshmark.query import (
     path_hint_match,
     path_hints,
     plan_query,
+    strip_boilerplate,
 )
 from freshmark.tokenize import tokenize
 
@@ -100,3 +101,17 @@ def test_whole_file_scores_respect_kinds():
     bm25.add("src", tokenize("def refund(): pass"), kind="source", path="pay.py")
     bm25.add("doc", tokenize("refund refund refund"), kind="doc", path="pay.md")
     assert set(bm25.file_scores(["refund"], kinds=["source"])) == {"pay.py"}
+
+
+def test_environment_dump_and_template_lines_are_dropped_from_long_reports():
+    report = (REPORT + "\n### Environment\n<details>\n\nINSTALLED VERSIONS\n"
+              "python: 3.10.8\nnumpy: 1.23.4\npandas: 1.5.1\nscipy: None\nmatplotlib: 3.6.1\n"
+              "</details>\n- [X] New issue: a search of issues suggests this is new\n")
+    plan = plan_query(report)
+    assert not {"numpy", "pandas", "scipy", "matplotlib", "details"} & set(plan.terms)
+    assert "separability_matrix" in plan.terms
+
+
+def test_name_type_lines_of_code_are_not_an_environment_dump():
+    code = "```python\nclass A:\n    x: int\n    y: str\n    z: float\n    w: list\n```"
+    assert strip_boilerplate(code) == code
