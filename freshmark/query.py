@@ -59,7 +59,8 @@ yourselves also anyway already always maybe sure seems actually currently expect
 _ENV_LINE = re.compile(
     r"^\s*[-*]?\s*[\w.+-]{1,40}\s*(?::\s*\S.{0,80}|==\s*\S+|\s{2,}[\w.+-]+(?:\s+\S+){0,2})\s*$")
 _MIN_ENV_RUN = 4
-_TEMPLATE_LINE = re.compile(r"^\s*(?:[-*]\s*\[[ xX]\].*|</?(?:details|summary)>.*|_No response_)\s*$")
+_TEMPLATE_LINE = re.compile(
+    r"^\s*(?:[-*]\s*\[[ xX]\].*|</?(?:details|summary)>.*|_No response_)\s*$")
 _FENCE = re.compile(r"```.*?(?:```|$)", re.DOTALL)
 _BACKTICK = re.compile(r"`([^`\n]{1,200})`")
 _FRAME = re.compile(r'File "([^"\n]+)", line \d+(?:, in (\w+))?')
