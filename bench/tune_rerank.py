@@ -47,10 +47,10 @@ def file_ranking(candidates: list[dict], w: RerankWeights, extra: float) -> list
     more: dict[str, float] = {}
     for c in scored:
         s = score(c, w)
-        if c["path"] in best:
-            more[c["path"]] += max(s, 0.0)
-        else:
+        if c["path"] not in best:
             best[c["path"]], more[c["path"]] = s, 0.0
+        elif not more[c["path"]]:
+            more[c["path"]] = max(s, 0.0)
     return sorted(best, key=lambda p: -(best[p] + extra * more[p]))
 
 

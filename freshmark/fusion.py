@@ -28,7 +28,7 @@ kept on the candidate, so a caller can say why a result ranks where it does.
 
 After the rerank, ``diversify`` caps the chunks one file may place before other files get their
 turn, and ``group_files`` turns the ranking into files, each scored by its best chunk plus a
-little for each further one.
+little for its second best.
 """
 
 from __future__ import annotations
@@ -51,7 +51,9 @@ FIT_MAX_LINES = 150
 # implementation first, then tests (they show usage), then configuration and prose.
 KIND_PRIOR = {"source": 1.0, "test": 0.5, "config": 0.4, "doc": 0.35, "other": 0.35}
 DEFAULT_KIND_PRIOR = 0.3
-# A file's further chunks add this share of their score to the file's best chunk's.
+# A file's second-best chunk adds this share of its score to the best one's: two strong chunks
+# beat one, but a big file's many weak matches do not add up to a lead (summing them all
+# favoured the largest modules, measured with bench/tune_rerank.py).
 FILE_EXTRA_SHARE = 0.1
 
 
@@ -288,14 +290,14 @@ def diversify(ranked: Sequence[Candidate], k: int, max_per_file: int) -> list[Ca
 
 
 def group_files(ranked: Sequence[Candidate], chunks_per_file: int) -> list[FileCandidate]:
-    """Files in order of their best chunk's score plus ``FILE_EXTRA_SHARE`` of each further
-    chunk's (positive) score; each keeps its best ``chunks_per_file`` chunks."""
+    """Files in order of their best chunk's score plus ``FILE_EXTRA_SHARE`` of their second
+    best's (when positive); each keeps its best ``chunks_per_file`` chunks."""
     by_path: dict[str, list[Candidate]] = {}
     for candidate in ranked:
         by_path.setdefault(candidate.record.path, []).append(candidate)
     files = []
     for path, chunks in by_path.items():
-        extra = sum(max(c.score, 0.0) for c in chunks[1:])
+        extra = max(chunks[1].score, 0.0) if len(chunks) > 1 else 0.0
         score = chunks[0].score + FILE_EXTRA_SHARE * extra
         files.append(FileCandidate(path, chunks[0].kind, score, chunks[:chunks_per_file]))
     return sorted(files, key=lambda f: -f.score)
