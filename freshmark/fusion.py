@@ -50,7 +50,7 @@ FIT_MAX_LINES = 150
 # How much each file kind is worth as an answer when nothing else tells them apart: the
 # implementation first, then tests (they show usage), then configuration and prose.
 KIND_PRIOR = {"source": 1.0, "test": 0.5, "config": 0.4, "doc": 0.35, "other": 0.35}
-DEFAULT_KIND_PRIOR = 0.3
+DEFAULT_KIND_PRIOR = 0.5  # excluded kinds, when asked for, rank like tests
 # A file's second-best chunk adds this share of its score to the best one's: two strong chunks
 # beat one, but a big file's many weak matches do not add up to a lead (summing them all
 # favoured the largest modules, measured with bench/tune_rerank.py).

@@ -1,8 +1,9 @@
 """What a query asks for: weighted lexical terms, path hints and the texts to embed (pure).
 
 A query is anything from two words to an issue report of hundreds of lines with tracebacks and
-reproduction code. Short queries pass through as they are. For long ones, the words that name
-code carry the signal and the prose around them mostly noise, so:
+reproduction code. Short queries pass through as they are (every term weight 1.0, one
+embedding). For long ones (``LONG_QUERY_WORDS`` words or more), the words that name code carry
+the signal and the prose around them mostly noise, so:
 
 - **identifiers** (``snake_case``, ``camelCase``, ``Dotted.names``, calls, anything in backticks
   or a code block) weigh ``IDENTIFIER_WEIGHT`` in the lexical channel, prose words 1.0, and
@@ -218,7 +219,10 @@ def plan_query(text: str) -> QueryPlan:
                 if piece in weight_of:
                     weight_of[piece] = max(weight_of[piece], PATH_WEIGHT)
     terms = [t for t in counts if len(t) <= 64]
-    weights = {t: weight_of[t] * (1.0 + 0.5 * math.log(counts[t])) for t in terms}
+    # A question or a few names: every word counts the same (weighting them measured worse on
+    # CoSQA); a report: identifiers and repetition tell what it is about.
+    weights = {t: weight_of[t] * (1.0 + 0.5 * math.log(counts[t])) if long else 1.0
+               for t in terms}
     if not long:
         windows, window_weights = [text], [1.0]
     else:

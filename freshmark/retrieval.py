@@ -349,9 +349,11 @@ def _ranked_pool(
     weights: RerankWeights,
     channels: str,
     timings: SearchTimings,
+    whole_files: bool,
 ) -> list[Candidate]:
-    """Every candidate both channels found (``n`` each, plus the best chunk of the best whole
-    files), fused, de-duplicated and reranked, best first."""
+    """Every candidate both channels found (``n`` each, plus with ``whole_files`` the best chunk
+    of the best whole files, and their file scores as a feature), fused, de-duplicated and
+    reranked, best first."""
     use_vectors, use_lexical = channels != "bm25", channels != "vectors"
     started = time.perf_counter()
     vector = embed_plan(embedder, plan)
@@ -378,7 +380,7 @@ def _ranked_pool(
                                    weights=plan.weights)
     file_scores: dict[str, float] = {}
     file_hits: list[LexicalHit] = []
-    if use_lexical:
+    if use_lexical and whole_files:
         file_scores, file_hits, best_scores = lexical.search_files(
             plan.terms, FILE_POOL, kinds=kinds, weights=plan.weights)
         for doc_id, score in best_scores.items():
@@ -435,11 +437,15 @@ def hybrid_search(
     """
     text, k = validate_query(query), _validate_k(k)
     timings = SearchTimings()
+    plan = plan_query(text)
+    # A question or a few names asks for a function: its own chunks rank it. An issue report
+    # asks which code is at fault: evidence spread over a file counts, and the pool is wider.
+    pool = max(CHANNEL_FACTOR * k, MIN_POOL) if plan.long else CHANNEL_FACTOR * k
     ranked = _ranked_pool(
-        index, embedder, plan_query(text), max(CHANNEL_FACTOR * k, MIN_POOL),
+        index, embedder, plan, pool,
         include_history=include_history, kinds=resolve_kinds(kinds, include_excluded),
         lexical=lexical, cache_dir=cache_dir, weights=weights, channels=channels,
-        timings=timings,
+        timings=timings, whole_files=plan.long,
     )
     return diversify(ranked, k, max_per_file), timings
 
@@ -468,6 +474,6 @@ def file_search(
         index, embedder, plan_query(text), max(4 * k, MIN_POOL),
         include_history=include_history, kinds=resolve_kinds(kinds, include_excluded),
         lexical=lexical, cache_dir=cache_dir, weights=weights, channels=channels,
-        timings=timings,
+        timings=timings, whole_files=True,
     )
     return group_files(ranked, chunks_per_file)[:k], timings
