@@ -172,18 +172,24 @@ class _Run:
         by_path: dict[str, list[ChunkRecord]] = {}
         for record in existing:
             by_path.setdefault(record.path, []).append(record)
+        # A path can leave and come back in one diff (renamed away, then re-added, e.g. as a
+        # symlink to its new place): the new file's plan decides about the old chunks there.
+        readded = {c.new_path for c in changes if c.status != "deleted" and c.new_path}
         plan = FilePlan()
         for change in changes:
-            plan.extend(self._plan_change(layer, change, by_path))
+            plan.extend(self._plan_change(layer, change, by_path, readded))
         self._write(plan, existing)
 
     def _plan_change(
-        self, layer: Layer, change: FileChange, by_path: dict[str, list[ChunkRecord]]
+        self, layer: Layer, change: FileChange, by_path: dict[str, list[ChunkRecord]],
+        readded: set[str],
     ) -> FilePlan:
         plan = FilePlan()
         self.summary.files_seen += 1
         old_path, new_path = change.old_path, change.new_path
-        if change.status == "renamed" and old_path and self._in_layer(layer, old_path):
+        if old_path in readded and change.status in ("renamed", "deleted"):
+            pass  # the file now at old_path is planned by its own change
+        elif change.status == "renamed" and old_path and self._in_layer(layer, old_path):
             plan.tombstone.extend(
                 tombstones(
                     by_path.get(old_path, []),
@@ -247,8 +253,9 @@ class _Run:
             self.index.upsert(plan.embed, np.stack([vectors[r.text_sha256] for r in plan.embed]))
         if plan.restamp:
             self.index.update_metadata([(r.id, r.to_metadata()) for r in plan.restamp])
-        if plan.tombstone:
-            self.index.update_metadata(plan.tombstone)
+        tombstone = _tombstones_to_write(plan)
+        if tombstone:
+            self.index.update_metadata(tombstone)
         s = self.summary
         s.chunks_added += plan.added
         s.chunks_updated += plan.updated
@@ -271,6 +278,17 @@ class _Run:
         self.summary.embeddings_computed += n_computed
         self.summary.embeddings_reused += n_cached + len(by_donor)
         return vectors
+
+
+def _tombstones_to_write(plan: FilePlan) -> list[tuple[str, dict[str, Any]]]:
+    """Each id once, and never one this plan also writes live: a store update must not carry
+    an id twice, and a tombstone must not overwrite the chunk that replaced it."""
+    written = {r.id for r in plan.embed} | {r.id for r in plan.restamp}
+    unique: dict[str, dict[str, Any]] = {}
+    for chunk_id, metadata in plan.tombstone:
+        if chunk_id not in written:
+            unique.setdefault(chunk_id, metadata)
+    return list(unique.items())
 
 
 def _open_branch_index(
