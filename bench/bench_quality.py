@@ -43,7 +43,7 @@ from freshmark.embedding import get_embedder  # noqa: E402
 from freshmark.fusion import RerankWeights  # noqa: E402
 from freshmark.indexer import index_repo  # noqa: E402
 from freshmark.lexical import LexicalIndex  # noqa: E402
-from freshmark.retrieval import hybrid_search, vector_channel  # noqa: E402
+from freshmark.retrieval import DEFAULT_KINDS, hybrid_search, vector_channel  # noqa: E402
 from freshmark.settings import Settings  # noqa: E402
 from freshmark.stamp import ChunkRecord, sha256_hex, utc_now_iso  # noqa: E402
 from freshmark.store import BranchIndex, Manifest, Store, collection_name  # noqa: E402
@@ -53,7 +53,8 @@ COSQA = ROOT.parent / "shared" / "eval" / "cosqa" / "cosqa_dev_retrieval.json"
 LABELLED = ROOT / "bench" / "labelled_queries.json"
 CUTOFFS = (1, 5, 10)
 DEPTH = 10
-RRF_ONLY = RerankWeights(rrf=1.0, bm25=0.0, vector=0.0, symbol=0.0, path=0.0, length=0.0)
+RRF_ONLY = RerankWeights(rrf=1.0, bm25=0.0, vector=0.0, vector_long=0.0, symbol=0.0, path=0.0,
+                         length=0.0, file=0.0, hint=0.0, kind=0.0)
 
 Relevant = Callable[[ChunkRecord], bool]
 
@@ -111,7 +112,7 @@ def run_systems(
         hits, _ = lexical.search(query_terms(text), DEPTH)
         by_id = {r.id: r for r in index.get(ids=[h.id for h in hits])} if hits else {}
         systems["bm25"].add(query_id, [by_id[h.id] for h in hits if h.id in by_id], relevant)
-        vector_hits = vector_channel(index, embedder.embed_query(text), DEPTH, False, False)
+        vector_hits = vector_channel(index, embedder.embed_query(text), DEPTH, False, DEFAULT_KINDS)
         systems["vector"].add(query_id, [r for r, _ in vector_hits], relevant)
         for name, weights in (("rrf", RRF_ONLY), ("hybrid", None)):
             kwargs = {"weights": weights} if weights else {}

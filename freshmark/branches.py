@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -23,12 +23,13 @@ import redis
 
 from freshmark import jobs, keys
 from freshmark.config import Config, RepoConfig
-from freshmark.errors import BadInput
+from freshmark.errors import BadInput, BranchNotFound
 from freshmark.store import Manifest, Store
 
 log = logging.getLogger("freshmark.branches")
 
 MAX_BRANCH_NAME_CHARS = 200
+KNOWN_BRANCHES_SHOWN = 10
 
 
 def repo_key(repo_id: str) -> str:
@@ -68,6 +69,18 @@ def activity(client: redis.Redis) -> dict[str, float]:
     return {k: float(v) for k, v in client.hgetall(keys.BRANCH_ACTIVITY).items()}
 
 
+def require_known_branch(repo_id: str, name: str, known: Collection[str]) -> None:
+    """Refuse a branch the remote does not have, naming the ones it does (a typo would
+    otherwise queue a job that does nothing and report success)."""
+    if name in known:
+        return
+    names = sorted(known)
+    shown = ", ".join(names[:KNOWN_BRANCHES_SHOWN]) or "none"
+    hidden = len(names) - KNOWN_BRANCHES_SHOWN
+    more = f" (+{hidden} more)" if hidden > 0 else ""
+    raise BranchNotFound(f"no branch {name[:80]!r} in {repo_id}'s remote; known: {shown}{more}")
+
+
 def request_branch_index(
     client: redis.Redis,
     config: Config,
@@ -75,12 +88,19 @@ def request_branch_index(
     branch: str,
     send: jobs.Sender,
     base: str | None = None,
+    known: Collection[str] | None = None,
 ) -> jobs.EnqueueResult:
-    """Queue an on-demand index of ``branch``, seeded from ``base`` (default: first tracked)."""
+    """Queue an on-demand index of ``branch``, seeded from ``base`` (default: first tracked).
+
+    ``known`` is the remote's branch names (``mirrors.remote_branches``); None when the remote
+    could not be listed, in which case the job is queued and its worker finds out.
+    """
     repo = config.repo(repo_id)
     for name in (branch, base):
         if name is not None and not is_valid_branch_name(name):
             raise BadInput(f"not a valid branch name: {name[:80]!r}")
+        if name and known is not None:
+            require_known_branch(repo_id, name, known)
     touch_activity(client, repo_id, branch)
     spec = jobs.JobSpec(
         kind=jobs.KIND_INDEX,

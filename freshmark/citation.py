@@ -17,10 +17,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from freshmark.chunking.model import CONTAINER_KINDS
 from freshmark.stamp import ChunkRecord
 from freshmark.verify import Target, Verdict, Verification, short
 
 HISTORICAL_USE = "reference for design ideas only, do not implement against it"
+# A class (struct, impl...) chunk is its outline: the lines it spans with member bodies elided.
+SKELETON_NOTE = "skeleton: member bodies elided as ..."
 _LABEL_WIDTH = len("version: ")
 
 
@@ -59,7 +62,9 @@ def cite(record: ChunkRecord, verification: Verification, target: Target,
     used for ``changed`` results, whose lines are read from the head."""
     verdict = verification.verdict
     indexed = f"{record.branch or '?'}@{short(record.commit)} ({_date(record.indexed_at)})"
-    source = f"{record.path}#L{record.start_line}-L{record.end_line}  ({record.symbol or '?'})"
+    skeleton = is_skeleton(record)
+    label = f"{record.symbol or '?'}, {SKELETON_NOTE}" if skeleton else (record.symbol or "?")
+    source = f"{record.path}#L{record.start_line}-L{record.end_line}  ({label})"
     if verdict is Verdict.CHANGED and verification.current_start_line is not None:
         source = (f"{record.path}#L{verification.current_start_line}-"
                   f"L{verification.current_end_line}  ({record.symbol})")
@@ -67,7 +72,16 @@ def cite(record: ChunkRecord, verification: Verification, target: Target,
             f"{target.label} ({head_date or 'head'})"
         return Citation(source, f"{read_from} — re-read; indexed at {indexed}", "check",
                         f"{verification.reason} — showing today's lines, not the indexed text")
-    return Citation(source, indexed, *_third_line(verdict, verification.reason))
+    third_label, third = _third_line(verdict, verification.reason)
+    if skeleton and verdict in (Verdict.CURRENT, Verdict.OLDER_IDENTICAL):
+        third = third.replace("same content as indexed",
+                              "an outline of those lines, member bodies elided")
+    return Citation(source, indexed, third_label, third)
+
+
+def is_skeleton(record: ChunkRecord) -> bool:
+    """A container chunk whose text is an outline of its lines, not the lines themselves."""
+    return record.kind in CONTAINER_KINDS and "..." in record.text
 
 
 def _third_line(verdict: Verdict, reason: str) -> tuple[str, str]:

@@ -25,10 +25,13 @@ step  rule                                                        result
                                                                   test, doc or config)
 ====  ==========================================================  ==========================
 
-Kind order: vendored (incl. build output) > generated > backup > fixture > test > doc > config >
-source. So ``vendor/x_test.go`` is vendored, ``tests/fixtures/a.py`` a fixture, ``api_pb2.py``
-under ``tests/`` generated. Among the built-in doc and config rules, well-known config file
-names (``requirements.txt``, ``CMakeLists.txt``) come before the doc extensions (``*.txt``).
+Kind order: vendored (incl. build output) > generated > backup > fixture > test > changelog >
+translation > doc > config > source, and ``source`` only for a file written in a programming
+language (by extension, or a ``#!`` line for an extension-less script): any other text file is
+``other`` (data, templates, odd extension-less files). So ``vendor/x_test.go`` is vendored,
+``tests/fixtures/a.py`` a fixture, ``api_pb2.py`` under ``tests/`` generated. Among the
+built-in doc and config rules, well-known config file names (``requirements.txt``,
+``CMakeLists.txt``) come before the doc extensions (``*.txt``).
 Lock files (``poetry.lock``, ``package-lock.json``…) are ``generated``, as GitHub linguist has it.
 
 Vendored files and build output are not indexed at all; generated, backup and fixture files
@@ -103,6 +106,15 @@ _BUILTIN_RULES: tuple[tuple[str, str | None, tuple[str, ...]], ...] = (
         "*Tests.cs", "*_spec.rb", "*_test.rb", "*_test.cc", "*_test.cpp", "*_unittest.cc",
         "*Test.php", *(f"*.test.{ext}" for ext in _JS_EXTS), *(f"*.spec.{ext}" for ext in _JS_EXTS),
     )),
+    ("changelog", None, (
+        "CHANGELOG*", "CHANGES", "CHANGES.*", "HISTORY", "HISTORY.*", "NEWS", "NEWS.*",
+        "RELEASE_NOTES*", "RELEASE-NOTES*", "whats-new.*", "whatsnew.*", "**/whatsnew/**",
+        "**/changelog/**", "**/changelog.d/**", "**/release-notes/**", "**/releases/*.txt",
+        "**/releases/*.rst", "**/releases/*.md",
+    )),
+    ("translation", None, (
+        "*.po", "*.pot", "*.mo", "*.xlf", "*.xliff", "**/LC_MESSAGES/**",
+    )),
     ("config", None, (
         "requirements*.txt", "constraints*.txt", "CMakeLists.txt", "Dockerfile", "Dockerfile.*",
         "*.dockerfile", "Containerfile", "Makefile", "GNUmakefile", "*.mk", "Procfile",
@@ -111,8 +123,8 @@ _BUILTIN_RULES: tuple[tuple[str, str | None, tuple[str, ...]], ...] = (
     )),
     ("doc", None, (
         "*.md", "*.markdown", "*.mdx", "*.rst", "*.txt", "*.adoc", "*.asciidoc", "**/docs/**",
-        "**/doc/**", "README", "CHANGELOG", "CHANGES", "HISTORY", "LICENSE", "LICENCE",
-        "COPYING", "NOTICE", "AUTHORS", "CONTRIBUTORS", "CONTRIBUTING",
+        "**/doc/**", "README", "LICENSE", "LICENCE", "COPYING", "NOTICE", "AUTHORS",
+        "CONTRIBUTORS", "CONTRIBUTING",
     )),
     ("config", None, (
         "*.toml", "*.yaml", "*.yml", "*.json", "*.jsonc", "*.json5", "*.ini", "*.cfg", "*.conf",
@@ -172,16 +184,50 @@ def _compile_globs(globs: tuple[str, ...]) -> _GlobSet:
     return _GlobSet(_union(name_globs), dir_regex, _union(path_globs))
 
 
+# Programming-language extensions beyond the ones freshmark parses (``detect_language``):
+# a file with one of these is ``source`` even when it is chunked by line windows.
+CODE_EXTENSIONS = frozenset({
+    ".py", ".pyi", ".pyx", ".pxd", ".js", ".jsx", ".mjs", ".cjs", ".ts", ".tsx", ".mts", ".cts",
+    ".java", ".kt", ".kts", ".scala", ".groovy", ".go", ".rs", ".c", ".h", ".cc", ".cpp", ".cxx",
+    ".hh", ".hpp", ".hxx", ".m", ".mm", ".cs", ".fs", ".vb", ".rb", ".php", ".swift", ".dart",
+    ".lua", ".pl", ".pm", ".r", ".jl", ".ex", ".exs", ".erl", ".hrl", ".hs", ".ml", ".mli",
+    ".clj", ".cljs", ".elm", ".sh", ".bash", ".zsh", ".fish", ".ps1", ".sql", ".vue", ".svelte",
+    ".zig", ".nim", ".cu", ".f", ".f90", ".for", ".pas", ".asm", ".s", ".tcl", ".v", ".sv",
+    ".vhd", ".proto", ".thrift", ".graphql", ".gql", ".sol", ".cmake", ".gradle",
+})
+
+
+def is_code_path(path: str) -> bool:
+    """A file name that says it holds code in a programming language."""
+    from freshmark.chunking.languages import detect_language
+
+    name = path.rsplit("/", 1)[-1]
+    dot = name.rfind(".")
+    return detect_language(path) is not None or (dot > 0 and name[dot:].lower() in CODE_EXTENSIONS)
+
+
+def _is_code(path: str, data: bytes | None) -> bool:
+    if is_code_path(path):
+        return True
+    name = path.rsplit("/", 1)[-1]
+    return data is not None and "." not in name.lstrip(".") and data.startswith(b"#!")
+
+
 _BUILTIN_GLOB_SETS = tuple(
     (kind, skip_reason, _compile_globs(globs)) for kind, skip_reason, globs in _BUILTIN_RULES
 )
-_USER_KIND_ORDER = ("vendored", "generated", "backup", "fixture", "test", "doc", "config")
+_KIND_GLOB_SETS = {kind: glob_set for kind, _, glob_set in _BUILTIN_GLOB_SETS
+                   if kind in ("changelog", "translation")}
+_USER_KIND_ORDER = (
+    "vendored", "generated", "backup", "fixture", "test", "changelog", "translation", "doc",
+    "config",
+)
 _ATTRIBUTE_KINDS = (
     ("linguist-vendored", "vendored"),
     ("linguist-generated", "generated"),
     ("linguist-documentation", "doc"),
 )
-_MARKER_KINDS = frozenset({"source", "test", "doc", "config"})
+_MARKER_KINDS = frozenset({"source", "test", "doc", "config", "other"})
 
 
 @dataclass(frozen=True)
@@ -244,7 +290,8 @@ def classify_path(
     path: str, rules: ClassifyRules, attributes: Mapping[str, str | bool] | None = None
 ) -> str:
     """The file kind from the path and ``.gitattributes`` alone (steps 2-5 of the table)."""
-    return _path_verdict(path, rules, attributes or {}).kind
+    kind = _path_verdict(path, rules, attributes or {}).kind
+    return kind if kind != "source" or is_code_path(path) else "other"
 
 
 def looks_binary(data: bytes) -> bool:
@@ -266,21 +313,56 @@ def has_generated_marker(data: bytes) -> bool:
     return False
 
 
+# PEP 263: "# -*- coding: latin-1 -*-", "# vim: set fileencoding=cp1252" on line 1 or 2.
+_CODING_LINE = re.compile(rb"^[ \t\f]*#.*?coding[:=][ \t]*([-\w.]+)")
+_LATIN1_FALLBACK = "freshmark-latin1"
+# The five bytes cp1252 leaves undefined decode as their latin-1 code points (C1 controls,
+# none a line break), so a cp1252 file never gains a U+FFFD.
+codecs.register_error(_LATIN1_FALLBACK,
+                      lambda err: (err.object[err.start : err.end].decode("latin-1"), err.end))
+
+
+def declared_encoding(data: bytes) -> str | None:
+    """The codec a PEP 263 coding line on the first two lines names, if Python knows it."""
+    for line in data.split(b"\n", 2)[:2]:
+        match = _CODING_LINE.match(line)
+        if match:
+            try:
+                return codecs.lookup(match.group(1).decode("ascii")).name
+            except LookupError:
+                return None
+    return None
+
+
+def _decode_keeping_lines(data: bytes, encoding: str) -> str | None:
+    """``data`` decoded strictly, or None; also None if the codec would move line numbers
+    (one not ASCII-compatible, such as UTF-16, reads newline bytes as something else)."""
+    try:
+        text = data.decode(encoding)
+    except (UnicodeDecodeError, LookupError):
+        return None
+    return text if text.count("\n") == data.count(b"\n") else None
+
+
 def decode_text(data: bytes) -> str | None:
     """File bytes as text; None for binary content.
 
-    UTF-8, with a leading BOM dropped. Text that is not valid UTF-8 (latin-1, cp1252…) is still
-    indexed: undecodable bytes become U+FFFD. Line numbers are unaffected, and blob shas and
-    content hashes are always taken over the raw bytes, so verification is not either.
-    UTF-16 files contain NUL bytes and count as binary.
+    The declared encoding (PEP 263 coding line) first, then UTF-8 (a leading BOM dropped),
+    then cp1252, the usual 8-bit editor default and a superset of latin-1's letters, so
+    ``café`` stays ``café`` and symbols are named from the real characters. Every decoding
+    keeps the newline bytes where they are, so line numbers are those of the raw file; blob
+    shas and content hashes are always taken over the raw bytes, so verification is
+    unaffected. UTF-16 files contain NUL bytes and count as binary.
     """
     if looks_binary(data):
         return None
-    body = data[len(codecs.BOM_UTF8) :] if data.startswith(codecs.BOM_UTF8) else data
-    try:
-        return body.decode("utf-8")
-    except UnicodeDecodeError:
-        return body.decode("utf-8", errors="replace")
+    if data.startswith(codecs.BOM_UTF8):
+        return data[len(codecs.BOM_UTF8) :].decode("utf-8", errors="replace")
+    for encoding in filter(None, (declared_encoding(data), "utf-8")):
+        text = _decode_keeping_lines(data, encoding)
+        if text is not None:
+            return text
+    return data.decode("cp1252", errors=_LATIN1_FALLBACK)
 
 
 def classify(
@@ -307,4 +389,21 @@ def classify(
         return FileClass(kind, False, SKIP_BINARY)
     if verdict.markers_apply and has_generated_marker(data):
         kind = "generated"
+    elif kind == "source" and not _is_code(path, data):
+        kind = "other"
     return FileClass(kind, True, None)
+
+
+def search_kind(path: str, file_kind: str) -> str:
+    """The kind retrieval files a stored chunk under: its stamped kind, refined by today's path
+    rules for chunks stamped before a kind existed (a ``.po`` file stamped ``source``, a
+    changelog stamped ``doc``), so ranking is right without re-indexing."""
+    if file_kind not in ("source", "doc", "config"):
+        return file_kind
+    name = path.rsplit("/", 1)[-1]
+    for kind in ("changelog", "translation"):
+        if _KIND_GLOB_SETS[kind].matches(path, name):
+            return kind
+    if file_kind == "source" and not is_code_path(path) and "." in name.lstrip("."):
+        return "other"
+    return file_kind

@@ -11,7 +11,14 @@ from typing import Any
 
 import click
 
-from freshmark.cli_common import EPILOG, emit_json, fail_cleanly, load_settings, progress_bar
+from freshmark.cli_common import (
+    EPILOG,
+    emit_json,
+    examples,
+    fail_cleanly,
+    index_progress,
+    load_settings,
+)
 from freshmark.config import Config, glob_match
 from freshmark.settings import Settings
 
@@ -49,7 +56,10 @@ def _print_summary(summary: dict[str, Any]) -> None:
     click.echo("\n".join(lines))
 
 
-@cli.command()
+@cli.command(epilog=examples(
+    "freshmark index .                       # the checked-out branch, from any subdirectory",
+    "freshmark index ~/src/shop -b feature/login --base main",
+))
 @click.argument("path", type=click.Path(file_okay=False, path_type=Path))
 @click.option("--branch", "-b", help="Branch to index (default: the checked-out branch).")
 @click.option("--base", help="For a branch never indexed: seed it from this branch's index.")
@@ -75,12 +85,14 @@ def index(
     Unchanged files are skipped, changed files re-chunked, only changed chunks re-embedded,
     deleted files tombstoned. A crash or Ctrl-C leaves the previous stamp true; run it again.
     """
+    from freshmark.gitrepo import GitRepo
     from freshmark.indexer import index_repo
 
     settings, config = load_settings(config_file)
-    with progress_bar(not as_json) as progress:
+    top_level = GitRepo.discover(path).path  # a subdirectory indexes its whole repository
+    with index_progress(not as_json) as progress:
         summary = index_repo(
-            path,
+            top_level,
             settings=settings,
             config=config,
             branch=branch,
@@ -105,6 +117,17 @@ def _status_rows(
     return branch_status(path, branch, settings=settings, config=config, store=store)
 
 
+def _head_label(behind: dict[str, Any]) -> str:
+    """``abc123def456 (remote's, fetched just now)``: the head and where it was read."""
+    import time
+
+    from freshmark.heads import HeadSource
+
+    source = HeadSource(behind["head_source"], behind["head_fetched_at_seconds"],
+                        behind["head_fetch_error"])
+    return f"{behind['head'][:12]} ({source.describe(time.time())})"
+
+
 def _print_status(row: dict[str, Any]) -> None:
     behind = row["behind"]
     click.echo(f"{row['repo']}@{row['branch']}  ({row['collection']})")
@@ -113,9 +136,13 @@ def _print_status(row: dict[str, Any]) -> None:
         click.echo(f"  layer {name}: {stamp['commit'][:12]} at {stamp['indexed_at']}")
     click.echo(f"  chunks:     {row['live_chunks']} live, {row['tombstoned_chunks']} tombstoned")
     click.echo(f"  embedder:   {row['embedder']}")
-    if behind.get("head"):
+    if behind.get("head") and behind.get("commits_behind") is None:
+        # No layer is stamped yet: the first build is still writing (or was interrupted).
+        click.echo(f"  head:       {_head_label(behind)}: first build in progress, "
+                   "nothing stamped yet")
+    elif behind.get("head"):
         click.echo(
-            f"  head:       {behind['head'][:12]}: {behind['commits_behind']} commits, "
+            f"  head:       {_head_label(behind)}: {behind['commits_behind']} commits, "
             f"{behind['files_changed']} files changed since indexing"
         )
     elif behind.get("error"):
@@ -126,7 +153,10 @@ def _print_status(row: dict[str, Any]) -> None:
         click.echo(f"  verdicts:   {mix}")
 
 
-@cli.command()
+@cli.command(epilog=examples(
+    "freshmark status .",
+    "freshmark status shop --branch main --json",
+))
 @click.argument("path", type=click.Path(path_type=Path))
 @click.option("--branch", "-b", help="Only this branch (default: every indexed branch).")
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON array, one object per branch.")
@@ -144,7 +174,10 @@ def status(path: Path, branch: str | None, as_json: bool) -> None:
 
 
 # -- chunks -----------------------------------------------------------------------------------
-@cli.command()
+@cli.command(epilog=examples(
+    "freshmark chunks . --path 'src/orders/**'",
+    "freshmark chunks . --all --json          # tombstoned and excluded chunks too",
+))
 @click.argument("path", type=click.Path(path_type=Path))
 @click.option("--branch", "-b", help="Branch (default: the checked-out branch).")
 @click.option("--path", "path_glob", help="Only chunks whose path matches this glob (src/**).")

@@ -57,32 +57,69 @@ def _freshness_store(settings: Any) -> Any:
     return freshness_store_for(settings.state_dir)
 
 
+def _refresh_heads(settings: Any, config: Any, store: Any, target: str | None) -> dict[str, Any]:
+    """Fetch the remotes of the configured repositories audited (``status`` does the same), so
+    both measure against the remote's heads; repo name -> ``HeadSource``."""
+    from freshmark.heads import refresh_heads
+    from freshmark.repos import resolve_repo
+
+    if target is not None:
+        handle = resolve_repo(target, settings, config, store)
+        ids = [handle.repo_id] if handle.repo_id else []
+    else:
+        ids = sorted({m.repo_key.removeprefix("id:") for m in store.list_manifests()
+                      if m.repo_key.startswith("id:")})
+    return {repo_id: refresh_heads(settings, config, repo_id) for repo_id in ids}
+
+
+def _print_sources(sources: dict[str, Any]) -> None:
+    import time
+
+    now = time.time()
+    for repo_id, source in sorted(sources.items()):
+        click.echo(f"{repo_id}: branch heads are the {source.describe(now)}")
+
+
 def _run(target: str | None, branch: str | None, config_file: Path | None, as_json: bool,
          publish: bool) -> None:
     from freshmark.audit import audit, publish_report
     from freshmark.cli_common import emit_json, load_settings
     from freshmark.errors import NotIndexed
+    from freshmark.heads import LOCAL, HeadSource
+    from freshmark.store import Store
 
     settings, config = load_settings(config_file)
     freshness = _freshness_store(settings)
-    report = audit(settings, config, target=target, branch=branch, freshness=freshness)
+    store = Store.open(settings)
+    sources = _refresh_heads(settings, config, store, target)
+    report = audit(settings, config, target=target, branch=branch, freshness=freshness,
+                   store=store)
     if not report.rows and not report.problems:
         what = " ".join(filter(None, [target, f"branch {branch}" if branch else None]))
         raise NotIndexed(f"nothing indexed{' for ' + what if what else ''}; run: freshmark index")
     if publish:
         publish_report(freshness, report, full=target is None and branch is None)
     if as_json:
-        emit_json([row.to_json() for row in report.rows])
+        local = HeadSource(LOCAL)
+        emit_json([{**row.to_json(), **sources.get(row.repo, local).to_json()}
+                   for row in report.rows])
     elif report.rows:
         click.echo(format_table(report.rows))
+        _print_sources(sources)
     for problem in report.problems:
         click.echo(f"freshmark: warning: {problem}", err=True)
     if report.problems:
         sys.exit(1)
 
 
+_EXAMPLES = """\b
+Examples:
+  freshmark audit
+  freshmark audit shop --branch main --json"""
+
+
 def _command(clean: Callable[[Any], Any]) -> click.Command:
-    @click.command("audit")
+    @click.command("audit", epilog=_EXAMPLES)
     @click.argument("target", required=False)
     @click.option("--branch", "-b", help="Only this branch (default: every indexed branch).")
     @click.option("--config", "config_file", type=click.Path(dir_okay=False, path_type=Path),

@@ -18,14 +18,26 @@ from typing import Any
 import click
 
 from freshmark import jobs, keys
+from freshmark.cli_common import examples
 
 DEFAULT_WORKER_QUEUES = ",".join(keys.BUILTIN_QUEUES)
+
+
+# HTTP clients that log every request at INFO (the Chroma client's httpx calls: one line per
+# read and write of every job); an operator wants their warnings, not their traffic.
+CHATTY_LOGGERS = ("httpx", "httpcore", "chromadb", "urllib3")
+
+
+def quiet_chatty_loggers() -> None:
+    for name in CHATTY_LOGGERS:
+        logging.getLogger(name).setLevel(logging.WARNING)
 
 
 def _setup_logging(level: str) -> None:
     logging.basicConfig(
         level=level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
+    quiet_chatty_loggers()
 
 
 def _stop_on_signals() -> threading.Event:
@@ -45,7 +57,10 @@ def _clean(fn: Any) -> Any:
     return fail_cleanly(fn)
 
 
-@click.command()
+@click.command(epilog=examples(
+    "freshmark worker --queues hot,infra,ondemand,maintenance --concurrency 2",
+    "freshmark worker -Q ondemand --metrics-port 9101",
+))
 @click.option("--queues", "-Q", default=DEFAULT_WORKER_QUEUES, show_default=True,
               help="Comma-separated queues to consume (one deployment per queue in the chart).")
 @click.option("--concurrency", "-c", type=click.IntRange(1), default=1, show_default=True,
@@ -66,6 +81,7 @@ def worker(queues: str, concurrency: int, pool: str, name: str | None, loglevel:
     os.environ["FRESHMARK_WORKER_CONCURRENCY"] = str(concurrency)
     from workers.celery_app import app
 
+    quiet_chatty_loggers()  # named loggers keep their level through Celery's setup and fork
     node = name or f"freshmark-{queues.replace(',', '-')}@%h"
     app.worker_main([
         "worker", "--queues", queues, "--concurrency", str(concurrency), "--pool", pool,
@@ -75,7 +91,10 @@ def worker(queues: str, concurrency: int, pool: str, name: str | None, loglevel:
     ])
 
 
-@click.command()
+@click.command(epilog=examples(
+    "freshmark serve --host 0.0.0.0 --port 8080",
+    "curl http://127.0.0.1:8080/healthz",
+))
 @click.option("--host", default="127.0.0.1", show_default=True)
 @click.option("--port", type=int, default=8080, show_default=True)
 @click.option("--loglevel", "-l", default="info", show_default=True)
@@ -85,12 +104,16 @@ def serve(host: str, port: int, loglevel: str) -> None:
 
     from freshmark.server import create_app
 
+    quiet_chatty_loggers()
     # The bind address decides whether a server without a token may stay open (loopback only).
     _clean(lambda: uvicorn.run(create_app(bind_host=host), host=host, port=port,
                                log_level=loglevel.lower()))()
 
 
-@click.command()
+@click.command(epilog=examples(
+    "freshmark scheduler                     # a second one waits as a standby",
+    "freshmark scheduler --loglevel DEBUG",
+))
 @click.option("--tick-seconds", type=float, default=1.0, show_default=True)
 @click.option("--loglevel", "-l", default="INFO", show_default=True)
 def scheduler(tick_seconds: float, loglevel: str) -> None:
@@ -111,7 +134,10 @@ def scheduler(tick_seconds: float, loglevel: str) -> None:
     _clean(run)()
 
 
-@click.command()
+@click.command(epilog=examples(
+    "freshmark watch ~/src/shop",
+    "freshmark watch /mnt/nfs/shop --polling  # NFS and bind mounts send no inotify events",
+))
 @click.argument("path", type=click.Path(exists=True, file_okay=False, path_type=Path))
 @click.option("--polling", is_flag=True, help="Poll instead of inotify (NFS, bind mounts).")
 @click.option("--poll-interval-seconds", type=float, default=1.0, show_default=True)
@@ -129,9 +155,14 @@ def watch(path: Path, polling: bool, poll_interval_seconds: float, debounce_seco
     _setup_logging(loglevel)
 
     def run() -> None:
+        from freshmark.gitrepo import GitRepo
+
         settings = Settings.from_env()
+        top_level = GitRepo.discover(path).path  # a subdirectory watches its whole repository
+        client = jobs.connect(settings.redis_url)
+        client.ping()  # fail now, not at the first change, when Redis is down
         watcher = WorkingCopyWatcher(
-            path, jobs.connect(settings.redis_url), send_job, queue=queue,
+            top_level, client, send_job, queue=queue,
             debounce_seconds=debounce_seconds, max_wait_seconds=max_wait_seconds,
             polling=polling, poll_interval_seconds=poll_interval_seconds,
         )
@@ -167,7 +198,10 @@ def _wait_for(client: Any, job_key: str, timeout_seconds: float) -> str:
     return "timeout"
 
 
-@click.command("index")
+@click.command("index", epilog=examples(
+    "freshmark branch index shop feature/login --base main --wait",
+    "freshmark branch index shop main --local   # in this process, no worker needed",
+))
 @click.argument("repo")
 @click.argument("branch")
 @click.option("--base", help="Seed from this branch's index (default: the repo's first tracked).")
@@ -190,11 +224,13 @@ def branch_index(repo: str, branch: str, base: str | None, local: bool, wait: bo
                 f"{summary['embeddings_reused']} reused, {summary['seconds']:.2f} s"
             )
             return
+        from freshmark.mirrors import remote_branches
         from workers.celery_app import send_job
 
         settings, config = load_settings()
+        known = remote_branches(config.repo(repo).url)
         client = jobs.connect(settings.redis_url)
-        result = request_branch_index(client, config, repo, branch, send_job, base)
+        result = request_branch_index(client, config, repo, branch, send_job, base, known)
         state = _wait_for(client, result.job_key, timeout_seconds) if wait else "queued"
         out = {"job": result.job_key, "outcome": result.outcome, "state": state}
         emit_json(out) if as_json else click.echo(f"{result.job_key}: {result.outcome}, {state}")
@@ -210,6 +246,7 @@ def register(cli: click.Group) -> None:
         cli.add_command(command)
     group = cli.commands.get("branch")
     if not isinstance(group, click.Group):
-        group = click.Group("branch", help="On-demand branch indexes.")
+        group = click.Group("branch", help="On-demand branch indexes.", epilog=examples(
+            "freshmark branch index shop feature/login --wait"))
         cli.add_command(group)
     group.add_command(branch_index)

@@ -7,7 +7,7 @@ from typing import Any, BinaryIO
 
 import click
 
-from freshmark.cli_common import emit_json, fail_cleanly, load_settings
+from freshmark.cli_common import emit_json, examples, fail_cleanly, load_settings
 
 REPO_HELP = "Repository: a path to its working copy, or its id (configured or indexed)."
 BRANCH_HELP = "Branch (default: the checked-out one)."
@@ -49,13 +49,35 @@ def _print_results(response: dict[str, Any]) -> None:
     for result in response["results"]:
         click.echo("")
         click.echo(f"[{result['rank']}] {result['verdict']} ({result['seed_word']}) — "
-                   f"{result['action']}")
+                   f"{result['action']} [{result['file_kind']}]")
         click.echo(result["citation"])
         for line in result["text"].splitlines():
             click.echo(f"    {line}")
 
 
-@click.command()
+def _print_files(response: dict[str, Any]) -> None:
+    _print_index(response["index"], response["target"])
+    click.echo(f"files:    {len(response['files'])}")
+    for found in response["files"]:
+        click.echo("")
+        click.echo(f"[{found['rank']}] {found['path']}  ({found['file_kind']}, "
+                   f"{found['verdict']})")
+        for chunk in found["chunks"]:
+            symbol = f"  {chunk['symbol']}" if chunk["symbol"] else ""
+            click.echo(f"    L{chunk['start_line']}-L{chunk['end_line']}{symbol}  "
+                       f"{chunk['verdict']}")
+
+
+KIND_HELP = ("File kinds to search, comma-separated: source, test, doc, config, other, "
+             "changelog, translation (and generated, backup, fixture, vendored). Default: all "
+             "but changelogs, translation catalogues and the excluded kinds; the ranking "
+             "prefers source over tests over docs.")
+
+
+@click.command(epilog=examples(
+    'freshmark search "where is an order cancelled" --repo .',
+    "freshmark search cancel_order --repo shop -k 3 --kind source,test --json",
+))
 @click.argument("query")
 @click.option("--repo", required=True, help=REPO_HELP)
 @click.option("--branch", "-b", help=BRANCH_HELP)
@@ -65,12 +87,16 @@ def _print_results(response: dict[str, Any]) -> None:
               help="Also return tombstoned chunks (deleted code), labelled historical.")
 @click.option("--include-excluded", is_flag=True,
               help="Also return generated, backup, fixture and vendored code, labelled excluded.")
+@click.option("--kind", "kinds", default=None, metavar="KIND[,KIND...]", help=KIND_HELP)
+@click.option("--files", "files", is_flag=True,
+              help="Answer with files (which file, not which lines): the k best files, each "
+                   "with its best chunks.")
 @click.option("--json", "as_json", is_flag=True,
               help="One JSON object: the index, and per result every stamp field plus "
                    "verdict, reason and citation.")
 @fail_cleanly
 def search(query: str, repo: str, branch: str | None, k: int, worktree: bool, history: bool,
-           include_excluded: bool, as_json: bool) -> None:
+           include_excluded: bool, kinds: str | None, files: bool, as_json: bool) -> None:
     """Hybrid search; every result verified against the branch head and cited.
 
     Each result carries a verdict (current, older_identical, changed, historical, excluded,
@@ -78,18 +104,26 @@ def search(query: str, repo: str, branch: str | None, k: int, worktree: bool, hi
     changed file the current lines of the symbol are shown, not the indexed text.
     """
     from freshmark.search import search as run_search
+    from freshmark.search import search_files
 
     settings, config = load_settings()
-    response = run_search(query, repo, settings=settings, config=config, branch=branch, k=k,
-                          worktree=worktree, include_history=history,
-                          include_excluded=include_excluded).to_dict()
+    run = search_files if files else run_search
+    response = run(query, repo, settings=settings, config=config, branch=branch, k=k,
+                   worktree=worktree, include_history=history,
+                   include_excluded=include_excluded, kinds=kinds).to_dict()
     if as_json:
         emit_json(response)
+    elif files:
+        _print_files(response)
     else:
         _print_results(response)
 
 
-@click.command(epilog=VERIFY_EPILOG)
+@click.command(epilog=examples(
+    'freshmark search "cancel order" --repo . --json > hits.json',
+    "freshmark verify hits.json --repo .",
+    "printf 'src/orders/service.py\\t9f3c1ab2\\n' | freshmark verify - --repo .",
+) + "\n\n" + VERIFY_EPILOG)
 @click.argument("file", type=click.File("rb"))
 @click.option("--repo", required=True, help=REPO_HELP)
 @click.option("--branch", "-b", help=BRANCH_HELP)
@@ -132,7 +166,10 @@ def _print_report(report: dict[str, Any]) -> None:
     click.echo(f"{len(report['lines'])} lines: {counts}; not safe to use as is: {unsafe}")
 
 
-@click.command()
+@click.command(epilog=examples(
+    'freshmark context "how is an order cancelled twice" --repo . --level l2',
+    "freshmark context OrderService.cancel_order --repo shop --budget 2000 --json",
+))
 @click.argument("query")
 @click.option("--repo", required=True, help=REPO_HELP)
 @click.option("--branch", "-b", help=BRANCH_HELP)
@@ -167,7 +204,10 @@ def context(query: str, repo: str, branch: str | None, level: str, budget: int |
         click.echo(slice_.text(), nl=False)
 
 
-@click.command("mcp")
+@click.command("mcp", epilog=examples(
+    "freshmark mcp",
+    'agent config: {"command": "freshmark", "args": ["mcp"], "cwd": "~/src/shop"}',
+))
 @fail_cleanly
 def mcp_command() -> None:
     """Serve search, verify and context as MCP tools on stdio (for coding agents)."""

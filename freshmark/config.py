@@ -118,6 +118,8 @@ class ClassifyRules:
     backup: tuple[str, ...] = ()
     fixture: tuple[str, ...] = ()
     test: tuple[str, ...] = ()
+    changelog: tuple[str, ...] = ()
+    translation: tuple[str, ...] = ()
     doc: tuple[str, ...] = ()
     config: tuple[str, ...] = ()
     ignore: tuple[str, ...] = ()
@@ -253,6 +255,8 @@ def parse_config(data: dict[str, Any]) -> Config:
                 "backup",
                 "fixture",
                 "test",
+                "changelog",
+                "translation",
                 "doc",
                 "config",
                 "ignore",

@@ -62,6 +62,10 @@ class StoreUnavailable(RetryableError):
     """The Chroma store could not be reached or written."""
 
 
+class BrokerUnavailable(RetryableError):
+    """Redis (job broker and cluster state) could not be reached."""
+
+
 class StoreNotWritable(PermanentError):
     """The embedded store directory cannot be written."""
 

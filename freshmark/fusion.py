@@ -7,6 +7,8 @@ orders the rest:
 
     score = w_rrf · rrf_norm + w_bm25 · bm25_norm + w_vector · (1 − code_share) · vector_norm
             + w_symbol · symbol_hit + w_path · path_hit − w_length · (1 − length_fit)
+            + w_file · file_norm + w_hint · path_hint
+    score = score · kind_prior ^ w_kind      (a negative score is divided instead)
 
 ``rrf_norm`` is the RRF sum scaled so that rank 1 in both channels is 1.0; ``bm25_norm`` is the
 BM25 score over the best among the candidates; ``vector_norm`` is the cosine similarity min-max
@@ -16,16 +18,28 @@ path; ``length_fit`` is 1.0 for chunks of 3–150 lines and falls off outside. `
 the share of query words written as code (``tokenize.code_share``): the vector similarity counts
 fully for a descriptive question and fades out for a query made of names, where exact lexical
 evidence (BM25, the symbol name) is what matters (seed 001 §3.2: description-like questions
-lean on vectors, well-named code on keywords). Every feature is in [0, 1] and kept on the
-candidate, so a caller can say why a result ranks where it does.
+lean on vectors, well-named code on keywords). ``file_norm`` is the whole-file BM25 of the
+chunk's file over the best file's (evidence spread over a file adds up); ``path_hint`` is 1.0
+when the query names the file (a path, a traceback frame, a dotted module name); ``kind_prior``
+prefers implementation over tests over docs (``KIND_PRIOR``): it scales the score, so an
+implementation chunk with half a test's evidence still ranks above the test, and a third of a
+doc's above the doc. Every feature is in [0, 1] and
+kept on the candidate, so a caller can say why a result ranks where it does.
+
+After the rerank, ``diversify`` caps the chunks one file may place before other files get their
+turn, and ``group_files`` turns the ranking into files, each scored by its best chunk plus a
+little for its second best.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from freshmark.classify import search_kind
+from freshmark.query import QueryPlan, path_hint_match
 from freshmark.stamp import ChunkRecord
+from freshmark.tokenize import code_share as code_share_of
 from freshmark.tokenize import iter_tokens, name_forms, name_parts
 
 RRF_K = 60
@@ -33,6 +47,14 @@ RRF_K = 60
 # and short functions are normal code, so only the extremes are penalised.
 FIT_MIN_LINES = 3
 FIT_MAX_LINES = 150
+# How much each file kind is worth as an answer when nothing else tells them apart: the
+# implementation first, then tests (they show usage), then configuration and prose.
+KIND_PRIOR = {"source": 1.0, "test": 0.5, "config": 0.4, "doc": 0.35, "other": 0.35}
+DEFAULT_KIND_PRIOR = 0.5  # excluded kinds, when asked for, rank like tests
+# A file's second-best chunk adds this share of its score to the best one's: two strong chunks
+# beat one, but a big file's many weak matches do not add up to a lead (summing them all
+# favoured the largest modules, measured with bench/tune_rerank.py).
+FILE_EXTRA_SHARE = 0.1
 
 
 @dataclass(frozen=True)
@@ -50,9 +72,15 @@ class RerankWeights:
     rrf: float = 0.25
     bm25: float = 0.3
     vector: float = 2.0
+    # The vector weight for a long query (an issue report): the model reads it in windows and
+    # pools them, a blurrier signal than a question's one embedding.
+    vector_long: float = 0.5
     symbol: float = 0.2
     path: float = 0.1
     length: float = 0.1
+    file: float = 0.4
+    hint: float = 0.3
+    kind: float = 1.0
 
 
 DEFAULT_WEIGHTS = RerankWeights()
@@ -75,6 +103,7 @@ class Candidate:
     vector_sim: float | None = None
     vector_rank: int | None = None
     features: dict[str, float] = field(default_factory=dict)
+    kind: str = ""
 
     def explain(self) -> dict[str, object]:
         """The numbers behind this result, for JSON output and debugging."""
@@ -87,6 +116,19 @@ class Candidate:
             "vector_rank": self.vector_rank,
             **{k: round(v, 4) for k, v in self.features.items()},
         }
+
+
+@dataclass
+class FileCandidate:
+    """One file in a file answer: its score and its best chunks (best first)."""
+
+    path: str
+    kind: str
+    score: float
+    chunks: list[Candidate]
+
+    def explain(self) -> dict[str, object]:
+        return {"score": round(self.score, 6), "chunks": len(self.chunks)}
 
 
 def rrf_scores(rankings: Iterable[Sequence[str]], k: int = RRF_K) -> dict[str, float]:
@@ -119,11 +161,13 @@ def dedup(candidates: Sequence[Candidate]) -> list[Candidate]:
     return kept
 
 
-def symbol_hit(terms: set[str], symbol: str) -> float:
+def symbol_hit(terms: set[str], symbol: str, whole_only: bool = False) -> float:
     """1.0 when the query names the symbol (any casing style), else half the share of its name
-    pieces that the query mentions."""
+    pieces that the query mentions (0.0 with ``whole_only``)."""
     if name_forms(symbol) & terms:
         return 1.0
+    if whole_only:
+        return 0.0
     parts = name_parts(symbol)
     return 0.5 * len(parts & terms) / len(parts) if parts else 0.0
 
@@ -157,56 +201,121 @@ def _scale(values: dict[int, float], min_max: bool) -> dict[int, float]:
     return {i: (v - low) / span for i, v in values.items()}
 
 
+def kind_prior(kind: str) -> float:
+    return KIND_PRIOR.get(kind, DEFAULT_KIND_PRIOR)
+
+
 def rerank(
     candidates: Sequence[Candidate],
-    query_terms: Iterable[str],
+    query: QueryPlan | Iterable[str],
     weights: RerankWeights = DEFAULT_WEIGHTS,
     k: int = RRF_K,
-    code_share: float = 0.0,
+    code_share: float | None = None,
+    file_scores: Mapping[str, float] | None = None,
 ) -> list[Candidate]:
-    """Score every candidate (sets ``score`` and ``features``) and sort best first.
+    """Score every candidate (sets ``score``, ``kind`` and ``features``) and sort best first.
 
-    ``code_share`` (0..1, see ``tokenize.code_share``) fades the vector similarity out for
-    queries written as code. Ties keep the incoming order, which is the RRF order.
+    ``query`` is a ``QueryPlan`` or plain query terms. ``code_share`` (0..1, see
+    ``tokenize.code_share``; the plan's by default) fades the vector similarity out for queries
+    written as code. ``file_scores``: whole-file BM25 by path. Ties keep the incoming order,
+    which is the RRF order.
     """
-    terms = set(query_terms)
+    plan = query if isinstance(query, QueryPlan) else None
+    terms = set(plan.terms if plan else query)  # type: ignore[union-attr]
+    # A long report mentions common method names in passing (copy, merge, plot); there only a
+    # name written as code counts as naming a symbol.
+    long = plan is not None and plan.long
+    symbol_terms = {form for word in plan.identifiers for form in name_forms(word)} \
+        if long and plan is not None else terms
+    hints = plan.path_hints if plan else []
+    if code_share is None:
+        code_share = plan.code_share if plan else code_share_of(" ".join(terms))
     bm25 = _scale({i: c.bm25 or 0.0 for i, c in enumerate(candidates)}, min_max=False)
     sims = {i: c.vector_sim for i, c in enumerate(candidates) if c.vector_sim is not None}
     vector = _scale(sims, min_max=True)
+    files = file_scores or {}
+    best_file = max((files.get(c.record.path, 0.0) for c in candidates), default=0.0) or 1.0
     best_rrf = 2.0 / (k + 1)
+    vector_weight = weights.vector_long if long else weights.vector
     for i, candidate in enumerate(candidates):
         record = candidate.record
+        candidate.kind = search_kind(record.path, record.file_kind)
         features = {
             "rrf_norm": candidate.rrf / best_rrf,
             "bm25_norm": bm25.get(i, 0.0),
             "vector_norm": vector.get(i, 0.0),
-            "symbol_hit": symbol_hit(terms, record.symbol),
+            "symbol_hit": symbol_hit(symbol_terms, record.symbol, whole_only=long),
             "path_hit": path_hit(terms, record.path),
             "length_fit": length_fit(record.start_line, record.end_line),
+            "file_norm": files.get(record.path, 0.0) / best_file,
+            "path_hint": path_hint_match(record.path, hints),
+            "kind_prior": kind_prior(candidate.kind),
             "code_share": code_share,
+            "long_query": 1.0 if long else 0.0,
         }
         candidate.features = features
-        candidate.score = (
+        evidence = (
             weights.rrf * features["rrf_norm"]
             + weights.bm25 * features["bm25_norm"]
-            + weights.vector * (1.0 - code_share) * features["vector_norm"]
+            + vector_weight * (1.0 - code_share) * features["vector_norm"]
             + weights.symbol * features["symbol_hit"]
             + weights.path * features["path_hit"]
             - weights.length * (1.0 - features["length_fit"])
+            + weights.file * features["file_norm"]
+            + weights.hint * features["path_hint"]
         )
+        prior = features["kind_prior"] ** weights.kind
+        candidate.score = evidence * prior if evidence >= 0 else evidence / prior
     return sorted(candidates, key=lambda c: -c.score)
+
+
+def diversify(ranked: Sequence[Candidate], k: int, max_per_file: int) -> list[Candidate]:
+    """The first ``k`` of ``ranked`` with at most ``max_per_file`` chunks of one file, then,
+    if that leaves room, the held-back chunks after them, in their order (0: no cap)."""
+    if max_per_file <= 0:
+        return list(ranked[:k])
+    taken: list[Candidate] = []
+    held: list[Candidate] = []
+    per_file: dict[str, int] = {}
+    for candidate in ranked:
+        if len(taken) == k:
+            break
+        path = candidate.record.path
+        if per_file.get(path, 0) < max_per_file:
+            per_file[path] = per_file.get(path, 0) + 1
+            taken.append(candidate)
+        else:
+            held.append(candidate)
+    return taken + held[: k - len(taken)]
+
+
+def group_files(ranked: Sequence[Candidate], chunks_per_file: int) -> list[FileCandidate]:
+    """Files in order of their best chunk's score plus ``FILE_EXTRA_SHARE`` of their second
+    best's (when positive); each keeps its best ``chunks_per_file`` chunks."""
+    by_path: dict[str, list[Candidate]] = {}
+    for candidate in ranked:
+        by_path.setdefault(candidate.record.path, []).append(candidate)
+    files = []
+    for path, chunks in by_path.items():
+        extra = max(chunks[1].score, 0.0) if len(chunks) > 1 else 0.0
+        score = chunks[0].score + FILE_EXTRA_SHARE * extra
+        files.append(FileCandidate(path, chunks[0].kind, score, chunks[:chunks_per_file]))
+    return sorted(files, key=lambda f: -f.score)
 
 
 def fuse(
     records: dict[str, ChunkRecord],
     bm25_ranking: Sequence[tuple[str, float]],
     vector_ranking: Sequence[tuple[str, float]],
+    *more_rankings: Sequence[tuple[str, float]],
     k: int = RRF_K,
 ) -> list[Candidate]:
-    """Candidates from two rankings of (id, score) — BM25 scores and cosine similarities — in
-    RRF order (ties by id), each carrying its channel ranks and scores. Ids missing from
-    ``records`` (no longer in the store) are skipped."""
-    fused = rrf_scores([[i for i, _ in bm25_ranking], [i for i, _ in vector_ranking]], k)
+    """Candidates from rankings of (id, score) — BM25 scores, cosine similarities, and any
+    more (the best chunks of the best whole files) — in RRF order (ties by id), each carrying
+    its channel ranks and scores. Ids missing from ``records`` (no longer in the store) are
+    skipped."""
+    rankings = [bm25_ranking, vector_ranking, *more_rankings]
+    fused = rrf_scores([[i for i, _ in ranking] for ranking in rankings], k)
     bm25_at = {doc_id: (rank, s) for rank, (doc_id, s) in enumerate(bm25_ranking, start=1)}
     vector_at = {doc_id: (rank, s) for rank, (doc_id, s) in enumerate(vector_ranking, start=1)}
     out: list[Candidate] = []

@@ -278,6 +278,18 @@ class GitRepo:
         except pygit2.GitError as exc:
             raise NotARepository(f"not a git repository: {location} ({exc})") from exc
 
+    @classmethod
+    def discover(cls, path: str | Path) -> GitRepo:
+        """The repository enclosing ``path``, found as git finds it (``path`` may be any
+        directory inside a work tree); its ``path`` and ``key`` are the top level's."""
+        location = Path(path).expanduser()
+        if not location.exists():
+            raise RepositoryGone(f"repository path does not exist: {location}")
+        git_dir = pygit2.discover_repository(str(location.resolve()))
+        if git_dir is None:
+            raise NotARepository(f"not a git repository (nor any parent directory): {location}")
+        return cls.open(git_dir)
+
     def close(self) -> None:
         self._repo.free()
 
@@ -367,6 +379,23 @@ class GitRepo:
         if old is not None:
             walker.hide(self._commit(old).id)
         yield from walker
+
+    def path_in_history(self, head: str, path: str, max_commits: int) -> bool | None:
+        """Did ``path`` exist in any commit reachable from ``head``? None when the first
+        ``max_commits`` commits (newest first) do not have it and there are more to look at."""
+        clean = safe_relpath(path)
+        walker = self._repo.walk(self._commit(head).id, SortMode.TIME)
+        for seen, commit in enumerate(walker, start=1):
+            if seen > max_commits:
+                return None
+            try:
+                commit.tree[clean]
+                return True
+            except KeyError:
+                continue
+            except pygit2.GitError:  # a damaged tree on one commit says nothing about others
+                continue
+        return False
 
     def commits_between(self, old: str | None, new: str) -> int:
         """How many commits ``new`` has that ``old`` lacks (``git rev-list --count old..new``)."""

@@ -17,7 +17,7 @@ from typing import Annotated, Any, Literal, TypeVar
 from fastapi import APIRouter, Depends, FastAPI, HTTPException, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, BeforeValidator, Field
 
 from freshmark.config import Config, load_config
 from freshmark.errors import (
@@ -112,8 +112,16 @@ class VerifiedResultModel(BaseModel):
     explain: dict[str, Any]
 
 
+KIND_FIELD = Field(None, description="File kinds to search: source, test, doc, config, other, "
+                                     "changelog, translation (generated, backup, fixture, "
+                                     "vendored with include_excluded). Default: all but "
+                                     "changelogs and translations; source is ranked first.",
+                   max_length=16)
+
+
 class SearchRequest(BaseModel):
-    query: str = Field(description="Words, a question or symbol names (at most 10,000 bytes).",
+    query: str = Field(description="Words, a question, symbol names or a whole issue report "
+                                   "(at most 100,000 bytes).",
                        examples=["cancel order idempotency"])
     repo: str = REPO_FIELD
     branch: str | None = BRANCH_FIELD
@@ -123,6 +131,28 @@ class SearchRequest(BaseModel):
                                              "labelled historical.")
     include_excluded: bool = Field(False, description="Also return generated, backup, fixture "
                                                       "and vendored code, labelled excluded.")
+    kind: list[str] | None = KIND_FIELD
+
+
+class FileResultModel(BaseModel):
+    """One file of a file answer; its verdict and citation are its best chunk's."""
+
+    rank: int
+    path: str
+    file_kind: str
+    score: float
+    verdict: VerdictName
+    citation: str
+    chunks: list[VerifiedResultModel]
+
+
+class FilesResponseModel(BaseModel):
+    query: str
+    repo: str
+    target: TargetInfo
+    index: IndexInfo
+    files: list[FileResultModel]
+    timings: dict[str, float] = Field(description="Seconds per stage.")
 
 
 class SearchResponseModel(BaseModel):
@@ -166,12 +196,20 @@ class VerifyResponseModel(BaseModel):
     safe: bool = Field(description="True only if every line may be used as is.")
 
 
+def upper_level(value: object) -> object:
+    """``l2`` is ``L2``: levels are accepted in any case, as on the command line."""
+    return value.strip().upper() if isinstance(value, str) else value
+
+
+ContextLevel = Annotated[Literal["L1", "L2", "L3"], BeforeValidator(upper_level)]
+
+
 class ContextRequest(BaseModel):
     query: str = Field(examples=["how is an order cancelled twice"])
     repo: str = REPO_FIELD
     branch: str | None = BRANCH_FIELD
-    level: Literal["L1", "L2", "L3"] = Field("L1", description="L1 symbol, L2 module, "
-                                                               "L3 cross-module.")
+    level: ContextLevel = Field("L1", description="L1 symbol, L2 module, L3 cross-module "
+                                                  "(any case: l2 is L2).")
     budget: int | None = Field(None, description="Token budget (default by level: 4000, 20000, "
                                                  "60000; 300 at least). 1 token ≈ 3 characters.")
     worktree: bool = WORKTREE_FIELD
@@ -296,7 +334,26 @@ def search_endpoint(request: SearchRequest, settings: SettingsDep,
             return search(
                 query, repo, settings=settings, config=config, branch=request.branch,
                 k=request.k, worktree=request.worktree, include_history=request.history,
-                include_excluded=request.include_excluded).to_dict()
+                include_excluded=request.include_excluded, kinds=request.kind).to_dict()
+
+    return answer(run)
+
+
+@router.post("/search/files", response_model=FilesResponseModel, responses=ERRORS,
+             summary="Which files: the best files, each with its best chunks verified")
+def search_files_endpoint(request: SearchRequest, settings: SettingsDep,
+                          config: ConfigDep) -> dict[str, Any]:
+    from freshmark.retrieval import validate_query
+    from freshmark.search import search_files
+
+    def run() -> dict[str, Any]:
+        query = validate_query(request.query)
+        repo = _served(request.repo, settings, config, request.worktree)
+        with no_host_paths(repo):
+            return search_files(
+                query, repo, settings=settings, config=config, branch=request.branch,
+                k=request.k, worktree=request.worktree, include_history=request.history,
+                include_excluded=request.include_excluded, kinds=request.kind).to_dict()
 
     return answer(run)
 

@@ -31,6 +31,8 @@ from freshmark.plan import (
     reusable_vectors,
     tombstones,
 )
+from freshmark.progress import DONE, START, WORKING, IndexProgress, Progress
+from freshmark.repos import names_in_use, unique_name
 from freshmark.settings import Settings
 from freshmark.stamp import ChunkRecord, sha256_hex, utc_now_iso
 from freshmark.store import BranchIndex, Manifest, Store, collection_name
@@ -38,7 +40,6 @@ from freshmark.store import BranchIndex, Manifest, Store, collection_name
 # Files per planning batch: bounds memory and makes progress visible on big repos.
 FILES_PER_BATCH = 256
 
-Progress = Callable[[str, int, int], None]
 
 
 @dataclass
@@ -81,10 +82,15 @@ class RepoRef:
     name: str
 
     @classmethod
-    def of(cls, repo: GitRepo, repo_id: str | None) -> RepoRef:
+    def of(cls, repo: GitRepo, repo_id: str | None, store: Store | None = None) -> RepoRef:
+        """Configured repos are named by their (unique) id; a repo indexed by path takes its
+        directory name unless another indexed repository already has it (``unique_name``)."""
         if repo_id:
             return cls(key=f"id:{repo_id}", name=repo_id)
-        return cls(key=repo.key(), name=repo.default_name())
+        key, name = repo.key(), repo.default_name()
+        if store is not None:
+            name = unique_name(key, repo.path, name, names_in_use(store.list_manifests()))
+        return cls(key=key, name=name)
 
 
 class _Run:
@@ -108,17 +114,40 @@ class _Run:
         self.summary, self.progress = summary, progress
         self.generation = index.manifest.generation + 1
         self.when = utc_now_iso()
+        self.chunks_embedded = 0  # by this run, counted per embedder batch for progress
+        self._batch = ("", 0, 0, 0)  # layer, first file, files in the batch, files in the layer
 
     # -- one layer --------------------------------------------------------------------------
     def index_layer(self, layer: Layer, changes: Sequence[FileChange]) -> None:
         mine = [c for c in changes if self._touches(layer, c)]
         total = len(mine)
+        self._report(layer.name, START, 0, total)
         for start in range(0, total, FILES_PER_BATCH):
-            self._apply_batch(layer, mine[start : start + FILES_PER_BATCH])
-            if self.progress:
-                self.progress(layer.name, min(start + FILES_PER_BATCH, total), total)
-        if self.progress and total == 0:
-            self.progress(layer.name, 0, 0)
+            batch = mine[start : start + FILES_PER_BATCH]
+            self._batch = (layer.name, start, len(batch), total)
+            self._apply_batch(layer, batch)
+            self._report(layer.name, WORKING, start + len(batch), total)
+        self._report(layer.name, DONE, total, total)
+
+    def _report(self, layer: str, phase: str, files_done: int, files_total: int) -> None:
+        if self.progress:
+            self.progress(IndexProgress(layer, phase, files_done, files_total,
+                                        self.chunks_embedded))
+
+    def _embedding_progress(self, texts_in_batch: int) -> Callable[[int], None]:
+        """Called per embedder batch: files of the current batch count as done in proportion
+        to its texts embedded, so a batch of 256 files does not jump from 0 to 100 %."""
+        embedded_in_batch = 0
+
+        def advance(count: int) -> None:
+            nonlocal embedded_in_batch
+            embedded_in_batch += count
+            self.chunks_embedded += count
+            layer, first, size, total = self._batch
+            share = min(embedded_in_batch, texts_in_batch) / max(texts_in_batch, 1)
+            self._report(layer, WORKING, first + int(size * share), total)
+
+        return advance
 
     def tombstone_vanished(self, layer: Layer) -> None:
         """After a full rescan (the indexed commit is gone), retire chunks of vanished paths."""
@@ -143,18 +172,24 @@ class _Run:
         by_path: dict[str, list[ChunkRecord]] = {}
         for record in existing:
             by_path.setdefault(record.path, []).append(record)
+        # A path can leave and come back in one diff (renamed away, then re-added, e.g. as a
+        # symlink to its new place): the new file's plan decides about the old chunks there.
+        readded = {c.new_path for c in changes if c.status != "deleted" and c.new_path}
         plan = FilePlan()
         for change in changes:
-            plan.extend(self._plan_change(layer, change, by_path))
+            plan.extend(self._plan_change(layer, change, by_path, readded))
         self._write(plan, existing)
 
     def _plan_change(
-        self, layer: Layer, change: FileChange, by_path: dict[str, list[ChunkRecord]]
+        self, layer: Layer, change: FileChange, by_path: dict[str, list[ChunkRecord]],
+        readded: set[str],
     ) -> FilePlan:
         plan = FilePlan()
         self.summary.files_seen += 1
         old_path, new_path = change.old_path, change.new_path
-        if change.status == "renamed" and old_path and self._in_layer(layer, old_path):
+        if old_path in readded and change.status in ("renamed", "deleted"):
+            pass  # the file now at old_path is planned by its own change
+        elif change.status == "renamed" and old_path and self._in_layer(layer, old_path):
             plan.tombstone.extend(
                 tombstones(
                     by_path.get(old_path, []),
@@ -224,8 +259,9 @@ class _Run:
             self.index.upsert(plan.embed, np.stack([vectors[r.text_sha256] for r in plan.embed]))
         if plan.restamp:
             self.index.update_metadata([(r.id, r.to_metadata()) for r in plan.restamp])
-        if plan.tombstone:
-            self.index.update_metadata(plan.tombstone)
+        tombstone = _tombstones_to_write(plan)
+        if tombstone:
+            self.index.update_metadata(tombstone)
         s = self.summary
         s.chunks_added += plan.added
         s.chunks_updated += plan.updated
@@ -240,12 +276,25 @@ class _Run:
         vectors = {sha: by_donor[i] for sha, i in donors.items() if i in by_donor}
         texts = {r.text_sha256: r.text for r in records if r.text_sha256 not in vectors}
         started = time.perf_counter()
-        computed, n_computed, n_cached = embed_with_cache(self.embedder, self.cache, texts)
+        computed, n_computed, n_cached = embed_with_cache(
+            self.embedder, self.cache, texts, progress=self._embedding_progress(len(texts))
+        )
         self.summary.embed_seconds += time.perf_counter() - started
         vectors.update(computed)
         self.summary.embeddings_computed += n_computed
         self.summary.embeddings_reused += n_cached + len(by_donor)
         return vectors
+
+
+def _tombstones_to_write(plan: FilePlan) -> list[tuple[str, dict[str, Any]]]:
+    """Each id once, and never one this plan also writes live: a store update must not carry
+    an id twice, and a tombstone must not overwrite the chunk that replaced it."""
+    written = {r.id for r in plan.embed} | {r.id for r in plan.restamp}
+    unique: dict[str, dict[str, Any]] = {}
+    for chunk_id, metadata in plan.tombstone:
+        if chunk_id not in written:
+            unique.setdefault(chunk_id, metadata)
+    return list(unique.items())
 
 
 def _open_branch_index(
@@ -347,8 +396,8 @@ def index_repo(
     repo = GitRepo.open(repo_path)
     branch = branch or repo.current_branch()
     head = target or repo.branch_head(branch)
-    ref = RepoRef.of(repo, repo_id)
     store = store or Store.open(settings)
+    ref = RepoRef.of(repo, repo_id, store)
     embedder = embedder or get_embedder(settings.embedder, settings.cache_dir)
     summary = IndexSummary(
         repo=ref.name,

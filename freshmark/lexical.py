@@ -25,12 +25,17 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from freshmark.stamp import EXCLUDED_FILE_KINDS, TOMBSTONED, ChunkRecord
+from freshmark.classify import search_kind
+from freshmark.stamp import EXCLUDED_FILE_KINDS, FILE_KINDS, TOMBSTONED, ChunkRecord
 from freshmark.tokenize import iter_tokens
 
 K1 = 1.2
 B = 0.75
-SNAPSHOT_FORMAT = 2
+SNAPSHOT_FORMAT = 3
+# File kinds as small integers, one per document slot (filters are a vectorised lookup).
+KIND_CODES = {kind: code for code, kind in enumerate(FILE_KINDS)}
+_EXCLUDED_CODES = np.array(sorted(KIND_CODES[k] for k in EXCLUDED_FILE_KINDS), dtype=np.uint8)
+TermWeights = dict[str, float]
 # Compact once dead postings outnumber live ones (and there are enough to matter).
 COMPACT_MIN_DEAD_POSTINGS = 50_000
 
@@ -96,21 +101,35 @@ class Bm25:
     def ids(self) -> list[str]:
         return list(self._slot_of)
 
-    def count(self, include_excluded: bool = True) -> int:
-        """Live documents, optionally without those flagged excluded."""
-        if include_excluded:
+    def count(self, include_excluded: bool = True, kinds: Iterable[str] | None = None) -> int:
+        """Live documents, optionally only those of ``kinds`` or without excluded kinds."""
+        if include_excluded and kinds is None:
             return len(self._slot_of)
         used = len(self._ids)
-        return int(np.count_nonzero(self._alive[:used] & ~self._excluded[:used]))
+        return int(np.count_nonzero(self._alive[:used] & self._kind_mask(used, kinds,
+                                                                          include_excluded)))
+
+    def _kind_mask(self, used: int, kinds: Iterable[str] | None,
+                   include_excluded: bool = False) -> np.ndarray:
+        """Slots whose kind is allowed: one of ``kinds``, or (None) any but the excluded ones
+        unless ``include_excluded``."""
+        codes = self._kind[:used]
+        if kinds is None:
+            return np.ones(used, bool) if include_excluded else ~np.isin(codes, _EXCLUDED_CODES)
+        wanted = np.array([KIND_CODES[k] for k in kinds if k in KIND_CODES], dtype=np.uint8)
+        return np.isin(codes, wanted)
 
     # -- updates ----------------------------------------------------------------------------
-    def add(self, doc_id: str, tokens: Iterable[str], excluded: bool = False) -> None:
-        """Index (or re-index) one document; an id already present is replaced."""
+    def add(self, doc_id: str, tokens: Iterable[str], kind: str = "source",
+            path: str = "") -> None:
+        """Index (or re-index) one document of file kind ``kind`` from file ``path``; an id
+        already present is replaced."""
         self.remove(doc_id)
         counts = Counter(tokens)
         term_ids = np.array([self._term_id(t) for t in counts], dtype=np.int32)
         tfs = np.fromiter(counts.values(), dtype=np.float32, count=len(counts))
-        slot = self._new_slot(doc_id, float(tfs.sum()), excluded)
+        slot = self._new_slot(doc_id, float(tfs.sum()), KIND_CODES.get(kind, 0),
+                              self._file_id(path))
         self._delta_fwd[slot] = (term_ids, tfs)
         for term_id, tf in zip(term_ids.tolist(), tfs.tolist(), strict=True):
             if term_id not in self._delta_slots:
@@ -150,18 +169,27 @@ class Bm25:
             self._df.append(0)
         return term_id
 
-    def _new_slot(self, doc_id: str, length: float, excluded: bool) -> int:
+    def _file_id(self, path: str) -> int:
+        file_id = self._file_ids.get(path)
+        if file_id is None:
+            file_id = self._file_ids[path] = len(self._paths)
+            self._paths.append(path)
+        return file_id
+
+    def _new_slot(self, doc_id: str, length: float, kind_code: int, file_id: int) -> int:
         slot = len(self._ids)
         if slot >= len(self._doc_len):
             grown = max(1024, 2 * len(self._doc_len))
             self._doc_len = np.resize(self._doc_len, grown)
             self._alive = np.resize(self._alive, grown)
-            self._excluded = np.resize(self._excluded, grown)
+            self._kind = np.resize(self._kind, grown)
+            self._file = np.resize(self._file, grown)
         self._ids.append(doc_id)
         self._slot_of[doc_id] = slot
         self._doc_len[slot] = length
         self._alive[slot] = True
-        self._excluded[slot] = excluded
+        self._kind[slot] = kind_code
+        self._file[slot] = file_id
         self._total_len += length
         return slot
 
@@ -179,11 +207,13 @@ class Bm25:
             yield (np.array(self._delta_slots[term_id], dtype=np.int32),
                    np.array(self._delta_tfs[term_id], dtype=np.float32))
 
-    def scores(self, terms: Sequence[str], stats: CorpusStats | None = None) -> np.ndarray:
+    def scores(self, terms: Sequence[str], stats: CorpusStats | None = None,
+               weights: TermWeights | None = None) -> np.ndarray:
         """BM25 score of every slot for the distinct query ``terms`` (dead slots score 0).
 
         ``stats`` replaces this index's own statistics, so that two indexes scored with the same
-        (combined) statistics give comparable scores.
+        (combined) statistics give comparable scores. ``weights`` multiplies each term's part
+        (1.0 for a term it does not name): a long query weighs its identifiers above its prose.
         """
         scores = np.zeros(len(self._ids), dtype=np.float32)
         stats = stats or self.stats(terms)
@@ -195,28 +225,81 @@ class Bm25:
             if term_id is None or df <= 0:
                 continue
             idf = math.log(1.0 + (stats.documents - df + 0.5) / (df + 0.5))
+            idf *= weights.get(term, 1.0) if weights else 1.0
             for slots, tfs in self._postings(term_id):
                 norm = K1 * (1.0 - B + B * self._doc_len[slots] / avg_len)
                 scores[slots] += idf * tfs * (K1 + 1.0) / (tfs + norm)
         scores[~self._alive[: len(self._ids)]] = 0.0
         return scores
 
+    def file_scores(self, terms: Sequence[str], weights: TermWeights | None = None,
+                    kinds: Iterable[str] | None = None) -> dict[str, float]:
+        """BM25 over whole files: each live file is one document made of its chunks (their
+        term counts and lengths summed), with file-level document frequencies. A file's
+        evidence spread over many chunks adds up, where chunk BM25 sees only one chunk."""
+        used = len(self._ids)
+        live = self._alive[:used] & self._kind_mask(used, kinds, include_excluded=True)
+        if not live.any():
+            return {}
+        files = self._file[:used]
+        n_files_total = len(self._paths)
+        file_len = np.bincount(files[live], self._doc_len[:used][live], minlength=n_files_total)
+        present = file_len > 0
+        documents = int(np.count_nonzero(present))
+        avg_len = max(float(file_len[present].sum()) / max(documents, 1), 1.0)
+        scores = np.zeros(n_files_total, dtype=np.float64)
+        for term in dict.fromkeys(terms):
+            term_id = self._vocab.get(term)
+            if term_id is None:
+                continue
+            tf = np.zeros(n_files_total, dtype=np.float64)
+            for slots, tfs in self._postings(term_id):
+                keep = live[slots]
+                tf += np.bincount(files[slots[keep]], tfs[keep], minlength=n_files_total)
+            df = int(np.count_nonzero(tf))
+            if not df:
+                continue
+            idf = math.log(1.0 + (documents - df + 0.5) / (df + 0.5))
+            idf *= weights.get(term, 1.0) if weights else 1.0
+            hit = tf > 0
+            norm = K1 * (1.0 - B + B * file_len[hit] / avg_len)
+            scores[hit] += idf * tf[hit] * (K1 + 1.0) / (tf[hit] + norm)
+        hits = np.flatnonzero(scores > 0)
+        return {self._paths[i]: float(scores[i]) for i in hits.tolist()}
+
     def search(
-        self, terms: Sequence[str], n: int, include_excluded: bool = False
+        self, terms: Sequence[str], n: int, include_excluded: bool = False,
+        kinds: Iterable[str] | None = None, weights: TermWeights | None = None,
     ) -> list[tuple[str, float]]:
         """The ``n`` best (id, score) pairs with a positive score, best first (ties by slot)."""
-        return self.top(self.scores(terms), n, include_excluded)
+        return self.top(self.scores(terms, weights=weights), n, include_excluded, kinds)
 
-    def top(self, scores: np.ndarray, n: int, include_excluded: bool) -> list[tuple[str, float]]:
+    def top(self, scores: np.ndarray, n: int, include_excluded: bool,
+            kinds: Iterable[str] | None = None) -> list[tuple[str, float]]:
         if n <= 0:
             return []
-        if not include_excluded:
-            scores = np.where(self._excluded[: len(scores)], 0.0, scores)
+        if kinds is not None or not include_excluded:
+            scores = np.where(self._kind_mask(len(scores), kinds, include_excluded), scores, 0.0)
         hits = np.flatnonzero(scores > 0)
         if len(hits) > n:
             hits = hits[np.argpartition(-scores[hits], n - 1)[:n]]
         order = sorted(hits.tolist(), key=lambda slot: (-float(scores[slot]), slot))
         return [(self._ids[slot] or "", float(scores[slot])) for slot in order]
+
+    def best_per_file(self, scores: np.ndarray, paths: Sequence[str]
+                      ) -> list[tuple[str, float, str]]:
+        """(id, score, path) of the best-scoring live document of each of ``paths`` (in that
+        order; paths without a positive score are skipped)."""
+        wanted = {self._file_ids[p]: p for p in paths if p in self._file_ids}
+        if not wanted:
+            return []
+        hits = np.flatnonzero(scores > 0)
+        hits = hits[np.isin(self._file[hits], np.fromiter(wanted, dtype=np.int32))]
+        hits = hits[np.argsort(-scores[hits], kind="stable")]
+        files, first = np.unique(self._file[hits], return_index=True)
+        best = {int(f): int(hits[i]) for f, i in zip(files.tolist(), first.tolist(), strict=True)}
+        return [(self._ids[best[f]] or "", float(scores[best[f]]), path)
+                for f, path in wanted.items() if f in best]
 
     def score_of(self, scores: np.ndarray, doc_id: str) -> float | None:
         slot = self._slot_of.get(doc_id)
@@ -242,6 +325,7 @@ class Bm25:
         doc_of = np.repeat(np.arange(len(slots), dtype=np.int32), lengths)
         order = np.argsort(terms, kind="stable")
         vocab = list(self._vocab)
+        used_files, file_of = np.unique(self._file[slots], return_inverse=True)
         return {
             "ids": _text_array(json.dumps(list(self._slot_of))),
             "vocab": _text_array("\n".join(vocab[t] for t in used.tolist())),
@@ -252,7 +336,9 @@ class Bm25:
             "inv_slots": doc_of[order],
             "inv_tfs": tfs[order].astype(np.float32),
             "doc_len": self._doc_len[slots].astype(np.float32),
-            "excluded": self._excluded[slots].astype(bool),
+            "kind": self._kind[slots].astype(np.uint8),
+            "file": file_of.astype(np.int32),
+            "paths": _text_array(json.dumps([self._paths[f] for f in used_files.tolist()])),
         }
 
     def load_arrays(self, arrays: dict[str, np.ndarray]) -> None:
@@ -275,7 +361,10 @@ class Bm25:
             doc_id: s for s, doc_id in enumerate(ids) if doc_id is not None}
         self._doc_len = arrays["doc_len"].astype(np.float32)
         self._alive = np.ones(len(ids), dtype=bool)
-        self._excluded = arrays["excluded"].astype(bool)
+        self._kind = arrays["kind"].astype(np.uint8)
+        self._file = arrays["file"].astype(np.int32)
+        self._paths: list[str] = json.loads(_array_text(arrays["paths"]))
+        self._file_ids: dict[str, int] = {p: i for i, p in enumerate(self._paths)}
         self._total_len = float(self._doc_len.sum())
         self._live_postings = len(self._fwd_terms)
         self._dead_postings = 0
@@ -287,7 +376,7 @@ def _empty_arrays() -> dict[str, np.ndarray]:
     return {"ids": _text_array("[]"), "vocab": _text_array(""), "fwd_ptr": none_i64,
             "fwd_terms": none_i32, "fwd_tfs": none_f32, "inv_ptr": none_i64,
             "inv_slots": none_i32, "inv_tfs": none_f32, "doc_len": none_f32,
-            "excluded": np.zeros(0, bool)}
+            "kind": np.zeros(0, np.uint8), "file": none_i32, "paths": _text_array("[]")}
 
 
 def _text_array(text: str) -> np.ndarray:
@@ -365,19 +454,21 @@ class LexicalIndex:
                 self.history.remove(record.id)
                 target = self.history if record.status == TOMBSTONED else self.live
                 target.add(record.id, document_tokens(record),
-                           excluded=record.file_kind in EXCLUDED_FILE_KINDS)
+                           kind=search_kind(record.path, record.file_kind), path=record.path)
                 applied += 1
             self.unsaved_changes += applied
         return applied
 
-    def passing_share(self, include_history: bool, include_excluded: bool) -> float:
+    def passing_share(self, include_history: bool, include_excluded: bool,
+                      kinds: Iterable[str] | None = None) -> float:
         """Share of the collection's chunks that the search filters let through (1.0 when
         empty): how much of an unfiltered nearest-neighbour list is expected to survive."""
+        kinds = None if kinds is None else tuple(kinds)
         with self._lock:
             total = len(self.live) + len(self.history)
-            passing = self.live.count(include_excluded)
+            passing = self.live.count(include_excluded, kinds)
             if include_history:
-                passing += self.history.count(include_excluded)
+                passing += self.history.count(include_excluded, kinds)
         return passing / total if total else 1.0
 
     def forget(self, ids: Iterable[str]) -> None:
@@ -401,13 +492,17 @@ class LexicalIndex:
         include_history: bool = False,
         include_excluded: bool = False,
         score_ids: Iterable[str] = (),
+        kinds: Iterable[str] | None = None,
+        weights: TermWeights | None = None,
     ) -> tuple[list[LexicalHit], dict[str, float]]:
         """The ``n`` best matches, and the BM25 score of each id in ``score_ids`` that the
         searched indexes hold (0.0 when no term matches).
 
         With ``include_history`` live and tombstoned chunks are scored with their combined
         statistics, so one ranking orders both; without it only live statistics count.
+        ``kinds`` (search kinds, ``classify.search_kind``) limits the hits to those kinds.
         """
+        kinds = None if kinds is None else tuple(kinds)
         with self._lock:
             parts = [(self.live, False)] + ([(self.history, True)] if include_history else [])
             stats = self.live.stats(terms)
@@ -417,8 +512,9 @@ class LexicalIndex:
             extra: dict[str, float] = {}
             wanted = list(score_ids)
             for bm25, tombstoned in parts:
-                scores = bm25.scores(terms, stats)
-                scored.extend((s, tombstoned, i) for i, s in bm25.top(scores, n, include_excluded))
+                scores = bm25.scores(terms, stats, weights)
+                scored.extend((s, tombstoned, i)
+                              for i, s in bm25.top(scores, n, include_excluded, kinds))
                 for doc_id in wanted:
                     value = bm25.score_of(scores, doc_id)
                     if value is not None:
@@ -426,6 +522,30 @@ class LexicalIndex:
         scored.sort(key=lambda hit: -hit[0])
         hits = [LexicalHit(i, s, rank, t) for rank, (s, t, i) in enumerate(scored[:n], start=1)]
         return hits, extra
+
+    def file_scores(self, terms: Sequence[str], weights: TermWeights | None = None,
+                    kinds: Iterable[str] | None = None) -> dict[str, float]:
+        """Whole-file BM25 of the live files (``Bm25.file_scores``)."""
+        with self._lock:
+            return self.live.file_scores(terms, weights, None if kinds is None else tuple(kinds))
+
+    def search_files(
+        self, terms: Sequence[str], n_files: int, *, kinds: Iterable[str] | None = None,
+        weights: TermWeights | None = None,
+    ) -> tuple[dict[str, float], list[LexicalHit], dict[str, float]]:
+        """Whole-file BM25 of the live files of ``kinds``, the best chunk of each of the
+        ``n_files`` best files (ranked as their files), and those chunks' own BM25 scores."""
+        kinds = None if kinds is None else tuple(kinds)
+        with self._lock:
+            file_scores = self.live.file_scores(terms, weights, kinds)
+            top = sorted(file_scores, key=lambda p: (-file_scores[p], p))[:n_files]
+            if not top:
+                return file_scores, [], {}
+            scores = self.live.scores(terms, None, weights)
+            best = self.live.best_per_file(scores, top)
+        hits = [LexicalHit(doc_id, file_scores[path], rank, False)
+                for rank, (doc_id, _, path) in enumerate(best, start=1)]
+        return file_scores, hits, {doc_id: score for doc_id, score, _ in best}
 
     # -- snapshots ----------------------------------------------------------------------------
     def save(self, path: Path) -> None:

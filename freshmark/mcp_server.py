@@ -16,7 +16,9 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Callable, Mapping
-from typing import Any, Literal, TypeVar
+from typing import Annotated, Any, Literal, TypeVar
+
+from pydantic import BeforeValidator
 
 from freshmark.config import Config, load_config
 from freshmark.errors import FreshmarkError
@@ -61,14 +63,16 @@ def _served(repo: str, settings: Settings, config: Config, worktree: bool) -> Re
 
 def search(query: str, repo: str, branch: str | None = None, k: int = 5,
            worktree: bool = False, history: bool = False,
-           include_excluded: bool = False) -> dict[str, Any]:
+           include_excluded: bool = False, kind: list[str] | None = None) -> dict[str, Any]:
     """Hybrid code search; every result verified against the branch head and cited.
 
-    query: words, a question or symbol names. repo: the repository id, or the name or path
-    it was indexed under. branch: default the checked-out one. k: 1-100 results.
-    worktree: verify against uncommitted edits (registered working copies, tracked files).
-    history: include deleted code (labelled historical).
+    query: words, a question, symbol names or a whole issue report. repo: the repository id,
+    or the name or path it was indexed under. branch: default the checked-out one. k: 1-100
+    results. worktree: verify against uncommitted edits (registered working copies, tracked
+    files). history: include deleted code (labelled historical).
     include_excluded: include generated/backup/fixture/vendored code (labelled excluded).
+    kind: file kinds to search (source, test, doc, config, other, changelog, translation);
+    default all but changelogs and translations, source ranked first.
     Each result: stamp fields, verdict, reason, citation (three header lines), text.
     """
     from freshmark.retrieval import validate_query
@@ -83,7 +87,30 @@ def search(query: str, repo: str, branch: str | None = None, k: int = 5,
             return run_search(
                 text, handle, settings=settings, config=config, branch=branch, k=k,
                 worktree=worktree, include_history=history,
-                include_excluded=include_excluded).to_dict()
+                include_excluded=include_excluded, kinds=kind).to_dict()
+
+    return _run(call)
+
+
+def search_files(query: str, repo: str, branch: str | None = None, k: int = 5,
+                 worktree: bool = False, history: bool = False,
+                 include_excluded: bool = False,
+                 kind: list[str] | None = None) -> dict[str, Any]:
+    """Which files: the k best files for the query, each with its best chunks verified and
+    cited. Arguments as for search."""
+    from freshmark.retrieval import validate_query
+    from freshmark.search import search_files as run_search_files
+
+    def call() -> dict[str, Any]:
+        text = validate_query(query)
+        settings = Settings.from_env()
+        config = load_config(settings.config_path)
+        handle = _served(repo, settings, config, worktree)
+        with no_host_paths(handle):
+            return run_search_files(
+                text, handle, settings=settings, config=config, branch=branch, k=k,
+                worktree=worktree, include_history=history,
+                include_excluded=include_excluded, kinds=kind).to_dict()
 
     return _run(call)
 
@@ -110,7 +137,15 @@ def verify(content: str, repo: str, branch: str | None = None,
     return _run(call)
 
 
-def context(query: str, repo: str, level: Literal["L1", "L2", "L3"] = "L1",
+def _upper_level(value: object) -> object:
+    """``l2`` is ``L2``: levels are accepted in any case (as by the CLI and the HTTP API)."""
+    return value.strip().upper() if isinstance(value, str) else value
+
+
+ContextLevel = Annotated[Literal["L1", "L2", "L3"], BeforeValidator(_upper_level)]
+
+
+def context(query: str, repo: str, level: ContextLevel = "L1",
             budget: int | None = None, branch: str | None = None,
             worktree: bool = False) -> dict[str, Any]:
     """A verified context slice for a question, ready to paste into a prompt ('text').
@@ -138,7 +173,7 @@ def context(query: str, repo: str, level: Literal["L1", "L2", "L3"] = "L1",
 
 
 def build_server() -> Any:
-    """A new MCP server with the three tools.
+    """A new MCP server with its tools (search, search_files, verify, context).
 
     The SDK calls ``logging.basicConfig`` when a server is built; that is undone here, so that
     importing this module never configures the logging of the process hosting it.
@@ -148,7 +183,7 @@ def build_server() -> Any:
     server = _Server(name="freshmark", instructions=INSTRUCTIONS)
     root.handlers[:] = handlers
     root.setLevel(level)
-    for tool in (search, verify, context):
+    for tool in (search, search_files, verify, context):
         server.add_tool(tool)
     return server
 

@@ -16,6 +16,7 @@ import fcntl
 import os
 import shutil
 import tempfile
+import time
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -167,14 +168,43 @@ def sync_mirror(settings: Settings, repo: RepoConfig,
         else:
             _fetch(repo.url, path, callbacks)
         _point_head(path, repo.branches)
+        _fetched_stamp(path).write_text(f"{time.time():.3f}\n", encoding="ascii")
         heads = read_heads(path)
         return MirrorState(path=path, heads=heads, previous_heads=previous, cloned=cloned)
+
+
+def _fetched_stamp(path: Path) -> Path:
+    return path.with_name(path.name + ".fetched")
+
+
+def last_fetched_seconds(settings: Settings, repo_id: str) -> float | None:
+    """Unix time of the mirror's last successful clone or fetch (None: never, or unknown)."""
+    try:
+        return float(_fetched_stamp(mirror_path(settings, repo_id)).read_text(encoding="ascii"))
+    except (OSError, ValueError):
+        return None
+
+
+def remote_branches(url: str) -> list[str] | None:
+    """The branch names the remote has now (``git ls-remote --heads``), or None when it cannot
+    be reached: a caller that only wants to catch a mistyped name should not block on it."""
+    with tempfile.TemporaryDirectory(prefix="freshmark-ls-remote-") as scratch:
+        repo = pygit2.init_repository(scratch, bare=True)
+        try:
+            heads = repo.remotes.create_anonymous(url).list_heads()
+        except pygit2.GitError:
+            return None
+        finally:
+            repo.free()
+    return sorted(h.name.removeprefix("refs/heads/") for h in heads
+                  if h.name.startswith("refs/heads/"))
 
 
 def remove_mirror(settings: Settings, repo_id: str) -> bool:
     """Delete a mirror (a repo dropped from the config); True if there was one."""
     path = mirror_path(settings, repo_id)
     with _locked(path):
+        _fetched_stamp(path).unlink(missing_ok=True)
         if not path.exists():
             return False
         shutil.rmtree(path)

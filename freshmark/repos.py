@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import hashlib
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 from freshmark.config import Config
-from freshmark.errors import ConfigError, NotIndexed, RepositoryGone
+from freshmark.errors import BadInput, ConfigError, NotIndexed, RepositoryGone
 from freshmark.gitrepo import GitRepo
 from freshmark.settings import Settings
-from freshmark.store import Store
+from freshmark.store import Manifest, Store
 
 
 @dataclass(frozen=True)
@@ -51,13 +53,44 @@ def _exists(path: Path) -> bool:
         return False
 
 
+def unique_name(key: str, path: Path, wanted: str, taken: Mapping[str, str]) -> str:
+    """A name for the repository ``key`` that no other indexed repository uses.
+
+    ``taken`` maps names in use to their keys. A key keeps the name it already has; a new one
+    takes ``wanted`` (its directory name) if free, else its parent-qualified name (``b/fresh``),
+    else that plus a digest of its key, so two checkouts called ``fresh`` never share a name.
+    """
+    for name, owner in taken.items():
+        if owner == key:
+            return name
+    qualified = f"{path.parent.name}/{wanted}" if path.parent.name else wanted
+    for name in (wanted, qualified):
+        if name not in taken:
+            return name
+    return f"{qualified}-{hashlib.sha256(key.encode()).hexdigest()[:8]}"
+
+
+def names_in_use(manifests: Iterable[Manifest]) -> dict[str, str]:
+    """Repository name -> index key, over every indexed branch."""
+    return {m.repo: m.repo_key for m in manifests}
+
+
+def _only_candidate(arg: str, manifests: list[Manifest]) -> Manifest | None:
+    """The one repository ``arg`` names; an error listing them when it names several."""
+    by_key = {m.repo_key: m for m in manifests}
+    if len(by_key) > 1:
+        listed = "; ".join(f"{m.repo} at {m.repo_path or k}" for k, m in sorted(by_key.items()))
+        raise BadInput(f"repository name {arg!r} is ambiguous: {listed}; pass its path instead")
+    return next(iter(by_key.values()), None)
+
+
 def resolve_repo(
     arg: str, settings: Settings, config: Config, store: Store | None = None
 ) -> RepoHandle:
     """A path to a git repository, or the id of a configured (cluster) or indexed repository."""
     candidate = Path(arg).expanduser()
     if _exists(candidate):
-        repo = GitRepo.open(candidate)
+        repo = GitRepo.discover(candidate)
         return RepoHandle(key=repo.key(), name=repo.default_name(), path=repo.path)
     try:
         configured = config.repo(arg)
@@ -72,7 +105,8 @@ def resolve_repo(
                 f"repository at {candidate.resolve()} was indexed but is gone (moved or deleted); "
                 "index it again from its new location"
             )
-        for manifest in store.list_manifests(arg):
+        manifest = _only_candidate(arg, store.list_manifests(arg))
+        if manifest is not None:
             path = Path(manifest.repo_path)
             return RepoHandle(
                 key=manifest.repo_key,

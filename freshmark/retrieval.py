@@ -12,41 +12,67 @@ import math
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from collections.abc import Iterable, Sequence
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any, Protocol
 
 import numpy as np
 
+from freshmark.classify import search_kind
 from freshmark.errors import BadInput
 from freshmark.fusion import (
     DEFAULT_WEIGHTS,
     Candidate,
+    FileCandidate,
     RerankWeights,
     dedup,
+    diversify,
     fuse,
+    group_files,
     rerank,
 )
 from freshmark.lexical import LexicalHit, LexicalIndex
-from freshmark.stamp import EXCLUDED_FILE_KINDS, LIVE, TOMBSTONED, ChunkRecord
+from freshmark.query import QueryPlan, plan_query
+from freshmark.stamp import (
+    EXCLUDED_FILE_KINDS,
+    FILE_KINDS,
+    LIVE,
+    ON_REQUEST_FILE_KINDS,
+    TOMBSTONED,
+    ChunkRecord,
+)
 from freshmark.store import BranchIndex
-from freshmark.tokenize import code_share, query_terms
 
 __all__ = [
+    "CHANNELS",
     "Candidate",
+    "FileCandidate",
     "SearchTimings",
+    "file_search",
     "hybrid_search",
     "lexical_for",
+    "resolve_kinds",
     "validate_query",
 ]
 
-# Longer than any question or symbol list a person or agent sends; a pasted file is refused
-# with a message rather than tokenised and embedded (which would be slow and meaningless).
-MAX_QUERY_BYTES = 10_000
+# An issue report with its tracebacks and reproduction code is a fair query (tens of KB); a
+# pasted file beyond this is refused with a message rather than tokenised and embedded.
+MAX_QUERY_BYTES = 100_000
 MAX_K = 100
-# Each channel fetches this many times k candidates (seed 001 §3.2: room for the rerank).
+# Each channel fetches this many times k candidates (seed 001 §3.2: room for the rerank), and
+# never fewer than MIN_POOL: the kind preference and the per-file cap need candidates to choose
+# from beyond the first k.
 CHANNEL_FACTOR = 2
+MIN_POOL = 40
+# Files whose best chunk joins the candidates from the whole-file BM25 ranking.
+FILE_POOL = 20
+# Chunks one file may hold among a chunk answer's results before other files get their turn.
+MAX_PER_FILE = 2
+CHANNELS = ("bm25", "vectors", "hybrid")
+# What a search covers unless the caller names kinds: everything but the excluded kinds and
+# the kinds searched only on request (changelogs, translation catalogues).
+DEFAULT_KINDS = frozenset(FILE_KINDS) - EXCLUDED_FILE_KINDS - ON_REQUEST_FILE_KINDS
 # The vector channel reads this many more nearest chunks than it expects to survive its
 # filters, and filters them itself (see ``vector_channel``).
 OVERFETCH = 1.25
@@ -102,23 +128,48 @@ def _validate_k(k: object) -> int:
     return k
 
 
-def channel_where(include_history: bool, include_excluded: bool) -> dict[str, Any] | None:
-    """The Chroma ``where`` filter both channels apply."""
+def resolve_kinds(kinds: Iterable[str] | str | None, include_excluded: bool = False
+                  ) -> frozenset[str]:
+    """The file kinds a search covers: ``kinds`` as named (a list or a comma-separated string),
+    else ``DEFAULT_KINDS``; ``include_excluded`` adds the excluded kinds either way."""
+    if kinds is None or kinds == "" or kinds == []:
+        chosen = set(DEFAULT_KINDS)
+    else:
+        names = kinds.split(",") if isinstance(kinds, str) else list(kinds)
+        if not all(isinstance(name, str) for name in names):
+            raise BadInput("kind must be a list of file kind names")
+        chosen = {name.strip().lower() for name in names if name.strip()}
+        unknown = sorted(chosen - set(FILE_KINDS))
+        if unknown:
+            raise BadInput(f"unknown file kind {', '.join(map(repr, unknown))}; "
+                           f"choose from {', '.join(FILE_KINDS)}")
+    if include_excluded:
+        chosen |= EXCLUDED_FILE_KINDS
+    return frozenset(chosen)
+
+
+def channel_where(include_history: bool, kinds: frozenset[str]) -> dict[str, Any] | None:
+    """The Chroma ``where`` filter both channels apply (stored kinds: a superset of ``kinds``,
+    as chunks stamped before a kind existed carry the older one; ``passes_filter`` decides)."""
     clauses: list[dict[str, Any]] = []
     if not include_history:
         clauses.append({"status": LIVE})
-    if not include_excluded:
-        clauses.append({"file_kind": {"$nin": sorted(EXCLUDED_FILE_KINDS)}})
+    stored = set(kinds) | ({"source", "doc", "config"} if kinds & _REFINED_KINDS else set())
+    if stored < set(FILE_KINDS):
+        clauses.append({"file_kind": {"$in": sorted(stored)}})
     if not clauses:
         return None
     return clauses[0] if len(clauses) == 1 else {"$and": clauses}
 
 
-def passes_filter(record: ChunkRecord, include_history: bool, include_excluded: bool) -> bool:
+_REFINED_KINDS = frozenset({"changelog", "translation", "other"})
+
+
+def passes_filter(record: ChunkRecord, include_history: bool, kinds: frozenset[str]) -> bool:
     """The same rule as ``channel_where``, applied to a record read back from the store."""
     if record.status != LIVE and not (include_history and record.status == TOMBSTONED):
         return False
-    return include_excluded or not record.is_excluded_kind
+    return search_kind(record.path, record.file_kind) in kinds
 
 
 # -- the lexical index per collection, shared by every search in this process ------------------
@@ -189,7 +240,7 @@ def vector_channel(
     vector: np.ndarray,
     n: int,
     include_history: bool,
-    include_excluded: bool,
+    kinds: frozenset[str],
     passing_share: float = 1.0,
 ) -> list[tuple[ChunkRecord, float]]:
     """Nearest chunks that pass the filters, as (record, cosine similarity), best first.
@@ -203,12 +254,12 @@ def vector_channel(
     share = max(passing_share, MIN_PASSING_SHARE)
     for wanted in (math.ceil(OVERFETCH * n / share), math.ceil(8 * n / share)):
         nearest = index.query(vector, wanted, where=None)
-        kept = [(r, 1.0 - d) for r, d in nearest
-                if passes_filter(r, include_history, include_excluded)]
+        kept = [(r, 1.0 - d) for r, d in nearest if passes_filter(r, include_history, kinds)]
         if len(kept) >= n or len(nearest) < wanted:
             return kept[:n]
-    where = channel_where(include_history, include_excluded)
-    return [(record, 1.0 - distance) for record, distance in index.query(vector, n, where=where)]
+    where = channel_where(include_history, kinds)
+    return [(record, 1.0 - distance) for record, distance in index.query(vector, n, where=where)
+            if passes_filter(record, include_history, kinds)]
 
 
 def lexical_channel(
@@ -217,7 +268,7 @@ def lexical_channel(
     hits: Sequence[LexicalHit],
     known: dict[str, ChunkRecord],
     include_history: bool,
-    include_excluded: bool,
+    kinds: frozenset[str],
 ) -> list[tuple[ChunkRecord, float]]:
     """Lexical hits re-read from the store and filtered by what the store says now.
 
@@ -236,7 +287,7 @@ def lexical_channel(
     return [
         (records[h.id], h.score)
         for h in hits
-        if h.id in records and passes_filter(records[h.id], include_history, include_excluded)
+        if h.id in records and passes_filter(records[h.id], include_history, kinds)
     ]
 
 
@@ -259,31 +310,53 @@ def _fill_missing_scores(
             candidate.vector_sim = float(query @ other) / (float(np.linalg.norm(other)) or 1.0)
 
 
-def hybrid_search(
+def embed_plan(embedder: QueryEmbedder, plan: QueryPlan) -> np.ndarray:
+    """The query vector: one embedding, or for a long query the weighted mean of its windows'
+    embeddings (unit length), so the vector channel reads the whole report."""
+    if len(plan.windows) == 1:
+        return np.asarray(embedder.embed_query(plan.windows[0]), dtype=np.float32)
+    embed_many = getattr(embedder, "embed", None)
+    rows = np.asarray(embed_many(plan.windows) if embed_many is not None else
+                      [embedder.embed_query(w) for w in plan.windows], dtype=np.float32)
+    pooled = np.asarray(plan.window_weights, dtype=np.float32) @ rows
+    return pooled / (float(np.linalg.norm(pooled)) or 1.0)
+
+
+# Rerank weights with the other channel's evidence switched off: ``bm25`` and ``vectors``
+# measure one channel alone (with the same kind preference, de-duplication and per-file cap).
+_CHANNEL_WEIGHTS = {
+    "bm25": {"vector": 0.0, "vector_long": 0.0},
+    "vectors": {"rrf": 0.0, "bm25": 0.0, "symbol": 0.0, "path": 0.0, "file": 0.0, "hint": 0.0},
+}
+
+
+def _channel_weights(weights: RerankWeights, channels: str) -> RerankWeights:
+    if channels not in CHANNELS:
+        raise BadInput(f"channels must be one of {', '.join(CHANNELS)}, not {channels!r}")
+    return replace(weights, **_CHANNEL_WEIGHTS.get(channels, {}))
+
+
+def _ranked_pool(
     index: BranchIndex,
     embedder: QueryEmbedder,
-    query: str,
-    k: int = 5,
+    plan: QueryPlan,
+    n: int,
     *,
-    include_history: bool = False,
-    include_excluded: bool = False,
-    lexical: LexicalIndex | None = None,
-    cache_dir: Path | None = None,
-    weights: RerankWeights = DEFAULT_WEIGHTS,
-) -> tuple[list[Candidate], SearchTimings]:
-    """The ``k`` best chunks for ``query`` and the time each stage took.
-
-    ``lexical``: a lexical index to use (it is refreshed first); by default this process's
-    shared one (``lexical_for(index, cache_dir)``). Raises ``BadInput`` for an empty, binary
-    or over-long query and a ``k`` outside 1..MAX_K.
-    """
-    text, k = validate_query(query), _validate_k(k)
-    n = CHANNEL_FACTOR * k
-    terms = query_terms(text)
-    timings = SearchTimings()
-
+    include_history: bool,
+    kinds: frozenset[str],
+    lexical: LexicalIndex | None,
+    cache_dir: Path | None,
+    weights: RerankWeights,
+    channels: str,
+    timings: SearchTimings,
+    whole_files: bool,
+) -> list[Candidate]:
+    """Every candidate both channels found (``n`` each, plus with ``whole_files`` the best chunk
+    of the best whole files, and their file scores as a feature), fused, de-duplicated and
+    reranked, best first."""
+    use_vectors, use_lexical = channels != "bm25", channels != "vectors"
     started = time.perf_counter()
-    vector = np.asarray(embedder.embed_query(text), dtype=np.float32)
+    vector = embed_plan(embedder, plan)
     timings.embed_seconds = time.perf_counter() - started
 
     started = time.perf_counter()
@@ -294,25 +367,113 @@ def hybrid_search(
     refresh_seconds = time.perf_counter() - started
 
     started = time.perf_counter()
-    share = lexical.passing_share(include_history, include_excluded)
-    vector_hits = vector_channel(index, vector, n, include_history, include_excluded, share)
+    vector_hits: list[tuple[ChunkRecord, float]] = []
+    if use_vectors:
+        share = lexical.passing_share(include_history, False, kinds)
+        vector_hits = vector_channel(index, vector, n, include_history, kinds, share)
     timings.vector_seconds = time.perf_counter() - started
 
     started = time.perf_counter()
     known = {record.id: record for record, _ in vector_hits}
-    hits, bm25_of = lexical.search(terms, n, include_history=include_history,
-                                   include_excluded=include_excluded, score_ids=list(known))
-    lexical_hits = lexical_channel(index, lexical, hits, known, include_history, include_excluded)
+    hits, bm25_of = lexical.search(plan.terms, n, include_history=include_history,
+                                   include_excluded=True, score_ids=list(known), kinds=kinds,
+                                   weights=plan.weights)
+    file_scores: dict[str, float] = {}
+    file_hits: list[LexicalHit] = []
+    if use_lexical and whole_files:
+        file_scores, file_hits, best_scores = lexical.search_files(
+            plan.terms, FILE_POOL, kinds=kinds, weights=plan.weights)
+        for doc_id, score in best_scores.items():
+            bm25_of.setdefault(doc_id, score)
+    lexical_hits = lexical_channel(index, lexical, hits, known, include_history, kinds) \
+        if use_lexical else []
+    known.update({r.id: r for r, _ in lexical_hits})
+    whole_file_hits = lexical_channel(index, lexical, file_hits, known, include_history, kinds)
     timings.lexical_seconds = refresh_seconds + time.perf_counter() - started
 
     started = time.perf_counter()
-    records = {record.id: record for record, _ in [*vector_hits, *lexical_hits]}
-    candidates = dedup(fuse(records, [(r.id, s) for r, s in lexical_hits],
-                            [(r.id, s) for r, s in vector_hits]))
+    records = {r.id: r for r, _ in [*vector_hits, *lexical_hits, *whole_file_hits]}
+    rankings = [[(r.id, s) for r, s in lexical_hits], [(r.id, s) for r, s in vector_hits]]
+    if whole_file_hits:
+        rankings.append([(r.id, file_scores.get(r.path, 0.0)) for r, _ in whole_file_hits])
+    candidates = dedup(fuse(records, *rankings))
     fill_started = time.perf_counter()
-    _fill_missing_scores(index, vector, candidates, bm25_of)
+    if use_vectors:
+        _fill_missing_scores(index, vector, candidates, bm25_of)
+    else:
+        for candidate in candidates:
+            candidate.bm25 = bm25_of.get(candidate.record.id, candidate.bm25 or 0.0)
     fill_seconds = time.perf_counter() - fill_started
-    ranked = rerank(candidates, terms, weights, code_share=code_share(text))[:k]
+    ranked = rerank(candidates, plan, _channel_weights(weights, channels),
+                    file_scores=file_scores if use_lexical else {})
     timings.vector_seconds += fill_seconds
     timings.fusion_seconds = time.perf_counter() - started - fill_seconds
-    return ranked, timings
+    return ranked
+
+
+def hybrid_search(
+    index: BranchIndex,
+    embedder: QueryEmbedder,
+    query: str,
+    k: int = 5,
+    *,
+    include_history: bool = False,
+    include_excluded: bool = False,
+    kinds: Iterable[str] | str | None = None,
+    channels: str = "hybrid",
+    max_per_file: int = MAX_PER_FILE,
+    lexical: LexicalIndex | None = None,
+    cache_dir: Path | None = None,
+    weights: RerankWeights = DEFAULT_WEIGHTS,
+) -> tuple[list[Candidate], SearchTimings]:
+    """The ``k`` best chunks for ``query`` and the time each stage took.
+
+    ``kinds``: the file kinds to search (default ``DEFAULT_KINDS``; the ranking prefers source
+    over tests over docs either way). ``channels``: ``hybrid`` (default), or ``bm25`` /
+    ``vectors`` alone, for measurement. ``max_per_file``: chunks of one file among the
+    results before other files get their turn (0: no cap). ``lexical``: a lexical index to use
+    (it is refreshed first); by default this process's shared one. Raises ``BadInput`` for an
+    empty, binary or over-long query, a ``k`` outside 1..MAX_K or an unknown kind.
+    """
+    text, k = validate_query(query), _validate_k(k)
+    timings = SearchTimings()
+    plan = plan_query(text)
+    # A question or a few names asks for a function: its own chunks rank it. An issue report
+    # asks which code is at fault: evidence spread over a file counts, and the pool is wider.
+    pool = max(CHANNEL_FACTOR * k, MIN_POOL) if plan.long else CHANNEL_FACTOR * k
+    ranked = _ranked_pool(
+        index, embedder, plan, pool,
+        include_history=include_history, kinds=resolve_kinds(kinds, include_excluded),
+        lexical=lexical, cache_dir=cache_dir, weights=weights, channels=channels,
+        timings=timings, whole_files=plan.long,
+    )
+    return diversify(ranked, k, max_per_file), timings
+
+
+def file_search(
+    index: BranchIndex,
+    embedder: QueryEmbedder,
+    query: str,
+    k: int = 5,
+    *,
+    include_history: bool = False,
+    include_excluded: bool = False,
+    kinds: Iterable[str] | str | None = None,
+    channels: str = "hybrid",
+    chunks_per_file: int = 3,
+    lexical: LexicalIndex | None = None,
+    cache_dir: Path | None = None,
+    weights: RerankWeights = DEFAULT_WEIGHTS,
+) -> tuple[list[FileCandidate], SearchTimings]:
+    """The ``k`` best files for ``query``, each with its best chunks (up to
+    ``chunks_per_file``), from the same candidates as ``hybrid_search``: a file scores by its
+    best chunk plus a little for each further matching chunk."""
+    text, k = validate_query(query), _validate_k(k)
+    timings = SearchTimings()
+    ranked = _ranked_pool(
+        index, embedder, plan_query(text), max(4 * k, MIN_POOL),
+        include_history=include_history, kinds=resolve_kinds(kinds, include_excluded),
+        lexical=lexical, cache_dir=cache_dir, weights=weights, channels=channels,
+        timings=timings, whole_files=True,
+    )
+    return group_files(ranked, chunks_per_file)[:k], timings

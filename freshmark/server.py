@@ -29,13 +29,15 @@ import redis
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, Response
 from kombu.exceptions import OperationalError
+from starlette.concurrency import run_in_threadpool
 
 from freshmark import __version__, jobs, keys, metrics
 from freshmark.auth import BearerAuth, tokens_from_env
 from freshmark.branches import request_branch_index
 from freshmark.config import Config, load_config
-from freshmark.errors import BadInput, ConfigError
+from freshmark.errors import BadInput, BranchNotFound, ConfigError
 from freshmark.limits import BodyLimit, BodyLimits
+from freshmark.mirrors import remote_branches
 from freshmark.redact import redact
 from freshmark.settings import Settings
 from scheduler.receiver import TooLarge, WebhookReceiver, read_capped
@@ -81,11 +83,15 @@ class _Routes:
     async def ondemand(self, repo_id: str, request: Request) -> JSONResponse:
         try:
             branch, base = _branch_request(await _json_object(request))
+            url = self.config.repo(repo_id).url
+            known = await run_in_threadpool(remote_branches, url)  # ls-remote blocks
             result = request_branch_index(
-                self.client, self.config, repo_id, branch, self.send, base
+                self.client, self.config, repo_id, branch, self.send, base, known
             )
         except ConfigError:
             return JSONResponse({"error": f"unknown repository {repo_id[:80]!r}"}, status_code=404)
+        except BranchNotFound as exc:
+            return JSONResponse({"error": str(exc)}, status_code=404)
         except BadInput as exc:
             return JSONResponse({"error": str(exc)}, status_code=400)
         except (redis.RedisError, OperationalError, OSError):

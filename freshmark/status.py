@@ -8,6 +8,7 @@ from typing import Any
 from freshmark.config import Config
 from freshmark.errors import FreshmarkError, NotIndexed
 from freshmark.gitrepo import GitRepo
+from freshmark.heads import LOCAL, HeadSource, refresh_heads
 from freshmark.repos import resolve_repo
 from freshmark.settings import Settings
 from freshmark.stamp import LIVE, TOMBSTONED
@@ -41,12 +42,14 @@ def _verdict_counts(settings: Settings, repo: str, branch: str) -> dict[str, int
     return VerdictStats.open(settings).counts(repo, branch)
 
 
-def status_row(index: BranchIndex, repo: GitRepo | None, settings: Settings) -> dict[str, Any]:
+def status_row(index: BranchIndex, repo: GitRepo | None, settings: Settings,
+               source: HeadSource | None = None) -> dict[str, Any]:
     manifest = index.manifest
     try:
         behind = behind_head(repo, index) if repo else {"error": "repository not reachable"}
     except FreshmarkError as exc:
         behind = {"error": str(exc)}
+    behind.update((source or HeadSource(LOCAL)).to_json())
     return {
         "repo": manifest.repo,
         "branch": manifest.branch,
@@ -68,6 +71,7 @@ def branch_status(
 ) -> list[dict[str, Any]]:
     """Status rows for one branch, or for every indexed branch of the repository."""
     handle = resolve_repo(str(path), settings, config, store)
+    source = refresh_heads(settings, config, handle.repo_id)  # the same heads as ``audit``
     try:
         repo: GitRepo | None = handle.open()
     except FreshmarkError:
@@ -79,4 +83,4 @@ def branch_status(
         indexes = [i for m in manifests if (i := store.branch(m.repo_key, m.branch)) is not None]
     if not indexes:
         raise NotIndexed(f"{handle.name} has no indexed branch yet; run: freshmark index {path}")
-    return [status_row(index, repo, settings) for index in indexes]
+    return [status_row(index, repo, settings, source) for index in indexes]

@@ -75,6 +75,11 @@ def _kept_tokens(word: str) -> tuple[str, ...]:
     return tuple(t for t in word_tokens(word) if len(t) <= MAX_TOKEN_CHARS and t not in STOPWORDS)
 
 
+def kept_tokens(word: str) -> tuple[str, ...]:
+    """The tokens one word gives (the whole word first), as documents and queries index it."""
+    return _kept_tokens(word)
+
+
 def iter_tokens(text: str) -> Iterator[str]:
     """Tokens of a chunk text, a path or a query, in order (see the module rules)."""
     for match in _WORD.finditer(text):

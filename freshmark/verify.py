@@ -29,6 +29,8 @@ from freshmark.gitrepo import FileGone, GitRepo, safe_relpath
 from freshmark.stamp import MANDATORY_FIELDS, TOMBSTONED, ChunkRecord
 
 SHORT_SHA = 7
+# How far back ``verify`` looks for a path that is absent today before calling it unknown.
+HISTORY_SEARCH_COMMITS = 20_000
 WINDOW_KIND = "window"  # a line window of a file freshmark cannot parse (SPEC §5 fallback)
 _LINE_FIELDS = ("start_line", "end_line")
 
@@ -341,6 +343,19 @@ class Verifier:
             current_text=_line_slice(text, start, end),
         )
 
+    def _absent_path(self, path: str) -> Verification:
+        """A path absent at the target: historical only if the branch ever had it."""
+        self.git_reads += 1
+        existed = self.repo.path_in_history(self.target.head, path, HISTORY_SEARCH_COMMITS)
+        if existed:
+            return Verification(Verdict.HISTORICAL,
+                                f"file no longer exists at {self.target.label}")
+        searched = "its history" if existed is False else \
+            f"the last {HISTORY_SEARCH_COMMITS} commits"
+        return Verification(Verdict.UNVERIFIABLE,
+                            f"unknown path: not in {self.target.label} nor in {searched} of "
+                            f"{self.target.branch}; check the path")
+
     # -- the seed's snippet list (path + sha256 prefix of the whole file) -----------------------
     def verify_file_hash(self, path: str, hash_prefix: str | None) -> Verification:
         """Seed 000 §4.8: compare the sha256 prefix recorded for a file with the file today.
@@ -353,7 +368,7 @@ class Verifier:
             return Verification(Verdict.UNVERIFIABLE, "no version metadata: no hash recorded")
         data = self.current_bytes(path)
         if data is None:
-            return Verification(Verdict.HISTORICAL, f"file no longer exists at {self.target.label}")
+            return self._absent_path(path)
         now = hashlib.sha256(data).hexdigest()
         prefix = hash_prefix.lower()
         if now.startswith(prefix):

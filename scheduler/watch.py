@@ -148,6 +148,20 @@ def _git_state(root: Path) -> tuple[str | None, dict[str, str]]:
         repo.free()
 
 
+_OUTCOME_WORDS = {"new": "queued", "resend": "queued again", "waiting": "queued",
+                  "coalesced": "merged into the pending job"}
+
+
+def describe_enqueue(spec: jobs.JobSpec, result: jobs.EnqueueResult, tally: Tally,
+                     delay_seconds: float) -> str:
+    """The log line for one job the watcher asked for (what, why, when it will be sent)."""
+    when = "now" if delay_seconds <= 0 else f"due in {delay_seconds:g} s"
+    seeded = f", seeded from {spec.base_branch}" if spec.base_branch else ""
+    return (f"{spec.reason}: {_OUTCOME_WORDS.get(result.outcome, result.outcome)} index of "
+            f"{spec.branch} ({when}{seeded}; {tally.files} file, {tally.refs} ref events"
+            f"{', overflow' if tally.overflow else ''}) as {result.job_key}")
+
+
 class WorkingCopyWatcher:
     def __init__(
         self,
@@ -234,19 +248,19 @@ class WorkingCopyWatcher:
         tally = self.tally.take()
         results: list[jobs.EnqueueResult] = []
         if tally.events or tally.overflow or immediate:
+            delay = 0.0 if immediate else self.debounce_seconds
             for spec in self.plan(tally):
-                results.append(
-                    jobs.enqueue(
-                        self.client, spec, now=now,
-                        delay_seconds=0.0 if immediate else self.debounce_seconds,
-                        max_wait_seconds=self.max_wait_seconds,
-                    )
-                )
+                result = jobs.enqueue(self.client, spec, now=now, delay_seconds=delay,
+                                      max_wait_seconds=self.max_wait_seconds)
+                log.info("%s", describe_enqueue(spec, result, tally, delay))
+                results.append(result)
                 self.indexed.add(spec.branch)
             for result in results:
                 if result.must_send:
                     self.send(result.kind, result.job_key, result.job_id, result.queue)
-        jobs.drain_due(self.client, self.send, now=now)
+        sent = jobs.drain_due(self.client, self.send, now=now)
+        if sent:
+            log.info("watch: sent %d debounced job(s) to the workers", sent)
         return results
 
     def run(self, stop: threading.Event, flush_seconds: float = 0.25) -> None:

@@ -87,3 +87,17 @@ def test_snippet_list_line_without_hash_has_no_version():
                                                           "recorded"), MAIN).lines()
     assert header[0] == "source:  docs/design/error-codes.md"
     assert header[1] == "version: unknown (no version metadata)"
+
+
+def test_class_skeleton_is_cited_as_an_outline_not_as_the_lines():
+    skeleton = ChunkRecord(
+        repo="shop", branch="main", commit="9f3c1ab" + "0" * 33, path="shop/order.py",
+        symbol="Order", start_line=389, end_line=445, indexed_at="2026-09-29T10:00:00Z",
+        blob_sha="b" * 40, content_sha256="c" * 64, kind="class",
+        text="class Order:\n    def cancel(self):\n        ...\n")
+    citation = cite(skeleton, Verification(Verdict.CURRENT, "same commit"),
+                    Target("main", "9f3c1ab" + "0" * 33, worktree=False))
+    lines = citation.lines()
+    assert "#L389-L445  (Order, skeleton: member bodies elided as ...)" in lines[0]
+    assert "same content as indexed" not in lines[2]
+    assert "outline of those lines" in lines[2]

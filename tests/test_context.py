@@ -150,7 +150,7 @@ def test_token_estimate_counts_three_ascii_characters_per_token():
 
 @pytest.mark.parametrize(("query", "level", "message"), [
     ("", "L1", "query is empty"),
-    ("x" * 100_000, "L1", "over the 10000-byte limit"),
+    ("x" * 100_001, "L1", "over the 100000-byte limit"),
     ("cancel", "L4", "level must be one of L1, L2, L3"),
 ])
 def test_bad_query_or_level_is_refused_before_anything_is_opened(fm_home, query, level,

@@ -17,10 +17,13 @@ import pytest
 
 from freshmark.embedding import get_embedder
 from freshmark.embedding.minilm import (
+    MAX_POOL_WINDOWS,
+    MAX_SEQ_TOKENS,
     MiniLMEmbedder,
     ensure_model_file,
     locate_model_files,
     model_file_path,
+    token_windows,
     weights_sha256,
 )
 
@@ -171,3 +174,24 @@ def test_damaged_cached_graph_is_rebuilt(tmp_path: Path) -> None:
     embedder = get_embedder("minilm-fp32", tmp_path, threads=1)
     assert damaged.stat().st_size > 1_000_000
     assert cosines(embedder.embed(REFERENCE_TEXTS[:3]), REFERENCE_VECTORS[:3]).min() >= 0.999
+
+
+def test_token_windows_frame_each_window_and_cover_the_text():
+    ids = [101, *range(1000, 1600), 102]  # [CLS] 600 pieces [SEP]
+    windows = token_windows(ids)
+    assert all(w[0] == 101 and w[-1] == 102 and len(w) <= MAX_SEQ_TOKENS for w in windows)
+    assert [i for w in windows for i in w[1:-1]] == ids[1:-1]
+    assert token_windows(ids[:50] + [102]) == [ids[:50] + [102]]
+    assert len(token_windows([101, *range(10_000), 102])) == MAX_POOL_WINDOWS
+
+
+def test_pooled_embedder_reads_past_the_first_window(model_cache: Path, int8: MiniLMEmbedder):
+    pooled = get_embedder("minilm-pool", model_cache)
+    assert pooled.id.endswith("+pool") and pooled.id != int8.id
+    filler = "\n".join(f"    total_{n} = total_{n - 1} + {n}" for n in range(1, 120))
+    tail = "\n    " + CANCEL_FUNCTION.replace("\n", "\n    ")
+    text = "def accumulate():\n" + filler + tail
+    head_only, whole = int8.embed([text])[0], pooled.embed([text])[0]
+    cancel = int8.embed([CANCEL_FUNCTION])[0]
+    assert abs(float(np.linalg.norm(whole)) - 1.0) < 1e-5
+    assert float(whole @ cancel) > float(head_only @ cancel) + 0.03

@@ -136,3 +136,16 @@ def test_explain_names_every_number() -> None:
     (ranked,) = rerank(fuse({"a": _record("a")}, [("a", 2.0)], []), ["x"])
     assert {"score", "rrf", "bm25", "bm25_rank", "vector_sim", "vector_rank", "symbol_hit",
             "path_hit", "length_fit"} <= set(ranked.explain())
+
+
+def test_long_report_names_a_symbol_only_in_code_form():
+    from freshmark.query import plan_query
+
+    prose = ("We copy the data and then it fails. " * 10 + "Calling `Dataset.merge` breaks.")
+    plan = plan_query(prose)
+    copy_chunk = fuse({"copy": _record("copy", symbol="Dataset.copy")}, [("copy", 1.0)], [])
+    merge_chunk = fuse({"merge": _record("merge", symbol="Dataset.merge")}, [("merge", 1.0)], [])
+    (copy,) = rerank(copy_chunk, plan)
+    (merge,) = rerank(merge_chunk, plan)
+    assert copy.features["symbol_hit"] == 0.0
+    assert merge.features["symbol_hit"] == 1.0

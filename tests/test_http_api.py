@@ -63,7 +63,7 @@ def test_context_returns_text_ready_for_a_prompt(fm_home, make_repo, client):
 
 @pytest.mark.parametrize(("path", "payload", "status", "error"), [
     ("/v1/search", {"query": "", "repo": "{repo}"}, 400, "BadInput"),
-    ("/v1/search", {"query": "x" * 100_000, "repo": "{repo}"}, 400, "BadInput"),
+    ("/v1/search", {"query": "x" * 100_001, "repo": "{repo}"}, 400, "BadInput"),
     ("/v1/search", {"query": "cancel", "repo": "no-such-repo"}, 404, "NotIndexed"),
     ("/v1/search", {"query": "cancel", "repo": "{repo}", "branch": "nope"}, 404,
      "BranchNotFound"),

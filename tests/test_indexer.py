@@ -162,6 +162,34 @@ def test_rename_tombstones_old_path_with_successor_and_reuses_vectors(store_env,
     assert summary["embeddings_computed"] == 0
 
 
+def test_path_renamed_away_and_replaced_by_a_symlink_in_one_commit(fm_home, make_repo):
+    # Seen in astropy's history: CITATION moved to astropy/CITATION and a symlink took its place.
+    repo = make_repo("cite")
+    repo.write("CITATION", "Cite this project as follows.\n\nThe paper, 2018.\n")
+    repo.commit("cite")
+    run(repo)
+    repo.rename("CITATION", "pkg/CITATION")
+    (repo.path / "CITATION").symlink_to("pkg/CITATION")
+    repo.commit("move citation, keep a link")
+    run(repo)
+    by_path = {}
+    for record in records(repo):
+        by_path.setdefault(record.path, []).append(record)
+    assert by_path["pkg/CITATION"] and all(r.status == "live" for r in by_path["pkg/CITATION"])
+    assert all(r.status == "tombstoned" for r in by_path["CITATION"])
+
+
+def test_path_renamed_away_and_rewritten_in_one_commit_stays_live(fm_home, make_repo):
+    repo = make_repo("swap")
+    repo.write("tool.py", "def old_tool():\n    return 1\n").commit("tool")
+    run(repo)
+    repo.rename("tool.py", "legacy/tool.py")
+    repo.write("tool.py", "def old_tool():\n    return 2\n").commit("new tool, old one kept")
+    run(repo)
+    live = [r for r in records(repo) if r.path == "tool.py" and r.status == "live"]
+    assert [r.symbol for r in live] == ["old_tool"] and "return 2" in live[0].text
+
+
 def test_removed_symbol_in_kept_file_is_tombstoned(store_env, make_repo):
     repo = shop_repo(make_repo)
     run(repo)

@@ -109,7 +109,7 @@ def test_compaction_keeps_results_and_drops_dead_postings() -> None:
 
 def test_excluded_documents_are_skipped_unless_asked_for() -> None:
     bm25 = _index()
-    bm25.add("generated", tokenize("def restock_generated(): restock()"), excluded=True)
+    bm25.add("generated", tokenize("def restock_generated(): restock()"), kind="generated")
     assert "generated" not in _ids(bm25.search(query_terms("restock"), 5))
     assert "generated" in _ids(bm25.search(query_terms("restock"), 5, include_excluded=True))
 

@@ -27,12 +27,12 @@ def call(name: str, arguments: dict) -> tuple[bool, dict | None, str]:
     return anyio.run(run)
 
 
-def test_server_offers_search_verify_and_context():
+def test_server_offers_search_search_files_verify_and_context():
     async def names() -> set[str]:
         async with Client(build_server()) as client:
             return {tool.name for tool in (await client.list_tools()).tools}
 
-    assert anyio.run(names) == {"search", "verify", "context"}
+    assert anyio.run(names) == {"search", "search_files", "verify", "context"}
 
 
 def test_search_tool_returns_verified_results(fm_home, make_repo):
@@ -103,4 +103,4 @@ def test_freshmark_mcp_serves_the_tools_on_stdio(fm_home):
         async with Client(params) as client:
             return {tool.name for tool in (await client.list_tools()).tools}
 
-    assert anyio.run(names) == {"search", "verify", "context"}
+    assert anyio.run(names) == {"search", "search_files", "verify", "context"}

@@ -17,6 +17,7 @@ from freshmark.embedding import get_embedder
 from freshmark.errors import BadInput
 from freshmark.lexical import LexicalIndex
 from freshmark.retrieval import (
+    DEFAULT_KINDS,
     MAX_QUERY_BYTES,
     forget_lexical,
     hybrid_search,
@@ -231,7 +232,7 @@ def test_vector_channel_falls_back_to_the_store_filter(
     Writer(index, embedder).run(tombstone=[r.id for r in crowd])
     vector = embedder.embed_query("restock items")  # type: ignore[attr-defined]
     # A share of 1.0 claims nothing is filtered: both unfiltered reads come back all tombstoned.
-    found = vector_channel(index, vector, 3, False, False, passing_share=1.0)
+    found = vector_channel(index, vector, 3, False, DEFAULT_KINDS, passing_share=1.0)
     assert len(found) == 3 and all(record.status == "live" for record, _ in found)
 
 
@@ -299,7 +300,7 @@ def test_recreated_collection_is_rebuilt_not_patched(
     assert symbols(search(fresh, embedder, "restock alpha")) == ["alpha"]
 
 
-@pytest.mark.parametrize("query", ["", "   \n\t", "x" * (MAX_QUERY_BYTES + 1), "a" * 100_000,
+@pytest.mark.parametrize("query", ["", "   \n\t", "x" * (MAX_QUERY_BYTES + 1), "a" * 1_000_000,
                                    "bad\x00query"])
 def test_bad_query_is_refused_with_a_clear_error(
     index: BranchIndex, embedder: object, query: str

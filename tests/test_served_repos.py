@@ -79,7 +79,10 @@ def test_worktree_mode_reads_only_tracked_files(http, make_repo):
     content = f"secret.env\t{secret}\n{PATHS['service']}\t{tracked}"
     answer = _verify(http, "shop", worktree=True, content=content)
     assert answer.status_code == 200, answer.text
-    assert [line["verdict"] for line in answer.json()["lines"]] == ["historical", "current"]
+    secret_line, tracked_line = answer.json()["lines"]
+    # The untracked file is as good as absent: no hash comparison, no "current".
+    assert secret_line["verdict"] == "unverifiable" and "hash" not in secret_line["reason"]
+    assert tracked_line["verdict"] == "current"
 
 
 def test_worktree_mode_is_refused_for_a_configured_remotes_mirror(http, fm_home, tmp_path,

@@ -250,7 +250,7 @@ def test_file_hash_prefix_verdicts_follow_the_seed(repo):
     check = verifier(repo)
     assert check.verify_file_hash(PATH, now[:12]).verdict is Verdict.CURRENT
     assert check.verify_file_hash(PATH, "0" * 12).verdict is Verdict.CHANGED
-    assert check.verify_file_hash("src/gone.py", now[:12]).verdict is Verdict.HISTORICAL
+    assert check.verify_file_hash("src/never_existed.py", now[:12]).verdict is Verdict.UNVERIFIABLE
     assert check.verify_file_hash(PATH, None).verdict is Verdict.UNVERIFIABLE
 
 

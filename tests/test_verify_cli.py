@@ -121,3 +121,13 @@ def test_verify_counts_its_verdicts(fm_home, make_repo):
 def test_help_documents_the_exit_codes():
     result = run_cli("verify", "--help")
     assert "Exit codes:" in result.output and "0  every line may be used as is" in result.output
+
+
+def test_path_the_branch_never_had_is_unknown_not_historical(fm_home, make_repo):
+    shop = build_shop(make_repo, index_before_change=False)
+    listing = f"{PATHS['handler']}\tabcdef123456\nsrc/never/was_here.py\tabcdef123456\n"
+    result = run_cli("verify", "-", "--repo", str(shop.path), "--json", stdin=listing)
+    deleted, never = json.loads(result.stdout)["lines"]
+    assert deleted["verdict"] == "historical" and "no longer exists" in deleted["reason"]
+    assert never["verdict"] == "unverifiable"
+    assert "unknown path" in never["reason"] and "no longer exists" not in never["reason"]

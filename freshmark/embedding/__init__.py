@@ -8,6 +8,8 @@ Names:
 - ``minilm``: the default, real semantic model (all-MiniLM-L6-v2 on onnxruntime, int8 variant);
 - ``minilm-int8`` / ``minilm-fp32``: the explicit variants (fp32 reproduces sentence-transformers
   to float precision; int8 is the faster one, see ``bench/bench_embedding.py``);
+- ``minilm-pool``: int8, reading a text longer than the model's 256 tokens whole (its windows
+  embedded and averaged) instead of its first 256 tokens;
 - ``hashing``: fast, deterministic and NOT semantic, for the fast test tier only.
 """
 
@@ -28,8 +30,11 @@ _EMBEDDER_NAMES: dict[str, str | None] = {
     "minilm": DEFAULT_MINILM_VARIANT,
     "minilm-int8": "int8",
     "minilm-fp32": "fp32",
+    "minilm-pool": DEFAULT_MINILM_VARIANT,
     "hashing": None,
 }
+# Names whose MiniLM reads a long text whole (windows pooled) instead of its first 256 tokens.
+_POOLED_NAMES = frozenset({"minilm-pool"})
 KNOWN_EMBEDDERS = tuple(_EMBEDDER_NAMES)
 
 
@@ -65,7 +70,8 @@ def get_embedder(name: str, cache_dir: Path, threads: int | None = None) -> Embe
         return HashingEmbedder()
     from freshmark.embedding.minilm import load_minilm
 
-    return load_minilm(variant, Path(cache_dir), threads=threads)
+    return load_minilm(variant, Path(cache_dir), threads=threads,
+                       long_text="pool" if name in _POOLED_NAMES else "head")
 
 
 __all__ = [

@@ -53,6 +53,11 @@ MAX_SEQ_TOKENS = 256
 # cost more CPU per text (activations fall out of cache, and padding grows even after sorting),
 # and 8 was the best or near-best setting for both variants at 1 and 2 threads.
 DEFAULT_BATCH_SIZE = 8
+# Long-text modes: ``head`` embeds the first 256 tokens (what sentence-transformers does);
+# ``pool`` embeds every 256-token window (up to MAX_POOL_WINDOWS) and averages them, weighted
+# by their token counts, so the whole chunk is read.
+LONG_TEXT_MODES = ("head", "pool")
+MAX_POOL_WINDOWS = 8
 _HASH_CHUNK_BYTES = 1 << 20
 
 
@@ -240,14 +245,22 @@ class MiniLMEmbedder:
         variant: str,
         threads: int | None = None,
         batch_size: int = DEFAULT_BATCH_SIZE,
+        long_text: str = "head",
     ) -> None:
-        self.id = f"{MODEL_NAME}/onnx-{variant}"
+        if long_text not in LONG_TEXT_MODES:
+            raise ConfigError(f"unknown long-text mode {long_text!r}; known: "
+                              f"{', '.join(LONG_TEXT_MODES)}")
+        self.id = f"{MODEL_NAME}/onnx-{variant}" + ("+pool" if long_text == "pool" else "")
         self.variant = variant
+        self.long_text = long_text
         self.batch_size = batch_size
         self._tokenizer = Tokenizer.from_file(str(tokenizer_path))
         # The shipped tokenizer.json pads and truncates to a fixed 128; the model was trained and
         # is served by sentence-transformers at 256, and padding is done here per batch.
-        self._tokenizer.enable_truncation(max_length=MAX_SEQ_TOKENS)
+        if long_text == "head":
+            self._tokenizer.enable_truncation(max_length=MAX_SEQ_TOKENS)
+        else:
+            self._tokenizer.no_truncation()
         self._tokenizer.no_padding()
         self._session = ort.InferenceSession(
             str(model_path),
@@ -265,11 +278,30 @@ class MiniLMEmbedder:
         if not texts:
             return vectors
         token_ids = [encoding.ids for encoding in self._tokenizer.encode_batch(list(texts))]
+        if self.long_text == "pool":
+            return self._pooled(token_ids, vectors)
+        return self._embed_ids(token_ids, vectors)
+
+    def _embed_ids(self, token_ids: list[list[int]], out: np.ndarray) -> np.ndarray:
         by_length = np.argsort([len(ids) for ids in token_ids], kind="stable")
         for start in range(0, len(by_length), self.batch_size):
             rows = by_length[start : start + self.batch_size]
-            vectors[rows] = self._run_batch([token_ids[row] for row in rows])
-        return vectors
+            out[rows] = self._run_batch([token_ids[row] for row in rows])
+        return out
+
+    def _pooled(self, token_ids: list[list[int]], out: np.ndarray) -> np.ndarray:
+        """Each text's windows embedded, then averaged (weighted by tokens) and normalised."""
+        windows: list[list[int]] = []
+        owner: list[int] = []
+        for row, ids in enumerate(token_ids):
+            for window in token_windows(ids):
+                windows.append(window)
+                owner.append(row)
+        rows = self._embed_ids(windows, np.zeros((len(windows), self.dim), dtype=np.float32))
+        weights = np.array([len(w) for w in windows], dtype=np.float32)
+        np.add.at(out, np.array(owner), rows * weights[:, None])
+        norms = np.linalg.norm(out, axis=1, keepdims=True)
+        return out / np.where(norms > 0, norms, 1.0)
 
     def embed_query(self, text: str) -> np.ndarray:
         """One text's unit-length float32 vector, shape ``[dim]``."""
@@ -290,6 +322,17 @@ class MiniLMEmbedder:
         return self._session.run(None, feeds)[0]
 
 
+def token_windows(ids: list[int]) -> list[list[int]]:
+    """A full token sequence ([CLS] ... [SEP]) as model-sized windows, each framed by the
+    same [CLS] and [SEP]; at most MAX_POOL_WINDOWS (the rest of a very long text is left)."""
+    if len(ids) <= MAX_SEQ_TOKENS:
+        return [ids]
+    first, body, last = ids[0], ids[1:-1], ids[-1]
+    span = MAX_SEQ_TOKENS - 2
+    return [[first, *body[i : i + span], last]
+            for i in range(0, min(len(body), span * MAX_POOL_WINDOWS), span)]
+
+
 def _discard_if_unchanged(model_path: Path, seen: os.stat_result) -> None:
     """Delete a cached graph that failed to load, unless another process already replaced it."""
     with _exclusive_lock(model_path.with_name(model_path.name + ".lock")):
@@ -299,7 +342,8 @@ def _discard_if_unchanged(model_path: Path, seen: os.stat_result) -> None:
                 model_path.unlink()
 
 
-def load_minilm(variant: str, cache_dir: Path, threads: int | None = None) -> MiniLMEmbedder:
+def load_minilm(variant: str, cache_dir: Path, threads: int | None = None,
+                long_text: str = "head") -> MiniLMEmbedder:
     """The MiniLM embedder for ``variant``, building its graph under ``cache_dir`` if needed.
 
     A cached graph that no longer loads (damaged on disk) is rebuilt once.
@@ -308,8 +352,10 @@ def load_minilm(variant: str, cache_dir: Path, threads: int | None = None) -> Mi
     model_path = ensure_model_file(files, cache_dir, variant)
     seen = model_path.stat()
     try:
-        return MiniLMEmbedder(model_path, files.tokenizer, variant, threads=threads)
+        return MiniLMEmbedder(model_path, files.tokenizer, variant, threads=threads,
+                              long_text=long_text)
     except (InvalidProtobuf, OrtFail):
         _discard_if_unchanged(model_path, seen)
     model_path = ensure_model_file(files, cache_dir, variant)
-    return MiniLMEmbedder(model_path, files.tokenizer, variant, threads=threads)
+    return MiniLMEmbedder(model_path, files.tokenizer, variant, threads=threads,
+                          long_text=long_text)

@@ -1,0 +1,376 @@
+"""Localization on real issues: does search find the files and functions a fix touched?
+
+Data: ../shared/eval/swebench/dev.jsonl (real issue reports on public repositories, the files
+their fixes touched, and the functions named by the diff's hunk headers). Protocol (its
+README): index the repository at the instance's ``base_commit``, search with the
+``problem_statement``, score file Recall@1/5/10 and MRR against ``gold_files`` and function
+Acc@5/10 against ``hunk_header_functions``.
+
+One working clone per repository (shared objects, no checkout) carries a branch ``bench`` that
+is moved from one base commit to the next in commit order, and freshmark indexes it
+incrementally, so a repository's instances cost one full index plus their diffs.
+
+Systems, all on the same index and the same instances:
+
+- ``baseline``: plain chunk BM25 over ``.py`` files only (the stored chunk texts, words
+  lowercased, no code-aware tokens, no kinds, no rerank), files in order of first appearance;
+- ``bm25``, ``vectors``, ``hybrid``: ``freshmark search`` with only the lexical channel, only
+  the vector channel, or both (the default): files from ``search_files`` (file-level answers),
+  functions from the chunk results.
+
+Usage::
+
+    .venv/bin/python bench/bench_localization.py --mirrors /work/.mirror \\
+        [--repos pydata/xarray,mwaskom/seaborn] [--limit N] [--embedder minilm|hashing] \\
+        [--home DIR] [--systems baseline,bm25,vectors,hybrid] [--json OUT] [--show-misses]
+
+``--mirrors`` holds bare mirrors named ``owner+name/repo`` (the layout the search tool's
+``fetch`` leaves) or ``owner+name`` / ``name`` git directories. ``--home`` keeps the store and
+the embedding cache between runs (default: a temporary directory).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from freshmark import retrieval  # noqa: E402
+from freshmark.config import load_config  # noqa: E402
+from freshmark.embedding import get_embedder  # noqa: E402
+from freshmark.gitrepo import GitRepo  # noqa: E402
+from freshmark.indexer import RepoRef, index_repo  # noqa: E402
+from freshmark.lexical import Bm25  # noqa: E402
+from freshmark.retrieval import CHANNELS  # noqa: E402
+from freshmark.search import search, search_files  # noqa: E402
+from freshmark.settings import Settings  # noqa: E402
+from freshmark.stamp import LIVE, ChunkRecord  # noqa: E402
+from freshmark.store import Store  # noqa: E402
+
+DEV = ROOT.parent / "shared" / "eval" / "swebench" / "dev.jsonl"
+FILE_CUTOFFS = (1, 5, 10)
+FUNCTION_CUTOFFS = (5, 10)
+DEPTH = 10
+BRANCH = "bench"
+SYSTEMS = ("baseline", *CHANNELS)
+
+
+@dataclass
+class Instance:
+    instance_id: str
+    repo: str
+    base_commit: str
+    query: str
+    gold_files: list[str]
+    gold_functions: list[tuple[str, str]]
+
+    @classmethod
+    def from_row(cls, row: dict) -> Instance:
+        functions = []
+        for item in row.get("hunk_header_functions") or []:
+            path, _, name = item.partition("::")
+            if name:
+                functions.append((path, name.rsplit(".", 1)[-1]))
+        return cls(row["instance_id"], row["repo"], row["base_commit"], row["problem_statement"],
+                   list(row["gold_files"]), functions)
+
+
+@dataclass
+class Scores:
+    """Per-system running totals."""
+
+    n: int = 0
+    file_hits: dict[int, int] = field(default_factory=lambda: dict.fromkeys(FILE_CUTOFFS, 0))
+    function_hits: dict[int, int] = field(
+        default_factory=lambda: dict.fromkeys(FUNCTION_CUTOFFS, 0))
+    function_n: int = 0
+    reciprocal_ranks: float = 0.0
+    seconds: list[float] = field(default_factory=list)
+
+    def add(self, files: Sequence[str], chunks: Sequence[tuple[str, str]], inst: Instance,
+            seconds: float) -> int | None:
+        self.n += 1
+        self.seconds.append(seconds)
+        rank = first_rank(files, set(inst.gold_files))
+        for cutoff in FILE_CUTOFFS:
+            self.file_hits[cutoff] += rank is not None and rank <= cutoff
+        self.reciprocal_ranks += 1.0 / rank if rank else 0.0
+        if inst.gold_functions:
+            self.function_n += 1
+            for cutoff in FUNCTION_CUTOFFS:
+                self.function_hits[cutoff] += function_hit(chunks[:cutoff], inst.gold_functions)
+        return rank
+
+    def row(self) -> dict[str, float]:
+        out = {f"file_R@{c}": self.file_hits[c] / max(self.n, 1) for c in FILE_CUTOFFS}
+        out["MRR"] = self.reciprocal_ranks / max(self.n, 1)
+        for c in FUNCTION_CUTOFFS:
+            out[f"func_Acc@{c}"] = self.function_hits[c] / max(self.function_n, 1)
+        ordered = sorted(self.seconds)
+        out["p50_ms"] = 1000 * ordered[len(ordered) // 2] if ordered else 0.0
+        out["p95_ms"] = 1000 * ordered[min(len(ordered) - 1, math.ceil(0.95 * len(ordered)) - 1)] \
+            if ordered else 0.0
+        out["n"] = self.n
+        return out
+
+
+def first_rank(files: Sequence[str], gold: set[str]) -> int | None:
+    for rank, path in enumerate(files[:DEPTH], start=1):
+        if path in gold:
+            return rank
+    return None
+
+
+def function_hit(chunks: Sequence[tuple[str, str]], gold: Sequence[tuple[str, str]]) -> bool:
+    """A chunk (path, symbol) hits when its path is a gold function's file and one of the
+    symbol's dotted components is the function's name (hunk headers name the enclosing def or
+    class, without its owner)."""
+    for path, symbol in chunks:
+        components = set(symbol.split("."))
+        if any(path == gold_path and name in components for gold_path, name in gold):
+            return True
+    return False
+
+
+def unique_files(paths: Sequence[str]) -> list[str]:
+    return list(dict.fromkeys(paths))
+
+
+# -- the plain baseline ----------------------------------------------------------------------
+_PLAIN_WORD = re.compile(r"\w+")
+
+
+def plain_tokens(text: str) -> list[str]:
+    return [w.lower() for w in _PLAIN_WORD.findall(text)]
+
+
+class PlainBaseline:
+    """Chunk BM25 over ``.py`` files: what a naive index of the repository would answer."""
+
+    def __init__(self) -> None:
+        self.bm25 = Bm25()
+        self.records: dict[str, ChunkRecord] = {}
+
+    def sync(self, records: Sequence[ChunkRecord]) -> None:
+        wanted = {r.id: r for r in records if r.status == LIVE and r.path.endswith(".py")}
+        for doc_id in [i for i in self.records if i not in wanted]:
+            self.bm25.remove(doc_id)
+            del self.records[doc_id]
+        for doc_id, record in wanted.items():
+            old = self.records.get(doc_id)
+            if old is None or old.text_sha256 != record.text_sha256 or old.path != record.path:
+                self.bm25.add(doc_id, plain_tokens(record.text))
+            self.records[doc_id] = record
+
+    def search(self, query: str, n: int = 200) -> list[ChunkRecord]:
+        terms = list(dict.fromkeys(plain_tokens(query)))
+        return [self.records[i] for i, _ in self.bm25.search(terms, n, include_excluded=True)]
+
+
+# -- repositories ----------------------------------------------------------------------------
+def mirror_for(mirrors: Path, repo: str) -> Path | None:
+    owner, name = repo.split("/")
+    for candidate in (mirrors / f"{owner}+{name}" / "repo", mirrors / f"{owner}+{name}",
+                      mirrors / name):
+        if (candidate / "HEAD").exists() or (candidate / ".git").exists():
+            return candidate
+    return None
+
+
+def git(*args: str, cwd: Path | None = None) -> str:
+    return subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True,
+                          text=True).stdout.strip()
+
+
+def working_clone(mirror: Path, workdir: Path, repo: str) -> Path:
+    clone = workdir / "repos" / repo.replace("/", "+")
+    if not clone.exists():
+        clone.parent.mkdir(parents=True, exist_ok=True)
+        git("clone", "--quiet", "--shared", "--no-checkout", str(mirror), str(clone))
+    return clone
+
+
+def commit_time(clone: Path, commit: str) -> int:
+    return int(git("show", "-s", "--format=%ct", commit, cwd=clone))
+
+
+# -- the run ---------------------------------------------------------------------------------
+def evaluate_repo(repo: str, instances: list[Instance], clone: Path, args: argparse.Namespace,
+                  settings: Settings, store: Store, embedder: object,
+                  totals: dict[str, Scores], report: dict) -> None:
+    config = load_config(None)
+    baseline = PlainBaseline()
+    present = [i for i in instances if _has_commit(clone, i.base_commit)]
+    present.sort(key=lambda i: commit_time(clone, i.base_commit))
+    index_seconds: list[float] = []
+    catch_up_seconds: list[float] = []
+    pools: list[dict] = report.setdefault("pools", [])
+    for number, inst in enumerate(present, start=1):
+        git("update-ref", f"refs/heads/{BRANCH}", inst.base_commit, cwd=clone)
+        started = time.perf_counter()
+        index_repo(clone, settings=settings, config=config, branch=BRANCH, store=store,
+                   embedder=embedder)  # type: ignore[arg-type]
+        index_seconds.append(time.perf_counter() - started)
+        collection = store.require_branch(RepoRef.of(GitRepo.open(clone), None).key, BRANCH)
+        records = list(collection.iter_records(where={"status": LIVE}, include_text=True))
+        baseline.sync(records)
+        started = time.perf_counter()  # the lexical index catches up once after each index run
+        search("warm up", str(clone), settings=settings, branch=BRANCH, store=store,
+               embedder=embedder, count=False)
+        catch_up_seconds.append(time.perf_counter() - started)
+        line = [f"[{repo} {number}/{len(present)}] {inst.instance_id}: "
+                f"index {index_seconds[-1]:.1f}s ({len(records)} chunks)"]
+        outcome: dict[str, object] = {"instance": inst.instance_id, "gold": inst.gold_files}
+        if args.dump_pools:
+            with PoolRecorder() as recorder:
+                search_files(inst.query, str(clone), settings=settings, branch=BRANCH,
+                             store=store, embedder=embedder, count=False, k=DEPTH)
+            pools.append({"instance": inst.instance_id, "gold_files": inst.gold_files,
+                          "gold_functions": inst.gold_functions, **recorder.pools[-1]})
+        for system in args.systems:
+            started = time.perf_counter()
+            files, chunks = run_system(system, inst, clone, settings, store, embedder, baseline)
+            seconds = time.perf_counter() - started
+            rank = totals[system].add(files, chunks, inst, seconds)
+            totals[f"{system}:{repo}"].add(files, chunks, inst, seconds)
+            outcome[system] = {"rank": rank, "top": files[:5]}
+            line.append(f"{system}={rank or '-'}")
+        report["instances"].append(outcome)
+        print(" ".join(line), file=sys.stderr, flush=True)
+        if args.show_misses and outcome.get("hybrid", {}).get("rank") is None:  # type: ignore
+            print(f"   gold {inst.gold_files} top {outcome['hybrid']['top']}",  # type: ignore
+                  file=sys.stderr)
+    report["index_seconds"][repo] = {
+        "first": round(index_seconds[0], 2) if index_seconds else None,
+        "incremental_median": round(sorted(index_seconds[1:])[len(index_seconds[1:]) // 2], 2)
+        if len(index_seconds) > 1 else None,
+        "first_search_median": round(sorted(catch_up_seconds)[len(catch_up_seconds) // 2], 3)
+        if catch_up_seconds else None,
+    }
+    print(f"{repo}: index {report['index_seconds'][repo]}", file=sys.stderr)
+
+
+def _has_commit(clone: Path, commit: str) -> bool:
+    return subprocess.run(["git", "cat-file", "-e", f"{commit}^{{commit}}"], cwd=clone,
+                          capture_output=True).returncode == 0
+
+
+class PoolRecorder:
+    """Keeps the reranked candidate pool of each file search (``--dump-pools``), so that rerank
+    weights can be studied offline without searching again."""
+
+    def __init__(self) -> None:
+        self.pools: list[dict] = []
+        self._rerank = retrieval.rerank
+
+    def __enter__(self) -> PoolRecorder:
+        def recording(candidates, *args, **kwargs):  # type: ignore[no-untyped-def]
+            ranked = self._rerank(candidates, *args, **kwargs)
+            self.pools.append({"candidates": [
+                {"path": c.record.path, "symbol": c.record.symbol, "kind": c.kind,
+                 "start": c.record.start_line, "end": c.record.end_line, **c.features}
+                for c in ranked]})
+            return ranked
+
+        retrieval.rerank = recording  # type: ignore[assignment]
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        retrieval.rerank = self._rerank  # type: ignore[assignment]
+
+
+def run_system(system: str, inst: Instance, clone: Path, settings: Settings, store: Store,
+               embedder: object, baseline: PlainBaseline
+               ) -> tuple[list[str], list[tuple[str, str]]]:
+    if system == "baseline":
+        hits = baseline.search(inst.query)
+        return unique_files([r.path for r in hits]), [(r.path, r.symbol) for r in hits]
+    common = dict(settings=settings, branch=BRANCH, store=store, embedder=embedder,
+                  count=False, channels=system)
+    files = search_files(inst.query, str(clone), k=DEPTH, **common)
+    chunks = search(inst.query, str(clone), k=DEPTH, **common)
+    return ([f.path for f in files.files],
+            [(r.record.path, r.record.symbol) for r in chunks.results])
+
+
+def print_table(totals: dict[str, Scores], systems: Sequence[str], repos: Sequence[str]) -> None:
+    columns = ["file_R@1", "file_R@5", "file_R@10", "MRR", "func_Acc@5", "func_Acc@10",
+               "p50_ms", "p95_ms", "n"]
+    print("| scope | system | " + " | ".join(columns) + " |")
+    print("|" + "---|" * (len(columns) + 2))
+    for scope in ["all", *repos]:
+        for system in systems:
+            key = system if scope == "all" else f"{system}:{scope}"
+            if key not in totals or not totals[key].n:
+                continue
+            row = totals[key].row()
+            cells = [f"{row[c]:.0f}" if c.endswith("ms") or c == "n" else f"{row[c]:.3f}"
+                     for c in columns]
+            print(f"| {scope} | {system} | " + " | ".join(cells) + " |")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--mirrors", type=Path, default=Path("/work/.mirror"))
+    parser.add_argument("--data", type=Path, default=DEV)
+    parser.add_argument("--repos", default="", help="comma-separated owner/name list")
+    parser.add_argument("--limit", type=int, default=0, help="instances per repository")
+    parser.add_argument("--embedder", default="minilm")
+    parser.add_argument("--home", type=Path, default=None)
+    parser.add_argument("--systems", default=",".join(SYSTEMS))
+    parser.add_argument("--json", type=Path, default=None)
+    parser.add_argument("--show-misses", action="store_true")
+    parser.add_argument("--dump-pools", action="store_true",
+                        help="keep each file search's reranked candidates in the --json report")
+    args = parser.parse_args(argv)
+    args.systems = [s for s in args.systems.split(",") if s]
+    unknown = [s for s in args.systems if s not in SYSTEMS]
+    if unknown:
+        parser.error(f"unknown systems {unknown}; choose from {list(SYSTEMS)}")
+
+    rows = [json.loads(line) for line in args.data.read_text().splitlines() if line.strip()]
+    wanted = {r for r in args.repos.split(",") if r}
+    by_repo: dict[str, list[Instance]] = defaultdict(list)
+    for row in rows:
+        if not wanted or row["repo"] in wanted:
+            by_repo[row["repo"]].append(Instance.from_row(row))
+
+    home = args.home or Path(tempfile.mkdtemp(prefix="fm-localization-"))
+    settings = Settings(home=home, embedder=args.embedder)
+    store = Store.open(settings)
+    embedder = get_embedder(settings.embedder, settings.cache_dir)
+    totals: dict[str, Scores] = defaultdict(Scores)
+    report: dict = {"embedder": embedder.id, "instances": [], "index_seconds": {}}
+    done_repos = []
+    for repo, instances in sorted(by_repo.items(), key=lambda kv: len(kv[1])):
+        mirror = mirror_for(args.mirrors, repo)
+        if mirror is None:
+            print(f"skipping {repo}: no mirror under {args.mirrors}", file=sys.stderr)
+            continue
+        clone = working_clone(mirror, home, repo)
+        chosen = instances[: args.limit] if args.limit else instances
+        evaluate_repo(repo, chosen, clone, args, settings, store, embedder, totals, report)
+        done_repos.append(repo)
+
+    print(f"\nembedder {embedder.id}; {totals[args.systems[0]].n} instances\n")
+    print_table(totals, args.systems, done_repos)
+    if args.json:
+        report["figures"] = {key: scores.row() for key, scores in totals.items()}
+        args.json.write_text(json.dumps(report, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

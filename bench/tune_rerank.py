@@ -1,0 +1,100 @@
+"""Rerank weights studied offline on candidate pools saved by ``bench_localization.py
+--dump-pools``: each pool holds every candidate's features, so a weight setting is scored
+without searching again (file Recall@1/5/10 and MRR of the file answer).
+
+Usage::
+
+    .venv/bin/python bench/tune_rerank.py REPORT.json [REPORT.json ...] [--grid]
+
+Without ``--grid`` it scores the current defaults and a few one-at-a-time variations; with
+``--grid`` a coarse grid over the weights that matter most. Use it to see how sensitive the
+figures are, not to fit the weights to one data set.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import sys
+from dataclasses import asdict, replace
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from freshmark.fusion import DEFAULT_WEIGHTS, FILE_EXTRA_SHARE, RerankWeights  # noqa: E402
+
+CUTOFFS = (1, 5, 10)
+
+
+def score(features: dict, w: RerankWeights) -> float:
+    evidence = (
+        w.rrf * features["rrf_norm"] + w.bm25 * features["bm25_norm"]
+        + (w.vector_long if features.get("long_query", 1.0) else w.vector)
+        * (1.0 - features["code_share"]) * features["vector_norm"]
+        + w.symbol * features["symbol_hit"] + w.path * features["path_hit"]
+        - w.length * (1.0 - features["length_fit"]) + w.file * features["file_norm"]
+        + w.hint * features["path_hint"]
+    )
+    prior = features["kind_prior"] ** w.kind
+    return evidence * prior if evidence >= 0 else evidence / prior
+
+
+def file_ranking(candidates: list[dict], w: RerankWeights, extra: float) -> list[str]:
+    scored = sorted(candidates, key=lambda c: -score(c, w))
+    best: dict[str, float] = {}
+    more: dict[str, float] = {}
+    for c in scored:
+        s = score(c, w)
+        if c["path"] not in best:
+            best[c["path"]], more[c["path"]] = s, 0.0
+        elif not more[c["path"]]:
+            more[c["path"]] = max(s, 0.0)
+    return sorted(best, key=lambda p: -(best[p] + extra * more[p]))
+
+
+def evaluate(pools: list[dict], w: RerankWeights, extra: float = FILE_EXTRA_SHARE) -> dict:
+    hits = dict.fromkeys(CUTOFFS, 0)
+    rr = 0.0
+    for pool in pools:
+        files = file_ranking(pool["candidates"], w, extra)[:10]
+        gold = set(pool["gold_files"])
+        rank = next((i for i, p in enumerate(files, start=1) if p in gold), None)
+        for c in CUTOFFS:
+            hits[c] += rank is not None and rank <= c
+        rr += 1.0 / rank if rank else 0.0
+    n = max(len(pools), 1)
+    return {**{f"R@{c}": round(hits[c] / n, 3) for c in CUTOFFS}, "MRR": round(rr / n, 3)}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("reports", nargs="+", type=Path)
+    parser.add_argument("--grid", action="store_true")
+    args = parser.parse_args()
+    pools = [p for r in args.reports for p in json.loads(r.read_text()).get("pools", [])]
+    print(f"{len(pools)} pools; defaults {asdict(DEFAULT_WEIGHTS)}")
+    print("defaults", evaluate(pools, DEFAULT_WEIGHTS))
+    if not args.grid:
+        for name, values in {"vector_long": (0.0, 0.5, 2.0), "kind": (0.0, 0.5, 2.0),
+                             "file": (0.0, 0.8, 1.5), "hint": (0.0, 0.6, 1.0),
+                             "bm25": (0.0, 0.6, 1.0), "rrf": (0.0, 0.5)}.items():
+            for value in values:
+                print(f"{name}={value}", evaluate(pools, replace(DEFAULT_WEIGHTS, **{name: value})))
+        for extra in (0.0, 0.05, 0.2):
+            print(f"file_extra={extra}", evaluate(pools, DEFAULT_WEIGHTS, extra))
+        return 0
+    rows = []
+    for vector, file, hint, bm25 in itertools.product((0.25, 0.5, 1.0, 2.0), (0.2, 0.4, 0.8, 1.5),
+                                                      (0.0, 0.3, 0.6), (0.3, 0.6)):
+        w = replace(DEFAULT_WEIGHTS, vector_long=vector, file=file, hint=hint, bm25=bm25)
+        rows.append((evaluate(pools, w), vector, file, hint, bm25))
+    rows.sort(key=lambda r: (-r[0]["R@5"], -r[0]["MRR"]))
+    for figures, vector, file, hint, bm25 in rows[:15]:
+        print(f"vector={vector} file={file} hint={hint} bm25={bm25}", figures)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,60 @@
+"""Progress of an index run: what the indexer reports, and the words a person reads.
+
+The indexer reports ``IndexProgress`` events (pure data); ``describe`` turns one into a line
+with a rate and an estimate, given the seconds since the layer started. Where the line goes
+(rewritten in place on a terminal, one line per phase otherwise) is decided at the CLI edge.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+START, WORKING, DONE = "start", "working", "done"
+
+
+@dataclass(frozen=True)
+class IndexProgress:
+    """One layer's progress. ``files_done`` is estimated inside a batch of files from the
+    share of its chunks embedded so far; ``chunks_embedded`` counts this run's new vectors
+    (cache hits and copied vectors are not embedded, so they do not count)."""
+
+    layer: str
+    phase: str  # START | WORKING | DONE
+    files_done: int
+    files_total: int
+    chunks_embedded: int
+
+
+Progress = Callable[[IndexProgress], None]
+
+
+def duration(seconds: float) -> str:
+    """``42s``, ``3m05s``, ``1h02m``."""
+    whole = int(round(seconds))
+    if whole < 60:
+        return f"{whole}s"
+    if whole < 3600:
+        return f"{whole // 60}m{whole % 60:02d}s"
+    return f"{whole // 3600}h{whole % 3600 // 60:02d}m"
+
+
+def describe(event: IndexProgress, elapsed_seconds: float, embedded_at_start: int = 0) -> str:
+    """One line: files, chunks embedded with their rate, and (while working) time left.
+
+    ``embedded_at_start`` is ``chunks_embedded`` when the layer started, so the rate is this
+    layer's. The estimate assumes the remaining files go at the rate of the files done so far.
+    """
+    files = f"{event.files_done}/{event.files_total} files"
+    embedded = event.chunks_embedded - embedded_at_start
+    rate = embedded / elapsed_seconds if elapsed_seconds > 0 else 0.0
+    chunks = f"{embedded} chunks embedded ({rate:.1f}/s)"
+    if event.phase == START:
+        return f"layer {event.layer}: {event.files_total} changed files to index"
+    if event.phase == DONE:
+        return f"layer {event.layer}: done, {files}, {chunks} in {duration(elapsed_seconds)}"
+    left = ""
+    if 0 < event.files_done < event.files_total and elapsed_seconds > 0:
+        remaining = elapsed_seconds * (event.files_total - event.files_done) / event.files_done
+        left = f", about {duration(remaining)} left"
+    return f"layer {event.layer}: {files}, {chunks}{left}"

@@ -1,0 +1,76 @@
+"""Index progress: files and chunks as they are embedded, with a rate and an estimate."""
+
+from __future__ import annotations
+
+import io
+import itertools
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from repo_builder import RepoBuilder
+
+from freshmark.cli_common import ProgressPrinter
+from freshmark.config import Config
+from freshmark.indexer import index_repo
+from freshmark.progress import DONE, START, WORKING, IndexProgress, describe
+from freshmark.settings import Settings
+
+FRESHMARK = [str(Path(sys.executable).parent / "freshmark")]
+
+
+def _repo(make_repo, files: int) -> RepoBuilder:
+    repo = make_repo("many")
+    for i in range(files):
+        repo.write(f"src/m{i}.py", f"def f{i}():\n    return {i}\n")
+    repo.commit("many")
+    return repo
+
+
+def test_working_line_shows_files_chunks_rate_and_time_left() -> None:
+    event = IndexProgress("default", WORKING, 100, 400, 250)
+    assert describe(event, 50.0) == ("layer default: 100/400 files, 250 chunks embedded "
+                                     "(5.0/s), about 2m30s left")
+
+
+def test_done_line_shows_the_layer_total_and_duration() -> None:
+    event = IndexProgress("hot", DONE, 400, 400, 1000)
+    assert describe(event, 200.0, embedded_at_start=200) == (
+        "layer hot: done, 400/400 files, 800 chunks embedded (4.0/s) in 3m20s")
+
+
+def test_off_terminal_prints_a_line_per_phase_and_a_heartbeat() -> None:
+    out = io.StringIO()
+    clock = iter([0.0, 1.0, 31.0, 32.0, 40.0])
+    printer = ProgressPrinter(out, on_terminal=False, clock=lambda: next(clock))
+    printer(IndexProgress("default", START, 0, 10, 0))
+    printer(IndexProgress("default", WORKING, 2, 10, 2))  # 1 s in: too soon
+    printer(IndexProgress("default", WORKING, 5, 10, 5))  # 31 s in: heartbeat
+    printer(IndexProgress("default", WORKING, 6, 10, 6))  # 1 s after it: too soon
+    printer(IndexProgress("default", DONE, 10, 10, 10))
+    lines = out.getvalue().splitlines()
+    assert [line.split(":")[1].split(",")[0].strip() for line in lines] == [
+        "10 changed files to index", "5/10 files", "done"]
+
+
+def test_a_batch_of_files_advances_as_its_chunks_are_embedded(fm_home: Path, make_repo) -> None:
+    repo = _repo(make_repo, 70)  # one batch of files, three embedder batches of 32
+    out = io.StringIO()
+    ticks = itertools.count()
+    printer = ProgressPrinter(out, on_terminal=True, clock=lambda: float(next(ticks)))
+    index_repo(repo.path, settings=Settings.from_env(), config=Config(), progress=printer)
+    shown = [part for part in out.getvalue().split("\r") if part.strip()]
+    assert any(" 32/70 files" in line for line in shown)
+    assert any(" 64/70 files" in line for line in shown)
+    assert shown[-1].startswith("layer default: done, 70/70 files, 70 chunks embedded")
+
+
+def test_piped_index_prints_its_phases_on_stderr(fm_home: Path, make_repo) -> None:
+    repo = _repo(make_repo, 3)
+    done = subprocess.run([*FRESHMARK, "index", str(repo.path)], capture_output=True, text=True,
+                          env=dict(os.environ), timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.splitlines()[0] == "layer default: 3 changed files to index"
+    assert done.stderr.splitlines()[1].startswith("layer default: done, 3/3 files")
+    assert done.stdout.startswith("many@main")

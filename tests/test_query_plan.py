@@ -1,0 +1,117 @@
+"""Reading a query: identifiers weigh more than prose, paths become hints, long reports are
+embedded whole in windows (``freshmark.query``, pure)."""
+
+from __future__ import annotations
+
+from freshmark.lexical import Bm25
+from freshmark.query import (
+    IDENTIFIER_WEIGHT,
+    MAX_WINDOWS,
+    path_hint_match,
+    path_hints,
+    plan_query,
+    strip_boilerplate,
+)
+from freshmark.tokenize import tokenize
+
+REPORT = """separability_matrix gives the wrong answer for nested models
+
+When I nest compound models the matrix is no longer what I would expect it to be, and I
+think this should work the same way as it does without the nesting, which is surprising.
+
+```python
+from astropy.modeling.separable import separability_matrix
+cm = Linear1D(10) & Linear1D(5)
+separability_matrix(Pix2Sky_TAN() & cm)
+```
+
+Traceback (most recent call last):
+  File "/usr/lib/python3.11/site-packages/astropy/modeling/separable.py", line 99, in _cstack
+    raise ValueError("oops")
+"""
+
+
+def test_short_query_keeps_every_term_at_weight_one():
+    plan = plan_query("where are deleted files tombstoned")
+    assert not plan.long and plan.windows == ["where are deleted files tombstoned"]
+    assert set(plan.weights.values()) == {1.0}
+    assert {"deleted", "files", "tombstoned"} <= set(plan.terms)
+
+
+def test_identifiers_weigh_more_than_prose():
+    plan = plan_query(REPORT)
+    assert plan.weights["separability_matrix"] >= IDENTIFIER_WEIGHT
+    assert plan.weights["linear1d"] >= IDENTIFIER_WEIGHT
+    assert plan.weights["nesting"] < IDENTIFIER_WEIGHT
+
+
+def test_long_report_drops_english_glue_but_keeps_code_words():
+    plan = plan_query(REPORT)
+    assert plan.long
+    assert not {"would", "think", "should", "which"} & set(plan.terms)
+    assert {"separability_matrix", "_cstack", "valueerror"} <= set(plan.terms)
+
+
+def test_traceback_frames_and_dotted_modules_become_path_hints():
+    hints = path_hints(REPORT)
+    assert "astropy/modeling/separable" in hints  # frame, site-packages prefix dropped
+    assert path_hint_match("astropy/modeling/separable.py", hints) == 1.0
+    assert path_hint_match("astropy/modeling/core.py", hints) == 0.0
+
+
+def test_path_hint_names_a_package_through_its_init():
+    assert path_hint_match("pkg/io/__init__.py", ["pkg/io"]) == 1.0
+    assert path_hint_match("otherpkg/io.py", ["pkg/io"]) == 0.0
+
+
+def test_long_report_is_embedded_in_bounded_windows_first_counting_double():
+    plan = plan_query(REPORT * 40)
+    assert 1 < len(plan.windows) <= MAX_WINDOWS
+    assert plan.window_weights[0] == 2.0 and set(plan.window_weights[1:]) == {1.0}
+
+
+def test_term_weights_scale_bm25_scores():
+    bm25 = Bm25()
+    bm25.add("a", tokenize("alpha beta"))
+    bm25.add("b", tokenize("gamma delta"))
+    bm25.add("c", tokenize("unrelated words"))
+    plain = dict(bm25.search(["alpha", "gamma"], 2, include_excluded=True))
+    weighted = dict(bm25.search(["alpha", "gamma"], 2, include_excluded=True,
+                                weights={"gamma": 3.0}))
+    assert plain["a"] == plain["b"]
+    assert weighted["b"] > weighted["a"] == plain["a"]
+
+
+def test_whole_file_scores_add_up_evidence_spread_over_chunks():
+    bm25 = Bm25()
+    bm25.add("spread-1", tokenize("def read_table(): parse header"), path="io/reader.py")
+    bm25.add("spread-2", tokenize("def write_table(): emit rows"), path="io/reader.py")
+    bm25.add("single", tokenize("def read_table(): write_table()"), path="io/other.py")
+    for number in range(5):
+        bm25.add(f"noise-{number}", tokenize(f"def noise_{number}(): pass"),
+                 path=f"noise_{number}.py")
+    files = bm25.file_scores(["parse", "header", "emit", "rows"])
+    assert set(files) == {"io/reader.py"}
+    both = bm25.file_scores(["read_table", "write_table", "parse"])
+    assert both["io/reader.py"] > both["io/other.py"]
+
+
+def test_whole_file_scores_respect_kinds():
+    bm25 = Bm25()
+    bm25.add("src", tokenize("def refund(): pass"), kind="source", path="pay.py")
+    bm25.add("doc", tokenize("refund refund refund"), kind="doc", path="pay.md")
+    assert set(bm25.file_scores(["refund"], kinds=["source"])) == {"pay.py"}
+
+
+def test_environment_dump_and_template_lines_are_dropped_from_long_reports():
+    report = (REPORT + "\n### Environment\n<details>\n\nINSTALLED VERSIONS\n"
+              "python: 3.10.8\nnumpy: 1.23.4\npandas: 1.5.1\nscipy: None\nmatplotlib: 3.6.1\n"
+              "</details>\n- [X] New issue: a search of issues suggests this is new\n")
+    plan = plan_query(report)
+    assert not {"numpy", "pandas", "scipy", "matplotlib", "details"} & set(plan.terms)
+    assert "separability_matrix" in plan.terms
+
+
+def test_name_type_lines_of_code_are_not_an_environment_dump():
+    code = "```python\nclass A:\n    x: int\n    y: str\n    z: float\n    w: list\n```"
+    assert strip_boilerplate(code) == code

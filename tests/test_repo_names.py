@@ -1,0 +1,86 @@
+"""Two checkouts with the same directory name never share a repository name."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from repo_builder import RepoBuilder
+
+from freshmark import indexer
+from freshmark.cli import cli
+from freshmark.config import Config
+from freshmark.errors import BadInput
+from freshmark.repos import resolve_repo, unique_name
+from freshmark.settings import Settings
+from freshmark.store import Store
+
+A_KEY, B_KEY = "path:/src/a/fresh", "path:/src/b/fresh"
+
+
+def test_a_free_name_is_the_directory_name() -> None:
+    assert unique_name(B_KEY, Path("/src/b/fresh"), "fresh", {}) == "fresh"
+
+
+def test_a_taken_name_is_qualified_by_the_parent_directory() -> None:
+    assert unique_name(B_KEY, Path("/src/b/fresh"), "fresh", {"fresh": A_KEY}) == "b/fresh"
+
+
+def test_a_repository_keeps_the_name_it_already_has() -> None:
+    taken = {"fresh": A_KEY, "b/fresh": B_KEY}
+    assert unique_name(B_KEY, Path("/src/b/fresh"), "fresh", taken) == "b/fresh"
+
+
+def test_a_taken_qualified_name_gets_a_digest_of_the_key() -> None:
+    taken = {"fresh": A_KEY, "b/fresh": "path:/other/b/fresh"}
+    name = unique_name(B_KEY, Path("/src/b/fresh"), "fresh", taken)
+    assert name.startswith("b/fresh-") and len(name) == len("b/fresh-") + 8
+
+
+def _checkout(root: Path) -> RepoBuilder:
+    repo = RepoBuilder.init(root / "fresh")
+    repo.write("src/app.py", f"def where():\n    return {str(root.name)!r}\n").commit("init")
+    return repo
+
+
+@pytest.fixture
+def two_freshes(tmp_path: Path) -> tuple[RepoBuilder, RepoBuilder]:
+    return _checkout(tmp_path / "a"), _checkout(tmp_path / "b")
+
+
+def _index(repo: RepoBuilder) -> None:
+    done = CliRunner().invoke(cli, ["index", str(repo.path)])
+    assert done.exit_code == 0, done.output
+
+
+def test_second_checkout_of_the_same_name_is_indexed_under_a_qualified_name(
+        fm_home: Path, two_freshes: tuple[RepoBuilder, RepoBuilder]) -> None:
+    for repo in two_freshes:
+        _index(repo)
+    names = {m.repo: m.repo_path for m in Store.open(Settings.from_env()).list_manifests()}
+    assert names == {"fresh": str(two_freshes[0].path.resolve()),
+                     "b/fresh": str(two_freshes[1].path.resolve())}
+
+
+def test_audit_shows_one_distinct_row_per_checkout(
+        fm_home: Path, two_freshes: tuple[RepoBuilder, RepoBuilder]) -> None:
+    for repo in two_freshes:
+        _index(repo)
+    done = CliRunner().invoke(cli, ["audit", "--no-publish"])
+    repos = [line.split()[0] for line in done.stdout.splitlines()[1:]]
+    assert done.exit_code == 0 and repos == ["b/fresh", "fresh"]
+
+
+def test_a_name_shared_by_two_indexed_repositories_is_an_error_listing_both(
+        fm_home: Path, two_freshes: tuple[RepoBuilder, RepoBuilder],
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    # Indexes built before names were unique can still share one.
+    monkeypatch.setattr(indexer, "unique_name", lambda key, path, wanted, taken: wanted)
+    for repo in two_freshes:
+        _index(repo)
+    monkeypatch.chdir(tmp_path)
+    settings = Settings.from_env()
+    with pytest.raises(BadInput, match="'fresh' is ambiguous: fresh at .*/a/fresh; fresh at "
+                                       ".*/b/fresh; pass its path instead"):
+        resolve_repo("fresh", settings, Config(), Store.open(settings))

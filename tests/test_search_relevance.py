@@ -1,0 +1,181 @@
+"""What a default search spends its slots on: implementation first, files as answers, long
+reports read whole, nothing historical unless asked (issue: code an agent needs)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from freshmark.cli import cli
+from freshmark.config import Config
+from freshmark.errors import BadInput
+from freshmark.indexer import index_repo
+from freshmark.search import search, search_files
+from freshmark.settings import Settings
+
+SIGNATURE_SOURCE = '''"""Webhook receivers."""
+import hmac
+
+
+def signature_ok(secret: bytes, body: bytes, header: str) -> bool:
+    """Check the webhook signature in constant time."""
+    expected = "sha256=" + hmac.new(secret, body, "sha256").hexdigest()
+    return hmac.compare_digest(expected, header)
+'''
+
+SIGNATURE_TEST = '''from webhooks import signature_ok
+
+
+def test_wrong_webhook_signature_is_refused():
+    """A webhook with a wrong signature is refused."""
+    assert signature_ok(b"s", b"body", "sha256=bad") is False
+
+
+def test_empty_signature_header_is_refused():
+    assert not signature_ok(b"s", b"", "")
+'''
+
+SIGNATURE_DOC = '''# Webhooks
+
+Every webhook is checked: its signature header is compared with the signature we compute.
+'''
+
+TRANSLATION = '''msgid "webhook signature checked"
+msgstr "signature du webhook vérifiée"
+
+msgid "the webhook signature is checked"
+msgstr "la signature du webhook est vérifiée"
+'''
+
+CHANGELOG = '''# Changelog
+
+- Fixed: the webhook signature is checked in constant time (signature_ok).
+- The webhook signature checked again for every webhook signature header.
+'''
+
+
+@pytest.fixture
+def hooks(make_repo, fm_home):
+    repo = make_repo("hooks")
+    repo.write("scheduler/webhooks.py", SIGNATURE_SOURCE)
+    repo.write("tests/test_webhooks.py", SIGNATURE_TEST)
+    repo.write("docs/webhooks.md", SIGNATURE_DOC)
+    repo.write("locale/fr/LC_MESSAGES/messages.po", TRANSLATION)
+    repo.write("CHANGELOG.md", CHANGELOG)
+    for number in range(6):  # a few unrelated files, so term statistics look like a project
+        repo.write(f"pkg/module_{number}.py",
+                   f"def helper_{number}(value):\n    return value + {number}\n")
+    repo.commit("hooks")
+    index_repo(repo.path, settings=Settings.from_env(), config=Config())
+    return repo
+
+
+QUESTION = "how is the webhook signature checked"
+
+
+def _paths(response) -> list[str]:
+    return [r.record.path for r in response.results]
+
+
+def test_implementation_ranks_above_tests_and_docs_that_repeat_the_words(hooks):
+    response = search(QUESTION, str(hooks.path), settings=Settings.from_env(), k=5)
+    assert _paths(response)[0] == "scheduler/webhooks.py"
+    assert response.results[0].record.symbol == "signature_ok"
+
+
+def test_default_search_spends_no_slot_on_translations_or_changelogs(hooks):
+    response = search(QUESTION, str(hooks.path), settings=Settings.from_env(), k=20)
+    assert not {"locale/fr/LC_MESSAGES/messages.po", "CHANGELOG.md"} & set(_paths(response))
+
+
+def test_kind_asks_for_translations_and_changelogs(hooks):
+    settings = Settings.from_env()
+    po = search(QUESTION, str(hooks.path), settings=settings, k=5, kinds=["translation"])
+    assert set(_paths(po)) == {"locale/fr/LC_MESSAGES/messages.po"}
+    assert {r.record.file_kind for r in po.results} == {"translation"}
+    notes = search(QUESTION, str(hooks.path), settings=settings, k=5, kinds="changelog")
+    assert set(_paths(notes)) == {"CHANGELOG.md"}
+
+
+def test_kind_limits_results_to_the_named_kinds(hooks):
+    response = search(QUESTION, str(hooks.path), settings=Settings.from_env(), k=10,
+                      kinds=["test", "doc"])
+    assert response.results
+    assert {r.record.file_kind for r in response.results} <= {"test", "doc"}
+
+
+def test_unknown_kind_is_refused_naming_the_kinds(hooks):
+    with pytest.raises(BadInput, match="unknown file kind 'sources'.*source, test"):
+        search(QUESTION, str(hooks.path), settings=Settings.from_env(), kinds=["sources"])
+
+
+def test_file_answers_name_each_file_once_with_its_best_chunks(hooks):
+    response = search_files(QUESTION, str(hooks.path), settings=Settings.from_env(), k=3)
+    paths = [f.path for f in response.files]
+    assert paths[0] == "scheduler/webhooks.py"
+    assert len(paths) == len(set(paths)) == 3
+    for found in response.files:
+        assert found.chunks and {c.record.path for c in found.chunks} == {found.path}
+        assert found.to_dict()["citation"] == found.chunks[0].citation.text()
+
+
+def test_one_file_cannot_fill_every_slot(make_repo, fm_home):
+    repo = make_repo("crowd")
+    repo.write("crowd.py", "".join(
+        f"def parse_token_{n}(text):\n    return parse_token(text, {n})\n\n\n" for n in range(8)))
+    repo.write("other.py", "def parse_token(text, n):\n    return text.split()[n]\n")
+    repo.commit("crowd")
+    index_repo(repo.path, settings=Settings.from_env(), config=Config())
+    response = search("parse token", str(repo.path), settings=Settings.from_env(), k=4)
+    assert "other.py" in _paths(response)
+    assert _paths(response).count("crowd.py") <= 3
+
+
+def test_file_deleted_since_indexing_is_hidden_unless_history_is_asked(make_repo, fm_home):
+    repo = make_repo("gone")
+    repo.write("billing/invoice.py", "def total_invoice(lines):\n    return sum(lines)\n")
+    repo.write("billing/tax.py", "def tax_rate(region):\n    return 0.2\n")
+    repo.commit("billing")
+    settings = Settings.from_env()
+    index_repo(repo.path, settings=settings, config=Config())
+    repo.delete("billing/invoice.py").commit("drop invoices")  # not re-indexed yet
+    plain = search("total_invoice", str(repo.path), settings=settings, k=5)
+    assert "billing/invoice.py" not in _paths(plain)
+    history = search("total_invoice", str(repo.path), settings=settings, k=5,
+                     include_history=True)
+    gone = [r for r in history.results if r.record.path == "billing/invoice.py"]
+    assert gone and str(gone[0].verification.verdict) == "historical"
+
+
+def test_long_issue_report_finds_the_file_its_traceback_names(make_repo, fm_home):
+    repo = make_repo("report")
+    repo.write("lib/alpha/reader.py",
+               "def read_table(path):\n    \"\"\"Read a table.\"\"\"\n    return open(path)\n")
+    repo.write("lib/alpha/writer.py",
+               "def write_table(table, path):\n    \"\"\"Write a table.\"\"\"\n    return path\n")
+    repo.write("docs/tables.md", "Reading and writing a table: read a table, write a table.\n"
+                                 * 5)
+    repo.commit("tables")
+    index_repo(repo.path, settings=Settings.from_env(), config=Config())
+    report = (
+        "Writing a table fails\n\nWhen I try to write my table to a file the program crashes. "
+        "I expected the table to be written like any other table, and reading works fine. "
+        "Here is what I did and what happened, with the full output below.\n\n"
+        "```\nTraceback (most recent call last):\n"
+        '  File "/usr/lib/python3.11/site-packages/lib/alpha/writer.py", line 3, in '
+        "write_table\n    return path\nTypeError: expected str\n```\n"
+    )
+    response = search_files(report, str(repo.path), settings=Settings.from_env(), k=3)
+    assert response.files[0].path == "lib/alpha/writer.py"
+
+
+def test_cli_search_files_and_kind_in_json(hooks):
+    result = CliRunner().invoke(cli, ["search", QUESTION, "--repo", str(hooks.path), "--files",
+                                      "--kind", "source,test", "--json"],
+                                catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    files = json.loads(result.output)["files"]
+    assert files[0]["path"] == "scheduler/webhooks.py"
+    assert {f["file_kind"] for f in files} <= {"source", "test"}
