@@ -61,7 +61,7 @@ def _api_body(rng: random.Random) -> bytes:
 
 
 def _api_case(rng: random.Random) -> Case:
-    path = rng.choice(["/v1/search", "/v1/verify", "/v1/context"])
+    path = rng.choice(["/v1/search", "/v1/search/files", "/v1/verify", "/v1/context"])
     content_type = "application/json" if rng.random() < 0.7 else rng.choice([
         "text/plain", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x"])
     headers = {"Content-Type": content_type, "Authorization": f"Bearer {READ}"}

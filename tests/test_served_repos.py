@@ -71,6 +71,11 @@ def test_errors_about_a_known_repository_do_not_say_where_it_lives(http, make_re
     assert str(shop.path) not in answer.text and "shop" in answer.json()["detail"]["message"]
 
 
+def test_file_search_refuses_host_paths_too(http):
+    answer = http.post("/v1/search/files", json={"query": "cancel", "repo": "/etc"})
+    assert answer.status_code == 404 and answer.json()["detail"]["error"] == "NotIndexed"
+
+
 def test_worktree_mode_reads_only_tracked_files(http, make_repo):
     shop = build_shop(make_repo)
     shop.repo.write("secret.env", "TOKEN=hunter2\n")  # untracked, next to tracked code
