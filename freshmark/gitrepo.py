@@ -9,6 +9,7 @@ unique prefix); branch arguments are branch names only (``main`` or ``refs/heads
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 import stat
@@ -29,6 +30,8 @@ from freshmark.errors import (
     RepositoryGone,
     UnsafePath,
 )
+
+log = logging.getLogger(__name__)
 
 MODE_TREE = 0o040000
 MODE_SYMLINK = 0o120000
@@ -486,8 +489,16 @@ class GitRepo:
             raw = new_tree.diff_to_tree(swap=True)  # empty tree -> new
         else:
             raw = self._commit(old).tree.diff_to_tree(new_tree, DiffOption.INCLUDE_TYPECHANGE)
-            raw.find_similar(DiffFind.FIND_RENAMES, rename_threshold=RENAME_THRESHOLD_PERCENT,
-                             rename_limit=RENAME_LIMIT_FILES)
+            try:
+                raw.find_similar(DiffFind.FIND_RENAMES,
+                                 rename_threshold=RENAME_THRESHOLD_PERCENT,
+                                 rename_limit=RENAME_LIMIT_FILES)
+            except pygit2.GitError as exc:
+                # Rename detection reads blobs; one missing from a partial or damaged clone
+                # must not stop the run: without it a rename is a delete and an add.
+                log.warning("rename detection skipped for %s..%s: %s", old[:12], new[:12], exc)
+                raw = self._commit(old).tree.diff_to_tree(new_tree,
+                                                          DiffOption.INCLUDE_TYPECHANGE)
         return [change for delta in raw.deltas for change in _change_from_delta(delta)]
 
     # ---- work tree ------------------------------------------------------------------------

@@ -22,7 +22,7 @@ from freshmark.classify import SKIP_OVERSIZED, FileClass, classify, decode_text
 from freshmark.config import Config, Layer
 from freshmark.embedding import Embedder, EmbeddingCache, embed_with_cache, get_embedder
 from freshmark.errors import EmbedderMismatch, PermanentError
-from freshmark.gitrepo import MODE_SYMLINK, FileChange, GitRepo
+from freshmark.gitrepo import MODE_SYMLINK, FileChange, GitRepo, ObjectNotFound
 from freshmark.plan import (
     FileContext,
     FilePlan,
@@ -225,11 +225,18 @@ class _Run:
         # MB) is skipped without being read into memory.
         verdict = classify(path, b"", self.config.rules, attributes, is_symlink=is_symlink)
         limit = self.config.rules.max_file_bytes
-        if verdict.indexed and limit and self.repo.blob_size(blob_sha) > limit:
-            verdict = FileClass(verdict.file_kind, False, SKIP_OVERSIZED)
-        if verdict.indexed:
-            data = self.repo.read_blob(blob_sha)
-            verdict = classify(path, data, self.config.rules, attributes, is_symlink=is_symlink)
+        try:
+            if verdict.indexed and limit and self.repo.blob_size(blob_sha) > limit:
+                verdict = FileClass(verdict.file_kind, False, SKIP_OVERSIZED)
+            if verdict.indexed:
+                data = self.repo.read_blob(blob_sha)
+                verdict = classify(path, data, self.config.rules, attributes,
+                                   is_symlink=is_symlink)
+        except ObjectNotFound:
+            # A partial or damaged clone lacks this blob: the rest of the run goes on, and the
+            # file is counted, not silently missing.
+            self.summary.skip(SKIP_MISSING_OBJECT)
+            return None
         if not verdict.indexed:
             self.summary.skip(verdict.skip_reason or "not-indexed")
             return None
@@ -284,6 +291,9 @@ class _Run:
         self.summary.embeddings_computed += n_computed
         self.summary.embeddings_reused += n_cached + len(by_donor)
         return vectors
+
+
+SKIP_MISSING_OBJECT = "missing-object"
 
 
 def _tombstones_to_write(plan: FilePlan) -> list[tuple[str, dict[str, Any]]]:

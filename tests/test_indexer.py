@@ -7,8 +7,10 @@ from pathlib import Path
 import pytest
 from repo_builder import RepoBuilder, git
 
+from freshmark import indexer
 from freshmark.config import Config, load_config
-from freshmark.errors import EmbedderMismatch
+from freshmark.embedding.hashing import HashingEmbedder
+from freshmark.errors import EmbedderMismatch, RetryableError
 from freshmark.gitrepo import GitRepo, ObjectNotFound
 from freshmark.indexer import index_repo
 from freshmark.settings import Settings
@@ -77,6 +79,20 @@ def shop_repo(make_repo) -> RepoBuilder:
     repo.write("README.md", "# shop\n\nOrders and payments.\n")
     repo.commit("initial", when="2026-03-11T10:00:00Z")
     return repo
+
+
+class DyingEmbedder(HashingEmbedder):
+    """The test tier's embedder, failing (as a lost model server would) after some batches."""
+
+    def __init__(self, batches_before_death: int) -> None:
+        super().__init__()
+        self.batches_left = batches_before_death
+
+    def embed(self, texts):  # type: ignore[no-untyped-def]
+        if self.batches_left <= 0:
+            raise RetryableError("embedder went away")
+        self.batches_left -= 1
+        return super().embed(texts)
 
 
 def run(repo: RepoBuilder, **kwargs) -> dict:
@@ -221,36 +237,26 @@ def test_force_pushed_history_is_diffed_from_the_indexed_commit(store_env, make_
     assert ("src/orders/extra.py", "extra") not in now
 
 
-def test_rerun_after_failed_run_finishes_without_duplicates(store_env, make_repo, tmp_path):
+def test_rerun_after_failed_run_finishes_without_duplicates(store_env, make_repo, monkeypatch):
+    monkeypatch.setattr(indexer, "FILES_PER_BATCH", 8)  # several batches, so several writes
     repo = shop_repo(make_repo)
     first = run(repo)
     for i in range(30):
         repo.write(f"src/gen/mod{i}.py", f"def f{i}(x):\n    return x + {i}\n")
     repo.write("src/gen/zlast.py", "def last():\n    return 'last'\n")
     repo.commit("many files")
-    # Hide one blob object so the run fails part-way, after earlier batches were written.
-    blob = _git_blob_sha(repo, "src/gen/zlast.py")
-    obj = repo.path / ".git" / "objects" / blob[:2] / blob[2:]
-    hidden = tmp_path / "hidden-object"
-    obj.rename(hidden)
-    with pytest.raises(ObjectNotFound):
-        run(repo)
+    # The embedder dies after its first batch: the run fails part-way, after some writes.
+    with pytest.raises(RetryableError):
+        run(repo, embedder=DyingEmbedder(batches_before_death=1))
     store = Store.open(Settings.from_env())
     manifest = store.branch(f"path:{repo.path.resolve()}", "main").manifest
     assert manifest.commit == first["commit"]  # the previous stamp is still true
-    hidden.rename(obj)
     run(repo)
     recs = records(repo)
     ids = [r.id for r in recs]
     assert len(ids) == len(set(ids))
     assert ("src/gen/zlast.py", "last") in live(recs)
     assert store.branch(f"path:{repo.path.resolve()}", "main").manifest.commit == repo.head()
-
-
-def _git_blob_sha(repo: RepoBuilder, path: str) -> str:
-    from repo_builder import git
-
-    return git(repo.path, "rev-parse", f"HEAD:{path}")
 
 
 def test_branch_seeded_from_base_embeds_only_its_diff(store_env, make_repo):
@@ -445,3 +451,37 @@ def test_lost_indexed_commit_rescans_and_tombstones_vanished_files(fm_home, make
     recs = {(r.path, r.symbol): r for r in records(repo)}
     assert recs[("src/orders/other.py", "other")].status == "live"
     assert recs[("src/orders/extra.py", "extra")].status == "tombstoned"
+
+
+def _drop_loose_object(repo: RepoBuilder, sha: str) -> None:
+    (repo.path / ".git" / "objects" / sha[:2] / sha[2:]).unlink()
+
+
+def test_blob_missing_from_a_partial_clone_is_counted_and_the_run_goes_on(fm_home, make_repo):
+    repo = make_repo("partial")
+    repo.write("kept.py", "def kept():\n    return 1\n").commit("kept")
+    run(repo)
+    repo.write("lost.py", "def lost():\n    return 2\n")
+    repo.write("new.py", "def new():\n    return 3\n").commit("two files")
+    lost_blob = GitRepo.open(repo.path).blob_at(repo.head(), "lost.py")
+    _drop_loose_object(repo, lost_blob)
+    summary = run(repo)
+    assert summary["files_skipped"] == {"missing-object": 1}
+    live = {r.path for r in records(repo) if r.status == "live"}
+    assert live == {"kept.py", "new.py"}
+
+
+def test_rename_detection_without_the_old_blob_still_indexes_the_change(fm_home, make_repo):
+    repo = make_repo("renamed-partial")
+    body = "".join(f"def step_{n}():\n    return {n}\n\n\n" for n in range(20))
+    repo.write("old_name.py", body).commit("old")
+    run(repo)
+    old_blob = GitRepo.open(repo.path).blob_at(repo.head(), "old_name.py")
+    repo.rename("old_name.py", "new_name.py")
+    repo.write("new_name.py", body + "def extra():\n    return 0\n").commit("renamed and grown")
+    _drop_loose_object(repo, old_blob)
+    run(repo)
+    by_path: dict[str, set[str]] = {}
+    for record in records(repo):
+        by_path.setdefault(record.path, set()).add(record.status)
+    assert by_path["new_name.py"] == {"live"} and by_path["old_name.py"] == {"tombstoned"}
