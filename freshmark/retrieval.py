@@ -60,9 +60,9 @@ __all__ = [
 # pasted file beyond this is refused with a message rather than tokenised and embedded.
 MAX_QUERY_BYTES = 100_000
 MAX_K = 100
-# Each channel fetches this many times k candidates (seed 001 §3.2: room for the rerank), and
-# never fewer than MIN_POOL: the kind preference and the per-file cap need candidates to choose
-# from beyond the first k.
+# Each channel fetches this many times k candidates (seed 001 §3.2: room for the rerank); for a
+# long query (an issue report) never fewer than MIN_POOL, since the file at fault is often
+# found through a chunk that ranks low on its own.
 CHANNEL_FACTOR = 2
 MIN_POOL = 40
 # Files whose best chunk joins the candidates from the whole-file BM25 ranking.
@@ -148,6 +148,10 @@ def resolve_kinds(kinds: Iterable[str] | str | None, include_excluded: bool = Fa
     return frozenset(chosen)
 
 
+# Kinds a chunk stamped ``source``, ``doc`` or ``config`` may have today (``search_kind``).
+_REFINED_KINDS = frozenset({"changelog", "translation", "other"})
+
+
 def channel_where(include_history: bool, kinds: frozenset[str]) -> dict[str, Any] | None:
     """The Chroma ``where`` filter both channels apply (stored kinds: a superset of ``kinds``,
     as chunks stamped before a kind existed carry the older one; ``passes_filter`` decides)."""
@@ -160,9 +164,6 @@ def channel_where(include_history: bool, kinds: frozenset[str]) -> dict[str, Any
     if not clauses:
         return None
     return clauses[0] if len(clauses) == 1 else {"$and": clauses}
-
-
-_REFINED_KINDS = frozenset({"changelog", "translation", "other"})
 
 
 def passes_filter(record: ChunkRecord, include_history: bool, kinds: frozenset[str]) -> bool:
@@ -356,7 +357,7 @@ def _ranked_pool(
     reranked, best first."""
     use_vectors, use_lexical = channels != "bm25", channels != "vectors"
     started = time.perf_counter()
-    vector = embed_plan(embedder, plan)
+    vector = embed_plan(embedder, plan) if use_vectors else np.zeros(0, dtype=np.float32)
     timings.embed_seconds = time.perf_counter() - started
 
     started = time.perf_counter()
@@ -466,8 +467,8 @@ def file_search(
     weights: RerankWeights = DEFAULT_WEIGHTS,
 ) -> tuple[list[FileCandidate], SearchTimings]:
     """The ``k`` best files for ``query``, each with its best chunks (up to
-    ``chunks_per_file``), from the same candidates as ``hybrid_search``: a file scores by its
-    best chunk plus a little for each further matching chunk."""
+    ``chunks_per_file``), from the candidates ``hybrid_search`` would rank with whole-file
+    evidence: a file scores by its best chunk plus a little for its second best."""
     text, k = validate_query(query), _validate_k(k)
     timings = SearchTimings()
     ranked = _ranked_pool(
