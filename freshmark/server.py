@@ -27,11 +27,12 @@ from typing import Any
 
 import redis
 from fastapi import FastAPI, Request
-from fastapi.responses import JSONResponse, Response
+from fastapi.responses import JSONResponse, PlainTextResponse, Response
 from kombu.exceptions import OperationalError
 from starlette.concurrency import run_in_threadpool
 
 from freshmark import __version__, jobs, keys, metrics
+from freshmark import route_docs as docs
 from freshmark.auth import BearerAuth, tokens_from_env
 from freshmark.branches import request_branch_index
 from freshmark.config import Config, load_config
@@ -131,6 +132,37 @@ class _Routes:
         return Response(content=body, media_type=content_type)
 
 
+def _add_service_routes(app: FastAPI, receiver: WebhookReceiver, routes: _Routes) -> None:
+    """The service routes, each documented with the answers it really gives (``route_docs``);
+    their handlers write their own responses, so ``response_model`` is None throughout."""
+    add = app.add_api_route
+    add("/webhooks/{repo_id}", receiver.handle, methods=["POST"], response_model=None,
+        status_code=202, responses=docs.WEBHOOK, openapi_extra=docs.WEBHOOK_BODY,
+        summary="Push webhook (GitHub, GitLab, Gitea/Forgejo), signed")
+    add("/branches/{repo_id}", routes.ondemand, methods=["POST"], response_model=None,
+        status_code=202, responses=docs.BRANCHES, openapi_extra=docs.BRANCH_BODY,
+        summary="Index a branch on demand (needs the full API token)")
+    add("/debug/queue", routes.debug_queue, methods=["GET"], response_model=None,
+        responses=docs.DEBUG_QUEUE, summary="Pending, parked and failed jobs; queue lengths")
+    add("/healthz", routes.healthz, methods=["GET"], response_model=None,
+        responses=docs.HEALTHZ, summary="200 when Redis answers, else 503")
+    add("/metrics", routes.metrics, methods=["GET"], response_model=None,
+        response_class=PlainTextResponse, responses=docs.METRICS,
+        summary="Prometheus exposition")
+
+
+def _document_answers(app: FastAPI) -> None:
+    """``/openapi.json`` as FastAPI builds it, less the 422s no service route gives."""
+    build = app.openapi
+
+    def openapi() -> dict[str, Any]:
+        if app.openapi_schema is None:
+            app.openapi_schema = docs.without_phantom_422(build())
+        return app.openapi_schema
+
+    app.openapi = openapi  # type: ignore[method-assign]
+
+
 def _queues(config: Config) -> list[str]:
     names = list(keys.BUILTIN_QUEUES)
     return names + [layer.queue for layer in config.layers if layer.queue not in names]
@@ -194,12 +226,9 @@ def create_app(
     routes = _Routes(config, client, send, env)
 
     app = FastAPI(title="freshmark", version=__version__, lifespan=_lifespan)
-    app.add_api_route("/webhooks/{repo_id}", receiver.handle, methods=["POST"])
-    app.add_api_route("/branches/{repo_id}", routes.ondemand, methods=["POST"])
-    app.add_api_route("/debug/queue", routes.debug_queue, methods=["GET"])
-    app.add_api_route("/healthz", routes.healthz, methods=["GET"])
-    app.add_api_route("/metrics", routes.metrics, methods=["GET"])
+    _add_service_routes(app, receiver, routes)
     _include_search_api(app)
+    _document_answers(app)
     app.state.mcp_server = _mount_mcp(app)
     tokens = tokens_from_env(env, config.api_token_env, bind_host,
                              metrics_public=not config.metrics_require_token)
