@@ -8,7 +8,9 @@ loopback names pass, ``FRESHMARK_MCP_ALLOWED_HOSTS`` adds the server's public na
 
 Written against the ``mcp`` SDK's high-level server: ``MCPServer`` in mcp 2.x, ``FastMCP`` in
 mcp 1.x (same decorator API). Tool errors come back as MCP tool errors with freshmark's one-line
-message, so an agent can read what to fix.
+message, so an agent can read what to fix. Each argument carries a description and the bounds
+the server enforces; each tool declares an output schema (the HTTP answers' models); the
+server reports the package version.
 """
 
 from __future__ import annotations
@@ -18,8 +20,24 @@ import os
 from collections.abc import Callable, Mapping
 from typing import Annotated, Any, Literal, TypeVar
 
-from pydantic import BeforeValidator
+from pydantic import BeforeValidator, Field, WithJsonSchema
 
+from freshmark import __version__
+from freshmark.api_models import (
+    ContextResponseModel,
+    FilesResponseModel,
+    SearchResponseModel,
+    VerifyResponseModel,
+)
+from freshmark.api_schema import (
+    MAX_K,
+    BudgetTokens,
+    FileKind,
+    LevelName,
+    QueryText,
+    RepoName,
+    VerifyContent,
+)
 from freshmark.config import Config, load_config
 from freshmark.errors import FreshmarkError
 from freshmark.repos import RepoHandle
@@ -46,6 +64,9 @@ INSTRUCTIONS = (
 )
 
 
+# The tools return their use case's ``to_dict()``; the return annotations name the models of
+# those dicts (``freshmark.api_models``, the HTTP answers' models too): the SDK publishes them
+# as each tool's outputSchema and validates the dict against them into structuredContent.
 def _run(call: Callable[[], T]) -> T:
     try:
         return call()
@@ -61,9 +82,38 @@ def _served(repo: str, settings: Settings, config: Config, worktree: bool) -> Re
                        worktree=worktree)
 
 
-def search(query: str, repo: str, branch: str | None = None, k: int = 5,
-           worktree: bool = False, history: bool = False,
-           include_excluded: bool = False, kind: list[str] | None = None) -> dict[str, Any]:
+# Per-argument descriptions and bounds: the inputSchema an agent sees. Bounds on text describe
+# the server's own checks (``freshmark.api_schema``), so a refusal keeps freshmark's wording.
+Query = Annotated[QueryText, Field(description=(
+    "Words, a question, symbol names or a whole issue report: not blank, no NUL (the limit is "
+    "100,000 UTF-8 bytes; the schema says 25,000 characters, which never exceed it)."))]
+Repo = Annotated[RepoName, Field(description=(
+    "The repository id, or the name or path it was indexed under (never another path on the "
+    "server); at most 256 characters, no control characters."))]
+Branch = Annotated[str | None, Field(description="Branch; default: the one checked out.")]
+K = Annotated[int, Field(ge=1, le=MAX_K, description=f"How many results, 1 to {MAX_K}.")]
+Worktree = Annotated[bool, Field(description=(
+    "Verify against the working tree (uncommitted edits count, tracked files only) instead of "
+    "the branch head; registered working copies only, with no other branch named."))]
+History = Annotated[bool, Field(description="Also return deleted code, labelled historical.")]
+IncludeExcluded = Annotated[bool, Field(description=(
+    "Also return generated, backup, fixture and vendored code, labelled excluded."))]
+Kinds = Annotated[list[FileKind] | None, Field(max_length=16, description=(
+    "File kinds to search (source, test, doc, config, other, changelog, translation; the "
+    "excluded kinds with include_excluded). Default: all but changelogs and translations, "
+    "source ranked first."))]
+Content = Annotated[VerifyContent, Field(description=(
+    "Lines of 'path<TAB>sha256 prefix of the file' (at most 2,000), or search results as "
+    "JSON; no NUL, the first line not a # comment."))]
+Budget = Annotated[BudgetTokens | None, Field(description=(
+    "Token budget, 300 to 120,000 (default by level: 4000, 20000, 60000); 1 token is about "
+    "3 characters."))]
+
+
+def search(query: Query, repo: Repo, branch: Branch = None, k: K = 5,
+           worktree: Worktree = False, history: History = False,
+           include_excluded: IncludeExcluded = False,
+           kind: Kinds = None) -> SearchResponseModel:
     """Hybrid code search; every result verified against the branch head and cited.
 
     query: words, a question, symbol names or a whole issue report. repo: the repository id,
@@ -92,10 +142,10 @@ def search(query: str, repo: str, branch: str | None = None, k: int = 5,
     return _run(call)
 
 
-def search_files(query: str, repo: str, branch: str | None = None, k: int = 5,
-                 worktree: bool = False, history: bool = False,
-                 include_excluded: bool = False,
-                 kind: list[str] | None = None) -> dict[str, Any]:
+def search_files(query: Query, repo: Repo, branch: Branch = None, k: K = 5,
+                 worktree: Worktree = False, history: History = False,
+                 include_excluded: IncludeExcluded = False,
+                 kind: Kinds = None) -> FilesResponseModel:
     """Which files: the k best files for the query, each with its best chunks verified and
     cited. Arguments as for search."""
     from freshmark.retrieval import validate_query
@@ -115,8 +165,8 @@ def search_files(query: str, repo: str, branch: str | None = None, k: int = 5,
     return _run(call)
 
 
-def verify(content: str, repo: str, branch: str | None = None,
-           worktree: bool = False) -> dict[str, Any]:
+def verify(content: Content, repo: Repo, branch: Branch = None,
+           worktree: Worktree = False) -> VerifyResponseModel:
     """Verify snippets against the code today.
 
     content: lines of 'path<TAB>sha256 prefix of the file', or search results as JSON.
@@ -142,12 +192,15 @@ def _upper_level(value: object) -> object:
     return value.strip().upper() if isinstance(value, str) else value
 
 
-ContextLevel = Annotated[Literal["L1", "L2", "L3"], BeforeValidator(_upper_level)]
+ContextLevel = Annotated[Literal["L1", "L2", "L3"], BeforeValidator(_upper_level),
+                         WithJsonSchema(LevelName.__metadata__[0].json_schema),
+                         Field(description="L1 symbol, L2 module, L3 cross-module; any case "
+                                           "(l2 is L2).")]
 
 
-def context(query: str, repo: str, level: ContextLevel = "L1",
-            budget: int | None = None, branch: str | None = None,
-            worktree: bool = False) -> dict[str, Any]:
+def context(query: Query, repo: Repo, level: ContextLevel = "L1",
+            budget: Budget = None, branch: Branch = None,
+            worktree: Worktree = False) -> ContextResponseModel:
     """A verified context slice for a question, ready to paste into a prompt ('text').
 
     level: L1 symbol (+imports, types, callers' signatures), L2 module (+direct imports),
@@ -180,7 +233,7 @@ def build_server() -> Any:
     """
     root = logging.getLogger()
     handlers, level = list(root.handlers), root.level
-    server = _Server(name="freshmark", instructions=INSTRUCTIONS)
+    server = _Server(name="freshmark", version=__version__, instructions=INSTRUCTIONS)
     root.handlers[:] = handlers
     root.setLevel(level)
     for tool in (search, search_files, verify, context):
