@@ -19,6 +19,7 @@ from typing import Annotated, Any, TypeVar
 from fastapi import APIRouter, Depends, FastAPI, HTTPException, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from freshmark.api_models import (
     ContextRequest,
@@ -109,9 +110,26 @@ async def _validation_error(request: Request, exc: Exception) -> JSONResponse:
                         status_code=422)
 
 
+# FastAPI's and Starlette's own refusals (a body that cannot be decoded, an unknown route, a
+# wrong method) carry a bare string detail; named here so they take freshmark's error shape.
+_HTTP_ERROR_NAMES = {400: "BadInput", 404: "NotFound", 405: "MethodNotAllowed"}
+
+
+async def _http_error(request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, StarletteHTTPException)
+    detail = exc.detail
+    if not (isinstance(detail, dict) and {"error", "message"} <= set(detail)):
+        detail = {"error": _HTTP_ERROR_NAMES.get(exc.status_code, "HTTPError"),
+                  "message": str(detail)[:300]}
+    return JSONResponse({"detail": detail}, status_code=exc.status_code,
+                        headers=getattr(exc, "headers", None))
+
+
 def install_error_handlers(app: FastAPI) -> None:
-    """Validation errors as freshmark's one-line errors (422), never an echo of the body."""
+    """Validation errors as freshmark's one-line errors (422), never an echo of the body; every
+    other HTTP error in the same ``{"detail": {"error", "message"}}`` shape."""
     app.add_exception_handler(RequestValidationError, _validation_error)
+    app.add_exception_handler(StarletteHTTPException, _http_error)
 
 
 # Every answer an API route can give besides 200, each with the body it really has. 401/403

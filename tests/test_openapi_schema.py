@@ -166,3 +166,19 @@ def test_worktree_with_a_branch_is_outside_the_schema(spec):
     schema = spec["components"]["schemas"]["SearchRequest"]
     assert schema["if"]["properties"]["worktree"] == {"const": True}
     assert schema["then"]["properties"]["branch"] == {"type": "null"}
+
+
+def test_an_undecodable_body_gets_freshmarks_error_body(app):
+    http = TestClient(app, base_url="http://127.0.0.1:8080")
+    answer = http.post("/v1/search", content=b"\xff\x16",
+                       headers={"Authorization": f"Bearer {TOKEN}",
+                                "Content-Type": "application/json"})
+    assert answer.status_code == 400
+    assert answer.json()["detail"]["error"] == "BadInput"
+
+
+def test_a_wrong_method_keeps_its_allow_header_in_freshmarks_shape(app):
+    http = TestClient(app, base_url="http://127.0.0.1:8080")
+    answer = http.get("/v1/search", headers={"Authorization": f"Bearer {TOKEN}"})
+    assert answer.status_code == 405 and answer.headers["allow"] == "POST"
+    assert answer.json()["detail"]["error"] == "MethodNotAllowed"
