@@ -34,7 +34,7 @@ PATH_WEIGHT = 2.0
 # A query of at least this many words is treated as a long query (issue report).
 LONG_QUERY_WORDS = 40
 WINDOW_CHARS = 900
-MAX_WINDOWS = 8
+MAX_WINDOWS = 4
 FIRST_WINDOW_WEIGHT = 2.0
 
 # Common English words that carry no code meaning in a long report; words that are also
