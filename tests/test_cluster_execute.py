@@ -107,3 +107,21 @@ def test_branch_index_local_seeds_the_branch_from_its_base(tmp_path: Path, remot
     assert done.exit_code == 0, done.output
     summary = json.loads(done.output)
     assert summary["seeded_from"] == "main" and summary["embeddings_computed"] == 1
+
+
+def test_example_config_indexes_its_local_repository(tmp_path: Path, remote,
+                                                     redis_client: redis.Redis) -> None:
+    from dataclasses import replace
+
+    from freshmark.config import load_config
+
+    example = load_config(Path(__file__).resolve().parents[1] / "deploy" /
+                          "freshmark.example.toml")
+    (demo,) = example.repos
+    assert demo.url == "file:///tmp/freshmark-demo.git"  # what the README's one-liner makes
+    path, work = remote  # the same kind of bare repository, made where the test may write
+    config = replace(example, repos=(replace(demo, id="shop", url=f"file://{path}"),))
+    head = work.write("src/app.py", "def app():\n    return 1\n").commit("app")
+    work.push("origin", "main")
+    summary = execute.run_index(_job(branch="main"), _context(tmp_path, redis_client, config))
+    assert summary["commit"] == head and summary["layers"] == ["hot", "infra"]
