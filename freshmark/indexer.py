@@ -408,7 +408,8 @@ def index_repo(
     head = target or repo.branch_head(branch)
     store = store or Store.open(settings)
     ref = RepoRef.of(repo, repo_id, store)
-    embedder = embedder or get_embedder(settings.embedder, settings.cache_dir)
+    embedder = embedder or get_embedder(settings.embedder, settings.cache_dir,
+                                         threads=settings.embed_threads)
     summary = IndexSummary(
         repo=ref.name,
         branch=branch,

@@ -131,7 +131,8 @@ def embedder_for(settings: Settings, index: BranchIndex) -> Any:
     with _EMBEDDERS_LOCK:
         embedder = _EMBEDDERS.get(key)
         if embedder is None:
-            embedder = get_embedder(settings.embedder, settings.cache_dir)
+            embedder = get_embedder(settings.embedder, settings.cache_dir,
+                                     threads=settings.embed_threads)
             _EMBEDDERS[key] = embedder
     if embedder.id != index.manifest.embedder:
         raise EmbedderMismatch(

@@ -15,7 +15,9 @@ class Settings:
 
     ``home`` holds the embedded Chroma store, the embedding cache and the mirrors;
     ``chroma_url`` switches the store to a Chroma server; ``embedder`` names the embedding model
-    (``minilm``, the real default, or ``hashing``, a fast non-semantic tier for tests only).
+    (``minilm``, the real default, or ``hashing``, a fast non-semantic tier for tests only);
+    ``embed_threads`` overrides the onnxruntime threads per process (default: the cores this
+    process really has, shared among the worker's processes).
     """
 
     home: Path
@@ -23,6 +25,7 @@ class Settings:
     redis_url: str = "redis://127.0.0.1:6379/0"
     config_path: Path | None = None
     embedder: str = DEFAULT_EMBEDDER
+    embed_threads: int | None = None
 
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None) -> Settings:
@@ -35,6 +38,7 @@ class Settings:
             redis_url=env.get("FRESHMARK_REDIS_URL") or "redis://127.0.0.1:6379/0",
             config_path=Path(config).expanduser() if config else None,
             embedder=env.get("FRESHMARK_EMBEDDER") or DEFAULT_EMBEDDER,
+            embed_threads=_positive_int(env, "FRESHMARK_EMBED_THREADS"),
         )
 
     @property
@@ -53,3 +57,15 @@ class Settings:
     def state_dir(self) -> Path:
         """Local state that is not part of the index (verdict counts for embedded use)."""
         return self.home / "state"
+
+
+def _positive_int(env: dict[str, str], name: str) -> int | None:
+    """``env[name]`` as an int >= 1, None when unset; ConfigError for anything else."""
+    raw = env.get(name, "").strip()
+    if not raw:
+        return None
+    if not raw.isdigit() or int(raw) < 1:
+        from freshmark.errors import ConfigError
+
+        raise ConfigError(f"{name} must be a whole number >= 1, got {raw!r}")
+    return int(raw)

@@ -19,6 +19,7 @@ from celery import signals
 from freshmark import jobs, metrics
 from freshmark.config import Config, load_config
 from freshmark.embedding import Embedder, get_embedder
+from freshmark.embedding.threads import available_threads
 from freshmark.redact import install_log_redaction
 from freshmark.settings import Settings
 from freshmark.store import Store
@@ -46,11 +47,12 @@ class WorkerContext:
         """One embedder per worker process: the model graph loads once, not once per job.
 
         Prefork children share the machine's cores, so each one gets its share of threads
-        (``FRESHMARK_WORKER_CONCURRENCY`` is set by ``freshmark worker``).
+        (``FRESHMARK_WORKER_CONCURRENCY`` is set by ``freshmark worker``) of the cores the
+        process really has; ``FRESHMARK_EMBED_THREADS`` overrides it.
         """
         if self._embedder is None:
             children = max(1, int(os.environ.get("FRESHMARK_WORKER_CONCURRENCY", "1")))
-            threads = max(1, (os.cpu_count() or 1) // children)
+            threads = self.settings.embed_threads or available_threads(children)
             self._embedder = get_embedder(self.settings.embedder, self.settings.cache_dir,
                                           threads=threads)
         return self._embedder

@@ -41,6 +41,7 @@ from freshmark.embedding.onnx_graph import (
     BertShape,
     build_minilm_model_file,
 )
+from freshmark.embedding.threads import available_threads
 from freshmark.errors import BadInput, ConfigError
 
 MODEL_NAME = "all-MiniLM-L6-v2"
@@ -210,11 +211,8 @@ def ensure_model_file(files: ModelFiles, cache_dir: Path, variant: str) -> Path:
 
 
 def default_thread_count() -> int:
-    """CPUs this process may run on (cgroup/affinity aware where the OS reports it)."""
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:  # not every platform has sched_getaffinity
-        return max(1, os.cpu_count() or 1)
+    """CPUs this process may run on: its cgroup quota and affinity mask, whichever is fewer."""
+    return available_threads()
 
 
 def _session_options(threads: int) -> ort.SessionOptions:
@@ -224,6 +222,9 @@ def _session_options(threads: int) -> ort.SessionOptions:
     options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
     options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
     options.log_severity_level = 3  # warnings about unused initializers are noise here
+    # Idle intra-op threads would otherwise spin between calls and take every core they have
+    # from the worker's other processes; waking them costs far less than a batch does.
+    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
     return options
 
 
