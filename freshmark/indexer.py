@@ -372,6 +372,18 @@ def _advance_manifest(
     return manifest
 
 
+def _write_lexical_snapshot(index: BranchIndex, cache_dir: Path, changed: bool) -> None:
+    """The search-side BM25 snapshot, current with this run, so no search pays the build."""
+    from freshmark.retrieval import snapshot_path, write_lexical_snapshot
+
+    if not changed and snapshot_path(cache_dir, index.name).exists():
+        return  # a no-op run: the snapshot already matches (or a search will refresh it)
+    try:
+        write_lexical_snapshot(index, cache_dir)
+    except OSError:
+        pass  # a snapshot only saves search start-up time; an unwritable cache must not fail a run
+
+
 def _is_stale_target(repo: GitRepo, indexed: str | None, head: str) -> bool:
     """True when the index already holds a descendant of ``head`` (an old job finishing late)."""
     return bool(
@@ -446,6 +458,7 @@ def index_repo(
     summary.noop = not diffs
     generation = run.generation if diffs else index.manifest.generation
     _advance_manifest(index, done, head, run.when, generation, config)
+    _write_lexical_snapshot(index, settings.cache_dir, changed=bool(diffs))
     summary.files_skipped = dict(Counter(summary.files_skipped))
     summary.seconds = round(time.perf_counter() - started, 3)
     summary.embed_seconds = round(summary.embed_seconds, 3)

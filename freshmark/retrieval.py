@@ -52,6 +52,7 @@ __all__ = [
     "file_search",
     "hybrid_search",
     "lexical_for",
+    "write_lexical_snapshot",
     "resolve_kinds",
     "validate_query",
 ]
@@ -219,6 +220,22 @@ def lexical_for(index: BranchIndex, cache_dir: Path | None) -> LexicalIndex:
         except OSError:
             pass  # a snapshot only saves start-up time; an unwritable cache must not fail search
     return lexical
+
+
+def write_lexical_snapshot(index: BranchIndex, cache_dir: Path) -> int:
+    """Bring the collection's snapshot up to its generation; returns the chunks applied.
+
+    Called by the indexer at the end of a run, so the first search after an index loads a
+    current snapshot instead of building from the store. Starts from the existing snapshot when
+    it matches, so a small run costs a small fetch; leaves this process's search cache alone.
+    """
+    identity = _identity(index)
+    path = snapshot_path(cache_dir, index.name)
+    lexical = LexicalIndex.load(path, index.name, identity) or LexicalIndex(index.name, identity)
+    applied = lexical.refresh(index)
+    if applied or not path.exists():
+        lexical.save(path)
+    return applied
 
 
 def _worth_saving(lexical: LexicalIndex) -> bool:

@@ -485,3 +485,22 @@ def test_rename_detection_without_the_old_blob_still_indexes_the_change(fm_home,
     for record in records(repo):
         by_path.setdefault(record.path, set()).add(record.status)
     assert by_path["new_name.py"] == {"live"} and by_path["old_name.py"] == {"tombstoned"}
+
+
+def test_index_run_writes_a_current_lexical_snapshot(store_env, make_repo):
+    from freshmark.lexical import LexicalIndex
+    from freshmark.retrieval import _identity, snapshot_path
+
+    repo = shop_repo(make_repo)
+    run(repo)
+    repo.write("src/orders/domain/order.py", DOMAIN_V2)
+    repo.commit("domain v2", when="2026-03-12T10:00:00Z")
+    run(repo)
+    settings = Settings.from_env()
+    index = Store.open(settings).branch(f"path:{repo.path.resolve()}", "main")
+    assert index is not None
+    snapshot = LexicalIndex.load(snapshot_path(settings.cache_dir, index.name), index.name,
+                                 _identity(index))
+    assert snapshot is not None and snapshot.generation == index.manifest.generation
+    assert snapshot.refresh(index) == 0  # a search process starts current: nothing to fetch
+    assert len(snapshot.live) == len(live(records(repo)))
