@@ -6,11 +6,13 @@ import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from freshmark.metrics import FreshnessRow
+if TYPE_CHECKING:  # prometheus_client is imported only by the commands that publish
+    from freshmark.metrics import FreshnessRow
+
 
 _COLUMNS = ("REPO", "BRANCH", "LAYER", "STALE", "TRACKED", "RATIO", "BEHIND", "LAG",
             "TOMBSTONED", "LAST SUCCESS")

@@ -17,7 +17,7 @@ from typing import Any
 
 import click
 
-from freshmark import jobs, keys
+from freshmark import keys
 from freshmark.cli_common import examples
 
 DEFAULT_WORKER_QUEUES = ",".join(keys.BUILTIN_QUEUES)
@@ -125,6 +125,8 @@ def scheduler(tick_seconds: float, loglevel: str) -> None:
     _setup_logging(loglevel)
 
     def run() -> None:
+        from freshmark import jobs
+
         settings, config = load_settings()
         timings = jobs.Timings.from_env()
         sched = Scheduler(jobs.connect(settings.redis_url), config, send_job,
@@ -155,6 +157,7 @@ def watch(path: Path, polling: bool, poll_interval_seconds: float, debounce_seco
     _setup_logging(loglevel)
 
     def run() -> None:
+        from freshmark import jobs
         from freshmark.gitrepo import GitRepo
 
         settings = Settings.from_env()
@@ -224,6 +227,7 @@ def branch_index(repo: str, branch: str, base: str | None, local: bool, wait: bo
                 f"{summary['embeddings_reused']} reused, {summary['seconds']:.2f} s"
             )
             return
+        from freshmark import jobs
         from freshmark.mirrors import remote_branches
         from workers.celery_app import send_job
 
