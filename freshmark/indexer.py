@@ -20,7 +20,7 @@ import numpy as np
 from freshmark.chunking import chunk_text, detect_language
 from freshmark.classify import SKIP_OVERSIZED, FileClass, classify, decode_text
 from freshmark.config import Config, Layer
-from freshmark.embedding import Embedder, EmbeddingCache, embed_with_cache, get_embedder
+from freshmark.embedding import Embedder, EmbeddingCache, LazyEmbedder, embed_with_cache
 from freshmark.errors import EmbedderMismatch, PermanentError
 from freshmark.gitrepo import MODE_SYMLINK, FileChange, GitRepo, ObjectNotFound
 from freshmark.plan import (
@@ -420,8 +420,9 @@ def index_repo(
     head = target or repo.branch_head(branch)
     store = store or Store.open(settings)
     ref = RepoRef.of(repo, repo_id, store)
-    embedder = embedder or get_embedder(settings.embedder, settings.cache_dir,
-                                         threads=settings.embed_threads)
+    # Loaded at the first text to embed: a no-op run never pays for the model.
+    embedder = embedder or LazyEmbedder(settings.embedder, settings.cache_dir,
+                                        threads=settings.embed_threads)
     summary = IndexSummary(
         repo=ref.name,
         branch=branch,

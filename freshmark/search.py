@@ -125,14 +125,15 @@ _EMBEDDERS_LOCK = threading.Lock()
 
 def embedder_for(settings: Settings, index: BranchIndex) -> Any:
     """The process's embedder for ``settings``; refuses one the index was not built with."""
-    from freshmark.embedding import get_embedder
+    from freshmark.embedding import LazyEmbedder
 
     key = (settings.embedder, str(settings.cache_dir))
     with _EMBEDDERS_LOCK:
         embedder = _EMBEDDERS.get(key)
         if embedder is None:
-            embedder = get_embedder(settings.embedder, settings.cache_dir,
-                                     threads=settings.embed_threads)
+            # Loaded at the first query that needs a vector (BM25 alone needs none).
+            embedder = LazyEmbedder(settings.embedder, settings.cache_dir,
+                                    threads=settings.embed_threads)
             _EMBEDDERS[key] = embedder
     if embedder.id != index.manifest.embedder:
         raise EmbedderMismatch(

@@ -228,3 +228,14 @@ def test_embed_with_cache_batches_misses_by_length_and_reports_progress(tmp_path
 def test_embed_with_cache_of_nothing_is_empty(tmp_path: Path) -> None:
     cache = EmbeddingCache(tmp_path / "embeddings.sqlite")
     assert embed_with_cache(CountingEmbedder(), cache, {}) == ({}, 0, 0)
+
+
+@pytest.mark.parametrize("name", ["hashing", "minilm", "minilm-fp32", "minilm-pool"])
+def test_embedder_id_is_known_without_loading_the_model(name: str, tmp_path: Path) -> None:
+    from freshmark.embedding import LazyEmbedder, embedder_id
+
+    lazy = LazyEmbedder(name, tmp_path)
+    assert lazy.id == embedder_id(name) and not lazy.loaded
+    if name == "hashing":  # loading MiniLM belongs to the slow tier (test_embedding_minilm)
+        lazy.embed_query("x")
+        assert lazy.loaded and lazy._loaded is not None and lazy._loaded.id == lazy.id

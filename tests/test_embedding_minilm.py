@@ -195,3 +195,11 @@ def test_pooled_embedder_reads_past_the_first_window(model_cache: Path, int8: Mi
     cancel = int8.embed([CANCEL_FUNCTION])[0]
     assert abs(float(np.linalg.norm(whole)) - 1.0) < 1e-5
     assert float(whole @ cancel) > float(head_only @ cancel) + 0.03
+
+
+def test_lazy_ids_match_the_loaded_minilm_ids(fp32: MiniLMEmbedder, model_cache: Path) -> None:
+    from freshmark.embedding import embedder_id
+
+    assert embedder_id("minilm-fp32") == fp32.id
+    for name in ("minilm", "minilm-int8", "minilm-pool"):
+        assert embedder_id(name) == get_embedder(name, model_cache).id

@@ -504,3 +504,16 @@ def test_index_run_writes_a_current_lexical_snapshot(store_env, make_repo):
     assert snapshot is not None and snapshot.generation == index.manifest.generation
     assert snapshot.refresh(index) == 0  # a search process starts current: nothing to fetch
     assert len(snapshot.live) == len(live(records(repo)))
+
+
+def test_noop_reindex_does_not_load_the_embedder(store_env, make_repo, monkeypatch):
+    import freshmark.embedding
+
+    repo = shop_repo(make_repo)
+    run(repo)
+
+    def no_model_allowed(*args, **kwargs):  # type: ignore[no-untyped-def]
+        raise AssertionError("a no-op run loaded the embedder")
+
+    monkeypatch.setattr(freshmark.embedding, "get_embedder", no_model_allowed)
+    assert run(repo)["noop"]

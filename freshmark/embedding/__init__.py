@@ -25,6 +25,8 @@ from freshmark.embedding.cache import EmbeddingCache, embed_with_cache, text_sha
 from freshmark.errors import ConfigError
 
 DEFAULT_MINILM_VARIANT = "int8"
+MINILM_MODEL_NAME = "all-MiniLM-L6-v2"  # minilm.MODEL_NAME, here so ids need no onnxruntime
+HASHING_DIM = 384
 # name -> MiniLM variant; None marks the hashing embedder.
 _EMBEDDER_NAMES: dict[str, str | None] = {
     "minilm": DEFAULT_MINILM_VARIANT,
@@ -55,6 +57,47 @@ class Embedder(Protocol):
     def embed_query(self, text: str) -> np.ndarray: ...
 
 
+def embedder_id(name: str) -> str:
+    """The ``id`` the embedder called ``name`` stamps, known without loading it."""
+    if name not in _EMBEDDER_NAMES:
+        raise ConfigError(f"unknown embedder {name!r}; known: {', '.join(KNOWN_EMBEDDERS)}")
+    variant = _EMBEDDER_NAMES[name]
+    if variant is None:
+        return f"hashing-v1/{HASHING_DIM}"
+    return f"{MINILM_MODEL_NAME}/onnx-{variant}" + ("+pool" if name in _POOLED_NAMES else "")
+
+
+class LazyEmbedder:
+    """``get_embedder(name, ...)`` loaded at the first embed, not before.
+
+    A no-op index run or a BM25-only search needs only the ``id`` (to check the index was built
+    with this model); loading MiniLM costs onnxruntime's import and a graph load.
+    """
+
+    dim = 384  # every known embedder's vector length (MiniLM's, and the hashing default)
+
+    def __init__(self, name: str, cache_dir: Path, threads: int | None = None) -> None:
+        self.id = embedder_id(name)
+        self._args = (name, Path(cache_dir), threads)
+        self._loaded: Embedder | None = None
+
+    @property
+    def loaded(self) -> bool:
+        return self._loaded is not None
+
+    def _embedder(self) -> Embedder:
+        if self._loaded is None:
+            name, cache_dir, threads = self._args
+            self._loaded = get_embedder(name, cache_dir, threads=threads)
+        return self._loaded
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        return self._embedder().embed(texts)
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return self._embedder().embed_query(text)
+
+
 def get_embedder(name: str, cache_dir: Path, threads: int | None = None) -> Embedder:
     """The embedder called ``name``; MiniLM graphs are built once and cached under ``cache_dir``.
 
@@ -77,9 +120,11 @@ def get_embedder(name: str, cache_dir: Path, threads: int | None = None) -> Embe
 __all__ = [
     "DEFAULT_MINILM_VARIANT",
     "KNOWN_EMBEDDERS",
+    "LazyEmbedder",
     "Embedder",
     "EmbeddingCache",
     "embed_with_cache",
+    "embedder_id",
     "get_embedder",
     "text_sha256",
 ]
