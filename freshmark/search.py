@@ -147,7 +147,7 @@ def embedder_for(settings: Settings, index: BranchIndex) -> Any:
 def count_verdicts(settings: Settings, repo: str, branch: str, verdicts: list[str]) -> None:
     """Add verdicts to the on-disk totals and to the Prometheus counter (if it is there)."""
     counts = Counter(verdicts)
-    VerdictStats.open(settings).try_add(repo, branch, counts)
+    VerdictStats.open(settings).add_later(repo, branch, counts)  # batched: see verdict_stats
     try:
         from freshmark.metrics import VERIFICATION_VERDICTS_TOTAL
     except ImportError:

@@ -4,12 +4,23 @@ Every ``search`` and ``verify`` adds the verdicts it gave; ``freshmark status`` 
 and the metrics exporter can read them. Storage is one SQLite file under ``settings.state_dir``
 in WAL mode: any number of processes on one host add counts concurrently (each addition is one
 ``INSERT … ON CONFLICT DO UPDATE`` transaction; writers wait up to ``BUSY_TIMEOUT_SECONDS``).
+
+Searches do not write per call (``add_later``): a per-search connection and transaction cost a
+quarter of an in-process search. Counts wait in this process's memory and are written in one
+transaction every ``FLUSH_EVERY_ADDS`` additions, ``FLUSH_AFTER_SECONDS`` after the first
+pending one (a daemon timer), and at a normal interpreter exit. Reads in the same process
+flush first, so a process always sees its own counts; a killed process loses at most its
+pending ones, and a forked child starts with none (the parent writes them).
 """
 
 from __future__ import annotations
 
+import atexit
 import logging
+import os
 import sqlite3
+import threading
+from collections import Counter
 from collections.abc import Iterator, Mapping
 from contextlib import closing, contextmanager
 from pathlib import Path
@@ -19,6 +30,8 @@ from freshmark.stamp import utc_now_iso
 
 FILE_NAME = "verdicts.sqlite"
 BUSY_TIMEOUT_SECONDS = 10.0
+FLUSH_EVERY_ADDS = 50
+FLUSH_AFTER_SECONDS = 2.0
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS verdict_counts (
@@ -60,11 +73,21 @@ class VerdictStats:
 
     def add(self, repo: str, branch: str, counts: Mapping[str, int]) -> None:
         """Add ``counts`` (verdict -> how many) to the totals of (repo, branch)."""
-        rows = [(repo, branch, str(v), int(n), utc_now_iso()) for v, n in counts.items() if n > 0]
+        self.add_rows(Counter({(repo, branch, str(v)): int(n) for v, n in counts.items()}))
+
+    def add_rows(self, counts: Mapping[tuple[str, str, str], int]) -> None:
+        """Add (repo, branch, verdict) -> count rows in one transaction."""
+        now = utc_now_iso()
+        rows = [(repo, branch, verdict, n, now) for (repo, branch, verdict), n in counts.items()
+                if n > 0]
         if not rows:
             return
         with self._connect() as conn:
             conn.executemany(_ADD, rows)
+
+    def add_later(self, repo: str, branch: str, counts: Mapping[str, int]) -> None:
+        """``add`` batched in this process's memory (see the module docstring); never raises."""
+        _PENDING.add(self.path, {(repo, branch, str(v)): int(n) for v, n in counts.items()})
 
     def try_add(self, repo: str, branch: str, counts: Mapping[str, int]) -> bool:
         """``add``, but a state directory that cannot be written never fails the caller's
@@ -78,6 +101,7 @@ class VerdictStats:
 
     def counts(self, repo: str, branch: str) -> dict[str, int]:
         """Totals for (repo, branch): verdict -> count (verdicts never given are absent)."""
+        _PENDING.flush()
         if not self.path.exists():
             return {}
         with self._connect() as conn:
@@ -89,6 +113,7 @@ class VerdictStats:
 
     def all_counts(self) -> dict[tuple[str, str], dict[str, int]]:
         """Totals of every (repo, branch), for exporters."""
+        _PENDING.flush()
         if not self.path.exists():
             return {}
         with self._connect() as conn:
@@ -98,3 +123,58 @@ class VerdictStats:
         for repo, branch, verdict, count in rows:
             out.setdefault((repo, branch), {})[verdict] = int(count)
         return out
+
+
+class _PendingCounts:
+    """Verdict rows per stats file, waiting in memory to be written in one transaction."""
+
+    def __init__(self, flush_every_adds: int, flush_after_seconds: float) -> None:
+        self.flush_every_adds = flush_every_adds
+        self.flush_after_seconds = flush_after_seconds
+        self._rows: dict[Path, Counter[tuple[str, str, str]]] = {}
+        self._adds = 0
+        self._timer: threading.Timer | None = None
+        self._lock = threading.Lock()
+
+    def add(self, path: Path, rows: Mapping[tuple[str, str, str], int]) -> None:
+        with self._lock:
+            self._rows.setdefault(path, Counter()).update(rows)
+            self._adds += 1
+            due = self._adds >= self.flush_every_adds
+            if not due and self._timer is None:
+                self._timer = threading.Timer(self.flush_after_seconds, self.flush)
+                self._timer.daemon = True  # never holds up exit; atexit writes what is left
+                self._timer.start()
+        if due:
+            self.flush()
+
+    def _take(self) -> dict[Path, Counter[tuple[str, str, str]]]:
+        with self._lock:
+            taken, self._rows, self._adds = self._rows, {}, 0
+            if self._timer is not None:
+                self._timer.cancel()
+                self._timer = None
+        return taken
+
+    def flush(self) -> None:
+        """Write every pending row; a state directory that cannot be written is logged."""
+        for path, rows in self._take().items():
+            try:
+                VerdictStats(path).add_rows(rows)
+            except (sqlite3.Error, OSError) as exc:
+                log.warning("verdict counts not recorded in %s: %s", path, exc)
+
+    def forget_in_child(self) -> None:
+        """After fork: the parent owns (and writes) the rows this copy inherited."""
+        self._rows, self._adds, self._timer = {}, 0, None
+        self._lock = threading.Lock()
+
+
+_PENDING = _PendingCounts(FLUSH_EVERY_ADDS, FLUSH_AFTER_SECONDS)
+atexit.register(_PENDING.flush)
+os.register_at_fork(after_in_child=_PENDING.forget_in_child)
+
+
+def flush_pending() -> None:
+    """Write this process's pending verdict counts now (servers call it on shutdown)."""
+    _PENDING.flush()

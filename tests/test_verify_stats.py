@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import multiprocessing
+import os
+import sqlite3
+import subprocess
+import sys
 from pathlib import Path
 
 from freshmark.settings import Settings
-from freshmark.verdict_stats import VerdictStats
+from freshmark.verdict_stats import VerdictStats, flush_pending
 
 
 def settings_at(home: Path) -> Settings:
@@ -59,3 +63,42 @@ def test_all_counts_lists_every_branch(tmp_path):
     stats.add("bank", "dev", {"historical": 2})
     assert stats.all_counts() == {("shop", "main"): {"current": 1},
                                   ("bank", "dev"): {"historical": 2}}
+
+
+def _rows_on_disk(path: Path) -> int:
+    if not path.exists():
+        return 0
+    with sqlite3.connect(path) as conn:
+        return int(conn.execute("SELECT COALESCE(SUM(count), 0) FROM verdict_counts").fetchone()[0])
+
+
+def test_search_verdicts_wait_in_memory_and_the_process_still_reads_them(tmp_path: Path) -> None:
+    stats = VerdictStats.open(settings_at(tmp_path))
+    stats.add_later("shop", "main", {"current": 2})
+    stats.add_later("shop", "main", {"current": 1, "stale": 1})
+    assert _rows_on_disk(stats.path) == 0  # no write per search
+    assert stats.counts("shop", "main") == {"current": 3, "stale": 1}  # a read flushes first
+    assert _rows_on_disk(stats.path) == 4
+
+
+def test_pending_verdicts_are_written_at_a_normal_exit(tmp_path: Path) -> None:
+    script = (
+        "import sys; from pathlib import Path\n"
+        "from freshmark.settings import Settings\n"
+        "from freshmark.verdict_stats import VerdictStats\n"
+        "stats = VerdictStats.open(Settings(home=Path(sys.argv[1])))\n"
+        "for _ in range(3): stats.add_later('shop', 'main', {'current': 1})\n"
+    )
+    subprocess.run([sys.executable, "-c", script, str(tmp_path)], check=True)
+    assert VerdictStats.open(settings_at(tmp_path)).counts("shop", "main") == {"current": 3}
+
+
+def test_a_forked_child_does_not_write_its_parents_pending_verdicts(tmp_path: Path) -> None:
+    stats = VerdictStats.open(settings_at(tmp_path))
+    stats.add_later("shop", "main", {"current": 1})
+    pid = os.fork()
+    if pid == 0:  # the child flushes what it holds, as its exit would, and leaves
+        flush_pending()
+        os._exit(0)
+    os.waitpid(pid, 0)
+    assert stats.counts("shop", "main") == {"current": 1}
