@@ -194,6 +194,23 @@ def _identity(index: BranchIndex) -> str:
     return f"{manifest.repo_key}\0{manifest.branch}\0{manifest.created_at or ''}\0{collection_id}"
 
 
+class _OpenedIndex:
+    """``index`` as a refresh source whose manifest read is the one made by opening it."""
+
+    def __init__(self, index: BranchIndex) -> None:
+        self._index = index
+        self.name = index.name
+
+    def reload_manifest(self) -> Any:
+        manifest_for_request = getattr(self._index, "manifest_for_request", None)
+        if manifest_for_request is None:  # a source without the open-time read
+            return self._index.reload_manifest()
+        return manifest_for_request()
+
+    def iter_records(self, *args: Any, **kwargs: Any) -> Any:
+        return self._index.iter_records(*args, **kwargs)
+
+
 def lexical_for(index: BranchIndex, cache_dir: Path | None) -> LexicalIndex:
     """This process's lexical index of ``index``, brought up to the collection's generation.
 
@@ -213,7 +230,7 @@ def lexical_for(index: BranchIndex, cache_dir: Path | None) -> LexicalIndex:
         _LEXICAL.move_to_end(index.name)
         while len(_LEXICAL) > MAX_LEXICAL_INDEXES:
             _LEXICAL.popitem(last=False)
-    lexical.refresh(index)
+    lexical.refresh(_OpenedIndex(index))
     if path is not None and _worth_saving(lexical):
         try:
             lexical.save(path)

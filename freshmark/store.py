@@ -142,6 +142,9 @@ class BranchIndex:
         self._client = client
         self._collection = collection
         self.manifest = manifest
+        # ``manifest`` was read from the store just now (``Store.branch`` fetched the collection);
+        # the request that opened this index may use that read once instead of fetching again.
+        self._opened_manifest_unused = True
 
     @property
     def name(self) -> str:
@@ -163,6 +166,15 @@ class BranchIndex:
             raise NotIndexed(f"collection {self.name} has no manifest")
         self.manifest = manifest
         return manifest
+
+    def manifest_for_request(self) -> Manifest:
+        """The manifest for a request that opened this index: the read made by opening it is
+        used once (one ``get_collection`` per query, not two); every later call reads the
+        store again, so a long-lived index still sees each finished run."""
+        if self._opened_manifest_unused:
+            self._opened_manifest_unused = False
+            return self.manifest
+        return self.reload_manifest()
 
     def save_manifest(self, manifest: Manifest) -> None:
         """Replace the manifest (written last in a run: it is the stamp of record)."""

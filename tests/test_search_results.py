@@ -121,3 +121,30 @@ def test_repository_id_of_an_indexed_repo_is_accepted(fm_home, make_repo):
     shop = build_shop(make_repo)
     response = search("cancel order", "shop", settings=Settings.from_env(), k=2).to_dict()
     assert response["repo"] == "shop" and response["target"]["head"] == shop.head
+
+
+def test_a_search_reads_the_collection_once_and_sees_a_finished_run(store_env, make_repo):
+    from freshmark.search import store_for
+
+    shop = build_shop(make_repo)
+    settings = Settings.from_env()
+    search("cancel order", str(shop.path), settings=settings)  # the lexical index is warm
+    client = store_for(settings)._client
+    reads: list[str] = []
+    get_collection = client.get_collection
+
+    def counted(name, **kwargs):  # type: ignore[no-untyped-def]
+        reads.append(name)
+        return get_collection(name, **kwargs)
+
+    client.get_collection = counted
+    try:
+        search("cancel order", str(shop.path), settings=settings)
+        assert len(reads) == 1
+        shop.repo.write("src/orders/refunds.py", "def issue_refund_voucher(order):\n    pass\n")
+        shop.repo.commit("refund voucher")
+        index(shop.repo.path)
+        found = search("issue_refund_voucher", str(shop.path), settings=settings, k=3)
+        assert found.results[0].record.symbol == "issue_refund_voucher"
+    finally:
+        client.get_collection = get_collection
