@@ -26,6 +26,7 @@ Where data lives:
   FRESHMARK_CHROMA_URL  use a Chroma server instead (e.g. http://127.0.0.1:8000)
   FRESHMARK_CONFIG      TOML config: layers, classification rules, repositories
   FRESHMARK_EMBEDDER    minilm (default, semantic) or hashing (fast test tier)
+  FRESHMARK_EMBED_THREADS  model threads per process (default: the cores it really has)
   FRESHMARK_REDIS_URL   the job broker of the cluster commands (redis://127.0.0.1:6379/0)
 """
 
