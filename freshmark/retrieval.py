@@ -245,12 +245,14 @@ def write_lexical_snapshot(index: BranchIndex, cache_dir: Path) -> int:
     Called by the indexer at the end of a run, so the first search after an index loads a
     current snapshot instead of building from the store. Starts from the existing snapshot when
     it matches, so a small run costs a small fetch; leaves this process's search cache alone.
+    Saved under the search side's rule (2 % changed, or no snapshot yet): writing a 50k-chunk
+    snapshot costs ~2 s, more than a search pays to fetch a small delta on top of the old one.
     """
     identity = _identity(index)
     path = snapshot_path(cache_dir, index.name)
     lexical = LexicalIndex.load(path, index.name, identity) or LexicalIndex(index.name, identity)
     applied = lexical.refresh(index)
-    if applied or not path.exists():
+    if not path.exists() or _worth_saving(lexical):
         lexical.save(path)
     return applied
 

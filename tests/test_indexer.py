@@ -517,3 +517,22 @@ def test_noop_reindex_does_not_load_the_embedder(store_env, make_repo, monkeypat
 
     monkeypatch.setattr(freshmark.embedding, "get_embedder", no_model_allowed)
     assert run(repo)["noop"]
+
+
+def test_a_small_run_leaves_the_snapshot_for_search_to_top_up(store_env, make_repo):
+    from freshmark.retrieval import snapshot_path
+
+    repo = shop_repo(make_repo)
+    for n in range(60):  # enough chunks that one changed file is under 2 % of the index
+        repo.write(f"src/pad/mod{n}.py", f"def pad_{n}():\n    return {n}\n")
+    repo.commit("padding", when="2026-03-11T11:00:00Z")
+    run(repo)
+    settings = Settings.from_env()
+    index = Store.open(settings).branch(f"path:{repo.path.resolve()}", "main")
+    assert index is not None
+    snapshot = snapshot_path(settings.cache_dir, index.name)
+    written = snapshot.stat().st_mtime_ns
+    repo.write("src/pad/mod0.py", "def pad_0():\n    return -1\n")
+    repo.commit("one file", when="2026-03-12T11:00:00Z")
+    run(repo)
+    assert snapshot.stat().st_mtime_ns == written
