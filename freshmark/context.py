@@ -34,6 +34,7 @@ from freshmark.context_slices import (
     LEVEL_BUILDERS,
     Section,
     SliceBuilder,
+    is_secondary,
 )
 from freshmark.errors import BadInput
 from freshmark.repos import RepoHandle
@@ -60,9 +61,11 @@ RECALL_K = 8
 # similarity of at least this. Below both it is merely the nearest neighbour of an
 # unrelated query, and the honest answer is [MISSING].
 MIN_VECTOR_SIMILARITY = 0.35
-_SKIPPABLE_ROLES = frozenset({"type", "related", "caller", "candidate"})
+_SKIPPABLE_ROLES = frozenset({"type", "related", "caller", "candidate", "match"})
+# Graph neighbours: worth less than the search's own strong matches, so packed after them.
+_NEIGHBOUR_ROLES = frozenset({"related", "caller"})
 _GROUP_ORDER = {"missing": 0, "imports": 1, "type": 2, "evidence": 3, "module": 3,
-                "dependency": 4, "call_chain": 5, "related": 5, "caller": 6,
+                "match": 4, "dependency": 4, "call_chain": 5, "related": 5, "caller": 6,
                 "candidate": 7, "reference": 8}
 
 
@@ -180,6 +183,23 @@ def _first_fitting(slice_: ContextSlice, section: Section, limit: int) -> Sectio
     return None
 
 
+def packing_order(level_sections: list[Section], matches: list[Section],
+                  file_kinds: dict[str, str]) -> list[Section]:
+    """The order ``fit`` packs in: the level's own material, then the search's other matches,
+    then graph neighbours; within each, tests, examples and docs after the implementation."""
+    def later(section: Section) -> bool:
+        return is_secondary(section.path, file_kinds.get(section.path, "source"))
+
+    own = [s for s in level_sections if s.role not in _NEIGHBOUR_ROLES]
+    extra = matches + [s for s in level_sections if s.role in _NEIGHBOUR_ROLES]
+    return own + [s for s in extra if not later(s)] + [s for s in extra if later(s)]
+
+
+def implementation_first(evidence: list[VerifiedResult]) -> list[VerifiedResult]:
+    """Evidence with tests, examples and docs after the implementation (stable otherwise)."""
+    return sorted(evidence, key=lambda r: is_secondary(r.record.path, r.record.file_kind))
+
+
 def matched(result: VerifiedResult) -> bool:
     """True when the query matched the result rather than merely ranked it (see above)."""
     bm25 = result.explain.get("bm25") or 0.0
@@ -255,14 +275,15 @@ def build_context(
     slice_ = ContextSlice(text, level, budget, _header(text, level, budget, opened, info),
                           opened.target.to_dict(), info)
     builder = SliceBuilder(opened, results, graph_for(opened.index))
-    evidence = [r for r in results
-                if r.verification.verdict in EVIDENCE_VERDICTS and matched(r)]
+    evidence = implementation_first([r for r in results if r.verification.verdict in
+                                     EVIDENCE_VERDICTS and matched(r)])
     if not evidence:
         slice_.missing.append(_no_evidence_line(opened, results))
         fit(slice_, builder.reference_sections())
         return slice_
-    sections = LEVEL_BUILDERS[level](builder, evidence[0])
-    sections += builder.candidate_sections(sections, evidence[1:])
-    sections += builder.reference_sections()
-    fit(slice_, sections)
+    own = LEVEL_BUILDERS[level](builder, evidence[0])
+    matches = builder.candidate_sections(own, evidence[1:])
+    file_kinds = {r.record.path: r.record.file_kind for r in results}
+    file_kinds.update({n.path: n.file_kind for n in builder.graph.nodes.values()})
+    fit(slice_, packing_order(own, matches, file_kinds) + builder.reference_sections())
     return slice_

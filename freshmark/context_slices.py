@@ -28,6 +28,11 @@ MAX_REFERENCES = 2
 L3_DEPTH = 2
 L3_MAX_SYMBOLS = 24
 IMPORT_BLOCK_MAX_LINES = 60
+IMPORT_TRIM_OVER_LINES = 12  # a longer import block is trimmed to what the symbol uses
+IMPORT_KEPT_MAX_LINES = 20  # and capped, should the symbol use most of it
+# Paths of example programs and documentation: they show use, not implementation.
+_SECONDARY_DIRS = frozenset({"examples", "example", "docs", "doc"})
+_SECONDARY_KINDS = frozenset({"test", "doc"})
 EVIDENCE_VERDICTS = frozenset({Verdict.CURRENT, Verdict.OLDER_IDENTICAL, Verdict.CHANGED})
 _IMPORT_LINE = re.compile(
     r"^\s*(?:import\b|from\s+\S+\s+import\b|#\s*include\b|using\b|package\b|use\b|require\b"
@@ -162,15 +167,25 @@ class SliceBuilder:
                        result.citation, _lines(text, start, end), start,
                        str(result.verification.verdict), "", record.language)
 
-    def import_section(self, path: str, language: str) -> Section | None:
+    def import_section(self, path: str, language: str, user: Section | None = None
+                       ) -> Section | None:
+        """The file's import block; a long one is trimmed to the statements ``user`` (the
+        symbol's section) names, so L1's budget goes to the symbol, not to 50 imports."""
         text = self.today(path)
         span = import_block(path, text) if text else None
         if text is None or span is None:
             return None
         start, end = span
-        return Section("imports", path, "imports", start, end, "high",
-                       self.region_citation(path, start, end, "import block"),
-                       _lines(text, start, end), start, language=language)
+        citation = self.region_citation(path, start, end, "import block")
+        if end - start + 1 <= IMPORT_TRIM_OVER_LINES or user is None:
+            return Section("imports", path, "imports", start, end, "high", citation,
+                           _lines(text, start, end), start, language=language)
+        kept = used_import_lines(text.splitlines()[start - 1 : end], start, user.body)
+        body = "\n".join(f"{number:>5}  {line}" for number, line in kept[:IMPORT_KEPT_MAX_LINES])
+        note = (f"(trimmed: {len(kept[:IMPORT_KEPT_MAX_LINES])} of {end - start + 1} lines, "
+                f"the imports {user.symbol} uses)")
+        return Section("imports", path, "imports", start, end, "high", citation, body, 0,
+                       note=note, language=language)
 
     def today_spans(self, path: str) -> dict[str, tuple[int, int]]:
         if path not in self._spans:
@@ -192,8 +207,12 @@ class SliceBuilder:
         if verification.verdict not in EVIDENCE_VERDICTS or chunk is None or span is None:
             return None
         head_date = self.verifier.head_date() if verification.verdict is Verdict.CHANGED else None
-        citation = cite(record, verification, self.opened.target, head_date)
         start, end = span
+        citation = cite(record, verification, self.opened.target, head_date)
+        if (start, end) != (record.start_line, record.end_line):
+            # The indexed chunk may be only a part of the symbol (a long class is chunked in
+            # parts); the label shows today's whole span, so the citation must name it too.
+            citation = self.region_citation(record.path, start, end, record.symbol)
         verdict = str(verification.verdict)
         if signature_only:
             return Section(role, record.path, record.symbol, start, end, confidence, citation,
@@ -270,7 +289,7 @@ class SliceBuilder:
 
     def candidate_sections(self, taken: list[Section],
                            evidence: list[VerifiedResult]) -> list[Section]:
-        """Other verified matches, as anchors only (a pointer costs a line, code costs more)."""
+        """Other verified matches: their code, or a pointer (one line) when it does not fit."""
         whole_files = {s.path for s in taken if s.role in ("module", "dependency")}
         skip = {(s.path, s.symbol) for s in taken}
         out: list[Section] = []
@@ -284,11 +303,58 @@ class SliceBuilder:
                     and start <= s.shown_end for s in taken):
                 continue
             skip.add(key)
-            out.append(Section("candidate", r.record.path, r.record.symbol,
-                               v.current_start_line or r.record.start_line,
-                               v.current_end_line or r.record.end_line, "medium", None,
-                               verdict=str(v.verdict), note="other match (not included)"))
+            pointer = Section("candidate", r.record.path, r.record.symbol, start, end, "medium",
+                              None, verdict=str(v.verdict), note="other match (not included)")
+            code = self.symbol_section(r, "match", breathing=False)
+            if code is not None and r.record.kind not in _NO_SYMBOL_KINDS:
+                code.note = "another match of the query"
+                code.fallback = pointer
+                out.append(code)
+            else:
+                out.append(pointer)
         return out
+
+
+def is_secondary(path: str, file_kind: str = "source") -> bool:
+    """Tests, examples and docs: evidence of use, to come after the implementation."""
+    return file_kind in _SECONDARY_KINDS or any(part in _SECONDARY_DIRS
+                                                for part in path.split("/")[:-1])
+
+
+def _import_statements(lines: list[str], first: int) -> list[list[tuple[int, str]]]:
+    """The block's lines grouped into statements (a parenthesised import runs on)."""
+    statements: list[list[tuple[int, str]]] = []
+    depth = 0
+    for offset, line in enumerate(lines):
+        if depth > 0 and statements:
+            statements[-1].append((first + offset, line))
+        elif _IMPORT_LINE.match(line):
+            statements.append([(first + offset, line)])
+        depth = max(0, depth + line.count("(") - line.count(")"))
+    return statements
+
+
+def _bound_names(statement: str) -> set[str]:
+    """Names an import statement binds (``a`` for ``import a.b``, ``c`` for ``x as c``);
+    for other languages every identifier, so nothing the symbol needs is dropped."""
+    match = re.search(r"\bimport\b(.*)", statement, re.S)
+    if match is None:
+        return set(_IDENTIFIER.findall(statement))
+    names: set[str] = set()
+    for item in match.group(1).replace("(", " ").replace(")", " ").split(","):
+        words = item.split("#")[0].split()
+        if words:
+            names.add(words[-1] if len(words) == 3 and words[1] == "as"
+                      else words[0].split(".")[0])
+    return names
+
+
+def used_import_lines(lines: list[str], first: int, user_text: str) -> list[tuple[int, str]]:
+    """(line number, line) of the import statements whose names ``user_text`` uses."""
+    used = set(_IDENTIFIER.findall(user_text))
+    return [numbered for statement in _import_statements(lines, first)
+            if _bound_names(" ".join(line for _, line in statement)) & used
+            for numbered in statement]
 
 
 def import_block(path: str, text: str) -> tuple[int, int] | None:
@@ -317,7 +383,7 @@ def _symbol_and_boundary(builder: SliceBuilder, primary: VerifiedResult) -> list
     main = builder.symbol_section(primary, "evidence", breathing=True)
     if main is not None:
         out.append(main)
-    imports = builder.import_section(primary.record.path, primary.record.language)
+    imports = builder.import_section(primary.record.path, primary.record.language, main)
     if imports is not None:
         out.append(imports)
     return out + builder.type_sections(primary)

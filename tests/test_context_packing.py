@@ -1,0 +1,114 @@
+"""Packing a slice: best evidence first, implementation before examples, trimmed imports,
+labels that equal their citations (issue 12, item 8: shaped like pallets/click)."""
+
+from __future__ import annotations
+
+import pytest
+from search_fixtures import index
+
+from freshmark.context import build_context
+from freshmark.context_slices import is_secondary
+from freshmark.settings import Settings
+
+QUERY = "how are environment variables used as default values for options envvar"
+CORE = "src/clicky/core.py"
+UNUSED_IMPORTS = [f"import unused_module_{n}" for n in range(40)]
+
+
+def _core_module() -> str:
+    filler = "".join(
+        f"    def helper_{n}(self, value):\n"
+        f"        \"\"\"Helper {n} converts a value.\"\"\"\n"
+        f"        result = value\n"
+        f"        for _ in range({n}):\n"
+        f"            result = self.convert(result)\n"
+        f"        return result\n\n"
+        for n in range(60))
+    return (
+        "\"\"\"The core of clicky: parameters and options.\"\"\"\n\n"
+        "import os\n" + "\n".join(UNUSED_IMPORTS) + "\n\n\n"
+        "class Parameter:\n"
+        "    \"\"\"A parameter of a command.\"\"\"\n\n"
+        "    def __init__(self, name, envvar=None, default=None):\n"
+        "        self.name = name\n"
+        "        self.envvar = envvar\n"
+        "        self.default = default\n\n"
+        "    def convert(self, value):\n"
+        "        return value\n\n"
+        "    def split_envvar_value(self, rv):\n"
+        "        \"\"\"Environment variables as default values for options: split the\n"
+        "        envvar into values.\"\"\"\n"
+        "        return (rv or '').split()\n\n"
+        + filler +
+        "    def resolve_envvar_value(self, ctx):\n"
+        "        \"\"\"Environment variables used as default values for options: read the\n"
+        "        envvar when no value was given on the command line.\"\"\"\n"
+        "        if self.envvar is None:\n"
+        "            return None\n"
+        "        return os.environ.get(self.envvar)\n\n"
+        "    def value_from_envvar(self, ctx):\n"
+        "        \"\"\"The envvar value of the option, the default when it is unset.\"\"\"\n"
+        "        value = self.resolve_envvar_value(ctx)\n"
+        "        return self.default if value is None else value\n"
+    )
+
+
+def _example(n: int) -> str:
+    return (
+        "from clicky.core import Parameter\n\n\n"
+        f"def example_{n}(ctx):\n"
+        f"    \"\"\"Example {n}: environment variables as default values for options.\"\"\"\n"
+        f"    option = Parameter('name_{n}', envvar='EXAMPLE_{n}')\n"
+        "    return option.resolve_envvar_value(ctx)\n"
+    )
+
+
+@pytest.fixture
+def clicky(fm_home, make_repo):
+    repo = make_repo("clicky")
+    repo.write(CORE, _core_module())
+    for n in range(20):
+        repo.write(f"examples/prog_{n}/main.py", _example(n))
+    repo.commit("clicky", when="2026-09-01T10:00:00Z")
+    index(repo.path)
+    return repo
+
+
+def slice_of(repo, level: str, budget: int | None = None):
+    return build_context(QUERY, str(repo.path), settings=Settings.from_env(), level=level,
+                         budget_tokens=budget)
+
+
+def test_the_implementation_is_the_primary_evidence_not_an_example(clicky):
+    (main,) = [s for s in slice_of(clicky, "L3").sections if s.role == "evidence"]
+    assert main.path == CORE
+
+
+def test_examples_come_after_the_implementation(clicky):
+    sections = slice_of(clicky, "L3").sections
+    later = [is_secondary(s.path) for s in sections if s.role in ("match", "related")]
+    assert later == sorted(later)
+
+
+def test_other_matches_are_packed_before_graph_neighbours(clicky):
+    sections = slice_of(clicky, "L3").sections
+    roles = [s.role for s in sections if not is_secondary(s.path)]
+    matches = [i for i, role in enumerate(roles) if role == "match"]
+    neighbours = [i for i, role in enumerate(roles) if role == "related"]
+    assert matches and all(m < n for m in matches for n in neighbours)
+    assert all(s.body for s in sections if s.role == "match" and s.path == CORE)
+
+
+def test_long_import_block_is_trimmed_to_the_imports_the_symbol_uses(clicky):
+    (imports,) = [s for s in slice_of(clicky, "L1").sections if s.role == "imports"]
+    assert "import os" in imports.body
+    assert not any(line in imports.body for line in UNUSED_IMPORTS)
+    assert (imports.start_line, imports.end_line) == (3, 43)  # label: the whole block
+
+
+def test_every_section_label_equals_its_citation(clicky):
+    for level in ("L1", "L2", "L3"):
+        for section in slice_of(clicky, level).sections:
+            if section.citation is not None and section.role != "call_chain":
+                lines = f"#L{section.start_line}-L{section.end_line}"
+                assert lines in section.citation.lines()[0], (level, section.anchor)
