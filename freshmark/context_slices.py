@@ -419,6 +419,16 @@ def _level_2(builder: SliceBuilder, primary: VerifiedResult) -> list[Section]:
     return out
 
 
+def _implementation_first(graph: SymbolGraph, node_id: str) -> list[Any]:
+    """The node's edges, those to tests, examples and docs last: twenty example programs
+    calling a symbol must not use up ``L3_MAX_SYMBOLS`` before its real callers."""
+    def to_secondary(edge: Any) -> bool:
+        other = graph.nodes[edge.caller if edge.callee == node_id else edge.callee]
+        return is_secondary(other.path, other.file_kind)
+
+    return sorted(graph.callers(node_id) + graph.callees(node_id), key=to_secondary)
+
+
 def _walk(graph: SymbolGraph, start: str) -> list[tuple[str, bool, int, str]]:
     """Symbols reached from ``start`` over callers and callees, breadth first:
     (node id, edge confirmed, depth, one call-chain line)."""
@@ -428,7 +438,7 @@ def _walk(graph: SymbolGraph, start: str) -> list[tuple[str, bool, int, str]]:
     for depth in range(1, L3_DEPTH + 1):
         following: list[str] = []
         for node_id in frontier:
-            for edge in graph.callers(node_id) + graph.callees(node_id):
+            for edge in _implementation_first(graph, node_id):
                 other = edge.caller if edge.callee == node_id else edge.callee
                 if other in seen or len(reached) >= L3_MAX_SYMBOLS:
                     continue
@@ -466,7 +476,9 @@ def _level_3(builder: SliceBuilder, primary: VerifiedResult) -> list[Section]:
     for node_id, _, _, _ in reached:
         path = graph.nodes[node_id].path
         per_file[path] = per_file.get(path, 0) + 1
-    ordered = sorted(reached, key=lambda r: (r[2], not r[1], -per_file[graph.nodes[r[0]].path]))
+    ordered = sorted(reached, key=lambda r: (is_secondary(graph.nodes[r[0]].path,
+                                                          graph.nodes[r[0]].file_kind),
+                                             r[2], not r[1], -per_file[graph.nodes[r[0]].path]))
     for node_id, confirmed, depth, _ in ordered:
         node = graph.nodes[node_id]
         section = builder.live_section(node, "related", "high" if confirmed else "medium",

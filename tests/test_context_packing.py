@@ -12,6 +12,7 @@ from freshmark.settings import Settings
 
 QUERY = "how are environment variables used as default values for options envvar"
 CORE = "src/clicky/core.py"
+DECORATORS = "src/clicky/decorators.py"
 UNUSED_IMPORTS = [f"import unused_module_{n}" for n in range(40)]
 
 
@@ -67,8 +68,11 @@ def _example(n: int) -> str:
 def clicky(fm_home, make_repo):
     repo = make_repo("clicky")
     repo.write(CORE, _core_module())
-    for n in range(20):
+    for n in range(30):  # more example callers than L3_MAX_SYMBOLS
         repo.write(f"examples/prog_{n}/main.py", _example(n))
+    repo.write(DECORATORS, "from clicky.core import Parameter\n\n\n"
+               "def option_default(param, ctx):\n"
+               "    return param.resolve_envvar_value(ctx)\n")
     repo.commit("clicky", when="2026-09-01T10:00:00Z")
     index(repo.path)
     return repo
@@ -88,6 +92,11 @@ def test_examples_come_after_the_implementation(clicky):
     sections = slice_of(clicky, "L3").sections
     later = [is_secondary(s.path) for s in sections if s.role in ("match", "related")]
     assert later == sorted(later)
+
+
+def test_implementation_callers_come_before_example_callers(clicky):
+    related = [s.path for s in slice_of(clicky, "L3").sections if s.role == "related"]
+    assert related and related[0] == DECORATORS
 
 
 def test_other_matches_are_packed_before_graph_neighbours(clicky):
