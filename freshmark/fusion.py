@@ -23,8 +23,8 @@ chunk's file over the best file's (evidence spread over a file adds up); ``path_
 when the query names the file (a path, a traceback frame, a dotted module name); ``kind_prior``
 prefers implementation over tests over docs (``KIND_PRIOR``): it scales the score, so an
 implementation chunk with half a test's evidence still ranks above the test, and a third of a
-doc's above the doc. Every feature is in [0, 1] and
-kept on the candidate, so a caller can say why a result ranks where it does.
+doc's above the doc. Every feature is in [0, 1] and kept on the candidate, so a caller can say
+why a result ranks where it does.
 
 After the rerank, ``diversify`` caps the chunks one file may place before other files get their
 turn, and ``group_files`` turns the ranking into files, each scored by its best chunk plus a
@@ -50,7 +50,7 @@ FIT_MAX_LINES = 150
 # How much each file kind is worth as an answer when nothing else tells them apart: the
 # implementation first, then tests (they show usage), then configuration and prose.
 KIND_PRIOR = {"source": 1.0, "test": 0.5, "config": 0.4, "doc": 0.35, "other": 0.35}
-DEFAULT_KIND_PRIOR = 0.5  # excluded kinds, when asked for, rank like tests
+DEFAULT_KIND_PRIOR = 0.5  # kinds searched only when asked for rank like tests
 # A file's second-best chunk adds this share of its score to the best one's: two strong chunks
 # beat one, but a big file's many weak matches do not add up to a lead (summing them all
 # favoured the largest modules, measured with bench/tune_rerank.py).
