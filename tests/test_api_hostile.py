@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import random
+import resource
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -131,6 +132,7 @@ def test_twelve_hundred_hostile_requests_get_4xx_and_queue_nothing(
     rng = random.Random(20261201)
     statuses: Counter[int] = Counter()
     multi_line: list[str] = []
+    peak_before_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     with live_server(app) as base_url, httpx.Client(base_url=base_url, timeout=30) as http:
         for _ in range(REQUESTS):
             case = hostile_case(rng)
@@ -138,8 +140,13 @@ def test_twelve_hundred_hostile_requests_get_4xx_and_queue_nothing(
             statuses[status] += 1
             if "\n" in text.strip():
                 multi_line.append(f"{case[0]} {case[1]}: {text[:200]}")
+    # The server runs in this process: its peak memory is this process's high-water mark.
+    peak_after_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     with capsys.disabled():
-        print(f"\nhostile API requests by status: {dict(sorted(statuses.items()))}")
+        print(f"\nhostile API requests by status: {dict(sorted(statuses.items()))}; "
+              f"5xx: {sum(n for s, n in statuses.items() if s >= 500)}; "
+              f"jobs queued: {len(send.sent)}; peak RSS {peak_after_kib // 1024} MiB "
+              f"(+{(peak_after_kib - peak_before_kib) // 1024} MiB during the run)")
     assert sum(statuses.values()) == REQUESTS
     # 307: Starlette's trailing-slash redirect (a repo id ending in "/"), answered unread.
     assert all(400 <= status < 500 or status == 307 for status in statuses), statuses
