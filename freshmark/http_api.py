@@ -157,33 +157,31 @@ router = APIRouter(prefix="/v1", tags=["verified retrieval"])
              summary="Hybrid search, every result verified and cited")
 def search_endpoint(request: SearchRequest, settings: SettingsDep,
                     config: ConfigDep) -> dict[str, Any]:
-    from freshmark.retrieval import validate_query
     from freshmark.search import search
 
-    def run() -> dict[str, Any]:
-        query = validate_query(request.query)  # a bad query is reported before the repo
-        repo = _served(request.repo, settings, config, request.worktree)
-        with no_host_paths(repo):
-            return search(
-                query, repo, settings=settings, config=config, branch=request.branch,
-                k=request.k, worktree=request.worktree, include_history=request.history,
-                include_excluded=request.include_excluded, kinds=request.kind).to_dict()
-
-    return answer(run)
+    return _answer_search(search, request, settings, config)
 
 
 @router.post("/search/files", response_model=FilesResponseModel, responses=ERRORS,
              summary="Which files: the best files, each with its best chunks verified")
 def search_files_endpoint(request: SearchRequest, settings: SettingsDep,
                           config: ConfigDep) -> dict[str, Any]:
-    from freshmark.retrieval import validate_query
     from freshmark.search import search_files
 
+    return _answer_search(search_files, request, settings, config)
+
+
+def _answer_search(run_search: Callable[..., Any], request: SearchRequest, settings: Settings,
+                   config: Config) -> dict[str, Any]:
+    """A chunk or file search for a network caller: the query checked before the repository,
+    which must be a served one, and no host path in any answer."""
+    from freshmark.retrieval import validate_query
+
     def run() -> dict[str, Any]:
-        query = validate_query(request.query)
+        query = validate_query(request.query)  # a bad query is reported before the repo
         repo = _served(request.repo, settings, config, request.worktree)
         with no_host_paths(repo):
-            return search_files(
+            return run_search(
                 query, repo, settings=settings, config=config, branch=request.branch,
                 k=request.k, worktree=request.worktree, include_history=request.history,
                 include_excluded=request.include_excluded, kinds=request.kind).to_dict()

@@ -125,21 +125,10 @@ def search(query: Query, repo: Repo, branch: Branch = None, k: K = 5,
     default all but changelogs and translations, source ranked first.
     Each result: stamp fields, verdict, reason, citation (three header lines), text.
     """
-    from freshmark.retrieval import validate_query
     from freshmark.search import search as run_search
 
-    def call() -> dict[str, Any]:
-        text = validate_query(query)  # a bad query is reported before the repo
-        settings = Settings.from_env()
-        config = load_config(settings.config_path)
-        handle = _served(repo, settings, config, worktree)
-        with no_host_paths(handle):
-            return run_search(
-                text, handle, settings=settings, config=config, branch=branch, k=k,
-                worktree=worktree, include_history=history,
-                include_excluded=include_excluded, kinds=kind).to_dict()
-
-    return _run(call)
+    return _searched(run_search, query, repo, branch=branch, k=k, worktree=worktree,
+                     include_history=history, include_excluded=include_excluded, kinds=kind)
 
 
 def search_files(query: Query, repo: Repo, branch: Branch = None, k: K = 5,
@@ -148,19 +137,26 @@ def search_files(query: Query, repo: Repo, branch: Branch = None, k: K = 5,
                  kind: Kinds = None) -> FilesResponseModel:
     """Which files: the k best files for the query, each with its best chunks verified and
     cited. Arguments as for search."""
-    from freshmark.retrieval import validate_query
     from freshmark.search import search_files as run_search_files
 
+    return _searched(run_search_files, query, repo, branch=branch, k=k, worktree=worktree,
+                     include_history=history, include_excluded=include_excluded, kinds=kind)
+
+
+def _searched(run_search: Callable[..., Any], query: str, repo: str, *, worktree: bool,
+              **options: Any) -> Any:
+    """A chunk or file search for an MCP caller: the query checked before the repository,
+    which must be a served one, and no host path in any answer."""
+    from freshmark.retrieval import validate_query
+
     def call() -> dict[str, Any]:
-        text = validate_query(query)
+        text = validate_query(query)  # a bad query is reported before the repo
         settings = Settings.from_env()
         config = load_config(settings.config_path)
         handle = _served(repo, settings, config, worktree)
         with no_host_paths(handle):
-            return run_search_files(
-                text, handle, settings=settings, config=config, branch=branch, k=k,
-                worktree=worktree, include_history=history,
-                include_excluded=include_excluded, kinds=kind).to_dict()
+            return run_search(text, handle, settings=settings, config=config,
+                              worktree=worktree, **options).to_dict()
 
     return _run(call)
 
