@@ -242,18 +242,23 @@ def verify_results(opened: OpenedBranch, records: list[RankedRecord]) -> list[Ve
 
 
 def _searched(
-    query: str, repo_arg: str | RepoHandle, *, settings: Settings, config: Config | None,
-    branch: str | None, worktree: bool, store: Store | None, embedder: Any | None,
-) -> tuple[str, OpenedBranch, Any]:
-    from freshmark.retrieval import validate_query
+    query: str, repo_arg: str | RepoHandle, *, k: int, kinds: list[str] | str | None,
+    include_excluded: bool, settings: Settings, config: Config | None, branch: str | None,
+    worktree: bool, store: Store | None, embedder: Any | None,
+) -> tuple[str, int, OpenedBranch, Any]:
+    """What both searches check and open: ``k``, the kinds and the query are refused before
+    anything is opened; then the branch index and the embedder it was built with."""
+    from freshmark.retrieval import resolve_kinds, validate_query
 
+    k = check_k(k)
+    resolve_kinds(kinds, include_excluded)
     text = validate_query(query)
     config = config if config is not None else load_config(settings.config_path)
     opened = open_branch(repo_arg, settings=settings, config=config, branch=branch,
                          worktree=worktree, store=store, need_index=True)
     assert opened.index is not None
     embedder = embedder if embedder is not None else embedder_for(settings, opened.index)
-    return text, opened, embedder
+    return text, k, opened, embedder
 
 
 def _usable(results: list[VerifiedResult], include_history: bool) -> list[VerifiedResult]:
@@ -297,13 +302,12 @@ def search(
     excluded and on-request kinds). Raises BadInput for an empty, binary or over-long query, a
     bad ``k`` or an unknown kind before anything is opened.
     """
-    from freshmark.retrieval import MAX_K, hybrid_search, resolve_kinds
+    from freshmark.retrieval import MAX_K, hybrid_search
 
-    k = check_k(k)
-    resolve_kinds(kinds, include_excluded)  # bad kinds fail before anything is opened
-    text, opened, embedder = _searched(query, repo_arg, settings=settings, config=config,
-                                       branch=branch, worktree=worktree, store=store,
-                                       embedder=embedder)
+    text, k, opened, embedder = _searched(
+        query, repo_arg, k=k, kinds=kinds, include_excluded=include_excluded,
+        settings=settings, config=config, branch=branch, worktree=worktree, store=store,
+        embedder=embedder)
     assert opened.index is not None
     candidates, timings = hybrid_search(
         opened.index, embedder, text, min(2 * k, MAX_K), include_history=include_history,
@@ -390,13 +394,12 @@ def search_files(
     """The ``k`` best files for ``query`` (which file, not which lines), each with its best
     chunks verified and cited; filters as ``search``. A file whose chunks are all hidden
     (historical without ``include_history``) is left out."""
-    from freshmark.retrieval import MAX_K, file_search, resolve_kinds
+    from freshmark.retrieval import MAX_K, file_search
 
-    k = check_k(k)
-    resolve_kinds(kinds, include_excluded)
-    text, opened, embedder = _searched(query, repo_arg, settings=settings, config=config,
-                                       branch=branch, worktree=worktree, store=store,
-                                       embedder=embedder)
+    text, k, opened, embedder = _searched(
+        query, repo_arg, k=k, kinds=kinds, include_excluded=include_excluded,
+        settings=settings, config=config, branch=branch, worktree=worktree, store=store,
+        embedder=embedder)
     assert opened.index is not None
     found, timings = file_search(
         opened.index, embedder, text, min(k + 5, MAX_K), include_history=include_history,
