@@ -54,6 +54,7 @@ __all__ = [
     "lexical_for",
     "write_lexical_snapshot",
     "resolve_kinds",
+    "validate_k",
     "validate_query",
 ]
 
@@ -123,7 +124,8 @@ def validate_query(query: object) -> str:
     return text
 
 
-def _validate_k(k: object) -> int:
+def validate_k(k: object) -> int:
+    """``k`` itself, or ``BadInput`` unless it is a whole number from 1 to MAX_K."""
     if not isinstance(k, int) or isinstance(k, bool) or not 1 <= k <= MAX_K:
         raise BadInput(f"k must be a whole number from 1 to {MAX_K}, not {k!r}")
     return k
@@ -472,7 +474,7 @@ def hybrid_search(
     (it is refreshed first); by default this process's shared one. Raises ``BadInput`` for an
     empty, binary or over-long query, a ``k`` outside 1..MAX_K or an unknown kind.
     """
-    text, k = validate_query(query), _validate_k(k)
+    text, k = validate_query(query), validate_k(k)
     timings = SearchTimings()
     plan = plan_query(text)
     # A question or a few names asks for a function: its own chunks rank it. An issue report
@@ -505,7 +507,7 @@ def file_search(
     """The ``k`` best files for ``query``, each with its best chunks (up to
     ``chunks_per_file``), from the candidates ``hybrid_search`` would rank with whole-file
     evidence: a file scores by its best chunk plus a little for its second best."""
-    text, k = validate_query(query), _validate_k(k)
+    text, k = validate_query(query), validate_k(k)
     timings = SearchTimings()
     ranked = _ranked_pool(
         index, embedder, plan_query(text), max(4 * k, MIN_POOL),

@@ -20,7 +20,7 @@ from typing import Any
 from freshmark.citation import Citation, cite, cite_file
 from freshmark.classify import classify
 from freshmark.config import Config, load_config
-from freshmark.errors import BadInput, EmbedderMismatch, PermanentError, UnsafePath
+from freshmark.errors import EmbedderMismatch, PermanentError, UnsafePath
 from freshmark.gitrepo import GitRepo
 from freshmark.repos import RepoHandle, resolve_repo
 from freshmark.settings import Settings
@@ -218,14 +218,6 @@ class SearchResponse:
         }
 
 
-def check_k(k: object) -> int:
-    from freshmark.retrieval import MAX_K
-
-    if not isinstance(k, int) or isinstance(k, bool) or not 1 <= k <= MAX_K:
-        raise BadInput(f"k must be a whole number from 1 to {MAX_K}, not {k!r}")
-    return k
-
-
 RankedRecord = tuple[ChunkRecord, float | None, dict[str, Any]]
 
 
@@ -248,9 +240,9 @@ def _searched(
 ) -> tuple[str, int, OpenedBranch, Any]:
     """What both searches check and open: ``k``, the kinds and the query are refused before
     anything is opened; then the branch index and the embedder it was built with."""
-    from freshmark.retrieval import resolve_kinds, validate_query
+    from freshmark.retrieval import resolve_kinds, validate_k, validate_query
 
-    k = check_k(k)
+    k = validate_k(k)
     resolve_kinds(kinds, include_excluded)
     text = validate_query(query)
     config = config if config is not None else load_config(settings.config_path)
