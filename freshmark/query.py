@@ -27,7 +27,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 
-from freshmark.tokenize import code_share, kept_tokens
+from freshmark.tokenize import code_share, kept_tokens, words
 
 IDENTIFIER_WEIGHT = 2.0
 PATH_WEIGHT = 2.0
@@ -67,7 +67,6 @@ _BACKTICK = re.compile(r"`([^`\n]{1,200})`")
 _FRAME = re.compile(r'File "([^"\n]+)", line \d+(?:, in (\w+))?')
 _PATH = re.compile(r"(?<![\w/.])((?:[\w.-]+/)+[\w.-]+\.[A-Za-z]\w{0,5})\b")
 _DOTTED = re.compile(r"\b([A-Za-z_]\w*(?:\.[A-Za-z_]\w*){1,6})\b")
-_WORD = re.compile(r"[^\W_]\w*|_+[^\W_]\w*", re.UNICODE)
 _CODE_WORD = re.compile(r"\w_\w|[a-z][A-Z]|^[A-Z][a-z]+[A-Z]|^_")
 _SITE_PREFIX = re.compile(r"^.*(?:site-packages|dist-packages)/|^.*/lib/python[\d.]*/")
 # Words of code blocks that name no code of the project (keywords, literals, common builtins).
@@ -196,13 +195,14 @@ def plan_query(text: str) -> QueryPlan:
     if long:
         text = strip_boilerplate(text) or text
     code_text = " ".join(_code_spans(text))
-    identifiers = {w for w in _WORD.findall(text) if _is_identifier(w)}
-    identifiers |= {w for w in _WORD.findall(code_text)
+    text_words = words(text)
+    identifiers = {w for w in text_words if _is_identifier(w)}
+    identifiers |= {w for w in words(code_text)
                     if len(w) >= 4 and not w.isdigit() and w.lower() not in _CODE_NOISE}
     identifiers -= {w for w in identifiers if w.lower() in _CODE_NOISE}
     counts: Counter[str] = Counter()
     weight_of: dict[str, float] = {}
-    for word in _WORD.findall(text):
+    for word in text_words:
         tokens = kept_tokens(word)
         is_code = word in identifiers
         for position, token in enumerate(tokens):

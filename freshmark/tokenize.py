@@ -75,6 +75,11 @@ def _kept_tokens(word: str) -> tuple[str, ...]:
     return tuple(t for t in word_tokens(word) if len(t) <= MAX_TOKEN_CHARS and t not in STOPWORDS)
 
 
+def words(text: str) -> list[str]:
+    """The identifier-like words of ``text`` that tokens are made from, in order."""
+    return _WORD.findall(text)
+
+
 def kept_tokens(word: str) -> tuple[str, ...]:
     """The tokens one word gives (the whole word first), as documents and queries index it."""
     return _kept_tokens(word)
