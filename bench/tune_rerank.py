@@ -23,22 +23,19 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from freshmark.fusion import DEFAULT_WEIGHTS, FILE_EXTRA_SHARE, RerankWeights  # noqa: E402
+from freshmark.fusion import (  # noqa: E402
+    DEFAULT_WEIGHTS,
+    FILE_EXTRA_SHARE,
+    RerankWeights,
+    combined_score,
+)
 
 CUTOFFS = (1, 5, 10)
 
 
 def score(features: dict, w: RerankWeights) -> float:
-    evidence = (
-        w.rrf * features["rrf_norm"] + w.bm25 * features["bm25_norm"]
-        + (w.vector_long if features.get("long_query", 1.0) else w.vector)
-        * (1.0 - features["code_share"]) * features["vector_norm"]
-        + w.symbol * features["symbol_hit"] + w.path * features["path_hit"]
-        - w.length * (1.0 - features["length_fit"]) + w.file * features["file_norm"]
-        + w.hint * features["path_hint"]
-    )
-    prior = features["kind_prior"] ** w.kind
-    return evidence * prior if evidence >= 0 else evidence / prior
+    # Pools saved before the long-query flag existed all came from issue reports.
+    return combined_score({"long_query": 1.0, **features}, w)
 
 
 def file_ranking(candidates: list[dict], w: RerankWeights, extra: float) -> list[str]:

@@ -236,7 +236,6 @@ def rerank(
     files = file_scores or {}
     best_file = max((files.get(c.record.path, 0.0) for c in candidates), default=0.0) or 1.0
     best_rrf = 2.0 / (k + 1)
-    vector_weight = weights.vector_long if long else weights.vector
     for i, candidate in enumerate(candidates):
         record = candidate.record
         candidate.kind = search_kind(record.path, record.file_kind)
@@ -254,19 +253,26 @@ def rerank(
             "long_query": 1.0 if long else 0.0,
         }
         candidate.features = features
-        evidence = (
-            weights.rrf * features["rrf_norm"]
-            + weights.bm25 * features["bm25_norm"]
-            + vector_weight * (1.0 - code_share) * features["vector_norm"]
-            + weights.symbol * features["symbol_hit"]
-            + weights.path * features["path_hit"]
-            - weights.length * (1.0 - features["length_fit"])
-            + weights.file * features["file_norm"]
-            + weights.hint * features["path_hint"]
-        )
-        prior = features["kind_prior"] ** weights.kind
-        candidate.score = evidence * prior if evidence >= 0 else evidence / prior
+        candidate.score = combined_score(features, weights)
     return sorted(candidates, key=lambda c: -c.score)
+
+
+def combined_score(features: Mapping[str, float], weights: RerankWeights) -> float:
+    """The rerank score of one candidate's features (the module docstring's formula); also
+    what ``bench/tune_rerank.py`` re-scores saved candidates with."""
+    vector_weight = weights.vector_long if features["long_query"] else weights.vector
+    evidence = (
+        weights.rrf * features["rrf_norm"]
+        + weights.bm25 * features["bm25_norm"]
+        + vector_weight * (1.0 - features["code_share"]) * features["vector_norm"]
+        + weights.symbol * features["symbol_hit"]
+        + weights.path * features["path_hit"]
+        - weights.length * (1.0 - features["length_fit"])
+        + weights.file * features["file_norm"]
+        + weights.hint * features["path_hint"]
+    )
+    prior = features["kind_prior"] ** weights.kind
+    return evidence * prior if evidence >= 0 else evidence / prior
 
 
 def diversify(ranked: Sequence[Candidate], k: int, max_per_file: int) -> list[Candidate]:
