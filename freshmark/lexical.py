@@ -410,6 +410,16 @@ class LexicalHit:
     tombstoned: bool
 
 
+@dataclass(frozen=True)
+class FileMatches:
+    """Whole-file BM25 by path, the best chunk of each of the best files (as hits ranked and
+    scored as their files), and those chunks' own BM25 scores by id."""
+
+    scores: dict[str, float]
+    best_chunks: list[LexicalHit]
+    best_chunk_scores: dict[str, float]
+
+
 class LexicalIndex:
     """BM25 over one branch collection at a known store generation (``-1``: nothing loaded).
 
@@ -502,7 +512,38 @@ class LexicalIndex:
         statistics, so one ranking orders both; without it only live statistics count.
         ``kinds`` (search kinds, ``classify.search_kind``) limits the hits to those kinds.
         """
+        hits, extra, _ = self._search(terms, n, include_history, include_excluded, score_ids,
+                                      None if kinds is None else tuple(kinds), weights)
+        return hits, extra
+
+    def search_with_files(
+        self,
+        terms: Sequence[str],
+        n: int,
+        n_files: int,
+        *,
+        include_history: bool = False,
+        include_excluded: bool = False,
+        score_ids: Iterable[str] = (),
+        kinds: Iterable[str] | None = None,
+        weights: TermWeights | None = None,
+    ) -> tuple[list[LexicalHit], dict[str, float], FileMatches]:
+        """``search``, plus whole-file BM25 of the live files of ``kinds``, the best chunk of
+        each of the ``n_files`` best files (ranked as their files) and those chunks' own BM25
+        scores; the live chunks are scored once for both."""
         kinds = None if kinds is None else tuple(kinds)
+        with self._lock:
+            hits, extra, live_scores = self._search(terms, n, include_history, include_excluded,
+                                                    score_ids, kinds, weights)
+            if include_history:  # those scores used the combined statistics; files are live
+                live_scores = self.live.scores(terms, None, weights)
+            files = self._file_matches(terms, n_files, kinds, weights, live_scores)
+        return hits, extra, files
+
+    def _search(
+        self, terms: Sequence[str], n: int, include_history: bool, include_excluded: bool,
+        score_ids: Iterable[str], kinds: tuple[str, ...] | None, weights: TermWeights | None,
+    ) -> tuple[list[LexicalHit], dict[str, float], np.ndarray]:
         with self._lock:
             parts = [(self.live, False)] + ([(self.history, True)] if include_history else [])
             stats = self.live.stats(terms)
@@ -511,8 +552,11 @@ class LexicalIndex:
             scored: list[tuple[float, bool, str]] = []
             extra: dict[str, float] = {}
             wanted = list(score_ids)
+            live_scores = np.zeros(0, dtype=np.float32)
             for bm25, tombstoned in parts:
                 scores = bm25.scores(terms, stats, weights)
+                if not tombstoned:
+                    live_scores = scores
                 scored.extend((s, tombstoned, i)
                               for i, s in bm25.top(scores, n, include_excluded, kinds))
                 for doc_id in wanted:
@@ -521,31 +565,16 @@ class LexicalIndex:
                         extra[doc_id] = value
         scored.sort(key=lambda hit: -hit[0])
         hits = [LexicalHit(i, s, rank, t) for rank, (s, t, i) in enumerate(scored[:n], start=1)]
-        return hits, extra
+        return hits, extra, live_scores
 
-    def file_scores(self, terms: Sequence[str], weights: TermWeights | None = None,
-                    kinds: Iterable[str] | None = None) -> dict[str, float]:
-        """Whole-file BM25 of the live files (``Bm25.file_scores``)."""
-        with self._lock:
-            return self.live.file_scores(terms, weights, None if kinds is None else tuple(kinds))
-
-    def search_files(
-        self, terms: Sequence[str], n_files: int, *, kinds: Iterable[str] | None = None,
-        weights: TermWeights | None = None,
-    ) -> tuple[dict[str, float], list[LexicalHit], dict[str, float]]:
-        """Whole-file BM25 of the live files of ``kinds``, the best chunk of each of the
-        ``n_files`` best files (ranked as their files), and those chunks' own BM25 scores."""
-        kinds = None if kinds is None else tuple(kinds)
-        with self._lock:
-            file_scores = self.live.file_scores(terms, weights, kinds)
-            top = sorted(file_scores, key=lambda p: (-file_scores[p], p))[:n_files]
-            if not top:
-                return file_scores, [], {}
-            scores = self.live.scores(terms, None, weights)
-            best = self.live.best_per_file(scores, top)
+    def _file_matches(self, terms: Sequence[str], n_files: int, kinds: tuple[str, ...] | None,
+                      weights: TermWeights | None, live_scores: np.ndarray) -> FileMatches:
+        file_scores = self.live.file_scores(terms, weights, kinds)
+        top = sorted(file_scores, key=lambda p: (-file_scores[p], p))[:n_files]
+        best = self.live.best_per_file(live_scores, top) if top else []
         hits = [LexicalHit(doc_id, file_scores[path], rank, False)
                 for rank, (doc_id, _, path) in enumerate(best, start=1)]
-        return file_scores, hits, {doc_id: score for doc_id, score, _ in best}
+        return FileMatches(file_scores, hits, {doc_id: score for doc_id, score, _ in best})
 
     # -- snapshots ----------------------------------------------------------------------------
     def save(self, path: Path) -> None:

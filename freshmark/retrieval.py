@@ -414,16 +414,18 @@ def _ranked_pool(
 
     started = time.perf_counter()
     known = {record.id: record for record, _ in vector_hits}
-    hits, bm25_of = lexical.search(plan.terms, n, include_history=include_history,
-                                   include_excluded=True, score_ids=list(known), kinds=kinds,
-                                   weights=plan.weights)
+    lexical_args: dict[str, Any] = dict(include_history=include_history, include_excluded=True,
+                                        score_ids=list(known), kinds=kinds, weights=plan.weights)
     file_scores: dict[str, float] = {}
     file_hits: list[LexicalHit] = []
     if use_lexical and whole_files:
-        file_scores, file_hits, best_scores = lexical.search_files(
-            plan.terms, FILE_POOL, kinds=kinds, weights=plan.weights)
-        for doc_id, score in best_scores.items():
+        hits, bm25_of, files = lexical.search_with_files(plan.terms, n, FILE_POOL,
+                                                         **lexical_args)
+        file_scores, file_hits = files.scores, files.best_chunks
+        for doc_id, score in files.best_chunk_scores.items():
             bm25_of.setdefault(doc_id, score)
+    else:
+        hits, bm25_of = lexical.search(plan.terms, n, **lexical_args)
     lexical_hits = lexical_channel(index, lexical, hits, known, include_history, kinds) \
         if use_lexical else []
     known.update({r.id: r for r, _ in lexical_hits})
