@@ -225,7 +225,7 @@ def bench_ondemand(root: Path, base_files: int, changed: list[int], embedder: st
             "time_ratio": round(seeded.seconds / full.seconds, 3),
             "on_demand_embeddings_computed": seeded.embeddings_computed,
             "full_embeddings_computed": full.embeddings_computed,
-            "seeded_from": seeded.seeded_from,
+            "layered_on": seeded.layered_on,
         })
     return [{"base_index_s": base.seconds, "base_chunks": base.chunks_added}, *rows]
 

@@ -1,10 +1,11 @@
 """On-demand branch indexes and the retirement of deleted or idle branches.
 
-A branch asked for on demand is indexed on the ``ondemand`` queue; its collection starts as a
-copy of its base branch's collection (vectors copied, nothing re-embedded) and then takes the
-diff, so the cost is the d changed files, not the repository. Untracked branches are retired
+A branch asked for on demand is indexed on the ``ondemand`` queue as an overlay on its base
+branch's collection (``freshmark.overlay``): it holds only the files that differ from the base,
+so it costs the d changed files, not the repository. Untracked branches are retired
 (collection dropped, storage reclaimed) once deleted on the remote, or once idle for
-``config.branch_idle_seconds``; tracked branches are retired only when deleted.
+``config.branch_idle_seconds``; tracked branches are retired only when deleted. A branch that
+overlays are layered on is kept until they are retired (they read its chunks).
 
 Activity is the newest of: the manifest's ``last_used_at``/``indexed_at``/``created_at`` and
 the last request recorded in Redis (``keys.BRANCH_ACTIVITY``). Times are unix seconds.
@@ -14,7 +15,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -23,7 +24,7 @@ import redis
 
 from freshmark import jobs, keys
 from freshmark.config import Config, RepoConfig
-from freshmark.errors import BadInput, BranchNotFound
+from freshmark.errors import BadInput, BaseInUse, BranchNotFound
 from freshmark.store import Manifest, Store
 
 log = logging.getLogger("freshmark.branches")
@@ -51,7 +52,7 @@ def is_valid_branch_name(name: str) -> bool:
 
 
 def default_base(repo: RepoConfig, branch: str) -> str:
-    """The branch a new branch collection is seeded from: the repo's first tracked branch."""
+    """The branch a new branch collection is layered on: the repo's first tracked branch."""
     base = repo.branches[0] if repo.branches else ""
     return "" if base == branch else base
 
@@ -90,7 +91,7 @@ def request_branch_index(
     base: str | None = None,
     known: Collection[str] | None = None,
 ) -> jobs.EnqueueResult:
-    """Queue an on-demand index of ``branch``, seeded from ``base`` (default: first tracked).
+    """Queue an on-demand index of ``branch``, layered on ``base`` (default: first tracked).
 
     ``known`` is the remote's branch names (``mirrors.remote_branches``); None when the remote
     could not be listed, in which case the job is queued and its worker finds out.
@@ -147,8 +148,11 @@ def plan_retirements(
     requested: Mapping[str, float],
     now: float,
 ) -> list[Retirement]:
-    """Which branch collections to drop. Only configured repos are touched; a repo whose
-    mirror could not be read (heads ``None``) is checked for idleness only."""
+    """Which branch collections to drop, overlays before the bases they are layered on. Only
+    configured repos are touched; a repo whose mirror could not be read (heads ``None``) is
+    checked for idleness only. A base that an overlay staying in place reads from is kept
+    (retired by a later pass, once its overlays are gone)."""
+    manifests = list(manifests)
     configured = {repo_key(r.id): r for r in config.repos}
     out: list[Retirement] = []
     for manifest in manifests:
@@ -162,12 +166,41 @@ def plan_retirements(
             idle_seconds = now - last_activity(manifest, requested)
             if idle_seconds > config.branch_idle_seconds:
                 out.append(Retirement(repo.id, manifest.repo_key, manifest.branch, "idle"))
-    return out
+    return _overlays_first(out, manifests)
+
+
+def _overlays_first(plan: list[Retirement], manifests: Sequence[Manifest]) -> list[Retirement]:
+    """``plan`` without the bases of overlays that stay, ordered so that every overlay goes
+    before its base."""
+    base_of = {(m.repo_key, m.branch): (m.overlay["repo_key"], m.overlay["branch"])
+               for m in manifests if m.overlay}
+    leaving = {(r.repo_key, r.branch) for r in plan}
+    while True:  # an overlay that stays keeps its base, and that base keeps its own base
+        kept = {base for overlay, base in base_of.items() if overlay not in leaving}
+        if not leaving & kept:
+            break
+        for base in leaving & kept:
+            log.info("keeping %s@%s: branch overlays are layered on it", base[0], base[1])
+        leaving -= kept
+
+    def depth(key: tuple[str, str]) -> int:
+        steps = 0
+        while key in base_of and steps <= len(base_of):
+            key, steps = base_of[key], steps + 1
+        return steps
+
+    kept_plan = [r for r in plan if (r.repo_key, r.branch) in leaving]
+    return sorted(kept_plan, key=lambda r: -depth((r.repo_key, r.branch)))
 
 
 def retire(store: Store, client: redis.Redis, retirement: Retirement) -> bool:
-    """Drop the branch collection (reclaiming its storage) and forget its activity."""
-    dropped = store.drop_branch(retirement.repo_key, retirement.branch)
+    """Drop the branch collection (reclaiming its storage) and forget its activity. A base
+    that overlays still read from is kept (``BaseInUse``): False."""
+    try:
+        dropped = store.drop_branch(retirement.repo_key, retirement.branch)
+    except BaseInUse as exc:
+        log.info("not retiring %s@%s: %s", retirement.repo, retirement.branch, exc)
+        return False
     field = keys.branch_activity_field(retirement.repo, retirement.branch)
     client.hdel(keys.BRANCH_ACTIVITY, field)
     log.info("retired %s@%s (%s): collection %s", retirement.repo, retirement.branch,

@@ -51,8 +51,9 @@ def _print_summary(summary: dict[str, Any]) -> None:
         f"{summary['embeddings_reused']} reused ({summary['embedder']})",
         f"  time:       {summary['seconds']:.2f} s ({summary['embed_seconds']:.2f} s embedding)",
     ]
-    if summary.get("seeded_from"):
-        lines.insert(1, f"  seeded from branch {summary['seeded_from']} (vectors copied)")
+    if summary.get("layered_on"):
+        lines.insert(1, f"  overlay on branch {summary['layered_on']}: "
+                        f"{summary.get('overlay_chunks') or 0} chunks of its own")
     click.echo("\n".join(lines))
 
 

@@ -214,7 +214,7 @@ def _wait_for(client: Any, job_key: str, timeout_seconds: float) -> str:
 @click.option("--json", "as_json", is_flag=True)
 def branch_index(repo: str, branch: str, base: str | None, local: bool, wait: bool,
                  timeout_seconds: float, as_json: bool) -> None:
-    """Index BRANCH of the configured repository REPO on demand, seeded from its base."""
+    """Index BRANCH of the configured repository REPO on demand, as an overlay on its base."""
     from freshmark.branches import request_branch_index
     from freshmark.cli_common import emit_json, load_settings
 

@@ -46,6 +46,14 @@ class NotIndexed(PermanentError):
     """The branch has no collection yet."""
 
 
+class BaseGone(NotIndexed):
+    """A branch overlay's base is no longer indexed: the branch must be indexed again."""
+
+
+class BaseInUse(PermanentError):
+    """A branch collection that overlays are layered on cannot be dropped."""
+
+
 class UnsafePath(PermanentError):
     """A path that tries to leave the repository (``..``, absolute, symlink outside)."""
 

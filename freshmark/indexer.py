@@ -8,6 +8,7 @@ before that leaves the previous stamp true; the next run plans the same writes a
 
 from __future__ import annotations
 
+import logging
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
@@ -21,8 +22,15 @@ from freshmark.chunking import chunk_text, detect_language
 from freshmark.classify import SKIP_OVERSIZED, FileClass, classify, decode_text
 from freshmark.config import Config, Layer
 from freshmark.embedding import Embedder, EmbeddingCache, LazyEmbedder, embed_with_cache
-from freshmark.errors import EmbedderMismatch, PermanentError
+from freshmark.errors import BaseGone, EmbedderMismatch, PermanentError
 from freshmark.gitrepo import MODE_SYMLINK, FileChange, GitRepo, ObjectNotFound
+from freshmark.overlay import (
+    MAX_CHAIN_DEPTH,
+    LayeredIndex,
+    OverlayBase,
+    own_collection,
+    plan_overlay,
+)
 from freshmark.plan import (
     FileContext,
     FilePlan,
@@ -36,6 +44,8 @@ from freshmark.repos import names_in_use, unique_name
 from freshmark.settings import Settings
 from freshmark.stamp import ChunkRecord, sha256_hex, utc_now_iso
 from freshmark.store import BranchIndex, Manifest, Store, collection_name
+
+log = logging.getLogger("freshmark.indexer")
 
 # Files per planning batch: bounds memory and makes progress visible on big repos.
 FILES_PER_BATCH = 256
@@ -65,7 +75,9 @@ class IndexSummary:
     embed_seconds: float = 0.0
     seconds: float = 0.0
     noop: bool = True
-    seeded_from: str | None = None
+    layered_on: str | None = None  # an overlay's base branch
+    overlay_chunks: int | None = None  # chunks in an overlay's own collection after the run
+    chunks_purged: int = 0  # overlay chunks dropped because the base serves their files again
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -100,7 +112,7 @@ class _Run:
         self,
         repo: GitRepo,
         ref: RepoRef,
-        index: BranchIndex,
+        index: BranchIndex | LayeredIndex,
         branch: str,
         head: str,
         config: Config,
@@ -113,6 +125,8 @@ class _Run:
         self.config, self.embedder, self.cache = config, embedder, cache
         self.summary, self.progress = summary, progress
         self.generation = index.manifest.generation + 1
+        self.overlay_stamp: dict[str, Any] | None = None  # an overlay's new base stamp
+        self.purged = False  # overlay records were deleted (lexical followers rebuild)
         self.when = utc_now_iso()
         self.chunks_embedded = 0  # by this run, counted per embedder batch for progress
         self._batch = ("", 0, 0, 0)  # layer, first file, files in the batch, files in the layer
@@ -314,9 +328,15 @@ def _open_branch_index(
     branch: str,
     embedder: Embedder,
     base_branch: str | None,
-    summary: IndexSummary,
-) -> BranchIndex:
-    index = store.branch(ref.key, branch)
+) -> BranchIndex | LayeredIndex:
+    """The branch's index: as it is, or new. A new branch whose base is indexed (with the same
+    embedder) becomes an overlay on it; an overlay whose base is gone becomes a whole index."""
+    try:
+        index = store.branch(ref.key, branch)
+    except BaseGone as exc:
+        log.warning("%s; indexing %s@%s as a whole collection", exc, ref.name, branch)
+        store.drop_branch(ref.key, branch, force=True)
+        index = None
     if index is not None:
         if index.manifest.embedder != embedder.id:
             raise EmbedderMismatch(
@@ -333,16 +353,111 @@ def _open_branch_index(
         repo_path=str(repo.path),
         created_at=utc_now_iso(),
     )
-    base = store.branch(ref.key, base_branch) if base_branch and base_branch != branch else None
-    if base is not None and base.manifest.embedder == embedder.id:
-        # Seed from the base: vectors copied, nothing re-embedded; the diff then runs as usual.
-        manifest.layers = {k: dict(v) for k, v in base.manifest.layers.items()}
-        manifest.commit, manifest.base_branch = base.manifest.commit, base_branch
-        index = store.create_branch(manifest)
-        index.copy_from(base, overrides={"branch": branch})
-        summary.seeded_from = base_branch
-        return index
-    return store.create_branch(manifest)
+    base = _overlay_base(store, ref, branch, base_branch, embedder)
+    if base is None:
+        return store.create_branch(manifest)
+    manifest.base_branch = base.manifest.branch
+    manifest.overlay = OverlayBase(ref.key, base.manifest.branch, base.name, {}).to_dict()
+    return LayeredIndex(store.create_branch(manifest), base)
+
+
+def _overlay_base(
+    store: Store, ref: RepoRef, branch: str, base_branch: str | None, embedder: Embedder
+) -> BranchIndex | LayeredIndex | None:
+    """The index a new branch is layered on: its base, or the base's root when the chain
+    would loop back to the branch or grow deeper than ``MAX_CHAIN_DEPTH``."""
+    if not base_branch or base_branch == branch:
+        return None
+    try:
+        base = store.branch(ref.key, base_branch)
+    except BaseGone:
+        return None
+    if base is None or base.manifest.embedder != embedder.id or base.manifest.commit is None:
+        return None
+    if isinstance(base, LayeredIndex):
+        chain = {index.manifest.branch for index, _ in base.layers()}
+        if branch in chain or base.depth >= MAX_CHAIN_DEPTH:
+            root = base.root()
+            return None if root.manifest.branch == branch else root
+    return base
+
+
+def _index_whole(
+    run: _Run, index: BranchIndex, layers: Sequence[Layer], target: str | None
+) -> tuple[bool, list[Layer]]:
+    """Each layer from its indexed commit to the head. Returns (anything diffed, layers done)."""
+    repo, head, summary = run.repo, run.head, run.summary
+    diffs: dict[str | None, list[FileChange]] = {}
+    done: list[Layer] = []
+    for layer_ in layers:
+        old = index.manifest.layer_commit(layer_.name)
+        if target and _is_stale_target(repo, old, head):
+            continue  # never move a stamp backwards
+        done.append(layer_)
+        if old == head:
+            continue
+        # An indexed commit lost to a force push (and gc) means a full rescan of the layer.
+        lost = old is not None and not _has_commit(repo, old)
+        since = None if lost else old
+        if since not in diffs:
+            diffs[since] = repo.diff(since, head)
+            if since is None:  # gitlinks never show in a diff; count them on a full pass
+                for _ in repo.submodules(head):
+                    summary.skip("submodule")
+        run.index_layer(layer_, diffs[since])
+        if lost:
+            run.tombstone_vanished(layer_)
+    return bool(diffs), done
+
+
+def _index_overlay(
+    run: _Run, index: LayeredIndex, layers: Sequence[Layer], target: str | None
+) -> tuple[bool, list[Layer]]:
+    """Each layer's overlay brought to ``diff(base's indexed commit, head)`` (``plan_overlay``):
+    the cost is the files that differ from the base, whatever the base did meanwhile."""
+    repo, head, config = run.repo, run.head, run.config
+    base = OverlayBase.of(index.manifest)
+    assert base is not None
+    base_manifest = index.below.manifest
+    layered_on = dict(base.layered_on)
+    to_base: dict[str, list[FileChange]] = {}
+    since_head: dict[str | None, set[str] | None] = {}
+    done: list[Layer] = []
+    changed = False
+    for layer_ in layers:
+        old = index.manifest.layer_commit(layer_.name)
+        if target and _is_stale_target(repo, old, head):
+            continue
+        done.append(layer_)
+        base_commit = base_manifest.layer_commit(layer_.name) or base_manifest.commit
+        if base_commit is None or not _has_commit(repo, base_commit):
+            raise PermanentError(f"base {base.branch!r} of {run.ref.name}@{run.branch} is at a "
+                                 "commit this repository lacks; fetch it or index the branch alone")
+        if old == head and layered_on.get(layer_.name) == base_commit:
+            continue
+        changed = True
+        if base_commit not in to_base:
+            to_base[base_commit] = repo.diff(base_commit, head)
+        known = old is not None and _has_commit(repo, old)
+        if old not in since_head:
+            since_head[old] = _paths_of(repo.diff(old, head)) if known else None
+        held = {p for p in index.held_paths() if config.layer_for(p) == layer_}
+        differing = _paths_of(to_base[base_commit])
+        present = {p for p in held - differing if repo.blob_at(head, p) is not None}
+        plan = plan_overlay(to_base[base_commit], held, since_head[old], present)
+        run.index_layer(layer_, plan.changes)
+        if plan.purge_paths:
+            run.summary.chunks_purged += index.purge_paths(plan.purge_paths)
+            run.purged = True
+        layered_on[layer_.name] = base_commit
+    forked_from = repo.merge_base(base_manifest.commit or head, head)
+    run.overlay_stamp = OverlayBase(base.repo_key, base.branch, index.below.name, layered_on,
+                                    forked_from).to_dict()
+    return changed, done
+
+
+def _paths_of(changes: Iterable[FileChange]) -> set[str]:
+    return {p for c in changes for p in (c.old_path, c.new_path) if p}
 
 
 def _has_commit(repo: GitRepo, sha: str) -> bool:
@@ -354,14 +469,20 @@ def _has_commit(repo: GitRepo, sha: str) -> bool:
 
 
 def _advance_manifest(
-    index: BranchIndex,
+    index: BranchIndex | LayeredIndex,
     layers: Sequence[Layer],
     head: str,
     when: str,
     generation: int,
     config: Config,
+    overlay: dict[str, Any] | None = None,
+    purged: bool = False,
 ) -> Manifest:
     manifest = index.reload_manifest()
+    if overlay is not None:
+        manifest.overlay = overlay
+    if purged:
+        manifest.purged_generation = generation
     for layer in layers:
         manifest.layers[layer.name] = {"commit": head, "indexed_at": when}
     if all(manifest.layer_commit(layer.name) == head for layer in config.layers):
@@ -430,36 +551,24 @@ def index_repo(
         embedder=embedder.id,
         commit=head,
     )
-    index = _open_branch_index(store, ref, repo, branch, embedder, base_branch, summary)
+    index = _open_branch_index(store, ref, repo, branch, embedder, base_branch)
     summary.previous_commit = index.manifest.commit
     layers = (config.layer(layer),) if layer else config.layers
     summary.layers = [layer_.name for layer_ in layers]
     cache = EmbeddingCache(settings.cache_dir / "embeddings.sqlite")
     run = _Run(repo, ref, index, branch, head, config, embedder, cache, summary, progress)
-    diffs: dict[str | None, list[FileChange]] = {}
-    done: list[Layer] = []
-    for layer_ in layers:
-        old = index.manifest.layer_commit(layer_.name)
-        if target and _is_stale_target(repo, old, head):
-            continue  # never move a stamp backwards
-        done.append(layer_)
-        if old == head:
-            continue
-        # An indexed commit lost to a force push (and gc) means a full rescan of the layer.
-        lost = old is not None and not _has_commit(repo, old)
-        since = None if lost else old
-        if since not in diffs:
-            diffs[since] = repo.diff(since, head)
-            if since is None:  # gitlinks never show in a diff; count them on a full pass
-                for _ in repo.submodules(head):
-                    summary.skip("submodule")
-        run.index_layer(layer_, diffs[since])
-        if lost:
-            run.tombstone_vanished(layer_)
-    summary.noop = not diffs
-    generation = run.generation if diffs else index.manifest.generation
-    _advance_manifest(index, done, head, run.when, generation, config)
-    _write_lexical_snapshot(index, settings.cache_dir, changed=bool(diffs))
+    if isinstance(index, LayeredIndex):
+        changed, done = _index_overlay(run, index, layers, target)
+    else:
+        changed, done = _index_whole(run, index, layers, target)
+    summary.noop = not changed
+    generation = run.generation if changed else index.manifest.generation
+    manifest = _advance_manifest(index, done, head, run.when, generation, config,
+                                 overlay=run.overlay_stamp, purged=run.purged)
+    if isinstance(index, LayeredIndex):
+        summary.layered_on = OverlayBase.of(manifest).branch  # type: ignore[union-attr]
+        summary.overlay_chunks = index.own_count()
+    _write_lexical_snapshot(own_collection(index), settings.cache_dir, changed=changed)
     summary.files_skipped = dict(Counter(summary.files_skipped))
     summary.seconds = round(time.perf_counter() - started, 3)
     summary.embed_seconds = round(summary.embed_seconds, 3)

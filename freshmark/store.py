@@ -22,6 +22,7 @@ from urllib.parse import urlparse
 import numpy as np
 
 from freshmark.errors import (
+    BaseInUse,
     EmbedderMismatch,
     FreshmarkError,
     NotIndexed,
@@ -70,7 +71,11 @@ class Manifest:
     # layer name -> {"commit": sha, "indexed_at": iso}
     layers: dict[str, dict[str, str]] = field(default_factory=dict)
     base_branch: str | None = None
+    # An overlay's base (``overlay.OverlayBase``): None for a collection that holds everything.
+    overlay: dict[str, Any] | None = None
     generation: int = 0
+    # Records were deleted (not tombstoned) at this generation: followers rebuild from scratch.
+    purged_generation: int = 0
     schema_version: int = SCHEMA_VERSION
     created_at: str | None = None
     last_used_at: str | None = None
@@ -262,6 +267,24 @@ class BranchIndex:
             out.extend(self.get(where=where, include_text=include_text))
         return out
 
+    def paths(self) -> set[str]:
+        """Every path the collection holds a record of (live or tombstoned)."""
+        got = _guard("list paths", lambda: self._collection.get(include=["metadatas"]))
+        return {str(m.get("path", "")) for m in got["metadatas"] if m}
+
+    def delete_paths(self, paths: Sequence[str]) -> int:
+        """Delete every record of ``paths``; returns how many went."""
+        removed = 0
+        for part in _batches(sorted(set(paths)), PATHS_PER_QUERY):
+            where = {"path": {"$in": list(part)}} if len(part) > 1 else {"path": part[0]}
+            ids = _guard("list chunk ids",
+                         lambda where=where: self._collection.get(where=where, include=[]))["ids"]
+            for batch in _batches(ids, MAX_BATCH):
+                _guard("delete chunks",
+                       lambda batch=batch: self._collection.delete(ids=list(batch)))
+            removed += len(ids)
+        return removed
+
     def embeddings_for(self, ids: Sequence[str]) -> dict[str, np.ndarray]:
         out: dict[str, np.ndarray] = {}
         for part in _batches(list(ids), READ_PAGE):
@@ -396,8 +419,19 @@ class Store:
         return cls(client, str(path))
 
     # -- collections ------------------------------------------------------------------------
-    def branch(self, repo_key: str, branch: str) -> BranchIndex | None:
-        """The branch's collection, or None if it was never indexed."""
+    def branch(self, repo_key: str, branch: str, layered: bool = True) -> Any:
+        """The branch's index, or None if it was never indexed: its collection, read together
+        with its base when it is an overlay (``overlay.LayeredIndex``) unless ``layered`` is
+        False. Raises ``BaseGone`` for an overlay whose base is no longer indexed."""
+        own = self.own_branch(repo_key, branch)
+        if own is None or not layered or not own.manifest.overlay:
+            return own
+        from freshmark.overlay import layered_view
+
+        return layered_view(self, own)
+
+    def own_branch(self, repo_key: str, branch: str) -> BranchIndex | None:
+        """The branch's own collection (for an overlay: without its base), or None."""
         collection = self._get(collection_name(repo_key, branch))
         if collection is None:
             return None
@@ -415,7 +449,7 @@ class Store:
 
     def create_branch(self, manifest: Manifest) -> BranchIndex:
         """Get or create the collection for a new manifest; refuses to mix embedders."""
-        existing = self.branch(manifest.repo_key, manifest.branch)
+        existing = self.own_branch(manifest.repo_key, manifest.branch)
         if existing is not None:
             if existing.manifest.embedder != manifest.embedder:
                 raise EmbedderMismatch(
@@ -435,12 +469,27 @@ class Store:
         )
         return BranchIndex(self._client, collection, manifest)
 
-    def drop_branch(self, repo_key: str, branch: str) -> bool:
-        index = self.branch(repo_key, branch)
+    def drop_branch(self, repo_key: str, branch: str, *, force: bool = False) -> bool:
+        """Drop the branch's own collection (an overlay's base is left alone). Refuses a base
+        that overlays are layered on (``BaseInUse``) unless ``force``: they would lose the
+        chunks of every file they did not change."""
+        index = self.own_branch(repo_key, branch)
         if index is None:
             return False
+        dependents = self.overlays_on(repo_key, branch)
+        if dependents and not force:
+            names = ", ".join(sorted(m.branch for m in dependents)[:10])
+            raise BaseInUse(f"{index.manifest.repo}@{branch} is the base of "
+                            f"{len(dependents)} branch overlay(s): {names}; retire them first")
         _guard("drop a collection", lambda: self._client.delete_collection(index.name))
         return True
+
+    def overlays_on(self, repo_key: str, branch: str,
+                    manifests: Iterable[Manifest] | None = None) -> list[Manifest]:
+        """Manifests of the overlays layered directly on (repo_key, branch)."""
+        return [m for m in (manifests if manifests is not None else self.list_manifests())
+                if m.overlay and m.overlay.get("repo_key") == repo_key
+                and m.overlay.get("branch") == branch]
 
     def list_manifests(self, repo: str | None = None) -> list[Manifest]:
         """Manifests of every branch collection, optionally of one repo (by id or key)."""

@@ -156,7 +156,7 @@ def describe_enqueue(spec: jobs.JobSpec, result: jobs.EnqueueResult, tally: Tall
                      delay_seconds: float) -> str:
     """The log line for one job the watcher asked for (what, why, when it will be sent)."""
     when = "now" if delay_seconds <= 0 else f"due in {delay_seconds:g} s"
-    seeded = f", seeded from {spec.base_branch}" if spec.base_branch else ""
+    seeded = f", layered on {spec.base_branch}" if spec.base_branch else ""
     return (f"{spec.reason}: {_OUTCOME_WORDS.get(result.outcome, result.outcome)} index of "
             f"{spec.branch} ({when}{seeded}; {tally.files} file, {tally.refs} ref events"
             f"{', overflow' if tally.overflow else ''}) as {result.job_key}")
@@ -227,7 +227,7 @@ class WorkingCopyWatcher:
         )
 
     def plan(self, tally: Tally) -> list[jobs.JobSpec]:
-        """The jobs one flush asks for: the checked-out branch (seeded from the previous one
+        """The jobs one flush asks for: the checked-out branch (layered on the previous one
         after a switch) and, after a burst or overflow, every indexed branch that moved."""
         previous_branch, previous_heads = self.branch, self.heads
         self.branch, self.heads = _git_state(self.root)

@@ -106,7 +106,7 @@ def test_branch_index_local_seeds_the_branch_from_its_base(tmp_path: Path, remot
     done = runner.invoke(cli, ["branch", "index", "shop", "feature", "--local", "--json"])
     assert done.exit_code == 0, done.output
     summary = json.loads(done.output)
-    assert summary["seeded_from"] == "main" and summary["embeddings_computed"] == 1
+    assert summary["layered_on"] == "main" and summary["embeddings_computed"] == 1
 
 
 def test_example_config_indexes_its_local_repository(tmp_path: Path, remote,

@@ -265,10 +265,13 @@ def test_branch_seeded_from_base_embeds_only_its_diff(store_env, make_repo):
     repo.branch("feature/idempotency").checkout("feature/idempotency")
     repo.write("src/orders/domain/order.py", DOMAIN_V2).commit("feature change")
     summary = run(repo, branch="feature/idempotency", base_branch="main")
-    assert summary["seeded_from"] == "main"
+    assert summary["layered_on"] == "main"
     assert summary["embeddings_computed"] == 1
     feature = live(records(repo, "feature/idempotency"))
-    assert all(r.branch == "feature/idempotency" for r in feature.values())
+    changed = feature[("src/orders/domain/order.py", "ensure_cancellable")]
+    assert changed.branch == "feature/idempotency" and "delivered" in changed.text
+    # Files the branch did not change are read from the base, stamped where they were indexed.
+    assert feature[("src/orders/handlers/cancel_handler.py", "CancelOrderHandler")].branch == "main"
     main = live(records(repo, "main"))
     assert "delivered" not in main[("src/orders/domain/order.py", "ensure_cancellable")].text
 

@@ -1,0 +1,339 @@
+"""Branch overlays: a branch collection holds only what differs from its base.
+
+An overlay collection holds, for each path whose content on the branch differs from the base's
+indexed commit (``diff(base, head)``), the branch's chunks of that path and tombstones of the
+base chunks the branch changed, deleted or renamed away. A path the overlay holds *shadows*
+the base: reads through ``LayeredIndex`` take the overlay's records of that path and hide the
+base's. Every other path is served from the base. Chains work the same way: a layer's records
+are hidden when any layer above holds their path.
+
+The overlay is kept to ``diff(base at its indexed commit, branch head)``, a content
+comparison, so the rule is the same whether the base moved, the branch merged it, or history
+was rewritten (see ``plan_overlay`` and docs/branch-overlays.md). Writes go to the overlay
+only: a restamp or tombstone of a chunk that lives in a lower layer copies that chunk (text,
+vector, metadata) up first, so the cost of a branch is the chunks of its changed files.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any, Union
+
+import numpy as np
+
+from freshmark.errors import BaseGone
+from freshmark.gitrepo import FileChange
+from freshmark.stamp import ChunkRecord
+from freshmark.store import PATHS_PER_QUERY, BranchIndex, Manifest
+
+# A chain deeper than this layers a new branch on the chain's root base instead: reads cost a
+# query per layer, and layering on any indexed branch is correct (the diff is by content).
+MAX_CHAIN_DEPTH = 3
+
+ReadIndex = Union[BranchIndex, "LayeredIndex"]
+
+
+@dataclass(frozen=True)
+class OverlayBase:
+    """What an overlay is layered on, as its manifest records it (``Manifest.overlay``)."""
+
+    repo_key: str
+    branch: str
+    collection: str
+    layered_on: dict[str, str]  # layer -> the base's indexed commit the overlay diffs against
+    forked_from: str | None = None  # merge base of the branch head and the base commit
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"repo_key": self.repo_key, "branch": self.branch, "collection": self.collection,
+                "layered_on": dict(self.layered_on), "forked_from": self.forked_from}
+
+    @classmethod
+    def of(cls, manifest: Manifest) -> OverlayBase | None:
+        raw = manifest.overlay
+        if not raw:
+            return None
+        return cls(str(raw["repo_key"]), str(raw["branch"]), str(raw.get("collection", "")),
+                   {str(k): str(v) for k, v in (raw.get("layered_on") or {}).items()},
+                   raw.get("forked_from"))
+
+
+# -- planning (pure) ----------------------------------------------------------------------------
+@dataclass(frozen=True)
+class OverlayPlan:
+    """One layer's overlay work: the changes to (re)plan into the overlay, and the paths whose
+    overlay records go because the branch has the base's content there again."""
+
+    changes: list[FileChange]
+    purge_paths: list[str]
+
+
+def plan_overlay(
+    to_base: Sequence[FileChange],
+    held_paths: Iterable[str],
+    changed_on_branch: set[str] | None,
+    present_at_head: set[str],
+) -> OverlayPlan:
+    """Bring an overlay to ``diff(base, head)`` (``to_base``, in the base -> head direction).
+
+    ``held_paths``: paths the overlay holds now. ``changed_on_branch``: paths changed since the
+    overlay's last run (``diff(previous head, head)``), or None when that is unknown (first run,
+    rewritten history): then every path of the diff is planned, which re-embeds nothing that is
+    unchanged. ``present_at_head``: paths among ``held_paths`` that exist at the head.
+
+    - a differing path the overlay does not hold yet, or one changed on the branch: planned;
+    - a held path that differs and did not change: already right, left alone;
+    - a held path that no longer differs: its overlay records go (the base serves it), except
+      where the file is absent on both sides: that is the branch's own history (a file it added
+      and deleted), tombstoned if it just went, and kept so ``--history`` still shows it.
+    """
+    held = set(held_paths)
+    differing: set[str] = set()
+    changes: list[FileChange] = []
+    for change in to_base:
+        paths = {p for p in (change.old_path, change.new_path) if p}
+        differing |= paths
+        fresh = not paths <= held
+        if fresh or changed_on_branch is None or paths & changed_on_branch:
+            changes.append(change)
+    same_as_base = held - differing
+    for path in sorted(same_as_base - present_at_head):
+        if changed_on_branch is None or path in changed_on_branch:
+            changes.append(FileChange("deleted", path, None, None, None))
+    purge = sorted(same_as_base & present_at_head)
+    return OverlayPlan(changes, purge)
+
+
+# -- reads through the layers ------------------------------------------------------------------
+class LayeredIndex:
+    """A branch overlay read together with the index below it (a base or another overlay).
+
+    Offers the read and write API of ``store.BranchIndex``: reads return the overlay's records
+    of the paths it holds and the lower layers' records of every other path; writes land in the
+    overlay (``update_metadata`` copies a lower layer's chunk up first).
+    """
+
+    def __init__(self, top: BranchIndex, below: ReadIndex):
+        self.top = top
+        self.below = below
+        self._held: frozenset[str] | None = None
+        self._held_key: tuple[int, str] | None = None
+        self._hidden_below: int | None = None
+        self._lock = threading.Lock()
+
+    # -- identity and manifest --------------------------------------------------------------
+    @property
+    def name(self) -> str:
+        return self.top.name
+
+    @property
+    def collection_id(self) -> str:
+        return self.top.collection_id
+
+    @property
+    def manifest(self) -> Manifest:
+        return self.top.manifest
+
+    @property
+    def depth(self) -> int:
+        """Layers under the overlay (1: a plain base)."""
+        return 1 + (self.below.depth if isinstance(self.below, LayeredIndex) else 0)
+
+    def reload_manifest(self) -> Manifest:
+        return self.top.reload_manifest()
+
+    def manifest_for_request(self) -> Manifest:
+        return self.top.manifest_for_request()
+
+    def save_manifest(self, manifest: Manifest) -> None:
+        self.top.save_manifest(manifest)
+
+    def root(self) -> BranchIndex:
+        """The bottom of the chain: the base that is not an overlay."""
+        below = self.below
+        return below.root() if isinstance(below, LayeredIndex) else below
+
+    def layers(self) -> list[tuple[BranchIndex, frozenset[str]]]:
+        """Each layer's own collection, top first, with the paths hidden in it (held above)."""
+        held = self.held_paths()
+        if isinstance(self.below, LayeredIndex):
+            lower = [(index, hidden | held) for index, hidden in self.below.layers()]
+        else:
+            lower = [(self.below, held)]
+        return [(self.top, frozenset()), *lower]
+
+    # -- what the overlay holds -------------------------------------------------------------
+    def held_paths(self) -> frozenset[str]:
+        """Paths the overlay holds (they shadow every layer below), read once per generation."""
+        key = (self.top.manifest.generation, self.top.collection_id)
+        with self._lock:
+            if self._held is None or self._held_key != key:
+                self._held = frozenset(self.top.paths())
+                self._held_key = key
+                self._hidden_below = None
+            return self._held
+
+    def _changed(self) -> None:
+        """A write through this view: what the overlay holds may differ now."""
+        with self._lock:
+            self._held = None
+            self._hidden_below = None
+
+    def _visible_below(self, records: Iterable[ChunkRecord]) -> list[ChunkRecord]:
+        held = self.held_paths()
+        return [r for r in records if r.path not in held]
+
+    def hidden_below(self) -> int:
+        """Chunks of lower layers that the overlay hides (bounds the overfetch of a query)."""
+        held = self.held_paths()
+        with self._lock:
+            if self._hidden_below is not None:
+                return self._hidden_below
+        hidden = len(self.below.records_for_paths(held)) if held else 0
+        with self._lock:
+            self._hidden_below = hidden
+        return hidden
+
+    # -- reads ------------------------------------------------------------------------------
+    def get(
+        self,
+        ids: Sequence[str] | None = None,
+        where: dict[str, Any] | None = None,
+        include_text: bool = True,
+        limit: int | None = None,
+        offset: int | None = None,
+    ) -> list[ChunkRecord]:
+        if limit is not None or offset is not None:
+            raise ValueError("paged reads are not supported across layers; use iter_records")
+        if ids is None:
+            return list(self.iter_records(where=where, include_text=include_text))
+        own = self.top.get(ids=ids, where=where, include_text=include_text)
+        found = {r.id for r in own}
+        rest = [i for i in ids if i not in found]
+        lower = self.below.get(ids=rest, where=where, include_text=include_text) if rest else []
+        return own + self._visible_below(lower)
+
+    def iter_records(
+        self, where: dict[str, Any] | None = None, include_text: bool = True
+    ) -> Iterator[ChunkRecord]:
+        yield from self.top.iter_records(where=where, include_text=include_text)
+        held = self.held_paths()
+        for record in self.below.iter_records(where=where, include_text=include_text):
+            if record.path not in held:
+                yield record
+
+    def records_for_paths(
+        self, paths: Iterable[str], include_text: bool = False
+    ) -> list[ChunkRecord]:
+        wanted = set(paths)
+        own = self.top.records_for_paths(wanted, include_text=include_text)
+        held_here = {r.path for r in own}
+        rest = wanted - held_here - self.held_paths()
+        return own + (self.below.records_for_paths(rest, include_text=include_text)
+                      if rest else [])
+
+    def embeddings_for(self, ids: Sequence[str]) -> dict[str, np.ndarray]:
+        own = self.top.embeddings_for(ids)
+        rest = [i for i in ids if i not in own]
+        return {**self.below.embeddings_for(rest), **own} if rest else own
+
+    def query(
+        self, vector: np.ndarray, n: int, where: dict[str, Any] | None = None
+    ) -> list[tuple[ChunkRecord, float]]:
+        """Nearest visible chunks of all layers. The layer below is asked for ``n`` more than
+        it may lose to shadowing, at first at most ``2n``, and only if too few survive for the
+        exact bound (``n`` + every chunk the overlay hides)."""
+        own = self.top.query(vector, n, where=where)
+        hidden = self.hidden_below()
+        asked = n + min(hidden, n)
+        lower = self.below.query(vector, asked, where=where)
+        visible = self._visible_below_pairs(lower)
+        if len(visible) < n and len(lower) == asked and hidden > n:
+            lower = self.below.query(vector, n + hidden, where=where)
+            visible = self._visible_below_pairs(lower)
+        merged = sorted([*own, *visible], key=lambda pair: pair[1])
+        return merged[: max(1, n)]
+
+    def _visible_below_pairs(
+        self, pairs: Sequence[tuple[ChunkRecord, float]]
+    ) -> list[tuple[ChunkRecord, float]]:
+        held = self.held_paths()
+        return [(r, d) for r, d in pairs if r.path not in held]
+
+    def count(self, where: dict[str, Any] | None = None) -> int:
+        held = sorted(self.held_paths())
+        hidden = 0
+        for start in range(0, len(held), PATHS_PER_QUERY):
+            part = held[start : start + PATHS_PER_QUERY]
+            in_part: dict[str, Any] = {"path": {"$in": part}} if len(part) > 1 else \
+                {"path": part[0]}
+            hidden += self.below.count({"$and": [where, in_part]} if where else in_part)
+        return self.top.count(where) + self.below.count(where) - hidden
+
+    def own_count(self) -> int:
+        """Chunks in the overlay's own collection (its storage cost)."""
+        return self.top.count()
+
+    # -- writes (always into the overlay) ---------------------------------------------------
+    def upsert(self, records: Sequence[ChunkRecord], embeddings: np.ndarray) -> None:
+        self.top.upsert(records, embeddings)
+        self._changed()
+
+    def update_metadata(self, updates: Sequence[tuple[str, dict[str, Any]]]) -> None:
+        """Merge metadata into chunks; a chunk that lives in a lower layer is copied into the
+        overlay with the new metadata (its text and vector unchanged)."""
+        if not updates:
+            return
+        ids = [chunk_id for chunk_id, _ in updates]
+        present = {r.id for r in self.top.get(ids=ids, include_text=False)}
+        own = [u for u in updates if u[0] in present]
+        if own:
+            self.top.update_metadata(own)
+        copied = [u for u in updates if u[0] not in present]
+        if copied:
+            self._copy_up(copied)
+        self._changed()
+
+    def _copy_up(self, updates: Sequence[tuple[str, dict[str, Any]]]) -> None:
+        merged = dict(updates)
+        lower = {r.id: r for r in self.below.get(ids=list(merged), include_text=True)}
+        vectors = self.below.embeddings_for(list(lower))
+        records = [
+            ChunkRecord.from_metadata(chunk_id, record.text,
+                                      {**record.to_metadata(), **merged[chunk_id]})
+            for chunk_id, record in lower.items() if chunk_id in vectors
+        ]
+        if records:
+            self.top.upsert(records, np.stack([vectors[r.id] for r in records]))
+
+    def purge_paths(self, paths: Sequence[str]) -> int:
+        """Delete the overlay's records of ``paths`` (the base serves them again)."""
+        removed = self.top.delete_paths(paths)
+        self._changed()
+        return removed
+
+
+def own_collection(index: ReadIndex) -> BranchIndex:
+    """The collection a branch writes to: the overlay of a layered view, else the index."""
+    return index.top if isinstance(index, LayeredIndex) else index
+
+
+def layered_view(store: Any, own: BranchIndex, depth: int = 0) -> LayeredIndex:
+    """``own`` (an overlay collection) read together with its base, recursively for chains.
+
+    Raises ``BaseGone`` when the base is no longer indexed, or the chain loops or runs deeper
+    than the indexer ever builds (a damaged manifest)."""
+    base = OverlayBase.of(own.manifest)
+    if base is None:
+        raise ValueError(f"{own.name} is not an overlay")
+    label = f"{own.manifest.repo}@{own.manifest.branch}"
+    if depth > MAX_CHAIN_DEPTH:
+        raise BaseGone(f"branch {label} is layered deeper than {MAX_CHAIN_DEPTH}; index it again")
+    below_own = store.own_branch(base.repo_key, base.branch)
+    if below_own is None or below_own.manifest.embedder != own.manifest.embedder:
+        raise BaseGone(f"branch {label} is layered on {base.branch!r}, which is no longer "
+                       f"indexed; run: freshmark index --branch {own.manifest.branch}")
+    below: ReadIndex = (layered_view(store, below_own, depth + 1)
+                        if below_own.manifest.overlay else below_own)
+    return LayeredIndex(own, below)
