@@ -32,9 +32,11 @@ from freshmark.config import Config, Layer, load_config
 from freshmark.errors import FreshmarkError
 from freshmark.gitrepo import FileChange, GitRepo, ObjectNotFound
 from freshmark.metrics import FreshnessRow, FreshnessStore, freshness_store_for
+from freshmark.overlay import LayeredIndex, OverlayBase
 from freshmark.repos import mirror_path, resolve_repo
 from freshmark.settings import Settings
 from freshmark.stamp import LIVE, TOMBSTONED, ChunkRecord
+from freshmark.status import overlay_row
 from freshmark.store import BranchIndex, Manifest, Store
 
 # Paths per ``$in`` filter; Chroma turns each into SQL variables.
@@ -67,6 +69,8 @@ class AuditReport:
     rows: list[FreshnessRow] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
     failed: list[tuple[str, str]] = field(default_factory=list)  # (repo, branch)
+    # (repo, branch) of a branch overlay -> its base and own size (``status.overlay_row``)
+    overlays: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
 
 
 # -- pure core --------------------------------------------------------------------------------
@@ -140,13 +144,21 @@ def freshness_row(manifest: Manifest, stamp: LayerStamp, *, stale_chunks: int,
     )
 
 
-def index_fingerprint(manifest: Manifest) -> str:
-    """Changes whenever an index run may have changed the chunk counts of the collection."""
-    return f"{manifest.collection}@{manifest.generation}"
+def index_fingerprint(manifest: Manifest, below: str = "") -> str:
+    """Changes whenever an index run may have changed the chunk counts of the collection (or,
+    for an overlay, of the layers ``below`` it, given as their own fingerprint)."""
+    own = f"{manifest.collection}@{manifest.generation}"
+    return f"{own}+{below}" if below else own
+
+
+def fingerprint_of(index: BranchIndex | LayeredIndex) -> str:
+    if isinstance(index, LayeredIndex):
+        return index_fingerprint(index.manifest, fingerprint_of(index.below))
+    return index_fingerprint(index.manifest)
 
 
 # -- store and git I/O ------------------------------------------------------------------------
-def _records_for(index: BranchIndex, paths: Sequence[str]) -> list[ChunkRecord]:
+def _records_for(index: BranchIndex | LayeredIndex, paths: Sequence[str]) -> list[ChunkRecord]:
     """Chunk metadata (no text, no vectors) of the given paths, in bounded queries.
 
     Filtering on the path alone and checking status in Python is several times faster than
@@ -160,7 +172,8 @@ def _records_for(index: BranchIndex, paths: Sequence[str]) -> list[ChunkRecord]:
     return out
 
 
-def count_layers(index: BranchIndex, layers: Iterable[str]) -> dict[str, LayerCounts]:
+def count_layers(index: BranchIndex | LayeredIndex,
+                 layers: Iterable[str]) -> dict[str, LayerCounts]:
     """Tracked and tombstoned chunks per layer: one count per layer plus the tombstones.
 
     This is the one part whose cost grows with the chunks held; ``_BranchAudit`` reuses its
@@ -181,7 +194,7 @@ class _BranchAudit:
     """One branch's audit; diffs are shared by layers stamped at the same commit."""
 
     repo: GitRepo
-    index: BranchIndex
+    index: BranchIndex | LayeredIndex
     head: str
     now_seconds: float
     previous: dict[str, FreshnessRow]
@@ -197,17 +210,35 @@ class _BranchAudit:
         return self._stale[commit]
 
     def _diff_stale(self, commit: str | None) -> dict[str, int] | None:
-        if commit is None or commit == self.head:
-            return {}
         try:
-            paths = changed_old_paths(self.repo.diff(commit, self.head))
+            paths = set(changed_old_paths(self.repo.diff(commit, self.head))) \
+                if commit is not None and commit != self.head else set()
+            paths |= self._moved_under_overlay()
         except ObjectNotFound:
             return None
-        return stale_by_layer(_records_for(self.index, paths), paths) if paths else {}
+        ordered = sorted(paths)
+        return stale_by_layer(_records_for(self.index, ordered), ordered) if ordered else {}
+
+    def _moved_under_overlay(self) -> set[str]:
+        """For an overlay: paths the base changed since the overlay was layered on it and the
+        overlay does not hold. The base serves its new chunks there, which the branch may lack
+        until its next run; the chunks whose file differs at the head count as stale."""
+        if not isinstance(self.index, LayeredIndex):
+            return set()
+        base = OverlayBase.of(self.index.manifest)
+        below = self.index.below.manifest
+        held = self.index.held_paths()
+        moved: set[str] = set()
+        for layer, layered_on in (base.layered_on if base else {}).items():
+            now = below.layer_commit(layer) or below.commit
+            if now and now != layered_on:
+                moved |= {p for c in self.repo.diff(layered_on, now)
+                          for p in (c.old_path, c.new_path) if p}
+        return moved - held
 
     def counts(self, layer: str) -> LayerCounts:
         last = self.previous.get(layer)
-        if last is not None and last.index_fingerprint == index_fingerprint(self.index.manifest):
+        if last is not None and last.index_fingerprint == fingerprint_of(self.index):
             return LayerCounts(last.tracked_chunks, last.tombstoned_chunks)
         if self._counted is None:
             self._counted = count_layers(self.index, self.layer_names)
@@ -238,7 +269,7 @@ class _BranchAudit:
             manifest, stamp,
             stale_chunks=counts.tracked_chunks if stale is None else stale.get(stamp.name, 0),
             counts=counts, commits_behind=commits_behind, oldest_unindexed_seconds=oldest,
-            now_seconds=self.now_seconds, fingerprint=index_fingerprint(manifest),
+            now_seconds=self.now_seconds, fingerprint=fingerprint_of(self.index),
         )
 
 
@@ -255,7 +286,7 @@ def _repo_path(manifest: Manifest, settings: Settings) -> Path:
     return mirror_path(settings, manifest.repo_key.removeprefix("id:"))
 
 
-def audit_branch(repo: GitRepo, index: BranchIndex, layers: Sequence[Layer], *,
+def audit_branch(repo: GitRepo, index: BranchIndex | LayeredIndex, layers: Sequence[Layer], *,
                  now_seconds: float, previous: dict[str, FreshnessRow],
                  problems: list[str]) -> list[FreshnessRow]:
     """Rows for every stamped layer of one branch collection."""
@@ -314,6 +345,9 @@ def audit(settings: Settings, config: Config | None = None, *, target: str | Non
             index = store.branch(manifest.repo_key, manifest.branch)
             if index is None:
                 continue  # dropped between listing and reading
+            overlay = overlay_row(index)
+            if overlay is not None:
+                report.overlays[(manifest.repo, manifest.branch)] = overlay
             report.rows.extend(audit_branch(
                 repo, index, _layers_for(config, manifest.repo), now_seconds=now,
                 previous=previous.get((manifest.repo, manifest.branch), {}),

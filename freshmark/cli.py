@@ -136,6 +136,12 @@ def _print_status(row: dict[str, Any]) -> None:
     for name, stamp in sorted(row["layers"].items()):
         click.echo(f"  layer {name}: {stamp['commit'][:12]} at {stamp['indexed_at']}")
     click.echo(f"  chunks:     {row['live_chunks']} live, {row['tombstoned_chunks']} tombstoned")
+    overlay = row.get("overlay")
+    if overlay:
+        gone = " (base no longer indexed: the next index run rebuilds it whole)" \
+            if overlay["base_missing"] else ""
+        click.echo(f"  overlay:    on {overlay['base_branch']}, {overlay['own_chunks']} chunks of "
+                   f"{overlay['own_paths']} files of its own{gone}")
     click.echo(f"  embedder:   {row['embedder']}")
     if behind.get("head") and behind.get("commits_behind") is None:
         # No layer is stamped yet: the first build is still writing (or was interrupted).

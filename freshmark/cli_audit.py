@@ -74,6 +74,12 @@ def _refresh_heads(settings: Any, config: Any, store: Any, target: str | None) -
     return {repo_id: refresh_heads(settings, config, repo_id) for repo_id in ids}
 
 
+def _print_overlays(overlays: dict[tuple[str, str], dict[str, Any]]) -> None:
+    for (repo, branch), overlay in sorted(overlays.items()):
+        click.echo(f"overlay {repo}@{branch}: on {overlay['base_branch']}, "
+                   f"{overlay['own_chunks']} chunks of {overlay['own_paths']} files of its own")
+
+
 def _print_sources(sources: dict[str, Any]) -> None:
     import time
 
@@ -103,10 +109,12 @@ def _run(target: str | None, branch: str | None, config_file: Path | None, as_js
         publish_report(freshness, report, full=target is None and branch is None)
     if as_json:
         local = HeadSource(LOCAL)
-        emit_json([{**row.to_json(), **sources.get(row.repo, local).to_json()}
+        emit_json([{**row.to_json(), **sources.get(row.repo, local).to_json(),
+                    "overlay": report.overlays.get((row.repo, row.branch))}
                    for row in report.rows])
     elif report.rows:
         click.echo(format_table(report.rows))
+        _print_overlays(report.overlays)
         _print_sources(sources)
     for problem in report.problems:
         click.echo(f"freshmark: warning: {problem}", err=True)

@@ -6,9 +6,10 @@ from pathlib import Path
 from typing import Any
 
 from freshmark.config import Config
-from freshmark.errors import FreshmarkError, NotIndexed
+from freshmark.errors import BaseGone, FreshmarkError, NotIndexed
 from freshmark.gitrepo import GitRepo
 from freshmark.heads import LOCAL, HeadSource, refresh_heads
+from freshmark.overlay import LayeredIndex, OverlayBase, own_collection
 from freshmark.repos import resolve_repo
 from freshmark.settings import Settings
 from freshmark.stamp import LIVE, TOMBSTONED
@@ -42,7 +43,25 @@ def _verdict_counts(settings: Settings, repo: str, branch: str) -> dict[str, int
     return VerdictStats.open(settings).counts(repo, branch)
 
 
-def status_row(index: BranchIndex, repo: GitRepo | None, settings: Settings,
+def overlay_row(index: BranchIndex | LayeredIndex) -> dict[str, Any] | None:
+    """An overlay's base and size (its own chunks, what the branch costs); None for a branch
+    collection that holds everything."""
+    base = OverlayBase.of(index.manifest)
+    if base is None:
+        return None
+    own = own_collection(index)
+    return {
+        "base_branch": base.branch,
+        "base_collection": base.collection,
+        "layered_on": base.layered_on,
+        "forked_from": base.forked_from,
+        "own_chunks": own.count(),
+        "own_paths": len(own.paths()),
+        "base_missing": not isinstance(index, LayeredIndex),
+    }
+
+
+def status_row(index: BranchIndex | LayeredIndex, repo: GitRepo | None, settings: Settings,
                source: HeadSource | None = None) -> dict[str, Any]:
     manifest = index.manifest
     try:
@@ -59,6 +78,7 @@ def status_row(index: BranchIndex, repo: GitRepo | None, settings: Settings,
         "layers": manifest.layers,
         "embedder": manifest.embedder,
         "base_branch": manifest.base_branch,
+        "overlay": overlay_row(index),
         "live_chunks": index.count({"status": LIVE}),
         "tombstoned_chunks": index.count({"status": TOMBSTONED}),
         "behind": behind,
@@ -77,10 +97,23 @@ def branch_status(
     except FreshmarkError:
         repo = None
     if branch:
-        indexes = [store.require_branch(handle.key, branch, handle.name)]
+        indexes = [_open(store, handle.key, branch, handle.name, required=True)]
     else:
         manifests = store.list_manifests(handle.key)
-        indexes = [i for m in manifests if (i := store.branch(m.repo_key, m.branch)) is not None]
+        indexes = [i for m in manifests
+                   if (i := _open(store, m.repo_key, m.branch, handle.name)) is not None]
     if not indexes:
         raise NotIndexed(f"{handle.name} has no indexed branch yet; run: freshmark index {path}")
     return [status_row(index, repo, settings, source) for index in indexes]
+
+
+def _open(store: Store, repo_key: str, branch: str, repo_name: str,
+          required: bool = False) -> Any:
+    """The branch's index; an overlay whose base is gone is reported from its own collection
+    (``overlay.base_missing``) rather than hiding the branch."""
+    try:
+        if required:
+            return store.require_branch(repo_key, branch, repo_name)
+        return store.branch(repo_key, branch)
+    except BaseGone:
+        return store.own_branch(repo_key, branch)

@@ -223,7 +223,8 @@ def test_merging_the_base_lets_the_base_serve_the_file_again(store_env, make_rep
     assert summary["chunks_purged"] > 0
     service = live([r for r in view(repo, "feature").iter_records() if r.path == SERVICE_PATH])
     assert any("refund" in r.text for r in service.values())
-    assert view(repo, "feature").manifest.purged_generation == view(repo, "feature").manifest.generation
+    merged = view(repo, "feature").manifest
+    assert merged.purged_generation == merged.generation
 
 
 def test_a_change_reverted_on_the_branch_leaves_the_overlay(store_env, make_repo) -> None:
@@ -325,3 +326,40 @@ def test_retirement_drops_overlays_before_their_base() -> None:
     plan = plan_retirements(manifests, config, {"shop": {"main": "x"}}, {}, now=1e12)
     assert [r.branch for r in plan] == ["c", "b", "a"]
     assert all(isinstance(r, Retirement) and r.reason == "deleted" for r in plan)
+
+
+# -- status and audit --------------------------------------------------------------------------
+def test_status_shows_the_overlay_base_and_size(store_env, make_repo) -> None:
+    from freshmark.status import branch_status
+
+    repo = feature_branch(make_repo)
+    summary = index_branch(repo)
+    [row] = branch_status(repo.path, "feature", settings=Settings.from_env(), config=Config(),
+                          store=store())
+    overlay = row["overlay"]
+    assert overlay["base_branch"] == "main" and overlay["own_paths"] == 1
+    assert overlay["own_chunks"] == summary["overlay_chunks"] and not overlay["base_missing"]
+
+
+def test_status_reports_an_overlay_whose_base_vanished(store_env, make_repo) -> None:
+    from freshmark.status import branch_status
+
+    repo = feature_branch(make_repo)
+    index_branch(repo)
+    store().drop_branch(key(repo), "main", force=True)
+    [row] = branch_status(repo.path, None, settings=Settings.from_env(), config=Config(),
+                          store=store())
+    assert row["branch"] == "feature" and row["overlay"]["base_missing"]
+
+
+def test_audit_counts_base_chunks_the_branch_lacks_as_stale(store_env, make_repo) -> None:
+    from freshmark.audit import audit
+
+    repo = feature_branch(make_repo)
+    index_branch(repo)
+    before = audit(Settings.from_env(), Config(), target=str(repo.path), branch="feature")
+    assert [r.stale_chunks for r in before.rows] == [0]
+    move_base(repo)  # main now serves its new OrderService, which the branch does not have
+    after = audit(Settings.from_env(), Config(), target=str(repo.path), branch="feature")
+    assert after.rows[0].stale_chunks > 0
+    assert after.overlays[(after.rows[0].repo, "feature")]["base_branch"] == "main"
