@@ -333,6 +333,8 @@ def _open_branch_index(
     embedder) becomes an overlay on it; an overlay whose base is gone becomes a whole index."""
     try:
         index = store.branch(ref.key, branch)
+        if isinstance(index, LayeredIndex):
+            index.cached_reads = False  # a run reads what the store holds, not a process cache
     except BaseGone as exc:
         log.warning("%s; indexing %s@%s as a whole collection", exc, ref.name, branch)
         store.drop_branch(ref.key, branch, force=True)
@@ -358,7 +360,7 @@ def _open_branch_index(
         return store.create_branch(manifest)
     manifest.base_branch = base.manifest.branch
     manifest.overlay = OverlayBase(ref.key, base.manifest.branch, base.name, {}).to_dict()
-    return LayeredIndex(store.create_branch(manifest), base)
+    return LayeredIndex(store.create_branch(manifest), base, cached_reads=False)
 
 
 def _overlay_base(

@@ -17,6 +17,7 @@ vector, metadata) up first, so the cost of a branch is the chunks of its changed
 from __future__ import annotations
 
 import threading
+from collections import OrderedDict
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Union
@@ -31,6 +32,11 @@ from freshmark.store import PATHS_PER_QUERY, BranchIndex, Manifest
 # A chain deeper than this layers a new branch on the chain's root base instead: reads cost a
 # query per layer, and layering on any indexed branch is correct (the diff is by content).
 MAX_CHAIN_DEPTH = 3
+# An overlay up to this many chunks is read into memory once per generation (records and
+# vectors: ~2 KB a chunk), so a branch query costs one store query, as a base query does.
+MAX_SNAPSHOT_CHUNKS = 20_000
+# Extra neighbours asked of the layer below, for the chunks the overlay hides among them.
+QUERY_SPARE = 8
 
 ReadIndex = Union[BranchIndex, "LayeredIndex"]
 
@@ -105,6 +111,74 @@ def plan_overlay(
     return OverlayPlan(changes, purge)
 
 
+# What overlays hold, per collection state, shared by the views a process opens per request.
+_CACHE: OrderedDict[tuple[str, ...], Any] = OrderedDict()
+_CACHE_LOCK = threading.Lock()
+MAX_CACHED = 256
+
+
+def _cached(key: tuple[str, ...]) -> Any:
+    with _CACHE_LOCK:
+        value = _CACHE.get(key)
+        if value is not None:
+            _CACHE.move_to_end(key)
+        return value
+
+
+def _remember(key: tuple[str, ...], value: Any) -> Any:
+    with _CACHE_LOCK:
+        _CACHE[key] = value
+        while len(_CACHE) > MAX_CACHED:
+            _CACHE.popitem(last=False)
+    return value
+
+
+@dataclass(frozen=True)
+class _OverlaySnapshot:
+    """An overlay collection's records and unit vectors, for reads without a store call."""
+
+    records: dict[str, ChunkRecord]
+    ids: list[str]
+    vectors: np.ndarray  # one row per id, as stored
+    by_path: dict[str, list[str]]
+
+    @classmethod
+    def read(cls, index: BranchIndex) -> _OverlaySnapshot:
+        records, vectors = index.read_all()
+        ids = [r.id for r in records]
+        by_path: dict[str, list[str]] = {}
+        for record in records:
+            by_path.setdefault(record.path, []).append(record.id)
+        matrix = np.asarray(vectors, dtype=np.float32)
+        if not ids:
+            matrix = np.zeros((0, 1), dtype=np.float32)
+        return cls({r.id: r for r in records}, ids, matrix, by_path)
+
+    def __post_init__(self) -> None:
+        norms = np.linalg.norm(self.vectors, axis=1, keepdims=True)
+        object.__setattr__(self, "_unit", self.vectors / np.where(norms == 0, 1.0, norms))
+
+    def get(self, ids: Iterable[str]) -> list[ChunkRecord]:
+        return [self.records[i] for i in ids if i in self.records]
+
+    def for_paths(self, paths: Iterable[str]) -> list[ChunkRecord]:
+        return [self.records[i] for p in paths for i in self.by_path.get(p, ())]
+
+    def embeddings_for(self, ids: Iterable[str]) -> dict[str, np.ndarray]:
+        rows = {chunk_id: row for row, chunk_id in enumerate(self.ids)}
+        return {i: self.vectors[rows[i]] for i in ids if i in rows}
+
+    def query(self, vector: np.ndarray, n: int) -> list[tuple[ChunkRecord, float]]:
+        """Cosine distance (as Chroma's ``cosine`` space: 1 - similarity), nearest first."""
+        if not self.ids:
+            return []
+        query = np.asarray(vector, dtype=np.float32)
+        query = query / (float(np.linalg.norm(query)) or 1.0)
+        distances = 1.0 - self._unit @ query
+        order = np.argsort(distances, kind="stable")[: max(1, n)]
+        return [(self.records[self.ids[i]], float(distances[i])) for i in order.tolist()]
+
+
 # -- reads through the layers ------------------------------------------------------------------
 class LayeredIndex:
     """A branch overlay read together with the index below it (a base or another overlay).
@@ -114,13 +188,14 @@ class LayeredIndex:
     overlay (``update_metadata`` copies a lower layer's chunk up first).
     """
 
-    def __init__(self, top: BranchIndex, below: ReadIndex):
+    def __init__(self, top: BranchIndex, below: ReadIndex, cached_reads: bool = True):
         self.top = top
         self.below = below
         self._held: frozenset[str] | None = None
-        self._held_key: tuple[int, str] | None = None
         self._hidden_below: int | None = None
-        self._lock = threading.Lock()
+        # Requests share what a process read of an overlay at a generation; an index run
+        # (which writes through its view) reads the store itself.
+        self.cached_reads = cached_reads
 
     # -- identity and manifest --------------------------------------------------------------
     @property
@@ -164,21 +239,32 @@ class LayeredIndex:
         return [(self.top, frozenset()), *lower]
 
     # -- what the overlay holds -------------------------------------------------------------
+    def _key(self) -> tuple[str, ...]:
+        """Names this state of every layer: the cached answers below hold while it is equal."""
+        own = (self.top.collection_id, str(self.top.manifest.generation))
+        below = self.below._key() if isinstance(self.below, LayeredIndex) else \
+            (self.below.collection_id, str(self.below.manifest.generation))
+        return own + below
+
     def held_paths(self) -> frozenset[str]:
-        """Paths the overlay holds (they shadow every layer below), read once per generation."""
-        key = (self.top.manifest.generation, self.top.collection_id)
-        with self._lock:
-            if self._held is None or self._held_key != key:
-                self._held = frozenset(self.top.paths())
-                self._held_key = key
-                self._hidden_below = None
-            return self._held
+        """Paths the overlay holds (they shadow every layer below): read once per generation
+        per process, since each request opens a new view."""
+        if self._held is None:
+            key = ("held", self.top.collection_id, str(self.top.manifest.generation))
+            held = _cached(key) if self.cached_reads else None
+            if held is None:
+                held = frozenset(self.top.paths())
+                if self.cached_reads:
+                    _remember(key, held)
+            self._held = held
+        return self._held
 
     def _changed(self) -> None:
-        """A write through this view: what the overlay holds may differ now."""
-        with self._lock:
-            self._held = None
-            self._hidden_below = None
+        """A write through this view: what the overlay holds may differ now (the generation
+        moves only when the run ends, so the process caches are bypassed until then)."""
+        self._held = frozenset(self.top.paths())
+        self._hidden_below = None
+        self.cached_reads = False
 
     def _visible_below(self, records: Iterable[ChunkRecord]) -> list[ChunkRecord]:
         held = self.held_paths()
@@ -186,16 +272,31 @@ class LayeredIndex:
 
     def hidden_below(self) -> int:
         """Chunks of lower layers that the overlay hides (bounds the overfetch of a query)."""
-        held = self.held_paths()
-        with self._lock:
-            if self._hidden_below is not None:
-                return self._hidden_below
-        hidden = len(self.below.records_for_paths(held)) if held else 0
-        with self._lock:
+        if self._hidden_below is None:
+            held = self.held_paths()
+            key = ("hidden", *self._key())
+            hidden = _cached(key) if self.cached_reads else None
+            if hidden is None:
+                hidden = len(self.below.records_for_paths(held)) if held else 0
+                if self.cached_reads:
+                    _remember(key, hidden)
             self._hidden_below = hidden
-        return hidden
+        return self._hidden_below
 
     # -- reads ------------------------------------------------------------------------------
+    def _snapshot(self) -> _OverlaySnapshot | None:
+        """The overlay's records and vectors in memory (small by design), read once per
+        generation per process; None while this view writes, or for an overlay too big."""
+        if not self.cached_reads:
+            return None
+        key = ("snapshot", self.top.collection_id, str(self.top.manifest.generation))
+        snapshot = _cached(key)
+        if snapshot is None:
+            if self.top.count() > MAX_SNAPSHOT_CHUNKS:
+                return None
+            snapshot = _remember(key, _OverlaySnapshot.read(self.top))
+        return snapshot
+
     def get(
         self,
         ids: Sequence[str] | None = None,
@@ -208,7 +309,9 @@ class LayeredIndex:
             raise ValueError("paged reads are not supported across layers; use iter_records")
         if ids is None:
             return list(self.iter_records(where=where, include_text=include_text))
-        own = self.top.get(ids=ids, where=where, include_text=include_text)
+        snapshot = self._snapshot() if where is None else None
+        own = snapshot.get(ids) if snapshot is not None else \
+            self.top.get(ids=ids, where=where, include_text=include_text)
         found = {r.id for r in own}
         rest = [i for i in ids if i not in found]
         lower = self.below.get(ids=rest, where=where, include_text=include_text) if rest else []
@@ -227,30 +330,39 @@ class LayeredIndex:
         self, paths: Iterable[str], include_text: bool = False
     ) -> list[ChunkRecord]:
         wanted = set(paths)
-        own = self.top.records_for_paths(wanted, include_text=include_text)
+        snapshot = self._snapshot()
+        own = snapshot.for_paths(wanted) if snapshot is not None else \
+            self.top.records_for_paths(wanted, include_text=include_text)
         held_here = {r.path for r in own}
         rest = wanted - held_here - self.held_paths()
         return own + (self.below.records_for_paths(rest, include_text=include_text)
                       if rest else [])
 
     def embeddings_for(self, ids: Sequence[str]) -> dict[str, np.ndarray]:
-        own = self.top.embeddings_for(ids)
+        snapshot = self._snapshot()
+        own = snapshot.embeddings_for(ids) if snapshot is not None else \
+            self.top.embeddings_for(ids)
         rest = [i for i in ids if i not in own]
         return {**self.below.embeddings_for(rest), **own} if rest else own
 
     def query(
         self, vector: np.ndarray, n: int, where: dict[str, Any] | None = None
     ) -> list[tuple[ChunkRecord, float]]:
-        """Nearest visible chunks of all layers. The layer below is asked for ``n`` more than
-        it may lose to shadowing, at first at most ``2n``, and only if too few survive for the
-        exact bound (``n`` + every chunk the overlay hides)."""
-        own = self.top.query(vector, n, where=where)
+        """Nearest visible chunks of all layers.
+
+        The layer below is asked for a few more than ``n`` (its cost grows with the results it
+        returns); if shadowed chunks crowd them out, once more for up to ``4n`` more. Past
+        that, a query whose neighbourhood is all shadowed chunks returns fewer than ``n``.
+        """
+        snapshot = self._snapshot() if where is None else None
+        own = snapshot.query(vector, n) if snapshot is not None else \
+            self.top.query(vector, n, where=where)
         hidden = self.hidden_below()
-        asked = n + min(hidden, n)
+        asked = n + min(hidden, max(QUERY_SPARE, n // 4))
         lower = self.below.query(vector, asked, where=where)
         visible = self._visible_below_pairs(lower)
-        if len(visible) < n and len(lower) == asked and hidden > n:
-            lower = self.below.query(vector, n + hidden, where=where)
+        if len(visible) < n and len(lower) == asked and hidden > asked - n:
+            lower = self.below.query(vector, n + min(hidden, 4 * n), where=where)
             visible = self._visible_below_pairs(lower)
         merged = sorted([*own, *visible], key=lambda pair: pair[1])
         return merged[: max(1, n)]

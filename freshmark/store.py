@@ -267,6 +267,15 @@ class BranchIndex:
             out.extend(self.get(where=where, include_text=include_text))
         return out
 
+    def read_all(self) -> tuple[list[ChunkRecord], list[Any]]:
+        """Every record with its text, and its vector (same order), in one read: for a small
+        collection (an overlay) kept in memory."""
+        got = _guard("read chunks", lambda: self._collection.get(
+            include=["metadatas", "documents", "embeddings"]))
+        records = [ChunkRecord.from_metadata(i, d, m or {})
+                   for i, d, m in zip(got["ids"], got["documents"], got["metadatas"], strict=True)]
+        return records, list(got["embeddings"])
+
     def paths(self) -> set[str]:
         """Every path the collection holds a record of (live or tombstoned)."""
         got = _guard("list paths", lambda: self._collection.get(include=["metadatas"]))

@@ -363,3 +363,21 @@ def test_audit_counts_base_chunks_the_branch_lacks_as_stale(store_env, make_repo
     after = audit(Settings.from_env(), Config(), target=str(repo.path), branch="feature")
     assert after.rows[0].stale_chunks > 0
     assert after.overlays[(after.rows[0].repo, "feature")]["base_branch"] == "main"
+
+
+def test_reads_from_the_process_cache_match_reads_from_the_store(store_env, make_repo) -> None:
+    repo = feature_branch(make_repo)
+    repo.write("src/orders/new.py", "def fresh(order):\n    return order.cancel()\n")
+    repo.commit("another file")
+    index_branch(repo)
+    cached, direct = view(repo, "feature"), view(repo, "feature")
+    direct.cached_reads = False
+    vector = np.asarray(HashingEmbedder().embed_query("cancel the order"))
+    for n in (1, 5, 40):
+        got = [(r.id, round(d, 4)) for r, d in cached.query(vector, n)]
+        assert got == [(r.id, round(d, 4)) for r, d in direct.query(vector, n)]
+    ids = [r.id for r in direct.iter_records()]
+    assert {r.id for r in cached.get(ids=ids)} == set(ids)
+    assert sorted(cached.embeddings_for(ids)) == sorted(direct.embeddings_for(ids))
+    assert {r.id for r in cached.records_for_paths([ORDER, HANDLER_PATH])} == \
+        {r.id for r in direct.records_for_paths([ORDER, HANDLER_PATH])}
