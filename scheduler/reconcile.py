@@ -51,16 +51,29 @@ def plan_repo(
                 plan.retire.append(_retire_spec(repo.id, branch, "reconcile: branch deleted"))
             continue
         for layer in layers:
-            if manifest is None or manifest.layer_commit(layer.name) != head:
+            behind = manifest is None or manifest.layer_commit(layer.name) != head
+            base_moved = manifest is not None and _base_moved(manifest, layer.name, by_branch)
+            if behind or base_moved:
                 plan.index.append(
                     jobs.JobSpec(
                         kind=jobs.KIND_INDEX, repo=repo.id, branch=branch, layer=layer.name,
                         queue=layer.queue, target=head,
                         base_branch="" if manifest else default_base(repo, branch),
-                        reason="reconcile",
+                        reason="reconcile" if behind else "reconcile: base moved",
                     )
                 )
     return plan
+
+
+def _base_moved(manifest: Manifest, layer: str, by_branch: Mapping[str, Manifest]) -> bool:
+    """An overlay whose base was indexed at another commit than the one it is layered on: a
+    run re-layers it (until then the base serves files the branch may not have)."""
+    overlay = manifest.overlay
+    base = by_branch.get(overlay["branch"]) if overlay else None
+    if overlay is None or base is None:
+        return False
+    base_commit = base.layer_commit(layer) or base.commit
+    return base_commit is not None and overlay["layered_on"].get(layer) != base_commit
 
 
 def _retire_spec(repo_id: str, branch: str, reason: str) -> jobs.JobSpec:

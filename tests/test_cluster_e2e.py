@@ -29,9 +29,11 @@ from cluster_support import (
 )
 from repo_builder import RepoBuilder
 
+from freshmark.store import Store
+
 pytestmark = [pytest.mark.slow, pytest.mark.server]
 
-REPO_NAMES = ("push", "order", "dup", "ondemand", "deleted")
+REPO_NAMES = ("push", "order", "dup", "ondemand", "overlaypush", "deleted")
 LAYERS = """
 [[layers]]
 name = "hot"
@@ -139,7 +141,7 @@ def test_same_delivery_twice_queues_one_job(cluster: Cluster) -> None:
     cluster.wait_for_stamp(repo_id, head)
 
 
-def test_on_demand_branch_starts_from_its_base_and_takes_the_diff(cluster: Cluster) -> None:
+def test_on_demand_branch_is_an_overlay_on_its_base(cluster: Cluster) -> None:
     repo_id, work = _repo(cluster, "ondemand")
     base = work.head()
     cluster.push_webhook(repo_id, base)
@@ -151,7 +153,29 @@ def test_on_demand_branch_starts_from_its_base_and_takes_the_diff(cluster: Clust
                         headers={"Authorization": "Bearer api-token"}, timeout=10)
     assert answer.status_code == 202
     manifest = cluster.wait_for_stamp(repo_id, head, branch="feature/login")
-    assert manifest.base_branch == "main"
+    assert manifest.base_branch == "main" and manifest.overlay["layered_on"]["hot"] == base
+    own = Store.open(cluster.settings()).own_branch(f"id:{repo_id}", "feature/login")
+    assert own is not None and own.paths() == {"src/login.py"}
+    work.checkout("main")
+
+
+def test_a_push_to_a_branch_updates_its_overlay(cluster: Cluster) -> None:
+    repo_id, work = _repo(cluster, "overlaypush")
+    base = work.head()
+    cluster.push_webhook(repo_id, base)
+    cluster.wait_for_stamp(repo_id, base)
+    work.branch("feature/pay").checkout("feature/pay")
+    first = _commit_and_push(work, {"src/pay.py": "def pay():\n    return 1\n"},
+                             branch="feature/pay")
+    httpx.post(f"{cluster.base_url}/branches/{repo_id}", json={"branch": "feature/pay"},
+               headers={"Authorization": "Bearer api-token"}, timeout=10)
+    cluster.wait_for_stamp(repo_id, first, branch="feature/pay")
+    second = _commit_and_push(work, {"src/refund.py": "def refund():\n    return 2\n"},
+                              branch="feature/pay")
+    cluster.push_webhook(repo_id, second, before=first, branch="feature/pay")
+    cluster.wait_for_stamp(repo_id, second, branch="feature/pay")
+    own = Store.open(cluster.settings()).own_branch(f"id:{repo_id}", "feature/pay")
+    assert own is not None and own.paths() == {"src/pay.py", "src/refund.py"}
     work.checkout("main")
 
 

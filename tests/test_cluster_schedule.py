@@ -117,3 +117,23 @@ def test_reconcile_of_an_up_to_date_repo_is_empty() -> None:
     plan = plan_repo(SHOP, CONFIG.layers, {"main": HEAD, "release": OLD},
                      [_manifest("main", HEAD, HEAD), _manifest("release", OLD, OLD)])
     assert plan.index == [] and plan.retire == []
+
+
+def _overlay(branch: str, head: str, layered_on: str) -> Manifest:
+    manifest = _manifest(branch, head, head)
+    manifest.overlay = {"repo_key": "id:shop", "branch": "main",
+                        "layered_on": {"hot": layered_on, "infra": layered_on}}
+    return manifest
+
+
+def test_reconcile_relayers_an_overlay_whose_base_moved() -> None:
+    plan = plan_repo(SHOP, CONFIG.layers, {"main": HEAD, "feature": OLD},
+                     [_manifest("main", HEAD, HEAD), _overlay("feature", OLD, OLD)])
+    assert {(s.branch, s.layer, s.reason) for s in plan.index} == {
+        ("feature", "hot", "reconcile: base moved"), ("feature", "infra", "reconcile: base moved")}
+
+
+def test_reconcile_leaves_an_overlay_layered_on_its_base_head() -> None:
+    plan = plan_repo(SHOP, CONFIG.layers, {"main": HEAD, "feature": OLD},
+                     [_manifest("main", HEAD, HEAD), _overlay("feature", OLD, HEAD)])
+    assert plan.index == []
