@@ -16,6 +16,7 @@ vector, metadata) up first, so the cost of a branch is the chunks of its changed
 
 from __future__ import annotations
 
+import math
 import threading
 from collections import OrderedDict
 from collections.abc import Iterable, Iterator, Sequence
@@ -175,7 +176,10 @@ class _OverlaySnapshot:
         query = np.asarray(vector, dtype=np.float32)
         query = query / (float(np.linalg.norm(query)) or 1.0)
         distances = 1.0 - self._unit @ query
-        order = np.argsort(distances, kind="stable")[: max(1, n)]
+        n = max(1, min(n, len(self.ids)))
+        nearest = np.argpartition(distances, n - 1)[:n] if n < len(self.ids) else \
+            np.arange(len(self.ids))
+        order = nearest[np.argsort(distances[nearest], kind="stable")]
         return [(self.records[self.ids[i]], float(distances[i])) for i in order.tolist()]
 
 
@@ -283,6 +287,14 @@ class LayeredIndex:
             self._hidden_below = hidden
         return self._hidden_below
 
+    def below_count(self) -> int:
+        """Chunks in the layers below (what they hold and show), per state of the layers."""
+        key = ("count", *self._key())
+        total = _cached(key)
+        if total is None:
+            total = _remember(key, self.below.count())
+        return int(total)
+
     # -- reads ------------------------------------------------------------------------------
     def _snapshot(self) -> _OverlaySnapshot | None:
         """The overlay's records and vectors in memory (small by design), read once per
@@ -357,8 +369,10 @@ class LayeredIndex:
         snapshot = self._snapshot() if where is None else None
         own = snapshot.query(vector, n) if snapshot is not None else \
             self.top.query(vector, n, where=where)
-        hidden = self.hidden_below()
-        asked = n + min(hidden, max(QUERY_SPARE, n // 4))
+        hidden, below_total = self.hidden_below(), self.below_count()
+        # Enough that n survive if the hidden chunks are spread like the rest (plus a margin).
+        share = min(hidden / below_total, 0.9) if below_total else 0.0
+        asked = min(n + hidden, math.ceil(n / (1.0 - share) * 1.1) + QUERY_SPARE)
         lower = self.below.query(vector, asked, where=where)
         visible = self._visible_below_pairs(lower)
         if len(visible) < n and len(lower) == asked and hidden > asked - n:
