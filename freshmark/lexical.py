@@ -3,8 +3,9 @@
 Chroma has no BM25, so each query process keeps this index in memory per collection and follows
 the collection by generation: ``refresh`` reads the manifest generation, fetches only chunks
 with a higher ``updated_gen``, and records the generation read before fetching. Tombstoned
-chunks live in a separate ``history`` index. Design, guarantees and limits:
-docs/lexical-index.md.
+chunks live in a separate ``history`` index. Searches take a set of hidden paths, so that an
+overlay branch reads its own index over its base's (``lexical_layers``). Design, guarantees and
+limits: docs/lexical-index.md.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 import gc
 import json
 import math
+import operator
 import os
 import threading
 import zipfile
@@ -20,6 +22,7 @@ from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
+from functools import reduce
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -36,6 +39,10 @@ SNAPSHOT_FORMAT = 3
 KIND_CODES = {kind: code for code, kind in enumerate(FILE_KINDS)}
 _EXCLUDED_CODES = np.array(sorted(KIND_CODES[k] for k in EXCLUDED_FILE_KINDS), dtype=np.uint8)
 TermWeights = dict[str, float]
+# Paths whose documents a search leaves out (an overlay holds them: see lexical_layers.py).
+NOTHING_HIDDEN: frozenset[str] = frozenset()
+# Hidden-path masks kept per Bm25: one per overlay searching it lately (a shared base serves many).
+HIDDEN_MASKS_KEPT = 8
 # Compact once dead postings outnumber live ones (and there are enough to matter).
 COMPACT_MIN_DEAD_POSTINGS = 50_000
 
@@ -73,6 +80,22 @@ class CorpusStats:
                            {t: self.df.get(t, 0) + other.df.get(t, 0) for t in terms})
 
 
+@dataclass(frozen=True)
+class FileCounts:
+    """Whole files as BM25 documents, per file id: the summed length of its counted chunks
+    (0: none counted) and, per query term found, its summed term count."""
+
+    lengths: np.ndarray
+    tf: dict[str, np.ndarray]
+
+    def stats(self) -> CorpusStats:
+        """File count, total file length and per-term file frequency: statistics over files,
+        which add up across layers of disjoint files as chunk statistics do."""
+        present = self.lengths > 0
+        return CorpusStats(int(np.count_nonzero(present)), float(self.lengths[present].sum()),
+                           {term: int(np.count_nonzero(tf)) for term, tf in self.tf.items()})
+
+
 class Bm25:
     """An incrementally updatable BM25 index over documents keyed by string id.
 
@@ -101,13 +124,40 @@ class Bm25:
     def ids(self) -> list[str]:
         return list(self._slot_of)
 
-    def count(self, include_excluded: bool = True, kinds: Iterable[str] | None = None) -> int:
-        """Live documents, optionally only those of ``kinds`` or without excluded kinds."""
-        if include_excluded and kinds is None:
+    def count(self, include_excluded: bool = True, kinds: Iterable[str] | None = None,
+              hidden: frozenset[str] = NOTHING_HIDDEN) -> int:
+        """Live documents, optionally only those of ``kinds`` or without excluded kinds, and
+        not of a ``hidden`` path."""
+        if include_excluded and kinds is None and not hidden:
             return len(self._slot_of)
         used = len(self._ids)
-        return int(np.count_nonzero(self._alive[:used] & self._kind_mask(used, kinds,
-                                                                          include_excluded)))
+        counted = self._alive[:used] & self._kind_mask(used, kinds, include_excluded)
+        if hidden:
+            counted &= ~self._hidden_mask(hidden)
+        return int(np.count_nonzero(counted))
+
+    def _hidden_mask(self, hidden: frozenset[str]) -> np.ndarray:
+        """Slots whose file is one of ``hidden`` (over the slots in use).
+
+        Kept per (hidden set, slots in use, layout): a slot's file changes only when slots are
+        renumbered (a load or compaction), and a new path only arrives with a new slot."""
+        used = len(self._ids)
+        key = (hidden, used, self._layout)
+        mask = self._hidden_masks.get(key)
+        if mask is None:
+            hidden_files = np.zeros(len(self._paths), dtype=bool)
+            hidden_files[np.fromiter((self._file_ids[p] for p in hidden if p in self._file_ids),
+                                     dtype=np.intp)] = True
+            mask = hidden_files[self._file[:used]]
+            if len(self._hidden_masks) >= HIDDEN_MASKS_KEPT:
+                del self._hidden_masks[next(iter(self._hidden_masks))]
+            self._hidden_masks[key] = mask
+        return mask
+
+    def _visible(self, used: int, hidden: frozenset[str]) -> np.ndarray:
+        """Live slots not of a hidden path."""
+        visible = self._alive[:used]
+        return visible & ~self._hidden_mask(hidden) if hidden else visible
 
     def _kind_mask(self, used: int, kinds: Iterable[str] | None,
                    include_excluded: bool = False) -> np.ndarray:
@@ -194,10 +244,22 @@ class Bm25:
         return slot
 
     # -- scoring ----------------------------------------------------------------------------
-    def stats(self, terms: Sequence[str]) -> CorpusStats:
-        """Live document count, total length and per-term document frequency for ``terms``."""
-        df = {t: self._df[i] for t in terms if (i := self._vocab.get(t)) is not None}
-        return CorpusStats(len(self._slot_of), self._total_len, df)
+    def stats(self, terms: Sequence[str], hidden: frozenset[str] = NOTHING_HIDDEN
+              ) -> CorpusStats:
+        """Live document count, total length and per-term document frequency for ``terms``,
+        counting only documents not of a ``hidden`` path."""
+        if not hidden:
+            df = {t: self._df[i] for t in terms if (i := self._vocab.get(t)) is not None}
+            return CorpusStats(len(self._slot_of), self._total_len, df)
+        visible = self._visible(len(self._ids), hidden)
+        df = {}
+        for term in dict.fromkeys(terms):
+            term_id = self._vocab.get(term)
+            if term_id is not None:
+                df[term] = sum(int(np.count_nonzero(visible[slots]))
+                               for slots, _ in self._postings(term_id))
+        length = float(self._doc_len[: len(visible)][visible].sum(dtype=np.float64))
+        return CorpusStats(int(np.count_nonzero(visible)), length, df)
 
     def _postings(self, term_id: int) -> Iterable[tuple[np.ndarray, np.ndarray]]:
         if term_id < self._base_terms:
@@ -208,15 +270,17 @@ class Bm25:
                    np.array(self._delta_tfs[term_id], dtype=np.float32))
 
     def scores(self, terms: Sequence[str], stats: CorpusStats | None = None,
-               weights: TermWeights | None = None) -> np.ndarray:
-        """BM25 score of every slot for the distinct query ``terms`` (dead slots score 0).
+               weights: TermWeights | None = None,
+               hidden: frozenset[str] = NOTHING_HIDDEN) -> np.ndarray:
+        """BM25 score of every slot for the distinct query ``terms`` (dead slots and slots of a
+        ``hidden`` path score 0).
 
         ``stats`` replaces this index's own statistics, so that two indexes scored with the same
         (combined) statistics give comparable scores. ``weights`` multiplies each term's part
         (1.0 for a term it does not name): a long query weighs its identifiers above its prose.
         """
         scores = np.zeros(len(self._ids), dtype=np.float32)
-        stats = stats or self.stats(terms)
+        stats = stats or self.stats(terms, hidden)
         if not stats.documents:
             return scores
         avg_len = max(stats.total_length / stats.documents, 1.0)
@@ -230,39 +294,61 @@ class Bm25:
                 norm = K1 * (1.0 - B + B * self._doc_len[slots] / avg_len)
                 scores[slots] += idf * tfs * (K1 + 1.0) / (tfs + norm)
         scores[~self._alive[: len(self._ids)]] = 0.0
+        if hidden:
+            scores[self._hidden_mask(hidden)] = 0.0
         return scores
 
     def file_scores(self, terms: Sequence[str], weights: TermWeights | None = None,
-                    kinds: Iterable[str] | None = None) -> dict[str, float]:
+                    kinds: Iterable[str] | None = None,
+                    hidden: frozenset[str] = NOTHING_HIDDEN,
+                    stats: CorpusStats | None = None) -> dict[str, float]:
         """BM25 over whole files: each live file is one document made of its chunks (their
         term counts and lengths summed), with file-level document frequencies. A file's
-        evidence spread over many chunks adds up, where chunk BM25 sees only one chunk."""
+        evidence spread over many chunks adds up, where chunk BM25 sees only one chunk.
+
+        Files of a ``hidden`` path are left out; ``stats`` (file statistics, ``FileCounts.stats``)
+        replaces this index's own, as for ``scores``."""
+        counts = self.file_counts(terms, kinds, hidden)
+        return self.score_files(counts, stats or counts.stats(), weights)
+
+    def file_counts(self, terms: Sequence[str], kinds: Iterable[str] | None = None,
+                    hidden: frozenset[str] = NOTHING_HIDDEN) -> FileCounts:
+        """Per-file lengths and term counts of the live documents of ``kinds`` (None: all),
+        leaving out ``hidden`` paths: what whole-file BM25 reads."""
         used = len(self._ids)
-        live = self._alive[:used] & self._kind_mask(used, kinds, include_excluded=True)
-        if not live.any():
-            return {}
+        counted = self._visible(used, hidden) & self._kind_mask(used, kinds,
+                                                                 include_excluded=True)
+        n_files = len(self._paths)
         files = self._file[:used]
-        n_files_total = len(self._paths)
-        file_len = np.bincount(files[live], self._doc_len[:used][live], minlength=n_files_total)
-        present = file_len > 0
-        documents = int(np.count_nonzero(present))
-        avg_len = max(float(file_len[present].sum()) / max(documents, 1), 1.0)
-        scores = np.zeros(n_files_total, dtype=np.float64)
-        for term in dict.fromkeys(terms):
-            term_id = self._vocab.get(term)
-            if term_id is None:
-                continue
-            tf = np.zeros(n_files_total, dtype=np.float64)
-            for slots, tfs in self._postings(term_id):
-                keep = live[slots]
-                tf += np.bincount(files[slots[keep]], tfs[keep], minlength=n_files_total)
-            df = int(np.count_nonzero(tf))
-            if not df:
-                continue
-            idf = math.log(1.0 + (documents - df + 0.5) / (df + 0.5))
-            idf *= weights.get(term, 1.0) if weights else 1.0
+        lengths = np.bincount(files[counted], self._doc_len[:used][counted], minlength=n_files)
+        term_counts: dict[str, np.ndarray] = {}
+        if counted.any():
+            for term in dict.fromkeys(terms):
+                term_id = self._vocab.get(term)
+                if term_id is None:
+                    continue
+                tf = np.zeros(n_files, dtype=np.float64)
+                for slots, tfs in self._postings(term_id):
+                    keep = counted[slots]
+                    tf += np.bincount(files[slots[keep]], tfs[keep], minlength=n_files)
+                term_counts[term] = tf
+        return FileCounts(lengths, term_counts)
+
+    def score_files(self, counts: FileCounts, stats: CorpusStats,
+                    weights: TermWeights | None = None) -> dict[str, float]:
+        """Whole-file BM25 by path of the files in ``counts``, with file statistics ``stats``."""
+        if not stats.documents:
+            return {}
+        avg_len = max(stats.total_length / stats.documents, 1.0)
+        scores = np.zeros(len(counts.lengths), dtype=np.float64)
+        for term, tf in counts.tf.items():
+            df = stats.df.get(term, 0)
             hit = tf > 0
-            norm = K1 * (1.0 - B + B * file_len[hit] / avg_len)
+            if df <= 0 or not hit.any():
+                continue
+            idf = math.log(1.0 + (stats.documents - df + 0.5) / (df + 0.5))
+            idf *= weights.get(term, 1.0) if weights else 1.0
+            norm = K1 * (1.0 - B + B * counts.lengths[hit] / avg_len)
             scores[hit] += idf * tf[hit] * (K1 + 1.0) / (tf[hit] + norm)
         hits = np.flatnonzero(scores > 0)
         return {self._paths[i]: float(scores[i]) for i in hits.tolist()}
@@ -275,22 +361,27 @@ class Bm25:
         return self.top(self.scores(terms, weights=weights), n, include_excluded, kinds)
 
     def top(self, scores: np.ndarray, n: int, include_excluded: bool,
-            kinds: Iterable[str] | None = None) -> list[tuple[str, float]]:
+            kinds: Iterable[str] | None = None,
+            hidden: frozenset[str] = NOTHING_HIDDEN) -> list[tuple[str, float]]:
+        """The ``n`` best (id, score) pairs of ``scores`` that pass the kind filters and are not
+        of a ``hidden`` path (scores from ``scores(..., hidden)`` already are not)."""
         if n <= 0:
             return []
         if kinds is not None or not include_excluded:
             scores = np.where(self._kind_mask(len(scores), kinds, include_excluded), scores, 0.0)
+        if hidden:
+            scores = np.where(self._hidden_mask(hidden), 0.0, scores)
         hits = np.flatnonzero(scores > 0)
         if len(hits) > n:
             hits = hits[np.argpartition(-scores[hits], n - 1)[:n]]
         order = sorted(hits.tolist(), key=lambda slot: (-float(scores[slot]), slot))
         return [(self._ids[slot] or "", float(scores[slot])) for slot in order]
 
-    def best_per_file(self, scores: np.ndarray, paths: Sequence[str]
-                      ) -> list[tuple[str, float, str]]:
+    def best_per_file(self, scores: np.ndarray, paths: Sequence[str],
+                      hidden: frozenset[str] = NOTHING_HIDDEN) -> list[tuple[str, float, str]]:
         """(id, score, path) of the best-scoring live document of each of ``paths`` (in that
-        order; paths without a positive score are skipped)."""
-        wanted = {self._file_ids[p]: p for p in paths if p in self._file_ids}
+        order; paths without a positive score, or ``hidden``, are skipped)."""
+        wanted = {self._file_ids[p]: p for p in paths if p in self._file_ids and p not in hidden}
         if not wanted:
             return []
         hits = np.flatnonzero(scores > 0)
@@ -301,9 +392,14 @@ class Bm25:
         return [(self._ids[best[f]] or "", float(scores[best[f]]), path)
                 for f, path in wanted.items() if f in best]
 
-    def score_of(self, scores: np.ndarray, doc_id: str) -> float | None:
+    def score_of(self, scores: np.ndarray, doc_id: str,
+                 hidden: frozenset[str] = NOTHING_HIDDEN) -> float | None:
+        """The score of ``doc_id``, or None when this index does not hold it (or it is of a
+        ``hidden`` path: then a layer above holds its path)."""
         slot = self._slot_of.get(doc_id)
-        return None if slot is None else float(scores[slot])
+        if slot is None or (hidden and self._paths[self._file[slot]] in hidden):
+            return None
+        return float(scores[slot])
 
     # -- compaction and snapshots -------------------------------------------------------------
     def compact(self) -> None:
@@ -368,6 +464,9 @@ class Bm25:
         self._total_len = float(self._doc_len.sum())
         self._live_postings = len(self._fwd_terms)
         self._dead_postings = 0
+        # Slots were renumbered: hidden-path masks of the old layout no longer apply.
+        self._layout = getattr(self, "_layout", 0) + 1
+        self._hidden_masks: dict[tuple[frozenset[str], int, int], np.ndarray] = {}
 
 
 def _empty_arrays() -> dict[str, np.ndarray]:
@@ -418,6 +517,104 @@ class FileMatches:
     scores: dict[str, float]
     best_chunks: list[LexicalHit]
     best_chunk_scores: dict[str, float]
+
+
+NO_FILE_MATCHES = FileMatches({}, [], {})
+
+
+@dataclass(frozen=True)
+class Layer:
+    """One collection's live and tombstoned chunks as a search reads them: documents of a
+    ``hidden`` path are left out (a layer above holds that path)."""
+
+    live: Bm25
+    history: Bm25
+    hidden: frozenset[str] = NOTHING_HIDDEN
+
+
+# A Bm25 searched as part of one ranking: whether it holds tombstoned chunks, its hidden paths.
+_Part = tuple[Bm25, bool, frozenset[str]]
+
+
+def search_layers(
+    layers: Sequence[Layer], terms: Sequence[str], n: int, n_files: int | None, *,
+    include_history: bool, include_excluded: bool, score_ids: Iterable[str],
+    kinds: tuple[str, ...] | None, weights: TermWeights | None,
+) -> tuple[list[LexicalHit], dict[str, float], FileMatches]:
+    """``LexicalIndex.search_with_files`` over ``layers`` (``n_files`` None: no file matches).
+
+    Every part is scored with the statistics of the visible documents of all parts together,
+    so layers rank and score exactly as one index holding just those documents would. Each
+    path is assumed visible in one layer at most (a layer hides every path held above it).
+    """
+    live = [(layer.live, False, layer.hidden) for layer in layers]
+    history = [(layer.history, True, layer.hidden) for layer in layers] if include_history \
+        else []
+    hits, extra, scores = _rank(live + history, terms, n, include_excluded, score_ids, kinds,
+                                weights)
+    if n_files is None:
+        return hits, extra, NO_FILE_MATCHES
+    # With history those scores used the combined statistics; files are live.
+    live_scores = _scores(live, terms, weights) if include_history else scores[: len(live)]
+    return hits, extra, _file_matches(live, live_scores, terms, n_files, kinds, weights)
+
+
+def _scores(parts: Sequence[_Part], terms: Sequence[str], weights: TermWeights | None
+            ) -> list[np.ndarray]:
+    stats = reduce(operator.add, (bm25.stats(terms, hidden) for bm25, _, hidden in parts))
+    return [bm25.scores(terms, stats, weights, hidden) for bm25, _, hidden in parts]
+
+
+def _rank(
+    parts: Sequence[_Part], terms: Sequence[str], n: int, include_excluded: bool,
+    score_ids: Iterable[str], kinds: tuple[str, ...] | None, weights: TermWeights | None,
+) -> tuple[list[LexicalHit], dict[str, float], list[np.ndarray]]:
+    all_scores = _scores(parts, terms, weights)
+    scored: list[tuple[float, bool, str]] = []
+    extra: dict[str, float] = {}
+    wanted = list(score_ids)
+    for (bm25, tombstoned, hidden), scores in zip(parts, all_scores, strict=True):
+        scored.extend((s, tombstoned, i) for i, s in bm25.top(scores, n, include_excluded, kinds))
+        for doc_id in wanted:
+            value = bm25.score_of(scores, doc_id, hidden)
+            if value is not None:
+                extra[doc_id] = value
+    scored.sort(key=lambda hit: -hit[0])
+    hits = [LexicalHit(i, s, rank, t) for rank, (s, t, i) in enumerate(scored[:n], start=1)]
+    return hits, extra, all_scores
+
+
+def _file_matches(parts: Sequence[_Part], live_scores: Sequence[np.ndarray],
+                  terms: Sequence[str], n_files: int, kinds: tuple[str, ...] | None,
+                  weights: TermWeights | None) -> FileMatches:
+    counts = [bm25.file_counts(terms, kinds, hidden) for bm25, _, hidden in parts]
+    stats = reduce(operator.add, (c.stats() for c in counts))
+    file_scores: dict[str, float] = {}
+    for (bm25, _, _), part_counts in zip(parts, counts, strict=True):
+        file_scores.update(bm25.score_files(part_counts, stats, weights))
+    top = sorted(file_scores, key=lambda p: (-file_scores[p], p))[:n_files]
+    if not top:
+        return FileMatches(file_scores, [], {})
+    best = [found for (bm25, _, hidden), scores in zip(parts, live_scores, strict=True)
+            for found in bm25.best_per_file(scores, top, hidden)]
+    rank_of = {path: rank for rank, path in enumerate(top)}
+    best.sort(key=lambda found: rank_of[found[2]])  # each layer answers for its own files
+    hits = [LexicalHit(doc_id, file_scores[path], rank, False)
+            for rank, (doc_id, _, path) in enumerate(best, start=1)]
+    return FileMatches(file_scores, hits, {doc_id: score for doc_id, score, _ in best})
+
+
+def passing_share(layers: Sequence[Layer], include_history: bool, include_excluded: bool,
+                  kinds: tuple[str, ...] | None) -> float:
+    """``LexicalIndex.passing_share`` over the visible documents of ``layers``."""
+    total = passing = 0
+    for layer in layers:
+        total += layer.live.count(True, None, layer.hidden)
+        total += layer.history.count(True, None, layer.hidden)
+        passing += layer.live.count(include_excluded, kinds, layer.hidden)
+        if include_history:
+            passing += layer.history.count(include_excluded, kinds, layer.hidden)
+    return passing / total if total else 1.0
 
 
 class LexicalIndex:
@@ -475,11 +672,7 @@ class LexicalIndex:
         empty): how much of an unfiltered nearest-neighbour list is expected to survive."""
         kinds = None if kinds is None else tuple(kinds)
         with self._lock:
-            total = len(self.live) + len(self.history)
-            passing = self.live.count(include_excluded, kinds)
-            if include_history:
-                passing += self.history.count(include_excluded, kinds)
-        return passing / total if total else 1.0
+            return passing_share([self.layer()], include_history, include_excluded, kinds)
 
     def forget(self, ids: Iterable[str]) -> None:
         """Drop ids the store no longer holds (a collection purge the generations cannot show)."""
@@ -512,8 +705,11 @@ class LexicalIndex:
         statistics, so one ranking orders both; without it only live statistics count.
         ``kinds`` (search kinds, ``classify.search_kind``) limits the hits to those kinds.
         """
-        hits, extra, _ = self._search(terms, n, include_history, include_excluded, score_ids,
-                                      None if kinds is None else tuple(kinds), weights)
+        with self._lock:
+            hits, extra, _ = search_layers(
+                [self.layer()], terms, n, None, include_history=include_history,
+                include_excluded=include_excluded, score_ids=score_ids,
+                kinds=None if kinds is None else tuple(kinds), weights=weights)
         return hits, extra
 
     def search_with_files(
@@ -531,50 +727,20 @@ class LexicalIndex:
         """``search``, plus whole-file BM25 of the live files of ``kinds``, the best chunk of
         each of the ``n_files`` best files (ranked as their files) and those chunks' own BM25
         scores; the live chunks are scored once for both."""
-        kinds = None if kinds is None else tuple(kinds)
         with self._lock:
-            hits, extra, live_scores = self._search(terms, n, include_history, include_excluded,
-                                                    score_ids, kinds, weights)
-            if include_history:  # those scores used the combined statistics; files are live
-                live_scores = self.live.scores(terms, None, weights)
-            files = self._file_matches(terms, n_files, kinds, weights, live_scores)
-        return hits, extra, files
+            return search_layers(
+                [self.layer()], terms, n, n_files, include_history=include_history,
+                include_excluded=include_excluded, score_ids=score_ids,
+                kinds=None if kinds is None else tuple(kinds), weights=weights)
 
-    def _search(
-        self, terms: Sequence[str], n: int, include_history: bool, include_excluded: bool,
-        score_ids: Iterable[str], kinds: tuple[str, ...] | None, weights: TermWeights | None,
-    ) -> tuple[list[LexicalHit], dict[str, float], np.ndarray]:
-        with self._lock:
-            parts = [(self.live, False)] + ([(self.history, True)] if include_history else [])
-            stats = self.live.stats(terms)
-            if include_history:
-                stats = stats + self.history.stats(terms)
-            scored: list[tuple[float, bool, str]] = []
-            extra: dict[str, float] = {}
-            wanted = list(score_ids)
-            live_scores = np.zeros(0, dtype=np.float32)
-            for bm25, tombstoned in parts:
-                scores = bm25.scores(terms, stats, weights)
-                if not tombstoned:
-                    live_scores = scores
-                scored.extend((s, tombstoned, i)
-                              for i, s in bm25.top(scores, n, include_excluded, kinds))
-                for doc_id in wanted:
-                    value = bm25.score_of(scores, doc_id)
-                    if value is not None:
-                        extra[doc_id] = value
-        scored.sort(key=lambda hit: -hit[0])
-        hits = [LexicalHit(i, s, rank, t) for rank, (s, t, i) in enumerate(scored[:n], start=1)]
-        return hits, extra, live_scores
+    def layer(self) -> Layer:
+        """This index as a layer with nothing hidden (read under ``lock``)."""
+        return Layer(self.live, self.history)
 
-    def _file_matches(self, terms: Sequence[str], n_files: int, kinds: tuple[str, ...] | None,
-                      weights: TermWeights | None, live_scores: np.ndarray) -> FileMatches:
-        file_scores = self.live.file_scores(terms, weights, kinds)
-        top = sorted(file_scores, key=lambda p: (-file_scores[p], p))[:n_files]
-        best = self.live.best_per_file(live_scores, top) if top else []
-        hits = [LexicalHit(doc_id, file_scores[path], rank, False)
-                for rank, (doc_id, _, path) in enumerate(best, start=1)]
-        return FileMatches(file_scores, hits, {doc_id: score for doc_id, score, _ in best})
+    @property
+    def lock(self) -> threading.RLock:
+        """Held by refresh, apply and search; a layered search holds the lock of every layer."""
+        return self._lock
 
     # -- snapshots ----------------------------------------------------------------------------
     def save(self, path: Path) -> None:
