@@ -639,18 +639,26 @@ class LexicalIndex:
         """Bring the index up to the collection's manifest generation; returns records applied.
 
         One manifest read when nothing changed. If the manifest generation went backwards the
-        collection was recreated: start over from everything it holds.
+        collection was recreated, and if records were deleted after the generation held
+        (``purged_generation``) the generations cannot show which: either way start over from
+        everything it holds.
         """
         with self._lock:
-            generation = int(source.reload_manifest().generation)
+            manifest = source.reload_manifest()
+            generation = int(manifest.generation)
             if generation == self.generation:
                 return 0
-            if generation < self.generation:
+            if self._must_rebuild(generation, int(getattr(manifest, "purged_generation", 0))):
                 self.clear()
             where = None if self.generation < 0 else {"updated_gen": {"$gt": self.generation}}
             applied = self.apply(source.iter_records(where=where, include_text=True))
             self.generation = generation  # read before fetching: in-flight writes come again
             return applied
+
+    def _must_rebuild(self, generation: int, purged_generation: int) -> bool:
+        if self.generation < 0:
+            return False  # nothing held yet: the fetch reads everything anyway
+        return generation < self.generation or purged_generation > self.generation
 
     def apply(self, records: Iterable[ChunkRecord]) -> int:
         """Index chunks as they now are: tombstoned ones move to history, live ones to live."""
