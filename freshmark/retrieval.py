@@ -33,6 +33,7 @@ from freshmark.fusion import (
     rerank,
 )
 from freshmark.lexical import LexicalHit, LexicalIndex
+from freshmark.lexical_layers import LayeredLexical, is_layered
 from freshmark.query import QueryPlan, plan_query
 from freshmark.stamp import (
     EXCLUDED_FILE_KINDS,
@@ -79,6 +80,10 @@ DEFAULT_KINDS = frozenset(FILE_KINDS) - EXCLUDED_FILE_KINDS - ON_REQUEST_FILE_KI
 # filters, and filters them itself (see ``vector_channel``).
 OVERFETCH = 1.25
 MIN_PASSING_SHARE = 0.1
+
+
+# A plain branch's lexical index, or a layered branch's (one LexicalIndex per layer).
+Lexical = LexicalIndex | LayeredLexical
 
 
 class QueryEmbedder(Protocol):
@@ -213,14 +218,29 @@ class _OpenedIndex:
         return self._index.iter_records(*args, **kwargs)
 
 
-def lexical_for(index: BranchIndex, cache_dir: Path | None) -> LexicalIndex:
+def lexical_for(index: BranchIndex, cache_dir: Path | None) -> Lexical:
     """This process's lexical index of ``index``, brought up to the collection's generation.
 
     The first call in a process loads the snapshot under ``cache_dir/lexical`` if one matches
     (else builds from the store); a snapshot is rewritten when enough has changed since the
     last one that re-fetching it would cost more than writing it (see docs/lexical-index.md).
     ``cache_dir=None`` keeps the index in memory only.
+
+    A layered index (an overlay branch: ``layers()``) gets a ``LayeredLexical`` over each
+    layer's own index from the same cache, so a base's index is shared by the base and all its
+    overlays.
     """
+    if is_layered(index):
+        layers = index.layers()  # type: ignore[attr-defined]
+        return LayeredLexical([(_refreshed_lexical(layer, cache_dir), hidden)
+                               for layer, hidden in layers],
+                              index_for=lambda layer: _shared_lexical(layer, cache_dir))
+    return _refreshed_lexical(index, cache_dir)
+
+
+def _shared_lexical(index: BranchIndex, cache_dir: Path | None) -> LexicalIndex:
+    """This process's lexical index of one collection, as held (loaded from its snapshot on
+    first use, else empty): not refreshed."""
     identity = _identity(index)
     path = snapshot_path(cache_dir, index.name) if cache_dir is not None else None
     with _LEXICAL_LOCK:
@@ -232,10 +252,17 @@ def lexical_for(index: BranchIndex, cache_dir: Path | None) -> LexicalIndex:
         _LEXICAL.move_to_end(index.name)
         while len(_LEXICAL) > MAX_LEXICAL_INDEXES:
             _LEXICAL.popitem(last=False)
+    return lexical
+
+
+def _refreshed_lexical(index: BranchIndex, cache_dir: Path | None) -> LexicalIndex:
+    """``_shared_lexical`` brought up to the collection's generation (and its snapshot saved
+    when worth it)."""
+    lexical = _shared_lexical(index, cache_dir)
     lexical.refresh(_OpenedIndex(index))
-    if path is not None and _worth_saving(lexical):
+    if cache_dir is not None and _worth_saving(lexical):
         try:
-            lexical.save(path)
+            lexical.save(snapshot_path(cache_dir, index.name))
         except OSError:
             pass  # a snapshot only saves start-up time; an unwritable cache must not fail search
     return lexical
@@ -249,7 +276,11 @@ def write_lexical_snapshot(index: BranchIndex, cache_dir: Path) -> int:
     it matches, so a small run costs a small fetch; leaves this process's search cache alone.
     Saved under the search side's rule (2 % changed, or no snapshot yet): writing a 50k-chunk
     snapshot costs ~2 s, more than a search pays to fetch a small delta on top of the old one.
+    For a layered index, the snapshot of its own collection (the top layer): each lower
+    layer's is written by that layer's runs.
     """
+    if is_layered(index):
+        index = index.layers()[0][0]  # type: ignore[attr-defined]
     identity = _identity(index)
     path = snapshot_path(cache_dir, index.name)
     lexical = LexicalIndex.load(path, index.name, identity) or LexicalIndex(index.name, identity)
@@ -303,7 +334,7 @@ def vector_channel(
 
 def lexical_channel(
     index: BranchIndex,
-    lexical: LexicalIndex,
+    lexical: Lexical,
     hits: Sequence[LexicalHit],
     known: dict[str, ChunkRecord],
     include_history: bool,
@@ -312,16 +343,18 @@ def lexical_channel(
     """Lexical hits re-read from the store and filtered by what the store says now.
 
     Ids the store no longer holds leave the lexical index; records the store holds at a newer
-    generation than the index are applied to it at once.
+    generation than the index are applied to it at once (not for a layered index: a record
+    carries its own collection's generation, and each layer catches up by its own refresh).
     """
     missing = [h.id for h in hits if h.id not in known]
     fresh = {r.id: r for r in index.get(ids=missing, include_text=True)} if missing else {}
     gone = [i for i in missing if i not in fresh]
     if gone:
         lexical.forget(gone)
-    newer = [r for r in fresh.values() if r.updated_gen > lexical.generation]
-    if newer:
-        lexical.apply(newer)
+    if isinstance(lexical, LexicalIndex):
+        newer = [r for r in fresh.values() if r.updated_gen > lexical.generation]
+        if newer:
+            lexical.apply(newer)
     records = {**fresh, **known}
     return [
         (records[h.id], h.score)
@@ -383,7 +416,7 @@ def _ranked_pool(
     *,
     include_history: bool,
     kinds: frozenset[str],
-    lexical: LexicalIndex | None,
+    lexical: Lexical | None,
     cache_dir: Path | None,
     weights: RerankWeights,
     channels: str,
@@ -463,7 +496,7 @@ def hybrid_search(
     kinds: Iterable[str] | str | None = None,
     channels: str = "hybrid",
     max_per_file: int = MAX_PER_FILE,
-    lexical: LexicalIndex | None = None,
+    lexical: Lexical | None = None,
     cache_dir: Path | None = None,
     weights: RerankWeights = DEFAULT_WEIGHTS,
 ) -> tuple[list[Candidate], SearchTimings]:
@@ -502,7 +535,7 @@ def file_search(
     kinds: Iterable[str] | str | None = None,
     channels: str = "hybrid",
     chunks_per_file: int = 3,
-    lexical: LexicalIndex | None = None,
+    lexical: Lexical | None = None,
     cache_dir: Path | None = None,
     weights: RerankWeights = DEFAULT_WEIGHTS,
 ) -> tuple[list[FileCandidate], SearchTimings]:
