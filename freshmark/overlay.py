@@ -196,7 +196,7 @@ class LayeredIndex:
         self.top = top
         self.below = below
         self._held: frozenset[str] | None = None
-        self._hidden_below: int | None = None
+        self._hidden_ids: frozenset[str] | None = None
         # Requests share what a process read of an overlay at a generation; an index run
         # (which writes through its view) reads the store itself.
         self.cached_reads = cached_reads
@@ -267,25 +267,26 @@ class LayeredIndex:
         """A write through this view: what the overlay holds may differ now (the generation
         moves only when the run ends, so the process caches are bypassed until then)."""
         self._held = frozenset(self.top.paths())
-        self._hidden_below = None
+        self._hidden_ids = None
         self.cached_reads = False
 
     def _visible_below(self, records: Iterable[ChunkRecord]) -> list[ChunkRecord]:
         held = self.held_paths()
         return [r for r in records if r.path not in held]
 
-    def hidden_below(self) -> int:
-        """Chunks of lower layers that the overlay hides (bounds the overfetch of a query)."""
-        if self._hidden_below is None:
+    def hidden_ids(self) -> frozenset[str]:
+        """Ids of the lower layers' chunks that the overlay hides (their paths are held)."""
+        if self._hidden_ids is None:
             held = self.held_paths()
             key = ("hidden", *self._key())
             hidden = _cached(key) if self.cached_reads else None
             if hidden is None:
-                hidden = len(self.below.records_for_paths(held)) if held else 0
+                hidden = frozenset(r.id for r in self.below.records_for_paths(held)) \
+                    if held else frozenset()
                 if self.cached_reads:
                     _remember(key, hidden)
-            self._hidden_below = hidden
-        return self._hidden_below
+            self._hidden_ids = hidden
+        return self._hidden_ids
 
     def below_count(self) -> int:
         """Chunks in the layers below (what they hold and show), per state of the layers."""
@@ -360,32 +361,38 @@ class LayeredIndex:
     def query(
         self, vector: np.ndarray, n: int, where: dict[str, Any] | None = None
     ) -> list[tuple[ChunkRecord, float]]:
-        """Nearest visible chunks of all layers.
+        """Nearest visible chunks of all layers, nearest first: ids and distances first, then
+        the records of the ``n`` nearest only."""
+        nearest = self.nearest_ids(vector, n, where)
+        snapshot = self._snapshot() if where is None else None
+        own = {r.id: r for r in (snapshot.get(i for i, _ in nearest) if snapshot is not None
+                                 else self.top.get(ids=[i for i, _ in nearest]))}
+        rest = [i for i, _ in nearest if i not in own]
+        records = {**{r.id: r for r in self.below.get(ids=rest)}, **own} if rest else own
+        return [(records[i], d) for i, d in nearest if i in records]
 
-        The layer below is asked for a few more than ``n`` (its cost grows with the results it
-        returns); if shadowed chunks crowd them out, once more for up to ``4n`` more. Past
-        that, a query whose neighbourhood is all shadowed chunks returns fewer than ``n``.
+    def nearest_ids(
+        self, vector: np.ndarray, n: int, where: dict[str, Any] | None = None
+    ) -> list[tuple[str, float]]:
+        """Ids and distances of the nearest visible chunks of all layers.
+
+        The layer below is asked for ``n`` scaled by the share of its chunks the overlay hides
+        (plus a margin); if hidden chunks still crowd them out, once more for up to ``4n``
+        more. Past that, a query whose neighbourhood is all hidden chunks returns fewer.
         """
         snapshot = self._snapshot() if where is None else None
-        own = snapshot.query(vector, n) if snapshot is not None else \
-            self.top.query(vector, n, where=where)
-        hidden, below_total = self.hidden_below(), self.below_count()
-        # Enough that n survive if the hidden chunks are spread like the rest (plus a margin).
-        share = min(hidden / below_total, 0.9) if below_total else 0.0
-        asked = min(n + hidden, math.ceil(n / (1.0 - share) * 1.1) + QUERY_SPARE)
-        lower = self.below.query(vector, asked, where=where)
-        visible = self._visible_below_pairs(lower)
-        if len(visible) < n and len(lower) == asked and hidden > asked - n:
-            lower = self.below.query(vector, n + min(hidden, 4 * n), where=where)
-            visible = self._visible_below_pairs(lower)
-        merged = sorted([*own, *visible], key=lambda pair: pair[1])
-        return merged[: max(1, n)]
-
-    def _visible_below_pairs(
-        self, pairs: Sequence[tuple[ChunkRecord, float]]
-    ) -> list[tuple[ChunkRecord, float]]:
-        held = self.held_paths()
-        return [(r, d) for r, d in pairs if r.path not in held]
+        own = [(r.id, d) for r, d in snapshot.query(vector, n)] if snapshot is not None else \
+            self.top.nearest_ids(vector, n, where=where)
+        hidden = self.hidden_ids()
+        below_total = self.below_count()
+        share = min(len(hidden) / below_total, 0.9) if below_total else 0.0
+        asked = min(n + len(hidden), math.ceil(n / (1.0 - share) * 1.1) + QUERY_SPARE)
+        lower = self.below.nearest_ids(vector, asked, where=where)
+        visible = [(i, d) for i, d in lower if i not in hidden]
+        if len(visible) < n and len(lower) == asked and len(hidden) > asked - n:
+            lower = self.below.nearest_ids(vector, n + min(len(hidden), 4 * n), where=where)
+            visible = [(i, d) for i, d in lower if i not in hidden]
+        return sorted([*own, *visible], key=lambda pair: pair[1])[: max(1, n)]
 
     def count(self, where: dict[str, Any] | None = None) -> int:
         held = sorted(self.held_paths())

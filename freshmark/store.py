@@ -330,6 +330,20 @@ class BranchIndex:
             )
         ]
 
+    def nearest_ids(
+        self, vector: np.ndarray, n: int, where: dict[str, Any] | None = None
+    ) -> list[tuple[str, float]]:
+        """Ids of the nearest chunks and their cosine distances, nearest first: no text or
+        metadata is read, which is most of a query's cost when many neighbours are asked."""
+        got = _guard(
+            "search vectors",
+            lambda: self._collection.query(
+                query_embeddings=[np.asarray(vector, dtype=np.float32)],
+                n_results=max(1, n), where=where, include=["distances"],
+            ),
+        )
+        return [(i, float(d)) for i, d in zip(got["ids"][0], got["distances"][0], strict=True)]
+
     def count(self, where: dict[str, Any] | None = None) -> int:
         if where is None:
             return int(_guard("count chunks", self._collection.count))
