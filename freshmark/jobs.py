@@ -11,8 +11,13 @@ state change is one small Lua script, so producers and workers on many machines 
   ETA tasks sit in worker memory and come back again and again past the visibility timeout).
 - ``claim``: a worker takes the job named by its message; the attempt counter goes up and a job
   that has been tried ``max_attempts`` times is parked instead (a poison job that keeps killing
-  its worker must stop somewhere: ``reject_on_worker_lost`` requeues with no count).
+  its worker must stop somewhere: ``reject_on_worker_lost`` requeues with no count). The claim
+  records the lock the run holds (a short lease its worker keeps renewing) and enters the job
+  in the running set.
 - ``finish``: deletes the job, or requeues it under a new id when a re-run was requested.
+- ``resend_orphans``: a running job whose lock is no longer held by its run lost its worker
+  (killed, OOM, node gone: the lease lapsed); it is re-sent under a new id at once, instead of
+  waiting for kombu's visibility timeout. The scheduler runs it every tick.
 
 A message whose job id no longer matches the hash is stale (a duplicate or superseded delivery)
 and is dropped, which makes redelivery harmless. Times are unix seconds (float).
@@ -32,6 +37,7 @@ from typing import Any
 import redis
 
 from freshmark import keys, metrics
+from freshmark.errors import ConfigError
 from freshmark.redact import redact
 
 KIND_INDEX = "index"
@@ -123,15 +129,19 @@ if attempts > tonumber(ARGV[3]) then
   redis.call('HSET', job, 'parked_at', ARGV[2])
   redis.call('HSET', KEYS[2], ARGV[4], cjson.encode(redis.call('HGETALL', job)))
   redis.call('DEL', job)
+  redis.call('ZREM', KEYS[3], ARGV[4])
   return {'parked'}
 end
-redis.call('HSET', job, 'state', 'running', 'started_at', ARGV[2])
+redis.call('HSET', job, 'state', 'running', 'started_at', ARGV[2], 'lock', ARGV[5],
+           'lock_token', ARGV[6])
+if ARGV[5] ~= '' then redis.call('ZADD', KEYS[3], ARGV[2], ARGV[4]) end
 return {'claimed', unpack(redis.call('HGETALL', job))}
 """
 
 _FINISH = """
 local job = KEYS[1]
 if redis.call('HGET', job, 'id') ~= ARGV[1] then return {'stale'} end
+redis.call('ZREM', KEYS[3], ARGV[6])
 if ARGV[4] ~= '' then redis.call('HSET', job, 'last_error', ARGV[4]) end
 if ARGV[2] == 'retry' then
   redis.call('HSET', job, 'state', 'queued', 'queued_at', ARGV[3])
@@ -149,17 +159,54 @@ if ARGV[2] == 'done' then redis.call('HDEL', KEYS[2], ARGV[6]) end
 return {'done'}
 """
 
+# A running job whose run no longer holds its lock lost its worker (the lease lapsed): queue it
+# under a new id, so the dead run's message, if kombu ever restores it, is stale. Members that
+# are no longer running (finished, resent by a request, deleted) just leave the set.
+_RESEND_ORPHANS = """
+local out, sent = {}, 0
+for _, job_key in ipairs(redis.call('ZRANGE', KEYS[1], 0, -1)) do
+  local job = ARGV[2] .. job_key
+  local f = redis.call('HMGET', job, 'state', 'lock', 'lock_token', 'kind', 'queue')
+  if f[1] ~= 'running' or not f[2] or f[2] == '' then
+    redis.call('ZREM', KEYS[1], job_key)
+  elseif redis.call('GET', f[2]) ~= f[3] then
+    sent = sent + 1
+    local id = ARGV[3] .. sent
+    redis.call('HSET', job, 'state', 'queued', 'queued_at', ARGV[1], 'id', id, 'rerun', '0')
+    redis.call('ZREM', KEYS[1], job_key)
+    for _, value in ipairs({job_key, id, f[4], f[5]}) do table.insert(out, value) end
+  end
+end
+return out
+"""
+
 @dataclass(frozen=True)
 class Timings:
-    """Time limits in seconds, ordered so a killed worker's job comes back exactly once.
+    """Time limits in seconds, ordered so a dead worker's job comes back once, and soon.
 
-    soft limit < hard limit < branch lock TTL < visibility timeout: a task is stopped before its
-    lock expires, and the lock has expired by the time kombu hands the message to another worker.
-    A queued or running job older than ``stale_seconds`` is presumed lost and re-sent.
+    soft limit < hard limit < visibility timeout: a task is stopped before kombu hands its
+    message to another worker. A running job holds a lock leased for ``lock_lease_seconds`` that
+    its worker renews every ``heartbeat_seconds`` (a third of the lease, so renewals may stall
+    for two thirds of it before it lapses): heartbeat < lease < visibility timeout. The lock of
+    a live job never lapses, however long the job runs, so the time limits do not depend on it.
+    When the holder dies the lease lapses and the scheduler's orphan sweep re-sends the job
+    within about one lease, long before kombu would restore the dead run's message (then
+    stale). A queued or running job older than ``stale_seconds`` is presumed lost and re-sent on
+    the next request for it: the backstop for a job that holds no lock.
     """
 
     visibility_timeout_seconds: int = 3600
     restore_interval_seconds: int = 5
+    lock_lease_seconds: int = 30
+
+    def __post_init__(self) -> None:
+        if not 0 < self.heartbeat_seconds < self.lock_lease_seconds \
+                < self.visibility_timeout_seconds:
+            raise ConfigError(
+                f"the lock lease ({self.lock_lease_seconds} s, FRESHMARK_LOCK_LEASE_SECONDS) must "
+                "be at least 1 s and shorter than the visibility timeout "
+                f"({self.visibility_timeout_seconds} s, FRESHMARK_VISIBILITY_TIMEOUT_SECONDS)"
+            )
 
     @property
     def soft_time_limit_seconds(self) -> float:
@@ -170,8 +217,8 @@ class Timings:
         return self.visibility_timeout_seconds * 0.85
 
     @property
-    def lock_ttl_seconds(self) -> float:
-        return self.visibility_timeout_seconds * 0.90
+    def heartbeat_seconds(self) -> float:
+        return self.lock_lease_seconds / 3
 
     @property
     def stale_seconds(self) -> int:
@@ -183,6 +230,7 @@ class Timings:
         return cls(
             visibility_timeout_seconds=int(env.get("FRESHMARK_VISIBILITY_TIMEOUT_SECONDS", 3600)),
             restore_interval_seconds=int(env.get("FRESHMARK_RESTORE_INTERVAL_SECONDS", 5)),
+            lock_lease_seconds=int(env.get("FRESHMARK_LOCK_LEASE_SECONDS", 30)),
         )
 
 
@@ -353,11 +401,16 @@ def claim(
     job_id: str,
     *,
     max_attempts: int,
+    lock: str = "",
+    lock_token: str = "",
     now: float | None = None,
 ) -> Claim:
+    """Take the job for this message. ``lock``/``lock_token`` name the lock the run holds:
+    once it is gone or held by another run, ``resend_orphans`` re-sends the job (a job claimed
+    without a lock is left to the ``stale_seconds`` backstop)."""
     now = time.time() if now is None else now
-    args = [job_id, now, max_attempts, job_key]
-    reply = _run(client, _CLAIM, [keys.job(job_key), keys.PARKED], args)
+    args = [job_id, now, max_attempts, job_key, lock, lock_token]
+    reply = _run(client, _CLAIM, [keys.job(job_key), keys.PARKED, keys.RUNNING], args)
     if reply[0] != "claimed":
         return Claim(reply[0])
     data = dict(zip(reply[1::2], reply[2::2], strict=True))
@@ -379,12 +432,24 @@ def finish(
     now = time.time() if now is None else now
     error = redact(error)  # stored errors are shown on /debug/queue
     args = [job_id, outcome, now, error[:500], _new_id(), job_key]
-    reply = _run(client, _FINISH, [keys.job(job_key), keys.PARKED], args)
+    reply = _run(client, _FINISH, [keys.job(job_key), keys.PARKED, keys.RUNNING], args)
     if reply[0] == "requeue":
         return Finish("requeue", reply[1], reply[2], reply[3])
     if reply[0] != "stale" and outcome == "failed":
         _record_failure(client, job_key, error, now)
     return Finish(reply[0])
+
+
+def resend_orphans(client: redis.Redis, send: Sender, *, now: float | None = None) -> list[str]:
+    """Re-send every running job whose run lost its lock; returns their job keys."""
+    now = time.time() if now is None else now
+    flat = _run(client, _RESEND_ORPHANS, [keys.RUNNING], [now, keys.JOB_PREFIX, _new_id()])
+    resent = []
+    for i in range(0, len(flat), 4):
+        job_key, job_id, kind, queue = flat[i : i + 4]
+        send(kind, job_key, job_id, queue)
+        resent.append(job_key)
+    return resent
 
 
 def _record_failure(client: redis.Redis, job_key: str, error: str, now: float) -> None:

@@ -21,15 +21,19 @@ KOMBU_PRIORITY_SEP = "\x06\x16"
 KOMBU_PRIORITY_STEPS: tuple[int, ...] = (0, 3, 6, 9)
 
 # Jobs: a hash per pending/running job, a sorted set of debounce due times (score: unix seconds),
-# a hash of parked (poison) jobs and a capped list of recent permanent failures.
+# a sorted set of running job keys (score: start time) that the orphan sweep walks, a hash of
+# parked (poison) jobs and a capped list of recent permanent failures.
 JOB_PREFIX = PREFIX + "job:"
 DUE = PREFIX + "due"
+RUNNING = PREFIX + "running"
 PARKED = PREFIX + "parked"
 FAILED = PREFIX + "failed"
 FAILED_KEEP = 200
 
-# Per-(repo, branch) execution lock.
+# Execution locks (short leases a running job renews): one per (repo, branch) for branch jobs,
+# one per job key for repo-wide maintenance jobs.
 BRANCH_LOCK_PREFIX = PREFIX + "lock:branch:"
+JOB_LOCK_PREFIX = PREFIX + "lock:job:"
 
 # Webhook delivery ids already seen, per provider and repo (SET NX with a TTL): ids are only
 # unique per hook, so two repos (or two hosts of one provider) may send the same one.
@@ -63,6 +67,10 @@ def parse_job_key(key: str) -> tuple[str, str, str, str]:
 
 def branch_lock(repo: str, branch: str) -> str:
     return f"{BRANCH_LOCK_PREFIX}{repo}:{branch}"
+
+
+def job_lock(job_key: str) -> str:
+    return JOB_LOCK_PREFIX + job_key
 
 
 def delivery(provider: str, repo: str, delivery_id: str) -> str:

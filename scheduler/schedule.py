@@ -5,7 +5,8 @@ a reconcile pass and the retirement of idle branches run on their own intervals.
 scheduler acts at a time: it holds a Redis lock whose TTL it renews every tick, and a standby
 takes over within one TTL of the holder dying. Last run times live in Redis too, so a restarted
 (or replacement) scheduler does not fire everything again. Every tick also drains the due set
-(debounced jobs whose time has come). Times are unix seconds.
+(debounced jobs whose time has come) and re-sends running jobs whose worker died (their lock
+lease lapsed). Times are unix seconds.
 """
 
 from __future__ import annotations
@@ -108,6 +109,7 @@ class SchedulerLock:
 class TickReport:
     leader: bool
     drained: int = 0
+    resent: tuple[str, ...] = ()
     fired: tuple[str, ...] = ()
     sent: int = 0
 
@@ -126,11 +128,14 @@ class Scheduler:
         return {k: float(v) for k, v in self.client.hgetall(keys.SCHEDULE_LAST_RUN).items()}
 
     def tick(self, now: float | None = None) -> TickReport:
-        """One round: hold the lock, drain the due set, fire what is due."""
+        """One round: hold the lock, drain the due set, re-send orphaned jobs, fire what is due."""
         now = time.time() if now is None else now
         if not self.lock.hold():
             return TickReport(leader=False)
         report = TickReport(leader=True, drained=jobs.drain_due(self.client, self.send, now=now))
+        report.resent = tuple(jobs.resend_orphans(self.client, self.send, now=now))
+        for job_key in report.resent:
+            log.warning("job %s lost its worker (its lock lapsed); sent again", job_key)
         fired = due_entries(self.entries, self._last_runs(), now)
         for entry in fired:
             for spec in entry.specs:

@@ -13,6 +13,7 @@ import hashlib
 import hmac
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -132,7 +133,8 @@ SECRET = "cluster-test-secret"
 
 
 def cluster_env(root: Path, redis_url: str, chroma_url: str, config: Path,
-                visibility_timeout_seconds: int = 12) -> dict[str, str]:
+                visibility_timeout_seconds: int = 12,
+                lock_lease_seconds: int = 6) -> dict[str, str]:
     """The environment of every cluster process of one test (fast embedder, short timeouts)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("FRESHMARK_", "PROMETHEUS"))}
     (root / "prometheus").mkdir(parents=True, exist_ok=True)
@@ -144,6 +146,7 @@ def cluster_env(root: Path, redis_url: str, chroma_url: str, config: Path,
         "FRESHMARK_CHROMA_URL": chroma_url,
         "FRESHMARK_VISIBILITY_TIMEOUT_SECONDS": str(visibility_timeout_seconds),
         "FRESHMARK_RESTORE_INTERVAL_SECONDS": "1",
+        "FRESHMARK_LOCK_LEASE_SECONDS": str(lock_lease_seconds),
         "PROMETHEUS_MULTIPROC_DIR": str(root / "prometheus"),
         SECRET_ENV: SECRET,
         "PYTHONPATH": str(REPO_ROOT),
@@ -168,11 +171,13 @@ class Cluster:
     def settings(self) -> Settings:
         return Settings.from_env(self.env)
 
-    def spawn(self, *args: str, log_name: str) -> subprocess.Popen[bytes]:
-        """``freshmark ARGS`` in its own process group (so kill -9 takes its children too)."""
+    def spawn(self, *args: str, log_name: str, host: str | None = None) -> subprocess.Popen[bytes]:
+        """``freshmark ARGS`` in its own process group (so kill -9 takes its children too), on a
+        host of its own name when ``host`` is given (see ``on_own_host``)."""
         log = open(self.root / f"{log_name}.log", "ab")  # noqa: SIM115 - owned by the process
+        argv = [*FRESHMARK, *args]
         proc = subprocess.Popen(
-            [*FRESHMARK, *args],
+            on_own_host(host, argv) if host else argv,
             cwd=REPO_ROOT, env=self.env, stdout=log, stderr=subprocess.STDOUT,
             start_new_session=True,
         )
@@ -180,11 +185,11 @@ class Cluster:
         return proc
 
     def start_worker(self, queues: str = "hot,infra,ondemand,maintenance", concurrency: int = 2,
-                     name: str = "w1") -> subprocess.Popen[bytes]:
+                     name: str = "w1", host: str | None = None) -> subprocess.Popen[bytes]:
         log_path = self.root / f"worker-{name}.log"
         start = log_path.stat().st_size if log_path.exists() else 0
         proc = self.spawn("worker", "--queues", queues, "--concurrency", str(concurrency),
-                          "--name", f"{name}@%h", log_name=f"worker-{name}")
+                          "--name", f"{name}@%h", log_name=f"worker-{name}", host=host)
 
         def ready() -> bool:
             return b"ready." in log_path.read_bytes()[start:] or proc.poll() is not None
@@ -255,6 +260,20 @@ class Cluster:
             return wait_until(stamped, timeout_seconds, f"{repo_id}@{branch} at {commit[:8]}")
         except AssertionError as exc:
             raise AssertionError(f"{exc}\n{self.logs()}") from None
+
+
+def on_own_host(host: str, argv: list[str]) -> list[str]:
+    """``argv`` in a UTS namespace of its own whose host name is ``host``: to this machine's
+    processes it looks like a process on another machine (``socket.gethostname()``)."""
+    return ["unshare", "--uts", "sh", "-c", 'hostname "$0" && exec "$@"', host, *argv]
+
+
+def can_run_on_own_host() -> bool:
+    """True where ``on_own_host`` works (root, or a user allowed to make UTS namespaces)."""
+    if shutil.which("unshare") is None:
+        return False
+    probe = subprocess.run(on_own_host("freshmark-probe", ["true"]), capture_output=True)
+    return probe.returncode == 0
 
 
 def _healthy(base_url: str) -> bool:

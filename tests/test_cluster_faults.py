@@ -3,6 +3,10 @@ poison job. Few and bounded: every wait has a timeout; every process is stopped 
 
 from __future__ import annotations
 
+import os
+import re
+import signal
+import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -15,6 +19,7 @@ from cluster_support import (
     SECRET_ENV,
     Cluster,
     PrivateRedis,
+    can_run_on_own_host,
     client_for,
     cluster_env,
     make_remote,
@@ -33,15 +38,30 @@ from freshmark.store import Store
 
 pytestmark = [pytest.mark.slow, pytest.mark.server]
 
+LEASE_SECONDS = 6  # renewed every 2 s: a loaded 2-core test machine may stall a beat or two
+# Long enough that kombu's own redelivery of a dead worker's message can't be what recovers a
+# job in the tests below: only the lease lapsing and the scheduler's orphan sweep can.
+LONG_VISIBILITY_SECONDS = 600
+RECOVERY_DEADLINE_SECONDS = 120  # generous, and still far inside the visibility timeout
+KILLED_JOB_FILES = 200  # a job of a few seconds: killed while it runs, not after
+# The scheduler fires nothing by itself (no layer rebuilds, no reconcile): it only sweeps.
+SWEEP_ONLY = {"layers": '[[layers]]\nname = "default"\ninterval_seconds = 0\n',
+              "service": "reconcile_interval_seconds = 0",
+              "visibility_timeout_seconds": LONG_VISIBILITY_SECONDS}
+
 
 def _cluster(root: Path, redis_url: str, chroma_url: str, *, service: str = "",
-             url: str | None = None) -> tuple[Cluster, str, RepoBuilder]:
+             url: str | None = None, layers: str = "",
+             visibility_timeout_seconds: int = 12) -> tuple[Cluster, str, RepoBuilder]:
     remote, work = make_remote(root / "remotes", "shop")
     repo_id = f"shop-{uuid.uuid4().hex[:6]}"
     config = write_config(root / "freshmark.toml", [
         {"id": repo_id, "url": url or f"file://{remote}", "branches": ["main"],
-         "provider": "github", "webhook_secret_env": SECRET_ENV}], service=service)
-    return Cluster(root, cluster_env(root, redis_url, chroma_url, config)), repo_id, work
+         "provider": "github", "webhook_secret_env": SECRET_ENV}], service=service, layers=layers)
+    env = cluster_env(root, redis_url, chroma_url, config,
+                      visibility_timeout_seconds=visibility_timeout_seconds,
+                      lock_lease_seconds=LEASE_SECONDS)
+    return Cluster(root, env), repo_id, work
 
 
 @pytest.fixture
@@ -158,3 +178,123 @@ def test_poison_job_is_parked_after_its_attempts_and_says_so(tmp_path: Path, pro
         assert f"job {job_key} parked after 2 attempts" in log
     finally:
         cluster.stop_all()
+
+
+# --- a dead worker's job comes back within a lease, not a visibility timeout ------------------
+
+
+def _wait_running(cluster: Cluster, repo_id: str, head: str) -> dict[str, str]:
+    """Push ``head`` and wait until its job runs; the job's hash then."""
+    assert cluster.push_webhook(repo_id, head).status_code == 202
+    client, job = cluster.client(), keys.job(f"index:{repo_id}:main:default")
+    wait_until(lambda: client.hget(job, "state") == "running", 60, "the job to start")
+    return client.hgetall(job)
+
+
+def _holder_host_and_pid(running_job: dict[str, str]) -> tuple[str, int]:
+    host, pid, _ = running_job["lock_token"].split(":")
+    return host, int(pid)
+
+
+def _still_running(cluster: Cluster, repo_id: str) -> bool:
+    """Checked right after a kill: the job was killed mid-run, not after it finished."""
+    return cluster.client().hget(keys.job(f"index:{repo_id}:main:default"), "state") == "running"
+
+
+def _log(cluster: Cluster, name: str) -> str:
+    return (cluster.root / f"{name}.log").read_text(errors="replace")
+
+
+def _deliveries(worker_log: str) -> list[str]:
+    """Celery task ids of the index messages a worker received, in order (a requeued message
+    keeps its id; a re-sent job gets a new one)."""
+    return re.findall(r"index_branch\[([0-9a-f-]+)\] received", worker_log)
+
+
+def test_job_of_a_killed_worker_is_sent_again_once_its_lease_lapses(
+    tmp_path: Path, private_redis: PrivateRedis, chroma_server
+) -> None:
+    cluster, repo_id, work = _cluster(tmp_path, private_redis.url, chroma_server.url,
+                                      **SWEEP_ONLY)
+    try:
+        head = _big_commit(work, files=KILLED_JOB_FILES)
+        worker = cluster.start_worker(concurrency=1)
+        cluster.start_server()
+        cluster.start_scheduler()
+        _wait_running(cluster, repo_id, head)
+        cluster.kill(worker)  # parent and child: no requeue, the message stays unacked
+        assert _still_running(cluster, repo_id)
+        cluster.start_worker(concurrency=1, name="w2")
+        cluster.wait_for_stamp(repo_id, head, timeout_seconds=RECOVERY_DEADLINE_SECONDS)
+    finally:
+        cluster.stop_all()
+    assert f"job index:{repo_id}:main:default lost its worker" in _log(cluster, "scheduler")
+
+
+def test_job_of_a_killed_pool_child_runs_again(tmp_path: Path, private_redis: PrivateRedis,
+                                               chroma_server) -> None:
+    cluster, repo_id, work = _cluster(tmp_path, private_redis.url, chroma_server.url,
+                                      **SWEEP_ONLY)
+    try:
+        head = _big_commit(work, files=KILLED_JOB_FILES)
+        cluster.start_worker(concurrency=1)
+        cluster.start_server()
+        cluster.start_scheduler()
+        _, child = _holder_host_and_pid(_wait_running(cluster, repo_id, head))
+        os.kill(child, signal.SIGKILL)
+        assert _still_running(cluster, repo_id)
+        cluster.wait_for_stamp(repo_id, head, timeout_seconds=RECOVERY_DEADLINE_SECONDS)
+    finally:
+        cluster.stop_all()
+
+
+@pytest.mark.skipif(not can_run_on_own_host(), reason="needs unshare --uts to act as two hosts")
+def test_job_of_a_killed_pool_child_requeued_to_another_host_is_not_held_up_by_its_lock(
+    tmp_path: Path, private_redis: PrivateRedis, chroma_server
+) -> None:
+    # Two replicas of one queue's worker (the chart runs two for "hot"), each concurrency 1:
+    # the requeued message goes to the idle one, which cannot tell that the lock's holder, a
+    # process on another host, is dead. It used to wait for the lock's TTL (0.9 x visibility).
+    cluster, repo_id, work = _cluster(tmp_path, private_redis.url, chroma_server.url,
+                                      **SWEEP_ONLY)
+    try:
+        head = _big_commit(work, files=KILLED_JOB_FILES)
+        for name in ("a", "b"):
+            cluster.start_worker(concurrency=1, name=name, host=f"fm-host-{name}")
+        cluster.start_server()
+        cluster.start_scheduler()
+        host, child = _holder_host_and_pid(_wait_running(cluster, repo_id, head))
+        os.kill(child, signal.SIGKILL)
+        assert _still_running(cluster, repo_id)
+        cluster.wait_for_stamp(repo_id, head, timeout_seconds=RECOVERY_DEADLINE_SECONDS)
+    finally:
+        cluster.stop_all()
+    killed, other = ("a", "b") if host == "fm-host-a" else ("b", "a")
+    first_delivery = _deliveries(_log(cluster, f"worker-{killed}"))[0]
+    assert first_delivery in _deliveries(_log(cluster, f"worker-{other}"))  # requeued there
+
+
+def test_job_of_a_live_worker_keeps_its_lock_and_is_not_sent_again(
+    tmp_path: Path, private_redis: PrivateRedis
+) -> None:
+    chroma = ChromaServer(tmp_path / "chroma-data")
+    chroma.data_dir.mkdir()
+    chroma.start()
+    cluster, repo_id, work = _cluster(tmp_path, private_redis.url, chroma.url, **SWEEP_ONLY)
+    try:
+        cluster.start_worker(concurrency=1)
+        cluster.start_server()
+        cluster.start_scheduler()
+        os.kill(chroma.proc.pid, signal.SIGSTOP)  # the job will wait on the store, worker alive
+        running = _wait_running(cluster, repo_id, work.head())
+        time.sleep(4 * LEASE_SECONDS)  # an unrenewed lock would have lapsed by now
+        client, job = cluster.client(), keys.job(f"index:{repo_id}:main:default")
+        assert client.hmget(job, "id", "attempts") == [running["id"], "1"]
+        assert client.get(running["lock"]) == running["lock_token"]
+        os.kill(chroma.proc.pid, signal.SIGCONT)
+        cluster.wait_for_stamp(repo_id, work.head(), timeout_seconds=RECOVERY_DEADLINE_SECONDS)
+    finally:
+        os.kill(chroma.proc.pid, signal.SIGCONT)
+        cluster.stop_all()
+        chroma.stop()
+    assert "lost its worker" not in _log(cluster, "scheduler")

@@ -82,6 +82,16 @@ def test_tick_drains_debounced_jobs_that_are_due(redis_client: redis.Redis) -> N
     assert spec.key in send.keys()
 
 
+def test_tick_resends_a_running_job_whose_lock_lapsed(redis_client: redis.Redis) -> None:
+    spec = jobs.JobSpec(kind=jobs.KIND_INDEX, repo="shop", branch="main", layer="hot")
+    queued = jobs.enqueue(redis_client, spec)
+    jobs.claim(redis_client, spec.key, queued.job_id, max_attempts=3,
+               lock=keys.branch_lock("shop", "main"), lock_token="dead-worker")
+    send = Recorder()
+    assert Scheduler(redis_client, CONFIG, send).tick(now=5000.0).resent == (spec.key,)
+    assert spec.key in send.keys()
+
+
 # --- reconcile plan (pure) -------------------------------------------------------------------
 
 

@@ -216,6 +216,19 @@ def test_freshmark_containers_get_config_store_and_secret_environment() -> None:
         assert {"/etc/freshmark", "/var/lib/freshmark", "/tmp"} <= mounts
 
 
+def test_every_freshmark_container_gets_the_job_timings() -> None:
+    values = {"timings": {"visibilityTimeoutSeconds": 7200, "lockLeaseSeconds": 45}}
+    for name in ("fm-freshmark-serve", "fm-freshmark-scheduler", "fm-freshmark-worker-hot"):
+        env = {e["name"]: e.get("value") for e in container(render(values), name)["env"]}
+        assert (env["FRESHMARK_VISIBILITY_TIMEOUT_SECONDS"], env["FRESHMARK_LOCK_LEASE_SECONDS"]) \
+            == ("7200", "45")
+
+
+def test_a_lock_lease_not_below_the_visibility_timeout_fails_to_render() -> None:
+    with pytest.raises(helm.HelmError, match="lockLeaseSeconds must be below"):
+        render({"timings": {"visibilityTimeoutSeconds": 60, "lockLeaseSeconds": 60}})
+
+
 def test_workers_write_multiprocess_metrics_to_a_writable_dir() -> None:
     spec = container(render(), "fm-freshmark-worker-hot")
     env = {e["name"]: e.get("value") for e in spec["env"]}

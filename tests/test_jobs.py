@@ -9,6 +9,7 @@ import redis
 from cluster_support import Recorder
 
 from freshmark import jobs, keys
+from freshmark.errors import ConfigError
 
 SPEC = jobs.JobSpec(kind=jobs.KIND_INDEX, repo="shop", branch="main", layer="hot", queue="hot",
                     target="a" * 40, reason="push")
@@ -166,11 +167,94 @@ def test_queue_lengths_count_every_priority_list(redis_client: redis.Redis) -> N
     assert lengths == {"hot": 3, "infra": 1, "ondemand": 0, "maintenance": 0}
 
 
-def test_timings_order_soft_hard_lock_and_visibility() -> None:
+def test_timings_stop_a_task_before_its_message_is_handed_on() -> None:
     for visibility in (10, 600, 3600, 86400):
-        t = jobs.Timings(visibility_timeout_seconds=visibility)
-        assert (t.soft_time_limit_seconds < t.time_limit_seconds < t.lock_ttl_seconds
-                < t.visibility_timeout_seconds < t.stale_seconds)
+        t = jobs.Timings(visibility_timeout_seconds=visibility, lock_lease_seconds=5)
+        assert (t.soft_time_limit_seconds < t.time_limit_seconds < t.visibility_timeout_seconds
+                < t.stale_seconds)
+
+
+def test_timings_renew_a_lease_three_times_before_it_lapses() -> None:
+    t = jobs.Timings()
+    assert t.heartbeat_seconds * 3 == t.lock_lease_seconds < t.visibility_timeout_seconds
+
+
+def test_lock_lease_comes_from_the_environment() -> None:
+    env = {"FRESHMARK_VISIBILITY_TIMEOUT_SECONDS": "600", "FRESHMARK_LOCK_LEASE_SECONDS": "45"}
+    assert jobs.Timings.from_env(env).lock_lease_seconds == 45
+
+
+@pytest.mark.parametrize("lease", [0, 600, 900])
+def test_a_lease_not_shorter_than_the_visibility_timeout_is_refused(lease: int) -> None:
+    with pytest.raises(ConfigError, match="FRESHMARK_LOCK_LEASE_SECONDS"):
+        jobs.Timings(visibility_timeout_seconds=600, lock_lease_seconds=lease)
+
+
+LOCK = keys.branch_lock("shop", "main")
+
+
+def _claim_holding(client: redis.Redis, token: str = "vm:1:run") -> jobs.EnqueueResult:
+    """A job claimed by a run that holds LOCK with ``token``."""
+    queued = jobs.enqueue(client, SPEC)
+    client.set(LOCK, token, px=60_000)
+    jobs.claim(client, SPEC.key, queued.job_id, max_attempts=3, lock=LOCK, lock_token=token)
+    return queued
+
+
+def test_running_job_whose_lock_lapsed_is_resent(redis_client: redis.Redis) -> None:
+    send = Recorder()
+    old = _claim_holding(redis_client)
+    redis_client.delete(LOCK)  # the worker died and stopped renewing
+    assert jobs.resend_orphans(redis_client, send) == [SPEC.key]
+    (kind, job_key, new_id, queue), = send.sent
+    assert (kind, job_key, queue) == (jobs.KIND_INDEX, SPEC.key, "hot") and new_id != old.job_id
+    assert jobs.job_state(redis_client, SPEC.key)["state"] == jobs.QUEUED
+    assert jobs.claim(redis_client, SPEC.key, old.job_id, max_attempts=3).outcome == "stale"
+
+
+def test_running_job_whose_lock_another_run_holds_is_resent(redis_client: redis.Redis) -> None:
+    _claim_holding(redis_client)
+    redis_client.set(LOCK, "vm:2:the-next-run", px=60_000)
+    assert jobs.resend_orphans(redis_client, Recorder()) == [SPEC.key]
+
+
+def test_running_job_that_holds_its_lock_is_not_resent(redis_client: redis.Redis) -> None:
+    send = Recorder()
+    _claim_holding(redis_client)
+    assert jobs.resend_orphans(redis_client, send) == [] and send.sent == []
+    assert jobs.job_state(redis_client, SPEC.key)["state"] == jobs.RUNNING
+
+
+def test_orphaned_job_is_resent_once(redis_client: redis.Redis) -> None:
+    _claim_holding(redis_client)
+    redis_client.delete(LOCK)
+    first, second = (jobs.resend_orphans(redis_client, Recorder()) for _ in range(2))
+    assert (first, second) == ([SPEC.key], [])
+
+
+def test_resent_orphan_keeps_its_attempt_count(redis_client: redis.Redis) -> None:
+    _claim_holding(redis_client)
+    redis_client.delete(LOCK)
+    send = Recorder()
+    jobs.resend_orphans(redis_client, send)
+    again = jobs.claim(redis_client, SPEC.key, send.sent[0][2], max_attempts=3)
+    assert again.job is not None and again.job.attempts == 2  # a job that kills workers parks
+
+
+def test_finished_job_leaves_the_running_set(redis_client: redis.Redis) -> None:
+    queued = _claim_holding(redis_client)
+    assert redis_client.zscore(keys.RUNNING, SPEC.key) is not None
+    jobs.finish(redis_client, SPEC.key, queued.job_id, "done")
+    assert redis_client.zcard(keys.RUNNING) == 0
+
+
+def test_job_claimed_without_a_lock_is_left_to_the_stale_backstop(
+    redis_client: redis.Redis,
+) -> None:
+    queued = jobs.enqueue(redis_client, SPEC)
+    jobs.claim(redis_client, SPEC.key, queued.job_id, max_attempts=3)
+    assert jobs.resend_orphans(redis_client, Recorder()) == []
+    assert jobs.job_state(redis_client, SPEC.key)["state"] == jobs.RUNNING
 
 
 def _waits(max_attempts: int, cap: float = 300.0, jitter: float = 0.0) -> list[float]:

@@ -1,7 +1,10 @@
 """The Celery app: broker settings, queues and the one function producers use to send a job.
 
 Settings follow OPS.md: late acks, requeue when a worker dies, prefetch 1, results ignored, and
-limits ordered soft < hard < branch lock TTL < visibility timeout (``freshmark.jobs.Timings``).
+limits ordered soft < hard < visibility timeout (``freshmark.jobs.Timings``). A job whose worker
+dies without a requeue (the whole worker killed, or the requeued message landing on another
+host) does not wait for the visibility timeout: its lock lease lapses and the scheduler re-sends
+it (``freshmark.jobs.resend_orphans``).
 kombu's Redis transport scans for messages whose visibility timeout has passed only every
 ``unacked_restore_interval * unacked_restore_throttle`` seconds (10 * 10 by default, which is
 where the "visibility timeout + ~100 s" comes from); the throttle is set to 1 so a killed

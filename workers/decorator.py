@@ -1,7 +1,8 @@
 """``job_task``: the one way tasks are declared (Sentry's task wrapper is the model).
 
-Every task takes ``(job_key, job_id)`` and gets, from the decorator: its queue, the
-per-(repo, branch) execution lock, the claim (attempt counting and parking), timing, outcome
+Every task takes ``(job_key, job_id)`` and gets, from the decorator: its queue, an execution
+lock (the (repo, branch) lock for branch jobs, the job's own for repo-wide ones) that a heartbeat
+thread renews while the job runs, the claim (attempt counting and parking), timing, outcome
 metrics, and the retry policy by error class:
 
 - ``PermanentError``: fail fast, no retry (the job is dropped and recorded as failed).
@@ -23,7 +24,7 @@ from typing import Any
 
 from celery import Task
 
-from freshmark import jobs, metrics
+from freshmark import jobs, keys, metrics
 from freshmark.errors import PermanentError
 from freshmark.keys import parse_job_key
 from freshmark.redact import redact
@@ -83,31 +84,48 @@ def _run_claimed(task: Task, body: Body, ctx: WorkerContext, job: jobs.Job) -> d
     return {"outcome": outcome, **result}
 
 
+def _lock_name(job_key: str, lock_branch: bool) -> str:
+    """Branch jobs share their branch's lock; a repo-wide job only excludes itself."""
+    _, repo, branch, _ = parse_job_key(job_key)
+    return keys.branch_lock(repo, branch) if lock_branch else keys.job_lock(job_key)
+
+
+def _lock_busy_wait_seconds(task: Task, ctx: WorkerContext) -> float:
+    # A dead holder's lease lapses within one lease: never wait much longer than that.
+    cap = min(LOCK_BUSY_MAX_SECONDS, ctx.timings.lock_lease_seconds,
+              ctx.timings.visibility_timeout_seconds / 4)
+    return min(cap, LOCK_BUSY_RETRY_SECONDS * 2 ** (task.request.retries or 0))
+
+
+def _claim_and_run(task: Task, body: Body, ctx: WorkerContext, job_key: str, job_id: str,
+                   lock: str, token: str) -> dict[str, Any]:
+    claim = jobs.claim(ctx.redis, job_key, job_id, max_attempts=ctx.config.max_attempts,
+                       lock=lock, lock_token=token)
+    if claim.outcome == "parked":
+        queue = task.request.delivery_info.get("routing_key") or "unknown"
+        _count(queue, "parked")
+        log.error("job %s parked after %d attempts; see freshmark:parked", job_key,
+                  ctx.config.max_attempts)
+        return {"outcome": "parked"}
+    if claim.job is None:  # gone or stale: a duplicate or superseded message
+        return {"outcome": claim.outcome}
+    return _run_claimed(task, body, ctx, claim.job)
+
+
 def _run(task: Task, body: Body, job_key: str, job_id: str, lock_branch: bool) -> dict[str, Any]:
     ctx = current_context()
-    _, repo, branch, _ = parse_job_key(job_key)
-    token = None
-    if lock_branch:
-        token = branch_lock.acquire(ctx.redis, repo, branch, ctx.timings.lock_ttl_seconds,
-                                    wait_seconds=LOCK_WAIT_SECONDS)
-        if token is None:  # another job of this branch runs: come back later, no attempt
-            cap = min(LOCK_BUSY_MAX_SECONDS, ctx.timings.visibility_timeout_seconds / 4)
-            wait = min(cap, LOCK_BUSY_RETRY_SECONDS * 2 ** (task.request.retries or 0))
-            raise task.retry(countdown=wait, max_retries=None)
+    timings = ctx.timings
+    lock = _lock_name(job_key, lock_branch)
+    token = branch_lock.acquire(ctx.redis, lock, timings.lock_lease_seconds,
+                                wait_seconds=LOCK_WAIT_SECONDS)
+    if token is None:  # another run holds it: come back later, no attempt
+        raise task.retry(countdown=_lock_busy_wait_seconds(task, ctx), max_retries=None)
     try:
-        claim = jobs.claim(ctx.redis, job_key, job_id, max_attempts=ctx.config.max_attempts)
-        if claim.outcome == "parked":
-            queue = task.request.delivery_info.get("routing_key") or "unknown"
-            _count(queue, "parked")
-            log.error("job %s parked after %d attempts; see freshmark:parked", job_key,
-                      ctx.config.max_attempts)
-            return {"outcome": "parked"}
-        if claim.job is None:  # gone or stale: a duplicate or superseded message
-            return {"outcome": claim.outcome}
-        return _run_claimed(task, body, ctx, claim.job)
+        with branch_lock.Heartbeat(ctx.redis, lock, token, lease_seconds=timings.lock_lease_seconds,
+                                   every_seconds=timings.heartbeat_seconds):
+            return _claim_and_run(task, body, ctx, job_key, job_id, lock, token)
     finally:
-        if token is not None:
-            branch_lock.release(ctx.redis, repo, branch, token)
+        branch_lock.release(ctx.redis, lock, token)
 
 
 def job_task(name: str, *, queue: str, lock_branch: bool) -> Callable[[Body], Task]:

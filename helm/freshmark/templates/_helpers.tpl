@@ -124,6 +124,13 @@ checksum/secret: {{ include (print .Template.BasePath "/secret.yaml") . | sha256
   value: {{ .Values.embedder | quote }}
 - name: FRESHMARK_CHROMA_URL
   value: {{ include "freshmark.chromaUrl" . | quote }}
+- name: FRESHMARK_VISIBILITY_TIMEOUT_SECONDS
+  value: {{ .Values.timings.visibilityTimeoutSeconds | quote }}
+- name: FRESHMARK_LOCK_LEASE_SECONDS
+  {{- if ge (int .Values.timings.lockLeaseSeconds) (int .Values.timings.visibilityTimeoutSeconds) }}
+  {{- fail "timings.lockLeaseSeconds must be below timings.visibilityTimeoutSeconds" }}
+  {{- end }}
+  value: {{ .Values.timings.lockLeaseSeconds | quote }}
 - name: HOME
   value: /tmp
 {{- end }}
