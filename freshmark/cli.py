@@ -63,7 +63,8 @@ def _print_summary(summary: dict[str, Any]) -> None:
 ))
 @click.argument("path", type=click.Path(file_okay=False, path_type=Path))
 @click.option("--branch", "-b", help="Branch to index (default: the checked-out branch).")
-@click.option("--base", help="For a branch never indexed: seed it from this branch's index.")
+@click.option("--base", help="For a branch never indexed: index it as an overlay on this "
+              "branch's index (only the files that differ are stored).")
 @click.option("--layer", help="Refresh only this layer (from the config) and stamp only it.")
 @click.option(
     "--config",

@@ -207,7 +207,8 @@ def _wait_for(client: Any, job_key: str, timeout_seconds: float) -> str:
 ))
 @click.argument("repo")
 @click.argument("branch")
-@click.option("--base", help="Seed from this branch's index (default: the repo's first tracked).")
+@click.option("--base", help="Layer it on this branch's index (default: the repo's first "
+              "tracked).")
 @click.option("--local", is_flag=True, help="Index in this process instead of queueing a job.")
 @click.option("--wait", is_flag=True, help="Wait for the queued job to finish.")
 @click.option("--timeout-seconds", type=float, default=600.0, show_default=True)

@@ -351,43 +351,6 @@ class BranchIndex:
         got = _guard("count chunks", lambda: self._collection.get(where=where, include=[]))
         return len(got["ids"])
 
-    def copy_from(
-        self,
-        source: BranchIndex,
-        overrides: dict[str, Any] | None = None,
-        progress: Callable[[int], None] | None = None,
-    ) -> int:
-        """Copy every chunk and its vector from another collection (a branch seeded from a base).
-
-        ``overrides`` are metadata values set on every copy in the same write (e.g. the branch).
-        """
-        copied = 0
-        offset = 0
-        while True:
-            got = _guard(
-                "copy chunks",
-                lambda offset=offset: source._collection.get(
-                    include=["metadatas", "documents", "embeddings"], limit=READ_PAGE, offset=offset
-                ),
-            )
-            if not got["ids"]:
-                return copied
-            _guard(
-                "copy chunks",
-                lambda got=got: self._collection.upsert(
-                    ids=got["ids"],
-                    embeddings=np.asarray(got["embeddings"], dtype=np.float32),
-                    documents=got["documents"],
-                    metadatas=[{**m, **(overrides or {})} for m in got["metadatas"]],
-                ),
-            )
-            copied += len(got["ids"])
-            if progress:
-                progress(copied)
-            if len(got["ids"]) < READ_PAGE:
-                return copied
-            offset += READ_PAGE
-
 
 class Store:
     """The set of branch collections in one Chroma (embedded or server)."""

@@ -2,7 +2,8 @@
 scheduler subprocesses, a remote with a tracked branch and a config file (fixtures that use
 them are in ``cluster_fixtures``).
 
-Redis databases 11 (unit tests) and 12 (process tests) on 127.0.0.1:6379 are ours and are
+Redis databases 11 (unit tests) and 12 (process tests) on 127.0.0.1:6379 (or the port in
+FRESHMARK_TEST_REDIS_PORT) are ours and are
 flushed around every test. Destructive tests (restarting Redis) start a private redis-server
 on a free port instead of touching the shared one.
 """
@@ -33,7 +34,9 @@ from freshmark import jobs
 from freshmark.settings import Settings
 from freshmark.store import Manifest, Store
 
-REDIS_HOST, REDIS_PORT = "127.0.0.1", 6379
+# Another port (a private redis-server) lets two checkouts run their suites side by side.
+REDIS_HOST = "127.0.0.1"
+REDIS_PORT = int(os.environ.get("FRESHMARK_TEST_REDIS_PORT", "6379"))
 UNIT_DB, PROCESS_DB = 11, 12
 REPO_ROOT = Path(__file__).resolve().parent.parent
 # The ``freshmark`` console script, whether or not the package is installed.

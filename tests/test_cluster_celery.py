@@ -4,12 +4,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from cluster_support import REDIS_PORT
+
 from freshmark import jobs
 from freshmark.config import Config, Layer
 from freshmark.settings import Settings
 from workers.celery_app import TASK_FOR_KIND, app, celery_config, queue_names
 
-SETTINGS = Settings(home=Path("/tmp/unused"), redis_url="redis://127.0.0.1:6379/12")
+SETTINGS = Settings(home=Path("/tmp/unused"), redis_url=f"redis://127.0.0.1:{REDIS_PORT}/12")
 
 
 def test_late_acks_requeue_on_worker_loss_and_prefetch_one() -> None:

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 import redis
-from cluster_support import flushed
+from cluster_support import REDIS_PORT, flushed
 from prometheus_client.parser import text_string_to_metric_families
 
 from freshmark import keys, metrics
@@ -50,7 +50,7 @@ def labels(repo: str = "shop", branch: str = "main", layer: str = "hot") -> Labe
 
 @pytest.fixture
 def redis_db() -> Iterator[redis.Redis]:
-    yield from flushed(redis.Redis(host="127.0.0.1", port=6379, db=REDIS_DB))
+    yield from flushed(redis.Redis(host="127.0.0.1", port=REDIS_PORT, db=REDIS_DB))
 
 
 def test_freshness_rows_become_gauges_per_repo_branch_and_layer(tmp_path: Path) -> None:
@@ -107,7 +107,7 @@ def test_queue_lengths_are_read_from_redis_at_scrape_time(redis_db: redis.Redis)
 
 def test_redis_store_serves_rows_published_by_another_client(redis_db: redis.Redis) -> None:
     RedisFreshnessStore(redis_db).publish([row(stale_chunks=7)])
-    reader = redis.Redis(host="127.0.0.1", port=6379, db=REDIS_DB)
+    reader = redis.Redis(host="127.0.0.1", port=REDIS_PORT, db=REDIS_DB)
 
     got = samples(metrics.render_latest(redis=reader)[0])
 

@@ -3,6 +3,8 @@ after a lost Redis connection cannot stop the worker (see ``workers/broker_loss.
 
 from __future__ import annotations
 
+from cluster_support import REDIS_PORT
+
 from workers.broker_loss import BrokerLossSafeRequest
 from workers.celery_app import app
 
@@ -28,7 +30,8 @@ def test_channel_of_a_collected_connection_raises_a_connection_error() -> None:
     from kombu import Connection
     from redis.exceptions import ConnectionError as RedisConnectionError
 
-    connection = Connection("redis://127.0.0.1:6379/14", transport="workers.broker_loss:Transport")
+    connection = Connection(f"redis://127.0.0.1:{REDIS_PORT}/14",
+                            transport="workers.broker_loss:Transport")
     channel = connection.channel()
     channel.connection.client = None  # what Celery's connection.collect() leaves behind
     try:
