@@ -21,6 +21,11 @@ Example::
     interval_seconds = 86400
     queue = "infra"
 
+    [scale_out]                       # a large run split into batches any worker embeds
+    min_files = 1000                  # changed files (all layers) from which a run splits; 0: never
+    files_per_batch = 128
+    lease_seconds = 120               # a batch claim not renewed for this long is presumed lost
+
     [[repos]]
     id = "shop"
     url = "https://git.example.com/shop.git"
@@ -127,6 +132,24 @@ class ClassifyRules:
 
 
 @dataclass(frozen=True)
+class ScaleOut:
+    """When and how an index job splits into batch tasks (``workers.scaleout``).
+
+    A run whose diff touches at least ``min_files`` files (a full index, a big merge) is cut into
+    batches of about ``files_per_batch`` files that any worker process may embed; smaller runs
+    stay in one task. A batch whose claim has not been renewed for ``lease_seconds`` (its
+    worker died on another host) is run again by the coordinating job.
+    """
+
+    min_files: int = 1000
+    files_per_batch: int = 128
+    lease_seconds: int = 120
+
+    def splits(self, files: int) -> bool:
+        return self.min_files > 0 and files >= self.min_files
+
+
+@dataclass(frozen=True)
 class Config:
     layers: tuple[Layer, ...] = (Layer(DEFAULT_LAYER),)
     rules: ClassifyRules = field(default_factory=ClassifyRules)
@@ -137,6 +160,7 @@ class Config:
     max_attempts: int = 5
     retry_window_seconds: int = 60  # retries of a job span at least this (a service restart)
     reconcile_interval_seconds: int = 120
+    scale_out: ScaleOut = field(default_factory=ScaleOut)
 
     def layer_for(self, path: str, layers: tuple[Layer, ...] | None = None) -> Layer | None:
         """The first layer whose globs match ``path``; None if no layer claims it."""
@@ -241,6 +265,20 @@ def _repos(raw: Any) -> tuple[RepoConfig, ...]:
     return tuple(repos)
 
 
+def _scale_out(raw: Any) -> ScaleOut:
+    if not isinstance(raw, dict):
+        raise ConfigError("[scale_out] must be a table")
+    defaults = ScaleOut()
+    scale_out = ScaleOut(
+        min_files=_int(raw, "min_files", defaults.min_files, "scale_out"),
+        files_per_batch=_int(raw, "files_per_batch", defaults.files_per_batch, "scale_out"),
+        lease_seconds=_int(raw, "lease_seconds", defaults.lease_seconds, "scale_out"),
+    )
+    if scale_out.files_per_batch < 1 or scale_out.lease_seconds < 1:
+        raise ConfigError("scale_out.files_per_batch and scale_out.lease_seconds must be >= 1")
+    return scale_out
+
+
 def parse_config(data: dict[str, Any]) -> Config:
     classify = data.get("classify", {}) or {}
     index = data.get("index", {}) or {}
@@ -276,6 +314,7 @@ def parse_config(data: dict[str, Any]) -> Config:
         max_attempts=_int(service, "max_attempts", 5, "service"),
         retry_window_seconds=_int(service, "retry_window_seconds", 60, "service"),
         reconcile_interval_seconds=_int(service, "reconcile_interval_seconds", 120, "service"),
+        scale_out=_scale_out(data.get("scale_out", {}) or {}),
     )
 
 

@@ -4,6 +4,12 @@ One run per (repo, branch): for each layer, diff the layer's indexed commit to t
 only changed files, re-embed only changed chunks (vectors are reused from the store and the
 cache by text hash), tombstone what is gone, and write the manifest last. A crash anywhere
 before that leaves the previous stamp true; the next run plans the same writes and finishes.
+
+The changes are worked through in batches of files (``plan.batch_changes``). A large run can
+be split (``FanOut``, given by a worker): its batches are then embedded by any worker process,
+each one by ``index_batch`` with the run's ``RunStamp``, so a batch writes the same records
+whoever runs it, and as often as it is run. The run's own process still writes the tombstones
+of vanished paths, the manifest and the lexical snapshot, after every batch is in.
 """
 
 from __future__ import annotations
@@ -12,9 +18,9 @@ import logging
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -22,7 +28,7 @@ from freshmark.chunking import chunk_text, detect_language
 from freshmark.classify import SKIP_OVERSIZED, FileClass, classify, decode_text
 from freshmark.config import Config, Layer
 from freshmark.embedding import Embedder, EmbeddingCache, LazyEmbedder, embed_with_cache
-from freshmark.errors import BaseGone, EmbedderMismatch, PermanentError
+from freshmark.errors import BaseGone, EmbedderMismatch, NotIndexed, PermanentError
 from freshmark.gitrepo import MODE_SYMLINK, FileChange, GitRepo, ObjectNotFound
 from freshmark.overlay import (
     MAX_CHAIN_DEPTH,
@@ -34,6 +40,7 @@ from freshmark.overlay import (
 from freshmark.plan import (
     FileContext,
     FilePlan,
+    batch_changes,
     build_records,
     plan_file,
     reusable_vectors,
@@ -50,6 +57,12 @@ log = logging.getLogger("freshmark.indexer")
 # Files per planning batch: bounds memory and makes progress visible on big repos.
 FILES_PER_BATCH = 256
 
+# What a batch adds to its run's summary (``IndexSummary.batch_counts``).
+_BATCH_COUNT_FIELDS = (
+    "files_seen", "files_changed", "files_skipped", "chunks_added", "chunks_updated",
+    "chunks_unchanged", "chunks_tombstoned", "embeddings_computed", "embeddings_reused",
+    "embed_seconds",
+)
 
 
 @dataclass
@@ -78,12 +91,84 @@ class IndexSummary:
     layered_on: str | None = None  # an overlay's base branch
     overlay_chunks: int | None = None  # chunks in an overlay's own collection after the run
     chunks_purged: int = 0  # overlay chunks dropped because the base serves their files again
+    batches: int = 0  # batch tasks the run was split into (0: it ran in one process)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
     def skip(self, reason: str) -> None:
         self.files_skipped[reason] = self.files_skipped.get(reason, 0) + 1
+
+    def batch_counts(self) -> dict[str, Any]:
+        """The counts a batch contributes to its run (JSON-able: they travel through Redis)."""
+        return {name: getattr(self, name) for name in _BATCH_COUNT_FIELDS}
+
+    def add_batch_counts(self, counts: dict[str, Any]) -> None:
+        for name in _BATCH_COUNT_FIELDS:
+            if name == "files_skipped":
+                for reason, count in counts.get(name, {}).items():
+                    self.files_skipped[reason] = self.files_skipped.get(reason, 0) + count
+            else:
+                setattr(self, name, getattr(self, name) + counts.get(name, 0))
+
+
+@dataclass(frozen=True)
+class RunStamp:
+    """What every record of one run is stamped with; a batch run by another process gets it
+    from the coordinating run, so its records are the ones this process would have written."""
+
+    repo_key: str
+    repo_name: str
+    branch: str
+    head: str
+    generation: int
+    when: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> RunStamp:
+        return cls(**{f.name: data[f.name] for f in fields(cls)})
+
+
+@dataclass(frozen=True)
+class LayerBatch:
+    """Changes of one layer planned and written together (``plan.batch_changes``)."""
+
+    layer: str
+    changes: tuple[FileChange, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"layer": self.layer, "changes": [asdict(c) for c in self.changes]}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> LayerBatch:
+        return cls(data["layer"], tuple(FileChange(**c) for c in data["changes"]))
+
+
+# Runs one claimed batch in this process; its argument raises ``BatchLost`` once the claim is
+# gone (called before every write), and it returns the batch's ``batch_counts``.
+BatchRunner = Callable[[LayerBatch, Callable[[], None]], dict[str, Any]]
+
+
+class FanOut(Protocol):
+    """Spreads a large run's batches over worker processes (``workers.scaleout``).
+
+    ``run`` returns each batch's counts, in batch order, once every batch is in; the calling
+    process works on batches itself through ``run_here`` while it waits.
+    """
+
+    files_per_batch: int
+
+    def wants(self, files: int) -> bool: ...
+
+    def run(self, stamp: RunStamp, batches: Sequence[LayerBatch],
+            run_here: BatchRunner) -> list[dict[str, Any]]: ...
+
+
+def _no_claim() -> None:
+    """A run in one process holds no claim that could be lost."""
 
 
 @dataclass(frozen=True)
@@ -111,37 +196,62 @@ class _Run:
     def __init__(
         self,
         repo: GitRepo,
-        ref: RepoRef,
         index: BranchIndex | LayeredIndex,
-        branch: str,
-        head: str,
+        stamp: RunStamp,
         config: Config,
         embedder: Embedder,
         cache: EmbeddingCache,
         summary: IndexSummary,
         progress: Progress | None,
+        keep_claim: Callable[[], None] = _no_claim,
     ):
-        self.repo, self.ref, self.index, self.branch, self.head = repo, ref, index, branch, head
+        self.repo, self.index, self.stamp = repo, index, stamp
+        self.ref = RepoRef(stamp.repo_key, stamp.repo_name)
+        self.branch, self.head = stamp.branch, stamp.head
         self.config, self.embedder, self.cache = config, embedder, cache
         self.summary, self.progress = summary, progress
-        self.generation = index.manifest.generation + 1
+        self.keep_claim = keep_claim
+        self.generation = stamp.generation
         self.overlay_stamp: dict[str, Any] | None = None  # an overlay's new base stamp
         self.purged = False  # overlay records were deleted (lexical followers rebuild)
-        self.when = utc_now_iso()
+        self.when = stamp.when
         self.chunks_embedded = 0  # by this run, counted per embedder batch for progress
         self._batch = ("", 0, 0, 0)  # layer, first file, files in the batch, files in the layer
 
     # -- one layer --------------------------------------------------------------------------
+    def changes_in(self, layer: Layer, changes: Sequence[FileChange]) -> list[FileChange]:
+        return [c for c in changes if self._touches(layer, c)]
+
     def index_layer(self, layer: Layer, changes: Sequence[FileChange]) -> None:
-        mine = [c for c in changes if self._touches(layer, c)]
+        mine = self.changes_in(layer, changes)
         total = len(mine)
         self._report(layer.name, START, 0, total)
-        for start in range(0, total, FILES_PER_BATCH):
-            batch = mine[start : start + FILES_PER_BATCH]
-            self._batch = (layer.name, start, len(batch), total)
-            self._apply_batch(layer, batch)
-            self._report(layer.name, WORKING, start + len(batch), total)
+        done = 0
+        for batch in batch_changes(mine, FILES_PER_BATCH):
+            self._batch = (layer.name, done, len(batch), total)
+            self.apply_batch(layer, batch)
+            done += len(batch)
+            self._report(layer.name, WORKING, done, total)
         self._report(layer.name, DONE, total, total)
+
+    def index_split(self, work: Sequence[tuple[Layer, list[FileChange]]], fan_out: FanOut) -> None:
+        """Every layer's changes as batches that any worker may embed; back when all are in."""
+        batches = [
+            LayerBatch(layer.name, tuple(group))
+            for layer, changes in work
+            for group in batch_changes(self.changes_in(layer, changes), fan_out.files_per_batch)
+        ]
+        for counts in fan_out.run(self.stamp, batches, self.run_claimed_batch):
+            self.summary.add_batch_counts(counts)
+        self.summary.batches = len(batches)
+
+    def run_claimed_batch(
+        self, batch: LayerBatch, keep_claim: Callable[[], None]
+    ) -> dict[str, Any]:
+        """One batch of a split run in this process, counted apart: the counts of every batch
+        come back together from the fan-out, whoever ran it."""
+        return _counted_batch(self.repo, self.index, self.stamp, self.config, self.embedder,
+                              self.cache, batch, keep_claim)
 
     def _report(self, layer: str, phase: str, files_done: int, files_total: int) -> None:
         if self.progress:
@@ -157,6 +267,7 @@ class _Run:
             nonlocal embedded_in_batch
             embedded_in_batch += count
             self.chunks_embedded += count
+            self.keep_claim()
             layer, first, size, total = self._batch
             share = min(embedded_in_batch, texts_in_batch) / max(texts_in_batch, 1)
             self._report(layer, WORKING, first + int(size * share), total)
@@ -180,7 +291,9 @@ class _Run:
     def _touches(self, layer: Layer, change: FileChange) -> bool:
         return self._in_layer(layer, change.old_path) or self._in_layer(layer, change.new_path)
 
-    def _apply_batch(self, layer: Layer, changes: Sequence[FileChange]) -> None:
+    def apply_batch(self, layer: Layer, changes: Sequence[FileChange]) -> None:
+        """Plan and write one batch: read its blobs, chunk, embed what changed, write."""
+        self.keep_claim()
         paths = {p for c in changes for p in (c.old_path, c.new_path) if p}
         existing = self.index.records_for_paths(paths)
         by_path: dict[str, list[ChunkRecord]] = {}
@@ -192,6 +305,7 @@ class _Run:
         plan = FilePlan()
         for change in changes:
             plan.extend(self._plan_change(layer, change, by_path, readded))
+            self.keep_claim()
         self._write(plan, existing)
 
     def _plan_change(
@@ -275,8 +389,9 @@ class _Run:
 
     # -- writes -----------------------------------------------------------------------------
     def _write(self, plan: FilePlan, existing: Iterable[ChunkRecord]) -> None:
+        vectors = self._vectors_for(plan.embed, existing) if plan.embed else {}
+        self.keep_claim()  # a batch taken over by another process must not write as well
         if plan.embed:
-            vectors = self._vectors_for(plan.embed, existing)
             self.index.upsert(plan.embed, np.stack([vectors[r.text_sha256] for r in plan.embed]))
         if plan.restamp:
             self.index.update_metadata([(r.id, r.to_metadata()) for r in plan.restamp])
@@ -385,12 +500,16 @@ def _overlay_base(
 
 
 def _index_whole(
-    run: _Run, index: BranchIndex, layers: Sequence[Layer], target: str | None
+    run: _Run, index: BranchIndex, layers: Sequence[Layer], target: str | None,
+    fan_out: FanOut | None = None,
 ) -> tuple[bool, list[Layer]]:
-    """Each layer from its indexed commit to the head. Returns (anything diffed, layers done)."""
+    """Each layer from its indexed commit to the head, split over worker processes when
+    ``fan_out`` wants the run. Returns (anything diffed, layers done)."""
     repo, head, summary = run.repo, run.head, run.summary
     diffs: dict[str | None, list[FileChange]] = {}
     done: list[Layer] = []
+    work: list[tuple[Layer, list[FileChange]]] = []
+    lost_layers: list[Layer] = []
     for layer_ in layers:
         old = index.manifest.layer_commit(layer_.name)
         if target and _is_stale_target(repo, old, head):
@@ -406,9 +525,16 @@ def _index_whole(
             if since is None:  # gitlinks never show in a diff; count them on a full pass
                 for _ in repo.submodules(head):
                     summary.skip("submodule")
-        run.index_layer(layer_, diffs[since])
+        work.append((layer_, diffs[since]))
         if lost:
-            run.tombstone_vanished(layer_)
+            lost_layers.append(layer_)
+    if fan_out is not None and fan_out.wants(sum(len(run.changes_in(*w)) for w in work)):
+        run.index_split(work, fan_out)
+    else:
+        for layer_, changes in work:
+            run.index_layer(layer_, changes)
+    for layer_ in lost_layers:  # after every batch: the vanished paths' chunks are all written
+        run.tombstone_vanished(layer_)
     return bool(diffs), done
 
 
@@ -530,12 +656,15 @@ def index_repo(
     progress: Progress | None = None,
     store: Store | None = None,
     embedder: Embedder | None = None,
+    fan_out: FanOut | None = None,
 ) -> IndexSummary:
     """Index ``branch`` (default: the checked-out one) of the repo at ``repo_path`` to its head.
 
     ``target`` pins a commit instead of the branch head; a target older than what is indexed
     is refused as a no-op, so stamps never move backwards. ``layer`` limits the run to one
-    layer and stamps only that layer.
+    layer and stamps only that layer. ``fan_out`` (a worker's) splits a run it ``wants``
+    into batches that other worker processes help to embed; the manifest is still written
+    here, last, once every batch is in.
     """
     started = time.perf_counter()
     repo = GitRepo.open(repo_path)
@@ -558,11 +687,12 @@ def index_repo(
     layers = (config.layer(layer),) if layer else config.layers
     summary.layers = [layer_.name for layer_ in layers]
     cache = EmbeddingCache(settings.cache_dir / "embeddings.sqlite")
-    run = _Run(repo, ref, index, branch, head, config, embedder, cache, summary, progress)
+    stamp = RunStamp(ref.key, ref.name, branch, head, index.manifest.generation + 1, utc_now_iso())
+    run = _Run(repo, index, stamp, config, embedder, cache, summary, progress)
     if isinstance(index, LayeredIndex):
         changed, done = _index_overlay(run, index, layers, target)
     else:
-        changed, done = _index_whole(run, index, layers, target)
+        changed, done = _index_whole(run, index, layers, target, fan_out)
     summary.noop = not changed
     generation = run.generation if changed else index.manifest.generation
     manifest = _advance_manifest(index, done, head, run.when, generation, config,
@@ -575,3 +705,56 @@ def index_repo(
     summary.seconds = round(time.perf_counter() - started, 3)
     summary.embed_seconds = round(summary.embed_seconds, 3)
     return summary
+
+
+def _branch_for_batch(
+    store: Store, stamp: RunStamp, embedder: Embedder
+) -> BranchIndex | LayeredIndex:
+    """The collection a split run's coordinator opened (it exists before any batch is sent)."""
+    index = store.branch(stamp.repo_key, stamp.branch)
+    if isinstance(index, LayeredIndex):
+        index.cached_reads = False  # a batch reads what the store holds, like its run
+    if index is None:
+        raise NotIndexed(f"branch {stamp.repo_name}@{stamp.branch} has no collection any more")
+    if index.manifest.embedder != embedder.id:
+        raise EmbedderMismatch(
+            f"branch {stamp.repo_name}@{stamp.branch} is indexed with "
+            f"{index.manifest.embedder!r}; this worker embeds with {embedder.id!r}"
+        )
+    return index
+
+
+def index_batch(
+    repo_path: Path | str,
+    *,
+    stamp: RunStamp,
+    batch: LayerBatch,
+    config: Config,
+    store: Store,
+    embedder: Embedder,
+    cache: EmbeddingCache,
+    keep_claim: Callable[[], None] = _no_claim,
+) -> dict[str, Any]:
+    """One batch of a split run, in a process that helps its coordinator: the same plan and
+    records as the coordinator's own ``_Run`` would write, and no manifest. Returns the batch's
+    counts (``IndexSummary.batch_counts``)."""
+    repo = GitRepo.open(repo_path)
+    index = _branch_for_batch(store, stamp, embedder)
+    return _counted_batch(repo, index, stamp, config, embedder, cache, batch, keep_claim)
+
+
+def _counted_batch(
+    repo: GitRepo,
+    index: BranchIndex | LayeredIndex,
+    stamp: RunStamp,
+    config: Config,
+    embedder: Embedder,
+    cache: EmbeddingCache,
+    batch: LayerBatch,
+    keep_claim: Callable[[], None],
+) -> dict[str, Any]:
+    counts = IndexSummary(repo=stamp.repo_name, branch=stamp.branch, collection=index.name,
+                          embedder=embedder.id, commit=stamp.head)
+    run = _Run(repo, index, stamp, config, embedder, cache, counts, None, keep_claim)
+    run.apply_batch(config.layer(batch.layer), batch.changes)
+    return counts.batch_counts()

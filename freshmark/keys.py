@@ -35,6 +35,12 @@ FAILED_KEEP = 200
 BRANCH_LOCK_PREFIX = PREFIX + "lock:branch:"
 JOB_LOCK_PREFIX = PREFIX + "lock:job:"
 
+# A split index run in flight (``freshmark.fanout``): one hash per (repo, branch) holding the
+# run's batch claims and results. Job hash fields showing its progress while it runs.
+FANOUT_PREFIX = PREFIX + "fanout:"
+JOB_BATCHES_TOTAL = "batches_total"
+JOB_BATCHES_DONE = "batches_done"
+
 # Webhook delivery ids already seen, per provider and repo (SET NX with a TTL): ids are only
 # unique per hook, so two repos (or two hosts of one provider) may send the same one.
 DELIVERY_PREFIX = PREFIX + "delivery:"
@@ -71,6 +77,10 @@ def branch_lock(repo: str, branch: str) -> str:
 
 def job_lock(job_key: str) -> str:
     return JOB_LOCK_PREFIX + job_key
+
+
+def fanout(repo: str, branch: str) -> str:
+    return f"{FANOUT_PREFIX}{repo}:{branch}"
 
 
 def delivery(provider: str, repo: str, delivery_id: str) -> str:

@@ -9,9 +9,22 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
 from freshmark.stamp import LIVE, TOMBSTONED, ChunkRecord, chunk_id, sha256_hex
+
+
+class _PathChange(Protocol):
+    """What batching needs of a change (``freshmark.gitrepo.FileChange``)."""
+
+    @property
+    def old_path(self) -> str | None: ...
+
+    @property
+    def new_path(self) -> str | None: ...
+
+
+ChangeT = TypeVar("ChangeT", bound=_PathChange)
 
 # Stamp fields compared to decide whether a chunk with unchanged text needs a metadata rewrite.
 _RESTAMP_FIELDS = (
@@ -186,3 +199,50 @@ def reusable_vectors(
         if donor.text_sha256 in wanted and donor.text_sha256 not in out:
             out[donor.text_sha256] = donor.id
     return out
+
+
+def batch_changes(changes: Sequence[ChangeT], files_per_batch: int) -> list[list[ChangeT]]:
+    """Split one layer's changes into batches of about ``files_per_batch``, in diff order.
+
+    Changes that share a path stay in one batch (a file renamed away and a new file added at its
+    old path; a rename chain): a batch plans its paths from the store as they were before it,
+    and batches of a split run are written in any order, so such a pair must be planned together.
+    A batch may exceed ``files_per_batch`` only by the rest of such a group.
+    """
+    size = max(1, files_per_batch)
+    groups = _groups_sharing_a_path(changes)
+    batches: list[list[ChangeT]] = []
+    current: list[int] = []
+    for group in groups:
+        current.extend(group)
+        if len(current) >= size:
+            batches.append([changes[i] for i in sorted(current)])
+            current = []
+    if current:
+        batches.append([changes[i] for i in sorted(current)])
+    return batches
+
+
+def _groups_sharing_a_path(changes: Sequence[_PathChange]) -> list[list[int]]:
+    """Indexes of ``changes`` grouped by shared paths (union-find), groups in first-seen order."""
+    parent = list(range(len(changes)))
+
+    def root(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    owner: dict[str, int] = {}
+    for i, change in enumerate(changes):
+        for path in (change.old_path, change.new_path):
+            if not path:
+                continue
+            if path in owner:
+                parent[root(i)] = root(owner[path])
+            else:
+                owner[path] = i
+    groups: dict[int, list[int]] = {}
+    for i in range(len(changes)):
+        groups.setdefault(root(i), []).append(i)
+    return sorted(groups.values(), key=lambda g: g[0])
