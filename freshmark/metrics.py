@@ -84,9 +84,27 @@ VERIFICATION_VERDICTS_TOTAL = Counter(
     ["verdict"],
 )
 
+# A batch of a split index run: seconds to minutes (256 files of MiniLM embedding).
+_BATCH_DURATION_BUCKETS_SECONDS = (0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1800)
+
+INDEX_BATCHES_TOTAL = Counter(
+    "freshmark_index_batches_total",
+    "Batches of split (scaled-out) index runs written, by queue and runner (the coordinating "
+    "job's process, or a helper that took the batch's message).",
+    ["queue", "runner"],
+)
+INDEX_BATCH_DURATION_SECONDS = Histogram(
+    "freshmark_index_batch_duration_seconds",
+    "Wall time of one batch of a split index run (read, chunk, embed, write), in seconds.",
+    ["queue"],
+    buckets=_BATCH_DURATION_BUCKETS_SECONDS,
+)
+
 EVENT_METRICS: tuple[Counter | Histogram, ...] = (
     JOBS_TOTAL,
     JOB_DURATION_SECONDS,
+    INDEX_BATCHES_TOTAL,
+    INDEX_BATCH_DURATION_SECONDS,
     JOBS_COALESCED_TOTAL,
     JOBS_PARKED_TOTAL,
     WEBHOOK_DELIVERIES_TOTAL,

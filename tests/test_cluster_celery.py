@@ -4,12 +4,21 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from cluster_support import REDIS_PORT
+import redis
+from cluster_support import REDIS_PORT, UNIT_DB
 
-from freshmark import jobs
+from freshmark import jobs, keys
 from freshmark.config import Config, Layer
 from freshmark.settings import Settings
-from workers.celery_app import TASK_FOR_KIND, app, celery_config, queue_names
+from workers.celery_app import (
+    TASK_FOR_KIND,
+    TASK_INDEX_BATCH,
+    app,
+    celery_config,
+    create_app,
+    make_batch_sender,
+    queue_names,
+)
 
 SETTINGS = Settings(home=Path("/tmp/unused"), redis_url=f"redis://127.0.0.1:{REDIS_PORT}/12")
 
@@ -43,3 +52,16 @@ def test_every_job_kind_has_a_registered_task() -> None:
     import workers.tasks  # noqa: F401 - registers the tasks on the app
 
     assert set(TASK_FOR_KIND.values()) <= set(app.tasks)
+
+
+def test_batch_messages_wait_in_the_queues_lowest_priority_list(redis_client: redis.Redis) -> None:
+    import workers.tasks  # noqa: F401 - registers the tasks on the app
+
+    settings = Settings(home=Path("/tmp/unused"),
+                        redis_url=f"redis://127.0.0.1:{REDIS_PORT}/{UNIT_DB}")
+    send_batch = make_batch_sender(create_app(settings, jobs.Timings()))
+    send_batch({"batch": 0}, "hot")
+    waiting = {name: redis_client.llen(name) for name in keys.kombu_queue_lists("hot")}
+    assert waiting == {**dict.fromkeys(keys.kombu_queue_lists("hot"), 0),
+                       keys.kombu_queue_lists("hot")[-1]: 1}  # behind every job of the queue
+    assert TASK_INDEX_BATCH in app.tasks

@@ -11,6 +11,8 @@ import jsonschema
 import pytest
 import yaml
 
+from freshmark import keys
+
 helm = pytest.importorskip("helm_python", reason="helm-python-sdk is a dev dependency")
 kubernetes_validate = pytest.importorskip("kubernetes_validate")
 
@@ -295,10 +297,12 @@ def test_keda_scales_each_worker_deployment_on_its_queue_list() -> None:
     for queue in QUEUES:
         spec = scaled[f"fm-freshmark-worker-{queue}"]["spec"]
         assert spec["scaleTargetRef"]["name"] == f"fm-freshmark-worker-{queue}"
-        trigger = spec["triggers"][0]["metadata"]
-        assert trigger["listName"] == queue
-        assert trigger["address"] == "fm-freshmark-redis.code.svc:6379"
-        assert trigger["listLength"] == "10"
+        # The queue's list, and the lowest-priority one the batches of a split index wait in.
+        lists = [t["metadata"]["listName"] for t in spec["triggers"]]
+        assert lists == [queue, keys.kombu_queue_lists(queue)[-1]]
+        for trigger in (t["metadata"] for t in spec["triggers"]):
+            assert trigger["address"] == "fm-freshmark-redis.code.svc:6379"
+            assert trigger["listLength"] == "10"
     for name, deployment in by_kind(docs, "Deployment").items():
         if "-worker-" in name:
             assert "replicas" not in deployment["spec"]  # KEDA owns the replica count

@@ -13,6 +13,7 @@ worker's job comes back within ``restore_interval_seconds`` of the timeout.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from celery import Celery
@@ -29,6 +30,13 @@ TASK_FOR_KIND = {
     jobs.KIND_RETIRE_IDLE: "freshmark.retire_idle",
 }
 
+
+# One batch of a split index run (``workers.scaleout``): sent by the coordinating job to its own
+# queue at the lowest priority, so jobs of other branches that arrive meanwhile go first.
+TASK_INDEX_BATCH = "freshmark.index_batch"
+BATCH_PRIORITY = 9
+
+BatchSender = Callable[[dict[str, Any], str], None]  # (message payload, queue)
 
 # Task name -> {"queue": default queue}; filled by ``workers.decorator.job_task``. Producers
 # always name the queue (a layer's jobs go to the layer's queue); this is the fallback.
@@ -108,6 +116,17 @@ def make_sender(celery: Celery) -> jobs.Sender:
     return send
 
 
+def make_batch_sender(celery: Celery) -> BatchSender:
+    """Publishes batch messages of a split index run through ``celery``'s broker connection."""
+
+    def send(payload: dict[str, Any], queue: str) -> None:
+        celery.send_task(TASK_INDEX_BATCH, args=[payload], queue=queue, routing_key=queue,
+                         priority=BATCH_PRIORITY)
+
+    return send
+
+
 app = create_app()
 # What every producer uses: hand a job to the broker named by FRESHMARK_REDIS_URL.
 send_job: jobs.Sender = make_sender(app)
+send_batch: BatchSender = make_batch_sender(app)

@@ -13,6 +13,11 @@ metrics, and the retry policy by error class:
   and a later success of the same job clears the parked entry.
 
 A busy branch lock is not an attempt: the message is retried shortly without counting.
+
+``batch_task`` declares the other kind: a batch of a split index run (``workers.scaleout``),
+which is not a job. It takes the batch's message payload and gets no branch lock (the
+coordinating job holds it for the whole run), no claim on a job and no retry: a batch that
+fails is handed back to the coordinator, whose job then meets the error under the rules above.
 """
 
 from __future__ import annotations
@@ -35,6 +40,7 @@ from workers.runtime import WorkerContext, current_context
 log = logging.getLogger("freshmark.worker")
 
 Body = Callable[[jobs.Job, WorkerContext], dict[str, Any]]
+BatchBody = Callable[[dict[str, Any], WorkerContext], dict[str, Any]]
 
 # A busy branch: wait a little in place (the other layer's job of a push is usually short),
 # then hand the message back with a growing delay.
@@ -135,6 +141,22 @@ def job_task(name: str, *, queue: str, lock_branch: bool) -> Callable[[Body], Ta
     def declare(body: Body) -> Task:
         def run(self: Task, job_key: str, job_id: str) -> dict[str, Any]:
             return _run(self, body, job_key, job_id, lock_branch)
+
+        run.__name__ = body.__name__
+        run.__doc__ = body.__doc__
+        TASK_ROUTES[name] = {"queue": queue}
+        return app.task(name=name, bind=True, max_retries=None)(run)
+
+    return declare
+
+
+def batch_task(name: str, *, queue: str) -> Callable[[BatchBody], Task]:
+    """Declare a batch task: ``body(payload, ctx)`` runs one batch of a split index run and
+    returns a JSON-able outcome; it never raises for a batch it could not finish."""
+
+    def declare(body: BatchBody) -> Task:
+        def run(self: Task, payload: dict[str, Any]) -> dict[str, Any]:
+            return body(payload, current_context())
 
         run.__name__ = body.__name__
         run.__doc__ = body.__doc__

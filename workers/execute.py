@@ -20,6 +20,7 @@ from freshmark.indexer import index_repo
 from freshmark.mirrors import sync_mirror
 from scheduler.reconcile import reconcile_all
 from workers.runtime import WorkerContext
+from workers.scaleout import Coordinator
 
 log = logging.getLogger("freshmark.worker")
 
@@ -29,6 +30,14 @@ def _retire_spec(repo: str, branch: str, reason: str) -> jobs.JobSpec:
         kind=jobs.KIND_RETIRE, repo=repo, branch=branch, queue=keys.QUEUE_MAINTENANCE,
         reason=reason,
     )
+
+
+def _fan_out(job: jobs.Job, ctx: WorkerContext, repo: RepoConfig) -> Coordinator | None:
+    """Large runs split only over a shared store: a batch written by another process, maybe on
+    another host, must land in the collection this job stamps."""
+    if not ctx.settings.chroma_url or not ctx.config.scale_out.min_files:
+        return None
+    return Coordinator(ctx, job, repo.id)
 
 
 def _index_mirror(job: jobs.Job, ctx: WorkerContext, repo: RepoConfig) -> dict[str, Any]:
@@ -50,6 +59,7 @@ def _index_mirror(job: jobs.Job, ctx: WorkerContext, repo: RepoConfig) -> dict[s
         base_branch=spec.base_branch or branches.default_base(repo, spec.branch) or None,
         store=ctx.store(),
         embedder=ctx.embedder(),
+        fan_out=_fan_out(job, ctx, repo),
     )
     if spec.branch not in repo.branches:
         branches.touch_activity(ctx.redis, repo.id, spec.branch)

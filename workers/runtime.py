@@ -23,7 +23,7 @@ from freshmark.embedding.threads import available_threads
 from freshmark.redact import install_log_redaction
 from freshmark.settings import Settings
 from freshmark.store import Store
-from workers.celery_app import send_job
+from workers.celery_app import BatchSender, send_batch, send_job
 
 log = logging.getLogger("freshmark.worker")
 
@@ -35,6 +35,7 @@ class WorkerContext:
     timings: jobs.Timings
     redis: redis.Redis
     send: jobs.Sender = send_job
+    send_batch: BatchSender = send_batch
     _store: Store | None = field(default=None, repr=False)
     _embedder: Embedder | None = field(default=None, repr=False)
 

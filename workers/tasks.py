@@ -5,8 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from freshmark import jobs, keys
-from workers import execute
-from workers.decorator import job_task
+from workers import execute, scaleout
+from workers.celery_app import TASK_INDEX_BATCH
+from workers.decorator import batch_task, job_task
 from workers.runtime import WorkerContext
 
 
@@ -14,6 +15,12 @@ from workers.runtime import WorkerContext
 def index_branch(job: jobs.Job, ctx: WorkerContext) -> dict[str, Any]:
     """Fetch the mirror and bring the branch (one layer or all) to its head."""
     return execute.run_index(job, ctx)
+
+
+@batch_task(TASK_INDEX_BATCH, queue=keys.QUEUE_HOT)
+def index_batch(payload: dict[str, Any], ctx: WorkerContext) -> dict[str, Any]:
+    """Embed one batch of a split index run, if it is still wanted (sent to the job's queue)."""
+    return scaleout.run_batch_message(payload, ctx)
 
 
 @job_task("freshmark.retire_branch", queue=keys.QUEUE_MAINTENANCE, lock_branch=True)
