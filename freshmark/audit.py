@@ -30,9 +30,9 @@ from typing import Any
 
 from freshmark.config import Config, Layer, load_config
 from freshmark.errors import FreshmarkError
-from freshmark.gitrepo import FileChange, GitRepo, ObjectNotFound
+from freshmark.gitrepo import FileChange, GitRepo, ObjectNotFound, changed_paths
 from freshmark.metrics import FreshnessRow, FreshnessStore, freshness_store_for
-from freshmark.overlay import LayeredIndex, OverlayBase
+from freshmark.overlay import LayeredIndex, OverlayBase, base_commit_of
 from freshmark.repos import mirror_path, resolve_repo
 from freshmark.settings import Settings
 from freshmark.stamp import LIVE, TOMBSTONED, ChunkRecord
@@ -223,18 +223,15 @@ class _BranchAudit:
         """For an overlay: paths the base changed since the overlay was layered on it and the
         overlay does not hold. The base serves its new chunks there, which the branch may lack
         until its next run; the chunks whose file differs at the head count as stale."""
-        if not isinstance(self.index, LayeredIndex):
-            return set()
         base = OverlayBase.of(self.index.manifest)
+        if base is None or not isinstance(self.index, LayeredIndex):
+            return set()
         below = self.index.below.manifest
-        held = self.index.held_paths()
         moved: set[str] = set()
-        for layer, layered_on in (base.layered_on if base else {}).items():
-            now = below.layer_commit(layer) or below.commit
-            if now and now != layered_on:
-                moved |= {p for c in self.repo.diff(layered_on, now)
-                          for p in (c.old_path, c.new_path) if p}
-        return moved - held
+        for layer, layered_on in base.layered_on.items():
+            if base.moved(layer, below):
+                moved |= changed_paths(self.repo.diff(layered_on, base_commit_of(below, layer)))
+        return moved - self.index.held_paths()
 
     def counts(self, layer: str) -> LayerCounts:
         last = self.previous.get(layer)

@@ -13,7 +13,7 @@ import logging
 import os
 import re
 import stat
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import lru_cache
@@ -78,6 +78,11 @@ class FileChange:
     new_blob: str | None
     similarity: int | None = None  # percent, renames only
     new_mode: int | None = None  # git file mode of the new side (MODE_SYMLINK for a symlink)
+
+
+def changed_paths(changes: Iterable[FileChange]) -> set[str]:
+    """Every path a diff touches, old and new sides."""
+    return {p for c in changes for p in (c.old_path, c.new_path) if p}
 
 
 def safe_relpath(rel: str) -> str:

@@ -29,11 +29,12 @@ from freshmark.classify import SKIP_OVERSIZED, FileClass, classify, decode_text
 from freshmark.config import Config, Layer
 from freshmark.embedding import Embedder, EmbeddingCache, LazyEmbedder, embed_with_cache
 from freshmark.errors import BaseGone, EmbedderMismatch, NotIndexed, PermanentError
-from freshmark.gitrepo import MODE_SYMLINK, FileChange, GitRepo, ObjectNotFound
+from freshmark.gitrepo import MODE_SYMLINK, FileChange, GitRepo, ObjectNotFound, changed_paths
 from freshmark.overlay import (
     MAX_CHAIN_DEPTH,
     LayeredIndex,
     OverlayBase,
+    base_commit_of,
     own_collection,
     plan_overlay,
 )
@@ -557,20 +558,20 @@ def _index_overlay(
         if target and _is_stale_target(repo, old, head):
             continue
         done.append(layer_)
-        base_commit = base_manifest.layer_commit(layer_.name) or base_manifest.commit
+        base_commit = base_commit_of(base_manifest, layer_.name)
         if base_commit is None or not _has_commit(repo, base_commit):
             raise PermanentError(f"base {base.branch!r} of {run.ref.name}@{run.branch} is at a "
                                  "commit this repository lacks; fetch it or index the branch alone")
-        if old == head and layered_on.get(layer_.name) == base_commit:
+        if old == head and not base.moved(layer_.name, base_manifest):
             continue
         changed = True
         if base_commit not in to_base:
             to_base[base_commit] = repo.diff(base_commit, head)
         known = old is not None and _has_commit(repo, old)
         if old not in since_head:
-            since_head[old] = _paths_of(repo.diff(old, head)) if known else None
+            since_head[old] = changed_paths(repo.diff(old, head)) if known else None
         held = {p for p in index.held_paths() if config.layer_for(p) == layer_}
-        differing = _paths_of(to_base[base_commit])
+        differing = changed_paths(to_base[base_commit])
         present = {p for p in held - differing if repo.blob_at(head, p) is not None}
         plan = plan_overlay(to_base[base_commit], held, since_head[old], present)
         run.index_layer(layer_, plan.changes)
@@ -582,10 +583,6 @@ def _index_overlay(
     run.overlay_stamp = OverlayBase(base.repo_key, base.branch, index.below.name, layered_on,
                                     forked_from).to_dict()
     return changed, done
-
-
-def _paths_of(changes: Iterable[FileChange]) -> set[str]:
-    return {p for c in changes for p in (c.old_path, c.new_path) if p}
 
 
 def _has_commit(repo: GitRepo, sha: str) -> bool:

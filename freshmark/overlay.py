@@ -56,6 +56,11 @@ class OverlayBase:
         return {"repo_key": self.repo_key, "branch": self.branch, "collection": self.collection,
                 "layered_on": dict(self.layered_on), "forked_from": self.forked_from}
 
+    def moved(self, layer: str, base: Manifest) -> bool:
+        """The base was indexed at another commit than the one this overlay is layered on."""
+        now = base_commit_of(base, layer)
+        return now is not None and self.layered_on.get(layer) != now
+
     @classmethod
     def of(cls, manifest: Manifest) -> OverlayBase | None:
         raw = manifest.overlay
@@ -64,6 +69,12 @@ class OverlayBase:
         return cls(str(raw["repo_key"]), str(raw["branch"]), str(raw.get("collection", "")),
                    {str(k): str(v) for k, v in (raw.get("layered_on") or {}).items()},
                    raw.get("forked_from"))
+
+
+def base_commit_of(base: Manifest, layer: str) -> str | None:
+    """The commit a base's ``layer`` is indexed at (its manifest commit if the layer was never
+    stamped on its own): what an overlay of that layer is diffed against."""
+    return base.layer_commit(layer) or base.commit
 
 
 # -- planning (pure) ----------------------------------------------------------------------------

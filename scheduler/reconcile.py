@@ -18,6 +18,7 @@ from freshmark import jobs, keys
 from freshmark.branches import default_base, repo_key
 from freshmark.config import Config, Layer, RepoConfig
 from freshmark.mirrors import RemoteUnavailable, sync_mirror
+from freshmark.overlay import OverlayBase
 from freshmark.settings import Settings
 from freshmark.store import Manifest, Store
 
@@ -68,12 +69,9 @@ def plan_repo(
 def _base_moved(manifest: Manifest, layer: str, by_branch: Mapping[str, Manifest]) -> bool:
     """An overlay whose base was indexed at another commit than the one it is layered on: a
     run re-layers it (until then the base serves files the branch may not have)."""
-    overlay = manifest.overlay
-    base = by_branch.get(overlay["branch"]) if overlay else None
-    if overlay is None or base is None:
-        return False
-    base_commit = base.layer_commit(layer) or base.commit
-    return base_commit is not None and overlay["layered_on"].get(layer) != base_commit
+    overlay = OverlayBase.of(manifest)
+    base = by_branch.get(overlay.branch) if overlay else None
+    return overlay is not None and base is not None and overlay.moved(layer, base)
 
 
 def _retire_spec(repo_id: str, branch: str, reason: str) -> jobs.JobSpec:
