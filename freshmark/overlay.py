@@ -169,6 +169,7 @@ class _OverlaySnapshot:
     def __post_init__(self) -> None:
         norms = np.linalg.norm(self.vectors, axis=1, keepdims=True)
         object.__setattr__(self, "_unit", self.vectors / np.where(norms == 0, 1.0, norms))
+        object.__setattr__(self, "_row", {chunk_id: row for row, chunk_id in enumerate(self.ids)})
 
     def get(self, ids: Iterable[str]) -> list[ChunkRecord]:
         return [self.records[i] for i in ids if i in self.records]
@@ -177,8 +178,7 @@ class _OverlaySnapshot:
         return [self.records[i] for p in paths for i in self.by_path.get(p, ())]
 
     def embeddings_for(self, ids: Iterable[str]) -> dict[str, np.ndarray]:
-        rows = {chunk_id: row for row, chunk_id in enumerate(self.ids)}
-        return {i: self.vectors[rows[i]] for i in ids if i in rows}
+        return {i: self.vectors[self._row[i]] for i in ids if i in self._row}
 
     def query(self, vector: np.ndarray, n: int) -> list[tuple[ChunkRecord, float]]:
         """Cosine distance (as Chroma's ``cosine`` space: 1 - similarity), nearest first."""
@@ -274,10 +274,11 @@ class LayeredIndex:
             self._held = held
         return self._held
 
-    def _changed(self) -> None:
-        """A write through this view: what the overlay holds may differ now (the generation
-        moves only when the run ends, so the process caches are bypassed until then)."""
-        self._held = frozenset(self.top.paths())
+    def _changed(self, added: Iterable[str] = (), removed: Iterable[str] = ()) -> None:
+        """A write through this view added records of ``added`` paths or deleted every record
+        of ``removed`` ones. The generation moves only when the run ends, so the process caches
+        are bypassed from now on."""
+        self._held = (self.held_paths() | frozenset(added)) - frozenset(removed)
         self._hidden_ids = None
         self.cached_reads = False
 
@@ -422,7 +423,7 @@ class LayeredIndex:
     # -- writes (always into the overlay) ---------------------------------------------------
     def upsert(self, records: Sequence[ChunkRecord], embeddings: np.ndarray) -> None:
         self.top.upsert(records, embeddings)
-        self._changed()
+        self._changed(added=[r.path for r in records])
 
     def update_metadata(self, updates: Sequence[tuple[str, dict[str, Any]]]) -> None:
         """Merge metadata into chunks; a chunk that lives in a lower layer is copied into the
@@ -435,11 +436,10 @@ class LayeredIndex:
         if own:
             self.top.update_metadata(own)
         copied = [u for u in updates if u[0] not in present]
-        if copied:
-            self._copy_up(copied)
-        self._changed()
+        self._changed(added=self._copy_up(copied) if copied else ())
 
-    def _copy_up(self, updates: Sequence[tuple[str, dict[str, Any]]]) -> None:
+    def _copy_up(self, updates: Sequence[tuple[str, dict[str, Any]]]) -> list[str]:
+        """Copy lower chunks into the overlay with new metadata; returns their paths."""
         merged = dict(updates)
         lower = {r.id: r for r in self.below.get(ids=list(merged), include_text=True)}
         vectors = self.below.embeddings_for(list(lower))
@@ -450,11 +450,12 @@ class LayeredIndex:
         ]
         if records:
             self.top.upsert(records, np.stack([vectors[r.id] for r in records]))
+        return [r.path for r in records]
 
     def purge_paths(self, paths: Sequence[str]) -> int:
         """Delete the overlay's records of ``paths`` (the base serves them again)."""
         removed = self.top.delete_paths(paths)
-        self._changed()
+        self._changed(removed=paths)
         return removed
 
 
