@@ -38,8 +38,9 @@ LEVELS = ("L1", "L2", "L3", "l1", "l2", "l3")
 # The end of the text. Not ``$``: in Python's ``re`` (which jsonschema and Hypothesis use)
 # ``$`` also matches before a final newline, so ``"shop\n"`` would pass.
 END = r"(?![\s\S])"
-# Some character that is neither whitespace nor NUL, and no NUL anywhere.
-NOT_BLANK_NO_NUL = rf"^[^\u0000]*[^\s\u0000][^\u0000]*{END}"
+# Some character that is neither whitespace nor NUL, and no NUL anywhere. Whitespace as the
+# server strips it (``str.strip``): ECMA-262's ``\s`` lacks U+001C..U+001F and U+0085.
+NOT_BLANK_NO_NUL = rf"^[^\u0000]*[^\s\u0000\u001c-\u001f\u0085][^\u0000]*{END}"
 # Not blank, no control characters (C0 and DEL): what ``served.check_repo_name`` refuses.
 _CTRL = r"\u0000-\u001f\u007f"
 REPO_NAME = rf"^[^{_CTRL}]*[^\s{_CTRL}][^{_CTRL}]*{END}"

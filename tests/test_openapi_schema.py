@@ -118,6 +118,15 @@ def test_query_pattern_refuses_what_the_server_refuses(spec, text):
     assert not re.search(pattern, text)
 
 
+@pytest.mark.parametrize("text", ["\x1c", "\x1f", " \x1d\x1e ", "\x85"])
+def test_query_pattern_refuses_what_the_server_strips_where_backslash_s_lacks_it(spec, text):
+    # ECMA-262's \s, as a JSON-schema tool reads it, lacks these; the server strips them.
+    pattern = _request(spec, "SearchRequest")["query"]["pattern"]
+    assert not re.search(pattern, text, re.ASCII)
+    with pytest.raises(retrieval.BadInput):
+        retrieval.validate_query(text)
+
+
 def test_kind_items_are_the_file_kinds(spec):
     kind = _request(spec, "SearchRequest")["kind"]["anyOf"][0]
     assert kind["items"]["enum"] == list(FILE_KINDS)
