@@ -223,7 +223,9 @@ class Cluster:
         proc.wait(timeout=20)
 
     def stop_all(self) -> None:
-        for proc in self.procs:
+        # Newest first: the scheduler and the server stop sending work before the workers stop,
+        # so a sweep never sees a job its worker was stopped in the middle of.
+        for proc in reversed(self.procs):
             if proc.poll() is None:
                 try:
                     os.killpg(proc.pid, signal.SIGTERM)

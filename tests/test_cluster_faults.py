@@ -293,6 +293,8 @@ def test_job_of_a_live_worker_keeps_its_lock_and_is_not_sent_again(
         assert client.get(running["lock"]) == running["lock_token"]
         os.kill(chroma.proc.pid, signal.SIGCONT)
         cluster.wait_for_stamp(repo_id, work.head(), timeout_seconds=RECOVERY_DEADLINE_SECONDS)
+        # The stamp is written before the run's last steps: wait for the job itself to finish.
+        wait_until(lambda: not client.exists(job), RECOVERY_DEADLINE_SECONDS, "the job to finish")
     finally:
         os.kill(chroma.proc.pid, signal.SIGCONT)
         cluster.stop_all()
