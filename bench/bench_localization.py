@@ -21,7 +21,7 @@ Systems, all on the same index and the same instances:
 Usage::
 
     .venv/bin/python bench/bench_localization.py --mirrors /work/.mirror \\
-        [--repos pydata/xarray,mwaskom/seaborn] [--limit N] [--embedder minilm|hashing] \\
+        [--repos pydata/xarray,mwaskom/seaborn] [--skip N] [--limit N] [--embedder minilm|hashing] \\
         [--home DIR] [--systems baseline,bm25,vectors,hybrid] [--json OUT] [--show-misses]
 
 ``--mirrors`` holds bare mirrors named ``owner+name/repo`` (the layout the search tool's
@@ -327,6 +327,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--data", type=Path, default=DEV)
     parser.add_argument("--repos", default="", help="comma-separated owner/name list")
     parser.add_argument("--limit", type=int, default=0, help="instances per repository")
+    parser.add_argument("--skip", type=int, default=0,
+                        help="leave out each repository's first N instances (a fresh held-out "
+                             "slice after the first N were used to tune)")
     parser.add_argument("--embedder", default="minilm")
     parser.add_argument("--home", type=Path, default=None)
     parser.add_argument("--systems", default=",".join(SYSTEMS))
@@ -360,7 +363,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"skipping {repo}: no mirror under {args.mirrors}", file=sys.stderr)
             continue
         clone = working_clone(mirror, home, repo)
-        chosen = instances[: args.limit] if args.limit else instances
+        rest = instances[args.skip :]
+        chosen = rest[: args.limit] if args.limit else rest
         evaluate_repo(repo, chosen, clone, args, settings, store, embedder, totals, report)
         done_repos.append(repo)
 

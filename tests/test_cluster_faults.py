@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from celery import Celery
 from cluster_support import (
     PROCESS_DB,
     REDIS_HOST,
@@ -201,6 +202,14 @@ def _still_running(cluster: Cluster, repo_id: str) -> bool:
     return cluster.client().hget(keys.job(f"index:{repo_id}:main:default"), "state") == "running"
 
 
+def _stop_consuming(cluster: Cluster, node: str) -> None:
+    """The worker ``node`` finishes what it runs but takes no new message from any queue."""
+    control = Celery(broker=cluster.env["FRESHMARK_REDIS_URL"]).control
+    for queue in ("hot", "infra", "ondemand", "maintenance"):
+        replies = control.cancel_consumer(queue, destination=[node], reply=True, timeout=10)
+        assert replies and node in replies[0], replies
+
+
 def _log(cluster: Cluster, name: str) -> str:
     return (cluster.root / f"{name}.log").read_text(errors="replace")
 
@@ -264,12 +273,15 @@ def test_job_of_a_killed_pool_child_requeued_to_another_host_is_not_held_up_by_i
         cluster.start_server()
         cluster.start_scheduler()
         host, child = _holder_host_and_pid(_wait_running(cluster, repo_id, head))
+        killed, other = ("a", "b") if host == "fm-host-a" else ("b", "a")
+        # The killed child's own worker would restart its pool and could take the requeued
+        # message back itself; it stops consuming first, so only the other host can.
+        _stop_consuming(cluster, f"{killed}@{host}")
         os.kill(child, signal.SIGKILL)
         assert _still_running(cluster, repo_id)
         cluster.wait_for_stamp(repo_id, head, timeout_seconds=RECOVERY_DEADLINE_SECONDS)
     finally:
         cluster.stop_all()
-    killed, other = ("a", "b") if host == "fm-host-a" else ("b", "a")
     first_delivery = _deliveries(_log(cluster, f"worker-{killed}"))[0]
     assert first_delivery in _deliveries(_log(cluster, f"worker-{other}"))  # requeued there
 

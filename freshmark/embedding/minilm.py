@@ -10,7 +10,8 @@ Variants: ``fp32`` reproduces sentence-transformers to float precision; ``int8``
 graph with per-channel dynamic int8 weights (onnxruntime ``quantize_dynamic``), faster and
 slightly less exact. ``bench/bench_embedding.py`` measures both. int8 activations are quantized
 per call over the whole batch, so an int8 vector also varies slightly (cosine > 0.98 on code)
-with the texts it was batched with; fp32 vectors do not depend on the batch.
+with the texts it was batched with, and with the CPU (x86 without VNNI saturates some integer
+sums); fp32 vectors do not depend on either.
 """
 
 from __future__ import annotations
