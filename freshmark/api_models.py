@@ -166,8 +166,8 @@ class VerifyRequest(BaseModel):
 
     content: VerifyContent = Field(
         description="A snippet list (path<TAB>sha256-prefix per line) or search results as "
-                    "JSON: at most 2,000 lines, no NUL, the first line not a # comment. An "
-                    "empty JSON list has nothing to verify (400).",
+                    "JSON: at most 2,000 lines, no NUL, the first line not a # comment. JSON "
+                    "with no result in it (an empty list) has nothing to verify (400).",
         examples=["src/orders/services/order_service.py\t4a91c0f7d2e8"])
     repo: RepoName = REPO_FIELD
     branch: str | None = BRANCH_FIELD

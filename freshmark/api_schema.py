@@ -57,7 +57,12 @@ _EOL = r"\n\r\u000b\u000c\u001c-\u001e\u0085\u2028\u2029"
 # A snippet list: starts (after spaces or tabs) with something that is not a comment, so
 # there is at least one line to check; at most MAX_VERIFY_LINES lines (at most that many
 # minus one line breaks; "\r\n" counts twice here, once for the server); no NUL.
-VERIFY_CONTENT = (rf"^[ \t]*[^\s#\u0000][^{_EOL}\u0000]*"
+# Not a JSON document or JSON lines without a result ("[]", "[]\n[]", '{"results": []}'): the
+# server has nothing to verify there (400). Said more broadly than the server's rule: only
+# brackets and whitespace, or an empty "results" list anywhere.
+_SOME_RESULT = (r'(?![\s\u001c-\u001f\u0085\[\]]*' + END + r')'
+                r'(?![\s\S]*"results"\s*:\s*\[\s*\])')
+VERIFY_CONTENT = (rf"^{_SOME_RESULT}[ \t]*[^\s#\u0000][^{_EOL}\u0000]*"
                   rf"(?:[{_EOL}][^{_EOL}\u0000]*){{0,{MAX_VERIFY_LINES - 1}}}{END}")
 
 

@@ -7,10 +7,14 @@ request refused with a 4xx other than 404 (an unknown repository or branch). A s
 sends negative data (what the schema refuses: wrong types, missing fields, undecodable
 bodies) and checks that every answer is documented, with its body, and none is a 5xx. Counts
 by status are printed (``pytest -s``) so a run can be compared with the last.
+
+The examples are the same in every run (Hypothesis ``derandomize``), so a test run is
+reproducible; ``FRESHMARK_FUZZ_EXPLORE=1`` draws fresh ones, to look for new failures.
 """
 
 from __future__ import annotations
 
+import os
 from collections import Counter
 
 import pytest
@@ -36,6 +40,7 @@ AUTH = {"Authorization": f"Bearer {TOKEN}"}
 CONFIG = Config(repos=(RepoConfig("cfg", "file:///nowhere/cfg.git", ("main",), "github",
                                   "CFG_SECRET"),))
 EXAMPLES_PER_OPERATION = 60
+EXPLORE = bool(os.environ.get("FRESHMARK_FUZZ_EXPLORE"))
 CHECKS = [not_a_server_error, status_code_conformance, content_type_conformance,
           response_schema_conformance, positive_data_acceptance]
 # Valid data is accepted: 2xx, or 404 for a repository, branch or repo id nobody knows.
@@ -73,7 +78,7 @@ def _run(operation, statuses: Counter, mode: GenerationMode = GenerationMode.POS
 
     @given(case=operation.as_strategy(generation_mode=mode), known=st.booleans())
     @settings(max_examples=EXAMPLES_PER_OPERATION, deadline=None, database=None,
-              suppress_health_check=list(HealthCheck))
+              derandomize=not EXPLORE, suppress_health_check=list(HealthCheck))
     def fuzz(case, known: bool) -> None:
         if known:
             _known_repo(case)
