@@ -1,6 +1,7 @@
 """Rerank weights studied offline on candidate pools saved by ``bench_localization.py
 --dump-pools``: each pool holds every candidate's features, so a weight setting is scored
-without searching again (file Recall@1/5/10 and MRR of the file answer).
+without searching again (file Recall@1/5/10 and MRR of the file answer, function Acc@5/10 of
+the chunk answer; the pool is the file search's, which for k = 10 is the chunk search's too).
 
 Usage::
 
@@ -17,6 +18,7 @@ import argparse
 import itertools
 import json
 import sys
+from collections import Counter
 from dataclasses import asdict, replace
 from pathlib import Path
 
@@ -29,8 +31,10 @@ from freshmark.fusion import (  # noqa: E402
     RerankWeights,
     combined_score,
 )
+from freshmark.retrieval import MAX_PER_FILE  # noqa: E402
 
 CUTOFFS = (1, 5, 10)
+FUNCTION_CUTOFFS = (5, 10)
 
 
 def score(features: dict, w: RerankWeights) -> float:
@@ -51,9 +55,35 @@ def file_ranking(candidates: list[dict], w: RerankWeights, extra: float) -> list
     return sorted(best, key=lambda p: -(best[p] + extra * more[p]))
 
 
-def evaluate(pools: list[dict], w: RerankWeights, extra: float = FILE_EXTRA_SHARE) -> dict:
+def chunk_ranking(candidates: list[dict], w: RerankWeights, max_per_file: int = MAX_PER_FILE,
+                  k: int = 10) -> list[tuple[str, str]]:
+    """(path, symbol) of the chunk answer: the pool rescored, at most ``max_per_file`` chunks
+    of a file until other files have had their turn (``fusion.diversify``)."""
+    scored = sorted(candidates, key=lambda c: -score(c, w))
+    taken, held, per_file = [], [], Counter()
+    for c in scored:
+        if len(taken) == k:
+            break
+        if per_file[c["path"]] < max_per_file:
+            per_file[c["path"]] += 1
+            taken.append(c)
+        else:
+            held.append(c)
+    return [(c["path"], c["symbol"]) for c in taken + held[: k - len(taken)]]
+
+
+def function_hit(chunks: list[tuple[str, str]], gold: list[list[str]]) -> bool:
+    """As ``bench_localization.function_hit``: a gold file's chunk whose dotted symbol has the
+    hunk header's function name among its parts."""
+    return any(path == gold_path and name in symbol.split(".")
+               for path, symbol in chunks for gold_path, name in gold)
+
+
+def evaluate(pools: list[dict], w: RerankWeights, extra: float = FILE_EXTRA_SHARE,
+             max_per_file: int = MAX_PER_FILE) -> dict:
     hits = dict.fromkeys(CUTOFFS, 0)
-    rr = 0.0
+    function_hits = dict.fromkeys(FUNCTION_CUTOFFS, 0)
+    rr, with_functions = 0.0, 0
     for pool in pools:
         files = file_ranking(pool["candidates"], w, extra)[:10]
         gold = set(pool["gold_files"])
@@ -61,8 +91,15 @@ def evaluate(pools: list[dict], w: RerankWeights, extra: float = FILE_EXTRA_SHAR
         for c in CUTOFFS:
             hits[c] += rank is not None and rank <= c
         rr += 1.0 / rank if rank else 0.0
+        if pool.get("gold_functions"):
+            with_functions += 1
+            chunks = chunk_ranking(pool["candidates"], w, max_per_file)
+            for c in FUNCTION_CUTOFFS:
+                function_hits[c] += function_hit(chunks[:c], pool["gold_functions"])
     n = max(len(pools), 1)
-    return {**{f"R@{c}": round(hits[c] / n, 3) for c in CUTOFFS}, "MRR": round(rr / n, 3)}
+    return {**{f"R@{c}": round(hits[c] / n, 3) for c in CUTOFFS}, "MRR": round(rr / n, 3),
+            **{f"fAcc@{c}": round(function_hits[c] / max(with_functions, 1), 3)
+               for c in FUNCTION_CUTOFFS}}
 
 
 def main() -> int:
@@ -81,6 +118,9 @@ def main() -> int:
                 print(f"{name}={value}", evaluate(pools, replace(DEFAULT_WEIGHTS, **{name: value})))
         for extra in (0.0, 0.05, 0.2):
             print(f"file_extra={extra}", evaluate(pools, DEFAULT_WEIGHTS, extra))
+        for per_file in (1, 3, 0):
+            print(f"max_per_file={per_file}",
+                  evaluate(pools, DEFAULT_WEIGHTS, max_per_file=per_file or 10))
         return 0
     rows = []
     for vector, file, hint, bm25 in itertools.product((0.25, 0.5, 1.0, 2.0), (0.2, 0.4, 0.8, 1.5),
