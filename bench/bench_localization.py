@@ -21,8 +21,9 @@ Systems, all on the same index and the same instances:
 Usage::
 
     .venv/bin/python bench/bench_localization.py --mirrors /work/.mirror \\
-        [--repos pydata/xarray,mwaskom/seaborn] [--skip N] [--limit N] [--embedder minilm|hashing] \\
-        [--home DIR] [--systems baseline,bm25,vectors,hybrid] [--json OUT] [--show-misses]
+        [--repos pydata/xarray,mwaskom/seaborn] [--skip N] [--limit N] \\
+        [--embedder minilm|hashing] [--home DIR] [--systems baseline,bm25,vectors,hybrid] \\
+        [--json OUT] [--show-misses]
 
 ``--mirrors`` holds bare mirrors named ``owner+name/repo`` (the layout the search tool's
 ``fetch`` leaves) or ``owner+name`` / ``name`` git directories. ``--home`` keeps the store and

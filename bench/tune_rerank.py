@@ -113,7 +113,8 @@ def main() -> int:
     if not args.grid:
         for name, values in {"vector_long": (0.0, 0.5, 2.0), "kind": (0.0, 0.5, 2.0),
                              "file": (0.0, 0.8, 1.5), "hint": (0.0, 0.6, 1.0),
-                             "bm25": (0.0, 0.6, 1.0), "rrf": (0.0, 0.5)}.items():
+                             "frame": (0.0, 0.3, 1.0), "bm25": (0.0, 0.6, 1.0),
+                             "rrf": (0.0, 0.5)}.items():
             for value in values:
                 print(f"{name}={value}", evaluate(pools, replace(DEFAULT_WEIGHTS, **{name: value})))
         for extra in (0.0, 0.05, 0.2):

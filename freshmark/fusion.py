@@ -7,7 +7,7 @@ orders the rest:
 
     score = w_rrf · rrf_norm + w_bm25 · bm25_norm + w_vector · (1 − code_share) · vector_norm
             + w_symbol · symbol_hit + w_path · path_hit − w_length · (1 − length_fit)
-            + w_file · file_norm + w_hint · path_hint
+            + w_file · file_norm + w_hint · path_hint + w_frame · frame_hit
     score = score · kind_prior ^ w_kind      (a negative score is divided instead)
 
 ``rrf_norm`` is the RRF sum scaled so that rank 1 in both channels is 1.0; ``bm25_norm`` is the
@@ -20,7 +20,9 @@ fully for a descriptive question and fades out for a query made of names, where 
 evidence (BM25, the symbol name) is what matters (seed 001 §3.2: description-like questions
 lean on vectors, well-named code on keywords). ``file_norm`` is the whole-file BM25 of the
 chunk's file over the best file's (evidence spread over a file adds up); ``path_hint`` is 1.0
-when the query names the file (a path, a traceback frame, a dotted module name); ``kind_prior``
+when the query names the file (a path, a traceback frame, a dotted module name);
+``frame_hit`` is 1.0 when a traceback frame names the chunk's file and its symbol's function
+(the report shows that code running); ``kind_prior``
 prefers implementation over tests over docs (``KIND_PRIOR``): it scales the score, so an
 implementation chunk with half a test's evidence still ranks above the test, and a third of a
 doc's above the doc. Every feature is in [0, 1] and kept on the candidate, so a caller can say
@@ -37,7 +39,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from freshmark.classify import search_kind
-from freshmark.query import QueryPlan, path_hint_match
+from freshmark.query import QueryPlan, frame_match, path_hint_match
 from freshmark.stamp import ChunkRecord
 from freshmark.tokenize import code_share as code_share_of
 from freshmark.tokenize import iter_tokens, name_forms, name_parts
@@ -80,6 +82,9 @@ class RerankWeights:
     length: float = 0.1
     file: float = 0.4
     hint: float = 0.3
+    # A traceback frame ran this chunk (its file and function): the report shows the code
+    # at fault, or code on the way to it.
+    frame: float = 0.6
     kind: float = 1.0
 
 
@@ -228,6 +233,7 @@ def rerank(
     symbol_terms = {form for word in plan.identifiers for form in name_forms(word)} \
         if long and plan is not None else terms
     hints = plan.path_hints if plan else []
+    frames = plan.frames if plan else []
     if code_share is None:
         code_share = plan.code_share if plan else code_share_of(" ".join(terms))
     bm25 = _scale({i: c.bm25 or 0.0 for i, c in enumerate(candidates)}, min_max=False)
@@ -248,6 +254,7 @@ def rerank(
             "length_fit": length_fit(record.start_line, record.end_line),
             "file_norm": files.get(record.path, 0.0) / best_file,
             "path_hint": path_hint_match(record.path, hints),
+            "frame_hit": frame_match(record.path, record.symbol, frames),
             "kind_prior": kind_prior(candidate.kind),
             "code_share": code_share,
             "long_query": 1.0 if long else 0.0,
@@ -270,6 +277,7 @@ def combined_score(features: Mapping[str, float], weights: RerankWeights) -> flo
         - weights.length * (1.0 - features["length_fit"])
         + weights.file * features["file_norm"]
         + weights.hint * features["path_hint"]
+        + weights.frame * features.get("frame_hit", 0.0)  # pools saved before it lack it
     )
     prior = features["kind_prior"] ** weights.kind
     return evidence * prior if evidence >= 0 else evidence / prior

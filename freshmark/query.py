@@ -11,7 +11,8 @@ the signal and the prose around them mostly noise, so:
 - a term said several times counts more, but sub-linearly (``1 + ln(count) / 2``);
 - **paths** — ``pkg/mod/file.py``, traceback frames (``File ".../pkg/mod.py", line 3``) and
   dotted module names (``pkg.mod.func``) — become path hints that the rerank matches against
-  result paths;
+  result paths; a frame's function (``..., line 3, in _cstack``) names the code that ran, and
+  the rerank matches it against the symbols of that file's chunks;
 - **boilerplate** of issue templates is dropped first: environment dumps (runs of
   ``name: version`` lines, ``pip freeze`` and ``conda list`` output), checklist lines and HTML
   wrappers — every report has them, and they name installed packages, not the project's code;
@@ -91,6 +92,8 @@ class QueryPlan:
     window_weights: list[float]
     path_hints: list[str] = field(default_factory=list)
     identifiers: list[str] = field(default_factory=list)
+    # (path hint, function) of each traceback frame that names its function.
+    frames: list[tuple[str, str]] = field(default_factory=list)
     code_share: float = 0.0
     long: bool = False
 
@@ -126,6 +129,27 @@ def path_hints(text: str) -> list[str]:
             hints.append(dotted.replace(".", "/"))
     out = [h for h in (normalise_path(raw) for raw in hints) if h and "/" in h]
     return list(dict.fromkeys(out))
+
+
+def traceback_frames(text: str) -> list[tuple[str, str]]:
+    """(path hint, function) of every traceback frame in ``text`` that names a function
+    (``<module>`` frames name none), in order, without repeats."""
+    frames = []
+    for match in _FRAME.finditer(text):
+        hint, function = normalise_path(match.group(1)), match.group(2)
+        if hint and function:
+            frames.append((hint, function))
+    return list(dict.fromkeys(frames))
+
+
+def frame_match(path: str, symbol: str, frames: list[tuple[str, str]]) -> float:
+    """1.0 when a traceback frame ran this chunk: the frame's file is this file and its
+    function is the symbol's last part (``Class.method`` frames say ``method``), else 0.0."""
+    name = symbol.rpartition(".")[2]
+    if not name or not frames:
+        return 0.0
+    return 1.0 if any(function == name and path_hint_match(path, [hint])
+                      for hint, function in frames) else 0.0
 
 
 def path_hint_match(path: str, hints: list[str]) -> float:
@@ -231,5 +255,6 @@ def plan_query(text: str) -> QueryPlan:
     return QueryPlan(
         text=text, terms=terms, weights=weights, windows=windows,
         window_weights=window_weights, path_hints=hints,
-        identifiers=sorted(identifiers), code_share=code_share(text), long=long,
+        identifiers=sorted(identifiers), frames=traceback_frames(text),
+        code_share=code_share(text), long=long,
     )

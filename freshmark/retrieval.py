@@ -398,7 +398,8 @@ def embed_plan(embedder: QueryEmbedder, plan: QueryPlan) -> np.ndarray:
 # measure one channel alone (with the same kind preference, de-duplication and per-file cap).
 _CHANNEL_WEIGHTS = {
     "bm25": {"vector": 0.0, "vector_long": 0.0},
-    "vectors": {"rrf": 0.0, "bm25": 0.0, "symbol": 0.0, "path": 0.0, "file": 0.0, "hint": 0.0},
+    "vectors": {"rrf": 0.0, "bm25": 0.0, "symbol": 0.0, "path": 0.0, "file": 0.0, "hint": 0.0,
+                "frame": 0.0},
 }
 
 

@@ -149,3 +149,18 @@ def test_long_report_names_a_symbol_only_in_code_form():
     (merge,) = rerank(merge_chunk, plan)
     assert copy.features["symbol_hit"] == 0.0
     assert merge.features["symbol_hit"] == 1.0
+
+
+def test_long_report_ranks_the_function_its_traceback_ran_above_its_neighbours():
+    from freshmark.query import plan_query
+
+    report = ("Stacking nested models raises an error that I did not expect here. " * 6
+              + '\n  File "/env/site-packages/pkg/separable.py", line 99, in _cstack\n')
+    path = "pkg/separable.py"
+    records = {"ran": _record("ran", symbol="_cstack", path=path),
+               "near": _record("near", symbol="_cdot", path=path)}
+    # "near" is the better text match in both channels; only "ran" is in the traceback.
+    candidates = fuse(records, [("near", 3.0), ("ran", 2.9)], [("near", 0.7), ("ran", 0.69)])
+    ranked = rerank(candidates, plan_query(report))
+    assert [c.record.id for c in ranked] == ["ran", "near"]
+    assert ranked[0].features["frame_hit"] == 1.0 and ranked[1].features["frame_hit"] == 0.0

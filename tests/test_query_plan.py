@@ -7,10 +7,12 @@ from freshmark.lexical import Bm25
 from freshmark.query import (
     IDENTIFIER_WEIGHT,
     MAX_WINDOWS,
+    frame_match,
     path_hint_match,
     path_hints,
     plan_query,
     strip_boilerplate,
+    traceback_frames,
 )
 from freshmark.tokenize import tokenize
 
@@ -115,3 +117,13 @@ def test_environment_dump_and_template_lines_are_dropped_from_long_reports():
 def test_name_type_lines_of_code_are_not_an_environment_dump():
     code = "```python\nclass A:\n    x: int\n    y: str\n    z: float\n    w: list\n```"
     assert strip_boilerplate(code) == code
+
+
+def test_traceback_frames_name_the_function_that_ran_in_its_file():
+    report = REPORT + '  File "/src/astropy/astropy/io/fits/card.py", line 5, in <module>\n'
+    assert traceback_frames(report) == [("astropy/modeling/separable", "_cstack")]
+    frames = plan_query(report).frames
+    assert frame_match("astropy/modeling/separable.py", "_cstack", frames) == 1.0
+    assert frame_match("astropy/modeling/separable.py", "Model._cstack", frames) == 1.0
+    assert frame_match("astropy/modeling/core.py", "_cstack", frames) == 0.0  # another file
+    assert frame_match("astropy/modeling/separable.py", "_cdot", frames) == 0.0
