@@ -21,8 +21,9 @@ evidence (BM25, the symbol name) is what matters (seed 001 §3.2: description-li
 lean on vectors, well-named code on keywords). ``file_norm`` is the whole-file BM25 of the
 chunk's file over the best file's (evidence spread over a file adds up); ``path_hint`` is 1.0
 when the query names the file (a path, a traceback frame, a dotted module name);
-``frame_hit`` is 1.0 when a traceback frame names the chunk's file and its symbol's function
-(the report shows that code running); ``kind_prior``
+``frame_hit`` is 1.0 for the chunk that the query's deepest traceback frame among the
+candidates' files ran (that frame's file and function: where the reported error came from);
+``kind_prior``
 prefers implementation over tests over docs (``KIND_PRIOR``): it scales the score, so an
 implementation chunk with half a test's evidence still ranks above the test, and a third of a
 doc's above the doc. Every feature is in [0, 1] and kept on the candidate, so a caller can say
@@ -39,7 +40,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from freshmark.classify import search_kind
-from freshmark.query import QueryPlan, frame_match, path_hint_match
+from freshmark.query import QueryPlan, deepest_frame, frame_match, path_hint_match
 from freshmark.stamp import ChunkRecord
 from freshmark.tokenize import code_share as code_share_of
 from freshmark.tokenize import iter_tokens, name_forms, name_parts
@@ -82,8 +83,9 @@ class RerankWeights:
     length: float = 0.1
     file: float = 0.4
     hint: float = 0.3
-    # A traceback frame ran this chunk (its file and function): the report shows the code
-    # at fault, or code on the way to it.
+    # The report's deepest traceback frame in the project ran this chunk. Over the 584
+    # SWE-bench reports (7 repositories) that frame's function was one the fix changed in
+    # 26 of 76; any shallower project frame's in 19 of 382, too rarely to weigh.
     frame: float = 0.6
     kind: float = 1.0
 
@@ -233,7 +235,8 @@ def rerank(
     symbol_terms = {form for word in plan.identifiers for form in name_forms(word)} \
         if long and plan is not None else terms
     hints = plan.path_hints if plan else []
-    frames = plan.frames if plan else []
+    failed = deepest_frame(plan.frames, {c.record.path for c in candidates}) \
+        if plan and plan.frames else None
     if code_share is None:
         code_share = plan.code_share if plan else code_share_of(" ".join(terms))
     bm25 = _scale({i: c.bm25 or 0.0 for i, c in enumerate(candidates)}, min_max=False)
@@ -254,7 +257,7 @@ def rerank(
             "length_fit": length_fit(record.start_line, record.end_line),
             "file_norm": files.get(record.path, 0.0) / best_file,
             "path_hint": path_hint_match(record.path, hints),
-            "frame_hit": frame_match(record.path, record.symbol, frames),
+            "frame_hit": frame_match(record.path, record.symbol, failed),
             "kind_prior": kind_prior(candidate.kind),
             "code_share": code_share,
             "long_query": 1.0 if long else 0.0,

@@ -11,8 +11,8 @@ the signal and the prose around them mostly noise, so:
 - a term said several times counts more, but sub-linearly (``1 + ln(count) / 2``);
 - **paths** — ``pkg/mod/file.py``, traceback frames (``File ".../pkg/mod.py", line 3``) and
   dotted module names (``pkg.mod.func``) — become path hints that the rerank matches against
-  result paths; a frame's function (``..., line 3, in _cstack``) names the code that ran, and
-  the rerank matches it against the symbols of that file's chunks;
+  result paths; the deepest frame in the project's own files names the function that failed
+  (``..., line 3, in _cstack``), which the rerank looks for among that file's chunks;
 - **boilerplate** of issue templates is dropped first: environment dumps (runs of
   ``name: version`` lines, ``pip freeze`` and ``conda list`` output), checklist lines and HTML
   wrappers — every report has them, and they name installed packages, not the project's code;
@@ -26,6 +26,7 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from freshmark.tokenize import code_share, kept_tokens, words
@@ -133,34 +134,50 @@ def path_hints(text: str) -> list[str]:
 
 def traceback_frames(text: str) -> list[tuple[str, str]]:
     """(path hint, function) of every traceback frame in ``text`` that names a function
-    (``<module>`` frames name none), in order, without repeats."""
-    frames = []
+    (``<module>`` frames name none), once each, in the order of their last appearance."""
+    frames: dict[tuple[str, str], None] = {}
     for match in _FRAME.finditer(text):
         hint, function = normalise_path(match.group(1)), match.group(2)
         if hint and function:
-            frames.append((hint, function))
-    return list(dict.fromkeys(frames))
+            frames.pop((hint, function), None)
+            frames[(hint, function)] = None
+    return list(frames)
 
 
-def frame_match(path: str, symbol: str, frames: list[tuple[str, str]]) -> float:
-    """1.0 when a traceback frame ran this chunk: the frame's file is this file and its
-    function is the symbol's last part (``Class.method`` frames say ``method``), else 0.0."""
-    name = symbol.rpartition(".")[2]
-    if not name or not frames:
+def deepest_frame(frames: list[tuple[str, str]], paths: Iterable[str]
+                  ) -> tuple[str, str] | None:
+    """The last frame (the deepest: tracebacks list the most recent call last) whose file is
+    one of ``paths``, the project's files at hand; frames of other libraries name none."""
+    known = set(paths)
+    for hint, function in reversed(frames):
+        if any(path_hint_match(path, [hint]) for path in known):
+            return hint, function
+    return None
+
+
+def frame_match(path: str, symbol: str, frame: tuple[str, str] | None) -> float:
+    """1.0 when ``frame`` ran this chunk: its file is this file and its function is the
+    symbol's last part (``Class.method`` frames say ``method``), else 0.0."""
+    if frame is None:
         return 0.0
-    return 1.0 if any(function == name and path_hint_match(path, [hint])
-                      for hint, function in frames) else 0.0
+    hint, function = frame
+    return 1.0 if symbol.rpartition(".")[2] == function and path_hint_match(path, [hint]) \
+        else 0.0
 
 
 def path_hint_match(path: str, hints: list[str]) -> float:
-    """1.0 when a hint names this file (its path ends with the hint, or the hint ends with the
-    file's module path plus a name inside it), else 0.0."""
+    """1.0 when a hint names this file (its path ends with the hint, the hint ends with its
+    path, as a traceback from a checkout does (``home/me/proj/pkg/mod``), or the hint ends with
+    the file's module path plus a name inside it), else 0.0."""
     if not hints:
         return 0.0
     module = _SOURCE_SUFFIX.sub("", path)
     for hint in hints:
         if module.endswith(hint) and (len(module) == len(hint) or
                                       module[-len(hint) - 1] == "/"):
+            return 1.0
+        # Only paths of two parts or more: a top-level utils.py is no other package's utils.
+        if "/" in module and hint.endswith("/" + module):
             return 1.0
         if hint.startswith(module + "/") and hint.count("/") - module.count("/") <= 2:
             return 1.0  # pkg/mod/Class/method names something inside pkg/mod.py

@@ -7,12 +7,12 @@ from freshmark.lexical import Bm25
 from freshmark.query import (
     IDENTIFIER_WEIGHT,
     MAX_WINDOWS,
+    deepest_frame,
     frame_match,
     path_hint_match,
     path_hints,
     plan_query,
     strip_boilerplate,
-    traceback_frames,
 )
 from freshmark.tokenize import tokenize
 
@@ -59,6 +59,13 @@ def test_traceback_frames_and_dotted_modules_become_path_hints():
     assert "astropy/modeling/separable" in hints  # frame, site-packages prefix dropped
     assert path_hint_match("astropy/modeling/separable.py", hints) == 1.0
     assert path_hint_match("astropy/modeling/core.py", hints) == 0.0
+
+
+def test_a_frame_from_a_checkout_names_the_file_by_its_tail():
+    hints = path_hints('  File "/home/me/dev/astropy/astropy/io/fits/card.py", line 3, in f\n')
+    assert path_hint_match("astropy/io/fits/card.py", hints) == 1.0
+    assert path_hint_match("card.py", ["home/me/dev/card"]) == 0.0  # one part: too loose
+    assert path_hint_match("astropy/io/fits/header.py", hints) == 0.0
 
 
 def test_path_hint_names_a_package_through_its_init():
@@ -119,11 +126,20 @@ def test_name_type_lines_of_code_are_not_an_environment_dump():
     assert strip_boilerplate(code) == code
 
 
-def test_traceback_frames_name_the_function_that_ran_in_its_file():
-    report = REPORT + '  File "/src/astropy/astropy/io/fits/card.py", line 5, in <module>\n'
-    assert traceback_frames(report) == [("astropy/modeling/separable", "_cstack")]
+def test_the_deepest_project_frame_names_the_function_that_failed():
+    report = REPORT.replace(
+        '    raise ValueError("oops")',
+        '  File "/src/astropy/astropy/modeling/core.py", line 7, in evaluate\n'
+        '  File "/env/site-packages/numpy/core/fromnumeric.py", line 3, in sum\n'
+        '    raise ValueError("oops")')
     frames = plan_query(report).frames
-    assert frame_match("astropy/modeling/separable.py", "_cstack", frames) == 1.0
-    assert frame_match("astropy/modeling/separable.py", "Model._cstack", frames) == 1.0
-    assert frame_match("astropy/modeling/core.py", "_cstack", frames) == 0.0  # another file
-    assert frame_match("astropy/modeling/separable.py", "_cdot", frames) == 0.0
+    assert frames == [("astropy/modeling/separable", "_cstack"),
+                      ("src/astropy/astropy/modeling/core", "evaluate"),
+                      ("numpy/core/fromnumeric", "sum")]
+    project = ["astropy/modeling/separable.py", "astropy/modeling/core.py"]
+    failed = deepest_frame(frames, project)  # numpy's frame is no file of the project
+    assert failed == ("src/astropy/astropy/modeling/core", "evaluate")
+    assert frame_match("astropy/modeling/core.py", "Model.evaluate", failed) == 1.0
+    assert frame_match("astropy/modeling/core.py", "Model.prepare", failed) == 0.0
+    assert frame_match("astropy/modeling/separable.py", "_cstack", failed) == 0.0  # shallower
+    assert deepest_frame(frames, ["docs/conf.py"]) is None
