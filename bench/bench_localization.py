@@ -328,6 +328,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--data", type=Path, default=DEV)
     parser.add_argument("--repos", default="", help="comma-separated owner/name list")
     parser.add_argument("--limit", type=int, default=0, help="instances per repository")
+    parser.add_argument("--instances", default="",
+                        help="comma-separated instance ids: only these (after --repos)")
     parser.add_argument("--skip", type=int, default=0,
                         help="leave out each repository's first N instances (a fresh held-out "
                              "slice after the first N were used to tune)")
@@ -346,9 +348,11 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     rows = [json.loads(line) for line in args.data.read_text().splitlines() if line.strip()]
     wanted = {r for r in args.repos.split(",") if r}
+    chosen_ids = {i for i in args.instances.split(",") if i}
     by_repo: dict[str, list[Instance]] = defaultdict(list)
     for row in rows:
-        if not wanted or row["repo"] in wanted:
+        if (not wanted or row["repo"] in wanted) and \
+                (not chosen_ids or row["instance_id"] in chosen_ids):
             by_repo[row["repo"]].append(Instance.from_row(row))
 
     home = args.home or Path(tempfile.mkdtemp(prefix="fm-localization-"))
