@@ -38,9 +38,11 @@ LEVELS = ("L1", "L2", "L3", "l1", "l2", "l3")
 # The end of the text. Not ``$``: in Python's ``re`` (which jsonschema and Hypothesis use)
 # ``$`` also matches before a final newline, so ``"shop\n"`` would pass.
 END = r"(?![\s\S])"
-# Some character that is neither whitespace nor NUL, and no NUL anywhere. Whitespace as the
-# server strips it (``str.strip``): ECMA-262's ``\s`` lacks U+001C..U+001F and U+0085.
-NOT_BLANK_NO_NUL = rf"^[^\u0000]*[^\s\u0000\u001c-\u001f\u0085][^\u0000]*{END}"
+# Whitespace as the server strips it (``str.strip``), for a character class: ECMA-262's
+# ``\s`` lacks U+001C..U+001F and U+0085.
+_STRIPPED = r"\s\u001c-\u001f\u0085"
+# Some character that is neither whitespace nor NUL, and no NUL anywhere.
+NOT_BLANK_NO_NUL = rf"^[^\u0000]*[^{_STRIPPED}\u0000][^\u0000]*{END}"
 # Not blank, no control characters (C0 and DEL): what ``served.check_repo_name`` refuses.
 _CTRL = r"\u0000-\u001f\u007f"
 REPO_NAME = rf"^[^{_CTRL}]*[^\s{_CTRL}][^{_CTRL}]*{END}"
@@ -60,7 +62,7 @@ _EOL = r"\n\r\u000b\u000c\u001c-\u001e\u0085\u2028\u2029"
 # Not a JSON document or JSON lines without a result ("[]", "[]\n[]", '{"results": []}'): the
 # server has nothing to verify there (400). Said more broadly than the server's rule: only
 # brackets and whitespace, or an empty "results" list anywhere.
-_SOME_RESULT = (r'(?![\s\u001c-\u001f\u0085\[\]]*' + END + r')'
+_SOME_RESULT = (rf"(?![{_STRIPPED}\[\]]*{END})"
                 r'(?![\s\S]*"results"\s*:\s*\[\s*\])')
 VERIFY_CONTENT = (rf"^{_SOME_RESULT}[ \t]*[^\s#\u0000][^{_EOL}\u0000]*"
                   rf"(?:[{_EOL}][^{_EOL}\u0000]*){{0,{MAX_VERIFY_LINES - 1}}}{END}")

@@ -9,7 +9,7 @@ import pytest
 from cluster_support import Recorder
 from fastapi.testclient import TestClient
 
-from freshmark import api_schema, branches, context, retrieval, served
+from freshmark import api_schema, branches, context, retrieval, served, snippets
 from freshmark.config import Config
 from freshmark.server import create_app
 from freshmark.stamp import FILE_KINDS
@@ -151,6 +151,15 @@ def test_repo_pattern_and_length_refuse_what_served_refuses(spec, name):
 def test_verify_content_schema_refuses_what_the_server_refuses(spec, content):
     schema = _request(spec, "VerifyRequest")["content"]
     assert not (len(content) <= schema["maxLength"] and re.search(schema["pattern"], content))
+
+
+@pytest.mark.parametrize("content", ["[]", "[ ]\n", "[]\n[]", '{"results": []}',
+                                     '{"results": [], "n": 0}'])
+def test_verify_content_schema_refuses_json_without_a_result(spec, content):
+    schema = _request(spec, "VerifyRequest")["content"]
+    assert not re.search(schema["pattern"], content)
+    with pytest.raises(served.BadInput, match="nothing to verify"):
+        snippets.parse_snippets(content)
 
 
 def test_verify_content_schema_accepts_a_2000_line_list(spec):
