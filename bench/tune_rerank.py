@@ -18,18 +18,20 @@ import argparse
 import itertools
 import json
 import sys
-from collections import Counter
 from dataclasses import asdict, replace
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench_localization import function_hit  # noqa: E402
+
 from freshmark.fusion import (  # noqa: E402
     DEFAULT_WEIGHTS,
     FILE_EXTRA_SHARE,
     RerankWeights,
     combined_score,
+    diversify,
 )
 from freshmark.retrieval import MAX_PER_FILE  # noqa: E402
 
@@ -57,26 +59,10 @@ def file_ranking(candidates: list[dict], w: RerankWeights, extra: float) -> list
 
 def chunk_ranking(candidates: list[dict], w: RerankWeights, max_per_file: int = MAX_PER_FILE,
                   k: int = 10) -> list[tuple[str, str]]:
-    """(path, symbol) of the chunk answer: the pool rescored, at most ``max_per_file`` chunks
-    of a file until other files have had their turn (``fusion.diversify``)."""
+    """(path, symbol) of the chunk answer: the pool rescored, then ``fusion.diversify``."""
     scored = sorted(candidates, key=lambda c: -score(c, w))
-    taken, held, per_file = [], [], Counter()
-    for c in scored:
-        if len(taken) == k:
-            break
-        if per_file[c["path"]] < max_per_file:
-            per_file[c["path"]] += 1
-            taken.append(c)
-        else:
-            held.append(c)
-    return [(c["path"], c["symbol"]) for c in taken + held[: k - len(taken)]]
-
-
-def function_hit(chunks: list[tuple[str, str]], gold: list[list[str]]) -> bool:
-    """As ``bench_localization.function_hit``: a gold file's chunk whose dotted symbol has the
-    hunk header's function name among its parts."""
-    return any(path == gold_path and name in symbol.split(".")
-               for path, symbol in chunks for gold_path, name in gold)
+    return [(c["path"], c["symbol"])
+            for c in diversify(scored, k, max_per_file, path_of=lambda c: c["path"])]
 
 
 def evaluate(pools: list[dict], w: RerankWeights, extra: float = FILE_EXTRA_SHARE,

@@ -36,8 +36,9 @@ little for its second best.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 from freshmark.classify import search_kind
 from freshmark.query import QueryPlan, deepest_frame, frame_match, path_hint_match
@@ -45,6 +46,7 @@ from freshmark.stamp import ChunkRecord
 from freshmark.tokenize import code_share as code_share_of
 from freshmark.tokenize import iter_tokens, name_forms, name_parts
 
+T = TypeVar("T")
 RRF_K = 60
 # Chunk lengths (lines) that need no penalty; seed 001 §4.1 sizes functions at 20–150 lines,
 # and short functions are normal code, so only the extremes are penalised.
@@ -286,18 +288,25 @@ def combined_score(features: Mapping[str, float], weights: RerankWeights) -> flo
     return evidence * prior if evidence >= 0 else evidence / prior
 
 
-def diversify(ranked: Sequence[Candidate], k: int, max_per_file: int) -> list[Candidate]:
+def _candidate_path(candidate: Candidate) -> str:
+    return candidate.record.path
+
+
+def diversify(ranked: Sequence[T], k: int, max_per_file: int,
+              path_of: Callable[[T], str] = _candidate_path) -> list[T]:
     """The first ``k`` of ``ranked`` with at most ``max_per_file`` chunks of one file, then,
-    if that leaves room, the held-back chunks after them, in their order (0: no cap)."""
+    if that leaves room, the held-back chunks after them, in their order (0: no cap).
+    ``path_of`` gives an item's file (a candidate's record path; saved pools in the benches
+    hold plain dicts)."""
     if max_per_file <= 0:
         return list(ranked[:k])
-    taken: list[Candidate] = []
-    held: list[Candidate] = []
+    taken: list[T] = []
+    held: list[T] = []
     per_file: dict[str, int] = {}
     for candidate in ranked:
         if len(taken) == k:
             break
-        path = candidate.record.path
+        path = path_of(candidate)
         if per_file.get(path, 0) < max_per_file:
             per_file[path] = per_file.get(path, 0) + 1
             taken.append(candidate)
