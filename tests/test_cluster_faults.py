@@ -205,7 +205,7 @@ def _still_running(cluster: Cluster, repo_id: str) -> bool:
 def _stop_consuming(cluster: Cluster, node: str) -> None:
     """The worker ``node`` finishes what it runs but takes no new message from any queue."""
     control = Celery(broker=cluster.env["FRESHMARK_REDIS_URL"]).control
-    for queue in ("hot", "infra", "ondemand", "maintenance"):
+    for queue in keys.BUILTIN_QUEUES:  # what start_worker's workers consume
         replies = control.cancel_consumer(queue, destination=[node], reply=True, timeout=10)
         assert replies and node in replies[0], replies
 
