@@ -30,17 +30,18 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from freshmark.audit import audit  # noqa: E402
-from freshmark.config import Config, Layer  # noqa: E402
-from freshmark.metrics import (  # noqa: E402
+from freshmark.adapters.store.chroma import Store
+from freshmark.adapters.telemetry.exposition import render_latest
+from freshmark.adapters.telemetry.freshness import (
     FileFreshnessStore,
     FreshnessRow,
     RedisFreshnessStore,
-    render_latest,
 )
-from freshmark.settings import Settings  # noqa: E402
-from freshmark.stamp import ChunkRecord, chunk_id, utc_now_iso  # noqa: E402
-from freshmark.store import Manifest, Store, collection_name  # noqa: E402
+from freshmark.core.config import Config, Layer
+from freshmark.core.manifest import Manifest, collection_name
+from freshmark.core.settings import Settings
+from freshmark.core.stamp import ChunkRecord, chunk_id, utc_now_iso
+from freshmark.services.upkeep.audit import audit
 
 CONFIG = Config(layers=(Layer("hot", ("src/**",), 300, "hot"),
                         Layer("infra", ("**",), 86400, "infra")))

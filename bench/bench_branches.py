@@ -37,14 +37,15 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from freshmark.config import Config  # noqa: E402
-from freshmark.gitrepo import GitRepo  # noqa: E402
-from freshmark.indexer import RepoRef, index_repo  # noqa: E402
-from freshmark.overlay import LayeredIndex  # noqa: E402
-from freshmark.retrieval import hybrid_search  # noqa: E402
-from freshmark.settings import Settings  # noqa: E402
-from freshmark.store import Store  # noqa: E402
-from freshmark.verify import Verifier  # noqa: E402
+from freshmark.adapters.git.repo import GitRepo
+from freshmark.adapters.store.chroma import Store
+from freshmark.adapters.store.layered import LayeredIndex
+from freshmark.core.config import Config
+from freshmark.core.settings import Settings
+from freshmark.services.indexing.indexer import index_repo
+from freshmark.services.repos import RepoRef
+from freshmark.services.retrieval.hybrid import hybrid_search
+from freshmark.services.verifier import Verifier
 
 BASE = "main"
 GIT_ENV = {"GIT_AUTHOR_NAME": "bench", "GIT_AUTHOR_EMAIL": "bench@example.invalid",
@@ -112,7 +113,7 @@ def paired_latency_ms(base: Any, branch: Any, embedder: Any, repo: GitRepo, name
                       queries: list[str], settings: Settings) -> dict[str, dict[str, float]]:
     """p50/p95 of the same queries on the base and on the branch, run alternately so that
     both see the same machine load; three warm-up queries each first."""
-    from freshmark.verify import Target
+    from freshmark.core.verdicts import Target
 
     indexes = {"base": base, "branch": branch}
     times: dict[str, list[float]] = {"base": [], "branch": []}
@@ -166,7 +167,7 @@ def main() -> None:
         }
         print(f"base {BASE}: {full.chunks_added} chunks, full index {full.seconds:.1f} s, "
               f"store {report['base']['store_bytes'] / 1e6:.1f} MB", flush=True)
-        from freshmark.search import embedder_for
+        from freshmark.services.open_branch import embedder_for
 
         embedder = embedder_for(settings, base_index)
         repo = GitRepo.open(work)

@@ -18,8 +18,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from freshmark.chunking import chunk_text, detect_language  # noqa: E402
-from freshmark.chunking.languages import parser_for  # noqa: E402
+from freshmark.core.chunking import chunk_text
+from freshmark.core.chunking.languages import detect_language, parser_for
 
 _DEFAULT_PACKAGES = ("celery", "chromadb")
 _EXTRA_SUFFIXES = (".js", ".mjs", ".ts", ".tsx", ".c", ".h", ".cpp", ".hpp", ".go", ".rs")

@@ -40,13 +40,13 @@ from cluster_support import (  # noqa: E402 - after the path tweak
     wait_until,
     write_config,
 )
-from repo_builder import RepoBuilder  # noqa: E402
+from repo_builder import RepoBuilder
 
-from freshmark import jobs  # noqa: E402
-from freshmark.config import Config  # noqa: E402
-from freshmark.indexer import index_repo  # noqa: E402
-from freshmark.settings import Settings  # noqa: E402
-from freshmark.store import Store  # noqa: E402
+from freshmark.adapters.queue import jobs
+from freshmark.adapters.store.chroma import Store
+from freshmark.core.config import Config
+from freshmark.core.settings import Settings
+from freshmark.services.indexing.indexer import index_repo
 
 
 def module_text(i: int, version: int = 0, functions: int = 8) -> str:

@@ -28,9 +28,10 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from freshmark.embedding import Embedder, get_embedder  # noqa: E402
-from freshmark.embedding.minilm import DEFAULT_BATCH_SIZE, MiniLMEmbedder  # noqa: E402
-from freshmark.settings import Settings  # noqa: E402
+from freshmark.adapters.embedding import get_embedder
+from freshmark.adapters.embedding.minilm import DEFAULT_BATCH_SIZE, MiniLMEmbedder
+from freshmark.core.ports import Embedder
+from freshmark.core.settings import Settings
 
 _PACKAGES = ("celery", "click", "redis", "chromadb", "pygit2", "watchdog", "fastapi")
 _MIN_FUNCTION_CHARS = 80

@@ -22,9 +22,9 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from freshmark.classify import classify
-from freshmark.config import ClassifyRules
-from freshmark.gitrepo import GitRepo
+from freshmark.adapters.git.repo import GitRepo
+from freshmark.core.classify import classify
+from freshmark.core.config import ClassifyRules
 
 SOURCE_PACKAGES = (
     "celery", "chromadb", "kombu", "redis", "pydantic", "mcp", "starlette", "fastapi", "click",

@@ -27,13 +27,13 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
-from repo_builder import RepoBuilder, git  # noqa: E402
+from repo_builder import RepoBuilder, git
 
-from freshmark.config import Config  # noqa: E402
-from freshmark.embedding import get_embedder  # noqa: E402
-from freshmark.indexer import index_repo  # noqa: E402
-from freshmark.settings import Settings  # noqa: E402
-from freshmark.store import Store  # noqa: E402
+from freshmark.adapters.embedding import get_embedder
+from freshmark.adapters.store.chroma import Store
+from freshmark.core.config import Config
+from freshmark.core.settings import Settings
+from freshmark.services.indexing.indexer import index_repo
 
 
 def fetch_wheels(package: str, versions: list[str], into: Path) -> list[Path]:

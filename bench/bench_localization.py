@@ -48,17 +48,18 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from freshmark import retrieval  # noqa: E402
-from freshmark.config import load_config  # noqa: E402
-from freshmark.embedding import get_embedder  # noqa: E402
-from freshmark.gitrepo import GitRepo  # noqa: E402
-from freshmark.indexer import RepoRef, index_repo  # noqa: E402
-from freshmark.lexical import Bm25  # noqa: E402
-from freshmark.retrieval import CHANNELS  # noqa: E402
-from freshmark.search import search, search_files  # noqa: E402
-from freshmark.settings import Settings  # noqa: E402
-from freshmark.stamp import LIVE, ChunkRecord  # noqa: E402
-from freshmark.store import Store  # noqa: E402
+from freshmark.adapters.embedding import get_embedder
+from freshmark.adapters.git.repo import GitRepo
+from freshmark.adapters.lexical.bm25 import Bm25
+from freshmark.adapters.store.chroma import Store
+from freshmark.core import fusion
+from freshmark.core.config import load_config
+from freshmark.core.request import CHANNELS
+from freshmark.core.settings import Settings
+from freshmark.core.stamp import LIVE, ChunkRecord
+from freshmark.services.indexing.indexer import index_repo
+from freshmark.services.repos import RepoRef
+from freshmark.services.retrieval.search import search, search_files
 
 DEV = ROOT.parent / "shared" / "eval" / "swebench" / "dev.jsonl"
 FILE_CUTOFFS = (1, 5, 10)
@@ -213,7 +214,7 @@ def evaluate_repo(repo: str, instances: list[Instance], clone: Path, args: argpa
                   totals: dict[str, Scores], report: dict) -> None:
     config = load_config(None)
     baseline = PlainBaseline()
-    present = [i for i in instances if _has_commit(clone, i.base_commit)]
+    present = [i for i in instances if has_commit(clone, i.base_commit)]
     present.sort(key=lambda i: commit_time(clone, i.base_commit))
     index_seconds: list[float] = []
     catch_up_seconds: list[float] = []
@@ -263,7 +264,7 @@ def evaluate_repo(repo: str, instances: list[Instance], clone: Path, args: argpa
     print(f"{repo}: index {report['index_seconds'][repo]}", file=sys.stderr)
 
 
-def _has_commit(clone: Path, commit: str) -> bool:
+def has_commit(clone: Path, commit: str) -> bool:
     return subprocess.run(["git", "cat-file", "-e", f"{commit}^{{commit}}"], cwd=clone,
                           capture_output=True).returncode == 0
 
@@ -274,7 +275,7 @@ class PoolRecorder:
 
     def __init__(self) -> None:
         self.pools: list[dict] = []
-        self._rerank = retrieval.rerank
+        self._rerank = fusion.rerank
 
     def __enter__(self) -> PoolRecorder:
         def recording(candidates, *args, **kwargs):  # type: ignore[no-untyped-def]
@@ -285,11 +286,11 @@ class PoolRecorder:
                 for c in ranked]})
             return ranked
 
-        retrieval.rerank = recording  # type: ignore[assignment]
+        fusion.rerank = recording  # type: ignore[assignment]
         return self
 
     def __exit__(self, *exc: object) -> None:
-        retrieval.rerank = self._rerank  # type: ignore[assignment]
+        fusion.rerank = self._rerank  # type: ignore[assignment]
 
 
 def run_system(system: str, inst: Instance, clone: Path, settings: Settings, store: Store,

@@ -38,16 +38,19 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from freshmark.config import load_config  # noqa: E402
-from freshmark.embedding import get_embedder  # noqa: E402
-from freshmark.fusion import RerankWeights  # noqa: E402
-from freshmark.indexer import index_repo  # noqa: E402
-from freshmark.lexical import LexicalIndex  # noqa: E402
-from freshmark.retrieval import DEFAULT_KINDS, hybrid_search, vector_channel  # noqa: E402
-from freshmark.settings import Settings  # noqa: E402
-from freshmark.stamp import ChunkRecord, sha256_hex, utc_now_iso  # noqa: E402
-from freshmark.store import BranchIndex, Manifest, Store, collection_name  # noqa: E402
-from freshmark.tokenize import query_terms  # noqa: E402
+from freshmark.adapters.embedding import get_embedder
+from freshmark.adapters.lexical.index import LexicalIndex
+from freshmark.adapters.store.chroma import BranchIndex, Store
+from freshmark.core.config import load_config
+from freshmark.core.fusion import RerankWeights
+from freshmark.core.manifest import Manifest, collection_name
+from freshmark.core.request import DEFAULT_KINDS
+from freshmark.core.settings import Settings
+from freshmark.core.stamp import ChunkRecord, sha256_hex, utc_now_iso
+from freshmark.core.tokenize import query_terms
+from freshmark.services.indexing.indexer import index_repo
+from freshmark.services.retrieval.channels import vector_channel
+from freshmark.services.retrieval.hybrid import hybrid_search
 
 COSQA = ROOT.parent / "shared" / "eval" / "cosqa" / "cosqa_dev_retrieval.json"
 LABELLED = ROOT / "bench" / "labelled_queries.json"

@@ -49,13 +49,14 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
 from bench_cluster import Chroma  # noqa: E402 - after the path tweak
-from cluster_support import Cluster, PrivateRedis, cluster_env, wait_until, write_config  # noqa: E402
-from prometheus_client import CollectorRegistry, multiprocess  # noqa: E402
-from repo_builder import git  # noqa: E402
+from cluster_support import Cluster, PrivateRedis, cluster_env, wait_until, write_config
+from prometheus_client import CollectorRegistry, multiprocess
+from repo_builder import git
 
-from freshmark import jobs, keys  # noqa: E402
-from freshmark.settings import Settings  # noqa: E402
-from freshmark.store import Store  # noqa: E402
+from freshmark.adapters.queue import jobs, keys
+from freshmark.adapters.store.chroma import Store
+from freshmark.core import jobspec
+from freshmark.core.settings import Settings
 
 DEFAULT_MIRROR = Path("/work/.mirror/pydata+xarray/repo")
 
@@ -108,9 +109,9 @@ def run_configuration(base: Path, redis_url: str, chroma_url: str, source: Path,
     try:
         cluster.start_worker(concurrency=processes, name=label)
         client = cluster.client()
-        send = make_sender(create_app(Settings.from_env(env), jobs.Timings.from_env(env)))
+        send = make_sender(create_app(Settings.from_env(env), jobspec.Timings.from_env(env)))
         store = Store.open(cluster.settings())
-        spec = jobs.JobSpec(kind=jobs.KIND_INDEX, repo=repo_id, branch=branch)
+        spec = jobspec.JobSpec(kind=jobspec.KIND_INDEX, repo=repo_id, branch=branch)
         load_before = os.getloadavg()[0]
         started = time.perf_counter()
         jobs.submit(client, spec, send)
@@ -129,7 +130,7 @@ def run_configuration(base: Path, redis_url: str, chroma_url: str, source: Path,
     worker_cpu_seconds = _children_cpu_seconds() - cpu_before
     registry = CollectorRegistry()
     multiprocess.MultiProcessCollector(registry, path=str(root / "prometheus"))
-    hot = {"queue": keys.QUEUE_HOT}
+    hot = {"queue": jobspec.QUEUE_HOT}
     job_seconds = metric(registry, "freshmark_job_duration_seconds_sum", hot)
     batch_seconds = metric(registry, "freshmark_index_batch_duration_seconds_sum", hot)
     by_runner = {r: metric(registry, "freshmark_index_batches_total", {**hot, "runner": r})

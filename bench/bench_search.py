@@ -36,14 +36,16 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from freshmark.chunking import chunk_text  # noqa: E402
-from freshmark.embedding import EmbeddingCache, embed_with_cache, get_embedder  # noqa: E402
-from freshmark.fusion import Candidate  # noqa: E402
-from freshmark.lexical import LexicalIndex  # noqa: E402
-from freshmark.retrieval import hybrid_search  # noqa: E402
-from freshmark.settings import Settings  # noqa: E402
-from freshmark.stamp import ChunkRecord, chunk_id, sha256_hex, utc_now_iso  # noqa: E402
-from freshmark.store import BranchIndex, Manifest, Store, collection_name  # noqa: E402
+from freshmark.adapters.embedding import get_embedder
+from freshmark.adapters.embedding.cache import EmbeddingCache, embed_with_cache
+from freshmark.adapters.lexical.index import LexicalIndex
+from freshmark.adapters.store.chroma import BranchIndex, Store
+from freshmark.core.chunking import chunk_text
+from freshmark.core.fusion import Candidate
+from freshmark.core.manifest import Manifest, collection_name
+from freshmark.core.settings import Settings
+from freshmark.core.stamp import ChunkRecord, chunk_id, sha256_hex, utc_now_iso
+from freshmark.services.retrieval.hybrid import hybrid_search
 
 COSQA = ROOT.parent / "shared" / "eval" / "cosqa" / "cosqa_dev_retrieval.json"
 K = 10

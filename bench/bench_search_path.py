@@ -24,12 +24,13 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from bench_verify import QUERIES, build_repo  # noqa: E402
+from bench_verify import QUERIES, build_repo
 
-from freshmark.config import Config  # noqa: E402
-from freshmark.indexer import index_repo  # noqa: E402
-from freshmark.search import search, store_for  # noqa: E402
-from freshmark.settings import Settings  # noqa: E402
+from freshmark.core.config import Config
+from freshmark.core.settings import Settings
+from freshmark.services.indexing.indexer import index_repo
+from freshmark.services.open_branch import store_for
+from freshmark.services.retrieval.search import search
 
 
 def percentiles_ms(samples: list[float]) -> str:

@@ -33,14 +33,15 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from freshmark.config import Config  # noqa: E402
-from freshmark.gitrepo import GitRepo  # noqa: E402
-from freshmark.indexer import index_repo  # noqa: E402
-from freshmark.search import search  # noqa: E402
-from freshmark.settings import Settings  # noqa: E402
-from freshmark.stamp import ChunkRecord  # noqa: E402
-from freshmark.store import Store  # noqa: E402
-from freshmark.verify import Target, Verifier  # noqa: E402
+from freshmark.adapters.git.repo import GitRepo
+from freshmark.adapters.store.chroma import Store
+from freshmark.core.config import Config
+from freshmark.core.settings import Settings
+from freshmark.core.stamp import ChunkRecord
+from freshmark.core.verdicts import Target
+from freshmark.services.indexing.indexer import index_repo
+from freshmark.services.retrieval.search import search
+from freshmark.services.verifier import Verifier
 
 FUNCTIONS_PER_FILE = 10
 RESULTS = 10

@@ -24,16 +24,16 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench_localization import function_hit  # noqa: E402
+from bench_localization import function_hit
 
-from freshmark.fusion import (  # noqa: E402
+from freshmark.core.fusion import (
     DEFAULT_WEIGHTS,
     FILE_EXTRA_SHARE,
     RerankWeights,
     combined_score,
     diversify,
 )
-from freshmark.retrieval import MAX_PER_FILE  # noqa: E402
+from freshmark.services.retrieval.hybrid import MAX_PER_FILE
 
 CUTOFFS = (1, 5, 10)
 FUNCTION_CUTOFFS = (5, 10)

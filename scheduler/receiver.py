@@ -21,10 +21,12 @@ from kombu.exceptions import OperationalError
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse
 
-from freshmark import jobs, keys, metrics
-from freshmark.branches import is_active
-from freshmark.config import Config, RepoConfig
-from freshmark.errors import BadInput
+from freshmark.adapters.queue import jobs, keys
+from freshmark.adapters.telemetry import counters
+from freshmark.core import jobspec
+from freshmark.core.config import Config, RepoConfig
+from freshmark.core.errors import BadInput
+from freshmark.services.upkeep.branches import is_active
 from scheduler import webhooks
 
 log = logging.getLogger("freshmark.webhooks")
@@ -61,7 +63,7 @@ async def read_capped(request: Request, max_bytes: int,
 
 
 def _count(provider: str, result: str) -> None:
-    metrics.WEBHOOK_DELIVERIES_TOTAL.labels(provider=provider, result=result).inc()
+    counters.WEBHOOK_DELIVERIES_TOTAL.labels(provider=provider, result=result).inc()
 
 
 def answer(provider: str, result: str, status: int, **extra: Any) -> JSONResponse:
@@ -77,7 +79,7 @@ class WebhookReceiver:
         self,
         config: Config,
         client: redis.Redis,
-        send: jobs.Sender,
+        send: jobspec.Sender,
         env: Mapping[str, str] | None = None,
         max_body_bytes: int = webhooks.MAX_BODY_BYTES,
         stale_seconds: float = 3600.0,

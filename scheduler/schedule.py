@@ -21,8 +21,9 @@ from dataclasses import dataclass
 import redis
 from kombu.exceptions import OperationalError
 
-from freshmark import jobs, keys
-from freshmark.config import Config
+from freshmark.adapters.queue import jobs, keys
+from freshmark.core import jobspec
+from freshmark.core.config import Config
 
 log = logging.getLogger("freshmark.scheduler")
 
@@ -45,7 +46,7 @@ class Entry:
 
     name: str
     interval_seconds: float
-    specs: tuple[jobs.JobSpec, ...]
+    specs: tuple[jobspec.JobSpec, ...]
 
 
 def retire_interval_seconds(config: Config) -> float:
@@ -58,8 +59,8 @@ def schedule_entries(config: Config) -> list[Entry]:
     entries = []
     for layer in config.layers:
         specs = tuple(
-            jobs.JobSpec(
-                kind=jobs.KIND_INDEX, repo=repo.id, branch=branch, layer=layer.name,
+            jobspec.JobSpec(
+                kind=jobspec.KIND_INDEX, repo=repo.id, branch=branch, layer=layer.name,
                 queue=layer.queue, reason=f"schedule: layer {layer.name}",
             )
             for repo in config.repos
@@ -68,12 +69,13 @@ def schedule_entries(config: Config) -> list[Entry]:
         if specs and layer.interval_seconds > 0:
             entries.append(Entry(f"layer:{layer.name}", float(layer.interval_seconds), specs))
     maintenance = (
-        ("reconcile", float(config.reconcile_interval_seconds), jobs.KIND_RECONCILE),
-        ("retire_idle", retire_interval_seconds(config), jobs.KIND_RETIRE_IDLE),
+        ("reconcile", float(config.reconcile_interval_seconds), jobspec.KIND_RECONCILE),
+        ("retire_idle", retire_interval_seconds(config), jobspec.KIND_RETIRE_IDLE),
     )
     for name, interval, kind in maintenance:
         if interval > 0 and config.repos:
-            spec = jobs.JobSpec(kind=kind, repo=jobs.ALL, queue=keys.QUEUE_MAINTENANCE, reason=name)
+            spec = jobspec.JobSpec(kind=kind, repo=jobspec.ALL, queue=jobspec.QUEUE_MAINTENANCE,
+                                   reason=name)
             entries.append(Entry(name, interval, (spec,)))
     return entries
 
@@ -115,7 +117,7 @@ class TickReport:
 
 
 class Scheduler:
-    def __init__(self, client: redis.Redis, config: Config, send: jobs.Sender,
+    def __init__(self, client: redis.Redis, config: Config, send: jobspec.Sender,
                  lock_ttl_seconds: float = 15.0, stale_seconds: float = 3600.0):
         self.client = client
         self.config = config

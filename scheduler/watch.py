@@ -36,8 +36,9 @@ from watchdog.observers import Observer
 from watchdog.observers.api import BaseObserver
 from watchdog.observers.polling import PollingObserver
 
-from freshmark import jobs, keys
-from freshmark.errors import NotARepository
+from freshmark.adapters.queue import jobs
+from freshmark.core import jobspec
+from freshmark.core.errors import NotARepository
 
 log = logging.getLogger("freshmark.watch")
 
@@ -152,7 +153,7 @@ _OUTCOME_WORDS = {"new": "queued", "resend": "queued again", "waiting": "queued"
                   "coalesced": "merged into the pending job"}
 
 
-def describe_enqueue(spec: jobs.JobSpec, result: jobs.EnqueueResult, tally: Tally,
+def describe_enqueue(spec: jobspec.JobSpec, result: jobspec.EnqueueResult, tally: Tally,
                      delay_seconds: float) -> str:
     """The log line for one job the watcher asked for (what, why, when it will be sent)."""
     when = "now" if delay_seconds <= 0 else f"due in {delay_seconds:g} s"
@@ -167,9 +168,9 @@ class WorkingCopyWatcher:
         self,
         root: Path,
         client: redis.Redis,
-        send: jobs.Sender,
+        send: jobspec.Sender,
         *,
-        queue: str = keys.QUEUE_HOT,
+        queue: str = jobspec.QUEUE_HOT,
         debounce_seconds: float = 2.0,
         max_wait_seconds: float = 30.0,
         burst_events: int = 500,
@@ -220,13 +221,13 @@ class WorkingCopyWatcher:
         self.observer.stop()
         self.observer.join(timeout=10)
 
-    def _spec(self, branch: str, base: str, reason: str) -> jobs.JobSpec:
-        return jobs.JobSpec(
-            kind=jobs.KIND_INDEX, repo=self.label, branch=branch, layer=jobs.ALL,
+    def _spec(self, branch: str, base: str, reason: str) -> jobspec.JobSpec:
+        return jobspec.JobSpec(
+            kind=jobspec.KIND_INDEX, repo=self.label, branch=branch, layer=jobspec.ALL,
             queue=self.queue, base_branch=base, path=str(self.root), reason=reason,
         )
 
-    def plan(self, tally: Tally) -> list[jobs.JobSpec]:
+    def plan(self, tally: Tally) -> list[jobspec.JobSpec]:
         """The jobs one flush asks for: the checked-out branch (layered on the previous one
         after a switch) and, after a burst or overflow, every indexed branch that moved."""
         previous_branch, previous_heads = self.branch, self.heads
@@ -243,10 +244,11 @@ class WorkingCopyWatcher:
                       if b in self.heads]
         return specs
 
-    def flush(self, now: float | None = None, immediate: bool = False) -> list[jobs.EnqueueResult]:
+    def flush(self, now: float | None = None,
+              immediate: bool = False) -> list[jobspec.EnqueueResult]:
         """Turn the events since the last flush into debounced jobs; drain what is due."""
         tally = self.tally.take()
-        results: list[jobs.EnqueueResult] = []
+        results: list[jobspec.EnqueueResult] = []
         if tally.events or tally.overflow or immediate:
             delay = 0.0 if immediate else self.debounce_seconds
             for spec in self.plan(tally):

@@ -17,10 +17,10 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from freshmark import jobs, keys
-from freshmark.branches import is_valid_branch_name
-from freshmark.config import Layer, RepoConfig
-from freshmark.errors import BadInput
+from freshmark.core import jobspec
+from freshmark.core.config import Layer, RepoConfig
+from freshmark.core.errors import BadInput
+from freshmark.core.names import is_valid_branch_name
 
 MAX_BODY_BYTES = 25 * 1024 * 1024  # GitHub caps payloads at 25 MB
 _SHA_RE = re.compile(r"^[0-9a-f]{40}([0-9a-f]{24})?$")
@@ -148,7 +148,7 @@ def parse_push(body: bytes) -> PushEvent:
 @dataclass(frozen=True)
 class PushPlan:
     result: str  # accepted | ignored
-    specs: tuple[jobs.JobSpec, ...] = ()
+    specs: tuple[jobspec.JobSpec, ...] = ()
     why: str = ""
 
 
@@ -163,15 +163,15 @@ def plan_push(
     if event.branch not in repo.branches and not branch_active:
         return PushPlan("ignored", why="branch not tracked")
     if event.deleted:
-        spec = jobs.JobSpec(
-            kind=jobs.KIND_RETIRE, repo=repo.id, branch=event.branch,
-            queue=keys.QUEUE_MAINTENANCE, reason="push: branch deleted",
+        spec = jobspec.JobSpec(
+            kind=jobspec.KIND_RETIRE, repo=repo.id, branch=event.branch,
+            queue=jobspec.QUEUE_MAINTENANCE, reason="push: branch deleted",
         )
         return PushPlan("accepted", (spec,))
     reason = "push: new branch" if event.created else "push: forced" if event.forced else "push"
     specs = tuple(
-        jobs.JobSpec(
-            kind=jobs.KIND_INDEX, repo=repo.id, branch=event.branch, layer=layer.name,
+        jobspec.JobSpec(
+            kind=jobspec.KIND_INDEX, repo=repo.id, branch=event.branch, layer=layer.name,
             queue=layer.queue, target=event.after, reason=reason,
         )
         for layer in layers

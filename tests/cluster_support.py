@@ -30,9 +30,10 @@ import pytest
 import redis
 from repo_builder import RepoBuilder
 
-from freshmark import jobs
-from freshmark.settings import Settings
-from freshmark.store import Manifest, Store
+from freshmark.adapters.queue import jobs
+from freshmark.adapters.store.chroma import Store
+from freshmark.core.manifest import Manifest
+from freshmark.core.settings import Settings
 
 # Another port (a private redis-server) lets two checkouts run their suites side by side.
 REDIS_HOST = "127.0.0.1"
@@ -40,7 +41,7 @@ REDIS_PORT = int(os.environ.get("FRESHMARK_TEST_REDIS_PORT", "6379"))
 UNIT_DB, PROCESS_DB = 11, 12
 REPO_ROOT = Path(__file__).resolve().parent.parent
 # The ``freshmark`` console script, whether or not the package is installed.
-FRESHMARK = (sys.executable, "-c", "from freshmark.cli import main; main()")
+FRESHMARK = (sys.executable, "-c", "from freshmark.faces.cli.main import main; main()")
 
 
 def free_port() -> int:

@@ -19,12 +19,12 @@ from pathlib import Path
 
 from repo_builder import RepoBuilder
 
-from freshmark.config import Config
-from freshmark.gitrepo import GitRepo
-from freshmark.indexer import index_repo
-from freshmark.settings import Settings
-from freshmark.stamp import ChunkRecord
-from freshmark.store import Store
+from freshmark.adapters.git.repo import GitRepo
+from freshmark.adapters.store.chroma import Store
+from freshmark.core.config import Config
+from freshmark.core.settings import Settings
+from freshmark.core.stamp import ChunkRecord
+from freshmark.services.indexing.indexer import index_repo
 
 HANDLER = '''"""Old architecture: command handlers."""
 from orders.services.order_service import OrderService

@@ -9,9 +9,9 @@ import redis
 from cluster_support import Recorder
 from fastapi.testclient import TestClient
 
-from freshmark.auth import Need, is_loopback, need_of
-from freshmark.config import Config, RepoConfig
-from freshmark.server import create_app
+from freshmark.core.config import Config, RepoConfig
+from freshmark.faces.http.app import create_app
+from freshmark.faces.http.auth import Need, is_loopback, need_of
 
 FULL, READ = "full-t0ken-for-tests", "read-t0ken-for-tests"
 CONFIG = Config(repos=(RepoConfig("shop", "file:///nowhere/shop.git", ("main",), "github",

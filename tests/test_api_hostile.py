@@ -20,10 +20,10 @@ import redis
 from cluster_support import Recorder
 from live_server import live_server, raw_exchange
 
-from freshmark import jobs, keys
-from freshmark.config import Config, RepoConfig
-from freshmark.limits import BodyLimits
-from freshmark.server import create_app
+from freshmark.adapters.queue import jobs, keys
+from freshmark.core.config import Config, RepoConfig
+from freshmark.faces.http.app import create_app
+from freshmark.faces.http.limits import BodyLimits
 
 REQUESTS = 1200
 FULL, READ = "hostile-full-t0ken", "hostile-read-t0ken"

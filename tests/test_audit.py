@@ -17,8 +17,16 @@ from pathlib import Path
 import pytest
 from repo_builder import RepoBuilder, git
 
-from freshmark import metrics
-from freshmark.audit import (
+from freshmark.adapters.store.chroma import Store
+from freshmark.adapters.telemetry import exposition as metrics
+from freshmark.adapters.telemetry.freshness import FileFreshnessStore, FreshnessRow
+from freshmark.core.config import Config, Layer
+from freshmark.core.manifest import Manifest
+from freshmark.core.settings import Settings
+from freshmark.core.stamp import ChunkRecord
+from freshmark.core.tree import FileChange
+from freshmark.services.indexing.indexer import index_repo
+from freshmark.services.upkeep.audit import (
     LayerCounts,
     audit,
     changed_old_paths,
@@ -28,13 +36,6 @@ from freshmark.audit import (
     run_audit,
     stale_by_layer,
 )
-from freshmark.config import Config, Layer
-from freshmark.gitrepo import FileChange
-from freshmark.indexer import index_repo
-from freshmark.metrics import FileFreshnessStore, FreshnessRow
-from freshmark.settings import Settings
-from freshmark.stamp import ChunkRecord
-from freshmark.store import Manifest, Store
 
 CONFIG = Config(layers=(
     Layer("hot", ("src/**",), interval_seconds=300, queue="hot"),

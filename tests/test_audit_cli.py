@@ -9,8 +9,8 @@ import pytest
 from click.testing import CliRunner
 from repo_builder import RepoBuilder
 
-from freshmark.cli import cli
-from freshmark.metrics import FRESHNESS_FILE_NAME
+from freshmark.adapters.telemetry.freshness import FRESHNESS_FILE_NAME
+from freshmark.faces.cli.main import cli
 
 CONFIG_TOML = """
 [[layers]]

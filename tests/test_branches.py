@@ -9,11 +9,14 @@ import pytest
 import redis
 from cluster_support import Recorder
 
-from freshmark import branches, jobs, keys
-from freshmark.config import Config, RepoConfig
-from freshmark.errors import BadInput, ConfigError
-from freshmark.settings import Settings
-from freshmark.store import Manifest, Store, collection_name
+from freshmark.adapters.queue import jobs, keys
+from freshmark.adapters.store.chroma import Store
+from freshmark.core import jobspec, names
+from freshmark.core.config import Config, RepoConfig
+from freshmark.core.errors import BadInput, ConfigError
+from freshmark.core.manifest import Manifest, collection_name
+from freshmark.core.settings import Settings
+from freshmark.services.upkeep import branches
 
 DAY = 86400.0
 NOW = 1_800_000_000.0
@@ -30,13 +33,13 @@ def manifest(branch: str, repo_key: str = "id:shop", used_days_ago: float = 0.0)
 
 @pytest.mark.parametrize("name", ["main", "feature/login", "release-1.2", "users/ann/fix_3"])
 def test_ordinary_branch_names_are_valid(name: str) -> None:
-    assert branches.is_valid_branch_name(name)
+    assert names.is_valid_branch_name(name)
 
 
 @pytest.mark.parametrize("name", ["", "../x", "a..b", "-x", "x.lock", "a b", "a:b", "x" * 201,
                                   "tab\there", "end/"])
 def test_hostile_branch_names_are_invalid(name: str) -> None:
-    assert not branches.is_valid_branch_name(name)
+    assert not names.is_valid_branch_name(name)
 
 
 def test_new_branch_is_seeded_from_the_first_tracked_branch() -> None:
@@ -47,7 +50,7 @@ def test_new_branch_is_seeded_from_the_first_tracked_branch() -> None:
 def test_on_demand_request_queues_one_job_on_the_ondemand_queue(redis_client: redis.Redis) -> None:
     send = Recorder()
     result = branches.request_branch_index(redis_client, CONFIG, "shop", "feature/x", send)
-    assert send.sent == [(jobs.KIND_INDEX, "index:shop:feature/x:*", result.job_id, "ondemand")]
+    assert send.sent == [(jobspec.KIND_INDEX, "index:shop:feature/x:*", result.job_id, "ondemand")]
     assert jobs.job_state(redis_client, result.job_key)["base_branch"] == "main"
     assert branches.is_active(redis_client, "shop", "feature/x")
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from freshmark.chunking import chunk_text, detect_language, symbol_spans
+from freshmark.core.chunking import chunk_text, symbol_spans
+from freshmark.core.chunking.languages import detect_language
 
 
 @pytest.mark.parametrize(

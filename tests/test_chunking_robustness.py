@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from freshmark.chunking import chunk_text, file_imports, symbol_spans
+from freshmark.core.chunking import chunk_text, file_imports, symbol_spans
 
 
 def test_empty_and_blank_text_give_no_chunks() -> None:

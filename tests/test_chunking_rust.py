@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from textwrap import dedent
 
-from freshmark.chunking import Chunk, chunk_text
+from freshmark.core.chunking import chunk_text
+from freshmark.core.chunking.model import Chunk
 
 LEDGER_RS = dedent(
     """\

@@ -6,9 +6,9 @@ from textwrap import dedent
 
 import pytest
 
-from freshmark.chunking import chunk_text, file_imports, symbol_spans
-from freshmark.chunking.languages import SUPPORTED_LANGUAGES
-from freshmark.chunking.queries import accepted_patterns
+from freshmark.core.chunking import chunk_text, file_imports, symbol_spans
+from freshmark.core.chunking.languages import SUPPORTED_LANGUAGES
+from freshmark.core.chunking.queries import accepted_patterns
 
 SERVICE_V1 = dedent(
     """\

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from freshmark.chunking import Chunk, chunk_text
+from freshmark.core.chunking import chunk_text
+from freshmark.core.chunking.model import Chunk
 
 
 def long_python_function(statements: int) -> str:

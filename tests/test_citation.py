@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from freshmark.citation import HISTORICAL_USE, cite, cite_file
-from freshmark.stamp import ChunkRecord
-from freshmark.verify import Target, Verdict, Verification
+from freshmark.core.citation import HISTORICAL_USE, cite, cite_file
+from freshmark.core.stamp import ChunkRecord
+from freshmark.core.verdicts import Target, Verdict, Verification
 
 HEAD = "9f3c1ab" + "0" * 33
 OLD_ARCH = "8d0a1f2" + "0" * 33

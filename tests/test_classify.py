@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 from repo_builder import RepoBuilder
 
-from freshmark.classify import (
+from freshmark.adapters.git.repo import GitRepo
+from freshmark.core.classify import (
     _BUILTIN_GLOB_SETS,
     _BUILTIN_RULES,
     SUBMODULE_CLASS,
@@ -18,9 +19,9 @@ from freshmark.classify import (
     has_generated_marker,
     looks_binary,
 )
-from freshmark.config import ClassifyRules, glob_match
-from freshmark.gitrepo import GitRepo
-from freshmark.stamp import FILE_KINDS
+from freshmark.core.config import ClassifyRules
+from freshmark.core.globs import glob_match
+from freshmark.core.kinds import FILE_KINDS
 
 RULES = ClassifyRules()
 CODE = b"def total(order):\n    return order.total\n"

@@ -6,7 +6,7 @@ import click
 import pytest
 from click.testing import CliRunner
 
-from freshmark.cli import cli
+from freshmark.faces.cli.main import cli
 
 
 def _command_paths(group: click.Group, prefix: tuple[str, ...] = ()) -> list[tuple[str, ...]]:

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from repo_builder import RepoBuilder, git
 
-from freshmark.stamp import MANDATORY_FIELDS
+from freshmark.core.stamp import MANDATORY_FIELDS
 
 FRESHMARK = [str(Path(sys.executable).parent / "freshmark")]
 SPEC_FIELDS = set(MANDATORY_FIELDS) | {

@@ -29,7 +29,7 @@ from cluster_support import (
 )
 from repo_builder import RepoBuilder
 
-from freshmark.store import Store
+from freshmark.adapters.store.chroma import Store
 
 pytestmark = [pytest.mark.slow, pytest.mark.server]
 

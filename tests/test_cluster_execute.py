@@ -11,11 +11,12 @@ from click.testing import CliRunner
 from cluster_support import Recorder, make_remote
 from repo_builder import RepoBuilder
 
-from freshmark import jobs, keys
-from freshmark.cli import cli
-from freshmark.config import Config, RepoConfig
-from freshmark.settings import Settings
-from freshmark.store import Store
+from freshmark.adapters.queue import keys
+from freshmark.adapters.store.chroma import Store
+from freshmark.core import jobspec
+from freshmark.core.config import Config, RepoConfig
+from freshmark.core.settings import Settings
+from freshmark.faces.cli.main import cli
 from workers import execute
 from workers.runtime import WorkerContext
 
@@ -27,13 +28,13 @@ def remote(tmp_path: Path) -> tuple[Path, RepoBuilder]:
 
 def _context(tmp_path: Path, client: redis.Redis, config: Config) -> WorkerContext:
     settings = Settings(home=tmp_path / "home", embedder="hashing")
-    return WorkerContext(settings=settings, config=config, timings=jobs.Timings(), redis=client,
+    return WorkerContext(settings=settings, config=config, timings=jobspec.Timings(), redis=client,
                          send=Recorder())
 
 
-def _job(**fields: str) -> jobs.Job:
-    spec = jobs.JobSpec(**{"kind": jobs.KIND_INDEX, "repo": "shop", **fields})
-    return jobs.Job(key=spec.key, id="j1", spec=spec, attempts=1, created_at=0.0)
+def _job(**fields: str) -> jobspec.Job:
+    spec = jobspec.JobSpec(**{"kind": jobspec.KIND_INDEX, "repo": "shop", **fields})
+    return jobspec.Job(key=spec.key, id="j1", spec=spec, attempts=1, created_at=0.0)
 
 
 def test_index_job_fetches_the_mirror_and_stamps_the_head(tmp_path: Path, remote,
@@ -71,7 +72,7 @@ def test_retire_job_keeps_a_branch_that_still_exists(tmp_path: Path, remote,
     path, _ = remote
     ctx = _context(tmp_path, redis_client, Config(repos=(RepoConfig("shop", f"file://{path}"),)))
     execute.run_index(_job(branch="main"), ctx)
-    result = execute.run_retire(_job(kind=jobs.KIND_RETIRE, branch="main"), ctx)
+    result = execute.run_retire(_job(kind=jobspec.KIND_RETIRE, branch="main"), ctx)
     assert result["noop"] and ctx.store().branch("id:shop", "main") is not None
 
 
@@ -84,7 +85,7 @@ def test_retire_idle_job_drops_idle_untracked_branches_only(tmp_path: Path, remo
     for branch in ("main", "feature"):
         execute.run_index(_job(branch=branch), ctx)
     redis_client.hset(keys.BRANCH_ACTIVITY, "shop:feature", 0)
-    result = execute.run_retire_idle(_job(kind=jobs.KIND_RETIRE_IDLE, repo="*"), ctx)
+    result = execute.run_retire_idle(_job(kind=jobspec.KIND_RETIRE_IDLE, repo="*"), ctx)
     store = Store.open(ctx.settings)
     assert result["retired"] == ["shop@feature (idle)"]
     assert store.branch("id:shop", "feature") is None and store.branch("id:shop", "main")
@@ -113,7 +114,7 @@ def test_example_config_indexes_its_local_repository(tmp_path: Path, remote,
                                                      redis_client: redis.Redis) -> None:
     from dataclasses import replace
 
-    from freshmark.config import load_config
+    from freshmark.core.config import load_config
 
     example = load_config(Path(__file__).resolve().parents[1] / "deploy" /
                           "freshmark.example.toml")

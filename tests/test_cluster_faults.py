@@ -30,12 +30,13 @@ from cluster_support import (
 from conftest import ChromaServer
 from repo_builder import RepoBuilder
 
-from freshmark import keys
-from freshmark.config import Config
-from freshmark.indexer import index_repo
-from freshmark.settings import Settings
-from freshmark.stamp import LIVE
-from freshmark.store import Store
+from freshmark.adapters.queue import keys
+from freshmark.adapters.store.chroma import Store
+from freshmark.core import jobspec
+from freshmark.core.config import Config
+from freshmark.core.settings import Settings
+from freshmark.core.stamp import LIVE
+from freshmark.services.indexing.indexer import index_repo
 
 pytestmark = [pytest.mark.slow, pytest.mark.server]
 
@@ -205,7 +206,7 @@ def _still_running(cluster: Cluster, repo_id: str) -> bool:
 def _stop_consuming(cluster: Cluster, node: str) -> None:
     """The worker ``node`` finishes what it runs but takes no new message from any queue."""
     control = Celery(broker=cluster.env["FRESHMARK_REDIS_URL"]).control
-    for queue in keys.BUILTIN_QUEUES:  # what start_worker's workers consume
+    for queue in jobspec.BUILTIN_QUEUES:  # what start_worker's workers consume
         replies = control.cancel_consumer(queue, destination=[node], reply=True, timeout=10)
         assert replies and node in replies[0], replies
 

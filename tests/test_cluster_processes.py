@@ -18,7 +18,8 @@ from cluster_support import (
 )
 from repo_builder import RepoBuilder
 
-from freshmark import keys
+from freshmark.adapters.queue import keys
+from freshmark.core import jobspec
 
 pytestmark = pytest.mark.slow
 
@@ -51,6 +52,6 @@ def test_watch_process_queues_the_checked_out_branch(cluster: Cluster, tmp_path:
     work = RepoBuilder.init(tmp_path / "wc")
     work.write("src/a.py", "A = 1\n").commit("a")
     cluster.spawn("watch", str(work.path), "--polling", log_name="watch")
-    wait_until(lambda: redis_client.llen(keys.QUEUE_HOT), 60, "a message on the hot queue")
+    wait_until(lambda: redis_client.llen(jobspec.QUEUE_HOT), 60, "a message on the hot queue")
     pending = [k for k in redis_client.keys(keys.JOB_PREFIX + "*") if k.endswith(":main:*")]
     assert len(pending) == 1 and redis_client.hget(pending[0], "path") == str(work.path)

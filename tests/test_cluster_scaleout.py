@@ -33,12 +33,12 @@ from cluster_support import (
 from prometheus_client import CollectorRegistry, multiprocess
 from repo_builder import RepoBuilder
 
-from freshmark import fanout, keys
-from freshmark.config import Config
-from freshmark.indexer import index_repo
-from freshmark.settings import Settings
-from freshmark.stamp import LIVE
-from freshmark.store import Store
+from freshmark.adapters.queue import fanout, keys
+from freshmark.adapters.store.chroma import Store
+from freshmark.core.config import Config
+from freshmark.core.settings import Settings
+from freshmark.core.stamp import LIVE
+from freshmark.services.indexing.indexer import index_repo
 
 pytestmark = [pytest.mark.slow, pytest.mark.server]
 

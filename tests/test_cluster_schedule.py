@@ -5,10 +5,11 @@ from __future__ import annotations
 import redis
 from cluster_support import Recorder
 
-from freshmark import jobs, keys
-from freshmark.config import Config, Layer, RepoConfig
-from freshmark.store import Manifest
-from scheduler.reconcile import plan_repo
+from freshmark.adapters.queue import jobs, keys
+from freshmark.core import jobspec
+from freshmark.core.config import Config, Layer, RepoConfig
+from freshmark.core.manifest import Manifest
+from freshmark.services.upkeep.reconcile import plan_repo
 from scheduler.schedule import Scheduler, SchedulerLock, due_entries, schedule_entries
 
 HOT = Layer("hot", ("src/**",), 300, "hot")
@@ -29,8 +30,8 @@ def test_each_layer_rebuilds_every_tracked_branch_on_its_own_queue() -> None:
 def test_reconcile_and_retirement_run_on_the_maintenance_queue() -> None:
     entries = {e.name: e for e in schedule_entries(CONFIG)}
     assert entries["reconcile"].interval_seconds == 120
-    assert entries["reconcile"].specs[0].queue == keys.QUEUE_MAINTENANCE
-    assert entries["retire_idle"].specs[0].kind == jobs.KIND_RETIRE_IDLE
+    assert entries["reconcile"].specs[0].queue == jobspec.QUEUE_MAINTENANCE
+    assert entries["retire_idle"].specs[0].kind == jobspec.KIND_RETIRE_IDLE
 
 
 def test_hot_layer_is_due_long_before_infrastructure() -> None:
@@ -75,7 +76,7 @@ def test_last_runs_survive_a_scheduler_restart(redis_client: redis.Redis) -> Non
 
 
 def test_tick_drains_debounced_jobs_that_are_due(redis_client: redis.Redis) -> None:
-    spec = jobs.JobSpec(kind=jobs.KIND_INDEX, repo="wc-x", branch="main", path="/w/x")
+    spec = jobspec.JobSpec(kind=jobspec.KIND_INDEX, repo="wc-x", branch="main", path="/w/x")
     jobs.enqueue(redis_client, spec, delay_seconds=2.0, now=4990.0)
     send = Recorder()
     assert Scheduler(redis_client, CONFIG, send).tick(now=5000.0).drained == 1
@@ -83,7 +84,7 @@ def test_tick_drains_debounced_jobs_that_are_due(redis_client: redis.Redis) -> N
 
 
 def test_tick_resends_a_running_job_whose_lock_lapsed(redis_client: redis.Redis) -> None:
-    spec = jobs.JobSpec(kind=jobs.KIND_INDEX, repo="shop", branch="main", layer="hot")
+    spec = jobspec.JobSpec(kind=jobspec.KIND_INDEX, repo="shop", branch="main", layer="hot")
     queued = jobs.enqueue(redis_client, spec)
     jobs.claim(redis_client, spec.key, queued.job_id, max_attempts=3,
                lock=keys.branch_lock("shop", "main"), lock_token="dead-worker")
@@ -120,7 +121,7 @@ def test_reconcile_keeps_on_demand_branches_fresh() -> None:
 def test_reconcile_retires_collections_whose_branch_is_gone() -> None:
     plan = plan_repo(SHOP, CONFIG.layers, {"main": HEAD},
                      [_manifest("main", HEAD, HEAD), _manifest("feature", OLD, OLD)])
-    assert [(s.kind, s.branch) for s in plan.retire] == [(jobs.KIND_RETIRE, "feature")]
+    assert [(s.kind, s.branch) for s in plan.retire] == [(jobspec.KIND_RETIRE, "feature")]
 
 
 def test_reconcile_of_an_up_to_date_repo_is_empty() -> None:

@@ -8,9 +8,9 @@ import redis
 from cluster_support import Recorder
 from fastapi.testclient import TestClient
 
-from freshmark import jobs
-from freshmark.config import Config, RepoConfig
-from freshmark.server import create_app
+from freshmark.adapters.queue import jobs
+from freshmark.core.config import Config, RepoConfig
+from freshmark.faces.http.app import create_app
 
 TOKEN = "t0ken-for-tests"
 CONFIG = Config(repos=(RepoConfig("shop", "file:///nowhere/shop.git", ("main",)),),

@@ -8,9 +8,9 @@ import pytest
 from click.testing import CliRunner
 from search_fixtures import PATHS, build_shop, index
 
-from freshmark.cli import cli
-from freshmark.context import build_context, estimate_tokens
-from freshmark.settings import Settings
+from freshmark.core.settings import Settings
+from freshmark.faces.cli.main import cli
+from freshmark.services.context.build import build_context, estimate_tokens
 
 
 def slice_for(shop, query: str, level: str = "L1", budget: int | None = None):
@@ -155,7 +155,7 @@ def test_token_estimate_counts_three_ascii_characters_per_token():
 ])
 def test_bad_query_or_level_is_refused_before_anything_is_opened(fm_home, query, level,
                                                                  message):
-    from freshmark.errors import BadInput
+    from freshmark.core.errors import BadInput
 
     with pytest.raises(BadInput, match=message):
         build_context(query, "/no/such/repo", settings=Settings.from_env(), level=level)

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from search_fixtures import PATHS, build_shop
 
-from freshmark.context import MIN_BUDGET_TOKENS, build_context, estimate_tokens
-from freshmark.settings import Settings
+from freshmark.core.settings import Settings
+from freshmark.services.context.build import MIN_BUDGET_TOKENS, build_context, estimate_tokens
 
 BUDGETS = (MIN_BUDGET_TOKENS, 350, 450, 600, 800, 1200, 2000, 4000)
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from freshmark.stamp import ChunkRecord
-from freshmark.symbol_graph import SymbolGraph
+from freshmark.core.stamp import ChunkRecord
+from freshmark.services.context.symbol_graph import SymbolGraph
 
 
 def chunk(path: str, symbol: str, kind: str = "function", imports: tuple[str, ...] = (),

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from freshmark.context_imports import used_import_lines
+from freshmark.services.context.imports import used_import_lines
 
 BLOCK = [
     "import os",

@@ -11,9 +11,9 @@ from fastapi.testclient import TestClient
 from mcp import Client
 from search_fixtures import build_shop
 
-from freshmark.cli import cli
-from freshmark.http_api import router
-from freshmark.mcp_server import build_server
+from freshmark.faces.cli.main import cli
+from freshmark.faces.http.search_routes import router
+from freshmark.faces.mcp.server import build_server
 
 QUERY = "OrderService cancel_order"
 

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from freshmark.embedding.threads import choose_threads, parse_cpu_max
-from freshmark.errors import ConfigError
-from freshmark.settings import Settings
+from freshmark.adapters.embedding.threads import choose_threads, parse_cpu_max
+from freshmark.core.errors import ConfigError
+from freshmark.core.settings import Settings
 
 
 def test_cpu_max_quota_is_read_as_cores() -> None:
@@ -32,7 +32,7 @@ def test_embed_threads_setting_overrides_and_is_validated() -> None:
 
 @pytest.mark.slow
 def test_minilm_session_does_not_spin_and_uses_the_threads_given(tmp_path: Path) -> None:
-    from freshmark.embedding import get_embedder
+    from freshmark.adapters.embedding import get_embedder
 
     embedder = get_embedder("minilm", tmp_path, threads=1)
     options = embedder._session.get_session_options()  # type: ignore[attr-defined]

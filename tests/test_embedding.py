@@ -13,16 +13,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from freshmark.embedding import (
-    KNOWN_EMBEDDERS,
-    Embedder,
-    EmbeddingCache,
-    embed_with_cache,
-    get_embedder,
-    text_sha256,
-)
-from freshmark.embedding.hashing import HashingEmbedder
-from freshmark.errors import BadInput, ConfigError
+from freshmark.adapters.embedding import KNOWN_EMBEDDERS, get_embedder
+from freshmark.adapters.embedding.cache import EmbeddingCache, embed_with_cache, text_sha256
+from freshmark.adapters.embedding.hashing import HashingEmbedder
+from freshmark.core.errors import BadInput, ConfigError
+from freshmark.core.ports import Embedder
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
@@ -97,7 +92,7 @@ def test_hashing_is_deterministic_across_processes() -> None:
     text = "class OrderService:\n    def cancelOrder(self, order_id): ..."
     other_process = run_python(
         f"""
-        from freshmark.embedding.hashing import HashingEmbedder
+        from freshmark.adapters.embedding.hashing import HashingEmbedder
         print(HashingEmbedder().embed_query({text!r}).tobytes().hex())
         """
     )
@@ -159,7 +154,7 @@ def test_cache_written_in_another_process_is_read_here(tmp_path: Path) -> None:
     run_python(
         f"""
         import numpy as np
-        from freshmark.embedding import EmbeddingCache
+        from freshmark.adapters.embedding.cache import EmbeddingCache
         EmbeddingCache({str(path)!r}).put_many("model/a", {{"abc": np.arange(3, dtype=np.float32)}})
         """
     )
@@ -232,7 +227,7 @@ def test_embed_with_cache_of_nothing_is_empty(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("name", ["hashing", "minilm", "minilm-fp32", "minilm-pool"])
 def test_embedder_id_is_known_without_loading_the_model(name: str, tmp_path: Path) -> None:
-    from freshmark.embedding import LazyEmbedder, embedder_id
+    from freshmark.adapters.embedding import LazyEmbedder, embedder_id
 
     lazy = LazyEmbedder(name, tmp_path)
     assert lazy.id == embedder_id(name) and not lazy.loaded

@@ -15,8 +15,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from freshmark.embedding import get_embedder
-from freshmark.embedding.minilm import (
+from freshmark.adapters.embedding import get_embedder
+from freshmark.adapters.embedding.minilm import (
     MAX_POOL_WINDOWS,
     MAX_SEQ_TOKENS,
     MiniLMEmbedder,
@@ -145,7 +145,7 @@ def test_concurrent_graph_builds_leave_one_valid_model_file(tmp_path: Path) -> N
     build = textwrap.dedent(
         f"""
         from pathlib import Path
-        from freshmark.embedding.minilm import ensure_model_file, locate_model_files
+        from freshmark.adapters.embedding.minilm import ensure_model_file, locate_model_files
         print(ensure_model_file(locate_model_files(), Path({str(cache_dir)!r}), "fp32"))
         """
     )
@@ -202,7 +202,7 @@ def test_pooled_embedder_reads_past_the_first_window(model_cache: Path, int8: Mi
 
 
 def test_lazy_ids_match_the_loaded_minilm_ids(fp32: MiniLMEmbedder, model_cache: Path) -> None:
-    from freshmark.embedding import embedder_id
+    from freshmark.adapters.embedding import embedder_id
 
     assert embedder_id("minilm-fp32") == fp32.id
     for name in ("minilm", "minilm-int8", "minilm-pool"):

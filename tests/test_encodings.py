@@ -10,8 +10,8 @@ import pytest
 from click.testing import CliRunner
 from repo_builder import RepoBuilder
 
-from freshmark.classify import declared_encoding, decode_text
-from freshmark.cli import cli
+from freshmark.core.classify import declared_encoding, decode_text
+from freshmark.faces.cli.main import cli
 
 LATIN1_DECLARED = ('# -*- coding: latin-1 -*-\n"""Caf\xe9 rules."""\n\n\n'
                    'def caf\xe9_latin1():\n    return "cr\xe8me br\xfbl\xe9e"\n').encode("latin-1")

@@ -7,10 +7,10 @@ import time
 
 import redis
 
-from freshmark import fanout, keys
-from freshmark.config import ScaleOut, parse_config
-from freshmark.gitrepo import FileChange
-from freshmark.plan import batch_changes
+from freshmark.adapters.queue import fanout, keys
+from freshmark.core.config import ScaleOut, parse_config
+from freshmark.core.plan import batch_changes
+from freshmark.core.tree import FileChange
 
 JOB_KEY = "index:shop:main:*"
 

@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from freshmark.fusion import (
+from freshmark.core.fusion import (
     DEFAULT_WEIGHTS,
     RRF_K,
     Candidate,
@@ -18,8 +18,8 @@ from freshmark.fusion import (
     rrf_scores,
     symbol_hit,
 )
-from freshmark.stamp import ChunkRecord
-from freshmark.tokenize import query_terms
+from freshmark.core.stamp import ChunkRecord
+from freshmark.core.tokenize import query_terms
 
 
 def _record(doc_id: str, *, path: str = "src/a.py", symbol: str = "f", signature: str = "",
@@ -139,7 +139,7 @@ def test_explain_names_every_number() -> None:
 
 
 def test_long_report_names_a_symbol_only_in_code_form():
-    from freshmark.query import plan_query
+    from freshmark.core.query import plan_query
 
     prose = ("We copy the data and then it fails. " * 10 + "Calling `Dataset.merge` breaks.")
     plan = plan_query(prose)
@@ -152,7 +152,7 @@ def test_long_report_names_a_symbol_only_in_code_form():
 
 
 def test_long_report_ranks_the_function_its_traceback_ran_above_its_neighbours():
-    from freshmark.query import plan_query
+    from freshmark.core.query import plan_query
 
     report = ("Stacking nested models raises an error that I did not expect here. " * 6
               + '\n  File "/env/site-packages/pkg/separable.py", line 99, in _cstack\n')

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 from repo_builder import RepoBuilder, git
 
-from freshmark.errors import (
+from freshmark.adapters.git.repo import FileGone, GitRepo, ObjectNotFound
+from freshmark.core.errors import (
     BranchNotFound,
     EmptyRepository,
     NotARepository,
@@ -17,14 +18,7 @@ from freshmark.errors import (
     RepositoryGone,
     UnsafePath,
 )
-from freshmark.gitrepo import (
-    MODE_SYMLINK,
-    FileChange,
-    FileGone,
-    GitRepo,
-    ObjectNotFound,
-    safe_relpath,
-)
+from freshmark.core.tree import MODE_SYMLINK, FileChange, safe_relpath
 
 ORDER_SERVICE = "".join(
     f"def step_{i}(order):\n    return order.total * {i}\n\n" for i in range(20)

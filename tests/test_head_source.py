@@ -12,8 +12,8 @@ from click.testing import CliRunner
 from cluster_support import make_remote, write_config
 from repo_builder import RepoBuilder
 
-from freshmark.cli import cli
-from freshmark.heads import MIRROR, REMOTE, HeadSource
+from freshmark.faces.cli.main import cli
+from freshmark.services.upkeep.heads import MIRROR, REMOTE, HeadSource
 
 
 @pytest.fixture

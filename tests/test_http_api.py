@@ -7,7 +7,7 @@ from fastapi import FastAPI
 from fastapi.testclient import TestClient
 from search_fixtures import PATHS, build_shop, file_sha256, index
 
-from freshmark.http_api import router
+from freshmark.faces.http.search_routes import router
 
 
 @pytest.fixture

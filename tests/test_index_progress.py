@@ -11,11 +11,11 @@ from pathlib import Path
 
 from repo_builder import RepoBuilder
 
-from freshmark.cli_common import ProgressPrinter
-from freshmark.config import Config
-from freshmark.indexer import index_repo
-from freshmark.progress import DONE, START, WORKING, IndexProgress, describe
-from freshmark.settings import Settings
+from freshmark.core.config import Config
+from freshmark.core.progress import DONE, START, WORKING, IndexProgress, describe
+from freshmark.core.settings import Settings
+from freshmark.faces.cli.common import ProgressPrinter
+from freshmark.services.indexing.indexer import index_repo
 
 FRESHMARK = [str(Path(sys.executable).parent / "freshmark")]
 

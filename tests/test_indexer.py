@@ -7,15 +7,15 @@ from pathlib import Path
 import pytest
 from repo_builder import RepoBuilder, git
 
-from freshmark import indexer
-from freshmark.config import Config, load_config
-from freshmark.embedding.hashing import HashingEmbedder
-from freshmark.errors import EmbedderMismatch, RetryableError
-from freshmark.gitrepo import GitRepo, ObjectNotFound
-from freshmark.indexer import index_repo
-from freshmark.settings import Settings
-from freshmark.stamp import MANDATORY_FIELDS, ChunkRecord
-from freshmark.store import Store
+from freshmark.adapters.embedding.hashing import HashingEmbedder
+from freshmark.adapters.git.repo import GitRepo, ObjectNotFound
+from freshmark.adapters.store.chroma import Store
+from freshmark.core.config import Config, load_config
+from freshmark.core.errors import EmbedderMismatch, RetryableError
+from freshmark.core.settings import Settings
+from freshmark.core.stamp import MANDATORY_FIELDS, ChunkRecord
+from freshmark.services.indexing import run as index_run
+from freshmark.services.indexing.indexer import index_repo
 
 SERVICE_V1 = '''"""Order services."""
 from orders.domain import ensure_cancellable
@@ -238,7 +238,7 @@ def test_force_pushed_history_is_diffed_from_the_indexed_commit(store_env, make_
 
 
 def test_rerun_after_failed_run_finishes_without_duplicates(store_env, make_repo, monkeypatch):
-    monkeypatch.setattr(indexer, "FILES_PER_BATCH", 8)  # several batches, so several writes
+    monkeypatch.setattr(index_run, "FILES_PER_BATCH", 8)  # several batches, so several writes
     repo = shop_repo(make_repo)
     first = run(repo)
     for i in range(30):
@@ -376,7 +376,7 @@ def test_chunks_of_unchanged_files_keep_their_vectors_across_branches(fm_home, m
 
 
 def test_store_directory_not_writable_is_a_clear_error(tmp_path, monkeypatch, make_repo):
-    from freshmark.errors import StoreNotWritable
+    from freshmark.core.errors import StoreNotWritable
 
     repo = shop_repo(make_repo)
     home = tmp_path / "readonly-home"
@@ -491,8 +491,8 @@ def test_rename_detection_without_the_old_blob_still_indexes_the_change(fm_home,
 
 
 def test_index_run_writes_a_current_lexical_snapshot(store_env, make_repo):
-    from freshmark.lexical import LexicalIndex
-    from freshmark.retrieval import _identity, snapshot_path
+    from freshmark.adapters.lexical.index import LexicalIndex
+    from freshmark.adapters.lexical.registry import _identity, snapshot_path
 
     repo = shop_repo(make_repo)
     run(repo)
@@ -510,7 +510,7 @@ def test_index_run_writes_a_current_lexical_snapshot(store_env, make_repo):
 
 
 def test_noop_reindex_does_not_load_the_embedder(store_env, make_repo, monkeypatch):
-    import freshmark.embedding
+    import freshmark.adapters.embedding
 
     repo = shop_repo(make_repo)
     run(repo)
@@ -518,12 +518,12 @@ def test_noop_reindex_does_not_load_the_embedder(store_env, make_repo, monkeypat
     def no_model_allowed(*args, **kwargs):  # type: ignore[no-untyped-def]
         raise AssertionError("a no-op run loaded the embedder")
 
-    monkeypatch.setattr(freshmark.embedding, "get_embedder", no_model_allowed)
+    monkeypatch.setattr(freshmark.adapters.embedding, "get_embedder", no_model_allowed)
     assert run(repo)["noop"]
 
 
 def test_a_small_run_leaves_the_snapshot_for_search_to_top_up(store_env, make_repo):
-    from freshmark.retrieval import snapshot_path
+    from freshmark.adapters.lexical.registry import snapshot_path
 
     repo = shop_repo(make_repo)
     for n in range(60):  # enough chunks that one changed file is under 2 % of the index

@@ -8,15 +8,16 @@ import pytest
 import redis
 from cluster_support import Recorder
 
-from freshmark import jobs, keys
-from freshmark.errors import ConfigError
+from freshmark.adapters.queue import jobs, keys
+from freshmark.core import jobspec
+from freshmark.core.errors import ConfigError
 
-SPEC = jobs.JobSpec(kind=jobs.KIND_INDEX, repo="shop", branch="main", layer="hot", queue="hot",
-                    target="a" * 40, reason="push")
+SPEC = jobspec.JobSpec(kind=jobspec.KIND_INDEX, repo="shop", branch="main", layer="hot",
+                       queue="hot", target="a" * 40, reason="push")
 
 
-def _with_target(target: str) -> jobs.JobSpec:
-    return jobs.JobSpec(**{**SPEC.__dict__, "target": target})
+def _with_target(target: str) -> jobspec.JobSpec:
+    return jobspec.JobSpec(**{**SPEC.__dict__, "target": target})
 
 
 def test_first_request_is_sent_and_a_second_is_coalesced(redis_client: redis.Redis) -> None:
@@ -24,7 +25,7 @@ def test_first_request_is_sent_and_a_second_is_coalesced(redis_client: redis.Red
     first = jobs.submit(redis_client, SPEC, send)
     second = jobs.submit(redis_client, SPEC, send)
     assert (first.outcome, second.outcome) == ("new", "coalesced")
-    assert send.sent == [(jobs.KIND_INDEX, SPEC.key, first.job_id, "hot")]
+    assert send.sent == [(jobspec.KIND_INDEX, SPEC.key, first.job_id, "hot")]
 
 
 def test_coalesced_request_leaves_the_newest_target(redis_client: redis.Redis) -> None:
@@ -52,7 +53,7 @@ def test_claim_marks_the_job_running_and_counts_the_attempt(redis_client: redis.
     claim = jobs.claim(redis_client, SPEC.key, queued.job_id, max_attempts=3)
     assert claim.outcome == "claimed" and claim.job is not None
     assert claim.job.attempts == 1 and claim.job.spec == SPEC
-    assert jobs.job_state(redis_client, SPEC.key)["state"] == jobs.RUNNING
+    assert jobs.job_state(redis_client, SPEC.key)["state"] == jobspec.RUNNING
 
 
 def test_message_for_a_finished_job_is_gone(redis_client: redis.Redis) -> None:
@@ -87,7 +88,7 @@ def test_request_during_a_run_requeues_the_job_when_it_finishes(redis_client: re
     done = jobs.finish(redis_client, SPEC.key, queued.job_id, "done")
     assert done.outcome == "requeue" and done.job_id != queued.job_id
     state = jobs.job_state(redis_client, SPEC.key)
-    assert (state["state"], state["target"], state["attempts"]) == (jobs.QUEUED, "c" * 40, "0")
+    assert (state["state"], state["target"], state["attempts"]) == (jobspec.QUEUED, "c" * 40, "0")
 
 
 def test_job_is_parked_after_max_attempts(redis_client: redis.Redis) -> None:
@@ -140,8 +141,8 @@ def test_debounced_job_waits_in_the_due_set_until_due(redis_client: redis.Redis)
     assert waiting.outcome == "waiting" and not waiting.must_send
     assert jobs.drain_due(redis_client, send, now=1001.0) == 0
     assert jobs.drain_due(redis_client, send, now=1002.5) == 1
-    assert send.sent == [(jobs.KIND_INDEX, SPEC.key, waiting.job_id, "hot")]
-    assert jobs.job_state(redis_client, SPEC.key)["state"] == jobs.QUEUED
+    assert send.sent == [(jobspec.KIND_INDEX, SPEC.key, waiting.job_id, "hot")]
+    assert jobs.job_state(redis_client, SPEC.key)["state"] == jobspec.QUEUED
 
 
 def test_each_event_pushes_the_due_time_out_but_not_past_max_wait(
@@ -169,31 +170,31 @@ def test_queue_lengths_count_every_priority_list(redis_client: redis.Redis) -> N
 
 def test_timings_stop_a_task_before_its_message_is_handed_on() -> None:
     for visibility in (10, 600, 3600, 86400):
-        t = jobs.Timings(visibility_timeout_seconds=visibility, lock_lease_seconds=5)
+        t = jobspec.Timings(visibility_timeout_seconds=visibility, lock_lease_seconds=5)
         assert (t.soft_time_limit_seconds < t.time_limit_seconds < t.visibility_timeout_seconds
                 < t.stale_seconds)
 
 
 def test_timings_renew_a_lease_three_times_before_it_lapses() -> None:
-    t = jobs.Timings()
+    t = jobspec.Timings()
     assert t.heartbeat_seconds * 3 == t.lock_lease_seconds < t.visibility_timeout_seconds
 
 
 def test_lock_lease_comes_from_the_environment() -> None:
     env = {"FRESHMARK_VISIBILITY_TIMEOUT_SECONDS": "600", "FRESHMARK_LOCK_LEASE_SECONDS": "45"}
-    assert jobs.Timings.from_env(env).lock_lease_seconds == 45
+    assert jobspec.Timings.from_env(env).lock_lease_seconds == 45
 
 
 @pytest.mark.parametrize("lease", [0, 600, 900])
 def test_a_lease_not_shorter_than_the_visibility_timeout_is_refused(lease: int) -> None:
     with pytest.raises(ConfigError, match="FRESHMARK_LOCK_LEASE_SECONDS"):
-        jobs.Timings(visibility_timeout_seconds=600, lock_lease_seconds=lease)
+        jobspec.Timings(visibility_timeout_seconds=600, lock_lease_seconds=lease)
 
 
 LOCK = keys.branch_lock("shop", "main")
 
 
-def _claim_holding(client: redis.Redis, token: str = "vm:1:run") -> jobs.EnqueueResult:
+def _claim_holding(client: redis.Redis, token: str = "vm:1:run") -> jobspec.EnqueueResult:
     """A job claimed by a run that holds LOCK with ``token``."""
     queued = jobs.enqueue(client, SPEC)
     client.set(LOCK, token, px=60_000)
@@ -207,8 +208,8 @@ def test_running_job_whose_lock_lapsed_is_resent(redis_client: redis.Redis) -> N
     redis_client.delete(LOCK)  # the worker died and stopped renewing
     assert jobs.resend_orphans(redis_client, send) == [SPEC.key]
     (kind, job_key, new_id, queue), = send.sent
-    assert (kind, job_key, queue) == (jobs.KIND_INDEX, SPEC.key, "hot") and new_id != old.job_id
-    assert jobs.job_state(redis_client, SPEC.key)["state"] == jobs.QUEUED
+    assert (kind, job_key, queue) == (jobspec.KIND_INDEX, SPEC.key, "hot") and new_id != old.job_id
+    assert jobs.job_state(redis_client, SPEC.key)["state"] == jobspec.QUEUED
     assert jobs.claim(redis_client, SPEC.key, old.job_id, max_attempts=3).outcome == "stale"
 
 
@@ -222,7 +223,7 @@ def test_running_job_that_holds_its_lock_is_not_resent(redis_client: redis.Redis
     send = Recorder()
     _claim_holding(redis_client)
     assert jobs.resend_orphans(redis_client, send) == [] and send.sent == []
-    assert jobs.job_state(redis_client, SPEC.key)["state"] == jobs.RUNNING
+    assert jobs.job_state(redis_client, SPEC.key)["state"] == jobspec.RUNNING
 
 
 def test_orphaned_job_is_resent_once(redis_client: redis.Redis) -> None:
@@ -254,18 +255,18 @@ def test_job_claimed_without_a_lock_is_left_to_the_stale_backstop(
     queued = jobs.enqueue(redis_client, SPEC)
     jobs.claim(redis_client, SPEC.key, queued.job_id, max_attempts=3)
     assert jobs.resend_orphans(redis_client, Recorder()) == []
-    assert jobs.job_state(redis_client, SPEC.key)["state"] == jobs.RUNNING
+    assert jobs.job_state(redis_client, SPEC.key)["state"] == jobspec.RUNNING
 
 
 def _waits(max_attempts: int, cap: float = 300.0, jitter: float = 0.0) -> list[float]:
     """The waits between the attempts of a job that fails every time."""
-    return [jobs.retry_delay_seconds(n, max_attempts, cap_seconds=cap, jitter=jitter)
+    return [jobspec.retry_delay_seconds(n, max_attempts, cap_seconds=cap, jitter=jitter)
             for n in range(1, max_attempts)]
 
 
 @pytest.mark.parametrize("max_attempts", [2, 3, 5, 8, 20])
 def test_retries_span_at_least_a_minute_whatever_the_attempt_count(max_attempts: int) -> None:
-    assert sum(_waits(max_attempts)) >= jobs.RETRY_WINDOW_SECONDS
+    assert sum(_waits(max_attempts)) >= jobspec.RETRY_WINDOW_SECONDS
 
 
 def test_three_attempts_outlast_a_six_second_restart_by_far() -> None:

@@ -12,8 +12,7 @@ import time
 import redis
 from cluster_support import wait_until
 
-from freshmark import keys
-from workers import branch_lock
+from freshmark.adapters.queue import branch_lock, keys
 
 LOCK = keys.branch_lock("shop", "main")
 

@@ -7,9 +7,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from freshmark.lexical import Bm25, LexicalIndex
-from freshmark.stamp import ChunkRecord
-from freshmark.tokenize import query_terms, tokenize
+from freshmark.adapters.lexical.bm25 import Bm25
+from freshmark.adapters.lexical.index import LexicalIndex
+from freshmark.core.stamp import ChunkRecord
+from freshmark.core.tokenize import query_terms, tokenize
 
 CORPUS = {
     "cancel": "def cancel_order(order):\n    order.status = 'cancelled'\n    restock(order.items)",
@@ -164,7 +165,7 @@ def test_corrupt_snapshot_is_ignored(tmp_path: Path) -> None:
 
 
 def test_many_updates_compact_and_keep_counts_right(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("freshmark.lexical.COMPACT_MIN_DEAD_POSTINGS", 1000)
+    monkeypatch.setattr("freshmark.adapters.lexical.bm25.COMPACT_MIN_DEAD_POSTINGS", 1000)
     bm25 = Bm25()
     for round_ in range(3):
         for i in range(500):

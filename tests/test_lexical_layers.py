@@ -11,18 +11,19 @@ from typing import Any
 
 import pytest
 
-from freshmark.lexical import Bm25, LexicalIndex
-from freshmark.lexical_layers import LayeredLexical
-from freshmark.retrieval import (
+from freshmark.adapters.lexical.bm25 import Bm25
+from freshmark.adapters.lexical.index import LexicalIndex
+from freshmark.adapters.lexical.layers import LayeredLexical
+from freshmark.adapters.lexical.registry import (
     forget_lexical,
-    hybrid_search,
     lexical_for,
     snapshot_path,
     write_lexical_snapshot,
 )
-from freshmark.stamp import TOMBSTONED, ChunkRecord
-from freshmark.store import Manifest
-from freshmark.tokenize import tokenize
+from freshmark.core.manifest import Manifest
+from freshmark.core.stamp import TOMBSTONED, ChunkRecord
+from freshmark.core.tokenize import tokenize
+from freshmark.services.retrieval.hybrid import hybrid_search
 
 WORDS = ("order cancel refund user invoice total ship cart item payment log message retry "
          "timeout session token").split()

@@ -18,12 +18,13 @@ from test_overlay import (
     view,
 )
 
-from freshmark.embedding.hashing import HashingEmbedder
-from freshmark.lexical import LexicalIndex
-from freshmark.lexical_layers import LayeredLexical
-from freshmark.overlay import LayeredIndex
-from freshmark.retrieval import forget_lexical, hybrid_search, lexical_for
-from freshmark.tokenize import query_terms
+from freshmark.adapters.embedding.hashing import HashingEmbedder
+from freshmark.adapters.lexical.index import LexicalIndex
+from freshmark.adapters.lexical.layers import LayeredLexical
+from freshmark.adapters.lexical.registry import forget_lexical, lexical_for
+from freshmark.adapters.store.layered import LayeredIndex
+from freshmark.core.tokenize import query_terms
+from freshmark.services.retrieval.hybrid import hybrid_search
 
 QUERIES = ("cancel order", "delivered shipped", "refund", "idempotent handler", "payment")
 

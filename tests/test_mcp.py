@@ -12,7 +12,7 @@ from fastapi.testclient import TestClient
 from mcp import Client, StdioServerParameters
 from search_fixtures import PATHS, build_shop, file_sha256, index
 
-from freshmark.mcp_server import build_server, create_asgi_app
+from freshmark.faces.mcp.server import build_server, create_asgi_app
 
 
 def call(name: str, arguments: dict) -> tuple[bool, dict | None, str]:
@@ -97,7 +97,8 @@ def test_asgi_app_mounted_at_mcp_answers_over_http():
 
 def test_freshmark_mcp_serves_the_tools_on_stdio(fm_home):
     params = StdioServerParameters(command=sys.executable,
-                                   args=["-m", "freshmark.cli", "mcp"], env=dict(os.environ))
+                                   args=["-m", "freshmark.faces.cli.main", "mcp"],
+                                   env=dict(os.environ))
 
     async def names() -> set[str]:
         async with Client(params) as client:

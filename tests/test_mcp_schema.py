@@ -10,10 +10,11 @@ import pytest
 from mcp import Client
 from search_fixtures import PATHS, build_shop, file_sha256
 
-from freshmark import __version__, served
-from freshmark.api_schema import MIN_BUDGET_TOKENS
-from freshmark.mcp_server import build_server
-from freshmark.stamp import FILE_KINDS
+from freshmark import __version__
+from freshmark.core.kinds import FILE_KINDS
+from freshmark.faces.api import served
+from freshmark.faces.api.schema import MIN_BUDGET_TOKENS
+from freshmark.faces.mcp.server import build_server
 
 TOOLS = ["search", "search_files", "verify", "context"]
 

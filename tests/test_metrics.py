@@ -16,8 +16,15 @@ import redis
 from cluster_support import REDIS_PORT, flushed
 from prometheus_client.parser import text_string_to_metric_families
 
-from freshmark import keys, metrics
-from freshmark.metrics import FileFreshnessStore, FreshnessRow, RedisFreshnessStore
+from freshmark.adapters.queue import keys
+from freshmark.adapters.telemetry import counters
+from freshmark.adapters.telemetry import exposition as metrics
+from freshmark.adapters.telemetry.freshness import (
+    FileFreshnessStore,
+    FreshnessRow,
+    RedisFreshnessStore,
+)
+from freshmark.core import jobspec
 
 REDIS_DB = 13  # freshness telemetry tests; other suites use 11 and 12
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -80,10 +87,10 @@ def test_exposition_passes_promtool_check_metrics(tmp_path: Path, redis_db: redi
     promtool = shutil.which("promtool")
     if promtool is None:
         pytest.skip("promtool missing: apt-get install -y --no-install-recommends prometheus")
-    metrics.JOBS_TOTAL.labels(queue="hot", outcome="success").inc()
-    metrics.JOB_DURATION_SECONDS.labels(queue="hot").observe(1.5)
-    metrics.WEBHOOK_DELIVERIES_TOTAL.labels(provider="github", result="accepted").inc()
-    metrics.VERIFICATION_VERDICTS_TOTAL.labels(verdict="current").inc()
+    counters.JOBS_TOTAL.labels(queue="hot", outcome="success").inc()
+    counters.JOB_DURATION_SECONDS.labels(queue="hot").observe(1.5)
+    counters.WEBHOOK_DELIVERIES_TOTAL.labels(provider="github", result="accepted").inc()
+    counters.VERIFICATION_VERDICTS_TOTAL.labels(verdict="current").inc()
     store = FileFreshnessStore(tmp_path)
     store.publish([row(), row(branch="feature/x", layer="infra")])
 
@@ -95,8 +102,8 @@ def test_exposition_passes_promtool_check_metrics(tmp_path: Path, redis_db: redi
 
 
 def test_queue_lengths_are_read_from_redis_at_scrape_time(redis_db: redis.Redis) -> None:
-    redis_db.rpush(keys.QUEUE_HOT, "a", "b", "c")
-    redis_db.rpush(keys.QUEUE_INFRA, "d")
+    redis_db.rpush(jobspec.QUEUE_HOT, "a", "b", "c")
+    redis_db.rpush(jobspec.QUEUE_INFRA, "d")
 
     got = samples(metrics.render_latest(redis=redis_db)[0])
 
@@ -161,17 +168,17 @@ _PREFORK_SCRIPT = textwrap.dedent(
     """
     import multiprocessing, sys
     from pathlib import Path
-    from freshmark import metrics
+    from freshmark.adapters.telemetry import counters, exposition
 
     directory = Path(sys.argv[1])
     (directory / "counter_99999.db").parent.mkdir(parents=True, exist_ok=True)
     (directory / "counter_99999.db").write_bytes(b"left over from an earlier run")
-    metrics.setup_multiprocess(directory)
+    exposition.setup_multiprocess(directory)
 
     def child(n):
         for _ in range(n):
-            metrics.JOBS_TOTAL.labels(queue="hot", outcome="success").inc()
-        metrics.JOBS_COALESCED_TOTAL.inc(n)
+            counters.JOBS_TOTAL.labels(queue="hot", outcome="success").inc()
+        counters.JOBS_COALESCED_TOTAL.inc(n)
 
     ctx = multiprocessing.get_context("fork")
     procs = [ctx.Process(target=child, args=(n,)) for n in (2, 3, 4)]
@@ -179,8 +186,8 @@ _PREFORK_SCRIPT = textwrap.dedent(
         p.start()
     for p in procs:
         p.join()
-        metrics.mark_process_dead(p.pid)
-    sys.stdout.buffer.write(metrics.render_latest()[0])
+        exposition.mark_process_dead(p.pid)
+    sys.stdout.buffer.write(exposition.render_latest()[0])
     """
 )
 

@@ -9,10 +9,15 @@ import pytest
 from cluster_support import make_remote
 from repo_builder import RepoBuilder, git
 
-from freshmark.config import RepoConfig
-from freshmark.errors import RetryableError
-from freshmark.mirrors import RemoteUnavailable, read_heads, remove_mirror, sync_mirror
-from freshmark.settings import Settings
+from freshmark.adapters.git.mirrors import (
+    RemoteUnavailable,
+    read_heads,
+    remove_mirror,
+    sync_mirror,
+)
+from freshmark.core.config import RepoConfig
+from freshmark.core.errors import RetryableError
+from freshmark.core.settings import Settings
 
 
 @pytest.fixture

@@ -7,7 +7,7 @@ import json
 import os
 from pathlib import Path
 
-from freshmark.embedding.minilm import cached_weights_sha256, weights_identity_key
+from freshmark.adapters.embedding.minilm import cached_weights_sha256, weights_identity_key
 
 
 def _weights(tmp_path: Path, content: bytes) -> Path:

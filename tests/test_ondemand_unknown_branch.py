@@ -10,12 +10,13 @@ from click.testing import CliRunner
 from cluster_support import REDIS_HOST, REDIS_PORT, UNIT_DB, Recorder, make_remote, write_config
 from fastapi.testclient import TestClient
 
-from freshmark import branches, jobs
-from freshmark.cli import cli
-from freshmark.config import Config, RepoConfig
-from freshmark.errors import BranchNotFound
-from freshmark.mirrors import remote_branches
-from freshmark.server import create_app
+from freshmark.adapters.git.mirrors import remote_branches
+from freshmark.adapters.queue import jobs
+from freshmark.core.config import Config, RepoConfig
+from freshmark.core.errors import BranchNotFound
+from freshmark.faces.cli.main import cli
+from freshmark.faces.http.app import create_app
+from freshmark.services.upkeep import branches
 
 TOKEN = "t0ken-for-tests"
 AUTH = {"Authorization": f"Bearer {TOKEN}"}

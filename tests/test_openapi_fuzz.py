@@ -32,8 +32,8 @@ from schemathesis.specs.openapi.checks import (
 )
 from search_fixtures import build_shop
 
-from freshmark.config import Config, RepoConfig
-from freshmark.server import create_app
+from freshmark.core.config import Config, RepoConfig
+from freshmark.faces.http.app import create_app
 
 TOKEN = "schema-fuzz-t0ken"
 AUTH = {"Authorization": f"Bearer {TOKEN}"}

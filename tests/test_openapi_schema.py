@@ -9,10 +9,13 @@ import pytest
 from cluster_support import Recorder
 from fastapi.testclient import TestClient
 
-from freshmark import api_schema, branches, context, retrieval, served, snippets
-from freshmark.config import Config
-from freshmark.server import create_app
-from freshmark.stamp import FILE_KINDS
+from freshmark.core import errors, names, request, snippets
+from freshmark.core.config import Config
+from freshmark.core.kinds import FILE_KINDS
+from freshmark.faces.api import schema as api_schema
+from freshmark.faces.api import served
+from freshmark.faces.http.app import create_app
+from freshmark.services.context import build as context
 
 TOKEN = "schema-t0ken"
 API_ROUTES = ["/v1/search", "/v1/search/files", "/v1/verify", "/v1/context"]
@@ -86,10 +89,10 @@ def test_branch_request_body_is_documented(spec):
 
 
 def test_schema_limits_are_the_servers_own(spec):
-    assert api_schema.MAX_K == retrieval.MAX_K
-    assert api_schema.MAX_QUERY_BYTES == retrieval.MAX_QUERY_BYTES
+    assert api_schema.MAX_K == request.MAX_K
+    assert api_schema.MAX_QUERY_BYTES == request.MAX_QUERY_BYTES
     assert api_schema.MIN_BUDGET_TOKENS == context.MIN_BUDGET_TOKENS
-    assert api_schema.MAX_BRANCH_NAME_CHARS == branches.MAX_BRANCH_NAME_CHARS
+    assert api_schema.MAX_BRANCH_NAME_CHARS == names.MAX_BRANCH_NAME_CHARS
 
 
 def test_k_is_bounded_1_to_100(spec):
@@ -106,10 +109,10 @@ def test_budget_is_bounded_as_the_server_enforces(spec):
 def test_query_length_in_characters_cannot_exceed_the_byte_limit(spec):
     query = _request(spec, "SearchRequest")["query"]
     assert query["minLength"] == 1
-    assert query["maxLength"] * 4 <= retrieval.MAX_QUERY_BYTES  # 4 bytes: the widest UTF-8
+    assert query["maxLength"] * 4 <= request.MAX_QUERY_BYTES  # 4 bytes: the widest UTF-8
     widest = "\U0001f600" * query["maxLength"]
     assert re.search(query["pattern"], widest)
-    assert retrieval.validate_query(widest) == widest
+    assert request.validate_query(widest) == widest
 
 
 @pytest.mark.parametrize("text", ["", " ", "\t\n", "a\x00b", "\x00"])
@@ -123,8 +126,8 @@ def test_query_pattern_refuses_what_the_server_strips_where_backslash_s_lacks_it
     # ECMA-262's \s, as a JSON-schema tool reads it, lacks these; the server strips them.
     pattern = _request(spec, "SearchRequest")["query"]["pattern"]
     assert not re.search(pattern, text, re.ASCII)
-    with pytest.raises(retrieval.BadInput):
-        retrieval.validate_query(text)
+    with pytest.raises(errors.BadInput):
+        request.validate_query(text)
 
 
 def test_kind_items_are_the_file_kinds(spec):
@@ -142,7 +145,7 @@ def test_repo_pattern_and_length_refuse_what_served_refuses(spec, name):
     repo = _request(spec, "SearchRequest")["repo"]
     in_schema = len(name) <= repo["maxLength"] and bool(re.search(repo["pattern"], name))
     assert not in_schema
-    with pytest.raises(served.BadInput):
+    with pytest.raises(errors.BadInput):
         served.check_repo_name(name)
 
 
@@ -158,7 +161,7 @@ def test_verify_content_schema_refuses_what_the_server_refuses(spec, content):
 def test_verify_content_schema_refuses_json_without_a_result(spec, content):
     schema = _request(spec, "VerifyRequest")["content"]
     assert not re.search(schema["pattern"], content)
-    with pytest.raises(served.BadInput, match="nothing to verify"):
+    with pytest.raises(errors.BadInput, match="nothing to verify"):
         snippets.parse_snippets(content)
 
 
@@ -171,7 +174,7 @@ def test_verify_content_schema_accepts_a_2000_line_list(spec):
 
 @pytest.mark.parametrize("name", ["main", "feature/x-1", "release/1.2.3", "a.b", "x.locky"])
 def test_branch_pattern_accepts_git_branch_names(spec, name):
-    assert re.search(api_schema.BRANCH_NAME, name) and branches.is_valid_branch_name(name)
+    assert re.search(api_schema.BRANCH_NAME, name) and names.is_valid_branch_name(name)
 
 
 @pytest.mark.parametrize("name", ["a..b", "x.lock", "x.lock/y", "-x", "a/.b", "a.", "a//b",

@@ -22,12 +22,12 @@ from cluster_support import (
 )
 from repo_builder import RepoBuilder
 
-from freshmark.cli import cli
-from freshmark.cli_cluster import CHATTY_LOGGERS, _setup_logging
-from freshmark.config import Config
-from freshmark.indexer import index_repo
-from freshmark.progress import WORKING, IndexProgress
-from freshmark.settings import Settings
+from freshmark.core.config import Config
+from freshmark.core.progress import WORKING, IndexProgress
+from freshmark.core.settings import Settings
+from freshmark.faces.cli.cluster import CHATTY_LOGGERS, _setup_logging
+from freshmark.faces.cli.main import cli
+from freshmark.services.indexing.indexer import index_repo
 from scheduler.watch import WorkingCopyWatcher
 
 

@@ -7,14 +7,16 @@ import pytest
 from repo_builder import RepoBuilder, git
 from test_indexer import DOMAIN_V2, live, run, shop_repo
 
-from freshmark.branches import Retirement, plan_retirements
-from freshmark.config import Config, RepoConfig
-from freshmark.embedding.hashing import HashingEmbedder
-from freshmark.errors import BaseGone, BaseInUse
-from freshmark.gitrepo import FileChange
-from freshmark.overlay import LayeredIndex, OverlayBase, plan_overlay
-from freshmark.settings import Settings
-from freshmark.store import Manifest, Store
+from freshmark.adapters.embedding.hashing import HashingEmbedder
+from freshmark.adapters.store.chroma import Store
+from freshmark.adapters.store.layered import LayeredIndex
+from freshmark.core.config import Config, RepoConfig
+from freshmark.core.errors import BaseGone, BaseInUse
+from freshmark.core.manifest import Manifest
+from freshmark.core.overlay import OverlayBase, plan_overlay
+from freshmark.core.settings import Settings
+from freshmark.core.tree import FileChange
+from freshmark.services.upkeep.branches import Retirement, plan_retirements
 
 ORDER = "src/orders/domain/order.py"
 HANDLER_PATH = "src/orders/handlers/cancel_handler.py"
@@ -330,7 +332,7 @@ def test_retirement_drops_overlays_before_their_base() -> None:
 
 # -- status and audit --------------------------------------------------------------------------
 def test_status_shows_the_overlay_base_and_size(store_env, make_repo) -> None:
-    from freshmark.status import branch_status
+    from freshmark.services.upkeep.status import branch_status
 
     repo = feature_branch(make_repo)
     summary = index_branch(repo)
@@ -342,7 +344,7 @@ def test_status_shows_the_overlay_base_and_size(store_env, make_repo) -> None:
 
 
 def test_status_reports_an_overlay_whose_base_vanished(store_env, make_repo) -> None:
-    from freshmark.status import branch_status
+    from freshmark.services.upkeep.status import branch_status
 
     repo = feature_branch(make_repo)
     index_branch(repo)
@@ -353,7 +355,7 @@ def test_status_reports_an_overlay_whose_base_vanished(store_env, make_repo) -> 
 
 
 def test_audit_counts_base_chunks_the_branch_lacks_as_stale(store_env, make_repo) -> None:
-    from freshmark.audit import audit
+    from freshmark.services.upkeep.audit import audit
 
     repo = feature_branch(make_repo)
     index_branch(repo)

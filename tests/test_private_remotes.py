@@ -18,10 +18,10 @@ from wsgiref.simple_server import WSGIRequestHandler, make_server
 import pytest
 from cluster_support import make_remote
 
-from freshmark.config import RepoConfig, parse_config
-from freshmark.errors import ConfigError
-from freshmark.mirrors import RemoteUnavailable, remote_credentials, sync_mirror
-from freshmark.settings import Settings
+from freshmark.adapters.git.mirrors import RemoteUnavailable, remote_credentials, sync_mirror
+from freshmark.core.config import RepoConfig, parse_config
+from freshmark.core.errors import ConfigError
+from freshmark.core.settings import Settings
 
 USER, TOKEN = "x-access-token", "glpat-pr1vate"
 BACKEND = shutil.which("git-http-backend") or "/usr/lib/git-core/git-http-backend"

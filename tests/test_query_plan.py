@@ -3,8 +3,8 @@ embedded whole in windows (``freshmark.query``, pure)."""
 
 from __future__ import annotations
 
-from freshmark.lexical import Bm25
-from freshmark.query import (
+from freshmark.adapters.lexical.bm25 import Bm25
+from freshmark.core.query import (
     IDENTIFIER_WEIGHT,
     MAX_WINDOWS,
     deepest_frame,
@@ -14,7 +14,7 @@ from freshmark.query import (
     plan_query,
     strip_boilerplate,
 )
-from freshmark.tokenize import tokenize
+from freshmark.core.tokenize import tokenize
 
 REPORT = """separability_matrix gives the wrong answer for nested models
 

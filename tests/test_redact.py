@@ -11,16 +11,18 @@ import redis
 from cluster_support import Recorder
 from fastapi.testclient import TestClient
 
-from freshmark import jobs, keys
-from freshmark.config import Config, RepoConfig
-from freshmark.mirrors import RemoteUnavailable, sync_mirror
-from freshmark.redact import RedactingFilter, redact
-from freshmark.server import create_app
-from freshmark.settings import Settings
+from freshmark.adapters.git.mirrors import RemoteUnavailable, sync_mirror
+from freshmark.adapters.queue import jobs, keys
+from freshmark.core import jobspec
+from freshmark.core.config import Config, RepoConfig
+from freshmark.core.redact import RedactingFilter, redact
+from freshmark.core.settings import Settings
+from freshmark.faces.http.app import create_app
 
 SECRET = "ghp_s3cr3tT0ken"
 URL = f"https://deploy:{SECRET}@127.0.0.1:1/shop.git"  # port 1: refused at once
-SPEC = jobs.JobSpec(kind=jobs.KIND_INDEX, repo="shop", branch="main", layer="hot", queue="hot")
+SPEC = jobspec.JobSpec(kind=jobspec.KIND_INDEX, repo="shop", branch="main", layer="hot",
+                       queue="hot")
 
 
 @pytest.mark.parametrize(("text", "expected"), [

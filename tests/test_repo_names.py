@@ -8,13 +8,13 @@ import pytest
 from click.testing import CliRunner
 from repo_builder import RepoBuilder
 
-from freshmark import indexer
-from freshmark.cli import cli
-from freshmark.config import Config
-from freshmark.errors import BadInput
-from freshmark.repos import resolve_repo, unique_name
-from freshmark.settings import Settings
-from freshmark.store import Store
+from freshmark.adapters.store.chroma import Store
+from freshmark.core.config import Config
+from freshmark.core.errors import BadInput
+from freshmark.core.settings import Settings
+from freshmark.faces.cli.main import cli
+from freshmark.services import repos
+from freshmark.services.repos import resolve_repo, unique_name
 
 A_KEY, B_KEY = "path:/src/a/fresh", "path:/src/b/fresh"
 
@@ -76,7 +76,7 @@ def test_a_name_shared_by_two_indexed_repositories_is_an_error_listing_both(
         fm_home: Path, two_freshes: tuple[RepoBuilder, RepoBuilder],
         monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     # Indexes built before names were unique can still share one.
-    monkeypatch.setattr(indexer, "unique_name", lambda key, path, wanted, taken: wanted)
+    monkeypatch.setattr(repos, "unique_name", lambda key, path, wanted, taken: wanted)
     for repo in two_freshes:
         _index(repo)
     monkeypatch.chdir(tmp_path)

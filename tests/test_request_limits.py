@@ -11,9 +11,9 @@ from cluster_support import Recorder
 from fastapi.testclient import TestClient
 from live_server import live_server, raw_exchange
 
-from freshmark.config import Config, RepoConfig
-from freshmark.limits import BodyLimits
-from freshmark.server import create_app
+from freshmark.core.config import Config, RepoConfig
+from freshmark.faces.http.app import create_app
+from freshmark.faces.http.limits import BodyLimits
 
 TOKEN = "limits-t0ken"
 CONFIG = Config(repos=(RepoConfig("shop", "file:///nowhere/shop.git", ("main",), "github",

@@ -13,21 +13,17 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from freshmark.embedding import get_embedder
-from freshmark.errors import BadInput
-from freshmark.lexical import LexicalIndex
-from freshmark.retrieval import (
-    DEFAULT_KINDS,
-    MAX_QUERY_BYTES,
-    forget_lexical,
-    hybrid_search,
-    lexical_for,
-    snapshot_path,
-    vector_channel,
-)
-from freshmark.settings import Settings
-from freshmark.stamp import TOMBSTONED, ChunkRecord, chunk_id, sha256_hex, utc_now_iso
-from freshmark.store import BranchIndex, Manifest, Store, collection_name
+from freshmark.adapters.embedding import get_embedder
+from freshmark.adapters.lexical.index import LexicalIndex
+from freshmark.adapters.lexical.registry import forget_lexical, lexical_for, snapshot_path
+from freshmark.adapters.store.chroma import BranchIndex, Store
+from freshmark.core.errors import BadInput
+from freshmark.core.manifest import Manifest, collection_name
+from freshmark.core.request import DEFAULT_KINDS, MAX_QUERY_BYTES
+from freshmark.core.settings import Settings
+from freshmark.core.stamp import TOMBSTONED, ChunkRecord, chunk_id, sha256_hex, utc_now_iso
+from freshmark.services.retrieval.channels import vector_channel
+from freshmark.services.retrieval.hybrid import hybrid_search
 
 CODE = {
     ("src/orders/service.py", "OrderService.cancel_order"): (

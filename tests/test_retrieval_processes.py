@@ -22,11 +22,12 @@ ROOT = Path(__file__).resolve().parents[1]
 PROCESS_SCRIPT = r'''
 import json, sys
 import numpy as np
-from freshmark.embedding import get_embedder
-from freshmark.retrieval import hybrid_search
-from freshmark.settings import Settings
-from freshmark.stamp import TOMBSTONED, ChunkRecord, chunk_id, sha256_hex, utc_now_iso
-from freshmark.store import Manifest, Store, collection_name
+from freshmark.adapters.embedding import get_embedder
+from freshmark.adapters.store.chroma import Store
+from freshmark.core.manifest import Manifest, collection_name
+from freshmark.core.settings import Settings
+from freshmark.core.stamp import TOMBSTONED, ChunkRecord, chunk_id, sha256_hex, utc_now_iso
+from freshmark.services.retrieval.hybrid import hybrid_search
 
 settings = Settings.from_env()
 embedder = get_embedder("hashing", settings.cache_dir)

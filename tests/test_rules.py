@@ -14,8 +14,8 @@ import yaml
 from prometheus_client.parser import text_string_to_metric_families
 from test_metrics import redis_db  # noqa: F401 (fixture)
 
-from freshmark import metrics
-from freshmark.metrics import FileFreshnessStore, FreshnessRow
+from freshmark.adapters.telemetry import exposition as metrics
+from freshmark.adapters.telemetry.freshness import FileFreshnessStore, FreshnessRow
 
 ROOT = Path(__file__).resolve().parents[1]
 CHART_RULES = ROOT / "helm" / "freshmark" / "files" / "freshmark-rules.yaml"

@@ -12,11 +12,12 @@ import pytest
 import redis
 from cluster_support import Recorder, make_remote
 
-from freshmark import fanout, jobs, keys
-from freshmark.config import Config, RepoConfig, ScaleOut
-from freshmark.settings import Settings
-from freshmark.stamp import TOMBSTONED
-from freshmark.store import Store
+from freshmark.adapters.queue import fanout
+from freshmark.adapters.store.chroma import Store
+from freshmark.core import jobspec
+from freshmark.core.config import Config, RepoConfig, ScaleOut
+from freshmark.core.settings import Settings
+from freshmark.core.stamp import TOMBSTONED
 from workers import execute, scaleout
 from workers.runtime import WorkerContext
 
@@ -43,13 +44,13 @@ def ctx(tmp_path: Path, redis_client: redis.Redis, chroma_server) -> WorkerConte
     settings = Settings(home=tmp_path / "home", embedder="hashing", chroma_url=chroma_server.url)
     config = Config(repos=(RepoConfig("shop", f"file://{remote}"),),
                     scale_out=ScaleOut(min_files=10, files_per_batch=4, lease_seconds=30))
-    return WorkerContext(settings=settings, config=config, timings=jobs.Timings(),
+    return WorkerContext(settings=settings, config=config, timings=jobspec.Timings(),
                          redis=redis_client, send=Recorder(), send_batch=BatchRecorder())
 
 
-def _job() -> jobs.Job:
-    spec = jobs.JobSpec(kind=jobs.KIND_INDEX, repo="shop", branch="main")
-    return jobs.Job(key=spec.key, id="j1", spec=spec, attempts=1, created_at=0.0)
+def _job() -> jobspec.Job:
+    spec = jobspec.JobSpec(kind=jobspec.KIND_INDEX, repo="shop", branch="main")
+    return jobspec.Job(key=spec.key, id="j1", spec=spec, attempts=1, created_at=0.0)
 
 
 def _drop_collection(ctx: WorkerContext) -> None:
@@ -66,7 +67,7 @@ def test_split_run_without_helpers_is_finished_by_the_job_itself(ctx: WorkerCont
     try:
         summary = execute.run_index(_job(), ctx)
         assert summary["batches"] == len(ctx.send_batch.sent) == 8  # 32 files, 4 per batch
-        assert {queue for _, queue in ctx.send_batch.sent} == {keys.QUEUE_HOT}
+        assert {queue for _, queue in ctx.send_batch.sent} == {jobspec.QUEUE_HOT}
         assert summary["files_seen"] == 32 and summary["chunks_added"] > 0
         manifest = ctx.store().branch("id:shop", "main").manifest
         assert manifest.commit == summary["commit"]

@@ -8,11 +8,11 @@ import pytest
 from click.testing import CliRunner
 from search_fixtures import build_shop
 
-from freshmark.cli import cli
-from freshmark.errors import BadInput, BranchNotFound, NotIndexed, RepositoryGone
-from freshmark.search import search
-from freshmark.settings import Settings
-from freshmark.store import Store
+from freshmark.adapters.store.chroma import Store
+from freshmark.core.errors import BadInput, BranchNotFound, NotIndexed, RepositoryGone
+from freshmark.core.settings import Settings
+from freshmark.faces.cli.main import cli
+from freshmark.services.retrieval.search import search
 
 
 def run_cli(*args: str) -> tuple[int, str, str]:

@@ -8,12 +8,12 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from freshmark.cli import cli
-from freshmark.config import Config
-from freshmark.errors import BadInput
-from freshmark.indexer import index_repo
-from freshmark.search import search, search_files
-from freshmark.settings import Settings
+from freshmark.core.config import Config
+from freshmark.core.errors import BadInput
+from freshmark.core.settings import Settings
+from freshmark.faces.cli.main import cli
+from freshmark.services.indexing.indexer import index_repo
+from freshmark.services.retrieval.search import search, search_files
 
 SIGNATURE_SOURCE = '''"""Webhook receivers."""
 import hmac

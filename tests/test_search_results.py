@@ -7,11 +7,11 @@ import json
 from click.testing import CliRunner
 from search_fixtures import PATHS, SERVICE, build_shop, index
 
-from freshmark.cli import cli
-from freshmark.search import search
-from freshmark.settings import Settings
-from freshmark.stamp import MANDATORY_FIELDS
-from freshmark.verdict_stats import VerdictStats
+from freshmark.adapters.telemetry.verdict_stats import VerdictStats
+from freshmark.core.settings import Settings
+from freshmark.core.stamp import MANDATORY_FIELDS
+from freshmark.faces.cli.main import cli
+from freshmark.services.retrieval.search import search
 
 STAMP_FIELDS = (*MANDATORY_FIELDS, "kind", "language", "signature", "file_kind", "layer",
                 "status", "tombstoned_in", "tombstoned_at", "successor")
@@ -124,7 +124,7 @@ def test_repository_id_of_an_indexed_repo_is_accepted(fm_home, make_repo):
 
 
 def test_a_search_reads_the_collection_once_and_sees_a_finished_run(store_env, make_repo):
-    from freshmark.search import store_for
+    from freshmark.services.open_branch import store_for
 
     shop = build_shop(make_repo)
     settings = Settings.from_env()

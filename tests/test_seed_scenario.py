@@ -11,8 +11,9 @@ import re
 
 from search_fixtures import PATHS, build_shop, file_sha256, index
 
-from freshmark.search import search, verify_snippets
-from freshmark.settings import Settings
+from freshmark.core.settings import Settings
+from freshmark.services.retrieval.search import search
+from freshmark.services.verify_snippets import verify_snippets
 
 QUERY = "cancel order idempotent repeated request"
 

@@ -14,13 +14,13 @@ from fastapi.testclient import TestClient
 from mcp import Client
 from search_fixtures import PATHS, build_shop, file_sha256
 
-from freshmark.config import Config
-from freshmark.errors import NotIndexed
-from freshmark.mcp_server import build_server
-from freshmark.repos import resolve_repo
-from freshmark.served import MAX_BUDGET_TOKENS, MAX_VERIFY_LINES
-from freshmark.server import create_app
-from freshmark.settings import Settings
+from freshmark.core.config import Config
+from freshmark.core.errors import NotIndexed
+from freshmark.core.settings import Settings
+from freshmark.faces.api.served import MAX_BUDGET_TOKENS, MAX_VERIFY_LINES
+from freshmark.faces.http.app import create_app
+from freshmark.faces.mcp.server import build_server
+from freshmark.services.repos import resolve_repo
 
 
 @pytest.fixture

@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from freshmark.errors import BadInput
-from freshmark.snippets import decode_input, parse_snippets
+from freshmark.core.errors import BadInput
+from freshmark.core.snippets import decode_input, parse_snippets
 
 SEED_LIST = (
     "src/orders/services/order_service.py\t4a91c0f7d2e8\n"

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from repo_builder import RepoBuilder
 
-from freshmark.errors import NotARepository
-from freshmark.gitrepo import GitRepo
+from freshmark.adapters.git.repo import GitRepo
+from freshmark.core.errors import NotARepository
 
 FRESHMARK = [str(Path(sys.executable).parent / "freshmark")]
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from freshmark.tokenize import (
+from freshmark.core.tokenize import (
     MAX_TOKEN_CHARS,
     code_share,
     name_forms,

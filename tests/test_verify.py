@@ -13,11 +13,12 @@ import pygit2
 import pytest
 from repo_builder import RepoBuilder
 
-from freshmark.chunking import symbol_spans
-from freshmark.errors import BadInput, UnsafePath
-from freshmark.gitrepo import GitRepo, ObjectNotFound
-from freshmark.stamp import ChunkRecord
-from freshmark.verify import Target, Verdict, Verifier, resolve_target
+from freshmark.adapters.git.repo import GitRepo, ObjectNotFound
+from freshmark.core.chunking import symbol_spans
+from freshmark.core.errors import BadInput, UnsafePath
+from freshmark.core.stamp import ChunkRecord
+from freshmark.core.verdicts import Target, Verdict
+from freshmark.services.verifier import Verifier, resolve_target
 
 RULE_V1 = '''def ensure_cancellable(order):
     if order.shipped:

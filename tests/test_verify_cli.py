@@ -7,9 +7,9 @@ import json
 from click.testing import CliRunner
 from search_fixtures import PATHS, build_shop, file_sha256
 
-from freshmark.cli import cli
-from freshmark.settings import Settings
-from freshmark.verdict_stats import VerdictStats
+from freshmark.adapters.telemetry.verdict_stats import VerdictStats
+from freshmark.core.settings import Settings
+from freshmark.faces.cli.main import cli
 
 
 def run_cli(*args: str, stdin: str | bytes | None = None):

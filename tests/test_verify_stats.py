@@ -9,8 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from freshmark.settings import Settings
-from freshmark.verdict_stats import VerdictStats, flush_pending
+from freshmark.adapters.telemetry.verdict_stats import VerdictStats, flush_pending
+from freshmark.core.settings import Settings
 
 
 def settings_at(home: Path) -> Settings:
@@ -84,8 +84,8 @@ def test_search_verdicts_wait_in_memory_and_the_process_still_reads_them(tmp_pat
 def test_pending_verdicts_are_written_at_a_normal_exit(tmp_path: Path) -> None:
     script = (
         "import sys; from pathlib import Path\n"
-        "from freshmark.settings import Settings\n"
-        "from freshmark.verdict_stats import VerdictStats\n"
+        "from freshmark.adapters.telemetry.verdict_stats import VerdictStats\n"
+        "from freshmark.core.settings import Settings\n"
         "stats = VerdictStats.open(Settings(home=Path(sys.argv[1])))\n"
         "for _ in range(3): stats.add_later('shop', 'main', {'current': 1})\n"
     )

@@ -13,8 +13,9 @@ from cluster_support import Recorder, wait_until
 from repo_builder import RepoBuilder
 from watchdog.events import FileCreatedEvent, FileModifiedEvent, FileMovedEvent
 
-from freshmark import jobs, keys
-from freshmark.errors import NotARepository
+from freshmark.adapters.queue import jobs, keys
+from freshmark.core import jobspec
+from freshmark.core.errors import NotARepository
 from scheduler.watch import (
     FILE,
     REF,
@@ -87,8 +88,8 @@ def watcher(request: pytest.FixtureRequest, repo: RepoBuilder,
     w.stop()
 
 
-def _flush_until_queued(w: WorkingCopyWatcher) -> list[jobs.EnqueueResult]:
-    found: list[jobs.EnqueueResult] = []
+def _flush_until_queued(w: WorkingCopyWatcher) -> list[jobspec.EnqueueResult]:
+    found: list[jobspec.EnqueueResult] = []
 
     def flushed() -> bool:
         found.extend(w.flush())

@@ -11,10 +11,11 @@ import redis
 from cluster_support import Recorder
 from fastapi.testclient import TestClient
 
-from freshmark import jobs, keys
-from freshmark.config import Config, Layer, RepoConfig
-from freshmark.errors import BadInput
-from freshmark.server import create_app
+from freshmark.adapters.queue import jobs
+from freshmark.core import jobspec
+from freshmark.core.config import Config, Layer, RepoConfig
+from freshmark.core.errors import BadInput
+from freshmark.faces.http.app import create_app
 from scheduler import webhooks
 
 SECRET = "s3cret-for-tests"
@@ -135,7 +136,8 @@ def test_push_to_an_on_demand_branch_is_indexed() -> None:
 
 def test_deleted_branch_plans_a_retirement() -> None:
     plan = webhooks.plan_push(webhooks.parse_push(push_body(after=ZERO)), REPOS[0], LAYERS, False)
-    assert [(s.kind, s.queue) for s in plan.specs] == [(jobs.KIND_RETIRE, keys.QUEUE_MAINTENANCE)]
+    assert [(s.kind, s.queue) for s in plan.specs] == \
+        [(jobspec.KIND_RETIRE, jobspec.QUEUE_MAINTENANCE)]
 
 
 # --- the endpoint ------------------------------------------------------------------------------
@@ -241,7 +243,7 @@ def test_gitea_push_with_the_signature_is_queued(http: TestClient, send: Recorde
 def test_deleted_branch_push_queues_a_retirement(http: TestClient, send: Recorder) -> None:
     body = push_body(after=ZERO, deleted=True)
     http.post("/webhooks/shop", content=body, headers=github_headers(body))
-    assert send.sent[0][0] == jobs.KIND_RETIRE and send.sent[0][3] == keys.QUEUE_MAINTENANCE
+    assert send.sent[0][0] == jobspec.KIND_RETIRE and send.sent[0][3] == jobspec.QUEUE_MAINTENANCE
 
 
 def test_queue_outage_is_503_and_queues_nothing(send: Recorder) -> None:

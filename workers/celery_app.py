@@ -19,15 +19,15 @@ from typing import Any
 from celery import Celery
 from kombu import Queue
 
-from freshmark import jobs, keys
-from freshmark.config import Config
-from freshmark.settings import Settings
+from freshmark.core import jobspec
+from freshmark.core.config import Config
+from freshmark.core.settings import Settings
 
 TASK_FOR_KIND = {
-    jobs.KIND_INDEX: "freshmark.index_branch",
-    jobs.KIND_RETIRE: "freshmark.retire_branch",
-    jobs.KIND_RECONCILE: "freshmark.reconcile",
-    jobs.KIND_RETIRE_IDLE: "freshmark.retire_idle",
+    jobspec.KIND_INDEX: "freshmark.index_branch",
+    jobspec.KIND_RETIRE: "freshmark.retire_branch",
+    jobspec.KIND_RECONCILE: "freshmark.reconcile",
+    jobspec.KIND_RETIRE_IDLE: "freshmark.retire_idle",
 }
 
 
@@ -45,14 +45,15 @@ TASK_ROUTES: dict[str, dict[str, str]] = {}
 
 def queue_names(config: Config | None = None) -> list[str]:
     """The built-in queues plus any queue a layer names, in a stable order."""
-    names = list(keys.BUILTIN_QUEUES)
+    names = list(jobspec.BUILTIN_QUEUES)
     for layer in config.layers if config else ():
         if layer.queue not in names:
             names.append(layer.queue)
     return names
 
 
-def celery_config(settings: Settings, timings: jobs.Timings, queues: list[str]) -> dict[str, Any]:
+def celery_config(settings: Settings, timings: jobspec.Timings,
+                  queues: list[str]) -> dict[str, Any]:
     return {
         "broker_url": settings.redis_url,
         # kombu's Redis transport, made to survive a broker restart (see workers/broker_loss.py).
@@ -77,7 +78,7 @@ def celery_config(settings: Settings, timings: jobs.Timings, queues: list[str]) 
         "accept_content": ["json"],
         "task_soft_time_limit": timings.soft_time_limit_seconds,
         "task_time_limit": timings.time_limit_seconds,
-        "task_default_queue": keys.QUEUE_HOT,
+        "task_default_queue": jobspec.QUEUE_HOT,
         "task_routes": TASK_ROUTES,
         "task_queues": [Queue(name, routing_key=name) for name in queues],
         # A webhook answer must not hang on a dead broker: fail fast, reconcile catches up.
@@ -94,11 +95,11 @@ def celery_config(settings: Settings, timings: jobs.Timings, queues: list[str]) 
 
 def create_app(
     settings: Settings | None = None,
-    timings: jobs.Timings | None = None,
+    timings: jobspec.Timings | None = None,
     config: Config | None = None,
 ) -> Celery:
     settings = settings or Settings.from_env()
-    timings = timings or jobs.Timings.from_env()
+    timings = timings or jobspec.Timings.from_env()
     # The task base makes a late ack after a lost broker connection harmless (broker_loss.py).
     celery = Celery("freshmark", include=["workers.tasks"],
                     task_cls="workers.broker_loss:FreshmarkTask")
@@ -106,7 +107,7 @@ def create_app(
     return celery
 
 
-def make_sender(celery: Celery) -> jobs.Sender:
+def make_sender(celery: Celery) -> jobspec.Sender:
     """A ``freshmark.jobs.Sender`` that publishes through ``celery``'s broker connection."""
 
     def send(kind: str, job_key: str, job_id: str, queue: str) -> None:
@@ -128,5 +129,5 @@ def make_batch_sender(celery: Celery) -> BatchSender:
 
 app = create_app()
 # What every producer uses: hand a job to the broker named by FRESHMARK_REDIS_URL.
-send_job: jobs.Sender = make_sender(app)
+send_job: jobspec.Sender = make_sender(app)
 send_batch: BatchSender = make_batch_sender(app)

@@ -29,17 +29,18 @@ from typing import Any
 
 from celery import Task
 
-from freshmark import jobs, keys, metrics
-from freshmark.errors import PermanentError
-from freshmark.keys import parse_job_key
-from freshmark.redact import redact
-from workers import branch_lock
+from freshmark.adapters.queue import branch_lock, jobs, keys
+from freshmark.adapters.telemetry import counters
+from freshmark.core import jobspec
+from freshmark.core.errors import PermanentError
+from freshmark.core.jobspec import parse_job_key
+from freshmark.core.redact import redact
 from workers.celery_app import TASK_ROUTES, app
 from workers.runtime import WorkerContext, current_context
 
 log = logging.getLogger("freshmark.worker")
 
-Body = Callable[[jobs.Job, WorkerContext], dict[str, Any]]
+Body = Callable[[jobspec.Job, WorkerContext], dict[str, Any]]
 BatchBody = Callable[[dict[str, Any], WorkerContext], dict[str, Any]]
 
 # A busy branch: wait a little in place (the other layer's job of a push is usually short),
@@ -50,19 +51,19 @@ LOCK_BUSY_MAX_SECONDS = 30.0
 
 
 def _count(queue: str, outcome: str) -> None:
-    metrics.JOBS_TOTAL.labels(queue=queue, outcome=outcome).inc()
+    counters.JOBS_TOTAL.labels(queue=queue, outcome=outcome).inc()
     if outcome == "parked":
-        metrics.JOBS_PARKED_TOTAL.inc()
+        counters.JOBS_PARKED_TOTAL.inc()
 
 
 def _backoff_seconds(ctx: WorkerContext, attempts: int) -> float:
     # A retry is an ETA message held unacked: its wait must stay below the visibility timeout.
     cap = max(5.0, min(300.0, ctx.timings.visibility_timeout_seconds / 4))
-    return jobs.retry_delay_seconds(attempts, ctx.config.max_attempts, cap_seconds=cap,
+    return jobspec.retry_delay_seconds(attempts, ctx.config.max_attempts, cap_seconds=cap,
                                     window_seconds=ctx.config.retry_window_seconds)
 
 
-def _run_claimed(task: Task, body: Body, ctx: WorkerContext, job: jobs.Job) -> dict[str, Any]:
+def _run_claimed(task: Task, body: Body, ctx: WorkerContext, job: jobspec.Job) -> dict[str, Any]:
     queue = job.spec.queue
     started = time.perf_counter()
     try:
@@ -80,7 +81,7 @@ def _run_claimed(task: Task, body: Body, ctx: WorkerContext, job: jobs.Job) -> d
                     job.key, job.attempts, redact(str(exc)), delay)
         raise task.retry(countdown=delay, exc=exc, max_retries=None) from exc
     finally:
-        metrics.JOB_DURATION_SECONDS.labels(queue=queue).observe(time.perf_counter() - started)
+        counters.JOB_DURATION_SECONDS.labels(queue=queue).observe(time.perf_counter() - started)
     done = jobs.finish(ctx.redis, job.key, job.id, "done")
     if done.outcome == "requeue":  # a request arrived while running: run once more
         ctx.send(done.kind, job.key, done.job_id, done.queue)

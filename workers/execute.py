@@ -13,26 +13,28 @@ import time
 from pathlib import Path
 from typing import Any
 
-from freshmark import branches, jobs, keys
-from freshmark.audit import run_audit
-from freshmark.config import RepoConfig
-from freshmark.indexer import index_repo
-from freshmark.mirrors import sync_mirror
-from scheduler.reconcile import reconcile_all
+from freshmark.adapters.git.mirrors import sync_mirror
+from freshmark.adapters.queue import jobs
+from freshmark.core import jobspec
+from freshmark.core.config import RepoConfig
+from freshmark.services.indexing.indexer import index_repo
+from freshmark.services.upkeep import branches
+from freshmark.services.upkeep.audit import run_audit
+from freshmark.services.upkeep.reconcile import reconcile_all
 from workers.runtime import WorkerContext
 from workers.scaleout import Coordinator
 
 log = logging.getLogger("freshmark.worker")
 
 
-def _retire_spec(repo: str, branch: str, reason: str) -> jobs.JobSpec:
-    return jobs.JobSpec(
-        kind=jobs.KIND_RETIRE, repo=repo, branch=branch, queue=keys.QUEUE_MAINTENANCE,
+def _retire_spec(repo: str, branch: str, reason: str) -> jobspec.JobSpec:
+    return jobspec.JobSpec(
+        kind=jobspec.KIND_RETIRE, repo=repo, branch=branch, queue=jobspec.QUEUE_MAINTENANCE,
         reason=reason,
     )
 
 
-def _fan_out(job: jobs.Job, ctx: WorkerContext, repo: RepoConfig) -> Coordinator | None:
+def _fan_out(job: jobspec.Job, ctx: WorkerContext, repo: RepoConfig) -> Coordinator | None:
     """Large runs split only over a shared store: a batch written by another process, maybe on
     another host, must land in the collection this job stamps."""
     if not ctx.settings.chroma_url or not ctx.config.scale_out.min_files:
@@ -40,7 +42,7 @@ def _fan_out(job: jobs.Job, ctx: WorkerContext, repo: RepoConfig) -> Coordinator
     return Coordinator(ctx, job, repo.id)
 
 
-def _index_mirror(job: jobs.Job, ctx: WorkerContext, repo: RepoConfig) -> dict[str, Any]:
+def _index_mirror(job: jobspec.Job, ctx: WorkerContext, repo: RepoConfig) -> dict[str, Any]:
     spec = job.spec
     state = sync_mirror(ctx.settings, repo)
     if spec.branch not in state.heads:
@@ -54,7 +56,7 @@ def _index_mirror(job: jobs.Job, ctx: WorkerContext, repo: RepoConfig) -> dict[s
         settings=ctx.settings,
         config=ctx.config,
         branch=spec.branch,
-        layer=None if spec.layer == jobs.ALL else spec.layer,
+        layer=None if spec.layer == jobspec.ALL else spec.layer,
         repo_id=repo.id,
         base_branch=spec.base_branch or branches.default_base(repo, spec.branch) or None,
         store=ctx.store(),
@@ -66,7 +68,7 @@ def _index_mirror(job: jobs.Job, ctx: WorkerContext, repo: RepoConfig) -> dict[s
     return summary.to_dict()
 
 
-def _index_working_copy(job: jobs.Job, ctx: WorkerContext) -> dict[str, Any]:
+def _index_working_copy(job: jobspec.Job, ctx: WorkerContext) -> dict[str, Any]:
     """A watched working copy: indexed in place, keyed by its path like ``freshmark index``."""
     spec = job.spec
     summary = index_repo(
@@ -74,7 +76,7 @@ def _index_working_copy(job: jobs.Job, ctx: WorkerContext) -> dict[str, Any]:
         settings=ctx.settings,
         config=ctx.config,
         branch=spec.branch,
-        layer=None if spec.layer == jobs.ALL else spec.layer,
+        layer=None if spec.layer == jobspec.ALL else spec.layer,
         base_branch=spec.base_branch or None,
         store=ctx.store(),
         embedder=ctx.embedder(),
@@ -82,13 +84,13 @@ def _index_working_copy(job: jobs.Job, ctx: WorkerContext) -> dict[str, Any]:
     return summary.to_dict()
 
 
-def run_index(job: jobs.Job, ctx: WorkerContext) -> dict[str, Any]:
+def run_index(job: jobspec.Job, ctx: WorkerContext) -> dict[str, Any]:
     if job.spec.path:
         return _index_working_copy(job, ctx)
     return _index_mirror(job, ctx, ctx.config.repo(job.spec.repo))
 
 
-def run_retire(job: jobs.Job, ctx: WorkerContext) -> dict[str, Any]:
+def run_retire(job: jobspec.Job, ctx: WorkerContext) -> dict[str, Any]:
     """Drop a branch's collection, but only if the mirror agrees the branch is gone."""
     repo = ctx.config.repo(job.spec.repo)
     state = sync_mirror(ctx.settings, repo)
@@ -100,7 +102,7 @@ def run_retire(job: jobs.Job, ctx: WorkerContext) -> dict[str, Any]:
     return {"noop": not dropped, "dropped": dropped}
 
 
-def run_reconcile(job: jobs.Job, ctx: WorkerContext) -> dict[str, Any]:
+def run_reconcile(job: jobspec.Job, ctx: WorkerContext) -> dict[str, Any]:
     store = ctx.store()
     report = reconcile_all(
         ctx.settings, ctx.config, store, ctx.redis, ctx.send,
@@ -111,7 +113,7 @@ def run_reconcile(job: jobs.Job, ctx: WorkerContext) -> dict[str, Any]:
     return {**report.as_dict(), "audited_rows": len(audit.rows)}
 
 
-def run_retire_idle(job: jobs.Job, ctx: WorkerContext) -> dict[str, Any]:
+def run_retire_idle(job: jobspec.Job, ctx: WorkerContext) -> dict[str, Any]:
     """Retire idle untracked branches (and deleted ones whose events were lost)."""
     heads: dict[str, dict[str, str] | None] = {}
     for repo in ctx.config.repos:

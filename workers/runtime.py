@@ -16,13 +16,16 @@ from typing import Any
 import redis
 from celery import signals
 
-from freshmark import jobs, metrics
-from freshmark.config import Config, load_config
-from freshmark.embedding import Embedder, get_embedder
-from freshmark.embedding.threads import available_threads
-from freshmark.redact import install_log_redaction
-from freshmark.settings import Settings
-from freshmark.store import Store
+from freshmark.adapters.embedding import get_embedder
+from freshmark.adapters.embedding.threads import available_threads
+from freshmark.adapters.queue import jobs
+from freshmark.adapters.store.chroma import Store
+from freshmark.adapters.telemetry import exposition as metrics
+from freshmark.core import jobspec
+from freshmark.core.config import Config, load_config
+from freshmark.core.ports import Embedder
+from freshmark.core.redact import install_log_redaction
+from freshmark.core.settings import Settings
 from workers.celery_app import BatchSender, send_batch, send_job
 
 log = logging.getLogger("freshmark.worker")
@@ -32,9 +35,9 @@ log = logging.getLogger("freshmark.worker")
 class WorkerContext:
     settings: Settings
     config: Config
-    timings: jobs.Timings
+    timings: jobspec.Timings
     redis: redis.Redis
-    send: jobs.Sender = send_job
+    send: jobspec.Sender = send_job
     send_batch: BatchSender = send_batch
     _store: Store | None = field(default=None, repr=False)
     _embedder: Embedder | None = field(default=None, repr=False)
@@ -81,7 +84,7 @@ def current_context() -> WorkerContext:
         _context = WorkerContext(
             settings=settings,
             config=load_config(settings.config_path),
-            timings=jobs.Timings.from_env(),
+            timings=jobspec.Timings.from_env(),
             redis=jobs.connect(settings.redis_url),
         )
     elif stamp != _config_stamp:

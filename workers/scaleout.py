@@ -50,15 +50,17 @@ from typing import Any
 
 import redis
 
-from freshmark import fanout, jobs, metrics
-from freshmark.embedding import EmbeddingCache
-from freshmark.errors import PermanentError
-from freshmark.gitrepo import GitRepo
-from freshmark.indexer import BatchRunner, LayerBatch, RunStamp, index_batch
-from freshmark.mirrors import sync_mirror
-from freshmark.redact import redact
-from freshmark.repos import mirror_path
-from workers import branch_lock
+from freshmark.adapters.embedding.cache import EmbeddingCache
+from freshmark.adapters.git.mirrors import sync_mirror
+from freshmark.adapters.git.repo import GitRepo
+from freshmark.adapters.queue import branch_lock, fanout
+from freshmark.adapters.telemetry import counters
+from freshmark.core import jobspec
+from freshmark.core.errors import PermanentError
+from freshmark.core.redact import redact
+from freshmark.services.indexing.batches import BatchRunner, LayerBatch, RunStamp
+from freshmark.services.indexing.indexer import index_batch
+from freshmark.services.repos import mirror_path
 from workers.runtime import WorkerContext
 
 log = logging.getLogger("freshmark.worker")
@@ -175,8 +177,8 @@ def _run_claimed(slot: BatchSlot, job_key: str, queue: str, runner: str,
         raise
     seconds = time.perf_counter() - started
     outcome = slot.complete(job_key, counts)
-    metrics.INDEX_BATCHES_TOTAL.labels(queue=queue, runner=runner).inc()
-    metrics.INDEX_BATCH_DURATION_SECONDS.labels(queue=queue).observe(seconds)
+    counters.INDEX_BATCHES_TOTAL.labels(queue=queue, runner=runner).inc()
+    counters.INDEX_BATCH_DURATION_SECONDS.labels(queue=queue).observe(seconds)
     return outcome
 
 
@@ -186,7 +188,7 @@ def _run_claimed(slot: BatchSlot, job_key: str, queue: str, runner: str,
 class Coordinator:
     """``indexer.FanOut`` for one index job of a configured repository."""
 
-    def __init__(self, ctx: WorkerContext, job: jobs.Job, repo_id: str,
+    def __init__(self, ctx: WorkerContext, job: jobspec.Job, repo_id: str,
                  sleep: Callable[[float], None] = time.sleep):
         self.scale_out = ctx.config.scale_out
         self.files_per_batch = self.scale_out.files_per_batch

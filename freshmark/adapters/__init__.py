@@ -1,0 +1,1 @@
+"""Adapters: one outside system each (git, Chroma, lexical engine, embedder, Redis, metrics)."""

@@ -1,0 +1,1 @@
+"""Git: repositories read through pygit2, and the bare mirrors workers keep."""

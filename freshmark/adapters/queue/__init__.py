@@ -1,0 +1,1 @@
+"""Redis: the job queue, the fan-out record, execution locks and every key."""

@@ -1,0 +1,277 @@
+"""The record of a split index run in Redis: which batch is claimed by whom, and which are in.
+
+A large run (``ScaleOut.splits``) is cut into numbered batches. The coordinating job (it holds
+the branch lock) starts a record, sends one message per batch and works through the batches
+itself too; any worker process that receives a batch message may help (``workers.scaleout``).
+The coordinator writes the manifest only once the record holds a result for every batch.
+
+Every state change is one Lua script on the record (``keys.fanout(repo, branch)``). Lease times
+come from the Redis server's clock, so hosts with skewed clocks agree on them:
+
+- ``claim``: take batch n if it is not done and no live claim holds it. A claim past its lease,
+  or held by a process the caller knows is dead (``take_over_from``), is taken over.
+- ``renew``: the holder extends its lease; False when the claim was taken over or the record
+  cancelled or replaced, and the holder must then stop before its next write.
+- ``complete``: store batch n's counts once (a batch run twice counts once) and show the count
+  on the job hash (progress).
+- ``release``: the holder gives a failed batch back; the coordinator runs it itself, so a batch
+  error reaches the job's own retry policy.
+- ``cancel``: the coordinator failed, or a new coordinator found an old record: holders see it
+  at their next renew, and ``live_claims`` says whose writes may still land.
+
+Fields: ``id``, ``job`` (job key), ``head``, ``total``, ``done``, ``state`` (running |
+cancelled), ``ttl_ms``, ``claim:<n>`` = ``<holder> <lease_until>``, ``result:<n>`` = JSON
+counts, ``error:<n>`` = the last error of a released batch. Every script call by a live
+participant refreshes the TTL, so a record outlives its last participant by ``ttl_ms``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import redis
+
+from freshmark.adapters.queue import keys
+from freshmark.core.errors import RetryableError
+
+RUNNING, CANCELLED = "running", "cancelled"
+
+_PRELUDE = """
+local function now()
+  local t = redis.call('TIME')
+  return tonumber(t[1]) + tonumber(t[2]) / 1000000
+end
+local function current(id)
+  return redis.call('HGET', KEYS[1], 'id') == id
+    and redis.call('HGET', KEYS[1], 'state') == 'running'
+end
+local function touch()
+  local ttl = redis.call('HGET', KEYS[1], 'ttl_ms')
+  if ttl then redis.call('PEXPIRE', KEYS[1], ttl) end
+end
+local function held_by(value, holder)
+  return value and string.sub(value, 1, #holder + 1) == holder .. ' '
+end
+local function lease(holder, seconds)
+  return holder .. ' ' .. string.format('%.3f', now() + tonumber(seconds))
+end
+"""
+
+_START = _PRELUDE + """
+redis.call('DEL', KEYS[1])
+redis.call('HSET', KEYS[1], 'id', ARGV[1], 'job', ARGV[2], 'head', ARGV[3], 'total', ARGV[4],
+           'done', 0, 'state', 'running', 'ttl_ms', ARGV[5])
+touch()
+if redis.call('EXISTS', KEYS[2]) == 1 then
+  redis.call('HSET', KEYS[2], ARGV[6], ARGV[4], ARGV[7], 0)
+end
+return 1
+"""
+
+_CLAIM = _PRELUDE + """
+if not current(ARGV[1]) then return {'gone'} end
+if redis.call('HEXISTS', KEYS[1], 'result:' .. ARGV[2]) == 1 then return {'done'} end
+local held = redis.call('HGET', KEYS[1], 'claim:' .. ARGV[2])
+if held then
+  local holder, lease_until = string.match(held, '^(%S+) (%S+)$')
+  if holder ~= ARGV[3] and holder ~= ARGV[5] and tonumber(lease_until) > now() then
+    return {'busy', holder}
+  end
+end
+redis.call('HSET', KEYS[1], 'claim:' .. ARGV[2], lease(ARGV[3], ARGV[4]))
+touch()
+return {'claimed'}
+"""
+
+_RENEW = _PRELUDE + """
+if not current(ARGV[1]) then return 'gone' end
+local field = 'claim:' .. ARGV[2]
+if not held_by(redis.call('HGET', KEYS[1], field), ARGV[3]) then return 'lost' end
+redis.call('HSET', KEYS[1], field, lease(ARGV[3], ARGV[4]))
+touch()
+return 'ok'
+"""
+
+_COMPLETE = _PRELUDE + """
+if not current(ARGV[1]) then return {'gone'} end
+if redis.call('HSETNX', KEYS[1], 'result:' .. ARGV[2], ARGV[3]) == 0 then return {'duplicate'} end
+redis.call('HDEL', KEYS[1], 'claim:' .. ARGV[2], 'error:' .. ARGV[2])
+local done = redis.call('HINCRBY', KEYS[1], 'done', 1)
+if redis.call('EXISTS', KEYS[2]) == 1 then redis.call('HSET', KEYS[2], ARGV[4], done) end
+touch()
+return {'completed', done}
+"""
+
+_RELEASE = _PRELUDE + """
+if redis.call('HGET', KEYS[1], 'id') ~= ARGV[1] then return 0 end
+local field = 'claim:' .. ARGV[2]
+if not held_by(redis.call('HGET', KEYS[1], field), ARGV[3]) then return 0 end
+redis.call('HDEL', KEYS[1], field)
+if ARGV[4] ~= '' then redis.call('HSET', KEYS[1], 'error:' .. ARGV[2], ARGV[4]) end
+return 1
+"""
+
+_CANCEL = """
+if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+if ARGV[1] ~= '' and redis.call('HGET', KEYS[1], 'id') ~= ARGV[1] then return 0 end
+redis.call('HSET', KEYS[1], 'state', 'cancelled')
+redis.call('HDEL', KEYS[2], ARGV[2], ARGV[3])
+return 1
+"""
+
+_REMOVE = """
+if redis.call('HGET', KEYS[1], 'id') ~= ARGV[1] then return 0 end
+redis.call('DEL', KEYS[1])
+redis.call('HDEL', KEYS[2], ARGV[2], ARGV[3])
+return 1
+"""
+
+
+class BatchLost(RetryableError):
+    """This process's claim on a batch was taken over, or its run was cancelled: stop before
+    writing (whoever holds the batch now writes the same records)."""
+
+
+class FanOutLost(RetryableError):
+    """The split run's record vanished or was cancelled under its coordinator (a Redis restart,
+    or another coordinator took the branch over): the job runs again and re-plans."""
+
+
+@dataclass(frozen=True)
+class BatchClaim:
+    batch: int
+    holder: str
+    lease_until: float  # Redis server clock, unix seconds
+
+
+@dataclass(frozen=True)
+class Record:
+    """A split run as read from Redis, with the server's clock at the time of reading."""
+
+    id: str
+    job: str
+    head: str
+    total: int
+    state: str
+    claims: dict[int, BatchClaim]
+    results: dict[int, dict[str, Any]]
+    errors: dict[int, str]
+    now: float
+
+    @classmethod
+    def from_hash(cls, data: dict[str, str], now: float) -> Record:
+        claims: dict[int, BatchClaim] = {}
+        results: dict[int, dict[str, Any]] = {}
+        errors: dict[int, str] = {}
+        for name, value in data.items():
+            kind, _, number = name.partition(":")
+            if not number.isdigit():
+                continue
+            batch = int(number)
+            if kind == "claim":
+                holder, _, until = value.rpartition(" ")
+                claims[batch] = BatchClaim(batch, holder, float(until))
+            elif kind == "result":
+                results[batch] = json.loads(value)
+            elif kind == "error":
+                errors[batch] = value
+        return cls(
+            id=data.get("id", ""), job=data.get("job", ""), head=data.get("head", ""),
+            total=int(data.get("total", 0) or 0), state=data.get("state", ""),
+            claims=claims, results=results, errors=errors, now=now,
+        )
+
+    @property
+    def all_in(self) -> bool:
+        return len(self.results) >= self.total
+
+    def results_in_order(self) -> list[dict[str, Any]]:
+        return [self.results[n] for n in range(self.total)]
+
+
+IsDead = Callable[[str], bool]
+
+
+def claimable(record: Record, is_dead: IsDead) -> list[int]:
+    """Batches that may be claimed now, highest number first (helpers take messages from the
+    lowest, so the coordinator meets them last): not done, and unclaimed, past their lease or
+    held by a process known dead."""
+    found: list[int] = []
+    for batch in range(record.total - 1, -1, -1):
+        claim = record.claims.get(batch)
+        if batch in record.results:
+            continue
+        if claim is None or claim.lease_until <= record.now or is_dead(claim.holder):
+            found.append(batch)
+    return found
+
+
+def live_claims(record: Record, is_dead: IsDead) -> list[BatchClaim]:
+    """Claims whose holder may still write: inside their lease and not known dead."""
+    return [c for c in record.claims.values()
+            if c.lease_until > record.now and not is_dead(c.holder)]
+
+
+# -- Redis edge ------------------------------------------------------------------------------
+
+
+def _run(client: redis.Redis, script: str, keys_: list[str], args: list[Any]) -> Any:
+    return client.register_script(script)(keys_, args)
+
+
+def read(client: redis.Redis, repo: str, branch: str) -> Record | None:
+    pipe = client.pipeline(transaction=True)
+    pipe.hgetall(keys.fanout(repo, branch)).time()
+    data, (seconds, micros) = pipe.execute()
+    return Record.from_hash(data, seconds + micros / 1e6) if data else None
+
+
+def start(client: redis.Redis, repo: str, branch: str, *, fanout_id: str, job_key: str,
+          head: str, total: int, ttl_seconds: float) -> None:
+    """Replace any record of the branch with a new one of ``total`` unclaimed batches."""
+    args = [fanout_id, job_key, head, total, int(ttl_seconds * 1000),
+            keys.JOB_BATCHES_TOTAL, keys.JOB_BATCHES_DONE]
+    _run(client, _START, [keys.fanout(repo, branch), keys.job(job_key)], args)
+
+
+def claim(client: redis.Redis, repo: str, branch: str, fanout_id: str, batch: int, holder: str,
+          lease_seconds: float, take_over_from: str = "") -> tuple[str, str]:
+    """(outcome, current holder): claimed | done | gone | busy (then who holds it)."""
+    args = [fanout_id, batch, holder, lease_seconds, take_over_from]
+    reply = _run(client, _CLAIM, [keys.fanout(repo, branch)], args)
+    return reply[0], (reply[1] if len(reply) > 1 else "")
+
+
+def renew(client: redis.Redis, repo: str, branch: str, fanout_id: str, batch: int, holder: str,
+          lease_seconds: float) -> bool:
+    reply = _run(client, _RENEW, [keys.fanout(repo, branch)],
+                 [fanout_id, batch, holder, lease_seconds])
+    return bool(reply == "ok")
+
+
+def complete(client: redis.Redis, repo: str, branch: str, fanout_id: str, batch: int,
+             job_key: str, result: dict[str, Any]) -> str:
+    """completed | duplicate (another run of the batch was in first) | gone."""
+    args = [fanout_id, batch, json.dumps(result, sort_keys=True), keys.JOB_BATCHES_DONE]
+    reply = _run(client, _COMPLETE, [keys.fanout(repo, branch), keys.job(job_key)], args)
+    return str(reply[0])
+
+
+def release(client: redis.Redis, repo: str, branch: str, fanout_id: str, batch: int,
+            holder: str, error: str = "") -> bool:
+    args = [fanout_id, batch, holder, error[:500]]
+    return bool(_run(client, _RELEASE, [keys.fanout(repo, branch)], args))
+
+
+def cancel(client: redis.Redis, repo: str, branch: str, job_key: str, fanout_id: str = "") -> bool:
+    """Stop the branch's record (``fanout_id`` '' : whichever is there)."""
+    args = [fanout_id, keys.JOB_BATCHES_TOTAL, keys.JOB_BATCHES_DONE]
+    return bool(_run(client, _CANCEL, [keys.fanout(repo, branch), keys.job(job_key)], args))
+
+
+def remove(client: redis.Redis, repo: str, branch: str, job_key: str, fanout_id: str) -> bool:
+    args = [fanout_id, keys.JOB_BATCHES_TOTAL, keys.JOB_BATCHES_DONE]
+    return bool(_run(client, _REMOVE, [keys.fanout(repo, branch), keys.job(job_key)], args))

@@ -1,0 +1,1 @@
+"""The Chroma store: branch collections, and overlays read together with their base."""

@@ -1,0 +1,1 @@
+"""Telemetry: Prometheus counters and exposition, freshness rows, verdict counts."""

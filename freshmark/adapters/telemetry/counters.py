@@ -1,0 +1,68 @@
+"""Prometheus event counters: written by any process, a leaf every floor may import."""
+
+from __future__ import annotations
+
+from prometheus_client import (
+    Counter,
+    Histogram,
+)
+
+# Job durations run from a no-op (well under a second) to a full re-index of a large repo.
+_JOB_DURATION_BUCKETS_SECONDS = (0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1800, 3600)
+
+JOBS_TOTAL = Counter(
+    "freshmark_jobs_total",
+    "Index jobs finished, by queue and outcome (success, noop, retry, failed, parked).",
+    ["queue", "outcome"],
+)
+JOB_DURATION_SECONDS = Histogram(
+    "freshmark_job_duration_seconds",
+    "Wall time of one index job, from start of execution to its end, in seconds.",
+    ["queue"],
+    buckets=_JOB_DURATION_BUCKETS_SECONDS,
+)
+JOBS_COALESCED_TOTAL = Counter(
+    "freshmark_jobs_coalesced_total",
+    "Enqueue requests folded into an already pending job for the same repo, branch and layer.",
+)
+JOBS_PARKED_TOTAL = Counter(
+    "freshmark_jobs_parked_total",
+    "Jobs parked after exhausting their attempts (poison jobs); each needs an operator.",
+)
+WEBHOOK_DELIVERIES_TOTAL = Counter(
+    "freshmark_webhook_deliveries_total",
+    "Webhook deliveries received, by provider and result (accepted, duplicate, rejected, ...).",
+    ["provider", "result"],
+)
+VERIFICATION_VERDICTS_TOTAL = Counter(
+    "freshmark_verification_verdicts_total",
+    "Verdicts given when verifying retrieved chunks at use time (current, changed, ...).",
+    ["verdict"],
+)
+
+# A batch of a split index run: seconds to minutes (256 files of MiniLM embedding).
+_BATCH_DURATION_BUCKETS_SECONDS = (0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1800)
+
+INDEX_BATCHES_TOTAL = Counter(
+    "freshmark_index_batches_total",
+    "Batches of split (scaled-out) index runs written, by queue and runner (the coordinating "
+    "job's process, or a helper that took the batch's message).",
+    ["queue", "runner"],
+)
+INDEX_BATCH_DURATION_SECONDS = Histogram(
+    "freshmark_index_batch_duration_seconds",
+    "Wall time of one batch of a split index run (read, chunk, embed, write), in seconds.",
+    ["queue"],
+    buckets=_BATCH_DURATION_BUCKETS_SECONDS,
+)
+
+EVENT_METRICS: tuple[Counter | Histogram, ...] = (
+    JOBS_TOTAL,
+    JOB_DURATION_SECONDS,
+    INDEX_BATCHES_TOTAL,
+    INDEX_BATCH_DURATION_SECONDS,
+    JOBS_COALESCED_TOTAL,
+    JOBS_PARKED_TOTAL,
+    WEBHOOK_DELIVERIES_TOTAL,
+    VERIFICATION_VERDICTS_TOTAL,
+)

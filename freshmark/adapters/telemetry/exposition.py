@@ -1,0 +1,199 @@
+"""Prometheus metrics: event counters written by any process, freshness gauges read at scrape time.
+
+Two kinds of metric live here:
+
+* **Events** (counters, one histogram) are incremented where they happen — in Celery prefork
+  children, the scheduler, the HTTP server. With ``setup_multiprocess()`` called in the parent
+  before it forks, every process writes its own mmap file and ``render_latest()`` in one process
+  sums them (prometheus-client multiprocess mode).
+* **Freshness state** (stale / tracked / tombstoned chunks, commits behind, lag, last success) is
+  computed by the auditor (``freshmark.audit``) and *published* as rows to a ``FreshnessStore``:
+  a Redis hash in a cluster (any host can read it) or a JSON file under ``settings.state_dir`` on
+  one machine. A custom collector turns the latest rows and the queue lengths into gauges at scrape
+  time, so a gauge never outlives the branch it describes.
+
+Label values are repo ids, branch names, layer names, queue names, providers, outcomes and
+verdicts — all bounded by the config. Never paths, never shas.
+
+Only one process per deployment should pass ``redis``/``store`` to ``render_latest`` (the HTTP
+server): the recording rules take ``max`` over duplicate series anyway, but one source keeps the
+numbers honest.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import threading
+from collections.abc import Iterable, Iterator
+from http.server import ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+from prometheus_client import (
+    CONTENT_TYPE_LATEST,
+    REGISTRY,
+    CollectorRegistry,
+    Counter,
+    Histogram,
+    generate_latest,
+    multiprocess,
+    values,
+)
+from prometheus_client.core import GaugeMetricFamily, Metric
+from prometheus_client.exposition import MetricsHandler
+
+from freshmark.adapters.telemetry.counters import EVENT_METRICS
+from freshmark.adapters.telemetry.freshness import (
+    _FRESHNESS_GAUGES,
+    FreshnessRow,
+    FreshnessStore,
+    RedisFreshnessStore,
+)
+
+MULTIPROC_ENV = "PROMETHEUS_MULTIPROC_DIR"
+
+
+def _queue_lengths(redis: Any) -> dict[str, int]:
+    try:
+        from freshmark.adapters.queue.jobs import queue_lengths
+    except ImportError:  # the cluster part is optional on one machine
+        return {}
+    return dict(queue_lengths(redis))
+
+
+class FreshnessCollector:
+    """Reads the latest published rows and queue lengths at scrape time and yields gauges."""
+
+    def __init__(self, store: FreshnessStore | None, redis: Any | None = None):
+        self._store = store
+        self._redis = redis
+
+    def describe(self) -> list[Metric]:
+        return []  # no collect() at registration: that would hit Redis
+
+    def collect(self) -> Iterator[Metric]:
+        if self._store is not None:
+            yield from freshness_families(self._store.load())
+        if self._redis is not None:
+            queues = GaugeMetricFamily(
+                "freshmark_queue_length", "Jobs waiting in each worker queue.", labels=["queue"]
+            )
+            for queue, length in sorted(_queue_lengths(self._redis).items()):
+                queues.add_metric([queue], float(length))
+            yield queues
+
+
+def freshness_families(rows: Iterable[FreshnessRow]) -> list[GaugeMetricFamily]:
+    """One gauge family per freshness figure, one sample per (repo, branch, layer)."""
+    families = [
+        GaugeMetricFamily(f"freshmark_{name}", text, labels=["repo", "branch", "layer"])
+        for name, text in _FRESHNESS_GAUGES
+    ]
+    for row in sorted(rows, key=lambda r: (r.repo, r.branch, r.layer)):
+        labels = [row.repo, row.branch, row.layer]
+        for family, (name, _) in zip(families, _FRESHNESS_GAUGES, strict=True):
+            family.add_metric(labels, float(getattr(row, name)))
+    return families
+
+
+class _Forward:
+    """Exposes another registry's collectors inside a per-scrape registry."""
+
+    def __init__(self, source: CollectorRegistry):
+        self._source = source
+
+    def collect(self) -> Iterable[Metric]:
+        return self._source.collect()
+
+
+def multiprocess_dir() -> Path | None:
+    raw = os.environ.get(MULTIPROC_ENV)
+    return Path(raw) if raw else None
+
+
+def render_latest(
+    redis: Any | None = None, store: FreshnessStore | None = None
+) -> tuple[bytes, str]:
+    """The ``/metrics`` body and its content type, rendered by one process.
+
+    Event metrics come from every process of the group (multiprocess files) or, without
+    multiprocess mode, from this process. Freshness gauges appear when ``store`` is given (or
+    ``redis``, which implies the Redis store); queue lengths when ``redis`` is given.
+    """
+    registry = CollectorRegistry()
+    if multiprocess_dir() is not None:
+        multiprocess.MultiProcessCollector(registry)
+    else:
+        registry.register(_Forward(REGISTRY))
+    if store is None and redis is not None:
+        store = RedisFreshnessStore(redis)
+    if store is not None or redis is not None:
+        registry.register(FreshnessCollector(store, redis))
+    return generate_latest(registry), CONTENT_TYPE_LATEST
+
+
+def setup_multiprocess(directory: Path | None = None) -> Path:
+    """Switch this process (and the children it forks) to multiprocess mode; returns the dir.
+
+    Call once in the parent before forking workers. Leftover ``*.db`` files from an earlier run
+    are wiped, since their counts would otherwise be added to this run's. Without ``directory``,
+    ``$PROMETHEUS_MULTIPROC_DIR`` is used, else a fresh directory under the system temp dir.
+    """
+    chosen = directory or multiprocess_dir()
+    if chosen is None:
+        chosen = Path(tempfile.gettempdir()) / f"freshmark-metrics-{os.getpid()}"
+    chosen.mkdir(parents=True, exist_ok=True)
+    for stale in chosen.glob("*.db"):
+        stale.unlink()
+    os.environ[MULTIPROC_ENV] = str(chosen)
+    # prometheus-client picks its value class at import; metrics were created before this call,
+    # so switch the class and re-create their values (labelled children are created lazily).
+    values.ValueClass = values.get_value_class()
+    for metric in EVENT_METRICS:
+        _reset_values(metric)
+    return chosen
+
+
+def _reset_values(metric: Counter | Histogram) -> None:
+    if metric._labelnames:
+        with metric._lock:
+            metric._metrics.clear()
+    else:
+        metric._metric_init()
+
+
+def mark_process_dead(pid: int) -> None:
+    """Bookkeeping when a prefork child exits (drops its live-gauge files; counters stay)."""
+    directory = multiprocess_dir()
+    if directory is not None:
+        multiprocess.mark_process_dead(pid, str(directory))
+
+
+def _handler_for(redis: Any | None, store: FreshnessStore | None) -> type[MetricsHandler]:
+    class Handler(MetricsHandler):
+        def do_GET(self) -> None:  # noqa: N802 (http.server's name)
+            body, content_type = render_latest(redis=redis, store=store)
+            self.send_response(200)
+            self.send_header("Content-Type", content_type)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
+            return None  # scrapes every 15 s would flood the worker log
+
+    return Handler
+
+
+def start_metrics_server(
+    port: int, addr: str = "0.0.0.0", redis: Any | None = None, store: FreshnessStore | None = None
+) -> ThreadingHTTPServer:
+    """Serve ``/metrics`` from a daemon thread (for worker and scheduler pods); returns the server.
+
+    Workers pass neither ``redis`` nor ``store``: only the HTTP service exports freshness gauges.
+    """
+    server = ThreadingHTTPServer((addr, port), _handler_for(redis, store))
+    thread = threading.Thread(target=server.serve_forever, name="freshmark-metrics", daemon=True)
+    thread.start()
+    return server

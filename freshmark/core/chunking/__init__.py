@@ -1,0 +1,137 @@
+"""Syntax-aware chunking (SPEC §5): one chunk per function or method, a summary chunk per
+class-like unit, ``<module>`` blocks for file-level code, line windows for everything else.
+
+Public API: ``Chunk``, ``detect_language``, ``chunk_text``, ``symbol_spans``, ``file_imports``.
+None of them raises on odd input: a file that cannot be parsed falls back to line windows.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+
+from tree_sitter import Node
+
+from freshmark.core.chunking.assemble import ChunkBuilder, block_symbol, module_runs
+from freshmark.core.chunking.facts import FileFacts, collect_facts
+from freshmark.core.chunking.fallback import window_bounds, window_chunks
+from freshmark.core.chunking.languages import (
+    RULES,
+    SUPPORTED_LANGUAGES,
+    detect_language,
+    parser_for,
+)
+from freshmark.core.chunking.model import MODULE_SYMBOL, Chunk
+from freshmark.core.chunking.units import Unit, UnitFinder, walk
+
+__all__ = [
+    "Chunk",
+    "MODULE_SYMBOL",
+    "SUPPORTED_LANGUAGES",
+    "chunk_text",
+    "detect_language",
+    "file_imports",
+    "normalize_language",
+    "symbol_spans",
+]
+
+log = logging.getLogger(__name__)
+
+DEFAULT_MAX_LINES = 150
+_ALIASES = {
+    "py": "python", "js": "javascript", "jsx": "javascript", "ts": "typescript",
+    "c++": "cpp", "cc": "cpp", "c#": "csharp", "cs": "csharp", "c_sharp": "csharp",
+    "rb": "ruby", "golang": "go", "rs": "rust",
+}  # fmt: skip
+
+
+def normalize_language(path: str, language: str | None) -> str | None:
+    """The supported language to parse ``path`` as, or None for the line-window fallback."""
+    if language is None:
+        return detect_language(path)
+    name = language.strip().lower()
+    name = _ALIASES.get(name, name)
+    return name if name in SUPPORTED_LANGUAGES else None
+
+
+def split_lines(text: str) -> list[str]:
+    """Lines as tree-sitter counts rows (``\n`` only), without a CRLF file's ``\r``."""
+    lines = text.split("\n")
+    if "\r" in text:
+        lines = [line.removesuffix("\r") for line in lines]
+    return lines
+
+
+@dataclass
+class _Parsed:
+    language: str
+    facts: FileFacts
+    items: list[Unit | Node]
+
+
+def _parse(path: str, text: str, language: str | None) -> _Parsed | None:
+    """Units and facts of ``text``; None when it is not parsed (unsupported or parser failure)."""
+    name = normalize_language(path, language)
+    parser = parser_for(name) if name is not None else None
+    if name is None or parser is None:
+        return None
+    src = text.encode("utf-8", errors="replace")
+    lines = split_lines(text)
+    try:
+        tree = parser.parse(src)
+        facts = collect_facts(name, src, lines, tree.root_node)
+        items = UnitFinder(facts, RULES[name]).find(tree.root_node)
+    except (RecursionError, ValueError) as exc:
+        log.warning("tree-sitter chunking of %s failed, using line windows: %s", path, exc)
+        return None
+    return _Parsed(name, facts, items)
+
+
+def chunk_text(
+    path: str, text: str, language: str | None = None, max_lines: int = DEFAULT_MAX_LINES
+) -> list[Chunk]:
+    """Chunks of ``text`` (the content of ``path``) in source order; ``[]`` for empty text.
+
+    ``language`` None detects it from ``path``; an unsupported language gets line windows.
+    Units longer than ``max_lines`` lines (at least 20) are split on statement boundaries into
+    parts; a part runs longer only where no statement boundary comes earlier.
+    """
+    if not text.strip():
+        return []
+    parsed = _parse(path, text, language)
+    if parsed is None:
+        return window_chunks(split_lines(text))
+    try:
+        chunks = ChunkBuilder(parsed.facts, RULES[parsed.language], max_lines).build(parsed.items)
+    except (RecursionError, ValueError) as exc:
+        log.warning("chunking of %s failed, using line windows: %s", path, exc)
+        return window_chunks(parsed.facts.lines)
+    return chunks or window_chunks(parsed.facts.lines)
+
+
+def symbol_spans(path: str, text: str, language: str | None = None) -> dict[str, tuple[int, int]]:
+    """Every full symbol name of the file -> ``(start_line, end_line)`` (1-based, inclusive).
+
+    Names repeated in one file (overloads, redefinitions) keep their first span. File-level
+    code appears as ``<module>``, ``<module>#2``…; an unparsed file is one ``<module>``.
+    """
+    if not text.strip():
+        return {}
+    parsed = _parse(path, text, language)
+    if parsed is None:
+        bounds = window_bounds(split_lines(text))
+        return {MODULE_SYMBOL: (bounds[0][0] + 1, bounds[-1][1] + 1)} if bounds else {}
+    spans: dict[str, tuple[int, int]] = {}
+    for unit in walk(parsed.items):
+        spans.setdefault(unit.symbol, (unit.start_row + 1, unit.end_row + 1))
+    for ordinal, (start, end, _) in enumerate(module_runs(parsed.items, parsed.facts.lines), 1):
+        spans.setdefault(block_symbol(ordinal), (start + 1, end + 1))
+    return spans
+
+
+def file_imports(path: str, text: str, language: str | None = None) -> list[str]:
+    """The modules/paths ``text`` imports, as written, de-duplicated, in source order."""
+    parsed = _parse(path, text, language) if text.strip() else None
+    if parsed is None:
+        return []
+    return list(dict.fromkeys(name for _, name in parsed.facts.imports))

@@ -1,0 +1,318 @@
+"""Turn found units and file-level code into chunks: summaries, split parts, module blocks.
+
+Rows are 0-based inside this module; chunks carry 1-based lines.
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_left, bisect_right
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from tree_sitter import Node
+
+from freshmark.core.chunking.facts import FileFacts, last_row
+from freshmark.core.chunking.languages import Rules
+from freshmark.core.chunking.model import MODULE_SYMBOL, Chunk
+from freshmark.core.chunking.units import Unit, walk
+
+_MIN_PART_BUDGET_LINES = 10
+_BLOCK_SIGNATURE_MAX_CHARS = 120
+_CLOSER = re.compile(r"^(?:[}\]);,]+|end\b[;\s]*)\s*(?://.*|#.*)?$")
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One line of chunk text: a source row, or an elision marker for the rows up to ``row``."""
+
+    row: int
+    text: str
+    source: bool = True
+
+
+class ChunkBuilder:
+    def __init__(self, facts: FileFacts, rules: Rules, max_lines: int) -> None:
+        self.facts = facts
+        self.lines = facts.lines
+        self.rules = rules
+        self.max_lines = max(max_lines, 2 * _MIN_PART_BUDGET_LINES)
+
+    def build(self, items: Sequence[Unit | Node]) -> list[Chunk]:
+        units = list(walk(items))
+        self._split_imports(units)
+        chunks: list[Chunk] = []
+        for unit in units:
+            chunks.extend(self._unit_chunks(unit))
+        for ordinal, (start, end, nodes) in enumerate(module_runs(items, self.lines), start=1):
+            chunks.extend(self._block_chunks(block_symbol(ordinal), start, end, nodes))
+        chunks.sort(key=lambda chunk: (chunk.start_line, -chunk.end_line, chunk.part))
+        return chunks
+
+    # -- imports and references -------------------------------------------------------------
+
+    def _split_imports(self, units: list[Unit]) -> None:
+        """File-level imports go to every chunk; imports inside a function only to its chunks."""
+        spans = sorted((u.start_row, u.end_row) for u in units if not u.container)
+        starts = [start for start, _ in spans]
+        self.file_imports: list[str] = []
+        self.local_rows: list[int] = []
+        self.local_names: list[str] = []
+        for row, name in self.facts.imports:
+            index = bisect_right(starts, row) - 1
+            if index >= 0 and spans[index][1] >= row:
+                self.local_rows.append(row)
+                self.local_names.append(name)
+            elif name not in self.file_imports:
+                self.file_imports.append(name)
+
+    def _imports(self, first: int, last: int) -> list[str]:
+        local = self.local_names[
+            bisect_left(self.local_rows, first) : bisect_right(self.local_rows, last)
+        ]
+        return _unique([*self.file_imports, *local])
+
+    def _references(self, intervals: Iterable[tuple[int, int]], symbol: str) -> list[str]:
+        """Names referenced on the given row intervals, minus the symbol's own name, keywords
+        and one-letter names (type parameters, loop variables)."""
+        own = symbol.rsplit(".", 1)[-1]
+        names: list[str] = []
+        for first, last in intervals:
+            names.extend(self.facts.refs_between(first, last))
+        keywords = self.rules.keywords
+        return _unique(n for n in names if n != own and len(n) > 1 and n not in keywords)
+
+    # -- units --------------------------------------------------------------------------------
+
+    def _unit_chunks(self, unit: Unit) -> list[Chunk]:
+        if not unit.container and unit.end_row - unit.start_row < self.max_lines:
+            return [self._whole_unit_chunk(unit)]  # fast path: no per-line bookkeeping
+        if unit.container:
+            entries = self._summary_entries(unit)
+            atomic = {(m.node.start_byte, m.node.end_byte) for m in unit.members}
+        else:
+            entries = self._rows(unit.start_row, unit.end_row)
+            atomic = set()
+        header = self._rows(unit.node_row, unit.header_end_row)
+        if len(header) > max(_MIN_PART_BUDGET_LINES, self.max_lines // 5):
+            header = [Entry(unit.node_row, unit.signature, source=False)]  # macro-mangled C
+        later_budget = max(self.max_lines - len(header), _MIN_PART_BUDGET_LINES)
+        cut_rows: set[int] = set()
+        if len(entries) > self.max_lines:
+            # a container splits between members; a function anywhere in its outer node, so
+            # a long run of decorators can be cut too
+            target = unit.body if unit.container and unit.body is not None else unit.node
+            collect_cuts(target.children, later_budget, atomic, cut_rows)
+        parts = pack(entries, cut_rows, self.max_lines, later_budget)
+        chunks = []
+        for number, part in enumerate(parts, start=1):
+            text_entries = part if number == 1 else [*header, *part]
+            chunks.append(
+                Chunk(
+                    symbol=unit.symbol,
+                    kind=unit.kind,
+                    start_line=(unit.start_row if number == 1 else part[0].row) + 1,
+                    end_line=(unit.end_row if number == len(parts) else part[-1].row) + 1,
+                    text="\n".join(e.text for e in text_entries),
+                    signature=unit.signature,
+                    imports=self._imports(part[0].row, part[-1].row),
+                    references=self._references(_source_intervals(text_entries), unit.symbol),
+                    part=number if len(parts) > 1 else 0,
+                    doc=unit.doc,
+                )
+            )
+        return chunks
+
+    def _whole_unit_chunk(self, unit: Unit) -> Chunk:
+        first, last = unit.start_row, unit.end_row
+        return Chunk(
+            symbol=unit.symbol,
+            kind=unit.kind,
+            start_line=first + 1,
+            end_line=last + 1,
+            text="\n".join(self.lines[first : last + 1]),
+            signature=unit.signature,
+            imports=self._imports(first, last),
+            references=self._references([(first, last)], unit.symbol),
+            doc=unit.doc,
+        )
+
+    def _summary_entries(self, unit: Unit) -> list[Entry]:
+        """The container's rows with each member's doc left out and its body elided."""
+        entries: list[Entry] = []
+        row = unit.start_row
+        for member in unit.members:
+            if member.start_row < row:
+                continue  # shares rows with the previous member
+            entries.extend(self._rows(row, member.start_row - 1))
+            entries.extend(self._rows(member.node_row, member.header_end_row))
+            entries.extend(self._elided_body(member))
+            row = member.end_row + 1
+        entries.extend(self._rows(row, unit.end_row))
+        return entries
+
+    def _elided_body(self, member: Unit) -> list[Entry]:
+        end = member.end_row
+        closer = (
+            self.rules.closing_lines
+            and end > member.header_end_row
+            and bool(_CLOSER.match(self.lines[end].strip()))
+        )
+        elide_to = end - 1 if closer else end
+        out: list[Entry] = []
+        if member.header_end_row < elide_to:
+            body_rows = range(member.header_end_row + 1, elide_to + 1)
+            first = next((self.lines[r] for r in body_rows if self.lines[r].strip()), "")
+            indent = first[: len(first) - len(first.lstrip())]
+            out.append(Entry(elide_to, f"{indent}...", source=False))
+        if closer:
+            out.append(Entry(end, self.lines[end]))
+        return out
+
+    # -- module blocks ------------------------------------------------------------------------
+
+    def _block_chunks(self, symbol: str, start: int, end: int, nodes: list[Node]) -> list[Chunk]:
+        entries = self._rows(start, end)
+        cut_rows: set[int] = set()
+        if len(entries) > self.max_lines:
+            collect_cuts(nodes, self.max_lines, set(), cut_rows)
+        parts = pack(entries, cut_rows, self.max_lines, self.max_lines)
+        return [
+            Chunk(
+                symbol=symbol,
+                kind="block",
+                start_line=part[0].row + 1,
+                end_line=part[-1].row + 1,
+                text="\n".join(e.text for e in part),
+                signature=first_code_line(e.text for e in part),
+                imports=self._imports(part[0].row, part[-1].row),
+                references=self._references([(part[0].row, part[-1].row)], symbol),
+                part=number if len(parts) > 1 else 0,
+            )
+            for number, part in enumerate(parts, start=1)
+        ]
+
+    def _rows(self, first: int, last: int) -> list[Entry]:
+        return [Entry(row, self.lines[row]) for row in range(max(first, 0), last + 1)]
+
+
+def block_symbol(ordinal: int) -> str:
+    """``<module>`` for the first module block of a file, ``<module>#n`` for the n-th."""
+    return MODULE_SYMBOL if ordinal == 1 else f"{MODULE_SYMBOL}#{ordinal}"
+
+
+def module_runs(
+    items: Sequence[Unit | Node], lines: list[str]
+) -> list[tuple[int, int, list[Node]]]:
+    """Row ranges of file-level code between units: ``(first_row, last_row, nodes)``."""
+    runs: list[tuple[int, int, list[Node]]] = []
+    current: list[Node] = []
+    previous_end = -1
+    for item in [*items, None]:
+        if isinstance(item, Node):
+            current.append(item)
+            continue
+        next_start = item.start_row if item is not None else len(lines)
+        run = _clip_run(current, previous_end, next_start, lines)
+        if run is not None:
+            runs.append(run)
+        current = []
+        if item is not None:
+            previous_end = max(previous_end, item.end_row)
+    return runs
+
+
+def _clip_run(
+    nodes: list[Node], previous_end: int, next_start: int, lines: list[str]
+) -> tuple[int, int, list[Node]] | None:
+    """The run's rows between the neighbouring units, blank edges trimmed; None when no named
+    node lies in them (only punctuation left over from a transparent wrapper)."""
+    if not nodes:
+        return None
+    start = max(min(n.start_point.row for n in nodes), previous_end + 1)
+    end = min(max(last_row(n) for n in nodes), next_start - 1, len(lines) - 1)
+    while start <= end and not lines[start].strip():
+        start += 1
+    while end >= start and not lines[end].strip():
+        end -= 1
+    named = any(n.is_named and n.start_point.row <= end and last_row(n) >= start for n in nodes)
+    return (start, end, nodes) if start <= end and named else None
+
+
+def collect_cuts(
+    children: Sequence[Node], budget: int, atomic: set[tuple[int, int]], cuts: set[int]
+) -> None:
+    """Rows after which a chunk may end: between siblings, never between a comment and the
+    node right below it; siblings longer than ``budget`` rows are opened (unless atomic)."""
+    for index, child in enumerate(children):
+        child_last = last_row(child)
+        too_long = child_last - child.start_point.row + 1 > budget
+        if too_long and child.child_count and (child.start_byte, child.end_byte) not in atomic:
+            collect_cuts(child.children, budget, atomic, cuts)
+        if index + 1 == len(children):
+            continue
+        following = children[index + 1]
+        next_row = following.start_point.row
+        glued = "comment" in child.type and next_row == child_last + 1
+        if next_row > child_last and not glued:
+            cuts.add(next_row - 1)
+
+
+def pack(
+    entries: list[Entry], cut_rows: set[int], first_budget: int, later_budget: int
+) -> list[list[Entry]]:
+    """Greedy split of ``entries`` at allowed cuts: each part as long as fits the budget; a
+    part runs past it only when no cut comes earlier. Blank lines at part edges are dropped."""
+    cut_indexes = [
+        i
+        for i in range(len(entries) - 1)
+        if entries[i].row in cut_rows and entries[i + 1].row != entries[i].row
+    ]
+    bounds: list[tuple[int, int]] = []
+    start, budget = 0, first_budget
+    while len(entries) - start > budget:
+        position = bisect_right(cut_indexes, start + budget - 1) - 1
+        if position >= 0 and cut_indexes[position] >= start:
+            cut = cut_indexes[position]
+        else:
+            later = bisect_left(cut_indexes, start)
+            if later == len(cut_indexes):
+                break
+            cut = cut_indexes[later]
+        bounds.append((start, cut))
+        start, budget = cut + 1, later_budget
+    bounds.append((start, len(entries) - 1))
+    return [_trim_part(entries, lo, hi, lo > 0, hi < len(entries) - 1) for lo, hi in bounds]
+
+
+def _trim_part(
+    entries: list[Entry], lo: int, hi: int, trim_start: bool, trim_end: bool
+) -> list[Entry]:
+    while trim_start and lo < hi and not entries[lo].text.strip():
+        lo += 1
+    while trim_end and hi > lo and not entries[hi].text.strip():
+        hi -= 1
+    return entries[lo : hi + 1]
+
+
+def first_code_line(texts: Iterable[str]) -> str:
+    for text in texts:
+        if text.strip():
+            return " ".join(text.split())[:_BLOCK_SIGNATURE_MAX_CHARS]
+    return ""
+
+
+def _source_intervals(entries: Iterable[Entry]) -> list[tuple[int, int]]:
+    intervals: list[tuple[int, int]] = []
+    for entry in entries:
+        if not entry.source:
+            continue
+        if intervals and intervals[-1][1] + 1 >= entry.row >= intervals[-1][0]:
+            intervals[-1] = (intervals[-1][0], max(intervals[-1][1], entry.row))
+        else:
+            intervals.append((entry.row, entry.row))
+    return intervals
+
+
+def _unique(names: Iterable[str]) -> list[str]:
+    return list(dict.fromkeys(names))

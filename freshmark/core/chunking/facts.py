@@ -1,0 +1,147 @@
+"""What one query pass over a parsed file yields: comment rows, imports, referenced names.
+
+Rows are 0-based here (tree-sitter points); chunks convert to 1-based lines at the end.
+"""
+
+from __future__ import annotations
+
+import inspect
+import re
+from bisect import bisect_left, bisect_right
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from tree_sitter import Node, QueryCursor
+
+from freshmark.core.chunking.queries import facts_query
+
+
+def last_row(node: Node) -> int:
+    """The last row that holds text of ``node`` (a node ending at column 0 ends the row before)."""
+    end = node.end_point
+    if end.column == 0 and end.row > node.start_point.row:
+        return end.row - 1
+    return end.row
+
+
+def node_text(src: bytes, node: Node) -> str:
+    return src[node.start_byte : node.end_byte].decode("utf-8", errors="replace")
+
+
+@dataclass(frozen=True)
+class CommentSpan:
+    """Rows ``start_row..end_row`` hold only this comment (or prefix attribute) and whitespace."""
+
+    start_row: int
+    end_row: int
+    text: str
+    is_doc: bool  # False for attributes (Rust ``#[...]``): part of the unit, not of its doc
+
+
+@dataclass
+class FileFacts:
+    src: bytes
+    lines: list[str]
+    # last row of an own-line comment or prefix attribute -> its span
+    spans_by_end_row: dict[int, CommentSpan] = field(default_factory=dict)
+    imports: list[tuple[int, str]] = field(default_factory=list)
+    ref_rows: list[int] = field(default_factory=list)
+    ref_names: list[str] = field(default_factory=list)
+
+    def refs_between(self, first_row: int, last_row_: int) -> list[str]:
+        """Referenced names on rows ``first_row..last_row_`` in source order (duplicates kept)."""
+        lo = bisect_left(self.ref_rows, first_row)
+        hi = bisect_right(self.ref_rows, last_row_)
+        return self.ref_names[lo:hi]
+
+
+def collect_facts(language: str, src: bytes, lines: list[str], root: Node) -> FileFacts:
+    facts = FileFacts(src=src, lines=lines)
+    query = facts_query(language)
+    if query is None:
+        return facts
+    captures = QueryCursor(query).captures(root)
+    for node in captures.get("comment", []):
+        _add_span(facts, node, is_doc=True)
+    for node in captures.get("prefix", []):
+        _add_span(facts, node, is_doc=False)
+    imports = [
+        (n.start_point.row, clean_import(n.type, node_text(src, n)))
+        for n in captures.get("import", [])
+    ]
+    facts.imports = sorted((row, name) for row, name in imports if name)
+    refs = sorted(
+        (n.start_point.row, n.start_byte, node_text(src, n)) for n in captures.get("ref", [])
+    )
+    facts.ref_rows = [row for row, _, _ in refs]
+    facts.ref_names = [name for _, _, name in refs]
+    return facts
+
+
+def _add_span(facts: FileFacts, node: Node, is_doc: bool) -> None:
+    src = facts.src
+    line_start = src.rfind(b"\n", 0, node.start_byte) + 1
+    if src[line_start : node.start_byte].strip():
+        return  # a trailing comment after code on the same line documents that code
+    if not src[node.start_byte : node.end_byte].endswith(b"\n"):
+        line_end = src.find(b"\n", node.end_byte)
+        if src[node.end_byte : line_end if line_end >= 0 else len(src)].strip():
+            return  # code follows on the comment's last line
+    span = CommentSpan(node.start_point.row, last_row(node), node_text(src, node), is_doc)
+    facts.spans_by_end_row[span.end_row] = span
+
+
+_QUOTES = "\"'`<>"
+_IMPORT_PREFIX = re.compile(r"^(?:import|using|global|static|use|function|const)\s+")
+
+
+def clean_import(node_type: str, text: str) -> str:
+    """An import as written, without keywords, quotes, aliases or the trailing ``;``."""
+    cleaned = " ".join(text.split()).rstrip(";").strip()
+    previous = None
+    while previous != cleaned:
+        previous = cleaned
+        cleaned = _IMPORT_PREFIX.sub("", cleaned)
+    if node_type == "using_directive" and "=" in cleaned:
+        cleaned = cleaned.split("=", 1)[1].strip()
+    if node_type == "namespace_use_clause":
+        cleaned = re.split(r"\s+as\s+", cleaned)[0].lstrip("\\")
+    if node_type in {"using_declaration"}:
+        cleaned = cleaned.replace("namespace ", "")
+    cleaned = cleaned.strip("()").strip()
+    return cleaned.strip(_QUOTES).strip()
+
+
+_COMMENT_OPENERS = ("/**", "/*!", "/*", "///", "//!", "//", "#", "--")
+
+
+def clean_comment(texts: Iterable[str]) -> str:
+    """Comment text without its markers, dedented, lines joined with ``\\n``."""
+    out: list[str] = []
+    for text in texts:
+        for raw in text.splitlines():
+            line = raw.strip()
+            if line.endswith("*/"):
+                line = line[:-2].rstrip()
+            for opener in _COMMENT_OPENERS:
+                if line.startswith(opener):
+                    line = line[len(opener) :]
+                    break
+            else:
+                if line.startswith("*"):
+                    line = line[1:]
+            out.append(line[1:] if line.startswith(" ") else line)
+    return inspect.cleandoc("\n".join(out)).strip()
+
+
+_STRING_PREFIX = re.compile(r"^[rRuUbBfF]{0,2}")
+
+
+def clean_docstring(text: str) -> str:
+    """A Python string literal's content: prefix and quotes removed, dedented."""
+    body = _STRING_PREFIX.sub("", text.strip())
+    for quote in ('"""', "'''", '"', "'"):
+        if body.startswith(quote) and body.endswith(quote) and len(body) >= 2 * len(quote):
+            body = body[len(quote) : -len(quote)]
+            break
+    return inspect.cleandoc(body).strip()

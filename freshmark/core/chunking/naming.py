@@ -1,0 +1,303 @@
+"""What a declaration node is called and what kind of unit it makes, per grammar.
+
+``describe`` answers for the unwrapped declaration node; the defaults (a ``name`` field and a
+``body`` field) cover most grammars, the handlers below cover the rest: Go receivers, Rust
+impl blocks, C/C++ declarators, JS functions assigned to variables, typedef'd C structs.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from tree_sitter import Node
+
+from freshmark.core.chunking.facts import node_text
+from freshmark.core.chunking.languages import Rules
+
+
+@dataclass
+class Decl:
+    """A declaration's identity. ``name`` may hold dots (``Payment.Refund``) when the code
+    itself names the owner; ``member_scope`` is the scope of a container's members."""
+
+    name: str
+    kind: str
+    decl: Node
+    body: Node | None
+    member_scope: list[str] | None = None
+    forced_kind: bool = False  # kind is final (a Go method is a method wherever it sits)
+    signature_prefix: str = ""  # keyword the declaration node leaves out (Go grouped types)
+    signature: str = ""  # set when the source text makes a poor one-line signature
+
+
+_TEMPLATE_ARGS = re.compile(r"<[^<>]*>")
+_FUNCTION_VALUES = frozenset(
+    {"arrow_function", "function_expression", "function", "generator_function"}
+)
+_CLASS_VALUES = frozenset({"class", "class_expression"})
+
+
+def dotted(name: str) -> str:
+    """``ns::Foo<T>::bar`` -> ``ns.Foo.bar``; ``App\\Models`` -> ``App.Models``."""
+    previous = None
+    while previous != name:
+        previous = name
+        name = _TEMPLATE_ARGS.sub("", name)
+    name = name.replace("::", ".").replace("\\", ".")
+    return "".join(name.split()).strip(".")
+
+
+def describe(node: Node, src: bytes, rules: Rules) -> Decl | None:
+    """The unit ``node`` declares, or None when it declares no unit."""
+    handler = _HANDLERS.get(node.type)
+    if handler is not None:
+        return handler(node, src, rules)
+    return _default(node, src, rules)
+
+
+def _default(node: Node, src: bytes, rules: Rules) -> Decl | None:
+    name_node = node.child_by_field_name("name")
+    if name_node is None:
+        return None
+    body = node.child_by_field_name("body")
+    name = dotted(node_text(src, name_node)).strip("\"'")
+    if not name:
+        return None
+    if node.type in rules.functions:
+        if body is None and node.type not in rules.bodyless_functions:
+            return None
+        return Decl(name, "function", node, body)
+    kind = rules.containers.get(node.type)
+    if kind is None:
+        return None
+    if kind == "module" and body is None:
+        return None  # `namespace X;` statement form names no block
+    return Decl(name, kind, node, body)
+
+
+def _js_variable(node: Node, src: bytes, rules: Rules) -> Decl | None:
+    declarators = [c for c in node.named_children if c.type == "variable_declarator"]
+    if len(declarators) != 1:
+        return None
+    name_node = declarators[0].child_by_field_name("name")
+    value = declarators[0].child_by_field_name("value")
+    if name_node is None or value is None or name_node.type != "identifier":
+        return None
+    name = node_text(src, name_node)
+    if value.type in _FUNCTION_VALUES:
+        return Decl(name, "function", node, value.child_by_field_name("body"))
+    if value.type in _CLASS_VALUES:
+        return Decl(name, "class", node, value.child_by_field_name("body"))
+    return None
+
+
+_EXPORT_PREFIXES = ("module.exports.", "exports.", "this.")
+
+
+def _js_expression(node: Node, src: bytes, rules: Rules) -> Decl | None:
+    """``Cart.prototype.add = function () {}`` is ``Cart.add``; ``exports.f = () => {}`` is
+    ``f``; a TypeScript ``namespace`` parses as an expression statement too."""
+    child = node.named_children[0] if node.named_child_count else None
+    if child is not None and child.type == "internal_module":
+        decl = _default(child, src, rules)
+        if decl is not None:
+            decl.kind = "module"
+        return decl
+    if child is None or child.type != "assignment_expression":
+        return None
+    left = child.child_by_field_name("left")
+    right = child.child_by_field_name("right")
+    if left is None or right is None or left.type not in {"identifier", "member_expression"}:
+        return None
+    if right.type not in _FUNCTION_VALUES | _CLASS_VALUES:
+        return None
+    target = "".join(node_text(src, left).split())
+    method = ".prototype." in target
+    for prefix in _EXPORT_PREFIXES:
+        target = target.removeprefix(prefix)
+    name = target.replace(".prototype.", ".")
+    kind = "class" if right.type in _CLASS_VALUES else ("method" if method else "function")
+    return Decl(name, kind, node, right.child_by_field_name("body"), forced_kind=method)
+
+
+def _js_field(node: Node, src: bytes, rules: Rules) -> Decl | None:
+    name_node = node.child_by_field_name("property") or node.child_by_field_name("name")
+    value = node.child_by_field_name("value")
+    if name_node is None or value is None or value.type not in _FUNCTION_VALUES:
+        return None
+    return Decl(node_text(src, name_node), "function", node, value.child_by_field_name("body"))
+
+
+def _anonymous_default(node: Node, src: bytes, rules: Rules) -> Decl | None:
+    """``export default function () {}`` / ``export default class {}``: named ``default``.
+    Ruby's ``class`` node shares the type name and has its name field."""
+    name_node = node.child_by_field_name("name")
+    name = dotted(node_text(src, name_node)) if name_node is not None else "default"
+    kind = "class" if node.type in _CLASS_VALUES else "function"
+    return Decl(name, kind, node, node.child_by_field_name("body"))
+
+
+def _ts_type_alias(node: Node, src: bytes, rules: Rules) -> Decl | None:
+    name_node = node.child_by_field_name("name")
+    if name_node is None:
+        return None
+    value = node.child_by_field_name("value")
+    body = value if value is not None and value.type == "object_type" else None
+    return Decl(node_text(src, name_node), "interface", node, body)
+
+
+def _go_method(node: Node, src: bytes, rules: Rules) -> Decl | None:
+    name_node = node.child_by_field_name("name")
+    body = node.child_by_field_name("body")
+    if name_node is None:
+        return None
+    receiver = _go_receiver_type(node.child_by_field_name("receiver"), src)
+    name = node_text(src, name_node)
+    full = f"{receiver}.{name}" if receiver else name
+    return Decl(full, "method", node, body, forced_kind=True)
+
+
+def _go_receiver_type(receiver: Node | None, src: bytes) -> str:
+    if receiver is None:
+        return ""
+    stack = list(receiver.named_children)
+    while stack:
+        current = stack.pop(0)
+        if current.type == "type_identifier":
+            return node_text(src, current)
+        kids = [c for c in current.named_children if c.type != "identifier"]
+        stack[0:0] = kids
+    return ""
+
+
+def _go_type_declaration(node: Node, src: bytes, rules: Rules) -> Decl | None:
+    specs = [c for c in node.named_children if c.type in {"type_spec", "type_alias"}]
+    if len(specs) != 1 or node.child_by_field_name("name") is not None:
+        return None
+    spec = _go_type_spec(specs[0], src, rules)
+    if spec is not None:
+        spec.decl = node
+        spec.signature_prefix = ""
+    return spec
+
+
+def _go_type_spec(node: Node, src: bytes, rules: Rules) -> Decl | None:
+    name_node = node.child_by_field_name("name")
+    type_node = node.child_by_field_name("type")
+    if name_node is None or type_node is None:
+        return None
+    name = node_text(src, name_node)
+    if type_node.type == "struct_type":
+        fields = (c for c in type_node.named_children if c.type == "field_declaration_list")
+        return Decl(name, "struct", node, next(fields, None), signature_prefix="type ")
+    if type_node.type == "interface_type":
+        return Decl(name, "interface", node, type_node, signature=f"type {name} interface")
+    return Decl(name, "class", node, None, signature_prefix="type ")
+
+
+def _rust_impl(node: Node, src: bytes, rules: Rules) -> Decl | None:
+    type_node = node.child_by_field_name("type")
+    if type_node is None:
+        return None
+    type_name = dotted(node_text(src, type_node)).split(".")[-1]
+    trait_node = node.child_by_field_name("trait")
+    if trait_node is not None:
+        label = f"impl {dotted(node_text(src, trait_node))} for {type_name}"
+    else:
+        label = f"impl {type_name}"
+    body = node.child_by_field_name("body")
+    return Decl(label, "impl", node, body, member_scope=[type_name])
+
+
+def _c_function(node: Node, src: bytes, rules: Rules) -> Decl | None:
+    declarator = node.child_by_field_name("declarator")
+    while declarator is not None and declarator.type != "function_declarator":
+        inner = declarator.child_by_field_name("declarator")
+        if inner is None and declarator.named_child_count:
+            inner = declarator.named_children[-1]
+        declarator = inner
+    if declarator is None:
+        return None
+    name_node = declarator.child_by_field_name("declarator")
+    body = node.child_by_field_name("body")
+    if name_node is None or body is None:
+        return None
+    raw = node_text(src, name_node)
+    qualified = "::" in raw
+    return Decl(
+        dotted(raw), "method" if qualified else "function", node, body, forced_kind=qualified
+    )
+
+
+def _c_record(node: Node, src: bytes, rules: Rules) -> Decl | None:
+    """``struct point {...}``, ``class Foo {...}``: only definitions with a body and a name."""
+    name_node = node.child_by_field_name("name")
+    body = node.child_by_field_name("body")
+    if name_node is None or body is None:
+        return None
+    return Decl(dotted(node_text(src, name_node)), rules.containers[node.type], node, body)
+
+
+def _c_typedef(node: Node, src: bytes, rules: Rules) -> Decl | None:
+    """``typedef struct {...} Vec;`` is the struct ``Vec``."""
+    type_node = node.child_by_field_name("type")
+    declarator = node.child_by_field_name("declarator")
+    if type_node is None or declarator is None or declarator.type != "type_identifier":
+        return None
+    kind = rules.containers.get(type_node.type)
+    body = type_node.child_by_field_name("body")
+    if kind is None or body is None:
+        return None
+    name = node_text(src, declarator)
+    keyword = type_node.type.removesuffix("_specifier")
+    return Decl(name, kind, node, body, signature=f"typedef {keyword} {name}")
+
+
+def _ruby_singleton(node: Node, src: bytes, rules: Rules) -> Decl | None:
+    decl = _default(node, src, rules)
+    if decl is not None:
+        decl.kind = "method"
+        decl.forced_kind = True
+    return decl
+
+
+def _method_declaration(node: Node, src: bytes, rules: Rules) -> Decl | None:
+    """Go's method has a receiver; Java, C# and PHP methods have a plain name."""
+    if node.child_by_field_name("receiver") is not None:
+        return _go_method(node, src, rules)
+    return _default(node, src, rules)
+
+
+def _function_definition(node: Node, src: bytes, rules: Rules) -> Decl | None:
+    """C/C++ name a function through declarators; Python and PHP through a name field."""
+    if node.child_by_field_name("declarator") is not None:
+        return _c_function(node, src, rules)
+    return _default(node, src, rules)
+
+
+_Handler = Callable[[Node, bytes, Rules], "Decl | None"]
+_HANDLERS: dict[str, _Handler] = {
+    "lexical_declaration": _js_variable,
+    "variable_declaration": _js_variable,
+    "expression_statement": _js_expression,
+    "field_definition": _js_field,
+    "public_field_definition": _js_field,
+    "function_expression": _anonymous_default,
+    "arrow_function": _anonymous_default,
+    "generator_function": _anonymous_default,
+    "class": _anonymous_default,
+    "type_alias_declaration": _ts_type_alias,
+    "method_declaration": _method_declaration,
+    "type_declaration": _go_type_declaration,
+    "type_spec": _go_type_spec,
+    "impl_item": _rust_impl,
+    "function_definition": _function_definition,
+    "struct_specifier": _c_record,
+    "class_specifier": _c_record,
+    "union_specifier": _c_record,
+    "enum_specifier": _c_record,
+    "type_definition": _c_typedef,
+    "singleton_method": _ruby_singleton,
+}

@@ -1,0 +1,199 @@
+"""One tree-sitter query per language that finds comments, imports and referenced names.
+
+Each language's patterns are compiled one by one the first time and the ones the installed
+grammar accepts are combined into a single query, so a grammar update that renames a node
+drops a pattern (logged) instead of breaking chunking. One query pass per file collects every
+fact chunking needs.
+"""
+
+from __future__ import annotations
+
+import logging
+from functools import cache
+
+from tree_sitter import Query, QueryError
+
+from freshmark.core.chunking.languages import grammar
+
+log = logging.getLogger(__name__)
+
+_CALLS_C = """
+(call_expression function: (identifier) @ref)
+(call_expression function: (field_expression field: (field_identifier) @ref))
+(type_identifier) @ref
+"""
+_JS_COMMON = r"""
+(comment) @comment
+(import_statement source: (string (string_fragment) @import))
+(export_statement source: (string (string_fragment) @import))
+(call_expression function: (identifier) @_fn (#eq? @_fn "require")
+  arguments: (arguments (string (string_fragment) @import)))
+(call_expression function: (import) arguments: (arguments (string (string_fragment) @import)))
+(call_expression function: (identifier) @ref)
+(call_expression function: (member_expression object: (identifier) @ref))
+(call_expression function: (member_expression property: (property_identifier) @ref))
+(new_expression constructor: (identifier) @ref)
+(new_expression constructor: (member_expression property: (property_identifier) @ref))
+(member_expression object: (identifier) @ref (#match? @ref "^[A-Z]"))
+"""
+_JS_ONLY = "(class_heritage (identifier) @ref)\n"
+_TS_ONLY = "(extends_clause value: (identifier) @ref)\n(type_identifier) @ref\n"
+_JSX = r"""
+(jsx_opening_element name: (identifier) @ref (#match? @ref "^[A-Z]"))
+(jsx_self_closing_element name: (identifier) @ref (#match? @ref "^[A-Z]"))
+"""
+
+_PATTERNS: dict[str, str] = {
+    "python": """
+(comment) @comment
+(import_statement name: (dotted_name) @import)
+(import_statement name: (aliased_import name: (dotted_name) @import))
+(import_from_statement module_name: (_) @import)
+(call function: (identifier) @ref)
+(call function: (attribute object: (identifier) @ref))
+(call function: (attribute attribute: (identifier) @ref))
+(type (identifier) @ref)
+(type (attribute attribute: (identifier) @ref))
+(generic_type (identifier) @ref)
+(class_definition superclasses: (argument_list (identifier) @ref))
+(class_definition superclasses: (argument_list (attribute attribute: (identifier) @ref)))
+(decorator (identifier) @ref)
+(decorator (attribute attribute: (identifier) @ref))
+(except_clause (identifier) @ref)
+(attribute object: (identifier) @ref (#match? @ref "^[A-Z]"))
+""",
+    "javascript": _JS_COMMON + _JS_ONLY + _JSX,
+    "typescript": _JS_COMMON + _TS_ONLY,
+    "tsx": _JS_COMMON + _TS_ONLY + _JSX,
+    "java": """
+(line_comment) @comment
+(block_comment) @comment
+(import_declaration) @import
+(method_invocation name: (identifier) @ref)
+(method_invocation object: (identifier) @ref (#match? @ref "^[A-Z]"))
+(field_access object: (identifier) @ref (#match? @ref "^[A-Z]"))
+(object_creation_expression type: (type_identifier) @ref)
+(type_identifier) @ref
+(marker_annotation name: (identifier) @ref)
+(annotation name: (identifier) @ref)
+""",
+    "go": """
+(comment) @comment
+(import_spec path: (_) @import)
+(call_expression function: (identifier) @ref)
+(call_expression function: (selector_expression operand: (identifier) @ref))
+(call_expression function: (selector_expression field: (field_identifier) @ref))
+(type_identifier) @ref
+""",
+    "rust": """
+(line_comment) @comment
+(block_comment) @comment
+(attribute_item) @prefix
+(use_declaration argument: (_) @import)
+(extern_crate_declaration name: (identifier) @import)
+(call_expression function: (identifier) @ref)
+(call_expression function: (scoped_identifier path: (identifier) @ref))
+(call_expression function: (scoped_identifier name: (identifier) @ref))
+(call_expression function: (field_expression field: (field_identifier) @ref))
+(macro_invocation macro: (identifier) @ref)
+(type_identifier) @ref
+""",
+    "c": "(comment) @comment\n(preproc_include path: (_) @import)\n" + _CALLS_C,
+    "cpp": "(comment) @comment\n(preproc_include path: (_) @import)\n"
+    + _CALLS_C
+    + """
+(using_declaration (identifier) @import)
+(using_declaration (qualified_identifier) @import)
+(call_expression function: (qualified_identifier name: (identifier) @ref))
+(base_class_clause (type_identifier) @ref)
+""",
+    "csharp": """
+(comment) @comment
+(using_directive) @import
+(invocation_expression function: (identifier) @ref)
+(invocation_expression function: (member_access_expression name: (identifier) @ref))
+(invocation_expression function: (member_access_expression expression: (identifier) @ref))
+(object_creation_expression type: (identifier) @ref)
+(base_list (identifier) @ref)
+(parameter type: (identifier) @ref)
+(method_declaration returns: (identifier) @ref)
+(property_declaration type: (identifier) @ref)
+(variable_declaration type: (identifier) @ref)
+(generic_name (identifier) @ref)
+(type_argument_list (identifier) @ref)
+(attribute name: (identifier) @ref)
+""",
+    "ruby": r"""
+(comment) @comment
+(call method: (identifier) @_m (#match? @_m "^(require|require_relative|load)$")
+  arguments: (argument_list (string (string_content) @import)))
+(call method: (identifier) @ref)
+(call receiver: (constant) @ref)
+(superclass (constant) @ref)
+(scope_resolution name: (constant) @ref)
+""",
+    "php": """
+(comment) @comment
+(namespace_use_clause) @import
+(require_expression (_) @import)
+(require_once_expression (_) @import)
+(include_expression (_) @import)
+(include_once_expression (_) @import)
+(function_call_expression function: (name) @ref)
+(function_call_expression function: (qualified_name (name) @ref))
+(member_call_expression name: (name) @ref)
+(nullsafe_member_call_expression name: (name) @ref)
+(scoped_call_expression scope: (name) @ref)
+(scoped_call_expression name: (name) @ref)
+(object_creation_expression (name) @ref)
+(object_creation_expression (qualified_name (name) @ref))
+(named_type (name) @ref)
+(base_clause (name) @ref)
+(class_interface_clause (name) @ref)
+""",
+}
+
+
+def split_patterns(source: str) -> list[str]:
+    """The patterns of a query source: each starts at a line beginning with ``(``; indented
+    lines continue the pattern above."""
+    patterns: list[str] = []
+    for line in source.splitlines():
+        if line.startswith("("):
+            patterns.append(line)
+        elif line.strip() and patterns:
+            patterns[-1] += "\n" + line
+    return patterns
+
+
+def accepted_patterns(language: str) -> tuple[list[str], list[str]]:
+    """(patterns the installed grammar compiles, patterns it rejects) for ``language``."""
+    lang = grammar(language)
+    source = _PATTERNS.get(language, "")
+    if lang is None:
+        return [], split_patterns(source)
+    good: list[str] = []
+    bad: list[str] = []
+    for pattern in split_patterns(source):
+        try:
+            Query(lang, pattern)
+            good.append(pattern)
+        except QueryError:
+            bad.append(pattern)
+    return good, bad
+
+
+@cache
+def facts_query(language: str) -> Query | None:
+    """The combined query for ``language`` (compiled once per process), None if unsupported."""
+    lang = grammar(language)
+    if lang is None or language not in _PATTERNS:
+        return None
+    try:
+        return Query(lang, _PATTERNS[language])
+    except QueryError:
+        pass  # some pattern names a node this grammar version lacks: keep the others
+    good, bad = accepted_patterns(language)
+    for pattern in bad:
+        log.warning("query pattern not supported by the %s grammar: %s", language, pattern)
+    return Query(lang, "\n".join(good)) if good else None

@@ -1,0 +1,362 @@
+"""Merging the lexical and vector channels: RRF, de-duplication, a small linear rerank (SPEC §6).
+
+Order of work (seed 001 §3.2): each channel returns 2 × k ranked ids; reciprocal rank fusion
+(k = 60) merges them using ranks only, so the two score scales never meet; candidates sharing
+(path, signature) collapse to the best one; a linear rerank over five explainable features
+orders the rest:
+
+    score = w_rrf · rrf_norm + w_bm25 · bm25_norm + w_vector · (1 − code_share) · vector_norm
+            + w_symbol · symbol_hit + w_path · path_hit − w_length · (1 − length_fit)
+            + w_file · file_norm + w_hint · path_hint + w_frame · frame_hit
+    score = score · kind_prior ^ w_kind      (a negative score is divided instead)
+
+``rrf_norm`` is the RRF sum scaled so that rank 1 in both channels is 1.0; ``bm25_norm`` is the
+BM25 score over the best among the candidates; ``vector_norm`` is the cosine similarity min-max
+scaled over the candidates; ``symbol_hit`` is 1.0 when the query names the symbol and a
+fraction when it covers part of its name; ``path_hit`` is the share of query terms found in the
+path; ``length_fit`` is 1.0 for chunks of 3–150 lines and falls off outside. ``code_share`` is
+the share of query words written as code (``tokenize.code_share``): the vector similarity counts
+fully for a descriptive question and fades out for a query made of names, where exact lexical
+evidence (BM25, the symbol name) is what matters (seed 001 §3.2: description-like questions
+lean on vectors, well-named code on keywords). ``file_norm`` is the whole-file BM25 of the
+chunk's file over the best file's (evidence spread over a file adds up); ``path_hint`` is 1.0
+when the query names the file (a path, a traceback frame, a dotted module name);
+``frame_hit`` is 1.0 for the chunk that the query's deepest traceback frame among the
+candidates' files ran (that frame's file and function: where the reported error came from);
+``kind_prior``
+prefers implementation over tests over docs (``KIND_PRIOR``): it scales the score, so an
+implementation chunk with half a test's evidence still ranks above the test, and a third of a
+doc's above the doc. Every feature is in [0, 1] and kept on the candidate, so a caller can say
+why a result ranks where it does.
+
+After the rerank, ``diversify`` caps the chunks one file may place before other files get their
+turn, and ``group_files`` turns the ranking into files, each scored by its best chunk plus a
+little for its second best.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TypeVar
+
+from freshmark.core.classify import search_kind
+from freshmark.core.query import QueryPlan, deepest_frame, frame_match, path_hint_match
+from freshmark.core.stamp import ChunkRecord
+from freshmark.core.tokenize import code_share as code_share_of
+from freshmark.core.tokenize import iter_tokens, name_forms, name_parts
+
+T = TypeVar("T")
+RRF_K = 60
+# Chunk lengths (lines) that need no penalty; seed 001 §4.1 sizes functions at 20–150 lines,
+# and short functions are normal code, so only the extremes are penalised.
+FIT_MIN_LINES = 3
+FIT_MAX_LINES = 150
+# How much each file kind is worth as an answer when nothing else tells them apart: the
+# implementation first, then tests (they show usage), then configuration and prose.
+KIND_PRIOR = {"source": 1.0, "test": 0.5, "config": 0.4, "doc": 0.35, "other": 0.35}
+DEFAULT_KIND_PRIOR = 0.5  # kinds searched only when asked for rank like tests
+# A file's second-best chunk adds this share of its score to the best one's: two strong chunks
+# beat one, but a big file's many weak matches do not add up to a lead (summing them all
+# favoured the largest modules, measured with bench/tune_rerank.py).
+FILE_EXTRA_SHARE = 0.1
+
+
+@dataclass(frozen=True)
+class RerankWeights:
+    """Weights of the linear rerank; each multiplies a feature in [0, 1].
+
+    Chosen as round values from a coarse grid that had to do well on two different sets at once
+    (CoSQA web queries over Python functions, and labelled queries over a multi-language
+    repository; bench/bench_quality.py), not fitted to either. The vector similarity carries
+    most weight for prose questions because its scale holds information that ranks drop (how
+    much better the best match is); RRF, BM25 and the symbol name decide among close calls and
+    take over for queries written as code.
+    """
+
+    rrf: float = 0.25
+    bm25: float = 0.3
+    vector: float = 2.0
+    # The vector weight for a long query (an issue report): the model reads it in windows and
+    # pools them, a blurrier signal than a question's one embedding.
+    vector_long: float = 0.5
+    symbol: float = 0.2
+    path: float = 0.1
+    length: float = 0.1
+    file: float = 0.4
+    hint: float = 0.3
+    # The report's deepest traceback frame in the project ran this chunk. Over the 584
+    # SWE-bench reports (7 repositories) that frame's function was one the fix changed in
+    # 26 of 76; any shallower project frame's in 19 of 382, too rarely to weigh.
+    frame: float = 0.6
+    kind: float = 1.0
+
+
+DEFAULT_WEIGHTS = RerankWeights()
+
+
+@dataclass
+class Candidate:
+    """One fused result with everything that placed it.
+
+    Channel ranks are 1-based and None where that channel did not rank the chunk; after
+    ``hybrid_search`` the scores ``bm25`` and ``vector_sim`` are set for every candidate (a
+    BM25 of 0.0 means no query term occurs in it).
+    """
+
+    record: ChunkRecord
+    score: float = 0.0
+    rrf: float = 0.0
+    bm25: float | None = None
+    bm25_rank: int | None = None
+    vector_sim: float | None = None
+    vector_rank: int | None = None
+    features: dict[str, float] = field(default_factory=dict)
+    kind: str = ""
+
+    def explain(self) -> dict[str, object]:
+        """The numbers behind this result, for JSON output and debugging."""
+        return {
+            "score": round(self.score, 6),
+            "rrf": round(self.rrf, 6),
+            "bm25": None if self.bm25 is None else round(self.bm25, 4),
+            "bm25_rank": self.bm25_rank,
+            "vector_sim": None if self.vector_sim is None else round(self.vector_sim, 4),
+            "vector_rank": self.vector_rank,
+            **{k: round(v, 4) for k, v in self.features.items()},
+        }
+
+
+@dataclass
+class FileCandidate:
+    """One file in a file answer: its score and its best chunks (best first)."""
+
+    path: str
+    kind: str
+    score: float
+    chunks: list[Candidate]
+
+    def explain(self) -> dict[str, object]:
+        return {"score": round(self.score, 6), "chunks": len(self.chunks)}
+
+
+def rrf_scores(rankings: Iterable[Sequence[str]], k: int = RRF_K) -> dict[str, float]:
+    """Reciprocal rank fusion: sum over rankings of 1 / (k + rank), rank 1-based.
+
+    An id at rank 1 in one list and rank 3 in another scores 1/61 + 1/63 ≈ 0.032266.
+    """
+    fused: dict[str, float] = {}
+    for ranking in rankings:
+        for rank, doc_id in enumerate(ranking, start=1):
+            fused[doc_id] = fused.get(doc_id, 0.0) + 1.0 / (k + rank)
+    return fused
+
+
+def dedup_key(record: ChunkRecord) -> tuple[str, str]:
+    """Candidates with the same (path, signature) are one unit of code (parts of a long function,
+    a chunk indexed twice); a chunk without a signature is only itself."""
+    return (record.path, record.signature or f"\0{record.id}")
+
+
+def dedup(candidates: Sequence[Candidate]) -> list[Candidate]:
+    """Keep the first of each (path, signature), in the given order."""
+    seen: set[tuple[str, str]] = set()
+    kept: list[Candidate] = []
+    for candidate in candidates:
+        key = dedup_key(candidate.record)
+        if key not in seen:
+            seen.add(key)
+            kept.append(candidate)
+    return kept
+
+
+def symbol_hit(terms: set[str], symbol: str, whole_only: bool = False) -> float:
+    """1.0 when the query names the symbol (any casing style), else half the share of its name
+    pieces that the query mentions (0.0 with ``whole_only``)."""
+    if name_forms(symbol) & terms:
+        return 1.0
+    if whole_only:
+        return 0.0
+    parts = name_parts(symbol)
+    return 0.5 * len(parts & terms) / len(parts) if parts else 0.0
+
+
+def path_hit(terms: set[str], path: str) -> float:
+    """Share of query terms (3+ characters) that appear among the path's tokens."""
+    wanted = {t for t in terms if len(t) >= 3}
+    if not wanted:
+        return 0.0
+    return len(wanted & set(iter_tokens(path))) / len(wanted)
+
+
+def length_fit(start_line: int, end_line: int) -> float:
+    """1.0 inside [FIT_MIN_LINES, FIT_MAX_LINES] lines, falling off proportionally outside."""
+    lines = max(1, end_line - start_line + 1)
+    if lines < FIT_MIN_LINES:
+        return lines / FIT_MIN_LINES
+    if lines > FIT_MAX_LINES:
+        return FIT_MAX_LINES / lines
+    return 1.0
+
+
+def _scale(values: dict[int, float], min_max: bool) -> dict[int, float]:
+    if not values:
+        return {}
+    top = max(values.values())
+    low = min(values.values()) if min_max else 0.0
+    span = top - low
+    if span <= 0:
+        return {i: 1.0 if top > 0 else 0.0 for i in values}
+    return {i: (v - low) / span for i, v in values.items()}
+
+
+def kind_prior(kind: str) -> float:
+    return KIND_PRIOR.get(kind, DEFAULT_KIND_PRIOR)
+
+
+def rerank(
+    candidates: Sequence[Candidate],
+    query: QueryPlan | Iterable[str],
+    weights: RerankWeights = DEFAULT_WEIGHTS,
+    k: int = RRF_K,
+    code_share: float | None = None,
+    file_scores: Mapping[str, float] | None = None,
+) -> list[Candidate]:
+    """Score every candidate (sets ``score``, ``kind`` and ``features``) and sort best first.
+
+    ``query`` is a ``QueryPlan`` or plain query terms. ``code_share`` (0..1, see
+    ``tokenize.code_share``; the plan's by default) fades the vector similarity out for queries
+    written as code. ``file_scores``: whole-file BM25 by path. Ties keep the incoming order,
+    which is the RRF order.
+    """
+    plan = query if isinstance(query, QueryPlan) else None
+    terms = set(plan.terms if plan else query)  # type: ignore[union-attr]
+    # A long report mentions common method names in passing (copy, merge, plot); there only a
+    # name written as code counts as naming a symbol.
+    long = plan is not None and plan.long
+    symbol_terms = {form for word in plan.identifiers for form in name_forms(word)} \
+        if long and plan is not None else terms
+    hints = plan.path_hints if plan else []
+    failed = deepest_frame(plan.frames, {c.record.path for c in candidates}) \
+        if plan and plan.frames else None
+    if code_share is None:
+        code_share = plan.code_share if plan else code_share_of(" ".join(terms))
+    bm25 = _scale({i: c.bm25 or 0.0 for i, c in enumerate(candidates)}, min_max=False)
+    sims = {i: c.vector_sim for i, c in enumerate(candidates) if c.vector_sim is not None}
+    vector = _scale(sims, min_max=True)
+    files = file_scores or {}
+    best_file = max((files.get(c.record.path, 0.0) for c in candidates), default=0.0) or 1.0
+    best_rrf = 2.0 / (k + 1)
+    for i, candidate in enumerate(candidates):
+        record = candidate.record
+        candidate.kind = search_kind(record.path, record.file_kind)
+        features = {
+            "rrf_norm": candidate.rrf / best_rrf,
+            "bm25_norm": bm25.get(i, 0.0),
+            "vector_norm": vector.get(i, 0.0),
+            "symbol_hit": symbol_hit(symbol_terms, record.symbol, whole_only=long),
+            "path_hit": path_hit(terms, record.path),
+            "length_fit": length_fit(record.start_line, record.end_line),
+            "file_norm": files.get(record.path, 0.0) / best_file,
+            "path_hint": path_hint_match(record.path, hints),
+            "frame_hit": frame_match(record.path, record.symbol, failed),
+            "kind_prior": kind_prior(candidate.kind),
+            "code_share": code_share,
+            "long_query": 1.0 if long else 0.0,
+        }
+        candidate.features = features
+        candidate.score = combined_score(features, weights)
+    return sorted(candidates, key=lambda c: -c.score)
+
+
+def combined_score(features: Mapping[str, float], weights: RerankWeights) -> float:
+    """The rerank score of one candidate's features (the module docstring's formula); also
+    what ``bench/tune_rerank.py`` re-scores saved candidates with."""
+    vector_weight = weights.vector_long if features["long_query"] else weights.vector
+    evidence = (
+        weights.rrf * features["rrf_norm"]
+        + weights.bm25 * features["bm25_norm"]
+        + vector_weight * (1.0 - features["code_share"]) * features["vector_norm"]
+        + weights.symbol * features["symbol_hit"]
+        + weights.path * features["path_hit"]
+        - weights.length * (1.0 - features["length_fit"])
+        + weights.file * features["file_norm"]
+        + weights.hint * features["path_hint"]
+        + weights.frame * features.get("frame_hit", 0.0)  # pools saved before it lack it
+    )
+    prior = features["kind_prior"] ** weights.kind
+    return evidence * prior if evidence >= 0 else evidence / prior
+
+
+def _candidate_path(candidate: Candidate) -> str:
+    return candidate.record.path
+
+
+def diversify(ranked: Sequence[T], k: int, max_per_file: int,
+              path_of: Callable[[T], str] = _candidate_path) -> list[T]:
+    """The first ``k`` of ``ranked`` with at most ``max_per_file`` chunks of one file, then,
+    if that leaves room, the held-back chunks after them, in their order (0: no cap).
+    ``path_of`` gives an item's file (a candidate's record path; saved pools in the benches
+    hold plain dicts)."""
+    if max_per_file <= 0:
+        return list(ranked[:k])
+    taken: list[T] = []
+    held: list[T] = []
+    per_file: dict[str, int] = {}
+    for candidate in ranked:
+        if len(taken) == k:
+            break
+        path = path_of(candidate)
+        if per_file.get(path, 0) < max_per_file:
+            per_file[path] = per_file.get(path, 0) + 1
+            taken.append(candidate)
+        else:
+            held.append(candidate)
+    return taken + held[: k - len(taken)]
+
+
+def group_files(ranked: Sequence[Candidate], chunks_per_file: int) -> list[FileCandidate]:
+    """Files in order of their best chunk's score plus ``FILE_EXTRA_SHARE`` of their second
+    best's (when positive); each keeps its best ``chunks_per_file`` chunks."""
+    by_path: dict[str, list[Candidate]] = {}
+    for candidate in ranked:
+        by_path.setdefault(candidate.record.path, []).append(candidate)
+    files = []
+    for path, chunks in by_path.items():
+        extra = max(chunks[1].score, 0.0) if len(chunks) > 1 else 0.0
+        score = chunks[0].score + FILE_EXTRA_SHARE * extra
+        files.append(FileCandidate(path, chunks[0].kind, score, chunks[:chunks_per_file]))
+    return sorted(files, key=lambda f: -f.score)
+
+
+def fuse(
+    records: dict[str, ChunkRecord],
+    bm25_ranking: Sequence[tuple[str, float]],
+    vector_ranking: Sequence[tuple[str, float]],
+    *more_rankings: Sequence[tuple[str, float]],
+    k: int = RRF_K,
+) -> list[Candidate]:
+    """Candidates from rankings of (id, score) — BM25 scores, cosine similarities, and any
+    more (the best chunks of the best whole files) — in RRF order (ties by id), each carrying
+    its channel ranks and scores. Ids missing from ``records`` (no longer in the store) are
+    skipped."""
+    rankings = [bm25_ranking, vector_ranking, *more_rankings]
+    fused = rrf_scores([[i for i, _ in ranking] for ranking in rankings], k)
+    bm25_at = {doc_id: (rank, s) for rank, (doc_id, s) in enumerate(bm25_ranking, start=1)}
+    vector_at = {doc_id: (rank, s) for rank, (doc_id, s) in enumerate(vector_ranking, start=1)}
+    out: list[Candidate] = []
+    for doc_id in sorted(fused, key=lambda i: (-fused[i], i)):
+        if doc_id not in records:
+            continue
+        lexical, vector = bm25_at.get(doc_id), vector_at.get(doc_id)
+        out.append(
+            Candidate(
+                record=records[doc_id],
+                rrf=fused[doc_id],
+                bm25=lexical[1] if lexical else None,
+                bm25_rank=lexical[0] if lexical else None,
+                vector_sim=vector[1] if vector else None,
+                vector_rank=vector[0] if vector else None,
+            )
+        )
+    return out

@@ -1,0 +1,114 @@
+"""``.gitattributes``: the rules and the attributes they give a path (pure)."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+
+AttrValue = bool | str
+REPORTED_ATTRIBUTES = frozenset(
+    {"linguist-generated", "linguist-vendored", "linguist-documentation", "binary", "diff", "text"}
+)
+_MACROS: dict[str, tuple[tuple[str, AttrValue | None], ...]] = {
+    "binary": (("binary", True), ("diff", False), ("merge", False), ("text", False)),
+}
+
+
+@dataclass(frozen=True)
+class AttributeRule:
+    regex: re.Pattern[str]
+    basename_only: bool  # a pattern without "/" matches the file name at any depth
+    assignments: tuple[tuple[str, AttrValue | None], ...]  # None: "!name", back to unspecified
+
+
+AttributeRules = tuple[AttributeRule, ...]
+
+
+@lru_cache(maxsize=4096)
+def _wildmatch_regex(pattern: str) -> re.Pattern[str]:
+    """Translate a git wildmatch pattern (pathname mode) to a regex for ``fullmatch``."""
+    out: list[str] = []
+    i, n = 0, len(pattern)
+    while i < n:
+        double_star = pattern.startswith("**", i)
+        segment_start = i == 0 or pattern[i - 1] == "/"
+        if double_star and segment_start and (i + 2 == n or pattern[i + 2] == "/"):
+            out.append(".*" if i + 2 == n else "(?:[^/]*/)*")
+            i += 3
+        elif pattern[i] == "*":
+            out.append("[^/]*")
+            i += 1
+        elif pattern[i] == "?":
+            out.append("[^/]")
+            i += 1
+        elif pattern[i] == "[" and "]" in pattern[i + 2 :]:
+            end = pattern.index("]", i + 2)
+            body = pattern[i + 1 : end].replace("\\", "\\\\")
+            out.append("[^/" + body[1:] + "]" if body[:1] in ("!", "^") else "[" + body + "]")
+            i = end + 1
+        else:
+            escaped = pattern[i] == "\\" and i + 1 < n
+            out.append(re.escape(pattern[i + 1] if escaped else pattern[i]))
+            i += 2 if escaped else 1
+    return re.compile("".join(out))
+
+
+def _split_pattern(line: str) -> tuple[str, str]:
+    """Split an attributes line into its pattern and the assignment text (quoted patterns too)."""
+    if line.startswith('"'):
+        end = 1
+        while end < len(line) and (line[end] != '"' or line[end - 1] == "\\"):
+            end += 1
+        return line[1:end].replace('\\"', '"').replace("\\\\", "\\"), line[end + 1 :]
+    pattern, *rest = line.split(None, 1)
+    return pattern, rest[0] if rest else ""
+
+
+def _assignments(token: str) -> tuple[tuple[str, AttrValue | None], ...]:
+    value: AttrValue | None
+    if token.startswith("-"):
+        name, value = token[1:], False
+    elif token.startswith("!"):
+        name, value = token[1:], None
+    elif "=" in token:
+        name, value = token.split("=", 1)
+    else:
+        name, value = token, True
+    if value is True and name in _MACROS:
+        return _MACROS[name]
+    return ((name, value),)
+
+
+def parse_gitattributes(text: str) -> AttributeRules:
+    """Rules of one ``.gitattributes`` file, in file order (later lines win)."""
+    rules: list[AttributeRule] = []
+    for raw_line in text.splitlines():
+        line = raw_line.strip()
+        if not line or line.startswith("#"):
+            continue
+        pattern, rest = _split_pattern(line)
+        # Git ignores negative patterns, and "dir/" patterns never match files in attributes.
+        if not pattern or pattern.startswith(("[attr]", "!")) or pattern.endswith("/"):
+            continue
+        assignments = tuple(a for token in rest.split() for a in _assignments(token))
+        rules.append(
+            AttributeRule(_wildmatch_regex(pattern.lstrip("/")), "/" not in pattern, assignments)
+        )
+    return tuple(rules)
+
+
+def attributes_for(path: str, layers: list[tuple[str, AttributeRules]]) -> dict[str, AttrValue]:
+    """Resolve attributes of ``path`` from (directory, rules) pairs ordered root first."""
+    values: dict[str, AttrValue] = {}
+    basename = path.rsplit("/", 1)[-1]
+    for directory, rules in layers:
+        relative = path[len(directory) + 1 :] if directory else path
+        for rule in rules:
+            if rule.regex.fullmatch(basename if rule.basename_only else relative):
+                for name, value in rule.assignments:
+                    if value is None:
+                        values.pop(name, None)
+                    else:
+                        values[name] = value
+    return {name: value for name, value in values.items() if name in REPORTED_ATTRIBUTES}

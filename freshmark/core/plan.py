@@ -1,0 +1,248 @@
+"""Pure planning of an index run: which chunks to add, re-stamp, re-embed or tombstone.
+
+No I/O here. The indexer reads git and the store, hands this module plain records, and writes
+back what it returns. Every decision is keyed by deterministic chunk ids, so planning the same
+change twice gives the same writes (a re-run after a crash is a no-op or finishes the job).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol, TypeVar
+
+from freshmark.core.stamp import LIVE, TOMBSTONED, ChunkRecord, chunk_id, sha256_hex
+
+
+class _PathChange(Protocol):
+    """What batching needs of a change (``freshmark.gitrepo.FileChange``)."""
+
+    @property
+    def old_path(self) -> str | None: ...
+
+    @property
+    def new_path(self) -> str | None: ...
+
+
+ChangeT = TypeVar("ChangeT", bound=_PathChange)
+
+# Stamp fields compared to decide whether a chunk with unchanged text needs a metadata rewrite.
+_RESTAMP_FIELDS = (
+    "commit",
+    "blob_sha",
+    "content_sha256",
+    "start_line",
+    "end_line",
+    "signature",
+    "kind",
+    "file_kind",
+    "layer",
+    "language",
+    "status",
+    "imports",
+    "references",
+    "repo",
+    "branch",
+)
+
+
+@dataclass(frozen=True)
+class FileContext:
+    """What every chunk of one file version shares in its stamp."""
+
+    repo: str
+    branch: str
+    commit: str
+    path: str
+    blob_sha: str
+    content_sha256: str
+    language: str
+    file_kind: str
+    layer: str
+    indexed_at: str
+
+
+@dataclass
+class FilePlan:
+    """Writes for one path. ``embed`` records need a vector; ``restamp`` ones keep theirs."""
+
+    embed: list[ChunkRecord] = field(default_factory=list)
+    restamp: list[ChunkRecord] = field(default_factory=list)
+    tombstone: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+    added: int = 0
+    updated: int = 0
+    unchanged: int = 0
+
+    def extend(self, other: FilePlan) -> None:
+        self.embed.extend(other.embed)
+        self.restamp.extend(other.restamp)
+        self.tombstone.extend(other.tombstone)
+        self.added += other.added
+        self.updated += other.updated
+        self.unchanged += other.unchanged
+
+
+def build_records(ctx: FileContext, chunks: Sequence[Any]) -> list[ChunkRecord]:
+    """Stamp chunker output (``freshmark.chunking.Chunk``) with the file's context.
+
+    Chunks sharing a symbol (overloads, parts of a split function) are told apart by their
+    ordinal in file order, which keeps ids stable when unrelated code moves.
+    """
+    seen: dict[str, int] = {}
+    records: list[ChunkRecord] = []
+    for chunk in chunks:
+        ordinal = seen.get(chunk.symbol, 0)
+        seen[chunk.symbol] = ordinal + 1
+        records.append(
+            ChunkRecord(
+                repo=ctx.repo,
+                branch=ctx.branch,
+                commit=ctx.commit,
+                path=ctx.path,
+                symbol=chunk.symbol,
+                start_line=chunk.start_line,
+                end_line=chunk.end_line,
+                indexed_at=ctx.indexed_at,
+                blob_sha=ctx.blob_sha,
+                content_sha256=ctx.content_sha256,
+                kind=chunk.kind,
+                language=ctx.language,
+                signature=chunk.signature,
+                file_kind=ctx.file_kind,
+                layer=ctx.layer,
+                status=LIVE,
+                id=chunk_id(ctx.path, chunk.symbol, ordinal),
+                text=chunk.text,
+                text_sha256=sha256_hex(chunk.text),
+                imports=list(chunk.imports),
+                references=list(chunk.references),
+            )
+        )
+    return records
+
+
+def _stamp_differs(old: ChunkRecord, new: ChunkRecord) -> bool:
+    return old.tombstoned_in is not None or any(
+        getattr(old, name) != getattr(new, name) for name in _RESTAMP_FIELDS
+    )
+
+
+def plan_file(
+    existing: Iterable[ChunkRecord],
+    fresh: Sequence[ChunkRecord],
+    commit: str,
+    when: str,
+    generation: int,
+) -> FilePlan:
+    """Bring the stored chunks of one path to ``fresh`` (its chunks at ``commit``).
+
+    New ids are added, ids whose text changed are re-embedded, ids whose text is the same but
+    whose stamp moved are re-stamped, and stored live ids missing from ``fresh`` (a symbol that
+    is gone) are tombstoned, never dropped.
+    """
+    plan = FilePlan()
+    old_by_id = {r.id: r for r in existing}
+    for record in fresh:
+        record.updated_gen = generation
+        old = old_by_id.get(record.id)
+        if old is None:
+            plan.embed.append(record)
+            plan.added += 1
+        elif old.text_sha256 != record.text_sha256:
+            plan.embed.append(record)
+            plan.updated += 1
+        elif _stamp_differs(old, record):
+            plan.restamp.append(record)
+            plan.unchanged += 1
+        else:
+            plan.unchanged += 1
+    fresh_ids = {r.id for r in fresh}
+    gone = [r for r in old_by_id.values() if r.id not in fresh_ids]
+    plan.tombstone.extend(tombstones(gone, commit, when, generation))
+    return plan
+
+
+def tombstones(
+    records: Iterable[ChunkRecord],
+    commit: str,
+    when: str,
+    generation: int,
+    successor: str | None = None,
+) -> list[tuple[str, dict[str, Any]]]:
+    """Metadata updates that tombstone the live ones among ``records`` (already dead stay as is)."""
+    return [
+        (
+            r.id,
+            {
+                "status": TOMBSTONED,
+                "tombstoned_in": commit,
+                "tombstoned_at": when,
+                "successor": successor or "",
+                "updated_gen": generation,
+            },
+        )
+        for r in records
+        if r.status == LIVE
+    ]
+
+
+def reusable_vectors(
+    needed: Sequence[ChunkRecord], donors: Iterable[ChunkRecord]
+) -> dict[str, str]:
+    """Map text sha -> id of a stored chunk with the same text, whose vector can be copied.
+
+    Renames and moved code re-embed nothing: the old chunk's vector serves the new one.
+    """
+    wanted = {r.text_sha256 for r in needed}
+    out: dict[str, str] = {}
+    for donor in donors:
+        if donor.text_sha256 in wanted and donor.text_sha256 not in out:
+            out[donor.text_sha256] = donor.id
+    return out
+
+
+def batch_changes(changes: Sequence[ChangeT], files_per_batch: int) -> list[list[ChangeT]]:
+    """Split one layer's changes into batches of about ``files_per_batch``, in diff order.
+
+    Changes that share a path stay in one batch (a file renamed away and a new file added at its
+    old path; a rename chain): a batch plans its paths from the store as they were before it,
+    and batches of a split run are written in any order, so such a pair must be planned together.
+    A batch may exceed ``files_per_batch`` only by the rest of such a group.
+    """
+    size = max(1, files_per_batch)
+    groups = _groups_sharing_a_path(changes)
+    batches: list[list[ChangeT]] = []
+    current: list[int] = []
+    for group in groups:
+        current.extend(group)
+        if len(current) >= size:
+            batches.append([changes[i] for i in sorted(current)])
+            current = []
+    if current:
+        batches.append([changes[i] for i in sorted(current)])
+    return batches
+
+
+def _groups_sharing_a_path(changes: Sequence[_PathChange]) -> list[list[int]]:
+    """Indexes of ``changes`` grouped by shared paths (union-find), groups in first-seen order."""
+    parent = list(range(len(changes)))
+
+    def root(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    owner: dict[str, int] = {}
+    for i, change in enumerate(changes):
+        for path in (change.old_path, change.new_path):
+            if not path:
+                continue
+            if path in owner:
+                parent[root(i)] = root(owner[path])
+            else:
+                owner[path] = i
+    groups: dict[int, list[int]] = {}
+    for i in range(len(changes)):
+        groups.setdefault(root(i), []).append(i)
+    return sorted(groups.values(), key=lambda g: g[0])

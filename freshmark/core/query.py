@@ -1,0 +1,277 @@
+"""What a query asks for: weighted lexical terms, path hints and the texts to embed (pure).
+
+A query is anything from two words to an issue report of hundreds of lines with tracebacks and
+reproduction code. Short queries pass through as they are (every term weight 1.0, one
+embedding). For long ones (``LONG_QUERY_WORDS`` words or more), the words that name code carry
+the signal and the prose around them mostly noise, so:
+
+- **identifiers** (``snake_case``, ``camelCase``, ``Dotted.names``, calls, anything in backticks
+  or a code block) weigh ``IDENTIFIER_WEIGHT`` in the lexical channel, prose words 1.0, and
+  English glue words are dropped once the query is long;
+- a term said several times counts more, but sub-linearly (``1 + ln(count) / 2``);
+- **paths** — ``pkg/mod/file.py``, traceback frames (``File ".../pkg/mod.py", line 3``) and
+  dotted module names (``pkg.mod.func``) — become path hints that the rerank matches against
+  result paths; the deepest frame in the project's own files names the function that failed
+  (``..., line 3, in _cstack``), which the rerank looks for among that file's chunks;
+- **boilerplate** of issue templates is dropped first: environment dumps (runs of
+  ``name: version`` lines, ``pip freeze`` and ``conda list`` output), checklist lines and HTML
+  wrappers — every report has them, and they name installed packages, not the project's code;
+- the **vector channel** embeds the query in windows of about ``WINDOW_CHARS`` characters (the
+  model reads 256 tokens) and pools them, the first window (title and opening) counting double,
+  so the whole report is read, not its first paragraph.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from freshmark.core.tokenize import code_share, kept_tokens, words
+
+IDENTIFIER_WEIGHT = 2.0
+PATH_WEIGHT = 2.0
+# A query of at least this many words is treated as a long query (issue report).
+LONG_QUERY_WORDS = 40
+WINDOW_CHARS = 900
+MAX_WINDOWS = 4
+FIRST_WINDOW_WEIGHT = 2.0
+
+# Common English words that carry no code meaning in a long report; words that are also
+# keywords or frequent identifiers (``return``, ``type``, ``index``, ``file``) are not here.
+ENGLISH_STOPWORDS = frozenset("""
+a about above after again against all also am an and any are aren as at be because been before
+being below between both but by can cannot could couldn did didn do does doesn doing don down
+during each either else etc even ever every few following further get gets getting got had hadn
+has hasn have haven having he her here hers herself him himself his how however i if im ive in
+instead into is isn it its itself just let like ll may me might mine more most much must my
+myself need needs no nor not now of off often on once one only or other others otherwise our
+ours ourselves out over own perhaps please probably quite rather re really same seem seems
+seemed shall she should shouldn since so some something somewhat still such than thank thanks
+that thats the their theirs them themselves then there therefore these they thing things think
+this those though through thus to too toward under until up upon us use used using ve very via
+was wasn way we well were weren what whatever when whenever where whether which while who whom
+whose why will with within without won would wouldn yes yet you your yours yourself
+yourselves also anyway already always maybe sure seems actually currently expected
+""".split())
+
+# A line of an environment dump: ``numpy: 1.23.4``, ``python-bits: 64``, ``pandas==1.5``,
+# ``pytest  7.1.2  pyhd8ed1ab_0``, ``OS: Darwin``.
+_ENV_LINE = re.compile(
+    r"^\s*[-*]?\s*[\w.+-]{1,40}\s*(?::\s*\S.{0,80}|==\s*\S+|\s{2,}[\w.+-]+(?:\s+\S+){0,2})\s*$")
+_MIN_ENV_RUN = 4
+_TEMPLATE_LINE = re.compile(
+    r"^\s*(?:[-*]\s*\[[ xX]\].*|</?(?:details|summary)>.*|_No response_)\s*$")
+_FENCE = re.compile(r"```.*?(?:```|$)", re.DOTALL)
+_BACKTICK = re.compile(r"`([^`\n]{1,200})`")
+_FRAME = re.compile(r'File "([^"\n]+)", line \d+(?:, in (\w+))?')
+_PATH = re.compile(r"(?<![\w/.])((?:[\w.-]+/)+[\w.-]+\.[A-Za-z]\w{0,5})\b")
+_DOTTED = re.compile(r"\b([A-Za-z_]\w*(?:\.[A-Za-z_]\w*){1,6})\b")
+_CODE_WORD = re.compile(r"\w_\w|[a-z][A-Z]|^[A-Z][a-z]+[A-Z]|^_")
+_SITE_PREFIX = re.compile(r"^.*(?:site-packages|dist-packages)/|^.*/lib/python[\d.]*/")
+# Words of code blocks that name no code of the project (keywords, literals, common builtins).
+_CODE_NOISE = frozenset("""
+and as assert async await break class continue def del elif else except false finally for from
+global if import in is lambda none nonlocal not or pass print raise return self true try while
+with yield len str int float list dict set tuple type object range true false null undefined
+var let const function new this python bin usr lib line file traceback most recent call last
+""".split())
+_SOURCE_SUFFIX = re.compile(r"(?:/__init__)?\.(?:py|pyi|pyx|js|ts|go|rs|java|rb|php|c|h|cc|cpp)$")
+
+
+@dataclass(frozen=True)
+class QueryPlan:
+    """A query read for both channels. ``terms`` in first-seen order; ``weights`` has an entry
+    for every term; ``path_hints`` are slash paths without a source suffix."""
+
+    text: str
+    terms: list[str]
+    weights: dict[str, float]
+    windows: list[str]
+    window_weights: list[float]
+    path_hints: list[str] = field(default_factory=list)
+    identifiers: list[str] = field(default_factory=list)
+    # (path hint, function) of each traceback frame that names its function.
+    frames: list[tuple[str, str]] = field(default_factory=list)
+    code_share: float = 0.0
+    long: bool = False
+
+
+def _code_spans(text: str) -> list[str]:
+    spans = [m.group(0) for m in _FENCE.finditer(text)]
+    spans += [m.group(1) for m in _BACKTICK.finditer(_FENCE.sub(" ", text))]
+    return spans
+
+
+def _is_identifier(word: str) -> bool:
+    return bool(_CODE_WORD.search(word))
+
+
+def normalise_path(raw: str) -> str | None:
+    """``/usr/lib/python3.9/site-packages/pkg/mod.py`` -> ``pkg/mod``; None for a non-path."""
+    path = _SITE_PREFIX.sub("", raw.replace("\\", "/")).lstrip("./")
+    path = _SOURCE_SUFFIX.sub("", path)
+    return path if "/" in path or path else None
+
+
+def path_hints(text: str) -> list[str]:
+    """Paths the query names: files, traceback frames and dotted module names (``pkg.mod``,
+    read as ``pkg/mod``; one-dot names such as ``obj.attr`` are kept too — they only count
+    where a result path ends with them)."""
+    hints: list[str] = []
+    for match in _FRAME.finditer(text):
+        hints.append(match.group(1))
+    hints += [m.group(1) for m in _PATH.finditer(text)]
+    for match in _DOTTED.finditer(text):
+        dotted = match.group(1)
+        if dotted.count(".") >= 1 and not re.search(r"\.(?:py|txt|rst|md|html|json)$", dotted):
+            hints.append(dotted.replace(".", "/"))
+    out = [h for h in (normalise_path(raw) for raw in hints) if h and "/" in h]
+    return list(dict.fromkeys(out))
+
+
+def traceback_frames(text: str) -> list[tuple[str, str]]:
+    """(path hint, function) of every traceback frame in ``text`` that names a function
+    (``<module>`` frames name none), once each, in the order of their last appearance."""
+    frames: dict[tuple[str, str], None] = {}
+    for match in _FRAME.finditer(text):
+        hint, function = normalise_path(match.group(1)), match.group(2)
+        if hint and function:
+            frames.pop((hint, function), None)
+            frames[(hint, function)] = None
+    return list(frames)
+
+
+def deepest_frame(frames: list[tuple[str, str]], paths: Iterable[str]
+                  ) -> tuple[str, str] | None:
+    """The last frame (the deepest: tracebacks list the most recent call last) whose file is
+    one of ``paths``, the project's files at hand; frames of other libraries name none."""
+    known = set(paths)
+    for hint, function in reversed(frames):
+        if any(path_hint_match(path, [hint]) for path in known):
+            return hint, function
+    return None
+
+
+def frame_match(path: str, symbol: str, frame: tuple[str, str] | None) -> float:
+    """1.0 when ``frame`` ran this chunk: its file is this file and its function is the
+    symbol's last part (``Class.method`` frames say ``method``), else 0.0."""
+    if frame is None:
+        return 0.0
+    hint, function = frame
+    return 1.0 if symbol.rpartition(".")[2] == function and path_hint_match(path, [hint]) \
+        else 0.0
+
+
+def path_hint_match(path: str, hints: list[str]) -> float:
+    """1.0 when a hint names this file (its path ends with the hint, the hint ends with its
+    path, as a traceback from a checkout does (``home/me/proj/pkg/mod``), or the hint ends with
+    the file's module path plus a name inside it), else 0.0."""
+    if not hints:
+        return 0.0
+    module = _SOURCE_SUFFIX.sub("", path)
+    for hint in hints:
+        if module.endswith(hint) and (len(module) == len(hint) or
+                                      module[-len(hint) - 1] == "/"):
+            return 1.0
+        # Only paths of two parts or more: a top-level utils.py is no other package's utils.
+        if "/" in module and hint.endswith("/" + module):
+            return 1.0
+        if hint.startswith(module + "/") and hint.count("/") - module.count("/") <= 2:
+            return 1.0  # pkg/mod/Class/method names something inside pkg/mod.py
+    return 0.0
+
+
+def _looks_like_versions(lines: list[str]) -> bool:
+    """Most values carry a digit or say None: versions, not ``name: type`` lines of code."""
+    versioned = sum(bool(re.search(r"[:=\s]\s*\S*(?:\d|None)", line)) for line in lines)
+    return versioned * 2 >= len(lines)
+
+
+def strip_boilerplate(text: str) -> str:
+    """``text`` without issue-template boilerplate: runs of ``_MIN_ENV_RUN`` or more
+    environment-dump lines (blank lines inside a run are kept in it), checklist lines and
+    ``<details>`` wrappers."""
+    lines = text.splitlines()
+    keep = [not _TEMPLATE_LINE.match(line) for line in lines]
+    run: list[int] = []
+    for number, line in enumerate([*lines, "\0end"]):
+        if line.strip() and _ENV_LINE.match(line) and line != "\0end":
+            run.append(number)
+            continue
+        if not line.strip() and run and line != "\0end":
+            continue
+        if len(run) >= _MIN_ENV_RUN and _looks_like_versions([lines[i] for i in run]):
+            for dropped in run:
+                keep[dropped] = False
+        run = []
+    return "\n".join(line for line, kept in zip(lines, keep, strict=True) if kept)
+
+
+def _windows(text: str) -> list[str]:
+    """Consecutive pieces of about WINDOW_CHARS characters, cut at line ends where possible."""
+    pieces: list[str] = []
+    current = ""
+    for line in text.splitlines(keepends=True):
+        while len(line) > WINDOW_CHARS:
+            head, line = line[:WINDOW_CHARS], line[WINDOW_CHARS:]
+            if current:
+                pieces.append(current)
+                current = ""
+            pieces.append(head)
+        if len(current) + len(line) > WINDOW_CHARS and current:
+            pieces.append(current)
+            current = ""
+        current += line
+    if current.strip():
+        pieces.append(current)
+    return [p for p in pieces if p.strip()][:MAX_WINDOWS] or [text]
+
+
+def plan_query(text: str) -> QueryPlan:
+    """Read ``text`` for the lexical channel (weighted terms) and the vector channel (windows)."""
+    long = len(text.split()) >= LONG_QUERY_WORDS
+    if long:
+        text = strip_boilerplate(text) or text
+    code_text = " ".join(_code_spans(text))
+    text_words = words(text)
+    identifiers = {w for w in text_words if _is_identifier(w)}
+    identifiers |= {w for w in words(code_text)
+                    if len(w) >= 4 and not w.isdigit() and w.lower() not in _CODE_NOISE}
+    identifiers -= {w for w in identifiers if w.lower() in _CODE_NOISE}
+    counts: Counter[str] = Counter()
+    weight_of: dict[str, float] = {}
+    for word in text_words:
+        tokens = kept_tokens(word)
+        is_code = word in identifiers
+        for position, token in enumerate(tokens):
+            if long and not is_code and (token in ENGLISH_STOPWORDS or token.isdigit()):
+                continue
+            counts[token] += 1
+            # The whole identifier is the strong signal; its pieces are ordinary words.
+            boost = IDENTIFIER_WEIGHT if is_code and position == 0 else 1.0
+            weight_of[token] = max(weight_of.get(token, 1.0), boost)
+    hints = path_hints(text)
+    for hint in hints:
+        for token in re.split(r"[/]", hint):
+            for piece in kept_tokens(token)[:1]:
+                if piece in weight_of:
+                    weight_of[piece] = max(weight_of[piece], PATH_WEIGHT)
+    terms = [t for t in counts if len(t) <= 64]
+    # A question or a few names: every word counts the same (weighting them measured worse on
+    # CoSQA); a report: identifiers and repetition tell what it is about.
+    weights = {t: weight_of[t] * (1.0 + 0.5 * math.log(counts[t])) if long else 1.0
+               for t in terms}
+    if not long:
+        windows, window_weights = [text], [1.0]
+    else:
+        windows = _windows(text)
+        window_weights = [FIRST_WINDOW_WEIGHT] + [1.0] * (len(windows) - 1)
+    return QueryPlan(
+        text=text, terms=terms, weights=weights, windows=windows,
+        window_weights=window_weights, path_hints=hints,
+        identifiers=sorted(identifiers), frames=traceback_frames(text),
+        code_share=code_share(text), long=long,
+    )

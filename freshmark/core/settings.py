@@ -1,0 +1,71 @@
+"""Typed settings, read once from the environment at the edge (CLI, worker, server)."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+DEFAULT_EMBEDDER = "minilm"
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Where data lives and which services to use.
+
+    ``home`` holds the embedded Chroma store, the embedding cache and the mirrors;
+    ``chroma_url`` switches the store to a Chroma server; ``embedder`` names the embedding model
+    (``minilm``, the real default, or ``hashing``, a fast non-semantic tier for tests only);
+    ``embed_threads`` overrides the onnxruntime threads per process (default: the cores this
+    process really has, shared among the worker's processes).
+    """
+
+    home: Path
+    chroma_url: str | None = None
+    redis_url: str = "redis://127.0.0.1:6379/0"
+    config_path: Path | None = None
+    embedder: str = DEFAULT_EMBEDDER
+    embed_threads: int | None = None
+
+    @classmethod
+    def from_env(cls, env: dict[str, str] | None = None) -> Settings:
+        env = dict(os.environ if env is None else env)
+        home = Path(env.get("FRESHMARK_HOME") or Path.home() / ".freshmark").expanduser()
+        config = env.get("FRESHMARK_CONFIG")
+        return cls(
+            home=home,
+            chroma_url=env.get("FRESHMARK_CHROMA_URL") or None,
+            redis_url=env.get("FRESHMARK_REDIS_URL") or "redis://127.0.0.1:6379/0",
+            config_path=Path(config).expanduser() if config else None,
+            embedder=env.get("FRESHMARK_EMBEDDER") or DEFAULT_EMBEDDER,
+            embed_threads=_positive_int(env, "FRESHMARK_EMBED_THREADS"),
+        )
+
+    @property
+    def chroma_path(self) -> Path:
+        return self.home / "chroma"
+
+    @property
+    def cache_dir(self) -> Path:
+        return self.home / "cache"
+
+    @property
+    def mirrors_dir(self) -> Path:
+        return self.home / "mirrors"
+
+    @property
+    def state_dir(self) -> Path:
+        """Local state that is not part of the index (verdict counts for embedded use)."""
+        return self.home / "state"
+
+
+def _positive_int(env: dict[str, str], name: str) -> int | None:
+    """``env[name]`` as an int >= 1, None when unset; ConfigError for anything else."""
+    raw = env.get(name, "").strip()
+    if not raw:
+        return None
+    if not raw.isdigit() or int(raw) < 1:
+        from freshmark.core.errors import ConfigError
+
+        raise ConfigError(f"{name} must be a whole number >= 1, got {raw!r}")
+    return int(raw)

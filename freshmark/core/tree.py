@@ -1,0 +1,65 @@
+"""What git gives the indexer, as plain values: tree files, diff changes, safe paths."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from freshmark.core.errors import (
+    UnsafePath,
+)
+
+MODE_TREE = 0o040000
+MODE_SYMLINK = 0o120000
+MODE_SUBMODULE = 0o160000  # a "gitlink": the commit of another repository
+EMPTY_BLOB_SHA = "e69de29bb2d1d6434b8b29ae775ad8c2e48c5391"
+
+
+@dataclass(frozen=True)
+class TreeFile:
+    """A regular file or symlink in a commit's tree; ``size_bytes`` is the blob size."""
+
+    path: str
+    blob_sha: str
+    mode: int
+    size_bytes: int
+
+    @property
+    def is_symlink(self) -> bool:
+        return self.mode == MODE_SYMLINK
+
+
+@dataclass(frozen=True)
+class FileChange:
+    """One changed path. ``added`` has no old side, ``deleted`` no new side."""
+
+    status: str  # "added" | "modified" | "deleted" | "renamed"
+    old_path: str | None
+    new_path: str | None
+    old_blob: str | None
+    new_blob: str | None
+    similarity: int | None = None  # percent, renames only
+    new_mode: int | None = None  # git file mode of the new side (MODE_SYMLINK for a symlink)
+
+
+def changed_paths(changes: Iterable[FileChange]) -> set[str]:
+    """Every path a diff touches, old and new sides."""
+    return {p for c in changes for p in (c.old_path, c.new_path) if p}
+
+
+def safe_relpath(rel: str) -> str:
+    """Normalise a repo-relative path to POSIX form (``a\\b/./c`` -> ``a/b/c``).
+
+    Raises UnsafePath for empty paths, NUL bytes, absolute or drive-letter paths and ``..``.
+    """
+    if not rel or "\0" in rel:
+        raise UnsafePath(f"not a usable repository path: {rel!r}")
+    posix = rel.replace("\\", "/")
+    if posix.startswith("/") or (len(posix) > 1 and posix[1] == ":" and posix[0].isalpha()):
+        raise UnsafePath(f"absolute path not allowed, give it relative to the repository: {rel!r}")
+    parts = [part for part in posix.split("/") if part not in ("", ".")]
+    if ".." in parts:
+        raise UnsafePath(f"path leaves the repository ('..'): {rel!r}")
+    if not parts:
+        raise UnsafePath(f"path names no file: {rel!r}")
+    return "/".join(parts)

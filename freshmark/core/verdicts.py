@@ -1,0 +1,96 @@
+"""The verdicts of verification (SPEC §2): their table, the target, one verification."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+SHORT_SHA = 7
+
+
+class Verdict(StrEnum):
+    CURRENT = "current"
+    OLDER_IDENTICAL = "older_identical"
+    CHANGED = "changed"
+    HISTORICAL = "historical"
+    EXCLUDED = "excluded"
+    UNVERIFIABLE = "unverifiable"
+
+
+# The seed's own words for each verdict (seed 000 §3.5, §4.1, §4.8; SPEC §2 table).
+SEED_WORDS: dict[Verdict, str] = {
+    Verdict.CURRENT: "可用",
+    Verdict.OLDER_IDENTICAL: "版本较旧但内容一致",
+    Verdict.CHANGED: "较旧",
+    Verdict.HISTORICAL: "失效",
+    Verdict.EXCLUDED: "排除",
+    Verdict.UNVERIFIABLE: "待补",
+}
+
+# What the caller does with each verdict (SPEC §2, last column).
+ACTIONS: dict[Verdict, str] = {
+    Verdict.CURRENT: "use as is, with its citation header",
+    Verdict.OLDER_IDENTICAL: "use, labelled older-but-identical",
+    Verdict.CHANGED: "re-read the current file before use (current lines given)",
+    Verdict.HISTORICAL: "design ideas only, never implement against it",
+    Verdict.EXCLUDED: "keep out of context; read only if the task is about this file",
+    Verdict.UNVERIFIABLE: "a clue, not evidence: find the code in the repository first",
+}
+
+# Usable as evidence exactly as indexed.
+SAFE_VERDICTS = frozenset({Verdict.CURRENT, Verdict.OLDER_IDENTICAL})
+
+EXCLUSION_REASONS: dict[str, str] = {
+    "generated": "generated code: regenerate it from its source, never edit or imitate it",
+    "backup": "backup file: a stale copy, not the code that runs",
+    "fixture": "test fixture: sample data for tests, not product code",
+    "vendored": "vendored third-party code: not this project's code",
+}
+
+
+def short(sha: str | None) -> str:
+    return (sha or "")[:SHORT_SHA] or "?"
+
+
+@dataclass(frozen=True)
+class Target:
+    """What results are verified against: a branch head, or the work tree checked out on it.
+
+    ``head`` is the branch head commit; for a work tree it is the work tree's HEAD commit,
+    and uncommitted edits count on top of it.
+    """
+
+    branch: str
+    head: str
+    worktree: bool = False
+
+    @property
+    def label(self) -> str:
+        where = f"{self.branch}@{short(self.head)}"
+        return f"work tree on {where}" if self.worktree else where
+
+    def to_dict(self) -> dict[str, object]:
+        return {"branch": self.branch, "head": self.head, "worktree": self.worktree}
+
+
+@dataclass(frozen=True)
+class Verification:
+    """The verdict on one chunk and why; for ``changed``, where the symbol is today.
+
+    ``current_text`` holds the symbol's lines read from today's file (head blob or work tree),
+    never the indexed text.
+    """
+
+    verdict: Verdict
+    reason: str
+    current_start_line: int | None = None
+    current_end_line: int | None = None
+    current_text: str | None = None
+
+    @property
+    def safe(self) -> bool:
+        return self.verdict in SAFE_VERDICTS
+
+    @property
+    def seed_word(self) -> str:
+        return SEED_WORDS[self.verdict]

@@ -1,0 +1,1 @@
+"""Faces: the command line, the HTTP service and the MCP server."""

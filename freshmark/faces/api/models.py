@@ -1,0 +1,248 @@
+"""The request and answer models of freshmark's network API, shared by the HTTP routes
+(``freshmark.http_api``, where they make ``/openapi.json``) and the MCP tools
+(``freshmark.mcp_server``, where they make each tool's input descriptions and output schema).
+
+Plain pydantic, no web framework: the MCP server imports them without loading FastAPI. Input
+bounds come from ``freshmark.api_schema`` and describe the server's own checks.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, WithJsonSchema
+
+from freshmark.faces.api.schema import (
+    MAX_K,
+    MAX_QUERY_CHARS,
+    WORKTREE_WITHOUT_BRANCH,
+    BudgetTokens,
+    FileKind,
+    LevelName,
+    QueryText,
+    RepoName,
+    VerifyContent,
+)
+
+VerdictName = Literal["current", "older_identical", "changed", "historical", "excluded",
+                      "unverifiable"]
+REPO_FIELD = Field(description="The repository's id (configured), or the name, key or path it "
+                               "was indexed under; never any other path on the server. At "
+                               "most 256 characters, no control characters; unknown: 404.",
+                   examples=["shop"])
+QUERY_DESCRIPTION = (f"Words, a question, symbol names or a whole issue report: not blank, no "
+                     f"NUL. The server's limit is 100,000 UTF-8 bytes; the schema says "
+                     f"{MAX_QUERY_CHARS:,} characters, which can never exceed it.")
+BRANCH_FIELD = Field(None, description="Branch; default: the one checked out.")
+WORKTREE_FIELD = Field(False, description="Verify against the working tree (uncommitted edits "
+                                          "count, tracked files only) instead of the branch "
+                                          "head; for registered working copies only, and "
+                                          "with no branch named.")
+
+
+class ErrorDetail(BaseModel):
+    error: str = Field(description="Error type, e.g. BadInput, NotIndexed, RepositoryGone.")
+    message: str = Field(description="What is wrong and what to do, in one line.")
+
+
+class ErrorBody(BaseModel):
+    detail: ErrorDetail
+
+
+class TargetInfo(BaseModel):
+    branch: str
+    head: str = Field(description="Commit the results were verified against.")
+    worktree: bool
+
+
+class IndexInfo(BaseModel):
+    """The index an answer came from."""
+
+    collection: str
+    repo: str
+    branch: str
+    commit: str | None = Field(description="Commit every layer is indexed at (None while the "
+                                           "layers differ; see ``layers``).")
+    indexed_at: str | None = Field(description="Build time of that commit (UTC).")
+    layers: dict[str, dict[str, str]] = Field(
+        description="Per layer: the commit it was last built at and when.")
+    embedder: str
+    generation: int
+
+
+class VerifiedResultModel(BaseModel):
+    """One result: the SPEC §1 stamp fields under their names, plus the verification."""
+
+    repo: str
+    branch: str
+    commit: str
+    path: str
+    symbol: str
+    start_line: int
+    end_line: int
+    indexed_at: str
+    blob_sha: str
+    content_sha256: str
+    kind: str
+    language: str
+    signature: str
+    file_kind: str
+    layer: str
+    status: str
+    tombstoned_in: str | None
+    tombstoned_at: str | None
+    successor: str | None
+    verdict: VerdictName
+    seed_word: str = Field(description="The seed's word for the verdict (可用, 较旧, 失效...).")
+    reason: str
+    action: str = Field(description="What the caller does with this verdict.")
+    citation: str = Field(description="The three-line citation header (source, version, "
+                                      "check or use), to paste above the text.")
+    current_start_line: int | None = Field(description="For changed: the symbol's lines today.")
+    current_end_line: int | None
+    text: str = Field(description="The code: today's lines for changed, else the chunk.")
+    rank: int
+    score: float | None
+    explain: dict[str, Any]
+
+
+KIND_FIELD = Field(None, description="File kinds to search: source, test, doc, config, other, "
+                                     "changelog, translation (generated, backup, fixture, "
+                                     "vendored with include_excluded). Default: all but "
+                                     "changelogs and translations; source is ranked first. "
+                                     "Names in any case.",
+                   max_length=16)
+
+
+class SearchRequest(BaseModel):
+    model_config = ConfigDict(json_schema_extra=WORKTREE_WITHOUT_BRANCH)
+
+    query: QueryText = Field(description=QUERY_DESCRIPTION,
+                             examples=["cancel order idempotency"])
+    repo: RepoName = REPO_FIELD
+    branch: str | None = BRANCH_FIELD
+    k: int = Field(5, ge=1, le=MAX_K, description=f"How many results (1 to {MAX_K}).")
+    worktree: bool = WORKTREE_FIELD
+    history: bool = Field(False, description="Also return tombstoned (deleted) code, "
+                                             "labelled historical.")
+    include_excluded: bool = Field(False, description="Also return generated, backup, fixture "
+                                                      "and vendored code, labelled excluded.")
+    kind: list[FileKind] | None = KIND_FIELD
+
+
+class FileResultModel(BaseModel):
+    """One file of a file answer; its verdict and citation are its best chunk's."""
+
+    rank: int
+    path: str
+    file_kind: str
+    score: float
+    verdict: VerdictName
+    citation: str
+    chunks: list[VerifiedResultModel]
+
+
+class FilesResponseModel(BaseModel):
+    query: str
+    repo: str
+    target: TargetInfo
+    index: IndexInfo
+    files: list[FileResultModel]
+    timings: dict[str, float] = Field(description="Seconds per stage.")
+
+
+class SearchResponseModel(BaseModel):
+    query: str
+    repo: str
+    target: TargetInfo
+    index: IndexInfo
+    results: list[VerifiedResultModel]
+    verdicts: dict[str, int]
+    timings: dict[str, float] = Field(description="Seconds per stage.")
+
+
+class VerifyRequest(BaseModel):
+    model_config = ConfigDict(json_schema_extra=WORKTREE_WITHOUT_BRANCH)
+
+    content: VerifyContent = Field(
+        description="A snippet list (path<TAB>sha256-prefix per line) or search results as "
+                    "JSON: at most 2,000 lines, no NUL, the first line not a # comment. JSON "
+                    "with no result in it (an empty list) has nothing to verify (400).",
+        examples=["src/orders/services/order_service.py\t4a91c0f7d2e8"])
+    repo: RepoName = REPO_FIELD
+    branch: str | None = BRANCH_FIELD
+    worktree: bool = WORKTREE_FIELD
+
+
+class VerifyLineModel(BaseModel):
+    line: int = Field(description="1-based input line the entry starts on.")
+    path: str
+    verdict: VerdictName | Literal["invalid"] = Field(
+        description="'invalid' when the line could not be checked (malformed, unsafe path).")
+    reason: str
+    source_format: Literal["tsv", "json"]
+    seed_word: str | None
+    symbol: str | None
+    citation: str | None
+    current_start_line: int | None
+    current_end_line: int | None
+
+
+class VerifyResponseModel(BaseModel):
+    repo: str
+    target: TargetInfo
+    lines: list[VerifyLineModel]
+    verdicts: dict[str, int]
+    safe: bool = Field(description="True only if every line may be used as is.")
+
+
+def upper_level(value: object) -> object:
+    """``l2`` is ``L2``: levels are accepted in any case, as on the command line."""
+    return value.strip().upper() if isinstance(value, str) else value
+
+
+ContextLevel = Annotated[Literal["L1", "L2", "L3"], BeforeValidator(upper_level),
+                         WithJsonSchema(LevelName.__metadata__[0].json_schema)]
+
+
+class ContextRequest(BaseModel):
+    model_config = ConfigDict(json_schema_extra=WORKTREE_WITHOUT_BRANCH)
+
+    query: QueryText = Field(description=QUERY_DESCRIPTION,
+                             examples=["how is an order cancelled twice"])
+    repo: RepoName = REPO_FIELD
+    branch: str | None = BRANCH_FIELD
+    level: ContextLevel = Field("L1", description="L1 symbol, L2 module, L3 cross-module "
+                                                  "(any case: l2 is L2).")
+    budget: BudgetTokens | None = Field(
+        None, description="Token budget, 300 to 120,000 (default by level: 4000, 20000, "
+                          "60000). 1 token ≈ 3 characters.")
+    worktree: bool = WORKTREE_FIELD
+
+
+class ContextSectionModel(BaseModel):
+    role: str = Field(description="evidence, imports, type, module, dependency, caller, "
+                                  "related, call_chain, candidate or reference.")
+    path: str
+    symbol: str
+    start_line: int
+    end_line: int
+    confidence: Literal["high", "medium", "low"]
+    verdict: str | None
+    anchor: str = Field(description="[file:Lx-Ly | symbol | confidence]")
+    note: str
+    citation: str | None
+    text: str
+
+
+class ContextResponseModel(BaseModel):
+    query: str
+    level: str
+    budget_tokens: int
+    used_tokens: int
+    target: TargetInfo
+    index: IndexInfo
+    sections: list[ContextSectionModel]
+    missing: list[str] = Field(description="[MISSING] lines: evidence not there, or left out "
+                                           "by the budget.")
+    text: str = Field(description="The slice, ready to paste into a prompt.")

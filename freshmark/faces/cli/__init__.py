@@ -1,0 +1,1 @@
+"""The ``freshmark`` command line."""

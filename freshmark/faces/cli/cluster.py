@@ -1,0 +1,258 @@
+"""Cluster commands: ``worker``, ``serve``, ``scheduler``, ``watch`` and ``branch index``.
+
+Registered into the main ``freshmark`` group by ``register(cli)``. Every long-running command
+reads ``FRESHMARK_REDIS_URL`` (broker and job state), ``FRESHMARK_CONFIG`` and the store
+settings from the environment, like the pods of the Helm chart do.
+"""
+
+from __future__ import annotations
+
+import logging
+import signal
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import click
+
+from freshmark.adapters.queue import keys
+from freshmark.core import jobspec
+from freshmark.faces.cli.common import examples
+
+DEFAULT_WORKER_QUEUES = ",".join(jobspec.BUILTIN_QUEUES)
+
+
+# HTTP clients that log every request at INFO (the Chroma client's httpx calls: one line per
+# read and write of every job); an operator wants their warnings, not their traffic.
+CHATTY_LOGGERS = ("httpx", "httpcore", "chromadb", "urllib3")
+
+
+def quiet_chatty_loggers() -> None:
+    for name in CHATTY_LOGGERS:
+        logging.getLogger(name).setLevel(logging.WARNING)
+
+
+def _setup_logging(level: str) -> None:
+    logging.basicConfig(
+        level=level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+    )
+    quiet_chatty_loggers()
+
+
+def _stop_on_signals() -> threading.Event:
+    stop = threading.Event()
+
+    def handler(signum: int, _frame: Any) -> None:
+        stop.set()
+
+    signal.signal(signal.SIGTERM, handler)
+    signal.signal(signal.SIGINT, handler)
+    return stop
+
+
+def _clean(fn: Any) -> Any:
+    from freshmark.faces.cli.common import fail_cleanly
+
+    return fail_cleanly(fn)
+
+
+@click.command(epilog=examples(
+    "freshmark worker --queues hot,infra,ondemand,maintenance --concurrency 2",
+    "freshmark worker -Q ondemand --metrics-port 9101",
+))
+@click.option("--queues", "-Q", default=DEFAULT_WORKER_QUEUES, show_default=True,
+              help="Comma-separated queues to consume (one deployment per queue in the chart).")
+@click.option("--concurrency", "-c", type=click.IntRange(1), default=1, show_default=True,
+              help="Worker processes (prefork children).")
+@click.option("--pool", type=click.Choice(["prefork", "solo"]), default="prefork",
+              show_default=True)
+@click.option("--name", "-n", default=None, help="Node name (default: freshmark-<queues>@%h).")
+@click.option("--loglevel", "-l", default="INFO", show_default=True)
+@click.option("--metrics-port", type=int, default=0,
+              help="Serve this worker's /metrics on a port (0: off).")
+def worker(queues: str, concurrency: int, pool: str, name: str | None, loglevel: str,
+           metrics_port: int) -> None:
+    """Run a Celery worker for index jobs (late acks, prefetch 1, one job per process)."""
+    import os
+
+    if metrics_port:
+        os.environ["FRESHMARK_WORKER_METRICS_PORT"] = str(metrics_port)
+    os.environ["FRESHMARK_WORKER_CONCURRENCY"] = str(concurrency)
+    from workers.celery_app import app
+
+    quiet_chatty_loggers()  # named loggers keep their level through Celery's setup and fork
+    node = name or f"freshmark-{queues.replace(',', '-')}@%h"
+    app.worker_main([
+        "worker", "--queues", queues, "--concurrency", str(concurrency), "--pool", pool,
+        "--hostname", node, "--loglevel", loglevel,
+        # Heartbeats, gossip and mingle are broadcast chatter this service never reads.
+        "--without-heartbeat", "--without-gossip", "--without-mingle",
+    ])
+
+
+@click.command(epilog=examples(
+    "freshmark serve --host 0.0.0.0 --port 8080",
+    "curl http://127.0.0.1:8080/healthz",
+))
+@click.option("--host", default="127.0.0.1", show_default=True)
+@click.option("--port", type=int, default=8080, show_default=True)
+@click.option("--loglevel", "-l", default="info", show_default=True)
+def serve(host: str, port: int, loglevel: str) -> None:
+    """Serve webhooks, on-demand branches, the search API, /healthz and /metrics."""
+    import uvicorn
+
+    from freshmark.faces.http.app import create_app
+
+    quiet_chatty_loggers()
+    # The bind address decides whether a server without a token may stay open (loopback only).
+    _clean(lambda: uvicorn.run(create_app(bind_host=host), host=host, port=port,
+                               log_level=loglevel.lower()))()
+
+
+@click.command(epilog=examples(
+    "freshmark scheduler                     # a second one waits as a standby",
+    "freshmark scheduler --loglevel DEBUG",
+))
+@click.option("--tick-seconds", type=float, default=1.0, show_default=True)
+@click.option("--loglevel", "-l", default="INFO", show_default=True)
+def scheduler(tick_seconds: float, loglevel: str) -> None:
+    """Run the layered schedules, reconcile and retirement (one active scheduler at a time)."""
+    from freshmark.faces.cli.common import load_settings
+    from scheduler.schedule import Scheduler
+    from workers.celery_app import send_job
+
+    _setup_logging(loglevel)
+
+    def run() -> None:
+        from freshmark.adapters.queue import jobs
+
+        settings, config = load_settings()
+        timings = jobspec.Timings.from_env()
+        sched = Scheduler(jobs.connect(settings.redis_url), config, send_job,
+                          stale_seconds=timings.stale_seconds)
+        sched.run(_stop_on_signals(), tick_seconds=tick_seconds)
+
+    _clean(run)()
+
+
+@click.command(epilog=examples(
+    "freshmark watch ~/src/shop",
+    "freshmark watch /mnt/nfs/shop --polling  # NFS and bind mounts send no inotify events",
+))
+@click.argument("path", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option("--polling", is_flag=True, help="Poll instead of inotify (NFS, bind mounts).")
+@click.option("--poll-interval-seconds", type=float, default=1.0, show_default=True)
+@click.option("--debounce-seconds", type=float, default=2.0, show_default=True)
+@click.option("--max-wait-seconds", type=float, default=30.0, show_default=True)
+@click.option("--queue", default=jobspec.QUEUE_HOT, show_default=True)
+@click.option("--loglevel", "-l", default="INFO", show_default=True)
+def watch(path: Path, polling: bool, poll_interval_seconds: float, debounce_seconds: float,
+          max_wait_seconds: float, queue: str, loglevel: str) -> None:
+    """Watch a working copy and queue debounced index jobs for its checked-out branch."""
+    from freshmark.core.settings import Settings
+    from scheduler.watch import WorkingCopyWatcher
+    from workers.celery_app import send_job
+
+    _setup_logging(loglevel)
+
+    def run() -> None:
+        from freshmark.adapters.git.repo import GitRepo
+        from freshmark.adapters.queue import jobs
+
+        settings = Settings.from_env()
+        top_level = GitRepo.discover(path).path  # a subdirectory watches its whole repository
+        client = jobs.connect(settings.redis_url)
+        client.ping()  # fail now, not at the first change, when Redis is down
+        watcher = WorkingCopyWatcher(
+            top_level, client, send_job, queue=queue,
+            debounce_seconds=debounce_seconds, max_wait_seconds=max_wait_seconds,
+            polling=polling, poll_interval_seconds=poll_interval_seconds,
+        )
+        click.echo(f"watching {watcher.root} ({'polling' if polling else 'inotify'}) "
+                   f"as {watcher.label}", err=True)
+        watcher.run(_stop_on_signals())
+
+    _clean(run)()
+
+
+def _index_locally(repo_id: str, branch: str, base: str | None) -> dict[str, Any]:
+    from freshmark.adapters.git.mirrors import sync_mirror
+    from freshmark.faces.cli.common import load_settings
+    from freshmark.services.indexing.indexer import index_repo
+    from freshmark.services.upkeep.branches import default_base
+
+    settings, config = load_settings()
+    repo = config.repo(repo_id)
+    state = sync_mirror(settings, repo)
+    summary = index_repo(
+        state.path, settings=settings, config=config, branch=branch, repo_id=repo_id,
+        base_branch=(base if base is not None else default_base(repo, branch)) or None,
+    )
+    return summary.to_dict()
+
+
+def _wait_for(client: Any, job_key: str, timeout_seconds: float) -> str:
+    deadline = time.monotonic() + timeout_seconds
+    while time.monotonic() < deadline:
+        if not client.exists(keys.job(job_key)):
+            return "parked" if client.hexists(keys.PARKED, job_key) else "done"
+        time.sleep(0.2)
+    return "timeout"
+
+
+@click.command("index", epilog=examples(
+    "freshmark branch index shop feature/login --base main --wait",
+    "freshmark branch index shop main --local   # in this process, no worker needed",
+))
+@click.argument("repo")
+@click.argument("branch")
+@click.option("--base", help="Layer it on this branch's index (default: the repo's first "
+              "tracked).")
+@click.option("--local", is_flag=True, help="Index in this process instead of queueing a job.")
+@click.option("--wait", is_flag=True, help="Wait for the queued job to finish.")
+@click.option("--timeout-seconds", type=float, default=600.0, show_default=True)
+@click.option("--json", "as_json", is_flag=True)
+def branch_index(repo: str, branch: str, base: str | None, local: bool, wait: bool,
+                 timeout_seconds: float, as_json: bool) -> None:
+    """Index BRANCH of the configured repository REPO on demand, as an overlay on its base."""
+    from freshmark.faces.cli.common import emit_json, load_settings
+    from freshmark.services.upkeep.branches import request_branch_index
+
+    def run() -> None:
+        if local:
+            summary = _index_locally(repo, branch, base)
+            emit_json(summary) if as_json else click.echo(
+                f"{repo}@{branch} -> {summary['commit'][:12]}: "
+                f"{summary['embeddings_computed']} embeddings computed, "
+                f"{summary['embeddings_reused']} reused, {summary['seconds']:.2f} s"
+            )
+            return
+        from freshmark.adapters.git.mirrors import remote_branches
+        from freshmark.adapters.queue import jobs
+        from workers.celery_app import send_job
+
+        settings, config = load_settings()
+        known = remote_branches(config.repo(repo).url)
+        client = jobs.connect(settings.redis_url)
+        result = request_branch_index(client, config, repo, branch, send_job, base, known)
+        state = _wait_for(client, result.job_key, timeout_seconds) if wait else "queued"
+        out = {"job": result.job_key, "outcome": result.outcome, "state": state}
+        emit_json(out) if as_json else click.echo(f"{result.job_key}: {result.outcome}, {state}")
+        if state in ("parked", "timeout"):
+            sys.exit(3)
+
+    _clean(run)()
+
+
+def register(cli: click.Group) -> None:
+    """Add the cluster commands to the main CLI (``branch`` joins an existing group if any)."""
+    for command in (worker, serve, scheduler, watch):
+        cli.add_command(command)
+    group = cli.commands.get("branch")
+    if not isinstance(group, click.Group):
+        group = click.Group("branch", help="On-demand branch indexes.", epilog=examples(
+            "freshmark branch index shop feature/login --wait"))
+        cli.add_command(group)
+    group.add_command(branch_index)

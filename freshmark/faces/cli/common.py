@@ -1,0 +1,127 @@
+"""Helpers shared by every freshmark command module: settings, errors, JSON, progress."""
+
+from __future__ import annotations
+
+import functools
+import json
+import sys
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, TextIO, TypeVar
+
+import click
+
+from freshmark.core.config import Config, load_config
+from freshmark.core.errors import BrokerUnavailable, FreshmarkError
+from freshmark.core.progress import DONE, START, WORKING, IndexProgress, Progress, describe
+from freshmark.core.settings import Settings
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+EPILOG = """\b
+Where data lives:
+  FRESHMARK_HOME        embedded store, caches, mirrors (default ~/.freshmark)
+  FRESHMARK_CHROMA_URL  use a Chroma server instead (e.g. http://127.0.0.1:8000)
+  FRESHMARK_CONFIG      TOML config: layers, classification rules, repositories
+  FRESHMARK_EMBEDDER    minilm (default, semantic) or hashing (fast test tier)
+  FRESHMARK_EMBED_THREADS  model threads per process (default: the cores it really has)
+  FRESHMARK_REDIS_URL   the job broker of the cluster commands (redis://127.0.0.1:6379/0)
+"""
+
+
+def examples(*lines: str) -> str:
+    """A help epilog that teaches by example: one command per line, shown verbatim."""
+    return "\b\nExamples:\n" + "\n".join(f"  {line}" for line in lines)
+
+
+def service_error(exc: BaseException) -> FreshmarkError | None:
+    """The freshmark error a third-party exception stands for, if it means a service is down.
+
+    Redis is reached through redis-py (job state) and kombu (sending jobs); both raise their
+    own connection errors, which the user should see as one line and exit 3, not a traceback.
+    """
+    import redis
+    from kombu.exceptions import OperationalError
+
+    if isinstance(exc, (redis.ConnectionError, redis.TimeoutError, OperationalError)):
+        first_line = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        return BrokerUnavailable(
+            f"Redis unreachable ({first_line}); start it or fix FRESHMARK_REDIS_URL"
+        )
+    return None
+
+
+def fail_cleanly(fn: F) -> F:
+    """Print freshmark errors as one line and exit with their code; never a traceback."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            try:
+                return fn(*args, **kwargs)
+            except Exception as exc:
+                translated = service_error(exc)
+                if translated is None:
+                    raise
+                raise translated from exc
+        except FreshmarkError as exc:
+            click.echo(f"freshmark: error: {exc}", err=True)
+            sys.exit(exc.exit_code)
+        except KeyboardInterrupt:
+            click.echo("freshmark: interrupted; the last completed stamp is still true", err=True)
+            sys.exit(130)
+
+    return wrapper  # type: ignore[return-value]
+
+
+def load_settings(config_file: Path | None = None) -> tuple[Settings, Config]:
+    settings = Settings.from_env()
+    return settings, load_config(config_file or settings.config_path)
+
+
+def emit_json(data: Any) -> None:
+    click.echo(json.dumps(data, indent=2, ensure_ascii=False, default=str))
+
+
+class ProgressPrinter:
+    """Index progress on a stream (stderr): on a terminal one line rewritten in place at most
+    every ``refresh_seconds``; elsewhere (piped, CI logs) a line per phase of each layer plus
+    one every ``heartbeat_seconds`` while a long layer runs, so a log shows it is alive."""
+
+    def __init__(self, stream: TextIO, on_terminal: bool, clock: Callable[[], float],
+                 refresh_seconds: float = 0.1, heartbeat_seconds: float = 30.0):
+        self.stream, self.on_terminal, self.clock = stream, on_terminal, clock
+        self.interval = refresh_seconds if on_terminal else heartbeat_seconds
+        self._started = self._last = 0.0
+        self._embedded_at_start = 0
+        self._width = 0
+
+    def __call__(self, event: IndexProgress) -> None:
+        now = self.clock()
+        if event.phase == START:
+            self._started, self._last = now, now
+            self._embedded_at_start = event.chunks_embedded
+        elif event.phase == WORKING and now - self._last < self.interval:
+            return
+        self._last = now
+        line = describe(event, now - self._started, self._embedded_at_start)
+        if self.on_terminal:
+            self._rewrite(line, final=event.phase == DONE)
+        else:
+            self.stream.write(line + "\n")
+        self.stream.flush()
+
+    def _rewrite(self, line: str, final: bool) -> None:
+        self.stream.write("\r" + line.ljust(self._width) + ("\n" if final else ""))
+        self._width = 0 if final else len(line)
+
+
+@contextmanager
+def index_progress(enabled: bool) -> Iterator[Progress | None]:
+    """Progress of ``freshmark index`` on stderr (off for ``--json``: machines read stdout)."""
+    if not enabled:
+        yield None
+        return
+    yield ProgressPrinter(sys.stderr, sys.stderr.isatty(), time.monotonic)

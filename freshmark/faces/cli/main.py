@@ -1,0 +1,244 @@
+"""The ``freshmark`` command line: index, status, chunks (plus search, cluster and audit commands).
+
+Every command takes ``--json`` for machines; errors are one line on stderr with a non-zero exit
+(2: bad input or state, fix and re-run; 3: a service is down, retry later).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import click
+
+from freshmark.core.config import Config
+from freshmark.core.globs import glob_match
+from freshmark.core.settings import Settings
+from freshmark.faces.cli import audit as audit_commands
+from freshmark.faces.cli import cluster as cluster_commands
+from freshmark.faces.cli import search as search_commands
+from freshmark.faces.cli.common import (
+    EPILOG,
+    emit_json,
+    examples,
+    fail_cleanly,
+    index_progress,
+    load_settings,
+)
+
+
+@click.group(epilog=EPILOG, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="freshmark")
+def cli() -> None:
+    """freshmark keeps a version-stamped, per-branch code index fresh and hands coding agents
+    only what is still true: every result is verified against the current code and labelled.
+
+    \b
+    Quick start (embedded, no servers):
+      freshmark index PATH           index the checked-out branch of a git repository
+      freshmark status PATH          what is indexed and how far behind the head it is
+      freshmark search QUERY --repo PATH
+    """
+
+
+# -- index ------------------------------------------------------------------------------------
+def _print_summary(summary: dict[str, Any]) -> None:
+    skipped = ", ".join(f"{n} {r}" for r, n in sorted(summary["files_skipped"].items())) or "none"
+    lines = [
+        f"{summary['repo']}@{summary['branch']} -> {summary['commit'][:12]}"
+        + (" (already up to date)" if summary["noop"] else ""),
+        f"  files:      {summary['files_seen']} seen, {summary['files_changed']} changed, "
+        f"skipped: {skipped}",
+        f"  chunks:     {summary['chunks_added']} added, {summary['chunks_updated']} updated, "
+        f"{summary['chunks_unchanged']} unchanged, {summary['chunks_tombstoned']} tombstoned",
+        f"  embeddings: {summary['embeddings_computed']} computed, "
+        f"{summary['embeddings_reused']} reused ({summary['embedder']})",
+        f"  time:       {summary['seconds']:.2f} s ({summary['embed_seconds']:.2f} s embedding)",
+    ]
+    if summary.get("layered_on"):
+        lines.insert(1, f"  overlay on branch {summary['layered_on']}: "
+                        f"{summary.get('overlay_chunks') or 0} chunks of its own")
+    click.echo("\n".join(lines))
+
+
+@cli.command(epilog=examples(
+    "freshmark index .                       # the checked-out branch, from any subdirectory",
+    "freshmark index ~/src/shop -b feature/login --base main",
+))
+@click.argument("path", type=click.Path(file_okay=False, path_type=Path))
+@click.option("--branch", "-b", help="Branch to index (default: the checked-out branch).")
+@click.option("--base", help="For a branch never indexed: index it as an overlay on this "
+              "branch's index (only the files that differ are stored).")
+@click.option("--layer", help="Refresh only this layer (from the config) and stamp only it.")
+@click.option(
+    "--config",
+    "config_file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="TOML config (default: $FRESHMARK_CONFIG).",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the summary as one JSON object.")
+@fail_cleanly
+def index(
+    path: Path,
+    branch: str | None,
+    base: str | None,
+    layer: str | None,
+    config_file: Path | None,
+    as_json: bool,
+) -> None:
+    """Bring the branch's index to the branch head (incremental after the first run).
+
+    Unchanged files are skipped, changed files re-chunked, only changed chunks re-embedded,
+    deleted files tombstoned. A crash or Ctrl-C leaves the previous stamp true; run it again.
+    """
+    from freshmark.adapters.git.repo import GitRepo
+    from freshmark.services.indexing.indexer import index_repo
+
+    settings, config = load_settings(config_file)
+    top_level = GitRepo.discover(path).path  # a subdirectory indexes its whole repository
+    with index_progress(not as_json) as progress:
+        summary = index_repo(
+            top_level,
+            settings=settings,
+            config=config,
+            branch=branch,
+            layer=layer,
+            base_branch=base,
+            progress=progress,
+        ).to_dict()
+    if as_json:
+        emit_json(summary)
+    else:
+        _print_summary(summary)
+
+
+# -- status -----------------------------------------------------------------------------------
+def _status_rows(
+    path: Path, branch: str | None, settings: Settings, config: Config
+) -> list[dict[str, Any]]:
+    from freshmark.adapters.store.chroma import Store
+    from freshmark.services.upkeep.status import branch_status
+
+    store = Store.open(settings)
+    return branch_status(path, branch, settings=settings, config=config, store=store)
+
+
+def _head_label(behind: dict[str, Any]) -> str:
+    """``abc123def456 (remote's, fetched just now)``: the head and where it was read."""
+    import time
+
+    from freshmark.services.upkeep.heads import HeadSource
+
+    source = HeadSource(behind["head_source"], behind["head_fetched_at_seconds"],
+                        behind["head_fetch_error"])
+    return f"{behind['head'][:12]} ({source.describe(time.time())})"
+
+
+def _print_status(row: dict[str, Any]) -> None:
+    behind = row["behind"]
+    click.echo(f"{row['repo']}@{row['branch']}  ({row['collection']})")
+    click.echo(f"  indexed:    {(row['commit'] or '-')[:12]} at {row['indexed_at'] or '-'}")
+    for name, stamp in sorted(row["layers"].items()):
+        click.echo(f"  layer {name}: {stamp['commit'][:12]} at {stamp['indexed_at']}")
+    click.echo(f"  chunks:     {row['live_chunks']} live, {row['tombstoned_chunks']} tombstoned")
+    overlay = row.get("overlay")
+    if overlay:
+        gone = " (base no longer indexed: the next index run rebuilds it whole)" \
+            if overlay["base_missing"] else ""
+        click.echo(f"  overlay:    on {overlay['base_branch']}, {overlay['own_chunks']} chunks of "
+                   f"{overlay['own_paths']} files of its own{gone}")
+    click.echo(f"  embedder:   {row['embedder']}")
+    if behind.get("head") and behind.get("commits_behind") is None:
+        # No layer is stamped yet: the first build is still writing (or was interrupted).
+        click.echo(f"  head:       {_head_label(behind)}: first build in progress, "
+                   "nothing stamped yet")
+    elif behind.get("head"):
+        click.echo(
+            f"  head:       {_head_label(behind)}: {behind['commits_behind']} commits, "
+            f"{behind['files_changed']} files changed since indexing"
+        )
+    elif behind.get("error"):
+        click.echo(f"  head:       unknown ({behind['error']})")
+    verdicts = row.get("verdicts") or {}
+    if verdicts:
+        mix = ", ".join(f"{n} {v}" for v, n in sorted(verdicts.items()))
+        click.echo(f"  verdicts:   {mix}")
+
+
+@cli.command(epilog=examples(
+    "freshmark status .",
+    "freshmark status shop --branch main --json",
+))
+@click.argument("path", type=click.Path(path_type=Path))
+@click.option("--branch", "-b", help="Only this branch (default: every indexed branch).")
+@click.option("--json", "as_json", is_flag=True, help="Print a JSON array, one object per branch.")
+@fail_cleanly
+def status(path: Path, branch: str | None, as_json: bool) -> None:
+    """Per branch: indexed commit and time, per-layer stamps, chunk counts, embedder,
+    how far the index is behind the branch head, and the verdict counts of searches."""
+    settings, config = load_settings()
+    rows = _status_rows(path, branch, settings, config)
+    if as_json:
+        emit_json(rows)
+        return
+    for row in rows:
+        _print_status(row)
+
+
+# -- chunks -----------------------------------------------------------------------------------
+@cli.command(epilog=examples(
+    "freshmark chunks . --path 'src/orders/**'",
+    "freshmark chunks . --all --json          # tombstoned and excluded chunks too",
+))
+@click.argument("path", type=click.Path(path_type=Path))
+@click.option("--branch", "-b", help="Branch (default: the checked-out branch).")
+@click.option("--path", "path_glob", help="Only chunks whose path matches this glob (src/**).")
+@click.option(
+    "--all",
+    "show_all",
+    is_flag=True,
+    help="Include tombstoned chunks and excluded kinds (generated, backup, fixture).",
+)
+@click.option(
+    "--json", "as_json", is_flag=True, help="Print a JSON array of stamps (SPEC §1 field names)."
+)
+@fail_cleanly
+def chunks(
+    path: Path, branch: str | None, path_glob: str | None, show_all: bool, as_json: bool
+) -> None:
+    """List stamped chunks of a branch index."""
+    from freshmark.adapters.store.chroma import Store
+    from freshmark.services.repos import resolve_repo
+
+    settings, config = load_settings()
+    store = Store.open(settings)
+    handle = resolve_repo(str(path), settings, config, store)
+    branch = branch or handle.open().current_branch()
+    index = store.require_branch(handle.key, branch, handle.name)
+    where = None if show_all else {"status": "live"}
+    records = [
+        r
+        for r in index.iter_records(where=where, include_text=False)
+        if (show_all or not r.is_excluded_kind) and (not path_glob or glob_match(r.path, path_glob))
+    ]
+    records.sort(key=lambda r: (r.path, r.start_line, r.symbol))
+    if as_json:
+        emit_json([r.stamp() for r in records])
+        return
+    for r in records:
+        flags = "" if r.is_live else f"  [{r.status} in {(r.tombstoned_in or '')[:7]}]"
+        kind = "" if r.file_kind == "source" else f"  ({r.file_kind})"
+        where_ = f"{r.path}#L{r.start_line}-L{r.end_line}"
+        click.echo(f"{where_}  {r.symbol}  {r.commit[:7]}{kind}{flags}")
+
+
+for commands in (search_commands, cluster_commands, audit_commands):
+    commands.register(cli)
+
+
+def main() -> None:
+    cli(prog_name="freshmark")
+
+
+if __name__ == "__main__":
+    main()

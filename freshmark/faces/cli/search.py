@@ -1,0 +1,222 @@
+"""The ``search``, ``verify``, ``context`` and ``mcp`` commands (``freshmark.cli`` adds them)."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any, BinaryIO
+
+import click
+
+from freshmark.faces.cli.common import emit_json, examples, fail_cleanly, load_settings
+
+REPO_HELP = "Repository: a path to its working copy, or its id (configured or indexed)."
+BRANCH_HELP = "Branch (default: the checked-out one)."
+WORKTREE_HELP = "Verify against the working tree (uncommitted edits count), not the branch head."
+
+VERIFY_EPILOG = """\b
+Input (FILE, or - for stdin), one of:
+  path<TAB>sha256-prefix   the seed's snippet list (sha256 of the whole file, 7-64 hex)
+  search --json output     or a JSON array of results, or JSON Lines
+\b
+Answers: current 可用 · older_identical 版本较旧但内容一致 · changed 较旧 ·
+         historical 失效 · excluded 排除 · unverifiable 待补 · invalid (line not readable)
+\b
+Exit codes:
+  0  every line may be used as is (current or older_identical)
+  1  at least one line is not safe to use as is (changed, historical, excluded,
+     unverifiable) or could not be checked (invalid: malformed, or a path leaving the repo)
+  2  the command failed: bad input (empty or binary file), unknown repository or branch,
+     repository moved or deleted
+  3  a service is unavailable; retry later
+"""
+EXIT_ALL_SAFE = 0
+EXIT_NOT_SAFE = 1
+
+
+def _print_index(index: dict[str, Any], target: dict[str, Any]) -> None:
+    layers = ", ".join(f"{name}@{(stamp.get('commit') or '?')[:7]} ({stamp.get('indexed_at')})"
+                       for name, stamp in index["layers"].items())
+    click.echo(f"index:    {index['collection']} at {(index['commit'] or '?')[:7]}, built "
+               f"{index['indexed_at'] or '?'}; layers: {layers or '-'}")
+    where = "work tree on " if target["worktree"] else ""
+    click.echo(f"verified: against {where}{target['branch']}@{target['head'][:7]}")
+
+
+def _print_results(response: dict[str, Any]) -> None:
+    _print_index(response["index"], response["target"])
+    counts = ", ".join(f"{n} {v}" for v, n in sorted(response["verdicts"].items())) or "none"
+    click.echo(f"results:  {len(response['results'])} ({counts})")
+    for result in response["results"]:
+        click.echo("")
+        click.echo(f"[{result['rank']}] {result['verdict']} ({result['seed_word']}) — "
+                   f"{result['action']} [{result['file_kind']}]")
+        click.echo(result["citation"])
+        for line in result["text"].splitlines():
+            click.echo(f"    {line}")
+
+
+def _print_files(response: dict[str, Any]) -> None:
+    _print_index(response["index"], response["target"])
+    click.echo(f"files:    {len(response['files'])}")
+    for found in response["files"]:
+        click.echo("")
+        click.echo(f"[{found['rank']}] {found['path']}  ({found['file_kind']}, "
+                   f"{found['verdict']})")
+        for chunk in found["chunks"]:
+            symbol = f"  {chunk['symbol']}" if chunk["symbol"] else ""
+            click.echo(f"    L{chunk['start_line']}-L{chunk['end_line']}{symbol}  "
+                       f"{chunk['verdict']}")
+
+
+KIND_HELP = ("File kinds to search, comma-separated: source, test, doc, config, other, "
+             "changelog, translation (and generated, backup, fixture, vendored). Default: all "
+             "but changelogs, translation catalogues and the excluded kinds; the ranking "
+             "prefers source over tests over docs.")
+
+
+@click.command(epilog=examples(
+    'freshmark search "where is an order cancelled" --repo .',
+    "freshmark search cancel_order --repo shop -k 3 --kind source,test --json",
+))
+@click.argument("query")
+@click.option("--repo", required=True, help=REPO_HELP)
+@click.option("--branch", "-b", help=BRANCH_HELP)
+@click.option("-k", "k", type=int, default=5, show_default=True, help="How many results (1-100).")
+@click.option("--worktree", is_flag=True, help=WORKTREE_HELP)
+@click.option("--history", is_flag=True,
+              help="Also return tombstoned chunks (deleted code), labelled historical.")
+@click.option("--include-excluded", is_flag=True,
+              help="Also return generated, backup, fixture and vendored code, labelled excluded.")
+@click.option("--kind", "kinds", default=None, metavar="KIND[,KIND...]", help=KIND_HELP)
+@click.option("--files", "files", is_flag=True,
+              help="Answer with files (which file, not which lines): the k best files, each "
+                   "with its best chunks.")
+@click.option("--json", "as_json", is_flag=True,
+              help="One JSON object: the index, and per result every stamp field plus "
+                   "verdict, reason and citation.")
+@fail_cleanly
+def search(query: str, repo: str, branch: str | None, k: int, worktree: bool, history: bool,
+           include_excluded: bool, kinds: str | None, files: bool, as_json: bool) -> None:
+    """Hybrid search; every result verified against the branch head and cited.
+
+    Each result carries a verdict (current, older_identical, changed, historical, excluded,
+    unverifiable), the reason, and the three-line citation header to paste with it. For a
+    changed file the current lines of the symbol are shown, not the indexed text.
+    """
+    from freshmark.services.retrieval.search import search as run_search
+    from freshmark.services.retrieval.search import search_files
+
+    settings, config = load_settings()
+    run = search_files if files else run_search
+    response = run(query, repo, settings=settings, config=config, branch=branch, k=k,
+                   worktree=worktree, include_history=history,
+                   include_excluded=include_excluded, kinds=kinds).to_dict()
+    if as_json:
+        emit_json(response)
+    elif files:
+        _print_files(response)
+    else:
+        _print_results(response)
+
+
+@click.command(epilog=examples(
+    'freshmark search "cancel order" --repo . --json > hits.json',
+    "freshmark verify hits.json --repo .",
+    "printf 'src/orders/service.py\\t9f3c1ab2\\n' | freshmark verify - --repo .",
+) + "\n\n" + VERIFY_EPILOG)
+@click.argument("file", type=click.File("rb"))
+@click.option("--repo", required=True, help=REPO_HELP)
+@click.option("--branch", "-b", help=BRANCH_HELP)
+@click.option("--worktree", is_flag=True, help=WORKTREE_HELP)
+@click.option("--json", "as_json", is_flag=True,
+              help="A JSON object whose 'lines' hold one object per input line "
+                   "(line, path, verdict, reason, ...).")
+@fail_cleanly
+def verify(file: BinaryIO, repo: str, branch: str | None, worktree: bool, as_json: bool) -> None:
+    """Check a snippet list or saved search results against the code today.
+
+    Malformed lines are reported with their line number; the other lines are still checked.
+    """
+    from freshmark.core.snippets import decode_input
+    from freshmark.services.verify_snippets import verify_snippets
+
+    text = decode_input(file.read())
+    settings, config = load_settings()
+    report = verify_snippets(text, repo, settings=settings, config=config, branch=branch,
+                             worktree=worktree)
+    if as_json:
+        emit_json(report.to_dict())
+    else:
+        _print_report(report.to_dict())
+    sys.exit(EXIT_ALL_SAFE if report.all_safe else EXIT_NOT_SAFE)
+
+
+def _print_report(report: dict[str, Any]) -> None:
+    target = report["target"]
+    where = "work tree on " if target["worktree"] else ""
+    click.echo(f"verified against {where}{target['branch']}@{target['head'][:7]}")
+    for line in report["lines"]:
+        word = line["seed_word"] or "-"
+        symbol = f"  ({line['symbol']})" if line["symbol"] else ""
+        click.echo(f"L{line['line']:<5} {word}  {line['verdict']:<15} {line['path'] or '-'}"
+                   f"{symbol}  {line['reason']}")
+    unsafe = sum(1 for line in report["lines"]
+                 if line["verdict"] not in ("current", "older_identical"))
+    counts = ", ".join(f"{n} {v}" for v, n in sorted(report["verdicts"].items()))
+    click.echo(f"{len(report['lines'])} lines: {counts}; not safe to use as is: {unsafe}")
+
+
+@click.command(epilog=examples(
+    'freshmark context "how is an order cancelled twice" --repo . --level l2',
+    "freshmark context OrderService.cancel_order --repo shop --budget 2000 --json",
+))
+@click.argument("query")
+@click.option("--repo", required=True, help=REPO_HELP)
+@click.option("--branch", "-b", help=BRANCH_HELP)
+@click.option("--level", default="L1", show_default=True,
+              type=click.Choice(["L1", "L2", "L3"], case_sensitive=False),
+              help="L1 symbol (+imports, types, callers' signatures), L2 module (+direct "
+                   "imports), L3 cross-module (files from the symbol graph + call chain).")
+@click.option("--budget", type=int, default=None,
+              help="Token budget (default L1 4000, L2 20000, L3 60000; at least 300). "
+                   "Estimate: 1 token per 3 ASCII characters, 1 per other character.")
+@click.option("--worktree", is_flag=True, help=WORKTREE_HELP)
+@click.option("--json", "as_json", is_flag=True,
+              help="A JSON object with the sections, the [MISSING] lines and the text.")
+@fail_cleanly
+def context(query: str, repo: str, branch: str | None, level: str, budget: int | None,
+            worktree: bool, as_json: bool) -> None:
+    """A verified context slice, ready to paste into a prompt.
+
+    Only current and older-but-identical material (and changed material re-read from today's
+    file) is evidence; historical material is labelled reference only. Every section carries
+    [file:Lx-Ly | symbol | high/medium/low] and its citation header; what is not there, or
+    does not fit the budget, is named on a [MISSING] line.
+    """
+    from freshmark.services.context.build import build_context
+
+    settings, config = load_settings()
+    slice_ = build_context(query, repo, settings=settings, config=config, level=level,
+                           budget_tokens=budget, branch=branch, worktree=worktree)
+    if as_json:
+        emit_json(slice_.to_dict())
+    else:
+        click.echo(slice_.text(), nl=False)
+
+
+@click.command("mcp", epilog=examples(
+    "freshmark mcp",
+    'agent config: {"command": "freshmark", "args": ["mcp"], "cwd": "~/src/shop"}',
+))
+@fail_cleanly
+def mcp_command() -> None:
+    """Serve search, verify and context as MCP tools on stdio (for coding agents)."""
+    from freshmark.faces.mcp.server import run_stdio
+
+    run_stdio()
+
+
+def register(cli: click.Group) -> None:
+    """Add the commands to the ``freshmark`` group."""
+    for command in (search, verify, context, mcp_command):
+        cli.add_command(command)

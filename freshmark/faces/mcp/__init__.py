@@ -1,0 +1,1 @@
+"""freshmark as an MCP server."""

@@ -1,0 +1,285 @@
+"""freshmark as an MCP server: tools ``search``, ``verify`` and ``context`` for coding agents.
+
+``freshmark mcp`` serves them on stdio. ``create_asgi_app()`` gives the Streamable HTTP app
+for the cluster server to mount at ``/mcp`` (the endpoint is then ``/mcp/``); a mounted app's
+lifespan does not run, so the host runs ``mcp.session_manager.run()`` in its own lifespan
+(``freshmark.server`` does). Host and Origin checking (DNS rebinding protection) is always on:
+loopback names pass, ``FRESHMARK_MCP_ALLOWED_HOSTS`` adds the server's public names.
+
+Written against the ``mcp`` SDK's high-level server: ``MCPServer`` in mcp 2.x, ``FastMCP`` in
+mcp 1.x (same decorator API). Tool errors come back as MCP tool errors with freshmark's one-line
+message, so an agent can read what to fix. Each argument carries a description and the bounds
+the server enforces; each tool declares an output schema (the HTTP answers' models); the
+server reports the package version.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Callable, Mapping
+from typing import Annotated, Any, Literal, TypeVar
+
+from pydantic import BeforeValidator, Field, WithJsonSchema
+
+from freshmark import __version__
+from freshmark.core.config import Config, load_config
+from freshmark.core.errors import FreshmarkError
+from freshmark.core.settings import Settings
+from freshmark.faces.api.models import (
+    ContextResponseModel,
+    FilesResponseModel,
+    SearchResponseModel,
+    VerifyResponseModel,
+)
+from freshmark.faces.api.schema import (
+    MAX_K,
+    BudgetTokens,
+    FileKind,
+    LevelName,
+    QueryText,
+    RepoName,
+    VerifyContent,
+)
+from freshmark.faces.api.served import check_budget, check_verify_lines, no_host_paths, served_repo
+from freshmark.services.repos import RepoHandle
+
+try:  # mcp >= 2
+    from mcp.server.mcpserver import MCPServer as _Server
+    from mcp.server.mcpserver.exceptions import ToolError
+except ImportError:  # mcp 1.x
+    from mcp.server.fastmcp import FastMCP as _Server  # type: ignore[no-redef]
+    from mcp.server.fastmcp.exceptions import ToolError  # type: ignore[no-redef]
+
+T = TypeVar("T")
+ALLOWED_HOSTS_ENV = "FRESHMARK_MCP_ALLOWED_HOSTS"
+INSTRUCTIONS = (
+    "freshmark searches a version-stamped code index and verifies every result against the "
+    "current code. Each result has a verdict: current or older_identical = use as is with its "
+    "citation header; changed = use the current lines given, not the indexed text; historical "
+    "= design ideas only, never implement against it; excluded = generated/backup/fixture/"
+    "vendored, keep out of context; unverifiable = a clue, not evidence. Paste the citation "
+    "header with every snippet. 'context' returns a slice ready for a prompt: cite claims as "
+    "[file:Lx-Ly | symbol | high/medium/low] and answer [MISSING] when evidence is absent."
+)
+
+
+# The tools return their use case's ``to_dict()``; the return annotations name the models of
+# those dicts (``freshmark.api_models``, the HTTP answers' models too): the SDK publishes them
+# as each tool's outputSchema and validates the dict against them into structuredContent.
+def _run(call: Callable[[], T]) -> T:
+    try:
+        return call()
+    except FreshmarkError as exc:
+        raise ToolError(f"{type(exc).__name__}: {exc}") from exc
+
+
+def _served(repo: str, settings: Settings, config: Config, worktree: bool) -> RepoHandle:
+    """The repository a tool call names, by what this server knows (never any host path)."""
+    from freshmark.services.open_branch import store_for
+
+    return served_repo(repo, settings=settings, config=config, store=store_for(settings),
+                       worktree=worktree)
+
+
+# Per-argument descriptions and bounds: the inputSchema an agent sees. Bounds on text describe
+# the server's own checks (``freshmark.api_schema``), so a refusal keeps freshmark's wording.
+Query = Annotated[QueryText, Field(description=(
+    "Words, a question, symbol names or a whole issue report: not blank, no NUL (the limit is "
+    "100,000 UTF-8 bytes; the schema says 25,000 characters, which never exceed it)."))]
+Repo = Annotated[RepoName, Field(description=(
+    "The repository id, or the name or path it was indexed under (never another path on the "
+    "server); at most 256 characters, no control characters."))]
+Branch = Annotated[str | None, Field(description="Branch; default: the one checked out.")]
+K = Annotated[int, Field(ge=1, le=MAX_K, description=f"How many results, 1 to {MAX_K}.")]
+Worktree = Annotated[bool, Field(description=(
+    "Verify against the working tree (uncommitted edits count, tracked files only) instead of "
+    "the branch head; registered working copies only, with no other branch named."))]
+History = Annotated[bool, Field(description="Also return deleted code, labelled historical.")]
+IncludeExcluded = Annotated[bool, Field(description=(
+    "Also return generated, backup, fixture and vendored code, labelled excluded."))]
+Kinds = Annotated[list[FileKind] | None, Field(max_length=16, description=(
+    "File kinds to search (source, test, doc, config, other, changelog, translation; the "
+    "excluded kinds with include_excluded). Default: all but changelogs and translations, "
+    "source ranked first."))]
+Content = Annotated[VerifyContent, Field(description=(
+    "Lines of 'path<TAB>sha256 prefix of the file' (at most 2,000), or search results as "
+    "JSON; no NUL, the first line not a # comment."))]
+Budget = Annotated[BudgetTokens | None, Field(description=(
+    "Token budget, 300 to 120,000 (default by level: 4000, 20000, 60000); 1 token is about "
+    "3 characters."))]
+
+
+def search(query: Query, repo: Repo, branch: Branch = None, k: K = 5,
+           worktree: Worktree = False, history: History = False,
+           include_excluded: IncludeExcluded = False,
+           kind: Kinds = None) -> SearchResponseModel:
+    """Hybrid code search; every result verified against the branch head and cited.
+
+    query: words, a question, symbol names or a whole issue report. repo: the repository id,
+    or the name or path it was indexed under. branch: default the checked-out one. k: 1-100
+    results. worktree: verify against uncommitted edits (registered working copies, tracked
+    files). history: include deleted code (labelled historical).
+    include_excluded: include generated/backup/fixture/vendored code (labelled excluded).
+    kind: file kinds to search (source, test, doc, config, other, changelog, translation);
+    default all but changelogs and translations, source ranked first.
+    Each result: stamp fields, verdict, reason, citation (three header lines), text.
+    """
+    from freshmark.services.retrieval.search import search as run_search
+
+    return _searched(run_search, query, repo, branch=branch, k=k, worktree=worktree,
+                     include_history=history, include_excluded=include_excluded, kinds=kind)
+
+
+def search_files(query: Query, repo: Repo, branch: Branch = None, k: K = 5,
+                 worktree: Worktree = False, history: History = False,
+                 include_excluded: IncludeExcluded = False,
+                 kind: Kinds = None) -> FilesResponseModel:
+    """Which files: the k best files for the query, each with its best chunks verified and
+    cited. Arguments as for search."""
+    from freshmark.services.retrieval.search import search_files as run_search_files
+
+    return _searched(run_search_files, query, repo, branch=branch, k=k, worktree=worktree,
+                     include_history=history, include_excluded=include_excluded, kinds=kind)
+
+
+def _searched(run_search: Callable[..., Any], query: str, repo: str, *, worktree: bool,
+              **options: Any) -> Any:
+    """A chunk or file search for an MCP caller: the query checked before the repository,
+    which must be a served one, and no host path in any answer."""
+    from freshmark.core.request import validate_query
+
+    def call() -> dict[str, Any]:
+        text = validate_query(query)  # a bad query is reported before the repo
+        settings = Settings.from_env()
+        config = load_config(settings.config_path)
+        handle = _served(repo, settings, config, worktree)
+        with no_host_paths(handle):
+            return run_search(text, handle, settings=settings, config=config,
+                              worktree=worktree, **options).to_dict()
+
+    return _run(call)
+
+
+def verify(content: Content, repo: Repo, branch: Branch = None,
+           worktree: Worktree = False) -> VerifyResponseModel:
+    """Verify snippets against the code today.
+
+    content: lines of 'path<TAB>sha256 prefix of the file', or search results as JSON.
+    Returns one entry per input line (line, path, verdict, reason, seed_word, citation) and
+    'safe': true only if every line may be used as is. Malformed lines are 'invalid'.
+    """
+    from freshmark.services.verify_snippets import verify_snippets
+
+    def call() -> dict[str, Any]:
+        check_verify_lines(content)
+        settings = Settings.from_env()
+        config = load_config(settings.config_path)
+        handle = _served(repo, settings, config, worktree)
+        with no_host_paths(handle):
+            return verify_snippets(content, handle, settings=settings, config=config,
+                                   branch=branch, worktree=worktree).to_dict()
+
+    return _run(call)
+
+
+def _upper_level(value: object) -> object:
+    """``l2`` is ``L2``: levels are accepted in any case (as by the CLI and the HTTP API)."""
+    return value.strip().upper() if isinstance(value, str) else value
+
+
+ContextLevel = Annotated[Literal["L1", "L2", "L3"], BeforeValidator(_upper_level),
+                         WithJsonSchema(LevelName.__metadata__[0].json_schema),
+                         Field(description="L1 symbol, L2 module, L3 cross-module; any case "
+                                           "(l2 is L2).")]
+
+
+def context(query: Query, repo: Repo, level: ContextLevel = "L1",
+            budget: Budget = None, branch: Branch = None,
+            worktree: Worktree = False) -> ContextResponseModel:
+    """A verified context slice for a question, ready to paste into a prompt ('text').
+
+    level: L1 symbol (+imports, types, callers' signatures), L2 module (+direct imports),
+    L3 cross-module (symbol graph + call chain). budget: tokens (default 4000/20000/60000).
+    Only verified code is evidence; historical code is labelled reference only; gaps and
+    what the budget left out are listed as [MISSING] lines.
+    """
+    from freshmark.core.request import validate_query
+    from freshmark.services.context.build import build_context
+
+    def call() -> dict[str, Any]:
+        text = validate_query(query)
+        check_budget(budget)
+        settings = Settings.from_env()
+        config = load_config(settings.config_path)
+        handle = _served(repo, settings, config, worktree)
+        with no_host_paths(handle):
+            return build_context(
+                text, handle, settings=settings, config=config, level=level,
+                budget_tokens=budget, branch=branch, worktree=worktree).to_dict()
+
+    return _run(call)
+
+
+def build_server() -> Any:
+    """A new MCP server with its tools (search, search_files, verify, context).
+
+    The SDK calls ``logging.basicConfig`` when a server is built; that is undone here, so that
+    importing this module never configures the logging of the process hosting it.
+    """
+    root = logging.getLogger()
+    handlers, level = list(root.handlers), root.level
+    server = _Server(name="freshmark", version=__version__, instructions=INSTRUCTIONS)
+    root.handlers[:] = handlers
+    root.setLevel(level)
+    for tool in (search, search_files, verify, context):
+        server.add_tool(tool)
+    return server
+
+
+mcp = build_server()
+
+
+LOOPBACK_HOSTS = ("127.0.0.1", "127.0.0.1:*", "localhost", "localhost:*", "[::1]", "[::1]:*")
+
+
+def allowed_hosts(env: Mapping[str, str]) -> list[str]:
+    """Host header values MCP answers to: loopback always, plus ``$FRESHMARK_MCP_ALLOWED_HOSTS``
+    (comma-separated ``host`` or ``host:port``, ``host:*`` for any port)."""
+    extra = [h.strip() for h in env.get(ALLOWED_HOSTS_ENV, "").split(",") if h.strip()]
+    return list(dict.fromkeys([*LOOPBACK_HOSTS, *extra]))
+
+
+def _transport_security(hosts: list[str]) -> Any | None:
+    """DNS rebinding protection, always on: a browser page cannot reach the tools through a
+    hostile name that resolves to this server, since Host and Origin must be on the list."""
+    try:
+        from mcp.server.transport_security import TransportSecuritySettings
+    except ImportError:  # pragma: no cover - older SDKs
+        return None
+    origins = [f"{scheme}://{h}" for h in hosts for scheme in ("http", "https")]
+    return TransportSecuritySettings(enable_dns_rebinding_protection=True, allowed_hosts=hosts,
+                                     allowed_origins=origins)
+
+
+def create_asgi_app(server: Any | None = None, path: str = "/",
+                    hosts: list[str] | None = None) -> Any:
+    """The Streamable HTTP app of ``server`` (default: the module's ``mcp``) answering at
+    ``path``. Mounted at ``/mcp`` with the default path, the endpoint is ``/mcp/`` (Starlette
+    redirects ``/mcp`` there, which MCP clients do not follow); to answer at ``/mcp`` itself,
+    pass ``path="/mcp"`` and mount the app at ``""`` after every other route. Either way run
+    ``server.session_manager.run()`` in the host's lifespan. ``hosts``: the allowed Host
+    values (default ``allowed_hosts(os.environ)``)."""
+    server = server or mcp
+    security = _transport_security(hosts if hosts is not None else allowed_hosts(os.environ))
+    try:
+        return server.streamable_http_app(streamable_http_path=path,
+                                          transport_security=security)
+    except TypeError:  # mcp 1.x takes its options from settings
+        server.settings.streamable_http_path = path
+        return server.streamable_http_app()
+
+
+def run_stdio() -> None:
+    """Serve the tools on stdin/stdout until the client disconnects."""
+    mcp.run("stdio")

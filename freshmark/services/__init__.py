@@ -1,0 +1,1 @@
+"""Use cases: indexing, retrieval, verification, context slices and upkeep."""

@@ -1,0 +1,1 @@
+"""Context slices for prompts (SPEC §7), built from verified material."""

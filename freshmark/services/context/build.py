@@ -1,0 +1,289 @@
+"""Context slices ready to paste into a prompt (SPEC §7, seed 004), built from verified material.
+
+Recall wide, slice narrow: the search recalls ``RECALL_K`` chunks (history included, so it can
+be labelled), every one is verified, and only ``current`` and ``older_identical`` material, or
+``changed`` material re-read from today's file, becomes evidence. Code always comes from
+today's file (head blob or work tree), never from the index's cached text; historical chunks
+appear only under "Reference only" with their ``use:`` line.
+
+Levels: **L1** the best symbol with its import block, the type definitions at its boundary,
+``BREATHING_LINES`` lines after it and the signatures of its direct callers; **L2** its whole
+file and the files it imports directly; **L3** the files the symbol graph reaches from it
+(callers and callees, ``L3_DEPTH`` hops) with the call chain.
+
+Reference contract: every section carries an anchor ``[file:Lx-Ly | symbol | confidence]``
+and the three-line citation header. Confidence: **high** for verified evidence and for what it
+directly needs (its imports, its file, graph-confirmed relations); **medium** for ``changed``
+evidence and name-only relations; **low** for historical reference. Missing evidence, and
+anything the budget leaves out, is named on a ``[MISSING]`` line.
+
+Budget: ``estimate_tokens`` counts one token per 3 ASCII characters (code runs 3-4 characters
+per token under BPE tokenizers; erring low keeps a slice inside the budget) plus one per
+non-ASCII character. The rendered text never exceeds the budget by that estimate.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+from freshmark.adapters.store.chroma import Store
+from freshmark.core.config import Config, load_config
+from freshmark.core.errors import BadInput
+from freshmark.core.settings import Settings
+from freshmark.core.verdicts import Verdict, short
+from freshmark.services.context.slices import (
+    EVIDENCE_VERDICTS,
+    LEVEL_BUILDERS,
+    Section,
+    SliceBuilder,
+    is_secondary,
+)
+from freshmark.services.context.symbol_graph import graph_for
+from freshmark.services.open_branch import (
+    OpenedBranch,
+    count_verdicts,
+    embedder_for,
+    index_info,
+    open_branch,
+)
+from freshmark.services.repos import RepoHandle
+from freshmark.services.retrieval.results import VerifiedResult, verify_results
+
+LEVELS = {"L1": "symbol", "L2": "module", "L3": "cross-module"}
+DEFAULT_BUDGET_TOKENS = {"L1": 4_000, "L2": 20_000, "L3": 60_000}
+MIN_BUDGET_TOKENS = 300  # the header and contract alone take about 200
+MAX_BUDGET_TOKENS = 1_000_000
+RECALL_K = 8
+# A result is evidence only if the query matched it: lexically (BM25 above 0) or by a cosine
+# similarity of at least this. Below both it is merely the nearest neighbour of an
+# unrelated query, and the honest answer is [MISSING].
+MIN_VECTOR_SIMILARITY = 0.35
+_SKIPPABLE_ROLES = frozenset({"type", "related", "caller", "candidate", "match"})
+# Graph neighbours: worth less than the search's own strong matches, so packed after them.
+_NEIGHBOUR_ROLES = frozenset({"related", "caller"})
+_GROUP_ORDER = {"missing": 0, "imports": 1, "type": 2, "evidence": 3, "module": 3,
+                "match": 4, "dependency": 4, "call_chain": 5, "related": 5, "caller": 6,
+                "candidate": 7, "reference": 8}
+
+
+def estimate_tokens(text: str) -> int:
+    """Tokens ``text`` takes in a prompt, by the estimate documented above (never negative)."""
+    ascii_chars = len(text.encode("ascii", "ignore"))
+    return math.ceil(ascii_chars / 3) + (len(text) - ascii_chars)
+
+
+def check_level_and_budget(level: str, budget_tokens: int | None) -> tuple[str, int]:
+    """The level (``L1``..``L3``) and budget to use; ``BadInput`` for anything else."""
+    level = (level or "").strip().upper()
+    if level not in LEVELS:
+        raise BadInput(f"level must be one of {', '.join(LEVELS)}, not {level!r}")
+    if budget_tokens is None:
+        return level, DEFAULT_BUDGET_TOKENS[level]
+    if isinstance(budget_tokens, bool) or not isinstance(budget_tokens, int) or budget_tokens <= 0:
+        raise BadInput(f"budget must be a positive number of tokens, not {budget_tokens!r}")
+    if not MIN_BUDGET_TOKENS <= budget_tokens <= MAX_BUDGET_TOKENS:
+        raise BadInput(f"budget {budget_tokens} is outside {MIN_BUDGET_TOKENS}.."
+                       f"{MAX_BUDGET_TOKENS} tokens (the header and contract need "
+                       f"{MIN_BUDGET_TOKENS})")
+    return level, budget_tokens
+
+
+@dataclass
+class ContextSlice:
+    query: str
+    level: str
+    budget_tokens: int
+    header: str
+    target: dict[str, Any]
+    index: dict[str, Any]
+    sections: list[Section] = field(default_factory=list)
+    missing: list[str] = field(default_factory=list)
+
+    def text(self) -> str:
+        ordered = sorted(self.sections, key=lambda s: _GROUP_ORDER.get(s.role, 9))
+        parts = [self.header, *(s.render() for s in ordered)]
+        if self.missing:
+            parts.append("\n".join(self.missing))
+        return "\n\n".join(parts) + "\n"
+
+    @property
+    def used_tokens(self) -> int:
+        return estimate_tokens(self.text())
+
+    def to_dict(self) -> dict[str, Any]:
+        text = self.text()
+        return {
+            "query": self.query, "level": self.level, "budget_tokens": self.budget_tokens,
+            "used_tokens": estimate_tokens(text), "target": self.target, "index": self.index,
+            "sections": [s.to_dict() for s in self.sections], "missing": self.missing,
+            "text": text,
+        }
+
+
+# -- fitting sections into the budget --------------------------------------------------------------
+def _missing_line(section: Section, why: str) -> str:
+    return f"[MISSING] {section.path}:L{section.start_line}-L{section.end_line} | " \
+           f"{section.symbol} — {why}"
+
+
+def fit(slice_: ContextSlice, candidates: list[Section]) -> None:
+    """Add ``candidates`` in priority order while the rendered slice stays within the budget.
+
+    A section whose lines another section already shows is skipped. A section that does
+    not fit is tried as its fallbacks (a smaller form of the same
+    material); whatever is left out is named on a ``[MISSING]`` line. Sections may use the
+    budget less a reserve for those lines (at most a fifth of it), so the gaps are named too;
+    only the first section (the best evidence) may take the reserve when nothing else fits.
+    """
+    budget = slice_.budget_tokens
+    reserve = min(budget // 5, sum(estimate_tokens(_missing_line(c, _why(c, None, budget)))
+                                   for c in candidates[1:]))
+    for position, section in enumerate(candidates):
+        if _already_shown(slice_, section):
+            continue
+        chosen = _first_fitting(slice_, section, budget - reserve)
+        if chosen is None and position == 0:  # the best evidence may use the reserve too
+            chosen = _first_fitting(slice_, section, budget)
+        if chosen is section:
+            continue
+        slice_.missing.append(_missing_line(section, _why(section, chosen, budget)))
+        if slice_.used_tokens > budget:
+            slice_.missing.pop()
+    while slice_.used_tokens > budget and slice_.missing:
+        slice_.missing.pop()
+
+
+def _already_shown(slice_: ContextSlice, section: Section) -> bool:
+    """A related symbol already in the slice: the same symbol, or lines another section shows
+    (e.g. in its breathing room)."""
+    if section.role not in _SKIPPABLE_ROLES:
+        return False
+    return any((s.path, s.symbol) == (section.path, section.symbol)
+               or s.covers(section.path, section.start_line, section.end_line)
+               for s in slice_.sections)
+
+
+def _why(section: Section, chosen: Section | None, budget: int) -> str:
+    shown = f"shown only as {chosen.anchor}" if chosen is not None else "left out"
+    return (f"{shown} to stay within the {budget}-token budget (the whole needs "
+            f"~{estimate_tokens(section.render())}); ask for it or raise the budget")
+
+
+def _first_fitting(slice_: ContextSlice, section: Section, limit: int) -> Section | None:
+    option: Section | None = section
+    while option is not None:
+        slice_.sections.append(option)
+        if slice_.used_tokens <= limit:
+            return option
+        slice_.sections.pop()
+        option = option.fallback
+    return None
+
+
+def packing_order(level_sections: list[Section], matches: list[Section],
+                  file_kinds: dict[str, str]) -> list[Section]:
+    """The order ``fit`` packs in: the level's own material, then the search's other matches,
+    then graph neighbours; within each, tests, examples and docs after the implementation."""
+    def later(section: Section) -> bool:
+        return is_secondary(section.path, file_kinds.get(section.path, "source"))
+
+    own = [s for s in level_sections if s.role not in _NEIGHBOUR_ROLES]
+    extra = matches + [s for s in level_sections if s.role in _NEIGHBOUR_ROLES]
+    return own + [s for s in extra if not later(s)] + [s for s in extra if later(s)]
+
+
+def implementation_first(evidence: list[VerifiedResult]) -> list[VerifiedResult]:
+    """Evidence with tests, examples and docs after the implementation (stable otherwise)."""
+    return sorted(evidence, key=lambda r: is_secondary(r.record.path, r.record.file_kind))
+
+
+def matched(result: VerifiedResult) -> bool:
+    """True when the query matched the result rather than merely ranked it (see above)."""
+    bm25 = result.explain.get("bm25") or 0.0
+    similarity = result.explain.get("vector_sim") or 0.0
+    return bm25 > 0 or similarity >= MIN_VECTOR_SIMILARITY
+
+
+def _header(query: str, level: str, budget: int, opened: OpenedBranch,
+            info: dict[str, Any]) -> str:
+    one_line = " ".join(query.split())
+    one_line = one_line if len(one_line) <= 200 else one_line[:199] + "…"
+    layers = ", ".join(f"{name}@{short(stamp.get('commit'))} ({stamp.get('indexed_at') or '?'})"
+                       for name, stamp in info["layers"].items())
+    return "\n".join([
+        f"# Context {level} ({LEVELS[level]} slice) for: {one_line}",
+        f"index: {info['collection']} at {short(info['commit'])}, built "
+        f"{info['indexed_at'] or '?'}; layers: {layers or '-'}",
+        f"verified against: {opened.target.label}; budget: {budget} tokens "
+        "(estimate: 1 token per 3 characters)",
+        "",
+        "Answer only from the material below. Cite each claim as "
+        "[file:Lx-Ly | symbol | high/medium/low].",
+        "If the material does not hold the answer, write [MISSING] and name the file or "
+        "symbol that is needed.",
+        "Sections marked 'reference only' are history: take design ideas from them, never "
+        "implement against them.",
+    ])
+
+
+def _no_evidence_line(opened: OpenedBranch, results: list[VerifiedResult]) -> str:
+    historical = [r for r in results if r.verification.verdict is Verdict.HISTORICAL]
+    paths = ", ".join(sorted({r.record.path for r in historical}))
+    found = f"; found only historical material ({paths})" if historical else ""
+    return (f"[MISSING] no current code in {opened.target.label} matches the query{found}; "
+            "needed: the file or symbol that implements it")
+
+
+def build_context(
+    query: str,
+    repo_arg: str | RepoHandle,
+    *,
+    settings: Settings,
+    config: Config | None = None,
+    level: str = "L1",
+    budget_tokens: int | None = None,
+    branch: str | None = None,
+    worktree: bool = False,
+    store: Store | None = None,
+    embedder: Any | None = None,
+    count: bool = True,
+) -> ContextSlice:
+    """A verified, anchored context slice for ``query`` at ``level`` within ``budget_tokens``.
+
+    Raises BadInput for a bad query, level or budget before anything is opened; repository and
+    branch errors as ``search``.
+    """
+    from freshmark.core.request import validate_query
+    from freshmark.services.retrieval.hybrid import hybrid_search
+
+    text = validate_query(query)
+    level, budget = check_level_and_budget(level, budget_tokens)
+    config = config if config is not None else load_config(settings.config_path)
+    opened = open_branch(repo_arg, settings=settings, config=config, branch=branch,
+                         worktree=worktree, store=store, need_index=True)
+    assert opened.index is not None
+    embedder = embedder if embedder is not None else embedder_for(settings, opened.index)
+    candidates, _ = hybrid_search(opened.index, embedder, text, RECALL_K, include_history=True,
+                                  cache_dir=settings.cache_dir)
+    results = verify_results(opened, [(c.record, c.score, c.explain()) for c in candidates])
+    info = index_info(opened.index)
+    if count:
+        count_verdicts(settings, opened.repo_label, opened.target.branch,
+                       [str(r.verification.verdict) for r in results])
+    slice_ = ContextSlice(text, level, budget, _header(text, level, budget, opened, info),
+                          opened.target.to_dict(), info)
+    builder = SliceBuilder(opened, results, graph_for(opened.index))
+    evidence = implementation_first([r for r in results if r.verification.verdict in
+                                     EVIDENCE_VERDICTS and matched(r)])
+    if not evidence:
+        slice_.missing.append(_no_evidence_line(opened, results))
+        fit(slice_, builder.reference_sections())
+        return slice_
+    own = LEVEL_BUILDERS[level](builder, evidence[0])
+    matches = builder.candidate_sections(own, evidence[1:])
+    file_kinds = {r.record.path: r.record.file_kind for r in results}
+    file_kinds.update({n.path: n.file_kind for n in builder.graph.nodes.values()})
+    fit(slice_, packing_order(own, matches, file_kinds) + builder.reference_sections())
+    return slice_

@@ -1,0 +1,436 @@
+"""The pieces of a context slice (SPEC §7): anchored sections, read from today's files.
+
+``SliceBuilder`` turns verified search results into sections: the symbol with its import
+block, the type definitions at its boundary and ``BREATHING_LINES`` lines after it; its
+direct callers' signatures; its module and the modules it imports; the symbols the symbol
+graph reaches from it. Code is always read from today's file (head blob or work tree); only
+historical reference material comes from the index. ``context.fit`` then packs the sections
+into the budget in the order a level lists them.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from freshmark.core.chunking.model import CONTAINER_KINDS
+from freshmark.core.citation import Citation, cite
+from freshmark.core.stamp import ChunkRecord
+from freshmark.core.verdicts import Verdict, short
+from freshmark.services.context.imports import (
+    IMPORT_KEPT_MAX_LINES,
+    IMPORT_TRIM_OVER_LINES,
+    import_block,
+    used_import_lines,
+)
+from freshmark.services.context.symbol_graph import SymbolGraph, short_name
+from freshmark.services.open_branch import OpenedBranch
+from freshmark.services.retrieval.results import VerifiedResult
+
+BREATHING_LINES = 25
+MAX_CALLERS = 5
+MAX_TYPES = 3
+MAX_REFERENCES = 2
+L3_DEPTH = 2
+L3_MAX_SYMBOLS = 24
+# Paths of example programs and documentation: they show use, not implementation.
+_SECONDARY_DIRS = frozenset({"examples", "example", "docs", "doc"})
+_SECONDARY_KINDS = frozenset({"test", "doc"})
+EVIDENCE_VERDICTS = frozenset({Verdict.CURRENT, Verdict.OLDER_IDENTICAL, Verdict.CHANGED})
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+# Module-level blocks and line windows: no design idea of their own to take as reference.
+_NO_SYMBOL_KINDS = frozenset({"block", "window", "module"})
+
+
+@dataclass
+class Section:
+    """One anchored piece of the slice; ``body`` is code, numbered from ``body_start``."""
+
+    role: str
+    path: str
+    symbol: str
+    start_line: int
+    end_line: int
+    confidence: str
+    citation: Citation | None
+    body: str = ""
+    body_start: int = 0  # 0: body is not numbered (signatures, call chains)
+    verdict: str | None = None
+    note: str = ""
+    language: str = ""
+    fallback: Section | None = None
+
+    @property
+    def shown_end(self) -> int:
+        """Last line the body shows (past ``end_line`` when it carries breathing room)."""
+        if self.body and self.body_start:
+            return self.body_start + len(self.body.splitlines()) - 1
+        return self.end_line
+
+    def covers(self, path: str, start: int, end: int) -> bool:
+        """True when this section already shows lines ``start..end`` of ``path``."""
+        return self.path == path and bool(self.body_start) and \
+            self.body_start <= start and end <= self.shown_end
+
+    @property
+    def anchor(self) -> str:
+        lines = f"L{self.start_line}-L{self.end_line}"
+        return f"[{self.path}:{lines} | {self.symbol} | {self.confidence}]"
+
+    def render(self) -> str:
+        lines = [self.anchor + (f"  {self.note}" if self.note else "")]
+        if self.citation is not None:
+            lines.extend(self.citation.lines())
+        if self.body:
+            lines.append(f"```{self.language}")
+            lines.extend(_numbered(self.body, self.body_start))
+            lines.append("```")
+        return "\n".join(lines)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "role": self.role, "path": self.path, "symbol": self.symbol,
+            "start_line": self.start_line, "end_line": self.end_line,
+            "confidence": self.confidence, "verdict": self.verdict, "anchor": self.anchor,
+            "note": self.note, "citation": self.citation.text() if self.citation else None,
+            "text": self.body,
+        }
+
+
+def _numbered(body: str, first: int) -> list[str]:
+    if not first:
+        return body.splitlines()
+    return [f"{first + i:>5}  {line}" for i, line in enumerate(body.splitlines())]
+
+
+def _lines(text: str, start: int, end: int) -> str:
+    return "\n".join(text.splitlines()[start - 1 : end])
+
+
+# -- the builder -----------------------------------------------------------------------------------
+class SliceBuilder:
+    """Assembles the sections of one slice from verified results and today's files."""
+
+    def __init__(self, opened: OpenedBranch, results: list[VerifiedResult], graph: SymbolGraph):
+        self.opened = opened
+        self.results = results
+        self.graph = graph
+        self.verifier = opened.verifier
+        self._chunks: dict[str, dict[str, Any]] = {}
+        self._spans: dict[str, dict[str, tuple[int, int]]] = {}
+
+    # -- today's files -----------------------------------------------------------------------------
+    def today(self, path: str) -> str | None:
+        return self.verifier.current_text(path)
+
+    def today_chunks(self, path: str) -> dict[str, Any]:
+        """Today's chunks of ``path`` by symbol (first part), re-chunked from the current text."""
+        if path not in self._chunks:
+            from freshmark.core.chunking import chunk_text
+
+            text = self.today(path) or ""
+            by_symbol: dict[str, Any] = {}
+            for chunk in chunk_text(path, text):
+                by_symbol.setdefault(chunk.symbol, chunk)
+            self._chunks[path] = by_symbol
+        return self._chunks[path]
+
+    def region_citation(self, path: str, start: int, end: int, label: str,
+                        how: str = "read from today's file") -> Citation:
+        target = self.opened.target
+        when = "uncommitted" if target.worktree else self.verifier.head_date()
+        return Citation(f"{path}#L{start}-L{end}  ({label})", f"{target.label} ({when})",
+                        "check", how)
+
+    # -- pieces -----------------------------------------------------------------------------------
+    def symbol_section(self, result: VerifiedResult, role: str, breathing: bool) -> Section | None:
+        record, v = result.record, result.verification
+        text = self.today(record.path)
+        if text is None:
+            return None
+        start = v.current_start_line or record.start_line
+        end = v.current_end_line or record.end_line
+        total = len(text.splitlines())
+        shown_end = min(total, end + BREATHING_LINES) if breathing else min(total, end)
+        confidence = "medium" if v.verdict is Verdict.CHANGED else "high"
+        note = f"(+{shown_end - end} lines after, breathing room)" if shown_end > end else ""
+        return Section(role, record.path, record.symbol, start, end, confidence, result.citation,
+                       _lines(text, start, shown_end), start, str(v.verdict), note,
+                       record.language,
+                       fallback=self._trimmed(result, text, start, end) if breathing else None)
+
+    def _trimmed(self, result: VerifiedResult, text: str, start: int, end: int) -> Section:
+        record = result.record
+        return Section("evidence", record.path, record.symbol, start, end,
+                       "medium" if result.verification.verdict is Verdict.CHANGED else "high",
+                       result.citation, _lines(text, start, end), start,
+                       str(result.verification.verdict), "", record.language)
+
+    def import_section(self, path: str, language: str, user: Section | None = None
+                       ) -> Section | None:
+        """The file's import block; a long one is trimmed to the statements ``user`` (the
+        symbol's section) names, so L1's budget goes to the symbol, not to 50 imports."""
+        text = self.today(path)
+        span = import_block(path, text) if text else None
+        if text is None or span is None:
+            return None
+        start, end = span
+        citation = self.region_citation(path, start, end, "import block")
+        if end - start + 1 <= IMPORT_TRIM_OVER_LINES or user is None:
+            return Section("imports", path, "imports", start, end, "high", citation,
+                           _lines(text, start, end), start, language=language)
+        kept = used_import_lines(text.splitlines()[start - 1 : end], start, user.body)
+        body = "\n".join(f"{number:>5}  {line}" for number, line in kept[:IMPORT_KEPT_MAX_LINES])
+        note = (f"(trimmed: {len(kept[:IMPORT_KEPT_MAX_LINES])} of {end - start + 1} lines, "
+                f"the imports {user.symbol} uses)")
+        return Section("imports", path, "imports", start, end, "high", citation, body, 0,
+                       note=note, language=language)
+
+    def today_spans(self, path: str) -> dict[str, tuple[int, int]]:
+        if path not in self._spans:
+            from freshmark.core.chunking import symbol_spans
+
+            self._spans[path] = symbol_spans(path, self.today(path) or "")
+        return self._spans[path]
+
+    def live_section(self, record: ChunkRecord, role: str, confidence: str, note: str,
+                     signature_only: bool) -> Section | None:
+        """A related symbol read from today's file; None if it is not usable any more.
+
+        Functions come as their exact lines (numbered); types as their summary with member
+        bodies elided; callers as their signature only.
+        """
+        verification = self.verifier.verify(record)
+        chunk = self.today_chunks(record.path).get(record.symbol)
+        span = self.today_spans(record.path).get(record.symbol)
+        if verification.verdict not in EVIDENCE_VERDICTS or chunk is None or span is None:
+            return None
+        head_date = self.verifier.head_date() if verification.verdict is Verdict.CHANGED else None
+        start, end = span
+        citation = cite(record, verification, self.opened.target, head_date)
+        if (start, end) != (record.start_line, record.end_line):
+            # The indexed chunk may be only a part of the symbol (a long class is chunked in
+            # parts); the label shows today's whole span, so the citation must name it too.
+            citation = self.region_citation(record.path, start, end, record.symbol)
+        verdict = str(verification.verdict)
+        if signature_only:
+            return Section(role, record.path, record.symbol, start, end, confidence, citation,
+                           chunk.signature, 0, verdict, note + " (signature only)",
+                           record.language)
+        if chunk.kind in CONTAINER_KINDS:
+            return Section(role, record.path, record.symbol, start, end, confidence, citation,
+                           chunk.text, 0, verdict, note + " (member bodies elided)",
+                           record.language)
+        body = _lines(self.today(record.path) or "", start, end)
+        return Section(role, record.path, record.symbol, start, end, confidence, citation,
+                       body, start, verdict, note, record.language)
+
+    def type_sections(self, primary: VerifiedResult) -> list[Section]:
+        record = primary.record
+        names = [*_IDENTIFIER.findall(record.signature), *record.references]
+        container = record.symbol.rsplit(".", 1)[0] if "." in record.symbol else None
+        ids = self.graph.type_definitions(names, record.path)
+        own = self.graph.find(record.path, container) if container else None
+        ordered = ([own] if own else []) + [i for i in ids if i != own]
+        out: list[Section] = []
+        for node_id in ordered[:MAX_TYPES]:
+            node = self.graph.nodes[node_id]
+            section = self.live_section(node, "type", "high", "type definition at the boundary",
+                                        signature_only=False)
+            if section is not None:
+                out.append(section)
+        return out
+
+    def caller_sections(self, primary: VerifiedResult) -> list[Section]:
+        node_id = self.graph.find(primary.record.path, primary.record.symbol)
+        if node_id is None:
+            return []
+        edges = sorted(self.graph.callers(node_id), key=lambda e: not e.confirmed)
+        out: list[Section] = []
+        for edge in edges[:MAX_CALLERS]:
+            caller = self.graph.nodes[edge.caller]
+            confidence, how = ("high", "direct caller (graph-confirmed)") if edge.confirmed \
+                else ("medium", "direct caller (name match only)")
+            section = self.live_section(caller, "caller", confidence, how, signature_only=True)
+            if section is not None:
+                out.append(section)
+        return out
+
+    def module_section(self, path: str, role: str, language: str, note: str) -> Section | None:
+        text = self.today(path)
+        if not text:
+            return None
+        total = len(text.splitlines())
+        return Section(role, path, "module", 1, total, "high",
+                       self.region_citation(path, 1, total, "whole file"), text, 1, None, note,
+                       language)
+
+    def signature_digest(self, path: str, role: str, language: str, note: str) -> Section | None:
+        chunks = [c for c in self.today_chunks(path).values() if c.kind not in ("block", "window")]
+        if not chunks:
+            return None
+        body = "\n".join(f"L{c.start_line}-L{c.end_line}  {c.signature}" for c in chunks)
+        last = max(c.end_line for c in chunks)
+        return Section(role, path, "module", 1, last, "high",
+                       self.region_citation(path, 1, last, "signatures only"), body, 0, None,
+                       (note + " (signatures only: the whole file exceeds the budget)").strip(),
+                       language)
+
+    def reference_sections(self) -> list[Section]:
+        historical = list({(r.record.path, r.record.symbol): r for r in self.results
+                           if r.verification.verdict is Verdict.HISTORICAL
+                           and r.record.kind not in _NO_SYMBOL_KINDS}.values())
+        return [Section("reference", r.record.path, r.record.symbol, r.record.start_line,
+                        r.record.end_line, "low", r.citation, r.record.text, r.record.start_line,
+                        "historical", "reference only — history, not today's code",
+                        r.record.language)
+                for r in historical[:MAX_REFERENCES]]
+
+    def candidate_sections(self, taken: list[Section],
+                           evidence: list[VerifiedResult]) -> list[Section]:
+        """Other verified matches: their code, or a pointer (one line) when it does not fit."""
+        whole_files = {s.path for s in taken if s.role in ("module", "dependency")}
+        skip = {(s.path, s.symbol) for s in taken}
+        out: list[Section] = []
+        for r in evidence:
+            key = (r.record.path, r.record.symbol)
+            v = r.verification
+            start = v.current_start_line or r.record.start_line
+            end = v.current_end_line or r.record.end_line
+            if key in skip or r.record.path in whole_files or any(
+                    s.path == r.record.path and s.body_start and s.start_line <= end
+                    and start <= s.shown_end for s in taken):
+                continue
+            skip.add(key)
+            pointer = Section("candidate", r.record.path, r.record.symbol, start, end, "medium",
+                              None, verdict=str(v.verdict), note="other match (not included)")
+            code = self.symbol_section(r, "match", breathing=False)
+            if code is not None and r.record.kind not in _NO_SYMBOL_KINDS:
+                code.note = "another match of the query"
+                code.fallback = pointer
+                out.append(code)
+            else:
+                out.append(pointer)
+        return out
+
+
+def is_secondary(path: str, file_kind: str = "source") -> bool:
+    """Tests, examples and docs: evidence of use, to come after the implementation."""
+    return file_kind in _SECONDARY_KINDS or any(part in _SECONDARY_DIRS
+                                                for part in path.split("/")[:-1])
+
+
+# -- levels ----------------------------------------------------------------------------------------
+def _symbol_and_boundary(builder: SliceBuilder, primary: VerifiedResult) -> list[Section]:
+    out: list[Section] = []
+    main = builder.symbol_section(primary, "evidence", breathing=True)
+    if main is not None:
+        out.append(main)
+    imports = builder.import_section(primary.record.path, primary.record.language, main)
+    if imports is not None:
+        out.append(imports)
+    return out + builder.type_sections(primary)
+
+
+def _level_1(builder: SliceBuilder, primary: VerifiedResult) -> list[Section]:
+    return _symbol_and_boundary(builder, primary) + builder.caller_sections(primary)
+
+
+def _level_2(builder: SliceBuilder, primary: VerifiedResult) -> list[Section]:
+    record = primary.record
+    module = builder.module_section(record.path, "module", record.language,
+                                    f"the module of {record.symbol}")
+    if module is None:
+        return _level_1(builder, primary)
+    module.fallback = builder.symbol_section(primary, "evidence", breathing=True)
+    out = [module]
+    referenced = set(record.references)
+    graph = builder.graph
+    dependencies = sorted(
+        graph.imported_files(record.path),
+        key=lambda path: not any(short_name(n.symbol) in referenced
+                                 for n in graph.nodes.values() if n.path == path),
+    )
+    for path in dependencies:
+        language = next((n.language for n in graph.nodes.values() if n.path == path), "")
+        section = builder.module_section(path, "dependency", language,
+                                         f"imported by {record.path}")
+        if section is not None:
+            section.fallback = builder.signature_digest(path, "dependency", language,
+                                                        f"imported by {record.path}")
+            out.append(section)
+    return out
+
+
+def _implementation_first(graph: SymbolGraph, node_id: str) -> list[Any]:
+    """The node's edges, those to tests, examples and docs last: twenty example programs
+    calling a symbol must not use up ``L3_MAX_SYMBOLS`` before its real callers."""
+    def to_secondary(edge: Any) -> bool:
+        other = graph.nodes[edge.caller if edge.callee == node_id else edge.callee]
+        return is_secondary(other.path, other.file_kind)
+
+    return sorted(graph.callers(node_id) + graph.callees(node_id), key=to_secondary)
+
+
+def _walk(graph: SymbolGraph, start: str) -> list[tuple[str, bool, int, str]]:
+    """Symbols reached from ``start`` over callers and callees, breadth first:
+    (node id, edge confirmed, depth, one call-chain line)."""
+    seen = {start}
+    frontier = [start]
+    reached: list[tuple[str, bool, int, str]] = []
+    for depth in range(1, L3_DEPTH + 1):
+        following: list[str] = []
+        for node_id in frontier:
+            for edge in _implementation_first(graph, node_id):
+                other = edge.caller if edge.callee == node_id else edge.callee
+                if other in seen or len(reached) >= L3_MAX_SYMBOLS:
+                    continue
+                seen.add(other)
+                following.append(other)
+                caller, callee = graph.nodes[edge.caller], graph.nodes[edge.callee]
+                how = "graph-confirmed" if edge.confirmed else "name match only"
+                reached.append((other, edge.confirmed, depth,
+                                f"{caller.symbol} ({caller.path}:L{caller.start_line}) -> "
+                                f"{callee.symbol} ({callee.path}:L{callee.start_line})  [{how}]"))
+        frontier = following
+    return reached
+
+
+def _level_3(builder: SliceBuilder, primary: VerifiedResult) -> list[Section]:
+    out = _symbol_and_boundary(builder, primary)
+    graph = builder.graph
+    start = graph.find(primary.record.path, primary.record.symbol)
+    if start is None:
+        return out
+    reached = _walk(graph, start)
+    if not reached:
+        return out
+    manifest = builder.opened.index.manifest if builder.opened.index else None
+    chain = Citation(
+        f"symbol graph of {manifest.collection if manifest else '?'} ({len(reached)} relations)",
+        f"{builder.opened.target.branch}@{short(manifest.commit if manifest else None)} "
+        f"({(manifest.indexed_at or '')[:10] if manifest else '?'})",
+        "check", "relations recorded at index time; 'name match only' ones are inferred (low)")
+    record = primary.record
+    out.append(Section("call_chain", record.path, "call chain", record.start_line,
+                       record.end_line, "high" if all(r[1] for r in reached) else "medium",
+                       chain, "\n".join(r[3] for r in reached)))
+    per_file: dict[str, int] = {}
+    for node_id, _, _, _ in reached:
+        path = graph.nodes[node_id].path
+        per_file[path] = per_file.get(path, 0) + 1
+    ordered = sorted(reached, key=lambda r: (is_secondary(graph.nodes[r[0]].path,
+                                                          graph.nodes[r[0]].file_kind),
+                                             r[2], not r[1], -per_file[graph.nodes[r[0]].path]))
+    for node_id, confirmed, depth, _ in ordered:
+        node = graph.nodes[node_id]
+        section = builder.live_section(node, "related", "high" if confirmed else "medium",
+                                       f"reached in {depth} hop(s) over the call graph",
+                                       signature_only=False)
+        if section is not None:
+            out.append(section)
+    return out
+
+
+LEVEL_BUILDERS = {"L1": _level_1, "L2": _level_2, "L3": _level_3}

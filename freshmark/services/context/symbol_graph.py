@@ -1,0 +1,209 @@
+"""A small symbol graph of one branch, built from chunk metadata recorded at index time (SPEC §7).
+
+Nodes are the branch's live chunks of product code (excluded file kinds, tests, docs and
+config are left out). Two kinds of relation, both read from the stamps, never from the text:
+
+* **imports**: a file's ``imports`` as written (``orders.domain.order``, ``./util``,
+  ``github.com/shop/payment``, ``crate::a::b``) resolved to indexed files by path suffix;
+* **references**: a chunk's ``references`` (names it calls or uses) resolved to definitions.
+
+Name resolution is restricted so that a common name does not wire everything together: a
+definition in the same file or in a file the referencing file imports is a *confirmed* edge;
+otherwise a name defined exactly once in the branch is a *name-only* edge; anything else is
+ambiguous and left out. A graph is built once per (collection, generation) and process.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+import threading
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from freshmark.adapters.store.chroma import BranchIndex
+from freshmark.core.stamp import ChunkRecord
+
+# Kinds that define a type: their chunks are the type definitions carried at a slice boundary.
+TYPE_KINDS = frozenset({"class", "interface", "struct", "enum", "trait", "type"})
+_NOT_DEFINITIONS = frozenset({"block", "window", "module"})
+_LEFT_OUT_KINDS = frozenset({"generated", "vendored", "backup", "fixture", "test", "doc", "config"})
+_PACKAGE_FILES = frozenset({"__init__", "index", "mod", "lib", "main"})
+_MAX_IMPORT_MATCHES = 3
+_MAX_PACKAGE_FILES = 5
+_SEPARATORS = re.compile(r"::|[./\\]")
+_GRAPHS_KEPT = 4
+
+
+def short_name(symbol: str) -> str:
+    """``OrderService.cancel_order`` -> ``cancel_order`` (the name code refers to it by)."""
+    return symbol.rsplit(".", 1)[-1]
+
+
+def _stem(path: str) -> str:
+    return path.rsplit(".", 1)[0] if "." in path.rsplit("/", 1)[-1] else path
+
+
+@dataclass(frozen=True)
+class Edge:
+    """``caller`` refers to ``callee`` (chunk ids); ``confirmed`` by an import or the same file."""
+
+    caller: str
+    callee: str
+    confirmed: bool
+
+
+class SymbolGraph:
+    """Definitions, references and file imports of one branch's live product code."""
+
+    def __init__(self, records: Iterable[ChunkRecord]):
+        self.nodes: dict[str, ChunkRecord] = {}
+        self._by_short: dict[str, list[str]] = {}
+        self._by_symbol: dict[tuple[str, str], str] = {}
+        self._refs_by_name: dict[str, list[str]] = {}
+        self._imports_of: dict[str, list[str]] = {}
+        self._suffixes: dict[str, set[str]] = {}
+        self._dirs: dict[str, set[str]] = {}
+        self._resolved: dict[str, list[str]] = {}
+        for record in sorted(records, key=lambda r: (r.path, r.start_line, r.id)):
+            if record.is_live and record.file_kind not in _LEFT_OUT_KINDS:
+                self._add(record)
+
+    def _add(self, record: ChunkRecord) -> None:
+        self.nodes[record.id] = record
+        self._imports_of.setdefault(record.path, list(record.imports))
+        key = (record.path, record.symbol)
+        if key not in self._by_symbol and record.kind not in _NOT_DEFINITIONS:
+            self._by_symbol[key] = record.id
+            self._by_short.setdefault(short_name(record.symbol), []).append(record.id)
+        for name in set(record.references):
+            self._refs_by_name.setdefault(name, []).append(record.id)
+        if record.path not in self._suffixes.get(_stem(record.path), set()):
+            self._register_file(record.path)
+
+    def _register_file(self, path: str) -> None:
+        stem_parts = _stem(path).split("/")
+        for i in range(len(stem_parts)):
+            self._suffixes.setdefault("/".join(stem_parts[i:]), set()).add(path)
+        directory = stem_parts[:-1]
+        if stem_parts[-1] in _PACKAGE_FILES and directory:
+            for i in range(len(directory)):
+                self._suffixes.setdefault("/".join(directory[i:]), set()).add(path)
+        for i in range(len(directory)):
+            self._dirs.setdefault("/".join(directory[i:]), set()).add(path)
+
+    # -- files and imports -------------------------------------------------------------------------
+    @property
+    def files(self) -> set[str]:
+        return set(self._imports_of)
+
+    def imported_files(self, path: str) -> list[str]:
+        """Indexed files that ``path`` imports (unresolvable ones, e.g. libraries, dropped)."""
+        cached = self._resolved.get(path)
+        if cached is not None:
+            return cached
+        found: list[str] = []
+        for spec in self._imports_of.get(path, []):
+            for target in self.resolve_import(path, spec):
+                if target != path and target not in found:
+                    found.append(target)
+        self._resolved[path] = found
+        return found
+
+    def resolve_import(self, from_path: str, spec: str) -> list[str]:
+        """Indexed files an import names; [] when it names none unambiguously."""
+        parts = self._import_parts(from_path, spec.strip())
+        for start in range(len(parts)):
+            key = "/".join(parts[start:])
+            matches = self._suffixes.get(key) or set()
+            tail_only = start == len(parts) - 1
+            if matches and (len(matches) == 1 or (not tail_only and
+                                                  len(matches) <= _MAX_IMPORT_MATCHES)):
+                return sorted(matches)
+            in_dir = self._dirs.get(key) or set()
+            if in_dir and not tail_only and len(in_dir) <= _MAX_PACKAGE_FILES:
+                return sorted(in_dir)
+        return []
+
+    @staticmethod
+    def _import_parts(from_path: str, spec: str) -> list[str]:
+        here = posixpath.dirname(from_path)
+        if spec.startswith(("./", "../")):
+            joined = posixpath.normpath(posixpath.join(here, spec))
+            return [p for p in joined.split("/") if p not in ("", ".", "..")]
+        if spec.startswith("."):  # Python relative: ".models", "..pkg.mod"
+            dots = len(spec) - len(spec.lstrip("."))
+            base = here
+            for _ in range(dots - 1):
+                base = posixpath.dirname(base)
+            rest = [p for p in spec[dots:].split(".") if p]
+            return [p for p in base.split("/") if p] + rest
+        return [p for p in _SEPARATORS.split(spec) if p and p not in ("crate", "self", "super")]
+
+    # -- symbols and references --------------------------------------------------------------------
+    def find(self, path: str, symbol: str) -> str | None:
+        return self._by_symbol.get((path, symbol))
+
+    def resolve_name(self, from_id: str, name: str) -> tuple[list[str], bool]:
+        """Definitions ``name`` refers to from chunk ``from_id``, and whether confirmed."""
+        definitions = self._by_short.get(name, [])
+        if not definitions:
+            return [], False
+        source = self.nodes[from_id].path
+        near_files = {source, *self.imported_files(source)}
+        near = [d for d in definitions if self.nodes[d].path in near_files and d != from_id]
+        if near:
+            return near, True
+        if len(definitions) == 1 and definitions[0] != from_id:
+            return definitions, False
+        return [], False
+
+    def callees(self, node_id: str) -> list[Edge]:
+        edges: list[Edge] = []
+        for name in self.nodes[node_id].references:
+            targets, confirmed = self.resolve_name(node_id, name)
+            edges.extend(Edge(node_id, t, confirmed) for t in targets)
+        return edges
+
+    def callers(self, node_id: str) -> list[Edge]:
+        name = short_name(self.nodes[node_id].symbol)
+        edges: list[Edge] = []
+        for caller in self._refs_by_name.get(name, []):
+            if caller == node_id:
+                continue
+            targets, confirmed = self.resolve_name(caller, name)
+            if node_id in targets:
+                edges.append(Edge(caller, node_id, confirmed))
+        return edges
+
+    def type_definitions(self, names: Iterable[str], near_path: str) -> list[str]:
+        """Chunks defining types named in ``names`` (resolved as references from ``near_path``)."""
+        near_files = {near_path, *self.imported_files(near_path)}
+        found: list[str] = []
+        for name in dict.fromkeys(names):
+            definitions = [d for d in self._by_short.get(name, [])
+                           if self.nodes[d].kind in TYPE_KINDS]
+            near = [d for d in definitions if self.nodes[d].path in near_files]
+            chosen = near or (definitions if len(definitions) == 1 else [])
+            found.extend(d for d in chosen if d not in found)
+        return found
+
+
+# -- one graph per (collection, generation) per process --------------------------------------------
+_GRAPHS: dict[str, tuple[int, SymbolGraph]] = {}
+_GRAPHS_LOCK = threading.Lock()
+
+
+def graph_for(index: BranchIndex) -> SymbolGraph:
+    """The branch's graph, rebuilt from live chunk metadata when the collection has moved on."""
+    generation = index.manifest.generation
+    with _GRAPHS_LOCK:
+        cached = _GRAPHS.get(index.name)
+    if cached is not None and cached[0] == generation:
+        return cached[1]
+    graph = SymbolGraph(index.iter_records(where={"status": "live"}, include_text=False))
+    with _GRAPHS_LOCK:
+        if len(_GRAPHS) >= _GRAPHS_KEPT and index.name not in _GRAPHS:
+            _GRAPHS.pop(next(iter(_GRAPHS)))
+        _GRAPHS[index.name] = (generation, graph)
+    return graph

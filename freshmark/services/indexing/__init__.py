@@ -1,0 +1,1 @@
+"""Indexing: bring a branch collection to the branch head."""

@@ -1,0 +1,158 @@
+"""Each layer of a run brought to the head: a whole branch, or an overlay on its base."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from freshmark.adapters.git.repo import GitRepo
+from freshmark.adapters.store.chroma import BranchIndex
+from freshmark.adapters.store.layered import LayeredIndex
+from freshmark.core.config import Config, Layer
+from freshmark.core.errors import PermanentError
+from freshmark.core.manifest import Manifest
+from freshmark.core.overlay import OverlayBase, base_commit_of, plan_overlay
+from freshmark.core.tree import FileChange, changed_paths
+from freshmark.services.indexing.batches import FanOut
+from freshmark.services.indexing.run import IndexRun
+
+
+def index_whole(
+    run: IndexRun, index: BranchIndex, layers: Sequence[Layer], target: str | None,
+    fan_out: FanOut | None = None,
+) -> tuple[bool, list[Layer]]:
+    """Each layer from its indexed commit to the head, split over worker processes when
+    ``fan_out`` wants the run. Returns (anything diffed, layers done)."""
+    repo, head, summary = run.repo, run.head, run.summary
+    diffs: dict[str | None, list[FileChange]] = {}
+    done: list[Layer] = []
+    work: list[tuple[Layer, list[FileChange]]] = []
+    lost_layers: list[Layer] = []
+    for layer_ in layers:
+        old = index.manifest.layer_commit(layer_.name)
+        if target and is_stale_target(repo, old, head):
+            continue  # never move a stamp backwards
+        done.append(layer_)
+        if old == head:
+            continue
+        # An indexed commit lost to a force push (and gc) means a full rescan of the layer.
+        lost = old is not None and not has_commit(repo, old)
+        since = None if lost else old
+        if since not in diffs:
+            diffs[since] = repo.diff(since, head)
+            if since is None:  # gitlinks never show in a diff; count them on a full pass
+                for _ in repo.submodules(head):
+                    summary.skip("submodule")
+        work.append((layer_, diffs[since]))
+        if lost:
+            lost_layers.append(layer_)
+    if fan_out is not None and fan_out.wants(sum(len(run.changes_in(*w)) for w in work)):
+        run.index_split(work, fan_out)
+    else:
+        for layer_, changes in work:
+            run.index_layer(layer_, changes)
+    for layer_ in lost_layers:  # after every batch: the vanished paths' chunks are all written
+        run.tombstone_vanished(layer_)
+    return bool(diffs), done
+
+
+def index_overlay(
+    run: IndexRun, index: LayeredIndex, layers: Sequence[Layer], target: str | None
+) -> tuple[bool, list[Layer]]:
+    """Each layer's overlay brought to ``diff(base's indexed commit, head)`` (``plan_overlay``):
+    the cost is the files that differ from the base, whatever the base did meanwhile."""
+    repo, head, config = run.repo, run.head, run.config
+    base = OverlayBase.of(index.manifest)
+    assert base is not None
+    base_manifest = index.below.manifest
+    layered_on = dict(base.layered_on)
+    to_base: dict[str, list[FileChange]] = {}
+    since_head: dict[str | None, set[str] | None] = {}
+    done: list[Layer] = []
+    changed = False
+    for layer_ in layers:
+        old = index.manifest.layer_commit(layer_.name)
+        if target and is_stale_target(repo, old, head):
+            continue
+        done.append(layer_)
+        base_commit = base_commit_of(base_manifest, layer_.name)
+        if base_commit is None or not has_commit(repo, base_commit):
+            raise PermanentError(f"base {base.branch!r} of {run.ref.name}@{run.branch} is at a "
+                                 "commit this repository lacks; fetch it or index the branch alone")
+        if old == head and not base.moved(layer_.name, base_manifest):
+            continue
+        changed = True
+        if base_commit not in to_base:
+            to_base[base_commit] = repo.diff(base_commit, head)
+        known = old is not None and has_commit(repo, old)
+        if old not in since_head:
+            since_head[old] = changed_paths(repo.diff(old, head)) if known else None
+        held = {p for p in index.held_paths() if config.layer_for(p) == layer_}
+        differing = changed_paths(to_base[base_commit])
+        present = {p for p in held - differing if repo.blob_at(head, p) is not None}
+        plan = plan_overlay(to_base[base_commit], held, since_head[old], present)
+        run.index_layer(layer_, plan.changes)
+        if plan.purge_paths:
+            run.summary.chunks_purged += index.purge_paths(plan.purge_paths)
+            run.purged = True
+        layered_on[layer_.name] = base_commit
+    forked_from = repo.merge_base(base_manifest.commit or head, head)
+    run.overlay_stamp = OverlayBase(base.repo_key, base.branch, index.below.name, layered_on,
+                                    forked_from).to_dict()
+    return changed, done
+
+
+def has_commit(repo: GitRepo, sha: str) -> bool:
+    try:
+        repo.commit_time(sha)
+    except PermanentError:
+        return False
+    return True
+
+
+def advance_manifest(
+    index: BranchIndex | LayeredIndex,
+    layers: Sequence[Layer],
+    head: str,
+    when: str,
+    generation: int,
+    config: Config,
+    overlay: dict[str, Any] | None = None,
+    purged: bool = False,
+) -> Manifest:
+    manifest = index.reload_manifest()
+    if overlay is not None:
+        manifest.overlay = overlay
+    if purged:
+        manifest.purged_generation = generation
+    for layer in layers:
+        manifest.layers[layer.name] = {"commit": head, "indexed_at": when}
+    if all(manifest.layer_commit(layer.name) == head for layer in config.layers):
+        manifest.commit, manifest.indexed_at = head, when
+    manifest.generation = max(manifest.generation, generation)
+    manifest.last_used_at = when
+    index.save_manifest(manifest)
+    return manifest
+
+
+def write_lexical_snapshot(index: BranchIndex, cache_dir: Path, changed: bool) -> None:
+    """The search-side BM25 snapshot, current with this run, so no search pays the build."""
+    from freshmark.adapters.lexical.registry import snapshot_path, write_lexical_snapshot
+
+    if not changed and snapshot_path(cache_dir, index.name).exists():
+        return  # a no-op run: the snapshot already matches (or a search will refresh it)
+    try:
+        write_lexical_snapshot(index, cache_dir)
+    except OSError:
+        pass  # a snapshot only saves search start-up time; an unwritable cache must not fail a run
+
+
+def is_stale_target(repo: GitRepo, indexed: str | None, head: str) -> bool:
+    """True when the index already holds a descendant of ``head`` (an old job finishing late)."""
+    return bool(
+        indexed
+        and indexed != head
+        and has_commit(repo, indexed)
+        and repo.is_ancestor(head, indexed)
+    )

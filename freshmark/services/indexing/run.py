@@ -1,0 +1,303 @@
+"""One index run over one branch: plan and write batches of changed files."""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+
+import numpy as np
+
+from freshmark.adapters.embedding.cache import EmbeddingCache, embed_with_cache
+from freshmark.adapters.git.repo import GitRepo, ObjectNotFound
+from freshmark.adapters.store.chroma import BranchIndex
+from freshmark.adapters.store.layered import LayeredIndex
+from freshmark.core.chunking import chunk_text
+from freshmark.core.chunking.languages import detect_language
+from freshmark.core.classify import SKIP_OVERSIZED, FileClass, classify, decode_text
+from freshmark.core.config import Config, Layer
+from freshmark.core.plan import (
+    FileContext,
+    FilePlan,
+    batch_changes,
+    build_records,
+    plan_file,
+    reusable_vectors,
+    tombstones,
+)
+from freshmark.core.ports import Embedder
+from freshmark.core.progress import DONE, START, WORKING, IndexProgress, Progress
+from freshmark.core.stamp import ChunkRecord, sha256_hex
+from freshmark.core.tree import MODE_SYMLINK, FileChange
+from freshmark.services.indexing.batches import FanOut, LayerBatch, RunStamp, no_claim
+from freshmark.services.indexing.summary import IndexSummary
+from freshmark.services.repos import RepoRef
+
+log = logging.getLogger("freshmark.indexer")
+
+# Files per planning batch: bounds memory and makes progress visible on big repos.
+FILES_PER_BATCH = 256
+
+
+class IndexRun:
+    """State of one index run over one branch (all layers share the generation)."""
+
+    def __init__(
+        self,
+        repo: GitRepo,
+        index: BranchIndex | LayeredIndex,
+        stamp: RunStamp,
+        config: Config,
+        embedder: Embedder,
+        cache: EmbeddingCache,
+        summary: IndexSummary,
+        progress: Progress | None,
+        keep_claim: Callable[[], None] = no_claim,
+    ):
+        self.repo, self.index, self.stamp = repo, index, stamp
+        self.ref = RepoRef(stamp.repo_key, stamp.repo_name)
+        self.branch, self.head = stamp.branch, stamp.head
+        self.config, self.embedder, self.cache = config, embedder, cache
+        self.summary, self.progress = summary, progress
+        self.keep_claim = keep_claim
+        self.generation = stamp.generation
+        self.overlay_stamp: dict[str, Any] | None = None  # an overlay's new base stamp
+        self.purged = False  # overlay records were deleted (lexical followers rebuild)
+        self.when = stamp.when
+        self.chunks_embedded = 0  # by this run, counted per embedder batch for progress
+        self._batch = ("", 0, 0, 0)  # layer, first file, files in the batch, files in the layer
+
+    # -- one layer --------------------------------------------------------------------------
+    def changes_in(self, layer: Layer, changes: Sequence[FileChange]) -> list[FileChange]:
+        return [c for c in changes if self._touches(layer, c)]
+
+    def index_layer(self, layer: Layer, changes: Sequence[FileChange]) -> None:
+        mine = self.changes_in(layer, changes)
+        total = len(mine)
+        self._report(layer.name, START, 0, total)
+        done = 0
+        for batch in batch_changes(mine, FILES_PER_BATCH):
+            self._batch = (layer.name, done, len(batch), total)
+            self.apply_batch(layer, batch)
+            done += len(batch)
+            self._report(layer.name, WORKING, done, total)
+        self._report(layer.name, DONE, total, total)
+
+    def index_split(self, work: Sequence[tuple[Layer, list[FileChange]]], fan_out: FanOut) -> None:
+        """Every layer's changes as batches that any worker may embed; back when all are in."""
+        batches = [
+            LayerBatch(layer.name, tuple(group))
+            for layer, changes in work
+            for group in batch_changes(self.changes_in(layer, changes), fan_out.files_per_batch)
+        ]
+        for counts in fan_out.run(self.stamp, batches, self.run_claimed_batch):
+            self.summary.add_batch_counts(counts)
+        self.summary.batches = len(batches)
+
+    def run_claimed_batch(
+        self, batch: LayerBatch, keep_claim: Callable[[], None]
+    ) -> dict[str, Any]:
+        """One batch of a split run in this process, counted apart: the counts of every batch
+        come back together from the fan-out, whoever ran it."""
+        return counted_batch(self.repo, self.index, self.stamp, self.config, self.embedder,
+                              self.cache, batch, keep_claim)
+
+    def _report(self, layer: str, phase: str, files_done: int, files_total: int) -> None:
+        if self.progress:
+            self.progress(IndexProgress(layer, phase, files_done, files_total,
+                                        self.chunks_embedded))
+
+    def _embedding_progress(self, texts_in_batch: int) -> Callable[[int], None]:
+        """Called per embedder batch: files of the current batch count as done in proportion
+        to its texts embedded, so a batch of 256 files does not jump from 0 to 100 %."""
+        embedded_in_batch = 0
+
+        def advance(count: int) -> None:
+            nonlocal embedded_in_batch
+            embedded_in_batch += count
+            self.chunks_embedded += count
+            self.keep_claim()
+            layer, first, size, total = self._batch
+            share = min(embedded_in_batch, texts_in_batch) / max(texts_in_batch, 1)
+            self._report(layer, WORKING, first + int(size * share), total)
+
+        return advance
+
+    def tombstone_vanished(self, layer: Layer) -> None:
+        """After a full rescan (the indexed commit is gone), retire chunks of vanished paths."""
+        at_head = {f.path for f in self.repo.tree_files(self.head)}
+        where = {"$and": [{"status": "live"}, {"layer": layer.name}]}
+        gone = [
+            r
+            for r in self.index.iter_records(where=where, include_text=False)
+            if r.path not in at_head
+        ]
+        self._write(FilePlan(tombstone=tombstones(gone, self.head, self.when, self.generation)), [])
+
+    def _in_layer(self, layer: Layer, path: str | None) -> bool:
+        return path is not None and self.config.layer_for(path) == layer
+
+    def _touches(self, layer: Layer, change: FileChange) -> bool:
+        return self._in_layer(layer, change.old_path) or self._in_layer(layer, change.new_path)
+
+    def apply_batch(self, layer: Layer, changes: Sequence[FileChange]) -> None:
+        """Plan and write one batch: read its blobs, chunk, embed what changed, write."""
+        self.keep_claim()
+        paths = {p for c in changes for p in (c.old_path, c.new_path) if p}
+        existing = self.index.records_for_paths(paths)
+        by_path: dict[str, list[ChunkRecord]] = {}
+        for record in existing:
+            by_path.setdefault(record.path, []).append(record)
+        # A path can leave and come back in one diff (renamed away, then re-added, e.g. as a
+        # symlink to its new place): the new file's plan decides about the old chunks there.
+        readded = {c.new_path for c in changes if c.status != "deleted" and c.new_path}
+        plan = FilePlan()
+        for change in changes:
+            plan.extend(self._plan_change(layer, change, by_path, readded))
+            self.keep_claim()
+        self._write(plan, existing)
+
+    def _plan_change(
+        self, layer: Layer, change: FileChange, by_path: dict[str, list[ChunkRecord]],
+        readded: set[str],
+    ) -> FilePlan:
+        plan = FilePlan()
+        self.summary.files_seen += 1
+        old_path, new_path = change.old_path, change.new_path
+        if old_path in readded and change.status in ("renamed", "deleted"):
+            pass  # the file now at old_path is planned by its own change
+        elif change.status == "renamed" and old_path and self._in_layer(layer, old_path):
+            plan.tombstone.extend(
+                tombstones(
+                    by_path.get(old_path, []),
+                    self.head,
+                    self.when,
+                    self.generation,
+                    successor=new_path,
+                )
+            )
+        elif change.status == "deleted" and old_path:
+            plan.tombstone.extend(
+                tombstones(by_path.get(old_path, []), self.head, self.when, self.generation)
+            )
+        if change.status != "deleted" and new_path and self._in_layer(layer, new_path):
+            plan.extend(self._plan_file(layer, change, by_path.get(new_path, [])))
+        if plan.embed or plan.tombstone or plan.restamp:
+            self.summary.files_changed += 1
+        return plan
+
+    def _plan_file(self, layer: Layer, change: FileChange, existing: list[ChunkRecord]) -> FilePlan:
+        path, blob_sha = change.new_path or "", change.new_blob or ""
+        fresh = self._chunks_of(layer, path, blob_sha, change)
+        if fresh is None:  # not indexable any more (binary, oversized, vendored...)
+            return FilePlan(tombstone=tombstones(existing, self.head, self.when, self.generation))
+        return plan_file(existing, fresh, self.head, self.when, self.generation)
+
+    def _chunks_of(
+        self, layer: Layer, path: str, blob_sha: str, change: FileChange
+    ) -> list[ChunkRecord] | None:
+        attributes = self.repo.attributes(self.head, path)
+        is_symlink = change.new_mode == MODE_SYMLINK
+        # Path rules and the size from the object header first: an oversized blob (hundreds of
+        # MB) is skipped without being read into memory.
+        verdict = classify(path, b"", self.config.rules, attributes, is_symlink=is_symlink)
+        limit = self.config.rules.max_file_bytes
+        try:
+            if verdict.indexed and limit and self.repo.blob_size(blob_sha) > limit:
+                verdict = FileClass(verdict.file_kind, False, SKIP_OVERSIZED)
+            if verdict.indexed:
+                data = self.repo.read_blob(blob_sha)
+                verdict = classify(path, data, self.config.rules, attributes,
+                                   is_symlink=is_symlink)
+        except ObjectNotFound:
+            # A partial or damaged clone lacks this blob: the rest of the run goes on, and the
+            # file is counted, not silently missing.
+            self.summary.skip(SKIP_MISSING_OBJECT)
+            return None
+        if not verdict.indexed:
+            self.summary.skip(verdict.skip_reason or "not-indexed")
+            return None
+        text = decode_text(data)
+        if text is None:
+            self.summary.skip("binary")
+            return None
+        language = detect_language(path) or ""
+        ctx = FileContext(
+            repo=self.ref.name,
+            branch=self.branch,
+            commit=self.head,
+            path=path,
+            blob_sha=blob_sha,
+            content_sha256=sha256_hex(data),
+            language=language,
+            file_kind=verdict.file_kind,
+            layer=layer.name,
+            indexed_at=self.when,
+        )
+        return build_records(ctx, chunk_text(path, text, language or None))
+
+    # -- writes -----------------------------------------------------------------------------
+    def _write(self, plan: FilePlan, existing: Iterable[ChunkRecord]) -> None:
+        vectors = self._vectors_for(plan.embed, existing) if plan.embed else {}
+        self.keep_claim()  # a batch taken over by another process must not write as well
+        if plan.embed:
+            self.index.upsert(plan.embed, np.stack([vectors[r.text_sha256] for r in plan.embed]))
+        if plan.restamp:
+            self.index.update_metadata([(r.id, r.to_metadata()) for r in plan.restamp])
+        tombstone = _tombstones_to_write(plan)
+        if tombstone:
+            self.index.update_metadata(tombstone)
+        s = self.summary
+        s.chunks_added += plan.added
+        s.chunks_updated += plan.updated
+        s.chunks_unchanged += plan.unchanged
+        s.chunks_tombstoned += len(plan.tombstone)
+
+    def _vectors_for(
+        self, records: Sequence[ChunkRecord], existing: Iterable[ChunkRecord]
+    ) -> dict[str, np.ndarray]:
+        donors = reusable_vectors(records, existing)
+        by_donor = self.index.embeddings_for(list(donors.values())) if donors else {}
+        vectors = {sha: by_donor[i] for sha, i in donors.items() if i in by_donor}
+        texts = {r.text_sha256: r.text for r in records if r.text_sha256 not in vectors}
+        started = time.perf_counter()
+        computed, n_computed, n_cached = embed_with_cache(
+            self.embedder, self.cache, texts, progress=self._embedding_progress(len(texts))
+        )
+        self.summary.embed_seconds += time.perf_counter() - started
+        vectors.update(computed)
+        self.summary.embeddings_computed += n_computed
+        self.summary.embeddings_reused += n_cached + len(by_donor)
+        return vectors
+
+
+SKIP_MISSING_OBJECT = "missing-object"
+
+
+def _tombstones_to_write(plan: FilePlan) -> list[tuple[str, dict[str, Any]]]:
+    """Each id once, and never one this plan also writes live: a store update must not carry
+    an id twice, and a tombstone must not overwrite the chunk that replaced it."""
+    written = {r.id for r in plan.embed} | {r.id for r in plan.restamp}
+    unique: dict[str, dict[str, Any]] = {}
+    for chunk_id, metadata in plan.tombstone:
+        if chunk_id not in written:
+            unique.setdefault(chunk_id, metadata)
+    return list(unique.items())
+
+
+def counted_batch(
+    repo: GitRepo,
+    index: BranchIndex | LayeredIndex,
+    stamp: RunStamp,
+    config: Config,
+    embedder: Embedder,
+    cache: EmbeddingCache,
+    batch: LayerBatch,
+    keep_claim: Callable[[], None],
+) -> dict[str, Any]:
+    counts = IndexSummary(repo=stamp.repo_name, branch=stamp.branch, collection=index.name,
+                          embedder=embedder.id, commit=stamp.head)
+    run = IndexRun(repo, index, stamp, config, embedder, cache, counts, None, keep_claim)
+    run.apply_batch(config.layer(batch.layer), batch.changes)
+    return counts.batch_counts()

@@ -1,0 +1,139 @@
+"""Resolve what a user names as a repository (a path, or a configured repo id) to its index key."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from freshmark.adapters.git.repo import GitRepo
+from freshmark.adapters.store.chroma import Store
+from freshmark.core.config import Config
+from freshmark.core.errors import BadInput, ConfigError, NotIndexed, RepositoryGone
+from freshmark.core.manifest import Manifest
+from freshmark.core.settings import Settings
+
+
+@dataclass(frozen=True)
+class RepoHandle:
+    """A repository as the index knows it: ``key`` names collections, ``path`` holds its git."""
+
+    key: str
+    name: str
+    path: Path
+    repo_id: str | None = None
+    tracked_only: bool = False  # work-tree reads limited to tracked files (network callers)
+
+    @property
+    def is_working_copy(self) -> bool:
+        """Indexed from a working copy (``path:`` key), not a configured remote's mirror."""
+        return self.repo_id is None and self.key.startswith("path:")
+
+    def open(self) -> GitRepo:
+        if not self.path.exists():
+            raise RepositoryGone(
+                f"repository {self.name} is gone from {self.path} (moved or deleted since it was "
+                "indexed); index it again from its new location"
+            )
+        repo = GitRepo.open(self.path)
+        repo.tracked_only = self.tracked_only
+        return repo
+
+
+def mirror_path(settings: Settings, repo_id: str) -> Path:
+    """Where workers keep the bare mirror of a configured remote."""
+    return settings.mirrors_dir / f"{repo_id}.git"
+
+
+def _exists(path: Path) -> bool:
+    """``path.exists()``, False for names the OS cannot take (NUL bytes, over-long)."""
+    try:
+        return path.exists()
+    except (OSError, ValueError):
+        return False
+
+
+def unique_name(key: str, path: Path, wanted: str, taken: Mapping[str, str]) -> str:
+    """A name for the repository ``key`` that no other indexed repository uses.
+
+    ``taken`` maps names in use to their keys. A key keeps the name it already has; a new one
+    takes ``wanted`` (its directory name) if free, else its parent-qualified name (``b/fresh``),
+    else that plus a digest of its key, so two checkouts called ``fresh`` never share a name.
+    """
+    for name, owner in taken.items():
+        if owner == key:
+            return name
+    qualified = f"{path.parent.name}/{wanted}" if path.parent.name else wanted
+    for name in (wanted, qualified):
+        if name not in taken:
+            return name
+    return f"{qualified}-{hashlib.sha256(key.encode()).hexdigest()[:8]}"
+
+
+def names_in_use(manifests: Iterable[Manifest]) -> dict[str, str]:
+    """Repository name -> index key, over every indexed branch."""
+    return {m.repo: m.repo_key for m in manifests}
+
+
+def _only_candidate(arg: str, manifests: list[Manifest]) -> Manifest | None:
+    """The one repository ``arg`` names; an error listing them when it names several."""
+    by_key = {m.repo_key: m for m in manifests}
+    if len(by_key) > 1:
+        listed = "; ".join(f"{m.repo} at {m.repo_path or k}" for k, m in sorted(by_key.items()))
+        raise BadInput(f"repository name {arg!r} is ambiguous: {listed}; pass its path instead")
+    return next(iter(by_key.values()), None)
+
+
+def resolve_repo(
+    arg: str, settings: Settings, config: Config, store: Store | None = None
+) -> RepoHandle:
+    """A path to a git repository, or the id of a configured (cluster) or indexed repository."""
+    candidate = Path(arg).expanduser()
+    if _exists(candidate):
+        repo = GitRepo.discover(candidate)
+        return RepoHandle(key=repo.key(), name=repo.default_name(), path=repo.path)
+    try:
+        configured = config.repo(arg)
+    except ConfigError:
+        configured = None
+    if configured is not None:
+        return RepoHandle(key=f"id:{arg}", name=arg, path=mirror_path(settings, arg), repo_id=arg)
+    if store is not None:
+        gone_key = f"path:{candidate.resolve()}"
+        if store.list_manifests(gone_key):
+            raise RepositoryGone(
+                f"repository at {candidate.resolve()} was indexed but is gone (moved or deleted); "
+                "index it again from its new location"
+            )
+        manifest = _only_candidate(arg, store.list_manifests(arg))
+        if manifest is not None:
+            path = Path(manifest.repo_path)
+            return RepoHandle(
+                key=manifest.repo_key,
+                name=manifest.repo,
+                path=path,
+                repo_id=arg if manifest.repo_key == f"id:{arg}" else None,
+            )
+    raise NotIndexed(
+        f"no repository {arg!r}: not a path on this machine, not in the config, never indexed"
+    )
+
+
+@dataclass(frozen=True)
+class RepoRef:
+    """Identity of the indexed repository: ``key`` names collections, ``name`` is for people."""
+
+    key: str
+    name: str
+
+    @classmethod
+    def of(cls, repo: GitRepo, repo_id: str | None, store: Store | None = None) -> RepoRef:
+        """Configured repos are named by their (unique) id; a repo indexed by path takes its
+        directory name unless another indexed repository already has it (``unique_name``)."""
+        if repo_id:
+            return cls(key=f"id:{repo_id}", name=repo_id)
+        key, name = repo.key(), repo.default_name()
+        if store is not None:
+            name = unique_name(key, repo.path, name, names_in_use(store.list_manifests()))
+        return cls(key=key, name=name)

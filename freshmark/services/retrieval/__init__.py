@@ -1,0 +1,1 @@
+"""Retrieval: hybrid search, verified and cited."""

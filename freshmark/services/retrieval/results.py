@@ -1,0 +1,68 @@
+"""Verified results: a ranked chunk with its verdict and citation header."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from freshmark.core.citation import Citation, cite
+from freshmark.core.stamp import ChunkRecord
+from freshmark.core.verdicts import (
+    ACTIONS,
+    Verdict,
+    Verification,
+)
+from freshmark.services.open_branch import OpenedBranch
+
+
+# -- search ----------------------------------------------------------------------------------------
+@dataclass
+class VerifiedResult:
+    """One search result: the stamped chunk, its verdict and citation, and its ranking."""
+
+    rank: int
+    record: ChunkRecord
+    verification: Verification
+    citation: Citation
+    score: float | None = None
+    explain: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def text(self) -> str:
+        """What to put under the citation: today's lines for ``changed``, else the chunk."""
+        if self.verification.current_text is not None:
+            return self.verification.current_text
+        return self.record.text
+
+    def to_dict(self) -> dict[str, Any]:
+        """SPEC §1 stamp fields under their names, plus verdict, reason and citation."""
+        v = self.verification
+        return {
+            **self.record.stamp(),
+            "verdict": str(v.verdict),
+            "seed_word": v.seed_word,
+            "reason": v.reason,
+            "action": ACTIONS[v.verdict],
+            "citation": self.citation.text(),
+            "current_start_line": v.current_start_line,
+            "current_end_line": v.current_end_line,
+            "text": self.text,
+            "rank": self.rank,
+            "score": None if self.score is None else round(self.score, 6),
+            "explain": self.explain,
+        }
+
+
+RankedRecord = tuple[ChunkRecord, float | None, dict[str, Any]]
+
+
+def verify_results(opened: OpenedBranch, records: list[RankedRecord]) -> list[VerifiedResult]:
+    """Verify ranked records and attach their citation headers."""
+    verifier = opened.verifier
+    out: list[VerifiedResult] = []
+    for rank, (record, score, explain) in enumerate(records, start=1):
+        verification = verifier.verify(record)
+        head_date = verifier.head_date() if verification.verdict is Verdict.CHANGED else None
+        citation = cite(record, verification, opened.target, head_date)
+        out.append(VerifiedResult(rank, record, verification, citation, score, explain))
+    return out

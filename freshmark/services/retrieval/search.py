@@ -1,0 +1,245 @@
+"""The use-case layer behind ``search`` and ``verify`` (CLI, HTTP and MCP call these).
+
+``search``: resolve the repository and branch -> open the branch index -> hybrid search ->
+verify every result against the branch head (or the work tree) -> results that carry their
+stamp, verdict, reason and citation header, and a response that names the index it came from
+(collection, indexed commit per layer, build time). ``verify_snippets``: the same verification
+for a snippet list (seed 000 §4.8) or freshmark's own JSON results. Both count the verdicts
+they give per repository and branch (``VerdictStats``) and in Prometheus when available.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from dataclasses import dataclass
+from typing import Any
+
+from freshmark.adapters.store.chroma import Store
+from freshmark.core.config import Config, load_config
+from freshmark.core.settings import Settings
+from freshmark.core.verdicts import (
+    Target,
+    Verdict,
+)
+from freshmark.services.open_branch import (
+    OpenedBranch,
+    count_verdicts,
+    embedder_for,
+    index_info,
+    open_branch,
+)
+from freshmark.services.repos import RepoHandle
+from freshmark.services.retrieval.results import VerifiedResult, verify_results
+
+
+@dataclass
+class SearchResponse:
+    query: str
+    repo: str
+    target: Target
+    index: dict[str, Any]
+    results: list[VerifiedResult]
+    timings: dict[str, float]
+
+    def verdict_counts(self) -> dict[str, int]:
+        return dict(Counter(str(r.verification.verdict) for r in self.results))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "query": self.query,
+            "repo": self.repo,
+            "target": self.target.to_dict(),
+            "index": self.index,
+            "results": [r.to_dict() for r in self.results],
+            "verdicts": self.verdict_counts(),
+            "timings": self.timings,
+        }
+
+
+def _searched(
+    query: str, repo_arg: str | RepoHandle, *, k: int, kinds: list[str] | str | None,
+    include_excluded: bool, settings: Settings, config: Config | None, branch: str | None,
+    worktree: bool, store: Store | None, embedder: Any | None,
+) -> tuple[str, int, OpenedBranch, Any]:
+    """What both searches check and open: ``k``, the kinds and the query are refused before
+    anything is opened; then the branch index and the embedder it was built with."""
+    from freshmark.core.request import resolve_kinds, validate_k, validate_query
+
+    k = validate_k(k)
+    resolve_kinds(kinds, include_excluded)
+    text = validate_query(query)
+    config = config if config is not None else load_config(settings.config_path)
+    opened = open_branch(repo_arg, settings=settings, config=config, branch=branch,
+                         worktree=worktree, store=store, need_index=True)
+    assert opened.index is not None
+    embedder = embedder if embedder is not None else embedder_for(settings, opened.index)
+    return text, k, opened, embedder
+
+
+def _usable(results: list[VerifiedResult], include_history: bool) -> list[VerifiedResult]:
+    """Results a default search may serve: a chunk whose file was deleted or renamed since it
+    was indexed (``historical`` at query time, not yet tombstoned) is hidden like a tombstone
+    unless history was asked for (SPEC §8)."""
+    if include_history:
+        return results
+    return [r for r in results if r.verification.verdict is not Verdict.HISTORICAL]
+
+
+def _renumbered(results: list[VerifiedResult], k: int) -> list[VerifiedResult]:
+    kept = results[:k]
+    for rank, result in enumerate(kept, start=1):
+        result.rank = rank
+    return kept
+
+
+def search(
+    query: str,
+    repo_arg: str | RepoHandle,
+    *,
+    settings: Settings,
+    config: Config | None = None,
+    branch: str | None = None,
+    k: int = 5,
+    worktree: bool = False,
+    include_history: bool = False,
+    include_excluded: bool = False,
+    kinds: list[str] | str | None = None,
+    channels: str = "hybrid",
+    store: Store | None = None,
+    embedder: Any | None = None,
+    count: bool = True,
+) -> SearchResponse:
+    """The ``k`` best chunks for ``query``, each verified, cited and labelled.
+
+    Tombstoned chunks, and chunks whose file is gone at the head, only with
+    ``include_history`` (as ``historical``); excluded file kinds only with
+    ``include_excluded``; ``kinds`` limits the file kinds searched (default: all but the
+    excluded and on-request kinds). Raises BadInput for an empty, binary or over-long query, a
+    bad ``k`` or an unknown kind before anything is opened.
+    """
+    from freshmark.core.request import MAX_K
+    from freshmark.services.retrieval.hybrid import hybrid_search
+
+    text, k, opened, embedder = _searched(
+        query, repo_arg, k=k, kinds=kinds, include_excluded=include_excluded,
+        settings=settings, config=config, branch=branch, worktree=worktree, store=store,
+        embedder=embedder)
+    assert opened.index is not None
+    candidates, timings = hybrid_search(
+        opened.index, embedder, text, min(2 * k, MAX_K), include_history=include_history,
+        include_excluded=include_excluded, kinds=kinds, channels=channels,
+        cache_dir=settings.cache_dir,
+    )
+    started = time.perf_counter()
+    verified = verify_results(opened, [(c.record, c.score, c.explain()) for c in candidates])
+    results = _renumbered(_usable(verified, include_history), k)
+    verify_seconds = time.perf_counter() - started
+    response = SearchResponse(
+        query=text, repo=opened.repo_label, target=opened.target, index=index_info(opened.index),
+        results=results,
+        timings={**timings.to_dict(), "verify_seconds": round(verify_seconds, 6)},
+    )
+    if count:
+        count_verdicts(settings, response.repo, opened.target.branch,
+                       [str(r.verification.verdict) for r in results])
+    return response
+
+
+@dataclass
+class FileResult:
+    """One file of a file answer: its kind, score and best chunks, each verified and cited;
+    the file's verdict is its best chunk's."""
+
+    rank: int
+    path: str
+    file_kind: str
+    score: float
+    chunks: list[VerifiedResult]
+
+    def to_dict(self) -> dict[str, Any]:
+        best = self.chunks[0]
+        return {
+            "rank": self.rank,
+            "path": self.path,
+            "file_kind": self.file_kind,
+            "score": round(self.score, 6),
+            "verdict": str(best.verification.verdict),
+            "citation": best.citation.text(),
+            "chunks": [c.to_dict() for c in self.chunks],
+        }
+
+
+@dataclass
+class FilesResponse:
+    query: str
+    repo: str
+    target: Target
+    index: dict[str, Any]
+    files: list[FileResult]
+    timings: dict[str, float]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "query": self.query,
+            "repo": self.repo,
+            "target": self.target.to_dict(),
+            "index": self.index,
+            "files": [f.to_dict() for f in self.files],
+            "timings": self.timings,
+        }
+
+
+def search_files(
+    query: str,
+    repo_arg: str | RepoHandle,
+    *,
+    settings: Settings,
+    config: Config | None = None,
+    branch: str | None = None,
+    k: int = 5,
+    worktree: bool = False,
+    include_history: bool = False,
+    include_excluded: bool = False,
+    kinds: list[str] | str | None = None,
+    channels: str = "hybrid",
+    chunks_per_file: int = 3,
+    store: Store | None = None,
+    embedder: Any | None = None,
+    count: bool = True,
+) -> FilesResponse:
+    """The ``k`` best files for ``query`` (which file, not which lines), each with its best
+    chunks verified and cited; filters as ``search``. A file whose chunks are all hidden
+    (historical without ``include_history``) is left out."""
+    from freshmark.core.request import MAX_K
+    from freshmark.services.retrieval.hybrid import file_search
+
+    text, k, opened, embedder = _searched(
+        query, repo_arg, k=k, kinds=kinds, include_excluded=include_excluded,
+        settings=settings, config=config, branch=branch, worktree=worktree, store=store,
+        embedder=embedder)
+    assert opened.index is not None
+    found, timings = file_search(
+        opened.index, embedder, text, min(k + 5, MAX_K), include_history=include_history,
+        include_excluded=include_excluded, kinds=kinds, channels=channels,
+        chunks_per_file=chunks_per_file, cache_dir=settings.cache_dir,
+    )
+    started = time.perf_counter()
+    files: list[FileResult] = []
+    for candidate in found:
+        verified = verify_results(opened, [(c.record, c.score, c.explain())
+                                           for c in candidate.chunks])
+        usable = _usable(verified, include_history)
+        if usable and len(files) < k:
+            files.append(FileResult(len(files) + 1, candidate.path, candidate.kind,
+                                    candidate.score, _renumbered(usable, chunks_per_file)))
+    verify_seconds = time.perf_counter() - started
+    response = FilesResponse(
+        query=text, repo=opened.repo_label, target=opened.target,
+        index=index_info(opened.index), files=files,
+        timings={**timings.to_dict(), "verify_seconds": round(verify_seconds, 6)},
+    )
+    if count:
+        count_verdicts(settings, response.repo, opened.target.branch,
+                       [str(f.chunks[0].verification.verdict) for f in files])
+    return response

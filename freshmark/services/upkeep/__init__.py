@@ -1,0 +1,1 @@
+"""Upkeep: freshness audits, status, branch requests and retirement, reconcile."""

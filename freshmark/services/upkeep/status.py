@@ -1,0 +1,120 @@
+"""What a branch index holds and how far it is behind the branch head."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from freshmark.adapters.git.repo import GitRepo
+from freshmark.adapters.store.chroma import BranchIndex, Store
+from freshmark.adapters.store.layered import LayeredIndex, own_collection
+from freshmark.core.config import Config
+from freshmark.core.errors import BaseGone, FreshmarkError, NotIndexed
+from freshmark.core.overlay import OverlayBase
+from freshmark.core.settings import Settings
+from freshmark.core.stamp import LIVE, TOMBSTONED
+from freshmark.services.repos import resolve_repo
+from freshmark.services.upkeep.heads import LOCAL, HeadSource, refresh_heads
+
+
+def behind_head(repo: GitRepo, index: BranchIndex) -> dict[str, Any]:
+    """Commits and files between the indexed commit and the branch head.
+
+    The reference is the manifest's commit, where every layer last agreed (the index is only as
+    fresh as its stalest layer); before any all-layer run, the first layer's stamp.
+    """
+    manifest = index.manifest
+    head = repo.branch_head(manifest.branch)
+    layer_commits = (s.get("commit") for s in manifest.layers.values())
+    indexed = manifest.commit or next((c for c in layer_commits if c), None)
+    if indexed is None:
+        return {"head": head, "commits_behind": None, "files_changed": None}
+    return {
+        "head": head,
+        "commits_behind": repo.commits_between(indexed, head),
+        "files_changed": len(repo.diff(indexed, head)) if indexed != head else 0,
+    }
+
+
+def _verdict_counts(settings: Settings, repo: str, branch: str) -> dict[str, int]:
+    try:
+        from freshmark.adapters.telemetry.verdict_stats import VerdictStats
+    except ModuleNotFoundError:
+        return {}
+    return VerdictStats.open(settings).counts(repo, branch)
+
+
+def overlay_row(index: BranchIndex | LayeredIndex) -> dict[str, Any] | None:
+    """An overlay's base and size (its own chunks, what the branch costs); None for a branch
+    collection that holds everything."""
+    base = OverlayBase.of(index.manifest)
+    if base is None:
+        return None
+    own = own_collection(index)
+    return {
+        "base_branch": base.branch,
+        "base_collection": base.collection,
+        "layered_on": base.layered_on,
+        "forked_from": base.forked_from,
+        "own_chunks": own.count(),
+        "own_paths": len(own.paths()),
+        "base_missing": not isinstance(index, LayeredIndex),
+    }
+
+
+def status_row(index: BranchIndex | LayeredIndex, repo: GitRepo | None, settings: Settings,
+               source: HeadSource | None = None) -> dict[str, Any]:
+    manifest = index.manifest
+    try:
+        behind = behind_head(repo, index) if repo else {"error": "repository not reachable"}
+    except FreshmarkError as exc:
+        behind = {"error": str(exc)}
+    behind.update((source or HeadSource(LOCAL)).to_json())
+    return {
+        "repo": manifest.repo,
+        "branch": manifest.branch,
+        "collection": index.name,
+        "commit": manifest.commit,
+        "indexed_at": manifest.indexed_at,
+        "layers": manifest.layers,
+        "embedder": manifest.embedder,
+        "base_branch": manifest.base_branch,
+        "overlay": overlay_row(index),
+        "live_chunks": index.count({"status": LIVE}),
+        "tombstoned_chunks": index.count({"status": TOMBSTONED}),
+        "behind": behind,
+        "verdicts": _verdict_counts(settings, manifest.repo, manifest.branch),
+    }
+
+
+def branch_status(
+    path: Path, branch: str | None, *, settings: Settings, config: Config, store: Store
+) -> list[dict[str, Any]]:
+    """Status rows for one branch, or for every indexed branch of the repository."""
+    handle = resolve_repo(str(path), settings, config, store)
+    source = refresh_heads(settings, config, handle.repo_id)  # the same heads as ``audit``
+    try:
+        repo: GitRepo | None = handle.open()
+    except FreshmarkError:
+        repo = None
+    if branch:
+        indexes = [_open(store, handle.key, branch, handle.name, required=True)]
+    else:
+        manifests = store.list_manifests(handle.key)
+        indexes = [i for m in manifests
+                   if (i := _open(store, m.repo_key, m.branch, handle.name)) is not None]
+    if not indexes:
+        raise NotIndexed(f"{handle.name} has no indexed branch yet; run: freshmark index {path}")
+    return [status_row(index, repo, settings, source) for index in indexes]
+
+
+def _open(store: Store, repo_key: str, branch: str, repo_name: str,
+          required: bool = False) -> Any:
+    """The branch's index; an overlay whose base is gone is reported from its own collection
+    (``overlay.base_missing``) rather than hiding the branch."""
+    try:
+        if required:
+            return store.require_branch(repo_key, branch, repo_name)
+        return store.branch(repo_key, branch)
+    except BaseGone:
+        return store.own_branch(repo_key, branch)

@@ -1,0 +1,290 @@
+"""Verification at use time (SPEC §2): is a stamped chunk still true where the caller works?
+
+Checks run cheapest first and stop at the first answer:
+
+1. metadata: a mandatory stamp field missing -> ``unverifiable`` (a clue, not evidence);
+2. file kind: generated, backup, fixture, vendored -> ``excluded``, with why;
+3. tombstone: ``historical`` (deleted in X, renamed to Y in X, symbol gone in X);
+4. version: stamp ``commit`` equal to the target head -> ``current`` with no git or file read
+   at all (``Verifier.git_reads`` stays unchanged, which the tests and the benchmark check);
+   otherwise one tree lookup of ``path`` at the head against the stamped ``blob_sha``:
+   absent -> ``historical``, equal -> ``older_identical``;
+5. content: against the work tree, sha256 of the bytes on disk against ``content_sha256``;
+6. symbol: the file changed, so look the symbol up in today's file: found -> ``changed`` with
+   its current lines (re-read, never the cached text), gone -> ``historical``.
+
+A ``Verifier`` holds one repository and one target (a branch head or the checked-out work
+tree) and caches per path, so verifying ten results of one file reads it once.
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+from freshmark.adapters.git.repo import FileGone, GitRepo
+from freshmark.core.classify import decode_text
+from freshmark.core.errors import BadInput, PermanentError
+from freshmark.core.stamp import MANDATORY_FIELDS, TOMBSTONED, ChunkRecord
+from freshmark.core.tree import safe_relpath
+from freshmark.core.verdicts import EXCLUSION_REASONS, Target, Verdict, Verification, short
+
+# How far back ``verify`` looks for a path that is absent today before calling it unknown.
+HISTORY_SEARCH_COMMITS = 20_000
+WINDOW_KIND = "window"  # a line window of a file freshmark cannot parse (SPEC §5 fallback)
+_LINE_FIELDS = ("start_line", "end_line")
+
+
+def resolve_target(repo: GitRepo, branch: str | None, worktree: bool) -> Target:
+    """The head to verify against; a work tree is only comparable on its checked-out branch."""
+    if not worktree:
+        name = (branch or repo.current_branch()).removeprefix("refs/heads/")
+        return Target(name, repo.branch_head(name))
+    if repo.is_bare:
+        raise BadInput(f"--worktree needs a working copy; {repo.path} is a bare repository")
+    checked_out = repo.current_branch()
+    if branch and branch.removeprefix("refs/heads/") != checked_out:
+        raise BadInput(
+            f"--worktree verifies against the checked-out branch {checked_out!r}, "
+            f"not {branch!r}; check it out or drop --worktree"
+        )
+    return Target(checked_out, repo.branch_head(checked_out), worktree=True)
+
+
+def locate_symbol(path: str, text: str, symbol: str) -> tuple[int, int] | None:
+    """1-based inclusive lines of ``symbol`` in ``text`` (today's file), or None if it is gone."""
+    from freshmark.core.chunking import symbol_spans
+
+    return symbol_spans(path, text).get(symbol)
+
+
+def _line_slice(text: str, start_line: int, end_line: int) -> str:
+    lines = text.splitlines(keepends=True)
+    return "".join(lines[start_line - 1 : end_line])
+
+
+class Verifier:
+    """Verifies stamped chunks of one repository against one target, caching per path.
+
+    ``git_reads`` counts every read of the object database or the work tree (tree lookups,
+    blob reads, work-tree files, one ``git status`` for work-tree mode).
+    """
+
+    def __init__(self, repo: GitRepo, target: Target):
+        self.repo = repo
+        self.target = target
+        self.git_reads = 0
+        self._blob_at_head: dict[str, str | None] = {}
+        self._bytes: dict[str, bytes | None] = {}
+        self._dirty: set[str] | None = None
+        self._head_date: str | None = None
+
+    # -- reads (each counted once per path) ------------------------------------------------------
+    def blob_at_head(self, path: str) -> str | None:
+        if path not in self._blob_at_head:
+            self.git_reads += 1
+            self._blob_at_head[path] = self.repo.blob_at(self.target.head, path)
+        return self._blob_at_head[path]
+
+    def current_bytes(self, path: str) -> bytes | None:
+        """Today's bytes of ``path`` (head blob, or the work-tree file); None if absent.
+
+        Raises UnsafePath for paths that leave the repository (``..``, absolute, symlinks out).
+        """
+        clean = safe_relpath(path)
+        if clean not in self._bytes:
+            self._bytes[clean] = self._read_worktree(clean) if self.target.worktree \
+                else self._read_head(clean)
+        return self._bytes[clean]
+
+    def current_text(self, path: str) -> str | None:
+        data = self.current_bytes(path)
+        return decode_text(data) if data is not None else None
+
+    def _read_head(self, path: str) -> bytes | None:
+        blob = self.blob_at_head(path)
+        if blob is None:
+            return None
+        self.git_reads += 1
+        return self.repo.read_blob(blob)
+
+    def _read_worktree(self, path: str) -> bytes | None:
+        self.git_reads += 1
+        try:
+            return self.repo.read_worktree_file(path)
+        except FileGone:
+            return None
+
+    def _is_dirty(self, path: str) -> bool:
+        """Uncommitted edit of ``path`` in the work tree (one ``git status`` per verifier)."""
+        if self._dirty is None:
+            self.git_reads += 1
+            changes = self.repo.worktree_changes()
+            self._dirty = {p for c in changes for p in (c.old_path, c.new_path) if p}
+        return path in self._dirty
+
+    def head_date(self) -> str:
+        """Committer date (UTC, YYYY-MM-DD) of the target head."""
+        if self._head_date is None:
+            self.git_reads += 1
+            self._head_date = self.repo.commit_time(self.target.head).date().isoformat()
+        return self._head_date
+
+    # -- verification ----------------------------------------------------------------------------
+    def verify(self, record: ChunkRecord) -> Verification:
+        """The verdict on one stamped chunk (see the module docstring for the order)."""
+        early = self._metadata_kind_tombstone(record)
+        if early is not None:
+            return early
+        return self._version_content_symbol(record)
+
+    def _metadata_kind_tombstone(self, record: ChunkRecord) -> Verification | None:
+        # getattr, not record.stamp(): this runs per result on the fast path. from_metadata
+        # fills absent line numbers with 0, which is missing too.
+        missing = [n for n in MANDATORY_FIELDS if getattr(record, n) in (None, "")]
+        missing += [n for n in _LINE_FIELDS if getattr(record, n) == 0]
+        if missing:
+            return Verification(Verdict.UNVERIFIABLE,
+                                f"no version metadata: missing {', '.join(missing)}")
+        if record.start_line < 1 or record.end_line < record.start_line:
+            return Verification(Verdict.UNVERIFIABLE,
+                                f"line range L{record.start_line}-L{record.end_line} is not valid")
+        if record.is_excluded_kind:
+            why = EXCLUSION_REASONS.get(record.file_kind, record.file_kind)
+            return Verification(Verdict.EXCLUDED, why)
+        if record.status == TOMBSTONED:
+            return Verification(Verdict.HISTORICAL, self._tombstone_reason(record))
+        return None
+
+    def _tombstone_reason(self, record: ChunkRecord) -> str:
+        where = short(record.tombstoned_in)
+        if record.successor:
+            return f"file renamed to {record.successor} in {where}" + self._now_at(record)
+        if not record.tombstoned_in:
+            return "tombstoned by the indexer"
+        try:
+            self.git_reads += 1
+            still_there = self.repo.blob_at(record.tombstoned_in, record.path) is not None
+        except PermanentError:  # the tombstone commit was rewritten away (force push)
+            return f"tombstoned in {where}"
+        if still_there:
+            return f"symbol {record.symbol} removed from {record.path} in {where}"
+        return f"module deleted in {where}"
+
+    def _now_at(self, record: ChunkRecord) -> str:
+        """Where a renamed file's symbol is today (SPEC §2: if it moved, say where)."""
+        try:
+            text = self.current_text(record.successor or "")
+        except PermanentError:  # an unsafe successor path, or a damaged repository
+            return ""
+        span = locate_symbol(record.successor or "", text, record.symbol) if text else None
+        return f"; {record.symbol} is now at {record.successor}#L{span[0]}-L{span[1]}" \
+            if span else ""
+
+    def _version_content_symbol(self, record: ChunkRecord) -> Verification:
+        target = self.target
+        at_head = record.commit == target.head
+        if at_head and not target.worktree:
+            return Verification(Verdict.CURRENT, f"indexed at the head of {target.label}")
+        if target.worktree:
+            return self._against_worktree(record, at_head)
+        blob = self.blob_at_head(record.path)
+        if blob is None:
+            return self._absent(record)
+        if blob == record.blob_sha:
+            return Verification(
+                Verdict.OLDER_IDENTICAL,
+                f"indexed at {short(record.commit)}, file unchanged since (blob matches at "
+                f"{target.label})",
+            )
+        return self._symbol_step(record, f"file changed since {short(record.commit)}")
+
+    def _against_worktree(self, record: ChunkRecord, at_head: bool) -> Verification:
+        target = self.target
+        path = safe_relpath(record.path)
+        if not self._is_dirty(path):
+            if at_head:
+                return Verification(Verdict.CURRENT, f"indexed at {target.label}, no local edits")
+            blob = self.blob_at_head(path)
+            if blob is None:
+                return self._absent(record)
+            if blob == record.blob_sha:
+                return Verification(Verdict.OLDER_IDENTICAL,
+                                    f"indexed at {short(record.commit)}, file unchanged since")
+            return self._symbol_step(record, f"file changed since {short(record.commit)}")
+        data = self.current_bytes(path)
+        if data is None:
+            return Verification(Verdict.HISTORICAL,
+                                "file deleted in the work tree (uncommitted) since indexing")
+        if hashlib.sha256(data).hexdigest() == record.content_sha256:
+            verdict = Verdict.CURRENT if at_head else Verdict.OLDER_IDENTICAL
+            return Verification(verdict, "hash matches the file on disk")
+        return self._symbol_step(record, "file edited in the work tree since indexing")
+
+    def _absent(self, record: ChunkRecord) -> Verification:
+        return Verification(
+            Verdict.HISTORICAL,
+            f"file absent at {self.target.label}: deleted or renamed since indexing at "
+            f"{short(record.commit)} (not yet tombstoned by the index)",
+        )
+
+    def _symbol_step(self, record: ChunkRecord, changed_why: str) -> Verification:
+        text = self.current_text(record.path)
+        if text is None:
+            if self.current_bytes(record.path) is None:
+                return self._absent(record)
+            return Verification(Verdict.HISTORICAL,
+                                f"{changed_why}; the file is binary now, the symbol is gone")
+        span = locate_symbol(record.path, text, record.symbol)
+        if record.kind == WINDOW_KIND:  # text without symbols: follow the line range
+            last_line = len(text.splitlines())
+            span = (record.start_line, min(record.end_line, last_line)) \
+                if record.start_line <= last_line else None
+        if span is None:
+            return Verification(
+                Verdict.HISTORICAL,
+                f"{changed_why}; symbol {record.symbol} no longer exists in {record.path}",
+            )
+        start, end = span
+        moved = (start, end) != (record.start_line, record.end_line)
+        where = f"now at L{start}-L{end}" + (
+            f" (was L{record.start_line}-L{record.end_line})" if moved else "")
+        return Verification(
+            Verdict.CHANGED, f"{changed_why}; {record.symbol} {where}: re-read before use",
+            current_start_line=start, current_end_line=end,
+            current_text=_line_slice(text, start, end),
+        )
+
+    def _absent_path(self, path: str) -> Verification:
+        """A path absent at the target: historical only if the branch ever had it."""
+        self.git_reads += 1
+        existed = self.repo.path_in_history(self.target.head, path, HISTORY_SEARCH_COMMITS)
+        if existed:
+            return Verification(Verdict.HISTORICAL,
+                                f"file no longer exists at {self.target.label}")
+        searched = "its history" if existed is False else \
+            f"the last {HISTORY_SEARCH_COMMITS} commits"
+        return Verification(Verdict.UNVERIFIABLE,
+                            f"unknown path: not in {self.target.label} nor in {searched} of "
+                            f"{self.target.branch}; check the path")
+
+    # -- the seed's snippet list (path + sha256 prefix of the whole file) -----------------------
+    def verify_file_hash(self, path: str, hash_prefix: str | None) -> Verification:
+        """Seed 000 §4.8: compare the sha256 prefix recorded for a file with the file today.
+
+        No prefix -> ``unverifiable``; file absent -> ``historical``; prefix matches -> ``current``;
+        otherwise ``changed``. Raises UnsafePath for paths leaving the repository.
+        """
+        safe_relpath(path)
+        if not hash_prefix:
+            return Verification(Verdict.UNVERIFIABLE, "no version metadata: no hash recorded")
+        data = self.current_bytes(path)
+        if data is None:
+            return self._absent_path(path)
+        now = hashlib.sha256(data).hexdigest()
+        prefix = hash_prefix.lower()
+        if now.startswith(prefix):
+            return Verification(Verdict.CURRENT, f"hash matches: {now[:len(prefix)]}")
+        return Verification(
+            Verdict.CHANGED,
+            f"hash differs: indexed {prefix} -> now {now[:len(prefix)]}; re-read the file",
+        )

@@ -1,0 +1,163 @@
+"""``verify``: a snippet list (seed 000 §4.8) or JSON results checked against the head."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, fields
+from typing import Any
+
+from freshmark.adapters.store.chroma import Store
+from freshmark.core.citation import cite_file
+from freshmark.core.classify import classify
+from freshmark.core.config import Config, load_config
+from freshmark.core.errors import PermanentError, UnsafePath
+from freshmark.core.kinds import EXCLUDED_FILE_KINDS
+from freshmark.core.settings import Settings
+from freshmark.core.snippets import SnippetEntry, check_text, parse_snippets
+from freshmark.core.stamp import MANDATORY_FIELDS, ChunkRecord
+from freshmark.core.verdicts import (
+    EXCLUSION_REASONS,
+    SAFE_VERDICTS,
+    Target,
+    Verdict,
+    Verification,
+)
+from freshmark.services.open_branch import OpenedBranch, count_verdicts, open_branch
+from freshmark.services.repos import RepoHandle
+from freshmark.services.retrieval.results import verify_results
+from freshmark.services.verifier import Verifier
+
+# Verdict given to an input line of ``verify`` that could not be checked at all.
+INVALID = "invalid"
+
+
+# -- verify ----------------------------------------------------------------------------------------
+@dataclass
+class CheckedLine:
+    """The verdict on one input line of ``verify`` (``verdict`` is ``invalid`` when the line
+    could not be checked: malformed, or a path that leaves the repository)."""
+
+    line: int
+    path: str
+    verdict: str
+    reason: str
+    source_format: str
+    seed_word: str | None = None
+    symbol: str | None = None
+    citation: str | None = None
+    current_start_line: int | None = None
+    current_end_line: int | None = None
+
+    @property
+    def safe(self) -> bool:
+        return self.verdict in {str(v) for v in SAFE_VERDICTS}
+
+    def to_dict(self) -> dict[str, Any]:
+        return {f.name: getattr(self, f.name) for f in fields(self)}
+
+
+@dataclass
+class VerifyReport:
+    repo: str
+    target: Target
+    lines: list[CheckedLine]
+
+    @property
+    def all_safe(self) -> bool:
+        """True only if every line may be used as is (current or older but identical)."""
+        return all(line.safe for line in self.lines)
+
+    def verdict_counts(self) -> dict[str, int]:
+        return dict(Counter(line.verdict for line in self.lines))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "repo": self.repo,
+            "target": self.target.to_dict(),
+            "lines": [line.to_dict() for line in self.lines],
+            "verdicts": self.verdict_counts(),
+            "safe": self.all_safe,
+        }
+
+
+_RECORD_FIELDS = {f.name for f in fields(ChunkRecord)} - {"id", "text", "imports", "references"}
+
+
+def record_from_stamp(stamp: dict[str, Any]) -> ChunkRecord:
+    """A ChunkRecord from a result object (``search --json``); absent fields stay empty so the
+    verifier calls the result ``unverifiable`` rather than guessing."""
+    values = {name: stamp[name] for name in _RECORD_FIELDS if stamp.get(name) is not None}
+    for name in MANDATORY_FIELDS:
+        values.setdefault(name, 0 if name in ("start_line", "end_line") else "")
+    return ChunkRecord(text=str(stamp.get("text") or ""), **values)
+
+
+def _file_kind(verifier: Verifier, path: str, config: Config) -> str:
+    data = verifier.current_bytes(path) or b""
+    attributes = verifier.repo.attributes(verifier.target.head, path)
+    return classify(path, data, config.rules, attributes).file_kind
+
+
+def _check_tsv(entry: SnippetEntry, opened: OpenedBranch, config: Config) -> CheckedLine:
+    verifier = opened.verifier
+    verification = verifier.verify_file_hash(entry.path, entry.hash_prefix)
+    if verification.verdict in (Verdict.CURRENT, Verdict.CHANGED):
+        kind = _file_kind(verifier, entry.path, config)
+        if kind in EXCLUDED_FILE_KINDS:
+            verification = Verification(Verdict.EXCLUDED, EXCLUSION_REASONS[kind])
+    citation = cite_file(entry.path, entry.hash_prefix, verification, opened.target)
+    return CheckedLine(entry.line, entry.path, str(verification.verdict), verification.reason,
+                       "tsv", verification.seed_word, citation=citation.text())
+
+
+def _check_json(entry: SnippetEntry, opened: OpenedBranch) -> CheckedLine:
+    assert entry.stamp is not None
+    record = record_from_stamp(entry.stamp)
+    result = verify_results(opened, [(record, None, {})])[0]
+    v = result.verification
+    return CheckedLine(entry.line, entry.path, str(v.verdict), v.reason, "json", v.seed_word,
+                       symbol=record.symbol or None, citation=result.citation.text(),
+                       current_start_line=v.current_start_line,
+                       current_end_line=v.current_end_line)
+
+
+def check_entry(entry: SnippetEntry, opened: OpenedBranch, config: Config) -> CheckedLine:
+    """Verify one parsed input line; a line that cannot be checked is ``invalid``, not fatal."""
+    if entry.error is not None:
+        return CheckedLine(entry.line, entry.path, INVALID, entry.error, entry.source_format)
+    try:
+        if entry.stamp is not None:
+            return _check_json(entry, opened)
+        return _check_tsv(entry, opened, config)
+    except UnsafePath as exc:
+        return CheckedLine(entry.line, entry.path, INVALID, f"refused: {exc}", entry.source_format)
+    except PermanentError as exc:  # e.g. an object missing from a damaged repository
+        return CheckedLine(entry.line, entry.path, INVALID, str(exc), entry.source_format)
+
+
+def verify_snippets(
+    text: str,
+    repo_arg: str | RepoHandle,
+    *,
+    settings: Settings,
+    config: Config | None = None,
+    branch: str | None = None,
+    worktree: bool = False,
+    store: Store | None = None,
+    count: bool = True,
+) -> VerifyReport:
+    """Verify every line of a snippet list or of JSON results; bad lines are reported, not fatal.
+
+    Raises BadInput when there is nothing to verify; repository and branch errors as ``search``.
+    The branch need not be indexed: verification reads git only.
+    """
+    entries = parse_snippets(check_text(text))
+    config = config if config is not None else load_config(settings.config_path)
+    opened = open_branch(repo_arg, settings=settings, config=config, branch=branch,
+                         worktree=worktree, store=store, need_index=False)
+    lines = [check_entry(entry, opened, config) for entry in entries]
+    report = VerifyReport(opened.repo_label, opened.target, lines)
+    if count:
+        count_verdicts(settings, report.repo, opened.target.branch,
+                       [line.verdict for line in lines if line.verdict != INVALID])
+    return report
