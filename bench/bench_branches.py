@@ -38,11 +38,13 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from freshmark.adapters.git.repo import GitRepo
+from freshmark.adapters.lexical.registry import Bm25Engine
 from freshmark.adapters.store.chroma import Store
 from freshmark.adapters.store.layered import LayeredIndex
 from freshmark.core.config import Config
+from freshmark.core.request import SearchRequest
 from freshmark.core.settings import Settings
-from freshmark.services.indexing.indexer import index_repo
+from freshmark.services.indexing.indexer import IndexRequest, index_repo
 from freshmark.services.repos import RepoRef
 from freshmark.services.retrieval.hybrid import hybrid_search
 from freshmark.services.verifier import Verifier
@@ -103,7 +105,8 @@ def search_ms(index: Any, embedder: Any, verifier: Verifier, query: str,
               settings: Settings) -> float:
     """One hybrid search (k = 10) and the verification of its results, in milliseconds."""
     started = time.perf_counter()
-    hits, _ = hybrid_search(index, embedder, query, k=10, cache_dir=settings.cache_dir)
+    hits, _ = hybrid_search(index, embedder, SearchRequest.build(query, k=10),
+                            lexical=Bm25Engine(settings.cache_dir))
     for hit in hits:
         verifier.verify(hit.record)
     return (time.perf_counter() - started) * 1000
@@ -155,7 +158,8 @@ def main() -> None:
         settings = Settings(home=home, embedder=args.embedder)
         store = Store.open(settings)
         config = Config()
-        full = index_repo(work, settings=settings, config=config, branch=BASE, store=store)
+        full = index_repo(IndexRequest(work, branch=BASE), settings=settings, config=config,
+                          store=store)
         key = RepoRef.of(GitRepo.open(work), None, store).key
         base_index = store.branch(key, BASE)
         report: dict[str, Any] = {
@@ -177,8 +181,8 @@ def main() -> None:
             files = source_files(work, d, args.seed + d)
             make_branch(work, name, files)
             before = dir_bytes(settings.chroma_path)
-            summary = index_repo(work, settings=settings, config=config, branch=name,
-                                 base_branch=BASE, store=store)
+            summary = index_repo(IndexRequest(work, branch=name, base_branch=BASE),
+                                 settings=settings, config=config, store=store)
             grown = dir_bytes(settings.chroma_path) - before
             view = store.branch(key, name)
             assert isinstance(view, LayeredIndex)
@@ -210,8 +214,8 @@ def main() -> None:
             for i in range(args.many):
                 name = f"many-{i}"
                 make_branch(work, name, source_files(work, 1, 1000 + i))
-                summary = index_repo(work, settings=settings, config=config, branch=name,
-                                     base_branch=BASE, store=store)
+                summary = index_repo(IndexRequest(work, branch=name, base_branch=BASE),
+                                     settings=settings, config=config, store=store)
                 seconds.append(summary.seconds)
             grown = dir_bytes(settings.chroma_path) - before
             report["many"] = {

@@ -46,7 +46,7 @@ from freshmark.adapters.queue import jobs
 from freshmark.adapters.store.chroma import Store
 from freshmark.core.config import Config
 from freshmark.core.settings import Settings
-from freshmark.services.indexing.indexer import index_repo
+from freshmark.services.indexing.indexer import IndexRequest, index_repo
 
 
 def module_text(i: int, version: int = 0, functions: int = 8) -> str:
@@ -205,7 +205,8 @@ def bench_ondemand(root: Path, base_files: int, changed: list[int], embedder: st
         work.write(f"src/pkg{i % 10}/m{i}.py", module_text(i))
     work.commit("base")
     shared = Settings(home=root / "ondemand-home", embedder=embedder)
-    base = index_repo(work.path, settings=shared, config=Config(), branch="main", repo_id="od")
+    base = index_repo(IndexRequest(work.path, branch="main", repo_id="od"), settings=shared,
+                      config=Config())
     rows = []
     for d in changed:
         branch = f"feature-{d}"
@@ -214,11 +215,11 @@ def bench_ondemand(root: Path, base_files: int, changed: list[int], embedder: st
             work.write(f"src/pkg{i % 10}/m{i}.py", module_text(i, version=d))
         work.commit(f"{d} files changed")
         work.checkout("main")
-        seeded = index_repo(work.path, settings=shared, config=Config(), branch=branch,
-                            repo_id="od", base_branch="main")
+        request = IndexRequest(work.path, branch=branch, repo_id="od", base_branch="main")
+        seeded = index_repo(request, settings=shared, config=Config())
         fresh = Settings(home=root / f"full-home-{d}", embedder=embedder)  # a cold cache
-        full = index_repo(work.path, settings=fresh, config=Config(), branch=branch,
-                          repo_id="od")
+        full = index_repo(IndexRequest(work.path, branch=branch, repo_id="od"), settings=fresh,
+                          config=Config())
         rows.append({
             "changed_files": d, "chunks_in_branch": full.chunks_added,
             "on_demand_s": seeded.seconds, "full_index_s": full.seconds,

@@ -33,7 +33,7 @@ from freshmark.adapters.embedding import get_embedder
 from freshmark.adapters.store.chroma import Store
 from freshmark.core.config import Config
 from freshmark.core.settings import Settings
-from freshmark.services.indexing.indexer import index_repo
+from freshmark.services.indexing.indexer import IndexRequest, index_repo
 
 
 def fetch_wheels(package: str, versions: list[str], into: Path) -> list[Path]:
@@ -78,7 +78,8 @@ def peak_rss_mib() -> float:
 
 
 def timed_index(repo: RepoBuilder, settings: Settings, embedder) -> dict:
-    summary = index_repo(repo.path, settings=settings, config=Config(), embedder=embedder)
+    summary = index_repo(IndexRequest(repo.path), settings=settings, config=Config(),
+                         embedder=embedder)
     return summary.to_dict()
 
 

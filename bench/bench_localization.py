@@ -54,10 +54,10 @@ from freshmark.adapters.lexical.bm25 import Bm25
 from freshmark.adapters.store.chroma import Store
 from freshmark.core import fusion
 from freshmark.core.config import load_config
-from freshmark.core.request import CHANNELS
+from freshmark.core.request import CHANNELS, SearchRequest
 from freshmark.core.settings import Settings
 from freshmark.core.stamp import LIVE, ChunkRecord
-from freshmark.services.indexing.indexer import index_repo
+from freshmark.services.indexing.indexer import IndexRequest, index_repo
 from freshmark.services.repos import RepoRef
 from freshmark.services.retrieval.search import search, search_files
 
@@ -222,8 +222,8 @@ def evaluate_repo(repo: str, instances: list[Instance], clone: Path, args: argpa
     for number, inst in enumerate(present, start=1):
         git("update-ref", f"refs/heads/{BRANCH}", inst.base_commit, cwd=clone)
         started = time.perf_counter()
-        index_repo(clone, settings=settings, config=config, branch=BRANCH, store=store,
-                   embedder=embedder)  # type: ignore[arg-type]
+        index_repo(IndexRequest(clone, branch=BRANCH), settings=settings, config=config,
+                   store=store, embedder=embedder)  # type: ignore[arg-type]
         index_seconds.append(time.perf_counter() - started)
         collection = store.require_branch(RepoRef.of(GitRepo.open(clone), None).key, BRANCH)
         records = list(collection.iter_records(where={"status": LIVE}, include_text=True))
@@ -237,8 +237,8 @@ def evaluate_repo(repo: str, instances: list[Instance], clone: Path, args: argpa
         outcome: dict[str, object] = {"instance": inst.instance_id, "gold": inst.gold_files}
         if args.dump_pools:
             with PoolRecorder() as recorder:
-                search_files(inst.query, str(clone), settings=settings, branch=BRANCH,
-                             store=store, embedder=embedder, count=False, k=DEPTH)
+                search_files(SearchRequest.build(inst.query, branch=BRANCH, k=DEPTH), str(clone),
+                             settings=settings, store=store, embedder=embedder, count=False)
             pools.append({"instance": inst.instance_id, "gold_files": inst.gold_files,
                           "gold_functions": inst.gold_functions, **recorder.pools[-1]})
         for system in args.systems:
@@ -299,10 +299,10 @@ def run_system(system: str, inst: Instance, clone: Path, settings: Settings, sto
     if system == "baseline":
         hits = baseline.search(inst.query)
         return unique_files([r.path for r in hits]), [(r.path, r.symbol) for r in hits]
-    common = dict(settings=settings, branch=BRANCH, store=store, embedder=embedder,
-                  count=False, channels=system)
-    files = search_files(inst.query, str(clone), k=DEPTH, **common)
-    chunks = search(inst.query, str(clone), k=DEPTH, **common)
+    request = SearchRequest.build(inst.query, k=DEPTH, branch=BRANCH, channels=system)
+    common = dict(settings=settings, store=store, embedder=embedder, count=False)
+    files = search_files(request, str(clone), **common)
+    chunks = search(request, str(clone), **common)
     return ([f.path for f in files.files],
             [(r.record.path, r.record.symbol) for r in chunks.results])
 

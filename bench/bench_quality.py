@@ -40,15 +40,16 @@ sys.path.insert(0, str(ROOT))
 
 from freshmark.adapters.embedding import get_embedder
 from freshmark.adapters.lexical.index import LexicalIndex
+from freshmark.adapters.lexical.registry import Bm25Engine
 from freshmark.adapters.store.chroma import BranchIndex, Store
 from freshmark.core.config import load_config
 from freshmark.core.fusion import RerankWeights
 from freshmark.core.manifest import Manifest, collection_name
-from freshmark.core.request import DEFAULT_KINDS
+from freshmark.core.request import DEFAULT_KINDS, SearchRequest
 from freshmark.core.settings import Settings
 from freshmark.core.stamp import ChunkRecord, sha256_hex, utc_now_iso
 from freshmark.core.tokenize import query_terms
-from freshmark.services.indexing.indexer import index_repo
+from freshmark.services.indexing.indexer import IndexRequest, index_repo
 from freshmark.services.retrieval.channels import vector_channel
 from freshmark.services.retrieval.hybrid import hybrid_search
 
@@ -110,6 +111,7 @@ def run_systems(
     """Score every system on every query over the same collection."""
     lexical = LexicalIndex(index.name)
     lexical.refresh(index)
+    engine = Bm25Engine(None)  # the same index, as a search process holds it
     systems = {name: Scores() for name in ("bm25", "vector", "rrf", "hybrid")}
     for query_id, text, relevant in queries:
         hits, _ = lexical.search(query_terms(text), DEPTH)
@@ -119,7 +121,8 @@ def run_systems(
         systems["vector"].add(query_id, [r for r, _ in vector_hits], relevant)
         for name, weights in (("rrf", RRF_ONLY), ("hybrid", None)):
             kwargs = {"weights": weights} if weights else {}
-            found, _ = hybrid_search(index, embedder, text, DEPTH, lexical=lexical, **kwargs)
+            found, _ = hybrid_search(index, embedder, SearchRequest.build(text, k=DEPTH),
+                                     lexical=engine, **kwargs)
             systems[name].add(query_id, [c.record for c in found], relevant)
     return systems
 
@@ -219,7 +222,7 @@ def bench_own(settings: Settings, embedder: MemoEmbedder, work: Path) -> dict[st
         if missing:
             print(f"  source trees not on this machine (their queries are skipped): {missing}")
     started = time.perf_counter()
-    summary = index_repo(repo, settings=settings, config=load_config(None),
+    summary = index_repo(IndexRequest(repo), settings=settings, config=load_config(None),
                          embedder=embedder.inner)  # type: ignore[arg-type]
     store = Store.open(settings)
     index = next(store.branch(m.repo_key, m.branch) for m in store.list_manifests()

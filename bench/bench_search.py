@@ -39,10 +39,12 @@ sys.path.insert(0, str(ROOT))
 from freshmark.adapters.embedding import get_embedder
 from freshmark.adapters.embedding.cache import EmbeddingCache, embed_with_cache
 from freshmark.adapters.lexical.index import LexicalIndex
+from freshmark.adapters.lexical.registry import Bm25Engine
 from freshmark.adapters.store.chroma import BranchIndex, Store
 from freshmark.core.chunking import chunk_text
 from freshmark.core.fusion import Candidate
 from freshmark.core.manifest import Manifest, collection_name
+from freshmark.core.request import SearchRequest
 from freshmark.core.settings import Settings
 from freshmark.core.stamp import ChunkRecord, chunk_id, sha256_hex, utc_now_iso
 from freshmark.services.retrieval.hybrid import hybrid_search
@@ -150,7 +152,7 @@ def queries(records: Sequence[ChunkRecord], count: int) -> list[str]:
 
 
 # -- measurement ------------------------------------------------------------------------------
-def measure(index: BranchIndex, embedder: object, texts: Sequence[str], lexical: LexicalIndex,
+def measure(index: BranchIndex, embedder: object, texts: Sequence[str], lexical: Bm25Engine,
             *, repeat: int = 3, verify: Verify | None = None) -> dict[str, list[float]]:
     """Seconds per stage for every search (``repeat`` passes over ``texts``, top ``K``).
 
@@ -161,7 +163,9 @@ def measure(index: BranchIndex, embedder: object, texts: Sequence[str], lexical:
     for _ in range(repeat):
         for text in texts:
             started = time.perf_counter()
-            results, timings = hybrid_search(index, embedder, text, K, lexical=lexical)  # type: ignore[arg-type]
+            request = SearchRequest.build(text, k=K)
+            results, timings = hybrid_search(index, embedder, request,  # type: ignore[arg-type]
+                                             lexical=lexical)
             verify_started = time.perf_counter()
             if verify is not None:
                 verify(index, results)
@@ -247,9 +251,8 @@ def main(argv: list[str] | None = None) -> int:
     for size in args.sizes:
         index = collection(store, corpus[:size], vectors[:size], embedder.id)
         lexical_figures(index.name, corpus[:size], home, source=index)
-        lexical = LexicalIndex(index.name)
-        lexical.refresh(index)
-        measure(index, embedder, texts[:5], lexical, repeat=1)  # warm caches
+        lexical = Bm25Engine(None)
+        measure(index, embedder, texts[:5], lexical, repeat=1)  # warm caches (builds BM25)
         print_latency(f"hybrid search over {size} chunks",
                       measure(index, embedder, texts, lexical, repeat=args.repeat))
     if args.lexical_only:

@@ -27,8 +27,9 @@ sys.path.insert(0, str(ROOT / "bench"))
 from bench_verify import QUERIES, build_repo
 
 from freshmark.core.config import Config
+from freshmark.core.request import SearchRequest
 from freshmark.core.settings import Settings
-from freshmark.services.indexing.indexer import index_repo
+from freshmark.services.indexing.indexer import IndexRequest, index_repo
 from freshmark.services.open_branch import store_for
 from freshmark.services.retrieval.search import search
 
@@ -44,9 +45,9 @@ def bench_size(chunks: int, queries: int, home: Path) -> None:
     if not repo_path.exists():
         build_repo(repo_path, chunks)
     settings = Settings.from_env()
-    index_repo(repo_path, settings=settings, config=Config())
+    index_repo(IndexRequest(repo_path), settings=settings, config=Config())
     started = time.perf_counter()
-    search(QUERIES[0], str(repo_path), settings=settings, k=10)
+    search(SearchRequest.build(QUERIES[0], k=10), str(repo_path), settings=settings)
     print(f"\n== {chunks} chunks; first search after index {time.perf_counter() - started:.2f} s")
     client = store_for(settings)._client
     reads = [0]
@@ -60,7 +61,8 @@ def bench_size(chunks: int, queries: int, home: Path) -> None:
     walls, cpus = [], []
     for i in range(queries):
         wall, cpu = time.perf_counter(), time.process_time()
-        search(QUERIES[i % len(QUERIES)], str(repo_path), settings=settings, k=10)
+        search(SearchRequest.build(QUERIES[i % len(QUERIES)], k=10), str(repo_path),
+               settings=settings)
         walls.append(time.perf_counter() - wall)
         cpus.append(time.process_time() - cpu)
     print(f"  wall {percentiles_ms(walls)}")

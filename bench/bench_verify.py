@@ -36,10 +36,11 @@ sys.path.insert(0, str(ROOT))
 from freshmark.adapters.git.repo import GitRepo
 from freshmark.adapters.store.chroma import Store
 from freshmark.core.config import Config
+from freshmark.core.request import SearchRequest
 from freshmark.core.settings import Settings
 from freshmark.core.stamp import ChunkRecord
 from freshmark.core.verdicts import Target
-from freshmark.services.indexing.indexer import index_repo
+from freshmark.services.indexing.indexer import IndexRequest, index_repo
 from freshmark.services.retrieval.search import search
 from freshmark.services.verifier import Verifier
 
@@ -118,7 +119,7 @@ def bench_size(chunks: int, repeat: int, home: Path) -> None:
         build_repo(repo_path, chunks)
     settings = Settings.from_env()
     started = time.perf_counter()
-    summary = index_repo(repo_path, settings=settings, config=Config())
+    summary = index_repo(IndexRequest(repo_path), settings=settings, config=Config())
     print(f"\n== {summary.chunks_added + summary.chunks_unchanged} chunks "
           f"(indexed in {time.perf_counter() - started:.1f} s, embedder {summary.embedder})")
     index = Store.open(settings).branch(f"path:{repo_path.resolve()}", "main")
@@ -142,8 +143,8 @@ def bench_size(chunks: int, repeat: int, home: Path) -> None:
     totals: list[float] = []
     for i in range(max(repeat // 4, len(QUERIES))):
         started = time.perf_counter()
-        response = search(QUERIES[i % len(QUERIES)], str(repo_path), settings=settings, k=10,
-                          count=False)
+        response = search(SearchRequest.build(QUERIES[i % len(QUERIES)], k=10), str(repo_path),
+                          settings=settings, count=False)
         totals.append(time.perf_counter() - started)
         for name, seconds in response.timings.items():
             stages.setdefault(name, []).append(seconds)

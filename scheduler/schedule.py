@@ -14,7 +14,6 @@ from __future__ import annotations
 import logging
 import threading
 import time
-import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -22,22 +21,11 @@ import redis
 from kombu.exceptions import OperationalError
 
 from freshmark.adapters.queue import jobs, keys
+from freshmark.adapters.queue.scheduler_lock import SchedulerLock
 from freshmark.core import jobspec
 from freshmark.core.config import Config
 
 log = logging.getLogger("freshmark.scheduler")
-
-_RELEASE = """
-if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
-return 0
-"""
-
-_RENEW = """
-if redis.call('GET', KEYS[1]) == ARGV[1] then
-  return redis.call('PEXPIRE', KEYS[1], ARGV[2])
-end
-return 0
-"""
 
 
 @dataclass(frozen=True)
@@ -85,26 +73,6 @@ def due_entries(
 ) -> list[Entry]:
     """Entries never run, or whose interval has passed since their last run (pure)."""
     return [e for e in entries if now - last_runs.get(e.name, float("-inf")) >= e.interval_seconds]
-
-
-class SchedulerLock:
-    """The single-scheduler lock: ``SET NX PX`` to take it, compare-and-expire to renew."""
-
-    def __init__(self, client: redis.Redis, ttl_seconds: float = 15.0):
-        self.client = client
-        self.ttl_ms = int(ttl_seconds * 1000)
-        self.token = uuid.uuid4().hex
-
-    def hold(self) -> bool:
-        """Renew if held, else try to take it; True while this process is the scheduler."""
-        renew = self.client.register_script(_RENEW)
-        renewed = renew([keys.SCHEDULER_LOCK], [self.token, self.ttl_ms])
-        if renewed == 1:
-            return True
-        return bool(self.client.set(keys.SCHEDULER_LOCK, self.token, nx=True, px=self.ttl_ms))
-
-    def release(self) -> None:
-        self.client.register_script(_RELEASE)([keys.SCHEDULER_LOCK], [self.token])
 
 
 @dataclass

@@ -16,6 +16,7 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from repo_builder import RepoBuilder
 
@@ -24,7 +25,7 @@ from freshmark.adapters.store.chroma import Store
 from freshmark.core.config import Config
 from freshmark.core.settings import Settings
 from freshmark.core.stamp import ChunkRecord
-from freshmark.services.indexing.indexer import index_repo
+from freshmark.services.indexing.indexer import IndexRequest, index_repo
 
 HANDLER = '''"""Old architecture: command handlers."""
 from orders.services.order_service import OrderService
@@ -157,8 +158,9 @@ def write_initial(repo: RepoBuilder) -> str:
     return repo.commit("initial", when="2026-03-11T10:00:00Z")
 
 
-def index(path: Path, **kwargs: object) -> dict:
-    return index_repo(path, settings=Settings.from_env(), config=Config(), **kwargs).to_dict()
+def index(path: Path, **kwargs: Any) -> dict:
+    request = IndexRequest(path, **kwargs)
+    return index_repo(request, settings=Settings.from_env(), config=Config()).to_dict()
 
 
 def build_shop(make_repo, *, index_before_change: bool = True) -> Shop:

@@ -25,7 +25,7 @@ from freshmark.core.manifest import Manifest
 from freshmark.core.settings import Settings
 from freshmark.core.stamp import ChunkRecord
 from freshmark.core.tree import FileChange
-from freshmark.services.indexing.indexer import index_repo
+from freshmark.services.indexing.indexer import IndexRequest, index_repo
 from freshmark.services.upkeep.audit import (
     LayerCounts,
     audit,
@@ -113,7 +113,7 @@ def settings(fm_home: Path) -> Settings:
 def shop(make_repo, settings: Settings) -> RepoBuilder:
     repo = make_repo("shop")
     build_shop(repo)
-    index_repo(repo.path, settings=settings, config=CONFIG)
+    index_repo(IndexRequest(repo.path), settings=settings, config=CONFIG)
     return repo
 
 
@@ -160,7 +160,7 @@ def test_changed_deleted_and_renamed_files_count_as_stale_per_layer(
 ) -> None:
     repo = make_repo("shop")
     indexed = build_shop(repo)
-    index_repo(repo.path, settings=settings, config=CONFIG)
+    index_repo(IndexRequest(repo.path), settings=settings, config=CONFIG)
     change_shop(repo)
     head = repo.commit("change")
 
@@ -208,7 +208,7 @@ def test_reindex_clears_staleness_and_counts_tombstones(shop: RepoBuilder,
                                                         settings: Settings) -> None:
     change_shop(shop)
     shop.commit("change")
-    index_repo(shop.path, settings=settings, config=CONFIG)
+    index_repo(IndexRequest(shop.path), settings=settings, config=CONFIG)
 
     rows = rows_by_layer(audit(settings, CONFIG).rows)
 
@@ -224,7 +224,8 @@ def test_last_success_is_the_layer_stamp_and_advances_on_noop_runs(
 ) -> None:
     before = rows_by_layer(audit(settings, CONFIG).rows)["hot"]
     time.sleep(1.1)  # stamps have one-second resolution
-    index_repo(shop.path, settings=settings, config=CONFIG)  # nothing changed: a no-op run
+    index_repo(IndexRequest(shop.path), settings=settings,
+               config=CONFIG)  # nothing changed: a no-op run
 
     after = rows_by_layer(audit(settings, CONFIG).rows)["hot"]
     index = Store.open(settings).branch(f"path:{shop.path.resolve()}", "main")
@@ -274,7 +275,7 @@ def test_new_index_run_invalidates_reused_counts(shop: RepoBuilder, settings: Se
     assert index is not None
     before = index_fingerprint(index.manifest)
     shop.write("src/stock.py", functions("stock", 7)).commit("more stock")
-    index_repo(shop.path, settings=settings, config=CONFIG)
+    index_repo(IndexRequest(shop.path), settings=settings, config=CONFIG)
 
     index = Store.open(settings).branch(f"path:{shop.path.resolve()}", "main")
     assert index is not None
@@ -285,7 +286,7 @@ def test_indexed_commit_lost_to_a_force_push_counts_everything_stale(
     shop: RepoBuilder, settings: Settings
 ) -> None:
     shop.write("src/orders.py", functions("orders", 9)).commit("to be rewritten")
-    index_repo(shop.path, settings=settings, config=CONFIG)
+    index_repo(IndexRequest(shop.path), settings=settings, config=CONFIG)
     git(shop.path, "reset", "-q", "--hard", "HEAD~1")
     shop.write("src/stock.py", functions("stock", 8)).commit("rewritten history")
     git(shop.path, "reflog", "expire", "--expire=now", "--all")
@@ -304,7 +305,7 @@ def test_a_repository_that_moved_is_a_problem_and_others_are_still_audited(
     kept, moved = make_repo("kept"), make_repo("moved")
     for repo in (kept, moved):
         build_shop(repo)
-        index_repo(repo.path, settings=settings, config=CONFIG)
+        index_repo(IndexRequest(repo.path), settings=settings, config=CONFIG)
     shutil.move(str(moved.path), str(moved.path.parent / "elsewhere"))
 
     report = audit(settings, CONFIG)
@@ -318,10 +319,10 @@ def test_target_and_branch_select_what_is_audited(shop: RepoBuilder, settings: S
                                                   make_repo) -> None:
     shop.branch("feature/x").checkout("feature/x")
     shop.write("src/orders.py", functions("orders", 1)).commit("feature work")
-    index_repo(shop.path, settings=settings, config=CONFIG, branch="feature/x")
+    index_repo(IndexRequest(shop.path, branch="feature/x"), settings=settings, config=CONFIG)
     other = make_repo("other")
     build_shop(other)
-    index_repo(other.path, settings=settings, config=CONFIG)
+    index_repo(IndexRequest(other.path), settings=settings, config=CONFIG)
 
     by_path = audit(settings, CONFIG, target=str(shop.path))
     one_branch = audit(settings, CONFIG, target=str(shop.path), branch="feature/x")

@@ -36,7 +36,7 @@ from freshmark.core import jobspec
 from freshmark.core.config import Config
 from freshmark.core.settings import Settings
 from freshmark.core.stamp import LIVE
-from freshmark.services.indexing.indexer import index_repo
+from freshmark.services.indexing.indexer import IndexRequest, index_repo
 
 pytestmark = [pytest.mark.slow, pytest.mark.server]
 
@@ -109,8 +109,9 @@ def test_worker_killed_mid_job_finishes_after_restart_without_duplicates(
         cluster.stop_all()
     # The resumed index holds exactly what a clean run at the same commit holds.
     clean = Settings(home=tmp_path / "clean", embedder="hashing")
-    index_repo(cluster.settings().mirrors_dir / f"{repo_id}.git", settings=clean, config=Config(),
-               branch="main", repo_id=repo_id)
+    mirror = cluster.settings().mirrors_dir / f"{repo_id}.git"
+    index_repo(IndexRequest(mirror, branch="main", repo_id=repo_id), settings=clean,
+               config=Config())
     resumed = _live_chunks(cluster.settings(), f"id:{repo_id}")
     assert len(resumed) == len(set(resumed))
     assert resumed == _live_chunks(clean, f"id:{repo_id}")

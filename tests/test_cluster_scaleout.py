@@ -38,7 +38,7 @@ from freshmark.adapters.store.chroma import Store
 from freshmark.core.config import Config
 from freshmark.core.settings import Settings
 from freshmark.core.stamp import LIVE
-from freshmark.services.indexing.indexer import index_repo
+from freshmark.services.indexing.indexer import IndexRequest, index_repo
 
 pytestmark = [pytest.mark.slow, pytest.mark.server]
 
@@ -106,8 +106,9 @@ def _clean_index(cluster: Cluster, root: Path) -> Settings:
     """The same commit indexed in one process, in a store of its own."""
     repo_id, _ = cluster.repos["shop"]
     clean = Settings(home=root / "clean", embedder="hashing")
-    index_repo(cluster.settings().mirrors_dir / f"{repo_id}.git", settings=clean,
-               config=Config(), branch="main", repo_id=repo_id)
+    mirror = cluster.settings().mirrors_dir / f"{repo_id}.git"
+    index_repo(IndexRequest(mirror, branch="main", repo_id=repo_id), settings=clean,
+               config=Config())
     return clean
 
 

@@ -6,11 +6,12 @@ import redis
 from cluster_support import Recorder
 
 from freshmark.adapters.queue import jobs, keys
+from freshmark.adapters.queue.scheduler_lock import SchedulerLock
 from freshmark.core import jobspec
 from freshmark.core.config import Config, Layer, RepoConfig
 from freshmark.core.manifest import Manifest
 from freshmark.services.upkeep.reconcile import plan_repo
-from scheduler.schedule import Scheduler, SchedulerLock, due_entries, schedule_entries
+from scheduler.schedule import Scheduler, due_entries, schedule_entries
 
 HOT = Layer("hot", ("src/**",), 300, "hot")
 INFRA = Layer("infra", ("**",), 86400, "infra")

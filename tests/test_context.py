@@ -8,14 +8,15 @@ import pytest
 from click.testing import CliRunner
 from search_fixtures import PATHS, build_shop, index
 
+from freshmark.core.request import ContextRequest
 from freshmark.core.settings import Settings
 from freshmark.faces.cli.main import cli
 from freshmark.services.context.build import build_context, estimate_tokens
 
 
 def slice_for(shop, query: str, level: str = "L1", budget: int | None = None):
-    return build_context(query, str(shop.path), settings=Settings.from_env(), level=level,
-                         budget_tokens=budget)
+    return build_context(ContextRequest.build(query, level=level, budget_tokens=budget),
+                         str(shop.path), settings=Settings.from_env())
 
 
 def by_role(slice_, role: str) -> list:
@@ -158,4 +159,5 @@ def test_bad_query_or_level_is_refused_before_anything_is_opened(fm_home, query,
     from freshmark.core.errors import BadInput
 
     with pytest.raises(BadInput, match=message):
-        build_context(query, "/no/such/repo", settings=Settings.from_env(), level=level)
+        build_context(ContextRequest.build(query, level=level), "/no/such/repo",
+                      settings=Settings.from_env())

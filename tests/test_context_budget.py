@@ -5,8 +5,9 @@ from __future__ import annotations
 import pytest
 from search_fixtures import PATHS, build_shop
 
+from freshmark.core.request import MIN_BUDGET_TOKENS, ContextRequest
 from freshmark.core.settings import Settings
-from freshmark.services.context.build import MIN_BUDGET_TOKENS, build_context, estimate_tokens
+from freshmark.services.context.build import build_context, estimate_tokens
 
 BUDGETS = (MIN_BUDGET_TOKENS, 350, 450, 600, 800, 1200, 2000, 4000)
 
@@ -20,21 +21,22 @@ def shop(fm_home, make_repo):
 def test_rendered_slice_never_exceeds_the_budget(shop, level):
     settings = Settings.from_env()
     for budget in BUDGETS:
-        slice_ = build_context("OrderService cancel_order", str(shop.path), settings=settings,
-                               level=level, budget_tokens=budget)
+        request = ContextRequest.build("OrderService cancel_order", level=level,
+                                       budget_tokens=budget)
+        slice_ = build_context(request, str(shop.path), settings=settings)
         assert estimate_tokens(slice_.text()) <= budget, (level, budget)
 
 
 def test_small_budget_names_what_it_left_out(shop):
-    slice_ = build_context("OrderService cancel_order", str(shop.path),
-                           settings=Settings.from_env(), budget_tokens=600)
+    slice_ = build_context(ContextRequest.build("OrderService cancel_order", budget_tokens=600),
+                           str(shop.path), settings=Settings.from_env())
     assert slice_.missing
     assert all(line.startswith("[MISSING] ") and "budget" in line for line in slice_.missing)
 
 
 def test_module_too_big_for_the_budget_falls_back_to_the_symbol(shop):
-    slice_ = build_context("OrderService cancel_order", str(shop.path),
-                           settings=Settings.from_env(), level="L2", budget_tokens=500)
+    request = ContextRequest.build("OrderService cancel_order", level="L2", budget_tokens=500)
+    slice_ = build_context(request, str(shop.path), settings=Settings.from_env())
     roles = [s.role for s in slice_.sections]
     assert "module" not in roles and "evidence" in roles
     assert any(line.startswith(f"[MISSING] {PATHS['service']}:L1-L") and "shown only as" in line

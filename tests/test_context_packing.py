@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 from search_fixtures import index
 
+from freshmark.core.request import ContextRequest
 from freshmark.core.settings import Settings
 from freshmark.services.context.build import build_context
 from freshmark.services.context.slices import is_secondary
@@ -79,8 +80,8 @@ def clicky(fm_home, make_repo):
 
 
 def slice_of(repo, level: str, budget: int | None = None):
-    return build_context(QUERY, str(repo.path), settings=Settings.from_env(), level=level,
-                         budget_tokens=budget)
+    return build_context(ContextRequest.build(QUERY, level=level, budget_tokens=budget),
+                         str(repo.path), settings=Settings.from_env())
 
 
 def test_the_implementation_is_the_primary_evidence_not_an_example(clicky):

@@ -15,7 +15,7 @@ from freshmark.core.config import Config
 from freshmark.core.progress import DONE, START, WORKING, IndexProgress, describe
 from freshmark.core.settings import Settings
 from freshmark.faces.cli.common import ProgressPrinter
-from freshmark.services.indexing.indexer import index_repo
+from freshmark.services.indexing.indexer import IndexRequest, index_repo
 
 FRESHMARK = [str(Path(sys.executable).parent / "freshmark")]
 
@@ -59,7 +59,8 @@ def test_a_batch_of_files_advances_as_its_chunks_are_embedded(fm_home: Path, mak
     out = io.StringIO()
     ticks = itertools.count()
     printer = ProgressPrinter(out, on_terminal=True, clock=lambda: float(next(ticks)))
-    index_repo(repo.path, settings=Settings.from_env(), config=Config(), progress=printer)
+    index_repo(IndexRequest(repo.path), settings=Settings.from_env(), config=Config(),
+               progress=printer)
     shown = [part for part in out.getvalue().split("\r") if part.strip()]
     assert any(" 32/70 files" in line for line in shown)
     assert any(" 64/70 files" in line for line in shown)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import fields
 from pathlib import Path
 
 import pytest
@@ -15,7 +16,7 @@ from freshmark.core.errors import EmbedderMismatch, RetryableError
 from freshmark.core.settings import Settings
 from freshmark.core.stamp import MANDATORY_FIELDS, ChunkRecord
 from freshmark.services.indexing import run as index_run
-from freshmark.services.indexing.indexer import index_repo
+from freshmark.services.indexing.indexer import IndexRequest, index_repo
 
 SERVICE_V1 = '''"""Order services."""
 from orders.domain import ensure_cancellable
@@ -95,10 +96,15 @@ class DyingEmbedder(HashingEmbedder):
         return super().embed(texts)
 
 
+REQUEST_FIELDS = {f.name for f in fields(IndexRequest)} - {"repo_path"}
+
+
 def run(repo: RepoBuilder, **kwargs) -> dict:
     settings = Settings.from_env()
     config = kwargs.pop("config", Config())
-    return index_repo(repo.path, settings=settings, config=config, **kwargs).to_dict()
+    asked = {name: kwargs.pop(name) for name in list(kwargs) if name in REQUEST_FIELDS}
+    return index_repo(IndexRequest(repo.path, **asked), settings=settings, config=config,
+                      **kwargs).to_dict()
 
 
 def records(repo: RepoBuilder, branch: str = "main") -> list[ChunkRecord]:
@@ -316,9 +322,8 @@ def test_collection_refuses_a_second_embedder(fm_home, make_repo, monkeypatch):
         dim = 8
 
     with pytest.raises(EmbedderMismatch):
-        index_repo(
-            repo.path, settings=Settings.from_env(), config=Config(), embedder=OtherEmbedder()
-        )  # type: ignore[arg-type]
+        index_repo(IndexRequest(repo.path), settings=Settings.from_env(), config=Config(),
+                   embedder=OtherEmbedder())  # type: ignore[arg-type]
 
 
 def test_stale_target_never_moves_the_stamp_backwards(fm_home, make_repo):

@@ -21,6 +21,7 @@ from freshmark.adapters.lexical.registry import (
     write_lexical_snapshot,
 )
 from freshmark.core.manifest import Manifest
+from freshmark.core.request import SearchRequest
 from freshmark.core.stamp import TOMBSTONED, ChunkRecord
 from freshmark.core.tokenize import tokenize
 from freshmark.services.retrieval.hybrid import hybrid_search
@@ -262,7 +263,21 @@ class FakeCollection:
                                 purged_generation=generation if purged
                                 else self.manifest.purged_generation)
 
+    # what a branch of one layer offers the lexical engine (``ports.BranchView``)
+    collection_id = ""
+    below = None
+
+    @property
+    def own(self) -> FakeCollection:
+        return self
+
+    def layers(self) -> list[tuple[FakeCollection, frozenset[str]]]:
+        return [(self, frozenset())]
+
     def reload_manifest(self) -> Manifest:
+        return self.manifest
+
+    def manifest_for_request(self) -> Manifest:
         return self.manifest
 
     def iter_records(self, where: dict[str, Any] | None = None,
@@ -280,6 +295,8 @@ class FakeLayeredIndex:
     def __init__(self, *collections: FakeCollection) -> None:
         self.collections = list(collections)
         self.name = collections[0].name
+        self.own = collections[0]
+        self.manifest = collections[0].manifest
 
     def layers(self) -> list[tuple[FakeCollection, frozenset[str]]]:
         paths = [{r.path for r in c.records.values()} for c in self.collections]
@@ -394,8 +411,8 @@ def test_forget_on_a_layered_index_leaves_lower_layers_alone() -> None:
 def test_bm25_search_on_a_layered_index_returns_visible_chunks() -> None:
     base = _base()
     overlay = FakeCollection("overlay", [record("a#0", "src/mod0.py", "def settle(): pass")])
-    results, _ = hybrid_search(FakeLayeredIndex(overlay, base), None, "refund",  # type: ignore
-                               5, channels="bm25")
+    results, _ = hybrid_search(FakeLayeredIndex(overlay, base), None,
+                               SearchRequest.build("refund", k=5, channels="bm25"))
     assert [c.record.id for c in results] == ["b#0"]
 
 
@@ -408,7 +425,7 @@ def test_base_records_of_a_newer_generation_are_not_applied_to_the_overlay() -> 
     # A base run in flight: its records carry the base's next generation, above the overlay's.
     base.records["b#0"] = replace(base.records["b#0"], text="def refund_all(): retry()",
                                   updated_gen=base.manifest.generation + 5)
-    hybrid_search(layered_index, None, "refund", 5, channels="bm25")  # type: ignore[arg-type]
+    hybrid_search(layered_index, None, SearchRequest.build("refund", k=5, channels="bm25"))  # type: ignore[arg-type]
     overlay_lexical = lexical_for(overlay, None)  # type: ignore[arg-type]
     assert isinstance(overlay_lexical, LexicalIndex) and "b#0" not in overlay_lexical.live
     assert overlay_lexical.generation == overlay.manifest.generation

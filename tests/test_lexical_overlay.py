@@ -23,6 +23,7 @@ from freshmark.adapters.lexical.index import LexicalIndex
 from freshmark.adapters.lexical.layers import LayeredLexical
 from freshmark.adapters.lexical.registry import forget_lexical, lexical_for
 from freshmark.adapters.store.layered import LayeredIndex
+from freshmark.core.request import SearchRequest
 from freshmark.core.tokenize import query_terms
 from freshmark.services.retrieval.hybrid import hybrid_search
 
@@ -104,7 +105,8 @@ def test_hybrid_search_on_an_overlay_returns_only_visible_chunks(store_env, make
     index_branch(repo)
     index = view(repo, "feature")
     visible = {r.id: r.branch for r in index.iter_records()}
-    results, _ = hybrid_search(index, HashingEmbedder(), "cancel delivered order", 10)  # type: ignore[arg-type]
+    request = SearchRequest.build("cancel delivered order", k=10)
+    results, _ = hybrid_search(index, HashingEmbedder(), request)
     assert results
     assert all(visible[c.record.id] == c.record.branch for c in results)
     assert {c.record.branch for c in results if c.record.path == ORDER} == {"feature"}

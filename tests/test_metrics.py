@@ -16,7 +16,7 @@ import redis
 from cluster_support import REDIS_PORT, flushed
 from prometheus_client.parser import text_string_to_metric_families
 
-from freshmark.adapters.queue import keys
+from freshmark.adapters.queue import jobs, keys
 from freshmark.adapters.telemetry import counters
 from freshmark.adapters.telemetry import exposition as metrics
 from freshmark.adapters.telemetry.freshness import (
@@ -94,7 +94,9 @@ def test_exposition_passes_promtool_check_metrics(tmp_path: Path, redis_db: redi
     store = FileFreshnessStore(tmp_path)
     store.publish([row(), row(branch="feature/x", layer="infra")])
 
-    body, content_type = metrics.render_latest(redis=redis_db, store=store)
+    body, content_type = metrics.render_latest(
+        store=store, queue_lengths=lambda: jobs.queue_lengths(redis_db)
+    )
     done = subprocess.run([promtool, "check", "metrics"], input=body, capture_output=True)
 
     assert done.returncode == 0, done.stdout.decode() + done.stderr.decode()
@@ -105,7 +107,9 @@ def test_queue_lengths_are_read_from_redis_at_scrape_time(redis_db: redis.Redis)
     redis_db.rpush(jobspec.QUEUE_HOT, "a", "b", "c")
     redis_db.rpush(jobspec.QUEUE_INFRA, "d")
 
-    got = samples(metrics.render_latest(redis=redis_db)[0])
+    got = samples(metrics.render_latest(
+        store=RedisFreshnessStore(redis_db), queue_lengths=lambda: jobs.queue_lengths(redis_db)
+    )[0])
 
     assert got[("freshmark_queue_length", (("queue", "hot"),))] == 3
     assert got[("freshmark_queue_length", (("queue", "infra"),))] == 1
@@ -116,7 +120,9 @@ def test_redis_store_serves_rows_published_by_another_client(redis_db: redis.Red
     RedisFreshnessStore(redis_db).publish([row(stale_chunks=7)])
     reader = redis.Redis(host="127.0.0.1", port=REDIS_PORT, db=REDIS_DB)
 
-    got = samples(metrics.render_latest(redis=reader)[0])
+    got = samples(metrics.render_latest(
+        store=RedisFreshnessStore(reader), queue_lengths=lambda: jobs.queue_lengths(reader)
+    )[0])
 
     assert got[("freshmark_stale_chunks", labels())] == 7
     assert redis_db.hexists(keys.FRESHNESS_LATEST, keys.freshness_field("shop", "main"))

@@ -15,7 +15,6 @@ from freshmark.core.kinds import FILE_KINDS
 from freshmark.faces.api import schema as api_schema
 from freshmark.faces.api import served
 from freshmark.faces.http.app import create_app
-from freshmark.services.context import build as context
 
 TOKEN = "schema-t0ken"
 API_ROUTES = ["/v1/search", "/v1/search/files", "/v1/verify", "/v1/context"]
@@ -91,7 +90,7 @@ def test_branch_request_body_is_documented(spec):
 def test_schema_limits_are_the_servers_own(spec):
     assert api_schema.MAX_K == request.MAX_K
     assert api_schema.MAX_QUERY_BYTES == request.MAX_QUERY_BYTES
-    assert api_schema.MIN_BUDGET_TOKENS == context.MIN_BUDGET_TOKENS
+    assert api_schema.MIN_BUDGET_TOKENS == request.MIN_BUDGET_TOKENS
     assert api_schema.MAX_BRANCH_NAME_CHARS == names.MAX_BRANCH_NAME_CHARS
 
 
@@ -102,7 +101,7 @@ def test_k_is_bounded_1_to_100(spec):
 
 def test_budget_is_bounded_as_the_server_enforces(spec):
     budget = _request(spec, "ContextRequest")["budget"]["anyOf"][0]
-    assert (budget["minimum"], budget["maximum"]) == (context.MIN_BUDGET_TOKENS,
+    assert (budget["minimum"], budget["maximum"]) == (request.MIN_BUDGET_TOKENS,
                                                       served.MAX_BUDGET_TOKENS)
 
 

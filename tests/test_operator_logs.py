@@ -27,7 +27,7 @@ from freshmark.core.progress import WORKING, IndexProgress
 from freshmark.core.settings import Settings
 from freshmark.faces.cli.cluster import CHATTY_LOGGERS, _setup_logging
 from freshmark.faces.cli.main import cli
-from freshmark.services.indexing.indexer import index_repo
+from freshmark.services.indexing.indexer import IndexRequest, index_repo
 from scheduler.watch import WorkingCopyWatcher
 
 
@@ -56,7 +56,7 @@ def _interrupt(event: IndexProgress) -> None:
 
 def test_status_during_the_first_build_says_so(fm_home: Path, repo: RepoBuilder) -> None:
     with pytest.raises(_Interrupted):  # stopped mid-run: the collection exists, no stamp yet
-        index_repo(repo.path, settings=Settings.from_env(), config=Config(),
+        index_repo(IndexRequest(repo.path), settings=Settings.from_env(), config=Config(),
                    progress=_interrupt)
     done = CliRunner().invoke(cli, ["status", str(repo.path)])
     assert done.exit_code == 0, done.output

@@ -9,17 +9,23 @@ from __future__ import annotations
 import uuid
 from collections.abc import Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
 
 from freshmark.adapters.embedding import get_embedder
 from freshmark.adapters.lexical.index import LexicalIndex
-from freshmark.adapters.lexical.registry import forget_lexical, lexical_for, snapshot_path
+from freshmark.adapters.lexical.registry import (
+    Bm25Engine,
+    forget_lexical,
+    lexical_for,
+    snapshot_path,
+)
 from freshmark.adapters.store.chroma import BranchIndex, Store
 from freshmark.core.errors import BadInput
 from freshmark.core.manifest import Manifest, collection_name
-from freshmark.core.request import DEFAULT_KINDS, MAX_QUERY_BYTES
+from freshmark.core.request import DEFAULT_KINDS, MAX_QUERY_BYTES, SearchRequest
 from freshmark.core.settings import Settings
 from freshmark.core.stamp import TOMBSTONED, ChunkRecord, chunk_id, sha256_hex, utc_now_iso
 from freshmark.services.retrieval.channels import vector_channel
@@ -113,8 +119,9 @@ def index(settings: Settings, embedder: object, repo_key: str) -> BranchIndex:
     return index
 
 
-def search(index: BranchIndex, embedder: object, query: str, k: int = 5, **kwargs: object):
-    results, _ = hybrid_search(index, embedder, query, k, **kwargs)  # type: ignore[arg-type]
+def search(index: BranchIndex, embedder: object, query: str, k: int = 5, **kwargs: Any):
+    request = SearchRequest.build(query, k=k, **kwargs)
+    results, _ = hybrid_search(index, embedder, request)  # type: ignore[arg-type]
     return results
 
 
@@ -139,7 +146,7 @@ def test_results_carry_channel_ranks_and_scores(index: BranchIndex, embedder: ob
 
 
 def test_timings_cover_every_stage(index: BranchIndex, embedder: object) -> None:
-    _, timings = hybrid_search(index, embedder, "restock", 3)  # type: ignore[arg-type]
+    _, timings = hybrid_search(index, embedder, SearchRequest.build("restock", k=3))  # type: ignore[arg-type]
     assert set(timings.to_dict()) == {"embed_seconds", "lexical_seconds", "vector_seconds",
                                       "fusion_seconds"}
     assert timings.total_seconds > 0
@@ -325,7 +332,8 @@ def test_unwritable_cache_dir_does_not_fail_search(
 ) -> None:
     blocked = tmp_path / "blocked"
     blocked.write_text("a file where the cache directory should be")
-    results, _ = hybrid_search(index, embedder, "restock", 3, cache_dir=blocked)  # type: ignore[arg-type]
+    results, _ = hybrid_search(index, embedder, SearchRequest.build("restock", k=3),
+                               lexical=Bm25Engine(blocked))  # type: ignore[arg-type]
     assert results
 
 

@@ -25,6 +25,7 @@ import numpy as np
 from freshmark.adapters.embedding import get_embedder
 from freshmark.adapters.store.chroma import Store
 from freshmark.core.manifest import Manifest, collection_name
+from freshmark.core.request import SearchRequest
 from freshmark.core.settings import Settings
 from freshmark.core.stamp import TOMBSTONED, ChunkRecord, chunk_id, sha256_hex, utc_now_iso
 from freshmark.services.retrieval.hybrid import hybrid_search
@@ -62,8 +63,9 @@ def serve():
     index = store.branch(key, "main")
     for line in sys.stdin:
         ask = json.loads(line)
-        found, _ = hybrid_search(index, embedder, ask["query"], 5,
-                                 include_history=ask.get("history", False))
+        request = SearchRequest.build(ask["query"], k=5,
+                                      include_history=ask.get("history", False))
+        found, _ = hybrid_search(index, embedder, request)
         print(json.dumps([{"symbol": c.record.symbol, "status": c.record.status,
                            "bm25_rank": c.bm25_rank, "vector_rank": c.vector_rank}
                           for c in found]), flush=True)

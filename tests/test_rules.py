@@ -14,6 +14,7 @@ import yaml
 from prometheus_client.parser import text_string_to_metric_families
 from test_metrics import redis_db  # noqa: F401 (fixture)
 
+from freshmark.adapters.queue import jobs
 from freshmark.adapters.telemetry import exposition as metrics
 from freshmark.adapters.telemetry.freshness import FileFreshnessStore, FreshnessRow
 
@@ -49,7 +50,9 @@ def exported_metric_names(tmp_path: Path, redis_client: redis.Redis) -> set[str]
     """Every sample name /metrics can carry, read from a real exposition of freshmark.metrics."""
     store = FileFreshnessStore(tmp_path)
     store.publish([FreshnessRow("r", "b", "l", 1, 2, 0, 0, 0.0, 0.0, 60.0, 0.0)])
-    body = metrics.render_latest(redis=redis_client, store=store)[0].decode()
+    body = metrics.render_latest(
+        store=store, queue_lengths=lambda: jobs.queue_lengths(redis_client)
+    )[0].decode()
     names: set[str] = set()
     suffixes = {"counter": ("_total",), "histogram": ("_bucket", "_sum", "_count")}
     for family in text_string_to_metric_families(body):

@@ -10,6 +10,7 @@ from search_fixtures import build_shop
 
 from freshmark.adapters.store.chroma import Store
 from freshmark.core.errors import BadInput, BranchNotFound, NotIndexed, RepositoryGone
+from freshmark.core.request import SearchRequest
 from freshmark.core.settings import Settings
 from freshmark.faces.cli.main import cli
 from freshmark.services.retrieval.search import search
@@ -38,14 +39,15 @@ def test_query_over_the_size_limit_is_refused_with_its_size(fm_home, make_repo):
 def test_query_with_binary_content_is_refused(fm_home, make_repo):
     shop = build_shop(make_repo)
     with pytest.raises(BadInput, match="binary"):
-        search("cancel\x00\x01order", str(shop.path), settings=Settings.from_env())
+        search(SearchRequest.build("cancel\x00\x01order"), str(shop.path),
+               settings=Settings.from_env())
 
 
 @pytest.mark.parametrize("k", [0, -1, 101])
 def test_k_out_of_range_is_refused(fm_home, make_repo, k):
     shop = build_shop(make_repo)
     with pytest.raises(BadInput, match="k must be a whole number from 1 to 100"):
-        search("cancel", str(shop.path), settings=Settings.from_env(), k=k)
+        search(SearchRequest.build("cancel", k=k), str(shop.path), settings=Settings.from_env())
 
 
 def test_unknown_repository_is_named(fm_home, tmp_path):
@@ -63,13 +65,14 @@ def test_branch_never_indexed_says_how_to_index_it(fm_home, make_repo):
     shop = build_shop(make_repo)
     shop.repo.branch("feature/new")
     with pytest.raises(NotIndexed, match="shop@feature/new has not been indexed yet"):
-        search("cancel", str(shop.path), settings=Settings.from_env(), branch="feature/new")
+        search(SearchRequest.build("cancel", branch="feature/new"), str(shop.path),
+               settings=Settings.from_env())
 
 
 def test_repository_never_indexed_says_so(fm_home, make_repo):
     shop = build_shop(make_repo, index_before_change=False)
     with pytest.raises(NotIndexed, match="has not been indexed yet"):
-        search("cancel", str(shop.path), settings=Settings.from_env())
+        search(SearchRequest.build("cancel"), str(shop.path), settings=Settings.from_env())
 
 
 def test_repository_moved_since_indexing_is_named_gone(fm_home, make_repo, tmp_path):
@@ -83,7 +86,7 @@ def test_repository_deleted_since_indexing_is_gone_by_id_too(fm_home, make_repo)
     shop = build_shop(make_repo)
     shutil.rmtree(shop.path)
     with pytest.raises(RepositoryGone, match="moved or deleted"):
-        search("cancel", "shop", settings=Settings.from_env())
+        search(SearchRequest.build("cancel"), "shop", settings=Settings.from_env())
 
 
 def test_bad_input_leaves_the_index_and_counts_untouched(fm_home, make_repo):
@@ -93,8 +96,8 @@ def test_bad_input_leaves_the_index_and_counts_untouched(fm_home, make_repo):
     before = branch_index.count()
     for bad in ("", "x" * 200_000):
         with pytest.raises(BadInput):
-            search(bad, str(shop.path), settings=settings)
+            search(SearchRequest.build(bad), str(shop.path), settings=settings)
     with pytest.raises(BranchNotFound):
-        search("cancel", str(shop.path), settings=settings, branch="nope")
+        search(SearchRequest.build("cancel", branch="nope"), str(shop.path), settings=settings)
     assert branch_index.count() == before
     assert not (settings.state_dir / "verdicts.sqlite").exists()

@@ -10,9 +10,10 @@ from click.testing import CliRunner
 
 from freshmark.core.config import Config
 from freshmark.core.errors import BadInput
+from freshmark.core.request import SearchRequest
 from freshmark.core.settings import Settings
 from freshmark.faces.cli.main import cli
-from freshmark.services.indexing.indexer import index_repo
+from freshmark.services.indexing.indexer import IndexRequest, index_repo
 from freshmark.services.retrieval.search import search, search_files
 
 SIGNATURE_SOURCE = '''"""Webhook receivers."""
@@ -68,7 +69,7 @@ def hooks(make_repo, fm_home):
         repo.write(f"pkg/module_{number}.py",
                    f"def helper_{number}(value):\n    return value + {number}\n")
     repo.commit("hooks")
-    index_repo(repo.path, settings=Settings.from_env(), config=Config())
+    index_repo(IndexRequest(repo.path), settings=Settings.from_env(), config=Config())
     return repo
 
 
@@ -80,39 +81,45 @@ def _paths(response) -> list[str]:
 
 
 def test_implementation_ranks_above_tests_and_docs_that_repeat_the_words(hooks):
-    response = search(QUESTION, str(hooks.path), settings=Settings.from_env(), k=5)
+    response = search(SearchRequest.build(QUESTION, k=5), str(hooks.path),
+                      settings=Settings.from_env())
     assert _paths(response)[0] == "scheduler/webhooks.py"
     assert response.results[0].record.symbol == "signature_ok"
 
 
 def test_default_search_spends_no_slot_on_translations_or_changelogs(hooks):
-    response = search(QUESTION, str(hooks.path), settings=Settings.from_env(), k=20)
+    response = search(SearchRequest.build(QUESTION, k=20), str(hooks.path),
+                      settings=Settings.from_env())
     assert not {"locale/fr/LC_MESSAGES/messages.po", "CHANGELOG.md"} & set(_paths(response))
 
 
 def test_kind_asks_for_translations_and_changelogs(hooks):
     settings = Settings.from_env()
-    po = search(QUESTION, str(hooks.path), settings=settings, k=5, kinds=["translation"])
+    po = search(SearchRequest.build(QUESTION, k=5, kinds=["translation"]), str(hooks.path),
+                settings=settings)
     assert set(_paths(po)) == {"locale/fr/LC_MESSAGES/messages.po"}
     assert {r.record.file_kind for r in po.results} == {"translation"}
-    notes = search(QUESTION, str(hooks.path), settings=settings, k=5, kinds="changelog")
+    notes = search(SearchRequest.build(QUESTION, k=5, kinds="changelog"), str(hooks.path),
+                   settings=settings)
     assert set(_paths(notes)) == {"CHANGELOG.md"}
 
 
 def test_kind_limits_results_to_the_named_kinds(hooks):
-    response = search(QUESTION, str(hooks.path), settings=Settings.from_env(), k=10,
-                      kinds=["test", "doc"])
+    response = search(SearchRequest.build(QUESTION, k=10, kinds=["test", "doc"]), str(hooks.path),
+                      settings=Settings.from_env())
     assert response.results
     assert {r.record.file_kind for r in response.results} <= {"test", "doc"}
 
 
 def test_unknown_kind_is_refused_naming_the_kinds(hooks):
     with pytest.raises(BadInput, match="unknown file kind 'sources'.*source, test"):
-        search(QUESTION, str(hooks.path), settings=Settings.from_env(), kinds=["sources"])
+        search(SearchRequest.build(QUESTION, kinds=["sources"]), str(hooks.path),
+               settings=Settings.from_env())
 
 
 def test_file_answers_name_each_file_once_with_its_best_chunks(hooks):
-    response = search_files(QUESTION, str(hooks.path), settings=Settings.from_env(), k=3)
+    response = search_files(SearchRequest.build(QUESTION, k=3), str(hooks.path),
+                            settings=Settings.from_env())
     paths = [f.path for f in response.files]
     assert paths[0] == "scheduler/webhooks.py"
     assert len(paths) == len(set(paths)) == 3
@@ -127,8 +134,9 @@ def test_one_file_cannot_fill_every_slot(make_repo, fm_home):
         f"def parse_token_{n}(text):\n    return parse_token(text, {n})\n\n\n" for n in range(8)))
     repo.write("other.py", "def parse_token(text, n):\n    return text.split()[n]\n")
     repo.commit("crowd")
-    index_repo(repo.path, settings=Settings.from_env(), config=Config())
-    response = search("parse token", str(repo.path), settings=Settings.from_env(), k=4)
+    index_repo(IndexRequest(repo.path), settings=Settings.from_env(), config=Config())
+    response = search(SearchRequest.build("parse token", k=4), str(repo.path),
+                      settings=Settings.from_env())
     assert "other.py" in _paths(response)
     assert _paths(response).count("crowd.py") <= 3
 
@@ -139,12 +147,12 @@ def test_file_deleted_since_indexing_is_hidden_unless_history_is_asked(make_repo
     repo.write("billing/tax.py", "def tax_rate(region):\n    return 0.2\n")
     repo.commit("billing")
     settings = Settings.from_env()
-    index_repo(repo.path, settings=settings, config=Config())
+    index_repo(IndexRequest(repo.path), settings=settings, config=Config())
     repo.delete("billing/invoice.py").commit("drop invoices")  # not re-indexed yet
-    plain = search("total_invoice", str(repo.path), settings=settings, k=5)
+    plain = search(SearchRequest.build("total_invoice", k=5), str(repo.path), settings=settings)
     assert "billing/invoice.py" not in _paths(plain)
-    history = search("total_invoice", str(repo.path), settings=settings, k=5,
-                     include_history=True)
+    history = search(SearchRequest.build("total_invoice", k=5, include_history=True),
+                     str(repo.path), settings=settings)
     gone = [r for r in history.results if r.record.path == "billing/invoice.py"]
     assert gone and str(gone[0].verification.verdict) == "historical"
 
@@ -158,7 +166,7 @@ def test_long_issue_report_finds_the_file_its_traceback_names(make_repo, fm_home
     repo.write("docs/tables.md", "Reading and writing a table: read a table, write a table.\n"
                                  * 5)
     repo.commit("tables")
-    index_repo(repo.path, settings=Settings.from_env(), config=Config())
+    index_repo(IndexRequest(repo.path), settings=Settings.from_env(), config=Config())
     report = (
         "Writing a table fails\n\nWhen I try to write my table to a file the program crashes. "
         "I expected the table to be written like any other table, and reading works fine. "
@@ -167,7 +175,8 @@ def test_long_issue_report_finds_the_file_its_traceback_names(make_repo, fm_home
         '  File "/usr/lib/python3.11/site-packages/lib/alpha/writer.py", line 3, in '
         "write_table\n    return path\nTypeError: expected str\n```\n"
     )
-    response = search_files(report, str(repo.path), settings=Settings.from_env(), k=3)
+    response = search_files(SearchRequest.build(report, k=3), str(repo.path),
+                            settings=Settings.from_env())
     assert response.files[0].path == "lib/alpha/writer.py"
 
 

@@ -8,6 +8,7 @@ from click.testing import CliRunner
 from search_fixtures import PATHS, SERVICE, build_shop, index
 
 from freshmark.adapters.telemetry.verdict_stats import VerdictStats
+from freshmark.core.request import SearchRequest
 from freshmark.core.settings import Settings
 from freshmark.core.stamp import MANDATORY_FIELDS
 from freshmark.faces.cli.main import cli
@@ -36,7 +37,8 @@ def test_json_results_carry_every_stamp_field_and_the_verification(store_env, ma
 
 def test_response_names_the_index_it_came_from(store_env, make_repo):
     shop = build_shop(make_repo)
-    response = search("cancel order", str(shop.path), settings=Settings.from_env()).to_dict()
+    response = search(SearchRequest.build("cancel order"), str(shop.path),
+                      settings=Settings.from_env()).to_dict()
     info = response["index"]
     assert info["collection"].startswith("fm-shop-main-")
     assert info["commit"] == shop.dropped and info["indexed_at"]
@@ -47,10 +49,10 @@ def test_response_names_the_index_it_came_from(store_env, make_repo):
 
 def test_tombstoned_chunks_only_with_history(fm_home, make_repo):
     shop = build_shop(make_repo)
-    plain = search("CancelOrderHandler idempotency", str(shop.path), settings=Settings.from_env(),
-                   k=20).to_dict()
-    history = search("CancelOrderHandler idempotency", str(shop.path),
-                     settings=Settings.from_env(), k=20, include_history=True).to_dict()
+    plain = search(SearchRequest.build("CancelOrderHandler idempotency", k=20), str(shop.path),
+                   settings=Settings.from_env()).to_dict()
+    request = SearchRequest.build("CancelOrderHandler idempotency", k=20, include_history=True)
+    history = search(request, str(shop.path), settings=Settings.from_env()).to_dict()
     assert all(r["path"] != PATHS["handler"] for r in plain["results"])
     handlers = [r for r in history["results"] if r["path"] == PATHS["handler"]]
     assert handlers and {r["verdict"] for r in handlers} == {"historical"}
@@ -59,9 +61,10 @@ def test_tombstoned_chunks_only_with_history(fm_home, make_repo):
 def test_excluded_kinds_only_with_include_excluded(fm_home, make_repo):
     shop = build_shop(make_repo)
     settings = Settings.from_env()
-    plain = search("OrderApiClient cancel", str(shop.path), settings=settings, k=20).to_dict()
-    wide = search("OrderApiClient cancel", str(shop.path), settings=settings, k=20,
-                  include_excluded=True).to_dict()
+    plain = search(SearchRequest.build("OrderApiClient cancel", k=20), str(shop.path),
+                   settings=settings).to_dict()
+    wide = search(SearchRequest.build("OrderApiClient cancel", k=20, include_excluded=True),
+                  str(shop.path), settings=settings).to_dict()
     assert all(r["file_kind"] not in ("generated", "backup", "fixture")
                for r in plain["results"])
     client = [r for r in wide["results"] if r["symbol"] == "OrderApiClient.cancel"]
@@ -83,8 +86,10 @@ def test_text_output_shows_verdict_citation_and_code(fm_home, make_repo):
 def test_every_search_counts_its_verdicts(fm_home, make_repo):
     shop = build_shop(make_repo)
     settings = Settings.from_env()
-    first = search("cancel order", str(shop.path), settings=settings, k=4).verdict_counts()
-    second = search("order repo save", str(shop.path), settings=settings, k=4).verdict_counts()
+    first = search(SearchRequest.build("cancel order", k=4), str(shop.path),
+                   settings=settings).verdict_counts()
+    second = search(SearchRequest.build("order repo save", k=4), str(shop.path),
+                    settings=settings).verdict_counts()
     expected: dict[str, int] = {}
     for counts in (first, second):
         for verdict, number in counts.items():
@@ -95,7 +100,7 @@ def test_every_search_counts_its_verdicts(fm_home, make_repo):
 
 def test_status_shows_the_verdict_counts(fm_home, make_repo):
     shop = build_shop(make_repo)
-    search("cancel order", str(shop.path), settings=Settings.from_env(), k=2)
+    search(SearchRequest.build("cancel order", k=2), str(shop.path), settings=Settings.from_env())
     code, out = run_cli("status", str(shop.path), "--json")
     assert code == 0
     assert sum(json.loads(out)[0]["verdicts"].values()) == 2
@@ -107,9 +112,10 @@ def test_worktree_search_sees_uncommitted_edits(fm_home, make_repo):
     shop.repo.write(PATHS["service"], SERVICE.replace('"""Cancel an order."""',
                                                       '"""Cancel an order.\n\n    More."""'))
     settings = Settings.from_env()
-    head = search("OrderService cancel_order", str(shop.path), settings=settings, k=3)
-    tree = search("OrderService cancel_order", str(shop.path), settings=settings, k=3,
-                  worktree=True)
+    head = search(SearchRequest.build("OrderService cancel_order", k=3), str(shop.path),
+                  settings=settings)
+    tree = search(SearchRequest.build("OrderService cancel_order", k=3, worktree=True),
+                  str(shop.path), settings=settings)
     by_head = {r.record.symbol: r for r in head.results}
     by_tree = {r.record.symbol: r for r in tree.results}
     assert str(by_head["OrderService.cancel_order"].verification.verdict) == "older_identical"
@@ -119,7 +125,8 @@ def test_worktree_search_sees_uncommitted_edits(fm_home, make_repo):
 
 def test_repository_id_of_an_indexed_repo_is_accepted(fm_home, make_repo):
     shop = build_shop(make_repo)
-    response = search("cancel order", "shop", settings=Settings.from_env(), k=2).to_dict()
+    response = search(SearchRequest.build("cancel order", k=2), "shop",
+                      settings=Settings.from_env()).to_dict()
     assert response["repo"] == "shop" and response["target"]["head"] == shop.head
 
 
@@ -128,7 +135,8 @@ def test_a_search_reads_the_collection_once_and_sees_a_finished_run(store_env, m
 
     shop = build_shop(make_repo)
     settings = Settings.from_env()
-    search("cancel order", str(shop.path), settings=settings)  # the lexical index is warm
+    search(SearchRequest.build("cancel order"), str(shop.path),
+           settings=settings)  # the lexical index is warm
     client = store_for(settings)._client
     reads: list[str] = []
     get_collection = client.get_collection
@@ -139,12 +147,13 @@ def test_a_search_reads_the_collection_once_and_sees_a_finished_run(store_env, m
 
     client.get_collection = counted
     try:
-        search("cancel order", str(shop.path), settings=settings)
+        search(SearchRequest.build("cancel order"), str(shop.path), settings=settings)
         assert len(reads) == 1
         shop.repo.write("src/orders/refunds.py", "def issue_refund_voucher(order):\n    pass\n")
         shop.repo.commit("refund voucher")
         index(shop.repo.path)
-        found = search("issue_refund_voucher", str(shop.path), settings=settings, k=3)
+        found = search(SearchRequest.build("issue_refund_voucher", k=3), str(shop.path),
+                       settings=settings)
         assert found.results[0].record.symbol == "issue_refund_voucher"
     finally:
         client.get_collection = get_collection

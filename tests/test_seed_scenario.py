@@ -11,6 +11,7 @@ import re
 
 from search_fixtures import PATHS, build_shop, file_sha256, index
 
+from freshmark.core.request import SearchRequest
 from freshmark.core.settings import Settings
 from freshmark.services.retrieval.search import search
 from freshmark.services.verify_snippets import verify_snippets
@@ -19,8 +20,8 @@ QUERY = "cancel order idempotent repeated request"
 
 
 def results_by_symbol(shop) -> dict[str, dict]:
-    response = search(QUERY, str(shop.path), settings=Settings.from_env(), k=30,
-                      include_history=True, include_excluded=True).to_dict()
+    response = search(SearchRequest.build(QUERY, k=30, include_history=True, include_excluded=True),
+                      str(shop.path), settings=Settings.from_env()).to_dict()
     return {r["symbol"]: r for r in response["results"]}
 
 
@@ -79,7 +80,8 @@ def test_reindexed_at_head_the_rule_is_current_and_the_handler_stays_hidden(stor
                                                                             make_repo):
     shop = build_shop(make_repo)
     index(shop.path)
-    response = search(QUERY, str(shop.path), settings=Settings.from_env(), k=30).to_dict()
+    response = search(SearchRequest.build(QUERY, k=30), str(shop.path),
+                      settings=Settings.from_env()).to_dict()
     found = {r["symbol"]: r for r in response["results"]}
     assert found["ensure_cancellable"]["verdict"] == "current"
     assert "CancelOrderHandler" not in found  # tombstoned: only with --history

@@ -17,7 +17,7 @@ from freshmark.adapters.git.mirrors import sync_mirror
 from freshmark.adapters.queue import jobs
 from freshmark.core import jobspec
 from freshmark.core.config import RepoConfig
-from freshmark.services.indexing.indexer import index_repo
+from freshmark.services.indexing.indexer import IndexRequest, index_repo
 from freshmark.services.upkeep import branches
 from freshmark.services.upkeep.audit import run_audit
 from freshmark.services.upkeep.reconcile import reconcile_all
@@ -51,18 +51,15 @@ def _index_mirror(job: jobspec.Job, ctx: WorkerContext, repo: RepoConfig) -> dic
             retire = _retire_spec(repo.id, spec.branch, "branch gone at index time")
             jobs.submit(ctx.redis, retire, ctx.send)
         return {"noop": True, "branch_missing": True}
-    summary = index_repo(
+    request = IndexRequest(
         state.path,
-        settings=ctx.settings,
-        config=ctx.config,
         branch=spec.branch,
         layer=None if spec.layer == jobspec.ALL else spec.layer,
         repo_id=repo.id,
         base_branch=spec.base_branch or branches.default_base(repo, spec.branch) or None,
-        store=ctx.store(),
-        embedder=ctx.embedder(),
-        fan_out=_fan_out(job, ctx, repo),
     )
+    summary = index_repo(request, settings=ctx.settings, config=ctx.config, store=ctx.store(),
+                         embedder=ctx.embedder(), fan_out=_fan_out(job, ctx, repo))
     if spec.branch not in repo.branches:
         branches.touch_activity(ctx.redis, repo.id, spec.branch)
     return summary.to_dict()
@@ -71,16 +68,14 @@ def _index_mirror(job: jobspec.Job, ctx: WorkerContext, repo: RepoConfig) -> dic
 def _index_working_copy(job: jobspec.Job, ctx: WorkerContext) -> dict[str, Any]:
     """A watched working copy: indexed in place, keyed by its path like ``freshmark index``."""
     spec = job.spec
-    summary = index_repo(
+    request = IndexRequest(
         Path(spec.path),
-        settings=ctx.settings,
-        config=ctx.config,
         branch=spec.branch,
         layer=None if spec.layer == jobspec.ALL else spec.layer,
         base_branch=spec.base_branch or None,
-        store=ctx.store(),
-        embedder=ctx.embedder(),
     )
+    summary = index_repo(request, settings=ctx.settings, config=ctx.config, store=ctx.store(),
+                         embedder=ctx.embedder())
     return summary.to_dict()
 
 

@@ -58,7 +58,7 @@ from freshmark.adapters.telemetry import counters
 from freshmark.core import jobspec
 from freshmark.core.errors import PermanentError
 from freshmark.core.redact import redact
-from freshmark.services.indexing.batches import BatchRunner, LayerBatch, RunStamp
+from freshmark.services.indexing.batches import BatchRunner, IndexTools, LayerBatch, RunStamp
 from freshmark.services.indexing.indexer import index_batch
 from freshmark.services.repos import mirror_path
 from workers.runtime import WorkerContext
@@ -313,9 +313,9 @@ def run_batch_message(payload: dict[str, Any], ctx: WorkerContext) -> dict[str, 
     def work(keep_claim: KeepClaim) -> dict[str, Any]:
         path = _mirror_holding(ctx, message.repo_id, message.stamp.head)
         cache = EmbeddingCache(ctx.settings.cache_dir / "embeddings.sqlite")
-        return index_batch(path, stamp=message.stamp, batch=message.work, config=ctx.config,
-                           store=ctx.store(), embedder=ctx.embedder(), cache=cache,
-                           keep_claim=keep_claim)
+        tools = IndexTools(ctx.config, ctx.embedder(), cache)
+        return index_batch(path, stamp=message.stamp, batch=message.work, tools=tools,
+                           store=ctx.store(), keep_claim=keep_claim)
 
     started = time.perf_counter()
     try:

@@ -48,7 +48,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from freshmark.core.config import ClassifyRules
-from freshmark.core.globs import glob_match
+from freshmark.core.globs import glob_match, glob_regex_text
 
 SKIP_IGNORED = "ignored"
 SKIP_VENDORED = "vendored"
@@ -139,7 +139,7 @@ _DIR_GLOB = re.compile(r"\*\*/([^/]+)/\*\*")  # "**/name/**": a directory at any
 
 @dataclass(frozen=True)
 class _GlobSet:
-    """Globs compiled for speed, with the meaning of ``config.glob_match``: file-name globs match
+    """Globs compiled for speed, with the meaning of ``globs.glob_match``: file-name globs match
     the last component, ``**/dir/**`` globs a directory at any depth, the rest the whole path."""
 
     name_regex: re.Pattern[str] | None
@@ -154,26 +154,10 @@ class _GlobSet:
         )
 
 
-def _glob_regex_text(glob: str) -> str:
-    out: list[str] = []
-    i = 0
-    while i < len(glob):
-        if glob.startswith("**/", i):
-            out.append("(?:.*/)?")
-            i += 3
-        elif glob.startswith("**", i):
-            out.append(".*")
-            i += 2
-        else:
-            out.append({"*": "[^/]*", "?": "[^/]"}.get(glob[i], re.escape(glob[i])))
-            i += 1
-    return "".join(out)
-
-
 def _union(globs: list[str], template: str = "{}") -> re.Pattern[str] | None:
     if not globs:
         return None
-    return re.compile(template.format("|".join(f"(?:{_glob_regex_text(g)})" for g in globs)))
+    return re.compile(template.format("|".join(f"(?:{glob_regex_text(g)})" for g in globs)))
 
 
 def _compile_globs(globs: tuple[str, ...]) -> _GlobSet:

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from functools import lru_cache
+
+from freshmark.core.globs import glob_regex
 
 AttrValue = bool | str
 REPORTED_ATTRIBUTES = frozenset(
@@ -23,35 +24,6 @@ class AttributeRule:
 
 
 AttributeRules = tuple[AttributeRule, ...]
-
-
-@lru_cache(maxsize=4096)
-def _wildmatch_regex(pattern: str) -> re.Pattern[str]:
-    """Translate a git wildmatch pattern (pathname mode) to a regex for ``fullmatch``."""
-    out: list[str] = []
-    i, n = 0, len(pattern)
-    while i < n:
-        double_star = pattern.startswith("**", i)
-        segment_start = i == 0 or pattern[i - 1] == "/"
-        if double_star and segment_start and (i + 2 == n or pattern[i + 2] == "/"):
-            out.append(".*" if i + 2 == n else "(?:[^/]*/)*")
-            i += 3
-        elif pattern[i] == "*":
-            out.append("[^/]*")
-            i += 1
-        elif pattern[i] == "?":
-            out.append("[^/]")
-            i += 1
-        elif pattern[i] == "[" and "]" in pattern[i + 2 :]:
-            end = pattern.index("]", i + 2)
-            body = pattern[i + 1 : end].replace("\\", "\\\\")
-            out.append("[^/" + body[1:] + "]" if body[:1] in ("!", "^") else "[" + body + "]")
-            i = end + 1
-        else:
-            escaped = pattern[i] == "\\" and i + 1 < n
-            out.append(re.escape(pattern[i + 1] if escaped else pattern[i]))
-            i += 2 if escaped else 1
-    return re.compile("".join(out))
 
 
 def _split_pattern(line: str) -> tuple[str, str]:
@@ -92,9 +64,8 @@ def parse_gitattributes(text: str) -> AttributeRules:
         if not pattern or pattern.startswith(("[attr]", "!")) or pattern.endswith("/"):
             continue
         assignments = tuple(a for token in rest.split() for a in _assignments(token))
-        rules.append(
-            AttributeRule(_wildmatch_regex(pattern.lstrip("/")), "/" not in pattern, assignments)
-        )
+        regex = glob_regex(pattern.lstrip("/"), wildmatch=True)
+        rules.append(AttributeRule(regex, "/" not in pattern, assignments))
     return tuple(rules)
 
 

@@ -11,3 +11,11 @@ EXCLUDED_FILE_KINDS = frozenset({"generated", "vendored", "backup", "fixture"})
 # True and citable, but searched only when asked for by kind: release notes and translation
 # catalogues mention every symbol and answer almost no question about the code.
 ON_REQUEST_FILE_KINDS = frozenset({"changelog", "translation"})
+
+# Each kind's code in the lexical index's snapshots, where it is stored as one byte per chunk.
+# Fixed, not positions in FILE_KINDS: a new kind takes the next free code, a code is never
+# reused or renumbered (a snapshot records this table and is rebuilt if it differs).
+KIND_CODES: dict[str, int] = {
+    "source": 0, "test": 1, "generated": 2, "vendored": 3, "backup": 4, "fixture": 5, "doc": 6,
+    "config": 7, "changelog": 8, "translation": 9, "other": 10,
+}

@@ -1,8 +1,14 @@
-"""What a search may ask for: bounds and validation of the query, k and file kinds."""
+"""What a search or a context slice may ask for: one validated request object each.
+
+A face (CLI, HTTP, MCP) builds the request once with ``SearchRequest.build`` or
+``ContextRequest.build``, which refuse bad input with ``BadInput`` before anything is opened,
+and hands it down unchanged: the services read its fields and never validate again.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass
 
 from freshmark.core.errors import BadInput
 from freshmark.core.kinds import EXCLUDED_FILE_KINDS, FILE_KINDS, ON_REQUEST_FILE_KINDS
@@ -12,6 +18,7 @@ from freshmark.core.kinds import EXCLUDED_FILE_KINDS, FILE_KINDS, ON_REQUEST_FIL
 MAX_QUERY_BYTES = 100_000
 MAX_K = 100
 
+# ``hybrid`` is what users get; ``bm25`` and ``vectors`` measure one channel alone.
 CHANNELS = ("bm25", "vectors", "hybrid")
 # What a search covers unless the caller names kinds: everything but the excluded kinds and
 # the kinds searched only on request (changelogs, translation catalogues).
@@ -61,3 +68,82 @@ def resolve_kinds(kinds: Iterable[str] | str | None, include_excluded: bool = Fa
     if include_excluded:
         chosen |= EXCLUDED_FILE_KINDS
     return frozenset(chosen)
+
+
+def validate_channels(channels: object) -> str:
+    if channels not in CHANNELS:
+        raise BadInput(f"channels must be one of {', '.join(CHANNELS)}, not {channels!r}")
+    return str(channels)
+
+
+@dataclass(frozen=True)
+class SearchRequest:
+    """One search: the query, how many results, which file kinds, against which head.
+
+    Build it with ``build`` (validated); the fields then hold normalised values: ``query``
+    stripped, ``kinds`` the resolved set (with the excluded kinds when ``include_excluded``).
+    ``branch`` None is the checked-out branch; ``worktree`` verifies against the work tree.
+    """
+
+    query: str
+    k: int = 5
+    kinds: frozenset[str] = DEFAULT_KINDS
+    include_history: bool = False
+    include_excluded: bool = False
+    branch: str | None = None
+    worktree: bool = False
+    channels: str = "hybrid"
+
+    @classmethod
+    def build(cls, query: object, *, k: object = 5, kinds: Iterable[str] | str | None = None,
+              include_history: bool = False, include_excluded: bool = False,
+              branch: str | None = None, worktree: bool = False,
+              channels: str = "hybrid") -> SearchRequest:
+        """A validated request; ``BadInput`` for a bad ``k``, kind, channel or query."""
+        k = validate_k(k)
+        resolved = resolve_kinds(kinds, include_excluded)
+        text = validate_query(query)
+        return cls(text, k, resolved, include_history, include_excluded, branch, worktree,
+                   validate_channels(channels))
+
+
+# Context slices (SPEC §7): the levels and their default budgets, in prompt tokens.
+LEVELS = {"L1": "symbol", "L2": "module", "L3": "cross-module"}
+DEFAULT_BUDGET_TOKENS = {"L1": 4_000, "L2": 20_000, "L3": 60_000}
+MIN_BUDGET_TOKENS = 300  # the header and contract alone take about 200
+MAX_BUDGET_TOKENS = 1_000_000
+
+
+def check_level_and_budget(level: str, budget_tokens: int | None) -> tuple[str, int]:
+    """The level (``L1``..``L3``) and budget to use; ``BadInput`` for anything else."""
+    level = (level or "").strip().upper()
+    if level not in LEVELS:
+        raise BadInput(f"level must be one of {', '.join(LEVELS)}, not {level!r}")
+    if budget_tokens is None:
+        return level, DEFAULT_BUDGET_TOKENS[level]
+    if isinstance(budget_tokens, bool) or not isinstance(budget_tokens, int) or budget_tokens <= 0:
+        raise BadInput(f"budget must be a positive number of tokens, not {budget_tokens!r}")
+    if not MIN_BUDGET_TOKENS <= budget_tokens <= MAX_BUDGET_TOKENS:
+        raise BadInput(f"budget {budget_tokens} is outside {MIN_BUDGET_TOKENS}.."
+                       f"{MAX_BUDGET_TOKENS} tokens (the header and contract need "
+                       f"{MIN_BUDGET_TOKENS})")
+    return level, budget_tokens
+
+
+@dataclass(frozen=True)
+class ContextRequest:
+    """One context slice: the query, the level (``L1``..``L3``) and the budget in tokens."""
+
+    query: str
+    level: str = "L1"
+    budget_tokens: int = DEFAULT_BUDGET_TOKENS["L1"]
+    branch: str | None = None
+    worktree: bool = False
+
+    @classmethod
+    def build(cls, query: object, *, level: str = "L1", budget_tokens: int | None = None,
+              branch: str | None = None, worktree: bool = False) -> ContextRequest:
+        """A validated request; ``BadInput`` for a bad query, level or budget."""
+        text = validate_query(query)
+        level, budget = check_level_and_budget(level, budget_tokens)
+        return cls(text, level, budget, branch, worktree)

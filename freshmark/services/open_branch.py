@@ -8,20 +8,20 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from freshmark.adapters.embedding import LazyEmbedder
 from freshmark.adapters.git.repo import GitRepo
-from freshmark.adapters.store.chroma import BranchIndex, Store
+from freshmark.adapters.store.chroma import Store
+from freshmark.adapters.telemetry.counters import VERIFICATION_VERDICTS_TOTAL
 from freshmark.adapters.telemetry.verdict_stats import VerdictStats
 from freshmark.core.config import Config
 from freshmark.core.errors import EmbedderMismatch
+from freshmark.core.ports import BranchView
 from freshmark.core.settings import Settings
-from freshmark.core.verdicts import (
-    Target,
-)
+from freshmark.core.verdicts import Target
 from freshmark.services.repos import RepoHandle, resolve_repo
 from freshmark.services.verifier import Verifier, resolve_target
 
 
-# -- opening a branch for one request --------------------------------------------------------------
 @dataclass
 class OpenedBranch:
     """Everything one request needs: the repository, its target head and a verifier.
@@ -33,7 +33,7 @@ class OpenedBranch:
     repo: GitRepo
     target: Target
     verifier: Verifier
-    index: BranchIndex | None = None
+    index: BranchView | None = None
 
     @property
     def repo_label(self) -> str:
@@ -81,7 +81,7 @@ def store_for(settings: Settings) -> Store:
     return store
 
 
-def index_info(index: BranchIndex) -> dict[str, Any]:
+def index_info(index: BranchView) -> dict[str, Any]:
     """Which index a response came from: collection, commit and build time, per layer too."""
     manifest = index.manifest
     return {
@@ -97,14 +97,12 @@ def index_info(index: BranchIndex) -> dict[str, Any]:
 
 
 # -- embedders are loaded once per process ---------------------------------------------------------
-_EMBEDDERS: dict[tuple[str, str], Any] = {}
+_EMBEDDERS: dict[tuple[str, str], LazyEmbedder] = {}
 _EMBEDDERS_LOCK = threading.Lock()
 
 
-def embedder_for(settings: Settings, index: BranchIndex) -> Any:
+def embedder_for(settings: Settings, index: BranchView) -> LazyEmbedder:
     """The process's embedder for ``settings``; refuses one the index was not built with."""
-    from freshmark.adapters.embedding import LazyEmbedder
-
     key = (settings.embedder, str(settings.cache_dir))
     with _EMBEDDERS_LOCK:
         embedder = _EMBEDDERS.get(key)
@@ -123,12 +121,8 @@ def embedder_for(settings: Settings, index: BranchIndex) -> Any:
 
 # -- statistics ------------------------------------------------------------------------------------
 def count_verdicts(settings: Settings, repo: str, branch: str, verdicts: list[str]) -> None:
-    """Add verdicts to the on-disk totals and to the Prometheus counter (if it is there)."""
+    """Add verdicts to the on-disk totals and to the Prometheus counter."""
     counts = Counter(verdicts)
     VerdictStats.open(settings).add_later(repo, branch, counts)  # batched: see verdict_stats
-    try:
-        from freshmark.adapters.telemetry.counters import VERIFICATION_VERDICTS_TOTAL
-    except ImportError:
-        return
     for verdict, number in counts.items():
         VERIFICATION_VERDICTS_TOTAL.labels(verdict=verdict).inc(number)

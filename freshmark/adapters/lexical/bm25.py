@@ -11,15 +11,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from freshmark.core.kinds import EXCLUDED_FILE_KINDS, FILE_KINDS
+from freshmark.core.kinds import EXCLUDED_FILE_KINDS, KIND_CODES
+from freshmark.core.ports import TermWeights
 
 K1 = 1.2
 B = 0.75
 
-# File kinds as small integers, one per document slot (filters are a vectorised lookup).
-KIND_CODES = {kind: code for code, kind in enumerate(FILE_KINDS)}
+# File kinds are stored as their KIND_CODES, one per document slot (filters are a vectorised
+# lookup).
 _EXCLUDED_CODES = np.array(sorted(KIND_CODES[k] for k in EXCLUDED_FILE_KINDS), dtype=np.uint8)
-TermWeights = dict[str, float]
 # Paths whose documents a search leaves out (an overlay holds them: see lexical_layers.py).
 NOTHING_HIDDEN: frozenset[str] = frozenset()
 # Hidden-path masks kept per Bm25: one per overlay searching it lately (a shared base serves many).
@@ -386,8 +386,8 @@ class Bm25:
         vocab = list(self._vocab)
         used_files, file_of = np.unique(self._file[slots], return_inverse=True)
         return {
-            "ids": _text_array(json.dumps(list(self._slot_of))),
-            "vocab": _text_array("\n".join(vocab[t] for t in used.tolist())),
+            "ids": text_array(json.dumps(list(self._slot_of))),
+            "vocab": text_array("\n".join(vocab[t] for t in used.tolist())),
             "fwd_ptr": np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64),
             "fwd_terms": terms.astype(np.int32),
             "fwd_tfs": tfs.astype(np.float32),
@@ -397,13 +397,13 @@ class Bm25:
             "doc_len": self._doc_len[slots].astype(np.float32),
             "kind": self._kind[slots].astype(np.uint8),
             "file": file_of.astype(np.int32),
-            "paths": _text_array(json.dumps([self._paths[f] for f in used_files.tolist()])),
+            "paths": text_array(json.dumps([self._paths[f] for f in used_files.tolist()])),
         }
 
     def load_arrays(self, arrays: dict[str, np.ndarray]) -> None:
         """Replace the whole index with the documents held in ``to_arrays`` form."""
-        ids: list[str | None] = json.loads(_array_text(arrays["ids"]))
-        vocab_text = _array_text(arrays["vocab"])
+        ids: list[str | None] = json.loads(array_text(arrays["ids"]))
+        vocab_text = array_text(arrays["vocab"])
         self._vocab: dict[str, int] = {t: i for i, t in enumerate(vocab_text.split("\n"))} \
             if vocab_text else {}
         self._inv_ptr, self._inv_slots, self._inv_tfs = (
@@ -422,7 +422,7 @@ class Bm25:
         self._alive = np.ones(len(ids), dtype=bool)
         self._kind = arrays["kind"].astype(np.uint8)
         self._file = arrays["file"].astype(np.int32)
-        self._paths: list[str] = json.loads(_array_text(arrays["paths"]))
+        self._paths: list[str] = json.loads(array_text(arrays["paths"]))
         self._file_ids: dict[str, int] = {p: i for i, p in enumerate(self._paths)}
         self._total_len = float(self._doc_len.sum())
         self._live_postings = len(self._fwd_terms)
@@ -435,15 +435,15 @@ class Bm25:
 def _empty_arrays() -> dict[str, np.ndarray]:
     none_i64, none_i32, none_f32 = (np.zeros(1, np.int64), np.zeros(0, np.int32),
                                     np.zeros(0, np.float32))
-    return {"ids": _text_array("[]"), "vocab": _text_array(""), "fwd_ptr": none_i64,
+    return {"ids": text_array("[]"), "vocab": text_array(""), "fwd_ptr": none_i64,
             "fwd_terms": none_i32, "fwd_tfs": none_f32, "inv_ptr": none_i64,
             "inv_slots": none_i32, "inv_tfs": none_f32, "doc_len": none_f32,
-            "kind": np.zeros(0, np.uint8), "file": none_i32, "paths": _text_array("[]")}
+            "kind": np.zeros(0, np.uint8), "file": none_i32, "paths": text_array("[]")}
 
 
-def _text_array(text: str) -> np.ndarray:
+def text_array(text: str) -> np.ndarray:
     return np.frombuffer(text.encode("utf-8"), dtype=np.uint8)
 
 
-def _array_text(data: np.ndarray) -> str:
+def array_text(data: np.ndarray) -> str:
     return data.astype(np.uint8).tobytes().decode("utf-8")

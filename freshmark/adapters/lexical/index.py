@@ -4,7 +4,7 @@ Chroma has no BM25, so each query process keeps this index in memory per collect
 the collection by generation: ``refresh`` reads the manifest generation, fetches only chunks
 with a higher ``updated_gen``, and records the generation read before fetching. Tombstoned
 chunks live in a separate ``history`` index. Searches take a set of hidden paths, so that an
-overlay branch reads its own index over its base's (``lexical_layers``). Design, guarantees and
+overlay branch reads its own index over its base's (``layers``). Design, guarantees and
 limits: docs/lexical-index.md.
 """
 
@@ -21,35 +21,24 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import reduce
 from pathlib import Path
-from typing import Any, Protocol
 
 import numpy as np
 
-from freshmark.adapters.lexical.bm25 import (
-    NOTHING_HIDDEN,
-    Bm25,
-    TermWeights,
-    _array_text,
-    _text_array,
-)
+from freshmark.adapters.lexical.bm25 import NOTHING_HIDDEN, Bm25, array_text, text_array
 from freshmark.core.classify import search_kind
+from freshmark.core.kinds import KIND_CODES
+from freshmark.core.manifest import Manifest
+from freshmark.core.ports import (
+    NO_FILE_MATCHES,
+    BranchView,
+    FileMatches,
+    LexicalHit,
+    TermWeights,
+)
 from freshmark.core.stamp import TOMBSTONED, ChunkRecord
 from freshmark.core.tokenize import iter_tokens
 
 SNAPSHOT_FORMAT = 3
-
-
-class ChunkSource(Protocol):
-    """What the lexical index needs of a branch collection (``store.BranchIndex`` has it)."""
-
-    @property
-    def name(self) -> str: ...
-
-    def reload_manifest(self) -> Any: ...
-
-    def iter_records(
-        self, where: dict[str, Any] | None = None, include_text: bool = True
-    ) -> Iterable[ChunkRecord]: ...
 
 
 def document_tokens(record: ChunkRecord) -> list[str]:
@@ -68,29 +57,6 @@ def _gc_paused() -> Iterator[None]:
     finally:
         if enabled:
             gc.enable()
-
-
-@dataclass(frozen=True)
-class LexicalHit:
-    """One lexical match: chunk id, BM25 score, 1-based rank, and which index it came from."""
-
-    id: str
-    score: float
-    rank: int
-    tombstoned: bool
-
-
-@dataclass(frozen=True)
-class FileMatches:
-    """Whole-file BM25 by path, the best chunk of each of the best files (as hits ranked and
-    scored as their files), and those chunks' own BM25 scores by id."""
-
-    scores: dict[str, float]
-    best_chunks: list[LexicalHit]
-    best_chunk_scores: dict[str, float]
-
-
-NO_FILE_MATCHES = FileMatches({}, [], {})
 
 
 @dataclass(frozen=True)
@@ -206,23 +172,24 @@ class LexicalIndex:
     def __len__(self) -> int:
         return len(self.live) + len(self.history)
 
-    def refresh(self, source: ChunkSource) -> int:
+    def refresh(self, view: BranchView, manifest: Manifest | None = None) -> int:
         """Bring the index up to the collection's manifest generation; returns records applied.
 
-        One manifest read when nothing changed. If the manifest generation went backwards the
-        collection was recreated, and if records were deleted after the generation held
-        (``purged_generation``) the generations cannot show which: either way start over from
-        everything it holds.
+        ``view`` is one collection; ``manifest`` its manifest when just read (else it is read
+        again). One manifest read when nothing changed. If the manifest generation went
+        backwards the collection was recreated, and if records were deleted after the
+        generation held (``purged_generation``) the generations cannot show which: either way
+        start over from everything it holds.
         """
         with self._lock:
-            manifest = source.reload_manifest()
+            manifest = manifest or view.reload_manifest()
             generation = int(manifest.generation)
             if generation == self.generation:
                 return 0
-            if self._must_rebuild(generation, int(getattr(manifest, "purged_generation", 0))):
+            if self._must_rebuild(generation, int(manifest.purged_generation)):
                 self.clear()
             where = None if self.generation < 0 else {"updated_gen": {"$gt": self.generation}}
-            applied = self.apply(source.iter_records(where=where, include_text=True))
+            applied = self.apply(view.iter_records(where=where, include_text=True))
             self.generation = generation  # read before fetching: in-flight writes come again
             return applied
 
@@ -244,6 +211,12 @@ class LexicalIndex:
                 applied += 1
             self.unsaved_changes += applied
         return applied
+
+    def catch_up(self, records: Iterable[ChunkRecord]) -> None:
+        """Apply records read from the collection at a newer generation than the one held."""
+        newer = [r for r in records if r.updated_gen > self.generation]
+        if newer:
+            self.apply(newer)
 
     def passing_share(self, include_history: bool, include_excluded: bool,
                       kinds: Iterable[str] | None = None) -> float:
@@ -328,8 +301,9 @@ class LexicalIndex:
             arrays = {f"live_{k}": v for k, v in self.live.to_arrays().items()}
             arrays |= {f"history_{k}": v for k, v in self.history.to_arrays().items()}
             header = {"format": SNAPSHOT_FORMAT, "collection": self.collection,
-                      "identity": self.identity, "generation": self.generation}
-            arrays["header"] = _text_array(json.dumps(header))
+                      "identity": self.identity, "generation": self.generation,
+                      "kind_codes": KIND_CODES}
+            arrays["header"] = text_array(json.dumps(header))
             path.parent.mkdir(parents=True, exist_ok=True)
             temp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
             with open(temp, "wb") as handle:
@@ -343,12 +317,16 @@ class LexicalIndex:
         try:
             with np.load(path, allow_pickle=False) as data:
                 arrays = {k: data[k] for k in data.files}
-            header = json.loads(_array_text(arrays["header"]))
+            header = json.loads(array_text(arrays["header"]))
         except (OSError, EOFError, ValueError, KeyError, zipfile.BadZipFile):
             return None
         if header.get("format") != SNAPSHOT_FORMAT or header.get("collection") != collection:
             return None
         if header.get("identity") != identity:
+            return None
+        # Kinds are stored by code: a snapshot of another code table would mislabel every chunk.
+        # Snapshots written before the table was recorded used these same codes.
+        if header.get("kind_codes", KIND_CODES) != KIND_CODES:
             return None
         index = cls(collection, identity)
         index.live.load_arrays({k[5:]: v for k, v in arrays.items() if k.startswith("live_")})

@@ -13,32 +13,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager
-from typing import Protocol
 
-from freshmark.adapters.lexical.bm25 import TermWeights
-from freshmark.adapters.lexical.index import (
-    ChunkSource,
-    FileMatches,
-    Layer,
-    LexicalHit,
-    LexicalIndex,
-    passing_share,
-    search_layers,
-)
+from freshmark.adapters.lexical.index import Layer, LexicalIndex, passing_share, search_layers
+from freshmark.core.ports import BranchView, FileMatches, LexicalHit, TermWeights
 from freshmark.core.stamp import ChunkRecord
-
-
-class LayeredSource(Protocol):
-    """What the lexical channel needs of a layered branch index (``overlay.LayeredIndex``):
-    each layer's own collection with the paths hidden in that layer, top first (the top's
-    hidden set is empty; a layer hides every path held by any layer above it)."""
-
-    def layers(self) -> Sequence[tuple[ChunkSource, frozenset[str]]]: ...
-
-
-def is_layered(index: object) -> bool:
-    """Whether ``index`` has layers (one attribute look-up: a plain search pays nothing)."""
-    return callable(getattr(index, "layers", None))
 
 
 class LayeredLexical:
@@ -50,7 +28,7 @@ class LayeredLexical:
     """
 
     def __init__(self, layers: Sequence[tuple[LexicalIndex, frozenset[str]]],
-                 index_for: Callable[[ChunkSource], LexicalIndex] | None = None) -> None:
+                 index_for: Callable[[BranchView], LexicalIndex] | None = None) -> None:
         if not layers:
             raise ValueError("a layered lexical index needs at least one layer")
         self._layers = [(lexical, frozenset(hidden)) for lexical, hidden in layers]
@@ -88,14 +66,14 @@ class LayeredLexical:
                        + layer.history.count(True, None, layer.hidden)
                        for layer in _read(layers))
 
-    def refresh(self, source: LayeredSource) -> int:
+    def refresh(self, view: BranchView) -> int:
         """Bring every layer up to its own collection's generation and take the hidden sets
-        ``source`` gives now (its layers may have changed: a re-layered branch); returns the
+        ``view`` gives now (its layers may have changed: a re-layered branch); returns the
         records applied."""
         held = {lexical.collection: lexical for lexical, _ in self._layers}
         layers: list[tuple[LexicalIndex, frozenset[str]]] = []
         applied = 0
-        for collection, hidden in source.layers():
+        for collection, hidden in view.layers():
             lexical = held.get(collection.name) or self._index_for(collection)
             applied += lexical.refresh(collection)
             layers.append((lexical, frozenset(hidden)))
@@ -107,6 +85,10 @@ class LayeredLexical:
     def apply(self, records: Iterable[ChunkRecord]) -> int:
         """Index records of the branch's own collection (the top layer)."""
         return self._layers[0][0].apply(records)
+
+    def catch_up(self, records: Iterable[ChunkRecord]) -> None:
+        """Nothing to do: a record carries its own collection's generation, not this branch's,
+        and each layer catches up by its own ``refresh``."""
 
     def forget(self, ids: Iterable[str]) -> None:
         """Drop ids the store no longer holds, from the top layer only.
@@ -169,8 +151,8 @@ class LayeredLexical:
                 kinds=None if kinds is None else tuple(kinds), weights=weights)
 
 
-def _new_index(source: ChunkSource) -> LexicalIndex:
-    return LexicalIndex(source.name)
+def _new_index(collection: BranchView) -> LexicalIndex:
+    return LexicalIndex(collection.name)
 
 
 def _read(layers: Sequence[tuple[LexicalIndex, frozenset[str]]]) -> list[Layer]:

@@ -1,15 +1,21 @@
-"""This process's lexical indexes, one per collection, and their snapshots on disk."""
+"""This process's lexical indexes, one per collection, and their snapshots on disk.
+
+``Bm25Engine`` is the lexical engine the services use (``ports.LexicalEngine``): a channel per
+branch (one ``LexicalIndex``, or a ``LayeredLexical`` over each layer's own), the snapshot an
+index run leaves for the next process, and forgetting. The indexes themselves are shared by
+every engine of the process, keyed by collection, so a base's index serves the base and all
+its overlays. Design and limits: docs/lexical-index.md.
+"""
 
 from __future__ import annotations
 
 import threading
 from collections import OrderedDict
 from pathlib import Path
-from typing import Any
 
 from freshmark.adapters.lexical.index import LexicalIndex
-from freshmark.adapters.lexical.layers import LayeredLexical, is_layered
-from freshmark.adapters.store.chroma import BranchIndex
+from freshmark.adapters.lexical.layers import LayeredLexical
+from freshmark.core.ports import BranchView
 
 # A plain branch's lexical index, or a layered branch's (one LexicalIndex per layer).
 Lexical = LexicalIndex | LayeredLexical
@@ -25,83 +31,67 @@ def snapshot_path(cache_dir: Path, collection: str) -> Path:
     return cache_dir / "lexical" / f"{collection}.npz"
 
 
-def _identity(index: BranchIndex) -> str:
+def _identity(collection: BranchView) -> str:
     """Tells a collection apart from an earlier one of the same name (dropped and recreated) or
-    one of the same name in another store: Chroma's collection id when the store exposes it,
-    and the manifest's creation time."""
-    manifest = index.manifest
-    collection_id = getattr(index, "collection_id", "")
-    return f"{manifest.repo_key}\0{manifest.branch}\0{manifest.created_at or ''}\0{collection_id}"
+    one of the same name in another store: the store's collection id and the manifest's
+    creation time."""
+    manifest = collection.manifest
+    return (f"{manifest.repo_key}\0{manifest.branch}\0{manifest.created_at or ''}\0"
+            f"{collection.collection_id}")
 
 
-class _OpenedIndex:
-    """``index`` as a refresh source whose manifest read is the one made by opening it."""
-
-    def __init__(self, index: BranchIndex) -> None:
-        self._index = index
-        self.name = index.name
-
-    def reload_manifest(self) -> Any:
-        manifest_for_request = getattr(self._index, "manifest_for_request", None)
-        if manifest_for_request is None:  # a source without the open-time read
-            return self._index.reload_manifest()
-        return manifest_for_request()
-
-    def iter_records(self, *args: Any, **kwargs: Any) -> Any:
-        return self._index.iter_records(*args, **kwargs)
-
-
-def lexical_for(index: BranchIndex, cache_dir: Path | None) -> Lexical:
-    """This process's lexical index of ``index``, brought up to the collection's generation.
+def lexical_for(view: BranchView, cache_dir: Path | None) -> Lexical:
+    """This process's lexical index of ``view``, brought up to the collection's generation.
 
     The first call in a process loads the snapshot under ``cache_dir/lexical`` if one matches
     (else builds from the store); a snapshot is rewritten when enough has changed since the
     last one that re-fetching it would cost more than writing it (see docs/lexical-index.md).
     ``cache_dir=None`` keeps the index in memory only.
 
-    A layered index (an overlay branch: ``layers()``) gets a ``LayeredLexical`` over each
-    layer's own index from the same cache, so a base's index is shared by the base and all its
-    overlays.
+    A branch of several layers (an overlay) gets a ``LayeredLexical`` over each layer's own
+    index from the same cache, so a base's index is shared by the base and all its overlays.
     """
-    if is_layered(index):
-        layers = index.layers()  # type: ignore[attr-defined]
-        return LayeredLexical([(_refreshed_lexical(layer, cache_dir), hidden)
-                               for layer, hidden in layers],
-                              index_for=lambda layer: _shared_lexical(layer, cache_dir))
-    return _refreshed_lexical(index, cache_dir)
+    layers = view.layers()
+    if len(layers) == 1:
+        return _refreshed_lexical(layers[0][0], cache_dir)
+    return LayeredLexical([(_refreshed_lexical(layer, cache_dir), hidden)
+                           for layer, hidden in layers],
+                          index_for=lambda layer: _shared_lexical(layer, cache_dir))
 
 
-def _shared_lexical(index: BranchIndex, cache_dir: Path | None) -> LexicalIndex:
+def _shared_lexical(collection: BranchView, cache_dir: Path | None) -> LexicalIndex:
     """This process's lexical index of one collection, as held (loaded from its snapshot on
     first use, else empty): not refreshed."""
-    identity = _identity(index)
-    path = snapshot_path(cache_dir, index.name) if cache_dir is not None else None
+    identity = _identity(collection)
+    name = collection.name
+    path = snapshot_path(cache_dir, name) if cache_dir is not None else None
     with _LEXICAL_LOCK:
-        lexical = _LEXICAL.get(index.name)
+        lexical = _LEXICAL.get(name)
         if lexical is None or lexical.identity != identity:
-            lexical = (LexicalIndex.load(path, index.name, identity) if path else None) or \
-                LexicalIndex(index.name, identity)
-            _LEXICAL[index.name] = lexical
-        _LEXICAL.move_to_end(index.name)
+            lexical = (LexicalIndex.load(path, name, identity) if path else None) or \
+                LexicalIndex(name, identity)
+            _LEXICAL[name] = lexical
+        _LEXICAL.move_to_end(name)
         while len(_LEXICAL) > MAX_LEXICAL_INDEXES:
             _LEXICAL.popitem(last=False)
     return lexical
 
 
-def _refreshed_lexical(index: BranchIndex, cache_dir: Path | None) -> LexicalIndex:
+def _refreshed_lexical(collection: BranchView, cache_dir: Path | None) -> LexicalIndex:
     """``_shared_lexical`` brought up to the collection's generation (and its snapshot saved
-    when worth it)."""
-    lexical = _shared_lexical(index, cache_dir)
-    lexical.refresh(_OpenedIndex(index))
+    when worth it). The manifest read made by opening the collection for this request is
+    used, not read again."""
+    lexical = _shared_lexical(collection, cache_dir)
+    lexical.refresh(collection, collection.manifest_for_request())
     if cache_dir is not None and _worth_saving(lexical):
         try:
-            lexical.save(snapshot_path(cache_dir, index.name))
+            lexical.save(snapshot_path(cache_dir, collection.name))
         except OSError:
             pass  # a snapshot only saves start-up time; an unwritable cache must not fail search
     return lexical
 
 
-def write_lexical_snapshot(index: BranchIndex, cache_dir: Path) -> int:
+def write_lexical_snapshot(view: BranchView, cache_dir: Path) -> int:
     """Bring the collection's snapshot up to its generation; returns the chunks applied.
 
     Called by the indexer at the end of a run, so the first search after an index loads a
@@ -109,15 +99,14 @@ def write_lexical_snapshot(index: BranchIndex, cache_dir: Path) -> int:
     it matches, so a small run costs a small fetch; leaves this process's search cache alone.
     Saved under the search side's rule (2 % changed, or no snapshot yet): writing a 50k-chunk
     snapshot costs ~2 s, more than a search pays to fetch a small delta on top of the old one.
-    For a layered index, the snapshot of its own collection (the top layer): each lower
-    layer's is written by that layer's runs.
+    For an overlay, the snapshot of its own collection: each lower layer's is written by that
+    layer's runs.
     """
-    if is_layered(index):
-        index = index.layers()[0][0]  # type: ignore[attr-defined]
-    identity = _identity(index)
-    path = snapshot_path(cache_dir, index.name)
-    lexical = LexicalIndex.load(path, index.name, identity) or LexicalIndex(index.name, identity)
-    applied = lexical.refresh(index)
+    own = view.own
+    identity = _identity(own)
+    path = snapshot_path(cache_dir, own.name)
+    lexical = LexicalIndex.load(path, own.name, identity) or LexicalIndex(own.name, identity)
+    applied = lexical.refresh(own)
     if not path.exists() or _worth_saving(lexical):
         lexical.save(path)
     return applied
@@ -135,3 +124,31 @@ def forget_lexical(collection: str | None = None) -> None:
             _LEXICAL.clear()
         else:
             _LEXICAL.pop(collection, None)
+
+
+class Bm25Engine:
+    """The lexical engine (``ports.LexicalEngine``) over this process's BM25 indexes.
+
+    ``cache_dir``: where snapshots live (``FRESHMARK_HOME/cache``); None keeps indexes in memory
+    only and writes no snapshot.
+    """
+
+    def __init__(self, cache_dir: Path | None) -> None:
+        self.cache_dir = cache_dir
+
+    def channel(self, view: BranchView) -> Lexical:
+        return lexical_for(view, self.cache_dir)
+
+    def after_run(self, view: BranchView, changed: bool) -> None:
+        """The search-side snapshot, current with the run, so no search pays the build."""
+        if self.cache_dir is None:
+            return
+        if not changed and snapshot_path(self.cache_dir, view.own.name).exists():
+            return  # a no-op run: the snapshot already matches (or a search will refresh it)
+        try:
+            write_lexical_snapshot(view, self.cache_dir)
+        except OSError:
+            pass  # a snapshot only saves start-up time; an unwritable cache must not fail a run
+
+    def forget(self, collection: str | None = None) -> None:
+        forget_lexical(collection)

@@ -19,38 +19,17 @@ import uuid
 
 import redis
 
+from freshmark.adapters.queue import scripts
+
 log = logging.getLogger("freshmark.worker")
 
 POLL_SECONDS = 0.05
 
 RENEWED, RETAKEN, LOST = "renewed", "retaken", "lost"
 
-_RELEASE = """
-if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
-return 0
-"""
-
-_STEAL = """
-if redis.call('GET', KEYS[1]) == ARGV[1] then
-  redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3])
-  return 1
-end
-return 0
-"""
-
-# Extend our own lease; one that lapsed (a stalled renewal) and that nobody took is ours again.
-_RENEW = """
-local holder = redis.call('GET', KEYS[1])
-if holder == ARGV[1] then
-  redis.call('PEXPIRE', KEYS[1], ARGV[2])
-  return 'renewed'
-end
-if not holder then
-  redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
-  return 'retaken'
-end
-return 'lost'
-"""
+_RELEASE = scripts.lua("branch_lock_release")
+_STEAL = scripts.lua("branch_lock_steal")
+_RENEW = scripts.lua("branch_lock_renew")
 
 
 def lock_owner() -> str:

@@ -34,100 +34,19 @@ from typing import Any
 
 import redis
 
-from freshmark.adapters.queue import keys
+from freshmark.adapters.queue import keys, scripts
 from freshmark.core.errors import RetryableError
 
 RUNNING, CANCELLED = "running", "cancelled"
 
-_PRELUDE = """
-local function now()
-  local t = redis.call('TIME')
-  return tonumber(t[1]) + tonumber(t[2]) / 1000000
-end
-local function current(id)
-  return redis.call('HGET', KEYS[1], 'id') == id
-    and redis.call('HGET', KEYS[1], 'state') == 'running'
-end
-local function touch()
-  local ttl = redis.call('HGET', KEYS[1], 'ttl_ms')
-  if ttl then redis.call('PEXPIRE', KEYS[1], ttl) end
-end
-local function held_by(value, holder)
-  return value and string.sub(value, 1, #holder + 1) == holder .. ' '
-end
-local function lease(holder, seconds)
-  return holder .. ' ' .. string.format('%.3f', now() + tonumber(seconds))
-end
-"""
-
-_START = _PRELUDE + """
-redis.call('DEL', KEYS[1])
-redis.call('HSET', KEYS[1], 'id', ARGV[1], 'job', ARGV[2], 'head', ARGV[3], 'total', ARGV[4],
-           'done', 0, 'state', 'running', 'ttl_ms', ARGV[5])
-touch()
-if redis.call('EXISTS', KEYS[2]) == 1 then
-  redis.call('HSET', KEYS[2], ARGV[6], ARGV[4], ARGV[7], 0)
-end
-return 1
-"""
-
-_CLAIM = _PRELUDE + """
-if not current(ARGV[1]) then return {'gone'} end
-if redis.call('HEXISTS', KEYS[1], 'result:' .. ARGV[2]) == 1 then return {'done'} end
-local held = redis.call('HGET', KEYS[1], 'claim:' .. ARGV[2])
-if held then
-  local holder, lease_until = string.match(held, '^(%S+) (%S+)$')
-  if holder ~= ARGV[3] and holder ~= ARGV[5] and tonumber(lease_until) > now() then
-    return {'busy', holder}
-  end
-end
-redis.call('HSET', KEYS[1], 'claim:' .. ARGV[2], lease(ARGV[3], ARGV[4]))
-touch()
-return {'claimed'}
-"""
-
-_RENEW = _PRELUDE + """
-if not current(ARGV[1]) then return 'gone' end
-local field = 'claim:' .. ARGV[2]
-if not held_by(redis.call('HGET', KEYS[1], field), ARGV[3]) then return 'lost' end
-redis.call('HSET', KEYS[1], field, lease(ARGV[3], ARGV[4]))
-touch()
-return 'ok'
-"""
-
-_COMPLETE = _PRELUDE + """
-if not current(ARGV[1]) then return {'gone'} end
-if redis.call('HSETNX', KEYS[1], 'result:' .. ARGV[2], ARGV[3]) == 0 then return {'duplicate'} end
-redis.call('HDEL', KEYS[1], 'claim:' .. ARGV[2], 'error:' .. ARGV[2])
-local done = redis.call('HINCRBY', KEYS[1], 'done', 1)
-if redis.call('EXISTS', KEYS[2]) == 1 then redis.call('HSET', KEYS[2], ARGV[4], done) end
-touch()
-return {'completed', done}
-"""
-
-_RELEASE = _PRELUDE + """
-if redis.call('HGET', KEYS[1], 'id') ~= ARGV[1] then return 0 end
-local field = 'claim:' .. ARGV[2]
-if not held_by(redis.call('HGET', KEYS[1], field), ARGV[3]) then return 0 end
-redis.call('HDEL', KEYS[1], field)
-if ARGV[4] ~= '' then redis.call('HSET', KEYS[1], 'error:' .. ARGV[2], ARGV[4]) end
-return 1
-"""
-
-_CANCEL = """
-if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
-if ARGV[1] ~= '' and redis.call('HGET', KEYS[1], 'id') ~= ARGV[1] then return 0 end
-redis.call('HSET', KEYS[1], 'state', 'cancelled')
-redis.call('HDEL', KEYS[2], ARGV[2], ARGV[3])
-return 1
-"""
-
-_REMOVE = """
-if redis.call('HGET', KEYS[1], 'id') ~= ARGV[1] then return 0 end
-redis.call('DEL', KEYS[1])
-redis.call('HDEL', KEYS[2], ARGV[2], ARGV[3])
-return 1
-"""
+# cancel and remove use none of the prelude's helpers, so they run without it.
+_START = scripts.lua("fanout_start", prelude="fanout_prelude")
+_CLAIM = scripts.lua("fanout_claim", prelude="fanout_prelude")
+_RENEW = scripts.lua("fanout_renew", prelude="fanout_prelude")
+_COMPLETE = scripts.lua("fanout_complete", prelude="fanout_prelude")
+_RELEASE = scripts.lua("fanout_release", prelude="fanout_prelude")
+_CANCEL = scripts.lua("fanout_cancel")
+_REMOVE = scripts.lua("fanout_remove")
 
 
 class BatchLost(RetryableError):

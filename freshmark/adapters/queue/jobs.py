@@ -34,7 +34,7 @@ from typing import Any
 
 import redis
 
-from freshmark.adapters.queue import keys
+from freshmark.adapters.queue import keys, scripts
 from freshmark.adapters.telemetry import counters
 from freshmark.core import jobspec
 from freshmark.core.jobspec import Claim, EnqueueResult, Finish, Job, JobSpec, Sender
@@ -42,134 +42,11 @@ from freshmark.core.redact import redact
 
 QUEUED_STALE_FACTOR = 24
 
-_ENQUEUE = """
-local now, due_at, stale = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
-local max_wait, new_id, job_key = tonumber(ARGV[4]), ARGV[5], ARGV[6]
-local queued_stale = stale * tonumber(ARGV[7])
-local first_field = 8  -- then (name, value) pairs; empty values keep what the hash has
-local job = KEYS[1]
-local state = redis.call('HGET', job, 'state')
-local function update()
-  for i = first_field, #ARGV, 2 do
-    if ARGV[i + 1] ~= '' then redis.call('HSET', job, ARGV[i], ARGV[i + 1]) end
-  end
-  redis.call('HSET', job, 'updated_at', ARGV[1])
-end
-local function requeue(id)
-  redis.call('HSET', job, 'state', 'queued', 'queued_at', ARGV[1], 'id', id, 'rerun', '0')
-end
-if not state then
-  redis.call('HSET', job, 'id', new_id, 'key', job_key, 'attempts', 0, 'created_at', ARGV[1],
-             'rerun', '0')
-  update()
-  if due_at > now then
-    redis.call('HSET', job, 'state', 'waiting')
-    redis.call('ZADD', KEYS[2], math.min(due_at, now + max_wait), job_key)
-    return {'waiting', new_id}
-  end
-  requeue(new_id)
-  return {'new', new_id}
-end
-local id = redis.call('HGET', job, 'id')
-update()
-if state == 'waiting' then
-  if due_at <= now then
-    redis.call('ZREM', KEYS[2], job_key)
-    requeue(id)
-    return {'new', id}
-  end
-  local created = tonumber(redis.call('HGET', job, 'created_at'))
-  redis.call('ZADD', KEYS[2], math.min(due_at, created + max_wait), job_key)
-  return {'coalesced', id}
-end
--- A running job past its limits died silently; a queued one may just sit in a long backlog
--- (resending moves it to the back), so it gets QUEUED_STALE_FACTOR times longer.
-local since = tonumber(redis.call('HGET', job, state == 'running' and 'started_at' or 'queued_at'))
-local limit = state == 'running' and stale or queued_stale
-if since and now - since > limit then
-  requeue(new_id)
-  return {'resend', new_id}
-end
-if state == 'running' then redis.call('HSET', job, 'rerun', '1') end
-return {'coalesced', id}
-"""
-
-_DRAIN = """
-local due = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1], 'LIMIT', 0, tonumber(ARGV[2]))
-local out = {}
-for _, job_key in ipairs(due) do
-  redis.call('ZREM', KEYS[1], job_key)
-  local job = ARGV[3] .. job_key
-  if redis.call('HGET', job, 'state') == 'waiting' then
-    redis.call('HSET', job, 'state', 'queued', 'queued_at', ARGV[1])
-    local f = redis.call('HMGET', job, 'id', 'kind', 'queue')
-    table.insert(out, job_key); table.insert(out, f[1])
-    table.insert(out, f[2]); table.insert(out, f[3])
-  end
-end
-return out
-"""
-
-_CLAIM = """
-local job = KEYS[1]
-local state = redis.call('HGET', job, 'state')
-if not state then return {'gone'} end
-if redis.call('HGET', job, 'id') ~= ARGV[1] or state == 'waiting' then return {'stale'} end
-local attempts = redis.call('HINCRBY', job, 'attempts', 1)
-if attempts > tonumber(ARGV[3]) then
-  redis.call('HSET', job, 'parked_at', ARGV[2])
-  redis.call('HSET', KEYS[2], ARGV[4], cjson.encode(redis.call('HGETALL', job)))
-  redis.call('DEL', job)
-  redis.call('ZREM', KEYS[3], ARGV[4])
-  return {'parked'}
-end
-redis.call('HSET', job, 'state', 'running', 'started_at', ARGV[2], 'lock', ARGV[5],
-           'lock_token', ARGV[6])
-if ARGV[5] ~= '' then redis.call('ZADD', KEYS[3], ARGV[2], ARGV[4]) end
-return {'claimed', unpack(redis.call('HGETALL', job))}
-"""
-
-_FINISH = """
-local job = KEYS[1]
-if redis.call('HGET', job, 'id') ~= ARGV[1] then return {'stale'} end
-redis.call('ZREM', KEYS[3], ARGV[6])
-if ARGV[4] ~= '' then redis.call('HSET', job, 'last_error', ARGV[4]) end
-if ARGV[2] == 'retry' then
-  redis.call('HSET', job, 'state', 'queued', 'queued_at', ARGV[3])
-  return {'retry'}
-end
-if redis.call('HGET', job, 'rerun') == '1' then
-  redis.call('HSET', job, 'state', 'queued', 'queued_at', ARGV[3], 'id', ARGV[5],
-             'rerun', '0', 'attempts', 0)
-  local f = redis.call('HMGET', job, 'kind', 'queue')
-  return {'requeue', ARGV[5], f[1], f[2]}
-end
-redis.call('DEL', job)
--- A success clears an earlier parked run of the same job: the trouble is over.
-if ARGV[2] == 'done' then redis.call('HDEL', KEYS[2], ARGV[6]) end
-return {'done'}
-"""
-
-# A running job whose run no longer holds its lock lost its worker (the lease lapsed): queue it
-# under a new id, so the dead run's message, if kombu ever restores it, is stale. Members that
-# are no longer running (finished, resent by a request, deleted) just leave the set.
-_RESEND_ORPHANS = """
-local out, sent = {}, 0
-for _, job_key in ipairs(redis.call('ZRANGE', KEYS[1], 0, -1)) do
-  local job = ARGV[2] .. job_key
-  local f = redis.call('HMGET', job, 'state', 'lock', 'lock_token', 'kind', 'queue')
-  if f[1] ~= 'running' or not f[2] or f[2] == '' then
-    redis.call('ZREM', KEYS[1], job_key)
-  elseif redis.call('GET', f[2]) ~= f[3] then
-    sent = sent + 1
-    local id = ARGV[3] .. sent
-    redis.call('HSET', job, 'state', 'queued', 'queued_at', ARGV[1], 'id', id, 'rerun', '0')
-    redis.call('ZREM', KEYS[1], job_key)
-    for _, value in ipairs({job_key, id, f[4], f[5]}) do table.insert(out, value) end
-  end
-end
-return out
-"""
+_ENQUEUE = scripts.lua("job_enqueue")
+_DRAIN = scripts.lua("job_drain_due")
+_CLAIM = scripts.lua("job_claim")
+_FINISH = scripts.lua("job_finish")
+_RESEND_ORPHANS = scripts.lua("job_resend_orphans")
 
 
 def connect(url: str) -> redis.Redis:

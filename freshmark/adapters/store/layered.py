@@ -20,15 +20,15 @@ import math
 import threading
 from collections import OrderedDict
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
-from typing import Any, Union
+from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
-from freshmark.adapters.store.chroma import PATHS_PER_QUERY, BranchIndex
-from freshmark.core.errors import BaseGone
+from freshmark.adapters.store.calls import path_filters
+from freshmark.adapters.store.collection import BranchIndex
 from freshmark.core.manifest import Manifest
-from freshmark.core.overlay import MAX_CHAIN_DEPTH, OverlayBase
+from freshmark.core.ports import BranchView
 from freshmark.core.stamp import ChunkRecord
 
 # An overlay up to this many chunks is read into memory once per generation (records and
@@ -36,8 +36,6 @@ from freshmark.core.stamp import ChunkRecord
 MAX_SNAPSHOT_CHUNKS = 20_000
 # Extra neighbours asked of the layer below, for the chunks the overlay hides among them.
 QUERY_SPARE = 8
-
-ReadIndex = Union[BranchIndex, "LayeredIndex"]
 
 # What overlays hold, per collection state, shared by the views a process opens per request.
 _CACHE: OrderedDict[tuple[str, ...], Any] = OrderedDict()
@@ -69,6 +67,8 @@ class _OverlaySnapshot:
     ids: list[str]
     vectors: np.ndarray  # one row per id, as stored
     by_path: dict[str, list[str]]
+    _unit: np.ndarray = field(init=False)  # the vectors at unit length, for cosine distances
+    _row: dict[str, int] = field(init=False)
 
     @classmethod
     def read(cls, index: BranchIndex) -> _OverlaySnapshot:
@@ -84,6 +84,7 @@ class _OverlaySnapshot:
 
     def __post_init__(self) -> None:
         norms = np.linalg.norm(self.vectors, axis=1, keepdims=True)
+        # frozen: the derived fields are set once, here
         object.__setattr__(self, "_unit", self.vectors / np.where(norms == 0, 1.0, norms))
         object.__setattr__(self, "_row", {chunk_id: row for row, chunk_id in enumerate(self.ids)})
 
@@ -114,12 +115,12 @@ class _OverlaySnapshot:
 class LayeredIndex:
     """A branch overlay read together with the index below it (a base or another overlay).
 
-    Offers the read and write API of ``store.BranchIndex``: reads return the overlay's records
-    of the paths it holds and the lower layers' records of every other path; writes land in the
-    overlay (``update_metadata`` copies a lower layer's chunk up first).
+    A ``BranchView`` like a plain collection: reads return the overlay's records of the paths
+    it holds and the lower layers' records of every other path; writes land in the overlay
+    (``update_metadata`` copies a lower layer's chunk up first).
     """
 
-    def __init__(self, top: BranchIndex, below: ReadIndex, cached_reads: bool = True):
+    def __init__(self, top: BranchIndex, below: BranchView, cached_reads: bool = True):
         self.top = top
         self.below = below
         self._held: frozenset[str] | None = None
@@ -142,9 +143,14 @@ class LayeredIndex:
         return self.top.manifest
 
     @property
+    def own(self) -> BranchIndex:
+        """The overlay's own collection, which every write goes to."""
+        return self.top
+
+    @property
     def depth(self) -> int:
         """Layers under the overlay (1: a plain base)."""
-        return 1 + (self.below.depth if isinstance(self.below, LayeredIndex) else 0)
+        return 1 + self.below.depth
 
     def reload_manifest(self) -> Manifest:
         return self.top.reload_manifest()
@@ -155,27 +161,30 @@ class LayeredIndex:
     def save_manifest(self, manifest: Manifest) -> None:
         self.top.save_manifest(manifest)
 
-    def root(self) -> BranchIndex:
+    def root(self) -> BranchView:
         """The bottom of the chain: the base that is not an overlay."""
-        below = self.below
-        return below.root() if isinstance(below, LayeredIndex) else below
+        return self.below.root()
 
-    def layers(self) -> list[tuple[BranchIndex, frozenset[str]]]:
+    def layers(self) -> list[tuple[BranchView, frozenset[str]]]:
         """Each layer's own collection, top first, with the paths hidden in it (held above)."""
         held = self.held_paths()
-        if isinstance(self.below, LayeredIndex):
-            lower = [(index, hidden | held) for index, hidden in self.below.layers()]
-        else:
-            lower = [(self.below, held)]
+        lower = [(index, hidden | held) for index, hidden in self.below.layers()]
         return [(self.top, frozenset()), *lower]
 
     # -- what the overlay holds -------------------------------------------------------------
     def _key(self) -> tuple[str, ...]:
         """Names this state of every layer: the cached answers below hold while it is equal."""
-        own = (self.top.collection_id, str(self.top.manifest.generation))
-        below = self.below._key() if isinstance(self.below, LayeredIndex) else \
-            (self.below.collection_id, str(self.below.manifest.generation))
-        return own + below
+        return tuple(part for own in self._chain()
+                     for part in (own.collection_id, str(own.manifest.generation)))
+
+    def _chain(self) -> list[BranchView]:
+        """Each layer's own collection, top first (``layers`` without reading held paths)."""
+        chain: list[BranchView] = []
+        view: BranchView | None = self
+        while view is not None:
+            chain.append(view.own)
+            view = view.below
+        return chain
 
     def held_paths(self) -> frozenset[str]:
         """Paths the overlay holds (they shadow every layer below): read once per generation
@@ -243,11 +252,7 @@ class LayeredIndex:
         ids: Sequence[str] | None = None,
         where: dict[str, Any] | None = None,
         include_text: bool = True,
-        limit: int | None = None,
-        offset: int | None = None,
     ) -> list[ChunkRecord]:
-        if limit is not None or offset is not None:
-            raise ValueError("paged reads are not supported across layers; use iter_records")
         if ids is None:
             return list(self.iter_records(where=where, include_text=include_text))
         snapshot = self._snapshot() if where is None else None
@@ -323,18 +328,10 @@ class LayeredIndex:
         return sorted([*own, *visible], key=lambda pair: pair[1])[: max(1, n)]
 
     def count(self, where: dict[str, Any] | None = None) -> int:
-        held = sorted(self.held_paths())
         hidden = 0
-        for start in range(0, len(held), PATHS_PER_QUERY):
-            part = held[start : start + PATHS_PER_QUERY]
-            in_part: dict[str, Any] = {"path": {"$in": part}} if len(part) > 1 else \
-                {"path": part[0]}
+        for in_part in path_filters(sorted(self.held_paths())):
             hidden += self.below.count({"$and": [where, in_part]} if where else in_part)
         return self.top.count(where) + self.below.count(where) - hidden
-
-    def own_count(self) -> int:
-        """Chunks in the overlay's own collection (its storage cost)."""
-        return self.top.count()
 
     # -- writes (always into the overlay) ---------------------------------------------------
     def upsert(self, records: Sequence[ChunkRecord], embeddings: np.ndarray) -> None:
@@ -370,31 +367,7 @@ class LayeredIndex:
 
     def purge_paths(self, paths: Sequence[str]) -> int:
         """Delete the overlay's records of ``paths`` (the base serves them again)."""
-        removed = self.top.delete_paths(paths)
+        removed = self.top.purge_paths(paths)
         self._changed(removed=paths)
         return removed
 
-
-def own_collection(index: ReadIndex) -> BranchIndex:
-    """The collection a branch writes to: the overlay of a layered view, else the index."""
-    return index.top if isinstance(index, LayeredIndex) else index
-
-
-def layered_view(store: Any, own: BranchIndex, depth: int = 0) -> LayeredIndex:
-    """``own`` (an overlay collection) read together with its base, recursively for chains.
-
-    Raises ``BaseGone`` when the base is no longer indexed, or the chain loops or runs deeper
-    than the indexer ever builds (a damaged manifest)."""
-    base = OverlayBase.of(own.manifest)
-    if base is None:
-        raise ValueError(f"{own.name} is not an overlay")
-    label = f"{own.manifest.repo}@{own.manifest.branch}"
-    if depth > MAX_CHAIN_DEPTH:
-        raise BaseGone(f"branch {label} is layered deeper than {MAX_CHAIN_DEPTH}; index it again")
-    below_own = store.own_branch(base.repo_key, base.branch)
-    if below_own is None or below_own.manifest.embedder != own.manifest.embedder:
-        raise BaseGone(f"branch {label} is layered on {base.branch!r}, which is no longer "
-                       f"indexed; run: freshmark index --branch {own.manifest.branch}")
-    below: ReadIndex = (layered_view(store, below_own, depth + 1)
-                        if below_own.manifest.overlay else below_own)
-    return LayeredIndex(own, below)

@@ -9,15 +9,17 @@ Two kinds of metric live here:
 * **Freshness state** (stale / tracked / tombstoned chunks, commits behind, lag, last success) is
   computed by the auditor (``freshmark.audit``) and *published* as rows to a ``FreshnessStore``:
   a Redis hash in a cluster (any host can read it) or a JSON file under ``settings.state_dir`` on
-  one machine. A custom collector turns the latest rows and the queue lengths into gauges at scrape
-  time, so a gauge never outlives the branch it describes.
+  one machine. A custom collector turns the latest rows into gauges at scrape time, so a gauge
+  never outlives the branch it describes.
+* **Queue lengths** are *handed in* as a ``QueueLengths`` callable, called at scrape time. This
+  module never imports the job queue: metrics observe the queue, the queue does not know them.
 
 Label values are repo ids, branch names, layer names, queue names, providers, outcomes and
 verdicts — all bounded by the config. Never paths, never shas.
 
-Only one process per deployment should pass ``redis``/``store`` to ``render_latest`` (the HTTP
-server): the recording rules take ``max`` over duplicate series anyway, but one source keeps the
-numbers honest.
+Only one process per deployment should pass ``store``/``queue_lengths`` to ``render_latest`` (the
+HTTP server): the recording rules take ``max`` over duplicate series anyway, but one source keeps
+the numbers honest.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from __future__ import annotations
 import os
 import tempfile
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from http.server import ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -48,26 +50,24 @@ from freshmark.adapters.telemetry.freshness import (
     _FRESHNESS_GAUGES,
     FreshnessRow,
     FreshnessStore,
-    RedisFreshnessStore,
 )
 
 MULTIPROC_ENV = "PROMETHEUS_MULTIPROC_DIR"
 
+QueueLengths = Callable[[], dict[str, int]]
+"""Called once per scrape: queue name -> jobs waiting in it (a count, >= 0).
 
-def _queue_lengths(redis: Any) -> dict[str, int]:
-    try:
-        from freshmark.adapters.queue.jobs import queue_lengths
-    except ImportError:  # the cluster part is optional on one machine
-        return {}
-    return dict(queue_lengths(redis))
+Whatever it raises (Redis down) propagates out of ``render_latest``, so the caller can fall back.
+"""
 
 
 class FreshnessCollector:
-    """Reads the latest published rows and queue lengths at scrape time and yields gauges."""
+    """Reads the latest published rows and the handed-in queue lengths at scrape time; yields
+    gauges. Either source may be None, and then its gauges are left out."""
 
-    def __init__(self, store: FreshnessStore | None, redis: Any | None = None):
+    def __init__(self, store: FreshnessStore | None, queue_lengths: QueueLengths | None = None):
         self._store = store
-        self._redis = redis
+        self._queue_lengths = queue_lengths
 
     def describe(self) -> list[Metric]:
         return []  # no collect() at registration: that would hit Redis
@@ -75,11 +75,11 @@ class FreshnessCollector:
     def collect(self) -> Iterator[Metric]:
         if self._store is not None:
             yield from freshness_families(self._store.load())
-        if self._redis is not None:
+        if self._queue_lengths is not None:
             queues = GaugeMetricFamily(
                 "freshmark_queue_length", "Jobs waiting in each worker queue.", labels=["queue"]
             )
-            for queue, length in sorted(_queue_lengths(self._redis).items()):
+            for queue, length in sorted(self._queue_lengths().items()):
                 queues.add_metric([queue], float(length))
             yield queues
 
@@ -113,23 +113,21 @@ def multiprocess_dir() -> Path | None:
 
 
 def render_latest(
-    redis: Any | None = None, store: FreshnessStore | None = None
+    *, store: FreshnessStore | None = None, queue_lengths: QueueLengths | None = None
 ) -> tuple[bytes, str]:
     """The ``/metrics`` body and its content type, rendered by one process.
 
     Event metrics come from every process of the group (multiprocess files) or, without
-    multiprocess mode, from this process. Freshness gauges appear when ``store`` is given (or
-    ``redis``, which implies the Redis store); queue lengths when ``redis`` is given.
+    multiprocess mode, from this process. Freshness gauges appear when ``store`` is given, queue
+    lengths when ``queue_lengths`` is; both are read now, and their errors propagate.
     """
     registry = CollectorRegistry()
     if multiprocess_dir() is not None:
         multiprocess.MultiProcessCollector(registry)
     else:
         registry.register(_Forward(REGISTRY))
-    if store is None and redis is not None:
-        store = RedisFreshnessStore(redis)
-    if store is not None or redis is not None:
-        registry.register(FreshnessCollector(store, redis))
+    if store is not None or queue_lengths is not None:
+        registry.register(FreshnessCollector(store, queue_lengths))
     return generate_latest(registry), CONTENT_TYPE_LATEST
 
 
@@ -170,10 +168,12 @@ def mark_process_dead(pid: int) -> None:
         multiprocess.mark_process_dead(pid, str(directory))
 
 
-def _handler_for(redis: Any | None, store: FreshnessStore | None) -> type[MetricsHandler]:
+def _handler_for(
+    store: FreshnessStore | None, queue_lengths: QueueLengths | None
+) -> type[MetricsHandler]:
     class Handler(MetricsHandler):
         def do_GET(self) -> None:  # noqa: N802 (http.server's name)
-            body, content_type = render_latest(redis=redis, store=store)
+            body, content_type = render_latest(store=store, queue_lengths=queue_lengths)
             self.send_response(200)
             self.send_header("Content-Type", content_type)
             self.send_header("Content-Length", str(len(body)))
@@ -187,13 +187,18 @@ def _handler_for(redis: Any | None, store: FreshnessStore | None) -> type[Metric
 
 
 def start_metrics_server(
-    port: int, addr: str = "0.0.0.0", redis: Any | None = None, store: FreshnessStore | None = None
+    port: int,
+    addr: str = "0.0.0.0",
+    *,
+    store: FreshnessStore | None = None,
+    queue_lengths: QueueLengths | None = None,
 ) -> ThreadingHTTPServer:
     """Serve ``/metrics`` from a daemon thread (for worker and scheduler pods); returns the server.
 
-    Workers pass neither ``redis`` nor ``store``: only the HTTP service exports freshness gauges.
+    Workers pass neither ``store`` nor ``queue_lengths``: only the HTTP service exports freshness
+    gauges and queue lengths.
     """
-    server = ThreadingHTTPServer((addr, port), _handler_for(redis, store))
+    server = ThreadingHTTPServer((addr, port), _handler_for(store, queue_lengths))
     thread = threading.Thread(target=server.serve_forever, name="freshmark-metrics", daemon=True)
     thread.start()
     return server

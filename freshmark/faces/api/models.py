@@ -1,9 +1,10 @@
 """The request and answer models of freshmark's network API, shared by the HTTP routes
-(``freshmark.http_api``, where they make ``/openapi.json``) and the MCP tools
-(``freshmark.mcp_server``, where they make each tool's input descriptions and output schema).
+(``faces.http.search_routes``, where they make ``/openapi.json``) and the MCP tools
+(``faces.mcp.server``, where they make each tool's input descriptions and output schema).
 
 Plain pydantic, no web framework: the MCP server imports them without loading FastAPI. Input
-bounds come from ``freshmark.api_schema`` and describe the server's own checks.
+bounds come from ``faces.api.schema`` and describe the server's own checks; a request body
+becomes the one validated request the services take (``core.request``) by ``to_request``.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, WithJsonSchema
 
+from freshmark.core import request as core_request
 from freshmark.faces.api.schema import (
     MAX_K,
     MAX_QUERY_CHARS,
@@ -129,6 +131,12 @@ class SearchRequest(BaseModel):
                                                       "and vendored code, labelled excluded.")
     kind: list[FileKind] | None = KIND_FIELD
 
+    def to_request(self) -> core_request.SearchRequest:
+        """The search this body asks for, validated (``BadInput`` for a bad one)."""
+        return core_request.SearchRequest.build(
+            self.query, k=self.k, kinds=self.kind, include_history=self.history,
+            include_excluded=self.include_excluded, branch=self.branch, worktree=self.worktree)
+
 
 class FileResultModel(BaseModel):
     """One file of a file answer; its verdict and citation are its best chunk's."""
@@ -218,6 +226,12 @@ class ContextRequest(BaseModel):
         None, description="Token budget, 300 to 120,000 (default by level: 4000, 20000, "
                           "60000). 1 token ≈ 3 characters.")
     worktree: bool = WORKTREE_FIELD
+
+    def to_request(self) -> core_request.ContextRequest:
+        """The context slice this body asks for, validated (``BadInput`` for a bad one)."""
+        return core_request.ContextRequest.build(
+            self.query, level=self.level, budget_tokens=self.budget, branch=self.branch,
+            worktree=self.worktree)
 
 
 class ContextSectionModel(BaseModel):

@@ -1,6 +1,6 @@
 """What the HTTP and MCP schemas promise about inputs: the bounds the server really enforces.
 
-The server checks its inputs itself (``retrieval.validate_query``, ``served.check_repo_name``,
+The server checks its inputs itself (``request.validate_query``, ``served.check_repo_name``,
 ``served.check_budget``, ``snippets.check_text``...) and answers with freshmark's one-line
 ``BadInput``; these annotations only *describe* those checks in the JSON Schema (pydantic's
 ``WithJsonSchema``), so the errors keep their wording while a schema-driven client or fuzzer
@@ -22,14 +22,11 @@ from typing import Annotated, Any
 from pydantic import WithJsonSchema
 
 from freshmark.core.kinds import FILE_KINDS
+from freshmark.core.names import MAX_BRANCH_NAME_CHARS
+from freshmark.core.request import MAX_K, MAX_QUERY_BYTES, MIN_BUDGET_TOKENS
 from freshmark.faces.api.served import MAX_BUDGET_TOKENS, MAX_REPO_CHARS, MAX_VERIFY_LINES
 
-# freshmark.retrieval's limits, not imported from it (that would load numpy and the search
-# stack into every process that only builds the app); a test keeps them equal.
-MAX_K = 100
-MAX_QUERY_BYTES = 100_000
 MAX_QUERY_CHARS = MAX_QUERY_BYTES // 4  # a UTF-8 character is at most 4 bytes
-MIN_BUDGET_TOKENS = 300  # freshmark.context.MIN_BUDGET_TOKENS (likewise)
 # A verify body must fit the API body cap (1 MiB) once JSON-escaped (up to 6 bytes a
 # character); the snippet reader's own cap (10 MiB) is never the binding one over HTTP.
 MAX_CONTENT_CHARS = 100_000
@@ -53,7 +50,6 @@ REPO_NAME = rf"^[^{_CTRL}]*[^\s{_CTRL}][^{_CTRL}]*{END}"
 _REF_CHARS = r"[A-Za-z0-9_+,=-]+"
 _REF_PART = rf"{_REF_CHARS}(?:\.(?!lock(?:/|{END})){_REF_CHARS})*"
 BRANCH_NAME = rf"^(?!-){_REF_PART}(?:/{_REF_PART})*{END}"
-MAX_BRANCH_NAME_CHARS = 200  # freshmark.branches.MAX_BRANCH_NAME_CHARS
 # What ``str.splitlines`` breaks lines at.
 _EOL = r"\n\r\u000b\u000c\u001c-\u001e\u0085\u2028\u2029"
 # A snippet list: starts (after spaces or tabs) with something that is not a comment, so

@@ -180,16 +180,15 @@ def watch(path: Path, polling: bool, poll_interval_seconds: float, debounce_seco
 def _index_locally(repo_id: str, branch: str, base: str | None) -> dict[str, Any]:
     from freshmark.adapters.git.mirrors import sync_mirror
     from freshmark.faces.cli.common import load_settings
-    from freshmark.services.indexing.indexer import index_repo
+    from freshmark.services.indexing.indexer import IndexRequest, index_repo
     from freshmark.services.upkeep.branches import default_base
 
     settings, config = load_settings()
     repo = config.repo(repo_id)
     state = sync_mirror(settings, repo)
-    summary = index_repo(
-        state.path, settings=settings, config=config, branch=branch, repo_id=repo_id,
-        base_branch=(base if base is not None else default_base(repo, branch)) or None,
-    )
+    base_branch = (base if base is not None else default_base(repo, branch)) or None
+    request = IndexRequest(state.path, branch=branch, repo_id=repo_id, base_branch=base_branch)
+    summary = index_repo(request, settings=settings, config=config)
     return summary.to_dict()
 
 

@@ -92,20 +92,13 @@ def index(
     deleted files tombstoned. A crash or Ctrl-C leaves the previous stamp true; run it again.
     """
     from freshmark.adapters.git.repo import GitRepo
-    from freshmark.services.indexing.indexer import index_repo
+    from freshmark.services.indexing.indexer import IndexRequest, index_repo
 
     settings, config = load_settings(config_file)
     top_level = GitRepo.discover(path).path  # a subdirectory indexes its whole repository
     with index_progress(not as_json) as progress:
-        summary = index_repo(
-            top_level,
-            settings=settings,
-            config=config,
-            branch=branch,
-            layer=layer,
-            base_branch=base,
-            progress=progress,
-        ).to_dict()
+        summary = index_repo(IndexRequest(top_level, branch=branch, layer=layer, base_branch=base),
+                             settings=settings, config=config, progress=progress).to_dict()
     if as_json:
         emit_json(summary)
     else:

@@ -7,6 +7,7 @@ from typing import Any, BinaryIO
 
 import click
 
+from freshmark.core.request import ContextRequest, SearchRequest
 from freshmark.faces.cli.common import emit_json, examples, fail_cleanly, load_settings
 
 REPO_HELP = "Repository: a path to its working copy, or its id (configured or indexed)."
@@ -106,11 +107,12 @@ def search(query: str, repo: str, branch: str | None, k: int, worktree: bool, hi
     from freshmark.services.retrieval.search import search as run_search
     from freshmark.services.retrieval.search import search_files
 
+    request = SearchRequest.build(query, k=k, kinds=kinds, include_history=history,
+                                  include_excluded=include_excluded, branch=branch,
+                                  worktree=worktree)
     settings, config = load_settings()
     run = search_files if files else run_search
-    response = run(query, repo, settings=settings, config=config, branch=branch, k=k,
-                   worktree=worktree, include_history=history,
-                   include_excluded=include_excluded, kinds=kinds).to_dict()
+    response = run(request, repo, settings=settings, config=config).to_dict()
     if as_json:
         emit_json(response)
     elif files:
@@ -196,8 +198,9 @@ def context(query: str, repo: str, branch: str | None, level: str, budget: int |
     from freshmark.services.context.build import build_context
 
     settings, config = load_settings()
-    slice_ = build_context(query, repo, settings=settings, config=config, level=level,
-                           budget_tokens=budget, branch=branch, worktree=worktree)
+    request = ContextRequest.build(query, level=level, budget_tokens=budget, branch=branch,
+                                   worktree=worktree)
+    slice_ = build_context(request, repo, settings=settings, config=config)
     if as_json:
         emit_json(slice_.to_dict())
     else:

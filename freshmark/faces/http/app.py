@@ -35,6 +35,7 @@ from freshmark import __version__
 from freshmark.adapters.git.mirrors import remote_branches
 from freshmark.adapters.queue import jobs, keys
 from freshmark.adapters.telemetry import exposition as metrics
+from freshmark.adapters.telemetry.freshness import RedisFreshnessStore
 from freshmark.core import jobspec
 from freshmark.core.config import Config, load_config
 from freshmark.core.errors import BadInput, BranchNotFound, ConfigError
@@ -128,8 +129,12 @@ class _Routes:
         return JSONResponse({"status": "ok", "version": __version__})
 
     def metrics(self) -> Response:
+        queues = _queues(self.config)  # the layers' own queues too, as /debug/queue shows
         try:
-            body, content_type = metrics.render_latest(redis=self.client)
+            body, content_type = metrics.render_latest(
+                store=RedisFreshnessStore(self.client),
+                queue_lengths=lambda: jobs.queue_lengths(self.client, queues),
+            )
         except (redis.RedisError, OSError):
             body, content_type = metrics.render_latest()  # events still count when Redis is down
         return Response(content=body, media_type=content_type)

@@ -173,18 +173,15 @@ def search_files_endpoint(request: SearchRequest, settings: SettingsDep,
 
 def _answer_search(run_search: Callable[..., Any], request: SearchRequest, settings: Settings,
                    config: Config) -> dict[str, Any]:
-    """A chunk or file search for a network caller: the query checked before the repository,
-    which must be a served one, and no host path in any answer."""
-    from freshmark.core.request import validate_query
+    """A chunk or file search for a network caller: the request checked before the
+    repository, which must be a served one, and no host path in any answer."""
 
     def run() -> dict[str, Any]:
-        query = validate_query(request.query)  # a bad query is reported before the repo
+        search_request = request.to_request()  # bad input is reported before the repo
         repo = _served(request.repo, settings, config, request.worktree)
         with no_host_paths(repo):
-            return run_search(
-                query, repo, settings=settings, config=config, branch=request.branch,
-                k=request.k, worktree=request.worktree, include_history=request.history,
-                include_excluded=request.include_excluded, kinds=request.kind).to_dict()
+            return run_search(search_request, repo, settings=settings,
+                              config=config).to_dict()
 
     return answer(run)
 
@@ -209,17 +206,14 @@ def verify_endpoint(request: VerifyRequest, settings: SettingsDep,
              summary="A verified context slice with the reference contract")
 def context_endpoint(request: ContextRequest, settings: SettingsDep,
                      config: ConfigDep) -> dict[str, Any]:
-    from freshmark.core.request import validate_query
     from freshmark.services.context.build import build_context
 
     def run() -> dict[str, Any]:
-        query = validate_query(request.query)
         check_budget(request.budget)
+        context_request = request.to_request()
         repo = _served(request.repo, settings, config, request.worktree)
         with no_host_paths(repo):
-            return build_context(
-                query, repo, settings=settings, config=config, level=request.level,
-                budget_tokens=request.budget, branch=request.branch,
-                worktree=request.worktree).to_dict()
+            return build_context(context_request, repo, settings=settings,
+                                 config=config).to_dict()
 
     return answer(run)

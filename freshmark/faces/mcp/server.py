@@ -25,6 +25,7 @@ from pydantic import BeforeValidator, Field, WithJsonSchema
 from freshmark import __version__
 from freshmark.core.config import Config, load_config
 from freshmark.core.errors import FreshmarkError
+from freshmark.core.request import ContextRequest, SearchRequest
 from freshmark.core.settings import Settings
 from freshmark.faces.api.models import (
     ContextResponseModel,
@@ -127,8 +128,9 @@ def search(query: Query, repo: Repo, branch: Branch = None, k: K = 5,
     """
     from freshmark.services.retrieval.search import search as run_search
 
-    return _searched(run_search, query, repo, branch=branch, k=k, worktree=worktree,
-                     include_history=history, include_excluded=include_excluded, kinds=kind)
+    return _searched(run_search, repo, lambda: SearchRequest.build(
+        query, k=k, kinds=kind, include_history=history, include_excluded=include_excluded,
+        branch=branch, worktree=worktree))
 
 
 def search_files(query: Query, repo: Repo, branch: Branch = None, k: K = 5,
@@ -139,24 +141,23 @@ def search_files(query: Query, repo: Repo, branch: Branch = None, k: K = 5,
     cited. Arguments as for search."""
     from freshmark.services.retrieval.search import search_files as run_search_files
 
-    return _searched(run_search_files, query, repo, branch=branch, k=k, worktree=worktree,
-                     include_history=history, include_excluded=include_excluded, kinds=kind)
+    return _searched(run_search_files, repo, lambda: SearchRequest.build(
+        query, k=k, kinds=kind, include_history=history, include_excluded=include_excluded,
+        branch=branch, worktree=worktree))
 
 
-def _searched(run_search: Callable[..., Any], query: str, repo: str, *, worktree: bool,
-              **options: Any) -> Any:
-    """A chunk or file search for an MCP caller: the query checked before the repository,
+def _searched(run_search: Callable[..., Any], repo: str,
+              build_request: Callable[[], SearchRequest]) -> Any:
+    """A chunk or file search for an MCP caller: the request checked before the repository,
     which must be a served one, and no host path in any answer."""
-    from freshmark.core.request import validate_query
 
     def call() -> dict[str, Any]:
-        text = validate_query(query)  # a bad query is reported before the repo
+        request = build_request()  # bad input is reported before the repo is looked up
         settings = Settings.from_env()
         config = load_config(settings.config_path)
-        handle = _served(repo, settings, config, worktree)
+        handle = _served(repo, settings, config, request.worktree)
         with no_host_paths(handle):
-            return run_search(text, handle, settings=settings, config=config,
-                              worktree=worktree, **options).to_dict()
+            return run_search(request, handle, settings=settings, config=config).to_dict()
 
     return _run(call)
 
@@ -204,19 +205,17 @@ def context(query: Query, repo: Repo, level: ContextLevel = "L1",
     Only verified code is evidence; historical code is labelled reference only; gaps and
     what the budget left out are listed as [MISSING] lines.
     """
-    from freshmark.core.request import validate_query
     from freshmark.services.context.build import build_context
 
     def call() -> dict[str, Any]:
-        text = validate_query(query)
         check_budget(budget)
+        request = ContextRequest.build(query, level=level, budget_tokens=budget, branch=branch,
+                                       worktree=worktree)
         settings = Settings.from_env()
         config = load_config(settings.config_path)
         handle = _served(repo, settings, config, worktree)
         with no_host_paths(handle):
-            return build_context(
-                text, handle, settings=settings, config=config, level=level,
-                budget_tokens=budget, branch=branch, worktree=worktree).to_dict()
+            return build_context(request, handle, settings=settings, config=config).to_dict()
 
     return _run(call)
 

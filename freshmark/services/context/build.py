@@ -28,9 +28,11 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
+from freshmark.adapters.lexical.registry import Bm25Engine
 from freshmark.adapters.store.chroma import Store
 from freshmark.core.config import Config, load_config
-from freshmark.core.errors import BadInput
+from freshmark.core.ports import Embedder
+from freshmark.core.request import DEFAULT_KINDS, LEVELS, ContextRequest, SearchRequest
 from freshmark.core.settings import Settings
 from freshmark.core.verdicts import Verdict, short
 from freshmark.services.context.slices import (
@@ -49,12 +51,9 @@ from freshmark.services.open_branch import (
     open_branch,
 )
 from freshmark.services.repos import RepoHandle
+from freshmark.services.retrieval.hybrid import hybrid_search
 from freshmark.services.retrieval.results import VerifiedResult, verify_results
 
-LEVELS = {"L1": "symbol", "L2": "module", "L3": "cross-module"}
-DEFAULT_BUDGET_TOKENS = {"L1": 4_000, "L2": 20_000, "L3": 60_000}
-MIN_BUDGET_TOKENS = 300  # the header and contract alone take about 200
-MAX_BUDGET_TOKENS = 1_000_000
 RECALL_K = 8
 # A result is evidence only if the query matched it: lexically (BM25 above 0) or by a cosine
 # similarity of at least this. Below both it is merely the nearest neighbour of an
@@ -72,22 +71,6 @@ def estimate_tokens(text: str) -> int:
     """Tokens ``text`` takes in a prompt, by the estimate documented above (never negative)."""
     ascii_chars = len(text.encode("ascii", "ignore"))
     return math.ceil(ascii_chars / 3) + (len(text) - ascii_chars)
-
-
-def check_level_and_budget(level: str, budget_tokens: int | None) -> tuple[str, int]:
-    """The level (``L1``..``L3``) and budget to use; ``BadInput`` for anything else."""
-    level = (level or "").strip().upper()
-    if level not in LEVELS:
-        raise BadInput(f"level must be one of {', '.join(LEVELS)}, not {level!r}")
-    if budget_tokens is None:
-        return level, DEFAULT_BUDGET_TOKENS[level]
-    if isinstance(budget_tokens, bool) or not isinstance(budget_tokens, int) or budget_tokens <= 0:
-        raise BadInput(f"budget must be a positive number of tokens, not {budget_tokens!r}")
-    if not MIN_BUDGET_TOKENS <= budget_tokens <= MAX_BUDGET_TOKENS:
-        raise BadInput(f"budget {budget_tokens} is outside {MIN_BUDGET_TOKENS}.."
-                       f"{MAX_BUDGET_TOKENS} tokens (the header and contract need "
-                       f"{MIN_BUDGET_TOKENS})")
-    return level, budget_tokens
 
 
 @dataclass
@@ -237,36 +220,21 @@ def _no_evidence_line(opened: OpenedBranch, results: list[VerifiedResult]) -> st
 
 
 def build_context(
-    query: str,
-    repo_arg: str | RepoHandle,
-    *,
-    settings: Settings,
-    config: Config | None = None,
-    level: str = "L1",
-    budget_tokens: int | None = None,
-    branch: str | None = None,
-    worktree: bool = False,
-    store: Store | None = None,
-    embedder: Any | None = None,
+    request: ContextRequest, repo_arg: str | RepoHandle, *, settings: Settings,
+    config: Config | None = None, store: Store | None = None, embedder: Embedder | None = None,
     count: bool = True,
 ) -> ContextSlice:
-    """A verified, anchored context slice for ``query`` at ``level`` within ``budget_tokens``.
-
-    Raises BadInput for a bad query, level or budget before anything is opened; repository and
-    branch errors as ``search``.
-    """
-    from freshmark.core.request import validate_query
-    from freshmark.services.retrieval.hybrid import hybrid_search
-
-    text = validate_query(query)
-    level, budget = check_level_and_budget(level, budget_tokens)
+    """A verified, anchored context slice for the request: its query at its level within its
+    budget. Repository and branch errors as ``search``."""
+    text, level, budget = request.query, request.level, request.budget_tokens
     config = config if config is not None else load_config(settings.config_path)
-    opened = open_branch(repo_arg, settings=settings, config=config, branch=branch,
-                         worktree=worktree, store=store, need_index=True)
+    opened = open_branch(repo_arg, settings=settings, config=config, branch=request.branch,
+                         worktree=request.worktree, store=store, need_index=True)
     assert opened.index is not None
     embedder = embedder if embedder is not None else embedder_for(settings, opened.index)
-    candidates, _ = hybrid_search(opened.index, embedder, text, RECALL_K, include_history=True,
-                                  cache_dir=settings.cache_dir)
+    recall = SearchRequest(text, RECALL_K, DEFAULT_KINDS, include_history=True)
+    candidates, _ = hybrid_search(opened.index, embedder, recall,
+                                  lexical=Bm25Engine(settings.cache_dir))
     results = verify_results(opened, [(c.record, c.score, c.explain()) for c in candidates])
     info = index_info(opened.index)
     if count:

@@ -21,7 +21,7 @@ import threading
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from freshmark.adapters.store.chroma import BranchIndex
+from freshmark.core.ports import BranchView
 from freshmark.core.stamp import ChunkRecord
 
 # Kinds that define a type: their chunks are the type definitions carried at a slice boundary.
@@ -194,7 +194,7 @@ _GRAPHS: dict[str, tuple[int, SymbolGraph]] = {}
 _GRAPHS_LOCK = threading.Lock()
 
 
-def graph_for(index: BranchIndex) -> SymbolGraph:
+def graph_for(index: BranchView) -> SymbolGraph:
     """The branch's graph, rebuilt from live chunk metadata when the collection has moved on."""
     generation = index.manifest.generation
     with _GRAPHS_LOCK:

@@ -6,7 +6,20 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, fields
 from typing import Any, Protocol
 
+from freshmark.adapters.embedding.cache import EmbeddingCache
+from freshmark.core.config import Config
+from freshmark.core.ports import Embedder
 from freshmark.core.tree import FileChange
+
+
+@dataclass(frozen=True)
+class IndexTools:
+    """What every run and batch of one process works with: the config (layers, rules), the
+    embedder and the embedding cache."""
+
+    config: Config
+    embedder: Embedder
+    cache: EmbeddingCache
 
 
 @dataclass(frozen=True)

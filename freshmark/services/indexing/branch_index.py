@@ -5,12 +5,11 @@ from __future__ import annotations
 import logging
 
 from freshmark.adapters.git.repo import GitRepo
-from freshmark.adapters.store.chroma import BranchIndex, Store
-from freshmark.adapters.store.layered import LayeredIndex
+from freshmark.adapters.store.chroma import Store
 from freshmark.core.errors import BaseGone, EmbedderMismatch, NotIndexed
 from freshmark.core.manifest import Manifest, collection_name
 from freshmark.core.overlay import MAX_CHAIN_DEPTH, OverlayBase
-from freshmark.core.ports import Embedder
+from freshmark.core.ports import BranchView, Embedder
 from freshmark.core.stamp import utc_now_iso
 from freshmark.services.indexing.batches import RunStamp
 from freshmark.services.repos import RepoRef
@@ -25,13 +24,12 @@ def open_branch_index(
     branch: str,
     embedder: Embedder,
     base_branch: str | None,
-) -> BranchIndex | LayeredIndex:
+) -> BranchView:
     """The branch's index: as it is, or new. A new branch whose base is indexed (with the same
-    embedder) becomes an overlay on it; an overlay whose base is gone becomes a whole index."""
+    embedder) becomes an overlay on it; an overlay whose base is gone becomes a whole index.
+    A run reads what the store holds, not what this process cached of an overlay."""
     try:
-        index = store.branch(ref.key, branch)
-        if isinstance(index, LayeredIndex):
-            index.cached_reads = False  # a run reads what the store holds, not a process cache
+        index = store.branch(ref.key, branch, cached_reads=False)
     except BaseGone as exc:
         log.warning("%s; indexing %s@%s as a whole collection", exc, ref.name, branch)
         store.drop_branch(ref.key, branch, force=True)
@@ -57,12 +55,12 @@ def open_branch_index(
         return store.create_branch(manifest)
     manifest.base_branch = base.manifest.branch
     manifest.overlay = OverlayBase(ref.key, base.manifest.branch, base.name, {}).to_dict()
-    return LayeredIndex(store.create_branch(manifest), base, cached_reads=False)
+    return store.create_branch(manifest, below=base)
 
 
 def overlay_base(
     store: Store, ref: RepoRef, branch: str, base_branch: str | None, embedder: Embedder
-) -> BranchIndex | LayeredIndex | None:
+) -> BranchView | None:
     """The index a new branch is layered on: its base, or the base's root when the chain
     would loop back to the branch or grow deeper than ``MAX_CHAIN_DEPTH``."""
     if not base_branch or base_branch == branch:
@@ -73,21 +71,19 @@ def overlay_base(
         return None
     if base is None or base.manifest.embedder != embedder.id or base.manifest.commit is None:
         return None
-    if isinstance(base, LayeredIndex):
-        chain = {index.manifest.branch for index, _ in base.layers()}
-        if branch in chain or base.depth >= MAX_CHAIN_DEPTH:
-            root = base.root()
-            return None if root.manifest.branch == branch else root
+    chain = {index.manifest.branch for index, _ in base.layers()}
+    if branch in chain or base.depth >= MAX_CHAIN_DEPTH:
+        root = base.root()
+        return None if root.manifest.branch == branch else root
     return base
 
 
 def branch_for_batch(
     store: Store, stamp: RunStamp, embedder: Embedder
-) -> BranchIndex | LayeredIndex:
-    """The collection a split run's coordinator opened (it exists before any batch is sent)."""
-    index = store.branch(stamp.repo_key, stamp.branch)
-    if isinstance(index, LayeredIndex):
-        index.cached_reads = False  # a batch reads what the store holds, like its run
+) -> BranchView:
+    """The collection a split run's coordinator opened (it exists before any batch is sent);
+    a batch reads what the store holds, like its run."""
+    index = store.branch(stamp.repo_key, stamp.branch, cached_reads=False)
     if index is None:
         raise NotIndexed(f"branch {stamp.repo_name}@{stamp.branch} has no collection any more")
     if index.manifest.embedder != embedder.id:

@@ -17,14 +17,15 @@ from __future__ import annotations
 import time
 from collections import Counter
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from freshmark.adapters.embedding import LazyEmbedder
 from freshmark.adapters.embedding.cache import EmbeddingCache
 from freshmark.adapters.git.repo import GitRepo
+from freshmark.adapters.lexical.registry import Bm25Engine
 from freshmark.adapters.store.chroma import Store
-from freshmark.adapters.store.layered import LayeredIndex, own_collection
 from freshmark.core.config import Config
 from freshmark.core.manifest import collection_name
 from freshmark.core.overlay import OverlayBase
@@ -32,77 +33,75 @@ from freshmark.core.ports import Embedder
 from freshmark.core.progress import Progress
 from freshmark.core.settings import Settings
 from freshmark.core.stamp import utc_now_iso
-from freshmark.services.indexing.batches import FanOut, LayerBatch, RunStamp, no_claim
+from freshmark.services.indexing.batches import FanOut, IndexTools, LayerBatch, RunStamp, no_claim
 from freshmark.services.indexing.branch_index import branch_for_batch, open_branch_index
-from freshmark.services.indexing.layers import (
-    advance_manifest,
-    index_overlay,
-    index_whole,
-    write_lexical_snapshot,
-)
+from freshmark.services.indexing.layers import advance_manifest, index_overlay, index_whole
 from freshmark.services.indexing.run import IndexRun, counted_batch
 from freshmark.services.indexing.summary import IndexSummary
 from freshmark.services.repos import RepoRef
 
 
-def index_repo(
-    repo_path: Path | str,
-    *,
-    settings: Settings,
-    config: Config,
-    branch: str | None = None,
-    layer: str | None = None,
-    repo_id: str | None = None,
-    base_branch: str | None = None,
-    target: str | None = None,
-    progress: Progress | None = None,
-    store: Store | None = None,
-    embedder: Embedder | None = None,
-    fan_out: FanOut | None = None,
-) -> IndexSummary:
-    """Index ``branch`` (default: the checked-out one) of the repo at ``repo_path`` to its head.
+@dataclass(frozen=True)
+class IndexRequest:
+    """What to index: the repository at ``repo_path`` (a work tree or a bare mirror).
 
-    ``target`` pins a commit instead of the branch head; a target older than what is indexed
-    is refused as a no-op, so stamps never move backwards. ``layer`` limits the run to one
-    layer and stamps only that layer. ``fan_out`` (a worker's) splits a run it ``wants``
-    into batches that other worker processes help to embed; the manifest is still written
-    here, last, once every batch is in.
+    ``branch`` None is the checked-out one. ``target`` pins a commit instead of the branch
+    head. ``layer`` limits the run to one layer. ``repo_id`` names a configured repository
+    (its collections are keyed by the id, not the path). ``base_branch``: a branch indexed
+    for the first time becomes an overlay on this one when it is indexed.
+    """
+
+    repo_path: Path | str
+    branch: str | None = None
+    layer: str | None = None
+    repo_id: str | None = None
+    base_branch: str | None = None
+    target: str | None = None
+
+
+def index_repo(
+    request: IndexRequest, *, settings: Settings, config: Config,
+    progress: Progress | None = None, store: Store | None = None,
+    embedder: Embedder | None = None, fan_out: FanOut | None = None,
+) -> IndexSummary:
+    """Index the requested branch to its head (or to ``request.target``).
+
+    A target older than what is indexed is refused as a no-op, so stamps never move
+    backwards; a ``layer`` run stamps only that layer. ``fan_out`` (a worker's) splits a run
+    it ``wants`` into batches that other worker processes help to embed; the manifest is
+    still written here, last, once every batch is in.
     """
     started = time.perf_counter()
-    repo = GitRepo.open(repo_path)
-    branch = branch or repo.current_branch()
-    head = target or repo.branch_head(branch)
+    repo = GitRepo.open(request.repo_path)
+    branch = request.branch or repo.current_branch()
+    head = request.target or repo.branch_head(branch)
     store = store or Store.open(settings)
-    ref = RepoRef.of(repo, repo_id, store)
+    ref = RepoRef.of(repo, request.repo_id, store)
     # Loaded at the first text to embed: a no-op run never pays for the model.
     embedder = embedder or LazyEmbedder(settings.embedder, settings.cache_dir,
                                         threads=settings.embed_threads)
-    summary = IndexSummary(
-        repo=ref.name,
-        branch=branch,
-        collection=collection_name(ref.key, branch),
-        embedder=embedder.id,
-        commit=head,
-    )
-    index = open_branch_index(store, ref, repo, branch, embedder, base_branch)
+    summary = IndexSummary(repo=ref.name, branch=branch,
+                           collection=collection_name(ref.key, branch), embedder=embedder.id,
+                           commit=head)
+    index = open_branch_index(store, ref, repo, branch, embedder, request.base_branch)
     summary.previous_commit = index.manifest.commit
-    layers = (config.layer(layer),) if layer else config.layers
+    layers = (config.layer(request.layer),) if request.layer else config.layers
     summary.layers = [layer_.name for layer_ in layers]
-    cache = EmbeddingCache(settings.cache_dir / "embeddings.sqlite")
+    tools = IndexTools(config, embedder, EmbeddingCache(settings.cache_dir / "embeddings.sqlite"))
     stamp = RunStamp(ref.key, ref.name, branch, head, index.manifest.generation + 1, utc_now_iso())
-    run = IndexRun(repo, index, stamp, config, embedder, cache, summary, progress)
-    if isinstance(index, LayeredIndex):
-        changed, done = index_overlay(run, index, layers, target)
+    run = IndexRun(repo, index, stamp, tools, summary, progress)
+    below = index.below
+    if below is not None:
+        changed, done = index_overlay(run, index, below, layers, request.target)
     else:
-        changed, done = index_whole(run, index, layers, target, fan_out)
+        changed, done = index_whole(run, index, layers, request.target, fan_out)
     summary.noop = not changed
-    generation = run.generation if changed else index.manifest.generation
-    manifest = advance_manifest(index, done, head, run.when, generation, config,
-                                 overlay=run.overlay_stamp, purged=run.purged)
-    if isinstance(index, LayeredIndex):
-        summary.layered_on = OverlayBase.of(manifest).branch  # type: ignore[union-attr]
-        summary.overlay_chunks = index.own_count()
-    write_lexical_snapshot(own_collection(index), settings.cache_dir, changed=changed)
+    manifest = advance_manifest(run, done, changed)
+    overlay = OverlayBase.of(manifest)
+    if below is not None and overlay is not None:
+        summary.layered_on = overlay.branch
+        summary.overlay_chunks = index.own.count()
+    Bm25Engine(settings.cache_dir).after_run(index, changed)
     summary.files_skipped = dict(Counter(summary.files_skipped))
     summary.seconds = round(time.perf_counter() - started, 3)
     summary.embed_seconds = round(summary.embed_seconds, 3)
@@ -110,19 +109,12 @@ def index_repo(
 
 
 def index_batch(
-    repo_path: Path | str,
-    *,
-    stamp: RunStamp,
-    batch: LayerBatch,
-    config: Config,
-    store: Store,
-    embedder: Embedder,
-    cache: EmbeddingCache,
-    keep_claim: Callable[[], None] = no_claim,
+    repo_path: Path | str, *, stamp: RunStamp, batch: LayerBatch, tools: IndexTools,
+    store: Store, keep_claim: Callable[[], None] = no_claim,
 ) -> dict[str, Any]:
     """One batch of a split run, in a process that helps its coordinator: the same plan and
-    records as the coordinator's own ``IndexRun`` would write, and no manifest. Returns the batch's
-    counts (``IndexSummary.batch_counts``)."""
+    records as the coordinator's own ``IndexRun`` would write, and no manifest. Returns the
+    batch's counts (``IndexSummary.batch_counts``)."""
     repo = GitRepo.open(repo_path)
-    index = branch_for_batch(store, stamp, embedder)
-    return counted_batch(repo, index, stamp, config, embedder, cache, batch, keep_claim)
+    index = branch_for_batch(store, stamp, tools.embedder)
+    return counted_batch(repo, index, stamp, tools, batch, keep_claim)

@@ -3,23 +3,20 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from pathlib import Path
-from typing import Any
 
 from freshmark.adapters.git.repo import GitRepo
-from freshmark.adapters.store.chroma import BranchIndex
-from freshmark.adapters.store.layered import LayeredIndex
-from freshmark.core.config import Config, Layer
+from freshmark.core.config import Layer
 from freshmark.core.errors import PermanentError
 from freshmark.core.manifest import Manifest
 from freshmark.core.overlay import OverlayBase, base_commit_of, plan_overlay
+from freshmark.core.ports import BranchView
 from freshmark.core.tree import FileChange, changed_paths
 from freshmark.services.indexing.batches import FanOut
 from freshmark.services.indexing.run import IndexRun
 
 
 def index_whole(
-    run: IndexRun, index: BranchIndex, layers: Sequence[Layer], target: str | None,
+    run: IndexRun, index: BranchView, layers: Sequence[Layer], target: str | None,
     fan_out: FanOut | None = None,
 ) -> tuple[bool, list[Layer]]:
     """Each layer from its indexed commit to the head, split over worker processes when
@@ -58,14 +55,16 @@ def index_whole(
 
 
 def index_overlay(
-    run: IndexRun, index: LayeredIndex, layers: Sequence[Layer], target: str | None
+    run: IndexRun, index: BranchView, below: BranchView, layers: Sequence[Layer],
+    target: str | None,
 ) -> tuple[bool, list[Layer]]:
-    """Each layer's overlay brought to ``diff(base's indexed commit, head)`` (``plan_overlay``):
-    the cost is the files that differ from the base, whatever the base did meanwhile."""
+    """Each layer of an overlay (``index``, layered on ``below``) brought to
+    ``diff(base's indexed commit, head)`` (``plan_overlay``): the cost is the files that
+    differ from the base, whatever the base did meanwhile."""
     repo, head, config = run.repo, run.head, run.config
     base = OverlayBase.of(index.manifest)
     assert base is not None
-    base_manifest = index.below.manifest
+    base_manifest = below.manifest
     layered_on = dict(base.layered_on)
     to_base: dict[str, list[FileChange]] = {}
     since_head: dict[str | None, set[str] | None] = {}
@@ -98,7 +97,7 @@ def index_overlay(
             run.purged = True
         layered_on[layer_.name] = base_commit
     forked_from = repo.merge_base(base_manifest.commit or head, head)
-    run.overlay_stamp = OverlayBase(base.repo_key, base.branch, index.below.name, layered_on,
+    run.overlay_stamp = OverlayBase(base.repo_key, base.branch, below.name, layered_on,
                                     forked_from).to_dict()
     return changed, done
 
@@ -111,41 +110,24 @@ def has_commit(repo: GitRepo, sha: str) -> bool:
     return True
 
 
-def advance_manifest(
-    index: BranchIndex | LayeredIndex,
-    layers: Sequence[Layer],
-    head: str,
-    when: str,
-    generation: int,
-    config: Config,
-    overlay: dict[str, Any] | None = None,
-    purged: bool = False,
-) -> Manifest:
+def advance_manifest(run: IndexRun, done: Sequence[Layer], changed: bool) -> Manifest:
+    """Stamp the layers ``done`` at the run's head, last (the manifest is the stamp of record);
+    the generation moves only if the run wrote anything."""
+    index, head, when = run.index, run.head, run.when
     manifest = index.reload_manifest()
-    if overlay is not None:
-        manifest.overlay = overlay
-    if purged:
+    if run.overlay_stamp is not None:
+        manifest.overlay = run.overlay_stamp
+    generation = run.generation if changed else manifest.generation
+    if run.purged:
         manifest.purged_generation = generation
-    for layer in layers:
+    for layer in done:
         manifest.layers[layer.name] = {"commit": head, "indexed_at": when}
-    if all(manifest.layer_commit(layer.name) == head for layer in config.layers):
+    if all(manifest.layer_commit(layer.name) == head for layer in run.config.layers):
         manifest.commit, manifest.indexed_at = head, when
     manifest.generation = max(manifest.generation, generation)
     manifest.last_used_at = when
     index.save_manifest(manifest)
     return manifest
-
-
-def write_lexical_snapshot(index: BranchIndex, cache_dir: Path, changed: bool) -> None:
-    """The search-side BM25 snapshot, current with this run, so no search pays the build."""
-    from freshmark.adapters.lexical.registry import snapshot_path, write_lexical_snapshot
-
-    if not changed and snapshot_path(cache_dir, index.name).exists():
-        return  # a no-op run: the snapshot already matches (or a search will refresh it)
-    try:
-        write_lexical_snapshot(index, cache_dir)
-    except OSError:
-        pass  # a snapshot only saves search start-up time; an unwritable cache must not fail a run
 
 
 def is_stale_target(repo: GitRepo, indexed: str | None, head: str) -> bool:

@@ -9,14 +9,12 @@ from typing import Any
 
 import numpy as np
 
-from freshmark.adapters.embedding.cache import EmbeddingCache, embed_with_cache
+from freshmark.adapters.embedding.cache import embed_with_cache
 from freshmark.adapters.git.repo import GitRepo, ObjectNotFound
-from freshmark.adapters.store.chroma import BranchIndex
-from freshmark.adapters.store.layered import LayeredIndex
 from freshmark.core.chunking import chunk_text
 from freshmark.core.chunking.languages import detect_language
 from freshmark.core.classify import SKIP_OVERSIZED, FileClass, classify, decode_text
-from freshmark.core.config import Config, Layer
+from freshmark.core.config import Layer
 from freshmark.core.plan import (
     FileContext,
     FilePlan,
@@ -26,11 +24,17 @@ from freshmark.core.plan import (
     reusable_vectors,
     tombstones,
 )
-from freshmark.core.ports import Embedder
+from freshmark.core.ports import BranchView
 from freshmark.core.progress import DONE, START, WORKING, IndexProgress, Progress
 from freshmark.core.stamp import ChunkRecord, sha256_hex
 from freshmark.core.tree import MODE_SYMLINK, FileChange
-from freshmark.services.indexing.batches import FanOut, LayerBatch, RunStamp, no_claim
+from freshmark.services.indexing.batches import (
+    FanOut,
+    IndexTools,
+    LayerBatch,
+    RunStamp,
+    no_claim,
+)
 from freshmark.services.indexing.summary import IndexSummary
 from freshmark.services.repos import RepoRef
 
@@ -46,19 +50,18 @@ class IndexRun:
     def __init__(
         self,
         repo: GitRepo,
-        index: BranchIndex | LayeredIndex,
+        index: BranchView,
         stamp: RunStamp,
-        config: Config,
-        embedder: Embedder,
-        cache: EmbeddingCache,
+        tools: IndexTools,
         summary: IndexSummary,
-        progress: Progress | None,
+        progress: Progress | None = None,
         keep_claim: Callable[[], None] = no_claim,
     ):
         self.repo, self.index, self.stamp = repo, index, stamp
         self.ref = RepoRef(stamp.repo_key, stamp.repo_name)
         self.branch, self.head = stamp.branch, stamp.head
-        self.config, self.embedder, self.cache = config, embedder, cache
+        self.tools = tools
+        self.config, self.embedder, self.cache = tools.config, tools.embedder, tools.cache
         self.summary, self.progress = summary, progress
         self.keep_claim = keep_claim
         self.generation = stamp.generation
@@ -100,8 +103,7 @@ class IndexRun:
     ) -> dict[str, Any]:
         """One batch of a split run in this process, counted apart: the counts of every batch
         come back together from the fan-out, whoever ran it."""
-        return counted_batch(self.repo, self.index, self.stamp, self.config, self.embedder,
-                              self.cache, batch, keep_claim)
+        return counted_batch(self.repo, self.index, self.stamp, self.tools, batch, keep_claim)
 
     def _report(self, layer: str, phase: str, files_done: int, files_total: int) -> None:
         if self.progress:
@@ -286,18 +288,11 @@ def _tombstones_to_write(plan: FilePlan) -> list[tuple[str, dict[str, Any]]]:
     return list(unique.items())
 
 
-def counted_batch(
-    repo: GitRepo,
-    index: BranchIndex | LayeredIndex,
-    stamp: RunStamp,
-    config: Config,
-    embedder: Embedder,
-    cache: EmbeddingCache,
-    batch: LayerBatch,
-    keep_claim: Callable[[], None],
-) -> dict[str, Any]:
+def counted_batch(repo: GitRepo, index: BranchView, stamp: RunStamp, tools: IndexTools,
+                  batch: LayerBatch, keep_claim: Callable[[], None]) -> dict[str, Any]:
+    """One batch of a run, counted apart (``IndexSummary.batch_counts``)."""
     counts = IndexSummary(repo=stamp.repo_name, branch=stamp.branch, collection=index.name,
-                          embedder=embedder.id, commit=stamp.head)
-    run = IndexRun(repo, index, stamp, config, embedder, cache, counts, None, keep_claim)
-    run.apply_batch(config.layer(batch.layer), batch.changes)
+                          embedder=tools.embedder.id, commit=stamp.head)
+    run = IndexRun(repo, index, stamp, tools, counts, None, keep_claim)
+    run.apply_batch(tools.config.layer(batch.layer), batch.changes)
     return counts.batch_counts()

@@ -8,14 +8,10 @@ from typing import Any
 
 import numpy as np
 
-from freshmark.adapters.lexical.index import LexicalHit, LexicalIndex
-from freshmark.adapters.lexical.registry import Lexical
-from freshmark.adapters.store.chroma import BranchIndex
 from freshmark.core.classify import search_kind
-from freshmark.core.fusion import (
-    Candidate,
-)
+from freshmark.core.fusion import Candidate
 from freshmark.core.kinds import FILE_KINDS
+from freshmark.core.ports import BranchView, LexicalChannel, LexicalHit
 from freshmark.core.stamp import LIVE, TOMBSTONED, ChunkRecord
 
 # The vector channel reads this many more nearest chunks than it expects to survive its
@@ -50,7 +46,7 @@ def passes_filter(record: ChunkRecord, include_history: bool, kinds: frozenset[s
 
 # -- channels -------------------------------------------------------------------------------------
 def vector_channel(
-    index: BranchIndex,
+    index: BranchView,
     vector: np.ndarray,
     n: int,
     include_history: bool,
@@ -77,8 +73,8 @@ def vector_channel(
 
 
 def lexical_channel(
-    index: BranchIndex,
-    lexical: Lexical,
+    index: BranchView,
+    lexical: LexicalChannel,
     hits: Sequence[LexicalHit],
     known: dict[str, ChunkRecord],
     include_history: bool,
@@ -87,18 +83,14 @@ def lexical_channel(
     """Lexical hits re-read from the store and filtered by what the store says now.
 
     Ids the store no longer holds leave the lexical index; records the store holds at a newer
-    generation than the index are applied to it at once (not for a layered index: a record
-    carries its own collection's generation, and each layer catches up by its own refresh).
+    generation than the index are applied to it at once (``LexicalChannel.catch_up``).
     """
     missing = [h.id for h in hits if h.id not in known]
     fresh = {r.id: r for r in index.get(ids=missing, include_text=True)} if missing else {}
     gone = [i for i in missing if i not in fresh]
     if gone:
         lexical.forget(gone)
-    if isinstance(lexical, LexicalIndex):
-        newer = [r for r in fresh.values() if r.updated_gen > lexical.generation]
-        if newer:
-            lexical.apply(newer)
+    lexical.catch_up(fresh.values())
     records = {**fresh, **known}
     return [
         (records[h.id], h.score)
@@ -107,8 +99,8 @@ def lexical_channel(
     ]
 
 
-def _fill_missing_scores(
-    index: BranchIndex, vector: np.ndarray, candidates: list[Candidate], bm25_of: dict[str, float]
+def fill_missing_scores(
+    index: BranchView, vector: np.ndarray, candidates: list[Candidate], bm25_of: dict[str, float]
 ) -> None:
     """Give every candidate both channel scores (its rank stays None where it was not ranked):
     BM25 from the in-memory index, cosine similarity from the stored vectors."""

@@ -1,11 +1,10 @@
-"""The use-case layer behind ``search`` and ``verify`` (CLI, HTTP and MCP call these).
+"""The ``search`` use case (CLI, HTTP and MCP call it): chunks or files, verified and cited.
 
 ``search``: resolve the repository and branch -> open the branch index -> hybrid search ->
 verify every result against the branch head (or the work tree) -> results that carry their
 stamp, verdict, reason and citation header, and a response that names the index it came from
-(collection, indexed commit per layer, build time). ``verify_snippets``: the same verification
-for a snippet list (seed 000 §4.8) or freshmark's own JSON results. Both count the verdicts
-they give per repository and branch (``VerdictStats``) and in Prometheus when available.
+(collection, indexed commit per layer, build time). ``search_files`` answers with files. Both
+count the verdicts they give per repository and branch.
 """
 
 from __future__ import annotations
@@ -15,13 +14,13 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
+from freshmark.adapters.lexical.registry import Bm25Engine
 from freshmark.adapters.store.chroma import Store
 from freshmark.core.config import Config, load_config
+from freshmark.core.ports import BranchView, Embedder
+from freshmark.core.request import MAX_K, SearchRequest
 from freshmark.core.settings import Settings
-from freshmark.core.verdicts import (
-    Target,
-    Verdict,
-)
+from freshmark.core.verdicts import Target, Verdict
 from freshmark.services.open_branch import (
     OpenedBranch,
     count_verdicts,
@@ -30,6 +29,7 @@ from freshmark.services.open_branch import (
     open_branch,
 )
 from freshmark.services.repos import RepoHandle
+from freshmark.services.retrieval.hybrid import CHUNKS_PER_FILE, file_search, hybrid_search
 from freshmark.services.retrieval.results import VerifiedResult, verify_results
 
 
@@ -57,24 +57,16 @@ class SearchResponse:
         }
 
 
-def _searched(
-    query: str, repo_arg: str | RepoHandle, *, k: int, kinds: list[str] | str | None,
-    include_excluded: bool, settings: Settings, config: Config | None, branch: str | None,
-    worktree: bool, store: Store | None, embedder: Any | None,
-) -> tuple[str, int, OpenedBranch, Any]:
-    """What both searches check and open: ``k``, the kinds and the query are refused before
-    anything is opened; then the branch index and the embedder it was built with."""
-    from freshmark.core.request import resolve_kinds, validate_k, validate_query
-
-    k = validate_k(k)
-    resolve_kinds(kinds, include_excluded)
-    text = validate_query(query)
+def _opened(request: SearchRequest, repo_arg: str | RepoHandle, settings: Settings,
+            config: Config | None, store: Store | None,
+            embedder: Embedder | None) -> tuple[OpenedBranch, BranchView, Embedder]:
+    """The branch index the request searches, and the embedder it was built with."""
     config = config if config is not None else load_config(settings.config_path)
-    opened = open_branch(repo_arg, settings=settings, config=config, branch=branch,
-                         worktree=worktree, store=store, need_index=True)
+    opened = open_branch(repo_arg, settings=settings, config=config, branch=request.branch,
+                         worktree=request.worktree, store=store, need_index=True)
     assert opened.index is not None
     embedder = embedder if embedder is not None else embedder_for(settings, opened.index)
-    return text, k, opened, embedder
+    return opened, opened.index, embedder
 
 
 def _usable(results: list[VerifiedResult], include_history: bool) -> list[VerifiedResult]:
@@ -94,50 +86,28 @@ def _renumbered(results: list[VerifiedResult], k: int) -> list[VerifiedResult]:
 
 
 def search(
-    query: str,
-    repo_arg: str | RepoHandle,
-    *,
-    settings: Settings,
-    config: Config | None = None,
-    branch: str | None = None,
-    k: int = 5,
-    worktree: bool = False,
-    include_history: bool = False,
-    include_excluded: bool = False,
-    kinds: list[str] | str | None = None,
-    channels: str = "hybrid",
-    store: Store | None = None,
-    embedder: Any | None = None,
+    request: SearchRequest, repo_arg: str | RepoHandle, *, settings: Settings,
+    config: Config | None = None, store: Store | None = None, embedder: Embedder | None = None,
     count: bool = True,
 ) -> SearchResponse:
-    """The ``k`` best chunks for ``query``, each verified, cited and labelled.
+    """The ``request.k`` best chunks, each verified, cited and labelled.
 
     Tombstoned chunks, and chunks whose file is gone at the head, only with
     ``include_history`` (as ``historical``); excluded file kinds only with
     ``include_excluded``; ``kinds`` limits the file kinds searched (default: all but the
-    excluded and on-request kinds). Raises BadInput for an empty, binary or over-long query, a
-    bad ``k`` or an unknown kind before anything is opened.
+    excluded and on-request kinds).
     """
-    from freshmark.core.request import MAX_K
-    from freshmark.services.retrieval.hybrid import hybrid_search
-
-    text, k, opened, embedder = _searched(
-        query, repo_arg, k=k, kinds=kinds, include_excluded=include_excluded,
-        settings=settings, config=config, branch=branch, worktree=worktree, store=store,
-        embedder=embedder)
-    assert opened.index is not None
-    candidates, timings = hybrid_search(
-        opened.index, embedder, text, min(2 * k, MAX_K), include_history=include_history,
-        include_excluded=include_excluded, kinds=kinds, channels=channels,
-        cache_dir=settings.cache_dir,
-    )
+    opened, index, embedder = _opened(request, repo_arg, settings, config, store, embedder)
+    # Twice k: results hidden after verification (historical) leave room for the next ones.
+    candidates, timings = hybrid_search(index, embedder, request, k=min(2 * request.k, MAX_K),
+                                        lexical=Bm25Engine(settings.cache_dir))
     started = time.perf_counter()
     verified = verify_results(opened, [(c.record, c.score, c.explain()) for c in candidates])
-    results = _renumbered(_usable(verified, include_history), k)
+    results = _renumbered(_usable(verified, request.include_history), request.k)
     verify_seconds = time.perf_counter() - started
     response = SearchResponse(
-        query=text, repo=opened.repo_label, target=opened.target, index=index_info(opened.index),
-        results=results,
+        query=request.query, repo=opened.repo_label, target=opened.target,
+        index=index_info(index), results=results,
         timings={**timings.to_dict(), "verify_seconds": round(verify_seconds, 6)},
     )
     if count:
@@ -191,52 +161,30 @@ class FilesResponse:
 
 
 def search_files(
-    query: str,
-    repo_arg: str | RepoHandle,
-    *,
-    settings: Settings,
-    config: Config | None = None,
-    branch: str | None = None,
-    k: int = 5,
-    worktree: bool = False,
-    include_history: bool = False,
-    include_excluded: bool = False,
-    kinds: list[str] | str | None = None,
-    channels: str = "hybrid",
-    chunks_per_file: int = 3,
-    store: Store | None = None,
-    embedder: Any | None = None,
+    request: SearchRequest, repo_arg: str | RepoHandle, *, settings: Settings,
+    config: Config | None = None, store: Store | None = None, embedder: Embedder | None = None,
     count: bool = True,
 ) -> FilesResponse:
-    """The ``k`` best files for ``query`` (which file, not which lines), each with its best
-    chunks verified and cited; filters as ``search``. A file whose chunks are all hidden
-    (historical without ``include_history``) is left out."""
-    from freshmark.core.request import MAX_K
-    from freshmark.services.retrieval.hybrid import file_search
-
-    text, k, opened, embedder = _searched(
-        query, repo_arg, k=k, kinds=kinds, include_excluded=include_excluded,
-        settings=settings, config=config, branch=branch, worktree=worktree, store=store,
-        embedder=embedder)
-    assert opened.index is not None
-    found, timings = file_search(
-        opened.index, embedder, text, min(k + 5, MAX_K), include_history=include_history,
-        include_excluded=include_excluded, kinds=kinds, channels=channels,
-        chunks_per_file=chunks_per_file, cache_dir=settings.cache_dir,
-    )
+    """The ``request.k`` best files (which file, not which lines), each with its best chunks
+    verified and cited; filters as ``search``. A file whose chunks are all hidden (historical
+    without ``include_history``) is left out."""
+    opened, index, embedder = _opened(request, repo_arg, settings, config, store, embedder)
+    k = request.k
+    found, timings = file_search(index, embedder, request, k=min(k + 5, MAX_K),
+                                 lexical=Bm25Engine(settings.cache_dir))
     started = time.perf_counter()
     files: list[FileResult] = []
     for candidate in found:
         verified = verify_results(opened, [(c.record, c.score, c.explain())
                                            for c in candidate.chunks])
-        usable = _usable(verified, include_history)
+        usable = _usable(verified, request.include_history)
         if usable and len(files) < k:
             files.append(FileResult(len(files) + 1, candidate.path, candidate.kind,
-                                    candidate.score, _renumbered(usable, chunks_per_file)))
+                                    candidate.score, _renumbered(usable, CHUNKS_PER_FILE)))
     verify_seconds = time.perf_counter() - started
     response = FilesResponse(
-        query=text, repo=opened.repo_label, target=opened.target,
-        index=index_info(opened.index), files=files,
+        query=request.query, repo=opened.repo_label, target=opened.target,
+        index=index_info(index), files=files,
         timings={**timings.to_dict(), "verify_seconds": round(verify_seconds, 6)},
     )
     if count:

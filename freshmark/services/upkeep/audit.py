@@ -29,8 +29,8 @@ from pathlib import Path
 from typing import Any
 
 from freshmark.adapters.git.repo import GitRepo, ObjectNotFound
-from freshmark.adapters.store.chroma import BranchIndex, Store
-from freshmark.adapters.store.layered import LayeredIndex
+from freshmark.adapters.store.calls import path_filters
+from freshmark.adapters.store.chroma import Store
 from freshmark.adapters.telemetry.freshness import (
     FreshnessRow,
     FreshnessStore,
@@ -40,6 +40,7 @@ from freshmark.core.config import Config, Layer, load_config
 from freshmark.core.errors import FreshmarkError
 from freshmark.core.manifest import Manifest
 from freshmark.core.overlay import OverlayBase, base_commit_of
+from freshmark.core.ports import BranchView
 from freshmark.core.settings import Settings
 from freshmark.core.stamp import LIVE, TOMBSTONED, ChunkRecord
 from freshmark.core.tree import FileChange, changed_paths
@@ -47,7 +48,6 @@ from freshmark.services.repos import mirror_path, resolve_repo
 from freshmark.services.upkeep.status import overlay_row
 
 # Paths per ``$in`` filter; Chroma turns each into SQL variables.
-PATHS_PER_QUERY = 200
 DEFAULT_INTERVAL_SECONDS = Layer("default").interval_seconds
 
 
@@ -158,28 +158,25 @@ def index_fingerprint(manifest: Manifest, below: str = "") -> str:
     return f"{own}+{below}" if below else own
 
 
-def fingerprint_of(index: BranchIndex | LayeredIndex) -> str:
-    if isinstance(index, LayeredIndex):
-        return index_fingerprint(index.manifest, fingerprint_of(index.below))
-    return index_fingerprint(index.manifest)
+def fingerprint_of(index: BranchView) -> str:
+    below = index.below
+    return index_fingerprint(index.manifest, fingerprint_of(below) if below else "")
 
 
 # -- store and git I/O ------------------------------------------------------------------------
-def _records_for(index: BranchIndex | LayeredIndex, paths: Sequence[str]) -> list[ChunkRecord]:
+def _records_for(index: BranchView, paths: Sequence[str]) -> list[ChunkRecord]:
     """Chunk metadata (no text, no vectors) of the given paths, in bounded queries.
 
     Filtering on the path alone and checking status in Python is several times faster than
     adding ``status`` to the filter: Chroma then scans every live chunk of the collection.
     """
     out: list[ChunkRecord] = []
-    for start in range(0, len(paths), PATHS_PER_QUERY):
-        part = list(paths[start : start + PATHS_PER_QUERY])
-        where = {"path": {"$in": part}} if len(part) > 1 else {"path": part[0]}
+    for where in path_filters(paths):
         out.extend(index.get(where=where, include_text=False))
     return out
 
 
-def count_layers(index: BranchIndex | LayeredIndex,
+def count_layers(index: BranchView,
                  layers: Iterable[str]) -> dict[str, LayerCounts]:
     """Tracked and tombstoned chunks per layer: one count per layer plus the tombstones.
 
@@ -201,7 +198,7 @@ class _BranchAudit:
     """One branch's audit; diffs are shared by layers stamped at the same commit."""
 
     repo: GitRepo
-    index: BranchIndex | LayeredIndex
+    index: BranchView
     head: str
     now_seconds: float
     previous: dict[str, FreshnessRow]
@@ -231,9 +228,10 @@ class _BranchAudit:
         overlay does not hold. The base serves its new chunks there, which the branch may lack
         until its next run; the chunks whose file differs at the head count as stale."""
         base = OverlayBase.of(self.index.manifest)
-        if base is None or not isinstance(self.index, LayeredIndex):
+        below_view = self.index.below
+        if base is None or below_view is None:
             return set()
-        below = self.index.below.manifest
+        below = below_view.manifest
         moved: set[str] = set()
         for layer, layered_on in base.layered_on.items():
             if base.moved(layer, below):
@@ -290,7 +288,7 @@ def _repo_path(manifest: Manifest, settings: Settings) -> Path:
     return mirror_path(settings, manifest.repo_key.removeprefix("id:"))
 
 
-def audit_branch(repo: GitRepo, index: BranchIndex | LayeredIndex, layers: Sequence[Layer], *,
+def audit_branch(repo: GitRepo, index: BranchView, layers: Sequence[Layer], *,
                  now_seconds: float, previous: dict[str, FreshnessRow],
                  problems: list[str]) -> list[FreshnessRow]:
     """Rows for every stamped layer of one branch collection."""

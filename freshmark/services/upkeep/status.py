@@ -6,18 +6,19 @@ from pathlib import Path
 from typing import Any
 
 from freshmark.adapters.git.repo import GitRepo
-from freshmark.adapters.store.chroma import BranchIndex, Store
-from freshmark.adapters.store.layered import LayeredIndex, own_collection
+from freshmark.adapters.store.chroma import Store
+from freshmark.adapters.telemetry.verdict_stats import VerdictStats
 from freshmark.core.config import Config
 from freshmark.core.errors import BaseGone, FreshmarkError, NotIndexed
 from freshmark.core.overlay import OverlayBase
+from freshmark.core.ports import BranchView
 from freshmark.core.settings import Settings
 from freshmark.core.stamp import LIVE, TOMBSTONED
 from freshmark.services.repos import resolve_repo
 from freshmark.services.upkeep.heads import LOCAL, HeadSource, refresh_heads
 
 
-def behind_head(repo: GitRepo, index: BranchIndex) -> dict[str, Any]:
+def behind_head(repo: GitRepo, index: BranchView) -> dict[str, Any]:
     """Commits and files between the indexed commit and the branch head.
 
     The reference is the manifest's commit, where every layer last agreed (the index is only as
@@ -37,32 +38,28 @@ def behind_head(repo: GitRepo, index: BranchIndex) -> dict[str, Any]:
 
 
 def _verdict_counts(settings: Settings, repo: str, branch: str) -> dict[str, int]:
-    try:
-        from freshmark.adapters.telemetry.verdict_stats import VerdictStats
-    except ModuleNotFoundError:
-        return {}
     return VerdictStats.open(settings).counts(repo, branch)
 
 
-def overlay_row(index: BranchIndex | LayeredIndex) -> dict[str, Any] | None:
+def overlay_row(index: BranchView) -> dict[str, Any] | None:
     """An overlay's base and size (its own chunks, what the branch costs); None for a branch
     collection that holds everything."""
     base = OverlayBase.of(index.manifest)
     if base is None:
         return None
-    own = own_collection(index)
+    own = index.own
     return {
         "base_branch": base.branch,
         "base_collection": base.collection,
         "layered_on": base.layered_on,
         "forked_from": base.forked_from,
         "own_chunks": own.count(),
-        "own_paths": len(own.paths()),
-        "base_missing": not isinstance(index, LayeredIndex),
+        "own_paths": len(own.held_paths()),
+        "base_missing": index.below is None,
     }
 
 
-def status_row(index: BranchIndex | LayeredIndex, repo: GitRepo | None, settings: Settings,
+def status_row(index: BranchView, repo: GitRepo | None, settings: Settings,
                source: HeadSource | None = None) -> dict[str, Any]:
     manifest = index.manifest
     try:
