@@ -52,13 +52,13 @@ from freshmark.adapters.embedding import get_embedder
 from freshmark.adapters.git.repo import GitRepo
 from freshmark.adapters.lexical.bm25 import Bm25
 from freshmark.adapters.store.chroma import Store
-from freshmark.core import fusion
 from freshmark.core.config import load_config
 from freshmark.core.request import CHANNELS, SearchRequest
 from freshmark.core.settings import Settings
 from freshmark.core.stamp import LIVE, ChunkRecord
 from freshmark.services.indexing.indexer import IndexRequest, index_repo
 from freshmark.services.repos import RepoRef
+from freshmark.services.retrieval import hybrid
 from freshmark.services.retrieval.search import search, search_files
 
 DEV = ROOT.parent / "shared" / "eval" / "swebench" / "dev.jsonl"
@@ -229,8 +229,8 @@ def evaluate_repo(repo: str, instances: list[Instance], clone: Path, args: argpa
         records = list(collection.iter_records(where={"status": LIVE}, include_text=True))
         baseline.sync(records)
         started = time.perf_counter()  # the lexical index catches up once after each index run
-        search("warm up", str(clone), settings=settings, branch=BRANCH, store=store,
-               embedder=embedder, count=False)
+        search(SearchRequest.build("warm up", branch=BRANCH), str(clone), settings=settings,
+               store=store, embedder=embedder, count=False)
         catch_up_seconds.append(time.perf_counter() - started)
         line = [f"[{repo} {number}/{len(present)}] {inst.instance_id}: "
                 f"index {index_seconds[-1]:.1f}s ({len(records)} chunks)"]
@@ -275,7 +275,7 @@ class PoolRecorder:
 
     def __init__(self) -> None:
         self.pools: list[dict] = []
-        self._rerank = fusion.rerank
+        self._rerank = hybrid.rerank
 
     def __enter__(self) -> PoolRecorder:
         def recording(candidates, *args, **kwargs):  # type: ignore[no-untyped-def]
@@ -286,11 +286,11 @@ class PoolRecorder:
                 for c in ranked]})
             return ranked
 
-        fusion.rerank = recording  # type: ignore[assignment]
+        hybrid.rerank = recording  # type: ignore[assignment]
         return self
 
     def __exit__(self, *exc: object) -> None:
-        fusion.rerank = self._rerank  # type: ignore[assignment]
+        hybrid.rerank = self._rerank  # type: ignore[assignment]
 
 
 def run_system(system: str, inst: Instance, clone: Path, settings: Settings, store: Store,

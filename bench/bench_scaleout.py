@@ -53,7 +53,8 @@ from cluster_support import Cluster, PrivateRedis, cluster_env, wait_until, writ
 from prometheus_client import CollectorRegistry, multiprocess
 from repo_builder import git
 
-from freshmark.adapters.queue import jobs, keys
+from freshmark.adapters import keys
+from freshmark.adapters.queue import jobs
 from freshmark.adapters.store.chroma import Store
 from freshmark.core import jobspec
 from freshmark.core.settings import Settings

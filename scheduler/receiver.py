@@ -21,7 +21,8 @@ from kombu.exceptions import OperationalError
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse
 
-from freshmark.adapters.queue import jobs, keys
+from freshmark.adapters import keys
+from freshmark.adapters.queue import jobs
 from freshmark.adapters.telemetry import counters
 from freshmark.core import jobspec
 from freshmark.core.config import Config, RepoConfig

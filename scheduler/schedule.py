@@ -20,7 +20,8 @@ from dataclasses import dataclass
 import redis
 from kombu.exceptions import OperationalError
 
-from freshmark.adapters.queue import jobs, keys
+from freshmark.adapters import keys
+from freshmark.adapters.queue import jobs
 from freshmark.adapters.queue.scheduler_lock import SchedulerLock
 from freshmark.core import jobspec
 from freshmark.core.config import Config
@@ -95,7 +96,8 @@ class Scheduler:
         self.entries = schedule_entries(config)
 
     def _last_runs(self) -> dict[str, float]:
-        return {k: float(v) for k, v in self.client.hgetall(keys.SCHEDULE_LAST_RUN).items()}
+        last_runs = jobs.read_hash(self.client, keys.SCHEDULE_LAST_RUN)
+        return {k: float(v) for k, v in last_runs.items()}
 
     def tick(self, now: float | None = None) -> TickReport:
         """One round: hold the lock, drain the due set, re-send orphaned jobs, fire what is due."""

@@ -163,20 +163,23 @@ def describe_enqueue(spec: jobspec.JobSpec, result: jobspec.EnqueueResult, tally
             f"{', overflow' if tally.overflow else ''}) as {result.job_key}")
 
 
+@dataclass(frozen=True)
+class WatchOptions:
+    """How a watcher batches events: the queue its jobs go to, the debounce after the last
+    event (never past ``max_wait_seconds`` after the first), the event count at which a burst
+    becomes a full reconcile, and the polling observer for mounts without inotify."""
+
+    queue: str = jobspec.QUEUE_HOT
+    debounce_seconds: float = 2.0
+    max_wait_seconds: float = 30.0
+    burst_events: int = 500
+    polling: bool = False
+    poll_interval_seconds: float = 1.0
+
+
 class WorkingCopyWatcher:
-    def __init__(
-        self,
-        root: Path,
-        client: redis.Redis,
-        send: jobspec.Sender,
-        *,
-        queue: str = jobspec.QUEUE_HOT,
-        debounce_seconds: float = 2.0,
-        max_wait_seconds: float = 30.0,
-        burst_events: int = 500,
-        polling: bool = False,
-        poll_interval_seconds: float = 1.0,
-    ):
+    def __init__(self, root: Path, client: redis.Redis, send: jobspec.Sender,
+                 options: WatchOptions = WatchOptions()):
         self.root = root.resolve()
         try:
             repo = pygit2.Repository(str(self.root))
@@ -186,14 +189,16 @@ class WorkingCopyWatcher:
             raise NotARepository(f"{self.root} is a bare repository; watch a working copy")
         self.git_dir = Path(repo.path).resolve()
         repo.free()
-        self.client, self.send, self.queue = client, send, queue
-        self.debounce_seconds, self.max_wait_seconds = debounce_seconds, max_wait_seconds
-        self.burst_events = burst_events
+        self.client, self.send, self.queue = client, send, options.queue
+        self.debounce_seconds = options.debounce_seconds
+        self.max_wait_seconds = options.max_wait_seconds
+        self.burst_events = options.burst_events
         self.label = watch_label(self.root)
         self.tally = EventTally()
-        self.polling = polling
+        self.polling = options.polling
         self.observer: BaseObserver = (
-            PollingObserver(timeout=poll_interval_seconds) if polling else Observer()
+            PollingObserver(timeout=options.poll_interval_seconds) if options.polling
+            else Observer()
         )
         self.handler = TreeEventHandler(self.root, self.git_dir, self.tally, self._watch_dir)
         self.branch, self.heads = _git_state(self.root)

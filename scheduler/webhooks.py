@@ -17,10 +17,10 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from freshmark.adapters.git.names import is_valid_branch_name
 from freshmark.core import jobspec
 from freshmark.core.config import Layer, RepoConfig
 from freshmark.core.errors import BadInput
-from freshmark.core.names import is_valid_branch_name
 
 MAX_BODY_BYTES = 25 * 1024 * 1024  # GitHub caps payloads at 25 MB
 _SHA_RE = re.compile(r"^[0-9a-f]{40}([0-9a-f]{24})?$")

@@ -20,7 +20,8 @@ import redis
 from cluster_support import Recorder
 from live_server import live_server, raw_exchange
 
-from freshmark.adapters.queue import jobs, keys
+from freshmark.adapters import keys
+from freshmark.adapters.queue import jobs
 from freshmark.core.config import Config, RepoConfig
 from freshmark.faces.http.app import create_app
 from freshmark.faces.http.limits import BodyLimits

@@ -9,9 +9,11 @@ import pytest
 import redis
 from cluster_support import Recorder
 
-from freshmark.adapters.queue import jobs, keys
+from freshmark.adapters import keys
+from freshmark.adapters.git import names
+from freshmark.adapters.queue import jobs
 from freshmark.adapters.store.chroma import Store
-from freshmark.core import jobspec, names
+from freshmark.core import jobspec
 from freshmark.core.config import Config, RepoConfig
 from freshmark.core.errors import BadInput, ConfigError
 from freshmark.core.manifest import Manifest, collection_name

@@ -7,7 +7,7 @@ from pathlib import Path
 import redis
 from cluster_support import REDIS_PORT, UNIT_DB
 
-from freshmark.adapters.queue import keys
+from freshmark.adapters import keys
 from freshmark.core import jobspec
 from freshmark.core.config import Config, Layer
 from freshmark.core.settings import Settings

@@ -11,7 +11,7 @@ from click.testing import CliRunner
 from cluster_support import Recorder, make_remote
 from repo_builder import RepoBuilder
 
-from freshmark.adapters.queue import keys
+from freshmark.adapters import keys
 from freshmark.adapters.store.chroma import Store
 from freshmark.core import jobspec
 from freshmark.core.config import Config, RepoConfig

@@ -30,7 +30,7 @@ from cluster_support import (
 from conftest import ChromaServer
 from repo_builder import RepoBuilder
 
-from freshmark.adapters.queue import keys
+from freshmark.adapters import keys
 from freshmark.adapters.store.chroma import Store
 from freshmark.core import jobspec
 from freshmark.core.config import Config

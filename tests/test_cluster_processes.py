@@ -18,7 +18,7 @@ from cluster_support import (
 )
 from repo_builder import RepoBuilder
 
-from freshmark.adapters.queue import keys
+from freshmark.adapters import keys
 from freshmark.core import jobspec
 
 pytestmark = pytest.mark.slow

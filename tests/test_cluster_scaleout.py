@@ -33,7 +33,8 @@ from cluster_support import (
 from prometheus_client import CollectorRegistry, multiprocess
 from repo_builder import RepoBuilder
 
-from freshmark.adapters.queue import fanout, keys
+from freshmark.adapters import keys
+from freshmark.adapters.queue import fanout
 from freshmark.adapters.store.chroma import Store
 from freshmark.core.config import Config
 from freshmark.core.settings import Settings

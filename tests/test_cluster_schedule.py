@@ -5,7 +5,8 @@ from __future__ import annotations
 import redis
 from cluster_support import Recorder
 
-from freshmark.adapters.queue import jobs, keys
+from freshmark.adapters import keys
+from freshmark.adapters.queue import jobs
 from freshmark.adapters.queue.scheduler_lock import SchedulerLock
 from freshmark.core import jobspec
 from freshmark.core.config import Config, Layer, RepoConfig

@@ -7,7 +7,8 @@ import time
 
 import redis
 
-from freshmark.adapters.queue import fanout, keys
+from freshmark.adapters import keys
+from freshmark.adapters.queue import fanout
 from freshmark.core.config import ScaleOut, parse_config
 from freshmark.core.plan import batch_changes
 from freshmark.core.tree import FileChange

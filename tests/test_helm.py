@@ -11,7 +11,7 @@ import jsonschema
 import pytest
 import yaml
 
-from freshmark.adapters.queue import keys
+from freshmark.adapters import keys
 
 helm = pytest.importorskip("helm_python", reason="helm-python-sdk is a dev dependency")
 kubernetes_validate = pytest.importorskip("kubernetes_validate")

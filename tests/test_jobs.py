@@ -8,7 +8,8 @@ import pytest
 import redis
 from cluster_support import Recorder
 
-from freshmark.adapters.queue import jobs, keys
+from freshmark.adapters import keys
+from freshmark.adapters.queue import jobs
 from freshmark.core import jobspec
 from freshmark.core.errors import ConfigError
 

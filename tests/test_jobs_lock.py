@@ -12,7 +12,8 @@ import time
 import redis
 from cluster_support import wait_until
 
-from freshmark.adapters.queue import branch_lock, keys
+from freshmark.adapters import keys
+from freshmark.adapters.queue import branch_lock
 
 LOCK = keys.branch_lock("shop", "main")
 

@@ -16,7 +16,8 @@ import redis
 from cluster_support import REDIS_PORT, flushed
 from prometheus_client.parser import text_string_to_metric_families
 
-from freshmark.adapters.queue import jobs, keys
+from freshmark.adapters import keys
+from freshmark.adapters.queue import jobs
 from freshmark.adapters.telemetry import counters
 from freshmark.adapters.telemetry import exposition as metrics
 from freshmark.adapters.telemetry.freshness import (

@@ -9,7 +9,8 @@ import pytest
 from cluster_support import Recorder
 from fastapi.testclient import TestClient
 
-from freshmark.core import errors, names, request, snippets
+from freshmark.adapters.git import names
+from freshmark.core import errors, request, snippets
 from freshmark.core.config import Config
 from freshmark.core.kinds import FILE_KINDS
 from freshmark.faces.api import schema as api_schema

@@ -28,7 +28,7 @@ from freshmark.core.settings import Settings
 from freshmark.faces.cli.cluster import CHATTY_LOGGERS, _setup_logging
 from freshmark.faces.cli.main import cli
 from freshmark.services.indexing.indexer import IndexRequest, index_repo
-from scheduler.watch import WorkingCopyWatcher
+from scheduler.watch import WatchOptions, WorkingCopyWatcher
 
 
 @pytest.fixture
@@ -67,7 +67,8 @@ def test_status_during_the_first_build_says_so(fm_home: Path, repo: RepoBuilder)
 
 def test_watch_logs_each_job_it_queues(repo: RepoBuilder, redis_client: redis.Redis,
                                        caplog: pytest.LogCaptureFixture) -> None:
-    watcher = WorkingCopyWatcher(repo.path, redis_client, Recorder(), debounce_seconds=2.0)
+    watcher = WorkingCopyWatcher(repo.path, redis_client, Recorder(),
+                                 WatchOptions(debounce_seconds=2.0))
     with caplog.at_level(logging.INFO, logger="freshmark.watch"):
         watcher.flush(immediate=True)
         watcher.tally.note_overflow()

@@ -11,8 +11,9 @@ import redis
 from cluster_support import Recorder
 from fastapi.testclient import TestClient
 
+from freshmark.adapters import keys
 from freshmark.adapters.git.mirrors import RemoteUnavailable, sync_mirror
-from freshmark.adapters.queue import jobs, keys
+from freshmark.adapters.queue import jobs
 from freshmark.core import jobspec
 from freshmark.core.config import Config, RepoConfig
 from freshmark.core.redact import RedactingFilter, redact

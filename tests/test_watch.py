@@ -13,7 +13,8 @@ from cluster_support import Recorder, wait_until
 from repo_builder import RepoBuilder
 from watchdog.events import FileCreatedEvent, FileModifiedEvent, FileMovedEvent
 
-from freshmark.adapters.queue import jobs, keys
+from freshmark.adapters import keys
+from freshmark.adapters.queue import jobs
 from freshmark.core import jobspec
 from freshmark.core.errors import NotARepository
 from scheduler.watch import (
@@ -22,6 +23,7 @@ from scheduler.watch import (
     EventTally,
     Tally,
     TreeEventHandler,
+    WatchOptions,
     WorkingCopyWatcher,
     classify_path,
 )
@@ -81,8 +83,9 @@ def repo(tmp_path: Path) -> RepoBuilder:
 def watcher(request: pytest.FixtureRequest, repo: RepoBuilder,
             redis_client: redis.Redis) -> Iterator[tuple[WorkingCopyWatcher, Recorder]]:
     send = Recorder()
-    w = WorkingCopyWatcher(repo.path, redis_client, send, debounce_seconds=30.0,
-                           polling=request.param == "polling", poll_interval_seconds=0.2)
+    options = WatchOptions(debounce_seconds=30.0, polling=request.param == "polling",
+                           poll_interval_seconds=0.2)
+    w = WorkingCopyWatcher(repo.path, redis_client, send, options)
     w.start()
     yield w, send
     w.stop()
@@ -163,7 +166,7 @@ def test_overflow_reported_by_watchdog_marks_a_reconcile(repo: RepoBuilder,
 def test_after_a_burst_every_indexed_branch_that_moved_is_reconciled(
     repo: RepoBuilder, redis_client: redis.Redis
 ) -> None:
-    w = WorkingCopyWatcher(repo.path, redis_client, Recorder(), burst_events=100)
+    w = WorkingCopyWatcher(repo.path, redis_client, Recorder(), WatchOptions(burst_events=100))
     w.indexed = {"main", "release"}
     repo.branch("release")
     w.heads = {"main": repo.head(), "release": "0" * 40}  # release moved since the last look
@@ -174,7 +177,7 @@ def test_after_a_burst_every_indexed_branch_that_moved_is_reconciled(
 
 def test_a_quiet_flush_queues_only_the_checked_out_branch(repo: RepoBuilder,
                                                           redis_client: redis.Redis) -> None:
-    w = WorkingCopyWatcher(repo.path, redis_client, Recorder(), burst_events=100)
+    w = WorkingCopyWatcher(repo.path, redis_client, Recorder(), WatchOptions(burst_events=100))
     w.indexed = {"main", "release"}
     w.heads = {"main": repo.head(), "release": "0" * 40}
     assert [s.branch for s in w.plan(Tally(files=3))] == ["main"]

@@ -13,7 +13,8 @@ from cluster_support import Recorder
 from fastapi.testclient import TestClient
 from test_webhooks import CONFIG, ENV, SECRET, github_headers, push_body
 
-from freshmark.adapters.queue import jobs, keys
+from freshmark.adapters import keys
+from freshmark.adapters.queue import jobs
 from freshmark.faces.http.app import create_app
 
 REQUESTS = 1000

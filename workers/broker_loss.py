@@ -29,6 +29,8 @@ STALE_CHANNEL_ERRORS: tuple[type[BaseException], ...] = (AttributeError,)
 class BrokerLossSafeRequest(Request):
     """A task request whose deferred ack/reject tolerates a channel of a lost connection."""
 
+    acknowledged: bool  # Celery's ``Request`` sets it (False on the class); celery is untyped
+
     def _ack_errors(self) -> tuple[type[BaseException], ...]:
         return tuple(self._connection_errors) + STALE_CHANNEL_ERRORS
 

@@ -1,10 +1,10 @@
 """The Celery app: broker settings, queues and the one function producers use to send a job.
 
 Settings follow OPS.md: late acks, requeue when a worker dies, prefetch 1, results ignored, and
-limits ordered soft < hard < visibility timeout (``freshmark.jobs.Timings``). A job whose worker
+limits ordered soft < hard < visibility timeout (``core.jobspec.Timings``). A job whose worker
 dies without a requeue (the whole worker killed, or the requeued message landing on another
 host) does not wait for the visibility timeout: its lock lease lapses and the scheduler re-sends
-it (``freshmark.jobs.resend_orphans``).
+it (``adapters.queue.jobs.resend_orphans``).
 kombu's Redis transport scans for messages whose visibility timeout has passed only every
 ``unacked_restore_interval * unacked_restore_throttle`` seconds (10 * 10 by default, which is
 where the "visibility timeout + ~100 s" comes from); the throttle is set to 1 so a killed
@@ -108,7 +108,7 @@ def create_app(
 
 
 def make_sender(celery: Celery) -> jobspec.Sender:
-    """A ``freshmark.jobs.Sender`` that publishes through ``celery``'s broker connection."""
+    """A ``core.jobspec.Sender`` that publishes through ``celery``'s broker connection."""
 
     def send(kind: str, job_key: str, job_id: str, queue: str) -> None:
         celery.send_task(TASK_FOR_KIND[kind], args=[job_key, job_id], queue=queue,

@@ -29,7 +29,8 @@ from typing import Any
 
 from celery import Task
 
-from freshmark.adapters.queue import branch_lock, jobs, keys
+from freshmark.adapters import keys
+from freshmark.adapters.queue import branch_lock, jobs
 from freshmark.adapters.telemetry import counters
 from freshmark.core import jobspec
 from freshmark.core.errors import PermanentError

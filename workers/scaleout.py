@@ -6,7 +6,7 @@ server): batches are written by other processes, maybe on other hosts.
 
 - **The coordinator** is the index job itself, holding the branch lock for the whole run. It
   plans the diff as always, cuts it into batches (``plan.batch_changes``), starts the run's
-  record in Redis (``freshmark.fanout``), sends one message per batch to its own queue at the
+  record in Redis (``adapters.queue.fanout``), sends one message per batch to its own queue at the
   lowest priority, and then works through the batches too, from the last one down, until
   every batch has a result. Only then does ``index_repo`` go on to the tombstones of vanished
   paths, the manifest and the lexical snapshot: the stamp appears when everything is in.
@@ -51,7 +51,7 @@ from typing import Any
 import redis
 
 from freshmark.adapters.embedding.cache import EmbeddingCache
-from freshmark.adapters.git.mirrors import sync_mirror
+from freshmark.adapters.git.mirrors import mirror_path, sync_mirror
 from freshmark.adapters.git.repo import GitRepo
 from freshmark.adapters.queue import branch_lock, fanout
 from freshmark.adapters.telemetry import counters
@@ -60,7 +60,6 @@ from freshmark.core.errors import PermanentError
 from freshmark.core.redact import redact
 from freshmark.services.indexing.batches import BatchRunner, IndexTools, LayerBatch, RunStamp
 from freshmark.services.indexing.indexer import index_batch
-from freshmark.services.repos import mirror_path
 from workers.runtime import WorkerContext
 
 log = logging.getLogger("freshmark.worker")
@@ -186,7 +185,7 @@ def _run_claimed(slot: BatchSlot, job_key: str, queue: str, runner: str,
 
 
 class Coordinator:
-    """``indexer.FanOut`` for one index job of a configured repository."""
+    """``batches.FanOut`` for one index job of a configured repository."""
 
     def __init__(self, ctx: WorkerContext, job: jobspec.Job, repo_id: str,
                  sleep: Callable[[float], None] = time.sleep):
@@ -248,9 +247,13 @@ class Coordinator:
                 self._sleep(POLL_SECONDS)
                 continue
             work = batches[batch]
+
+            def run(keep: KeepClaim, work: LayerBatch = work) -> dict[str, Any]:
+                return run_here(work, keep)
+
             with contextlib.suppress(fanout.BatchLost):  # taken over: its holder writes it
                 _run_claimed(self._slot(fanout_id, batch), self.job_key, self.queue,
-                             RUNNER_COORDINATOR, lambda keep, work=work: run_here(work, keep))
+                             RUNNER_COORDINATOR, run)
 
     def _claim_next(self, record: fanout.Record, fanout_id: str) -> int | None:
         for batch in fanout.claimable(record, branch_lock.holder_is_dead_here):

@@ -35,7 +35,7 @@ built-in doc and config rules, well-known config file names (``requirements.txt`
 Lock files (``poetry.lock``, ``package-lock.json``…) are ``generated``, as GitHub linguist has it.
 
 Vendored files and build output are not indexed at all; generated, backup and fixture files
-are indexed and labelled (they never reach a prompt by default, see ``stamp.EXCLUDED_FILE_KINDS``).
+are indexed and labelled (they never reach a prompt by default, see ``kinds.EXCLUDED_FILE_KINDS``).
 Directory rules match at any depth (``pkg/build/x`` is build output); a repository can undo a
 false hit with ``.gitattributes`` (``src/build/** -linguist-vendored``).
 """
@@ -47,6 +47,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from freshmark.core.chunking.languages import detect_language
 from freshmark.core.config import ClassifyRules
 from freshmark.core.globs import glob_match, glob_regex_text
 
@@ -184,8 +185,6 @@ CODE_EXTENSIONS = frozenset({
 
 def is_code_path(path: str) -> bool:
     """A file name that says it holds code in a programming language."""
-    from freshmark.core.chunking.languages import detect_language
-
     name = path.rsplit("/", 1)[-1]
     dot = name.rfind(".")
     return detect_language(path) is not None or (dot > 0 and name[dot:].lower() in CODE_EXTENSIONS)
@@ -218,7 +217,7 @@ _MARKER_KINDS = frozenset({"source", "test", "doc", "config", "other"})
 @dataclass(frozen=True)
 class FileClass:
     """How one file is treated. ``indexed`` False means no chunks at all; then ``skip_reason``
-    (one of ``SKIP_REASONS``) says why. ``file_kind`` is one of ``stamp.FILE_KINDS``."""
+    (one of ``SKIP_REASONS``) says why. ``file_kind`` is one of ``kinds.FILE_KINDS``."""
 
     file_kind: str
     indexed: bool
@@ -301,10 +300,17 @@ def has_generated_marker(data: bytes) -> bool:
 # PEP 263: "# -*- coding: latin-1 -*-", "# vim: set fileencoding=cp1252" on line 1 or 2.
 _CODING_LINE = re.compile(rb"^[ \t\f]*#.*?coding[:=][ \t]*([-\w.]+)")
 _LATIN1_FALLBACK = "freshmark-latin1"
+
+
 # The five bytes cp1252 leaves undefined decode as their latin-1 code points (C1 controls,
 # none a line break), so a cp1252 file never gains a U+FFFD.
-codecs.register_error(_LATIN1_FALLBACK,
-                      lambda err: (err.object[err.start : err.end].decode("latin-1"), err.end))
+def _decode_as_latin1(err: UnicodeError) -> tuple[str, int]:
+    if not isinstance(err, UnicodeDecodeError):  # a decoding handler only
+        raise err
+    return err.object[err.start : err.end].decode("latin-1"), err.end
+
+
+codecs.register_error(_LATIN1_FALLBACK, _decode_as_latin1)
 
 
 def declared_encoding(data: bytes) -> str | None:

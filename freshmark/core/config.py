@@ -83,7 +83,7 @@ class RepoConfig:
 
 @dataclass(frozen=True)
 class ClassifyRules:
-    """Extra globs per file kind, on top of the built-in rules in ``freshmark.classify``."""
+    """Extra globs per file kind, on top of the built-in rules in ``core.classify``."""
 
     generated: tuple[str, ...] = ()
     vendored: tuple[str, ...] = ()

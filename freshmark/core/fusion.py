@@ -38,7 +38,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TypeVar
+from typing import Any, TypeVar, overload
 
 from freshmark.core.classify import search_kind
 from freshmark.core.query import QueryPlan, deepest_frame, frame_match, path_hint_match
@@ -230,7 +230,7 @@ def rerank(
     which is the RRF order.
     """
     plan = query if isinstance(query, QueryPlan) else None
-    terms = set(plan.terms if plan else query)  # type: ignore[union-attr]
+    terms = set(query.terms if isinstance(query, QueryPlan) else query)
     # A long report mentions common method names in passing (copy, merge, plot); there only a
     # name written as code counts as naming a symbol.
     long = plan is not None and plan.long
@@ -292,8 +292,17 @@ def _candidate_path(candidate: Candidate) -> str:
     return candidate.record.path
 
 
+@overload
+def diversify(ranked: Sequence[Candidate], k: int, max_per_file: int) -> list[Candidate]: ...
+
+
+@overload
 def diversify(ranked: Sequence[T], k: int, max_per_file: int,
-              path_of: Callable[[T], str] = _candidate_path) -> list[T]:
+              path_of: Callable[[T], str]) -> list[T]: ...
+
+
+def diversify(ranked: Sequence[T], k: int, max_per_file: int,
+              path_of: Callable[[Any], str] = _candidate_path) -> list[T]:
     """The first ``k`` of ``ranked`` with at most ``max_per_file`` chunks of one file, then,
     if that leaves room, the held-back chunks after them, in their order (0: no cap).
     ``path_of`` gives an item's file (a candidate's record path; saved pools in the benches

@@ -9,22 +9,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol, TypeVar
+from typing import Any
 
 from freshmark.core.stamp import LIVE, TOMBSTONED, ChunkRecord, chunk_id, sha256_hex
-
-
-class _PathChange(Protocol):
-    """What batching needs of a change (``freshmark.gitrepo.FileChange``)."""
-
-    @property
-    def old_path(self) -> str | None: ...
-
-    @property
-    def new_path(self) -> str | None: ...
-
-
-ChangeT = TypeVar("ChangeT", bound=_PathChange)
+from freshmark.core.tree import FileChange
 
 # Stamp fields compared to decide whether a chunk with unchanged text needs a metadata rewrite.
 _RESTAMP_FIELDS = (
@@ -83,7 +71,7 @@ class FilePlan:
 
 
 def build_records(ctx: FileContext, chunks: Sequence[Any]) -> list[ChunkRecord]:
-    """Stamp chunker output (``freshmark.chunking.Chunk``) with the file's context.
+    """Stamp chunker output (``chunking.Chunk``) with the file's context.
 
     Chunks sharing a symbol (overloads, parts of a split function) are told apart by their
     ordinal in file order, which keeps ids stable when unrelated code moves.
@@ -201,7 +189,8 @@ def reusable_vectors(
     return out
 
 
-def batch_changes(changes: Sequence[ChangeT], files_per_batch: int) -> list[list[ChangeT]]:
+def batch_changes(changes: Sequence[FileChange],
+                  files_per_batch: int) -> list[list[FileChange]]:
     """Split one layer's changes into batches of about ``files_per_batch``, in diff order.
 
     Changes that share a path stay in one batch (a file renamed away and a new file added at its
@@ -211,7 +200,7 @@ def batch_changes(changes: Sequence[ChangeT], files_per_batch: int) -> list[list
     """
     size = max(1, files_per_batch)
     groups = _groups_sharing_a_path(changes)
-    batches: list[list[ChangeT]] = []
+    batches: list[list[FileChange]] = []
     current: list[int] = []
     for group in groups:
         current.extend(group)
@@ -223,7 +212,7 @@ def batch_changes(changes: Sequence[ChangeT], files_per_batch: int) -> list[list
     return batches
 
 
-def _groups_sharing_a_path(changes: Sequence[_PathChange]) -> list[list[int]]:
+def _groups_sharing_a_path(changes: Sequence[FileChange]) -> list[list[int]]:
     """Indexes of ``changes`` grouped by shared paths (union-find), groups in first-seen order."""
     parent = list(range(len(changes)))
 

@@ -1,8 +1,8 @@
 """Credentials never leave the process: userinfo in URLs (``https://user:token@host/x.git``)
 becomes ``https://***@host/x.git`` in every message, log line and stored error.
 
-One helper, ``redact``, used where text leaves: remote errors (``freshmark.mirrors``), job
-errors stored in Redis (``freshmark.jobs``), ``/debug/queue`` and worker log records
+One helper, ``redact``, used where text leaves: remote errors (``adapters.git.mirrors``), job
+errors stored in Redis (``adapters.queue.jobs``), ``/debug/queue`` and worker log records
 (``RedactingFilter``).
 """
 

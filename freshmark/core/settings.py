@@ -6,6 +6,8 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from freshmark.core.errors import ConfigError
+
 DEFAULT_EMBEDDER = "minilm"
 
 
@@ -65,7 +67,5 @@ def _positive_int(env: dict[str, str], name: str) -> int | None:
     if not raw:
         return None
     if not raw.isdigit() or int(raw) < 1:
-        from freshmark.core.errors import ConfigError
-
         raise ConfigError(f"{name} must be a whole number >= 1, got {raw!r}")
     return int(raw)

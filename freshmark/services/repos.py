@@ -7,6 +7,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from freshmark.adapters.git.mirrors import mirror_path
 from freshmark.adapters.git.repo import GitRepo
 from freshmark.adapters.store.chroma import Store
 from freshmark.core.config import Config
@@ -39,11 +40,6 @@ class RepoHandle:
         repo = GitRepo.open(self.path)
         repo.tracked_only = self.tracked_only
         return repo
-
-
-def mirror_path(settings: Settings, repo_id: str) -> Path:
-    """Where workers keep the bare mirror of a configured remote."""
-    return settings.mirrors_dir / f"{repo_id}.git"
 
 
 def _exists(path: Path) -> bool:

@@ -22,6 +22,7 @@ from __future__ import annotations
 import hashlib
 
 from freshmark.adapters.git.repo import FileGone, GitRepo
+from freshmark.core.chunking import symbol_spans
 from freshmark.core.classify import decode_text
 from freshmark.core.errors import BadInput, PermanentError
 from freshmark.core.stamp import MANDATORY_FIELDS, TOMBSTONED, ChunkRecord
@@ -52,8 +53,6 @@ def resolve_target(repo: GitRepo, branch: str | None, worktree: bool) -> Target:
 
 def locate_symbol(path: str, text: str, symbol: str) -> tuple[int, int] | None:
     """1-based inclusive lines of ``symbol`` in ``text`` (today's file), or None if it is gone."""
-    from freshmark.core.chunking import symbol_spans
-
     return symbol_spans(path, text).get(symbol)
 
 

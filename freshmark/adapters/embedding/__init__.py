@@ -21,6 +21,8 @@ from pathlib import Path
 import numpy as np
 
 from freshmark.adapters.embedding.cache import EmbeddingCache, embed_with_cache, text_sha256
+from freshmark.adapters.embedding.hashing import HashingEmbedder
+from freshmark.adapters.embedding.minilm import load_minilm
 from freshmark.core.errors import ConfigError
 from freshmark.core.ports import Embedder
 
@@ -91,11 +93,7 @@ def get_embedder(name: str, cache_dir: Path, threads: int | None = None) -> Embe
         raise ConfigError(f"unknown embedder {name!r}; known: {', '.join(KNOWN_EMBEDDERS)}")
     variant = _EMBEDDER_NAMES[name]
     if variant is None:
-        from freshmark.adapters.embedding.hashing import HashingEmbedder
-
         return HashingEmbedder()
-    from freshmark.adapters.embedding.minilm import load_minilm
-
     return load_minilm(variant, Path(cache_dir), threads=threads,
                        long_text="pool" if name in _POOLED_NAMES else "head")
 

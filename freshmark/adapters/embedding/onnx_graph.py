@@ -8,7 +8,10 @@ padded); the output ``sentence_embedding`` is float32 ``[batch, hidden]`` with u
 position table, and the attention scale 1/sqrt(head_dim) is folded into the query weights: both
 are exact rewrites that save a node each per call.
 
-Building needs only numpy, safetensors and onnx; nothing here imports torch.
+Building needs only numpy, safetensors and onnx; nothing here imports torch. onnx and
+safetensors are imported by the functions that build (``_GraphBuilder``, ``build_*``), not with
+the module: importing onnx costs about a second, and the graph is built once per machine, while
+every process that embeds imports this module for its names.
 """
 
 from __future__ import annotations
@@ -16,11 +19,12 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import onnx
-from onnx import TensorProto, helper, numpy_helper
-from safetensors.numpy import load_file
+
+if TYPE_CHECKING:
+    import onnx
 
 # Bump when the graph below changes, so cached model files built by older code are not reused.
 GRAPH_VERSION = 1
@@ -50,6 +54,9 @@ class _GraphBuilder:
     """Accumulates nodes and initializers; each helper returns the name of its output."""
 
     def __init__(self) -> None:
+        from onnx import helper, numpy_helper
+
+        self.helper, self._numpy_helper = helper, numpy_helper
         self.nodes: list[onnx.NodeProto] = []
         self.initializers: list[onnx.TensorProto] = []
         self._counter = 0
@@ -59,12 +66,12 @@ class _GraphBuilder:
         return f"{stem}_{self._counter}"
 
     def const(self, name: str, value: np.ndarray) -> str:
-        self.initializers.append(numpy_helper.from_array(value, name=name))
+        self.initializers.append(self._numpy_helper.from_array(value, name=name))
         return name
 
-    def op(self, op_type: str, inputs: list[str], stem: str = "", **attrs: object) -> str:
+    def op(self, op_type: str, inputs: list[str], stem: str = "", **attrs: Any) -> str:
         output = self.fresh(stem or op_type.lower())
-        self.nodes.append(helper.make_node(op_type, inputs, [output], name=output, **attrs))
+        self.nodes.append(self.helper.make_node(op_type, inputs, [output], name=output, **attrs))
         return output
 
     def linear(self, x: str, weight_out_in: np.ndarray, bias: np.ndarray, name: str) -> str:
@@ -128,7 +135,7 @@ def _attention(
     qkv = g.linear(x, qkv_weight, qkv_bias, f"{p}.self.qkv")
     split_sizes = g.const(g.fresh("qkv_split"), np.array([shape.hidden] * 3, np.int64))
     query, key, value = (g.fresh(n) for n in ("query", "key", "value"))
-    g.nodes.append(helper.make_node("Split", [qkv, split_sizes], [query, key, value], axis=2))
+    g.nodes.append(g.helper.make_node("Split", [qkv, split_sizes], [query, key, value], axis=2))
     q_heads = _split_heads(g, query, [0, 2, 1, 3], shape)
     k_heads_t = _split_heads(g, key, [0, 2, 3, 1], shape)
     v_heads = _split_heads(g, value, [0, 2, 1, 3], shape)
@@ -175,11 +182,14 @@ def _mean_pool_normalise(g: _GraphBuilder, hidden: str, mask_float: str) -> None
     mean = g.op("Div", [summed, counts])
     norm = g.op("ReduceL2", [mean, g.const("axes_hidden", np.array([1], np.int64))], keepdims=1)
     norm = g.op("Max", [norm, g.const("norm_floor", np.array(1e-12, np.float32))])
-    g.nodes.append(helper.make_node("Div", [mean, norm], [OUTPUT]))
+    g.nodes.append(g.helper.make_node("Div", [mean, norm], [OUTPUT]))
 
 
 def build_minilm_graph(weights: dict[str, np.ndarray], shape: BertShape) -> onnx.ModelProto:
     """The full sentence-embedding graph for a BERT encoder's safetensors ``weights``."""
+    import onnx
+    from onnx import TensorProto, helper
+
     g = _GraphBuilder()
     mask_float = g.op("Cast", [ATTENTION_MASK], to=TensorProto.FLOAT)
     bias = _mask_bias(g, mask_float)
@@ -204,5 +214,8 @@ def build_minilm_graph(weights: dict[str, np.ndarray], shape: BertShape) -> onnx
 
 def build_minilm_model_file(weights_path: Path, shape: BertShape, out_path: Path) -> None:
     """Build the fp32 graph from ``weights_path`` (safetensors) and write it to ``out_path``."""
+    import onnx
+    from safetensors.numpy import load_file
+
     weights = load_file(str(weights_path))
     onnx.save_model(build_minilm_graph(weights, shape), str(out_path))

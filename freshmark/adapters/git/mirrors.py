@@ -30,11 +30,15 @@ from freshmark.core.config import RepoConfig
 from freshmark.core.errors import ConfigError, RetryableError
 from freshmark.core.redact import redact
 from freshmark.core.settings import Settings
-from freshmark.services.repos import mirror_path
 
 REMOTE_NAME = "origin"
 MIRROR_REFSPEC = "+refs/heads/*:refs/heads/*"
 
+
+
+def mirror_path(settings: Settings, repo_id: str) -> Path:
+    """Where workers keep the bare mirror of a configured remote."""
+    return settings.mirrors_dir / f"{repo_id}.git"
 
 class RemoteUnavailable(RetryableError):
     """The remote could not be cloned or fetched (network, host down, repository moved)."""
@@ -196,8 +200,8 @@ def remote_branches(url: str) -> list[str] | None:
             return None
         finally:
             repo.free()
-    return sorted(h.name.removeprefix("refs/heads/") for h in heads
-                  if h.name.startswith("refs/heads/"))
+    return sorted(name.removeprefix("refs/heads/") for h in heads
+                  if (name := h.name) is not None and name.startswith("refs/heads/"))
 
 
 def remove_mirror(settings: Settings, repo_id: str) -> bool:

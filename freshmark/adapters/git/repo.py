@@ -60,6 +60,22 @@ def _is_file_mode(mode: int) -> bool:
     return mode not in (0, MODE_TREE, MODE_SUBMODULE)  # 0: the side does not exist
 
 
+def _entry_name(entry: pygit2.Object) -> str:
+    """A tree entry's name: pygit2 types ``name`` optional (an object looked up by id has none),
+    but every entry a tree yields has one."""
+    name = entry.name
+    if name is None:
+        raise TypeError(f"pygit2 yielded a tree entry without a name ({entry.id})")
+    return name
+
+
+def _subtree(entry: pygit2.Object) -> pygit2.Tree:
+    """A tree entry of mode ``MODE_TREE``, which pygit2 yields as a ``Tree``."""
+    if not isinstance(entry, pygit2.Tree):
+        raise TypeError(f"pygit2 yielded tree entry {entry.name} as a {type(entry).__name__}")
+    return entry
+
+
 def _change_from_delta(delta: pygit2.DiffDelta) -> list[FileChange]:
     """Map one libgit2 delta to FileChanges; submodule (gitlink) sides count as absent."""
     old, new = delta.old_file, delta.new_file
@@ -268,10 +284,10 @@ class GitRepo:
             prefix, tree = stack.pop()
             subtrees: list[tuple[str, pygit2.Tree]] = []
             for entry in tree:
-                path = prefix + entry.name
+                path = prefix + _entry_name(entry)
                 mode = entry.filemode
                 if mode == MODE_TREE:
-                    subtrees.append((path + "/", entry))
+                    subtrees.append((path + "/", _subtree(entry)))
                 elif mode == MODE_SUBMODULE:
                     submodules.append(path)
                 else:
@@ -288,9 +304,9 @@ class GitRepo:
             prefix, tree = stack.pop()
             for entry in tree:
                 if entry.filemode == MODE_TREE:
-                    stack.append((prefix + entry.name + "/", entry))
+                    stack.append((prefix + _entry_name(entry) + "/", _subtree(entry)))
                 elif entry.filemode == MODE_SUBMODULE:
-                    found.append(prefix + entry.name)
+                    found.append(prefix + _entry_name(entry))
         return sorted(found)
 
     def blob_at(self, commit: str, path: str) -> str | None:

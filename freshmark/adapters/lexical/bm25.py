@@ -71,6 +71,20 @@ class Bm25:
     live documents only.
     """
 
+    # Set by ``load_arrays`` (``__init__`` calls it). The base postings, CSR:
+    _inv_ptr: np.ndarray  # int64 [terms + 1]
+    _inv_slots: np.ndarray  # int32 [postings]
+    _inv_tfs: np.ndarray  # float32 [postings]
+    _fwd_ptr: np.ndarray  # int64 [base documents + 1]
+    _fwd_terms: np.ndarray  # int32 [postings]
+    _fwd_tfs: np.ndarray  # float32 [postings]
+    # One entry per document slot (grown by ``_new_slot``):
+    _doc_len: np.ndarray  # float32
+    _alive: np.ndarray  # bool
+    _kind: np.ndarray  # uint8, a KIND_CODES value
+    _file: np.ndarray  # int32, an index into ``_paths``
+    _total_len: float  # of live documents
+
     def __init__(self) -> None:
         self.load_arrays(_empty_arrays())
 

@@ -73,10 +73,24 @@ class Layer:
 _Part = tuple[Bm25, bool, frozenset[str]]
 
 
+@dataclass(frozen=True)
+class Filters:
+    """Which chunks a lexical search may return: tombstones too (``include_history``), the
+    excluded kinds too, and only ``kinds`` (search kinds; None: all)."""
+
+    include_history: bool = False
+    include_excluded: bool = False
+    kinds: tuple[str, ...] | None = None
+
+    @classmethod
+    def of(cls, include_history: bool, include_excluded: bool,
+           kinds: Iterable[str] | None) -> Filters:
+        return cls(include_history, include_excluded, None if kinds is None else tuple(kinds))
+
+
 def search_layers(
     layers: Sequence[Layer], terms: Sequence[str], n: int, n_files: int | None, *,
-    include_history: bool, include_excluded: bool, score_ids: Iterable[str],
-    kinds: tuple[str, ...] | None, weights: TermWeights | None,
+    filters: Filters, score_ids: Iterable[str], weights: TermWeights | None,
 ) -> tuple[list[LexicalHit], dict[str, float], FileMatches]:
     """``LexicalIndex.search_with_files`` over ``layers`` (``n_files`` None: no file matches).
 
@@ -84,11 +98,12 @@ def search_layers(
     so layers rank and score exactly as one index holding just those documents would. Each
     path is assumed visible in one layer at most (a layer hides every path held above it).
     """
+    include_history, kinds = filters.include_history, filters.kinds
     live = [(layer.live, False, layer.hidden) for layer in layers]
     history = [(layer.history, True, layer.hidden) for layer in layers] if include_history \
         else []
-    hits, extra, scores = _rank(live + history, terms, n, include_excluded, score_ids, kinds,
-                                weights)
+    hits, extra, scores = _rank(live + history, terms, n, filters.include_excluded, score_ids,
+                                kinds, weights)
     if n_files is None:
         return hits, extra, NO_FILE_MATCHES
     # With history those scores used the combined statistics; files are live.
@@ -259,9 +274,8 @@ class LexicalIndex:
         """
         with self._lock:
             hits, extra, _ = search_layers(
-                [self.layer()], terms, n, None, include_history=include_history,
-                include_excluded=include_excluded, score_ids=score_ids,
-                kinds=None if kinds is None else tuple(kinds), weights=weights)
+                [self.layer()], terms, n, None, score_ids=score_ids, weights=weights,
+                filters=Filters.of(include_history, include_excluded, kinds))
         return hits, extra
 
     def search_with_files(
@@ -281,9 +295,8 @@ class LexicalIndex:
         scores; the live chunks are scored once for both."""
         with self._lock:
             return search_layers(
-                [self.layer()], terms, n, n_files, include_history=include_history,
-                include_excluded=include_excluded, score_ids=score_ids,
-                kinds=None if kinds is None else tuple(kinds), weights=weights)
+                [self.layer()], terms, n, n_files, score_ids=score_ids, weights=weights,
+                filters=Filters.of(include_history, include_excluded, kinds))
 
     def layer(self) -> Layer:
         """This index as a layer with nothing hidden (read under ``lock``)."""

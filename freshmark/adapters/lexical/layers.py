@@ -14,7 +14,13 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 
-from freshmark.adapters.lexical.index import Layer, LexicalIndex, passing_share, search_layers
+from freshmark.adapters.lexical.index import (
+    Filters,
+    Layer,
+    LexicalIndex,
+    passing_share,
+    search_layers,
+)
 from freshmark.core.ports import BranchView, FileMatches, LexicalHit, TermWeights
 from freshmark.core.stamp import ChunkRecord
 
@@ -118,8 +124,8 @@ class LayeredLexical:
         weights: TermWeights | None = None,
     ) -> tuple[list[LexicalHit], dict[str, float]]:
         """``LexicalIndex.search`` over the visible chunks of all layers."""
-        hits, extra, _ = self._search(terms, n, None, include_history, include_excluded,
-                                      score_ids, kinds, weights)
+        filters = Filters.of(include_history, include_excluded, kinds)
+        hits, extra, _ = self._search(terms, n, None, filters, score_ids, weights)
         return hits, extra
 
     def search_with_files(
@@ -135,20 +141,17 @@ class LayeredLexical:
         weights: TermWeights | None = None,
     ) -> tuple[list[LexicalHit], dict[str, float], FileMatches]:
         """``LexicalIndex.search_with_files`` over the visible chunks of all layers."""
-        return self._search(terms, n, n_files, include_history, include_excluded, score_ids,
-                            kinds, weights)
+        filters = Filters.of(include_history, include_excluded, kinds)
+        return self._search(terms, n, n_files, filters, score_ids, weights)
 
     def _search(
-        self, terms: Sequence[str], n: int, n_files: int | None, include_history: bool,
-        include_excluded: bool, score_ids: Iterable[str], kinds: Iterable[str] | None,
-        weights: TermWeights | None,
+        self, terms: Sequence[str], n: int, n_files: int | None, filters: Filters,
+        score_ids: Iterable[str], weights: TermWeights | None,
     ) -> tuple[list[LexicalHit], dict[str, float], FileMatches]:
         layers = self._layers
         with _holding(layers):
-            return search_layers(
-                _read(layers), terms, n, n_files, include_history=include_history,
-                include_excluded=include_excluded, score_ids=score_ids,
-                kinds=None if kinds is None else tuple(kinds), weights=weights)
+            return search_layers(_read(layers), terms, n, n_files, filters=filters,
+                                 score_ids=score_ids, weights=weights)
 
 
 def _new_index(collection: BranchView) -> LexicalIndex:

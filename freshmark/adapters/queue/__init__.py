@@ -1,1 +1,4 @@
-"""Redis: the job queue, the fan-out record, execution locks and every key."""
+"""Redis: the job queue, the fan-out record, execution leases and their Lua scripts.
+
+Every key they use is named in ``freshmark.adapters.keys``.
+"""

@@ -5,7 +5,7 @@ renews it every ``Timings.heartbeat_seconds`` from a ``Heartbeat`` thread, so a 
 its lock however long it runs, and a dead one's lock lapses within one lease on any host. The
 value names the holder (``host:pid:nonce``) so a worker on the same host takes over at once from
 a process that died (an OOM-killed prefork child), without waiting for the lease to lapse.
-Lock names come from ``freshmark.keys`` (``branch_lock``, or ``job_lock`` for repo-wide jobs).
+Lock names come from ``adapters.keys`` (``branch_lock``, or ``job_lock`` for repo-wide jobs).
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ import uuid
 
 import redis
 
-from freshmark.adapters.queue import scripts
+from freshmark.adapters.queue import jobs, scripts
 
 log = logging.getLogger("freshmark.worker")
 
@@ -58,7 +58,7 @@ def _milliseconds(seconds: float) -> int:
 def _try(client: redis.Redis, name: str, token: str, lease_ms: int) -> bool:
     if client.set(name, token, nx=True, px=lease_ms):
         return True
-    holder = client.get(name)
+    holder = jobs.read_value(client, name)
     if holder and holder_is_dead_here(holder):
         return client.register_script(_STEAL)([name], [holder, token, lease_ms]) == 1
     return False

@@ -34,7 +34,8 @@ from typing import Any
 
 import redis
 
-from freshmark.adapters.queue import keys, scripts
+from freshmark.adapters import keys
+from freshmark.adapters.queue import scripts
 from freshmark.core.errors import RetryableError
 
 RUNNING, CANCELLED = "running", "cancelled"
@@ -143,7 +144,8 @@ def _run(client: redis.Redis, script: str, keys_: list[str], args: list[Any]) ->
 
 def read(client: redis.Redis, repo: str, branch: str) -> Record | None:
     pipe = client.pipeline(transaction=True)
-    pipe.hgetall(keys.fanout(repo, branch)).time()
+    pipe.hgetall(keys.fanout(repo, branch))
+    pipe.time()
     data, (seconds, micros) = pipe.execute()
     return Record.from_hash(data, seconds + micros / 1e6) if data else None
 

@@ -30,11 +30,12 @@ import time
 import uuid
 from collections.abc import Iterable
 from dataclasses import asdict
-from typing import Any
+from typing import Any, cast
 
 import redis
 
-from freshmark.adapters.queue import keys, scripts
+from freshmark.adapters import keys
+from freshmark.adapters.queue import scripts
 from freshmark.adapters.telemetry import counters
 from freshmark.core import jobspec
 from freshmark.core.jobspec import Claim, EnqueueResult, Finish, Job, JobSpec, Sender
@@ -54,6 +55,18 @@ def connect(url: str) -> redis.Redis:
     return redis.Redis.from_url(
         url, decode_responses=True, socket_timeout=5, socket_connect_timeout=3
     )
+
+
+# redis-py types every reply ``bytes | str`` whatever the client; a ``connect`` client decodes
+# them (``decode_responses=True``), so the reads below say once that what comes back is str.
+def read_hash(client: redis.Redis, name: str) -> dict[str, str]:
+    """Every field of the hash ``name`` (``HGETALL``), read with a ``connect`` client."""
+    return cast("dict[str, str]", client.hgetall(name))
+
+
+def read_value(client: redis.Redis, name: str) -> str | None:
+    """The string at ``name`` (``GET``; None when absent), read with a ``connect`` client."""
+    return cast("str | None", client.get(name))
 
 
 def _run(client: redis.Redis, script: str, keys_: list[str], args: list[Any]) -> list[str]:
@@ -174,18 +187,20 @@ def resend_orphans(client: redis.Redis, send: Sender, *, now: float | None = Non
 def _record_failure(client: redis.Redis, job_key: str, error: str, now: float) -> None:
     entry = json.dumps({"job": job_key, "error": error[:500], "at": now})
     pipe = client.pipeline()
-    pipe.lpush(keys.FAILED, entry).ltrim(keys.FAILED, 0, keys.FAILED_KEEP - 1).execute()
+    pipe.lpush(keys.FAILED, entry)
+    pipe.ltrim(keys.FAILED, 0, keys.FAILED_KEEP - 1)
+    pipe.execute()
 
 
 def job_state(client: redis.Redis, job_key: str) -> dict[str, str]:
-    return client.hgetall(keys.job(job_key))
+    return read_hash(client, keys.job(job_key))
 
 
 def pending_jobs(client: redis.Redis, limit: int = 1000) -> list[dict[str, str]]:
     """Waiting, queued and running jobs (for the debug endpoint and tests)."""
     found: list[dict[str, str]] = []
     for name in client.scan_iter(match=keys.JOB_PREFIX + "*", count=200):
-        data = client.hgetall(name)
+        data = read_hash(client, name)
         if data:
             found.append(data)
         if len(found) >= limit:
@@ -196,7 +211,7 @@ def pending_jobs(client: redis.Redis, limit: int = 1000) -> list[dict[str, str]]
 def parked_jobs(client: redis.Redis) -> dict[str, dict[str, str]]:
     """Parked job key -> the job's last hash (attempts, last_error, parked_at)."""
     parked: dict[str, dict[str, str]] = {}
-    for job_key, encoded in client.hgetall(keys.PARKED).items():
+    for job_key, encoded in read_hash(client, keys.PARKED).items():
         flat = json.loads(encoded)
         parked[job_key] = dict(zip(flat[::2], flat[1::2], strict=True))
     return parked

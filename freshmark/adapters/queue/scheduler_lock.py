@@ -11,7 +11,8 @@ import uuid
 
 import redis
 
-from freshmark.adapters.queue import keys, scripts
+from freshmark.adapters import keys
+from freshmark.adapters.queue import scripts
 
 _RELEASE = scripts.lua("scheduler_lock_release")
 _RENEW = scripts.lua("scheduler_lock_renew")

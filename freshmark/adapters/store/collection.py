@@ -118,25 +118,26 @@ class BranchIndex:
         for start in range(0, len(records), MAX_BATCH):
             part = records[start : start + MAX_BATCH]
             vectors = embeddings[start : start + MAX_BATCH]
-            guard(
-                "write chunks",
-                lambda part=part, vectors=vectors: self._collection.upsert(
+
+            def write(part: Sequence[ChunkRecord] = part, vectors: np.ndarray = vectors) -> Any:
+                return self._collection.upsert(
                     ids=[r.id for r in part],
                     embeddings=np.asarray(vectors, dtype=np.float32),
                     documents=[r.text for r in part],
                     metadatas=[r.to_metadata() for r in part],
-                ),
-            )
+                )
+
+            guard("write chunks", write)
 
     def update_metadata(self, updates: Sequence[tuple[str, dict[str, Any]]]) -> None:
         """Merge metadata into existing chunks (text and vectors untouched): stamps, tombstones."""
         for part in batches(list(updates), MAX_BATCH):
-            guard(
-                "update chunk metadata",
-                lambda part=part: self._collection.update(
+            def update(part: Sequence[tuple[str, dict[str, Any]]] = part) -> Any:
+                return self._collection.update(
                     ids=[u[0] for u in part], metadatas=[u[1] for u in part]
-                ),
-            )
+                )
+
+            guard("update chunk metadata", update)
 
     # -- reads ------------------------------------------------------------------------------
     def get(
@@ -207,21 +208,25 @@ class BranchIndex:
         """Delete every record of ``paths`` (not tombstoned: gone); returns how many went."""
         removed = 0
         for where in path_filters(sorted(set(paths))):
-            ids = guard("list chunk ids",
-                         lambda where=where: self._collection.get(where=where, include=[]))["ids"]
+            def list_ids(where: dict[str, Any] = where) -> Any:
+                return self._collection.get(where=where, include=[])
+
+            ids = guard("list chunk ids", list_ids)["ids"]
             for batch in batches(ids, MAX_BATCH):
-                guard("delete chunks",
-                       lambda batch=batch: self._collection.delete(ids=list(batch)))
+                def delete(batch: Sequence[str] = batch) -> Any:
+                    return self._collection.delete(ids=list(batch))
+
+                guard("delete chunks", delete)
             removed += len(ids)
         return removed
 
     def embeddings_for(self, ids: Sequence[str]) -> dict[str, np.ndarray]:
         out: dict[str, np.ndarray] = {}
         for part in batches(list(ids), READ_PAGE):
-            got = guard(
-                "read vectors",
-                lambda part=part: self._collection.get(ids=list(part), include=["embeddings"]),
-            )
+            def read(part: Sequence[str] = part) -> Any:
+                return self._collection.get(ids=list(part), include=["embeddings"])
+
+            got = guard("read vectors", read)
             for record_id, vector in zip(got["ids"], got["embeddings"], strict=True):
                 out[record_id] = np.asarray(vector, dtype=np.float32)
         return out

@@ -7,7 +7,8 @@ Two kinds of metric live here:
   before it forks, every process writes its own mmap file and ``render_latest()`` in one process
   sums them (prometheus-client multiprocess mode).
 * **Freshness state** (stale / tracked / tombstoned chunks, commits behind, lag, last success) is
-  computed by the auditor (``freshmark.audit``) and *published* as rows to a ``FreshnessStore``:
+  computed by the auditor (``services.upkeep.audit``) and *published* as rows to a
+  ``FreshnessStore``:
   a Redis hash in a cluster (any host can read it) or a JSON file under ``settings.state_dir`` on
   one machine. A custom collector turns the latest rows into gauges at scrape time, so a gauge
   never outlives the branch it describes.

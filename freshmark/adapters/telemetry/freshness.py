@@ -11,7 +11,7 @@ from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any, Protocol
 
-from freshmark.adapters.queue import keys
+from freshmark.adapters import keys
 
 FRESHNESS_FILE_NAME = "freshness-latest.json"
 

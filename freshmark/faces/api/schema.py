@@ -21,8 +21,8 @@ from typing import Annotated, Any
 
 from pydantic import WithJsonSchema
 
+from freshmark.adapters.git.names import MAX_BRANCH_NAME_CHARS
 from freshmark.core.kinds import FILE_KINDS
-from freshmark.core.names import MAX_BRANCH_NAME_CHARS
 from freshmark.core.request import MAX_K, MAX_QUERY_BYTES, MIN_BUDGET_TOKENS
 from freshmark.faces.api.served import MAX_BUDGET_TOKENS, MAX_REPO_CHARS, MAX_VERIFY_LINES
 
@@ -43,7 +43,7 @@ NOT_BLANK_NO_NUL = rf"^[^\u0000]*[^{_STRIPPED}\u0000][^\u0000]*{END}"
 # Not blank, no control characters (C0 and DEL): what ``served.check_repo_name`` refuses.
 _CTRL = r"\u0000-\u001f\u007f"
 REPO_NAME = rf"^[^{_CTRL}]*[^\s{_CTRL}][^{_CTRL}]*{END}"
-# A branch name that git takes (``git check-ref-format``) and ``branches.is_valid_branch_name``
+# A branch name that git takes (``git check-ref-format``) and ``names.is_valid_branch_name``
 # accepts, said conservatively: ASCII letters, digits and ``_+,=-`` in ``/``-separated parts,
 # dots only inside a part and never twice in a row, no part ending in ``.lock``, no leading
 # ``-``. Git accepts more (non-ASCII, ``@``, ``#``...), and so does the server.

@@ -5,7 +5,7 @@ verify and context when the caller is not the owner of this machine.
 or the path it was indexed from), matched against what this server knows: never opened as
 an arbitrary host path, so ``/etc`` and ``/no/such/dir`` get the same answer. Work-tree mode is
 only for registered working copies, and reads only files git tracks there. The CLI keeps
-accepting any path (``freshmark.repos.resolve_repo``): its caller owns the machine.
+accepting any path (``services.repos.resolve_repo``): its caller owns the machine.
 """
 
 from __future__ import annotations
@@ -15,12 +15,13 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from freshmark.adapters.git.mirrors import mirror_path
 from freshmark.adapters.store.chroma import Store
 from freshmark.core.config import Config
 from freshmark.core.errors import BadInput, ConfigError, FreshmarkError, NotIndexed, RepositoryGone
 from freshmark.core.manifest import Manifest
 from freshmark.core.settings import Settings
-from freshmark.services.repos import RepoHandle, mirror_path
+from freshmark.services.repos import RepoHandle
 
 MAX_REPO_CHARS = 256
 # Each verify line costs a tree lookup and maybe a blob read; a prompt never needs more.

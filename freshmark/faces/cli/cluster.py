@@ -17,7 +17,7 @@ from typing import Any
 
 import click
 
-from freshmark.adapters.queue import keys
+from freshmark.adapters import keys
 from freshmark.core import jobspec
 from freshmark.faces.cli.common import examples
 
@@ -152,7 +152,7 @@ def watch(path: Path, polling: bool, poll_interval_seconds: float, debounce_seco
           max_wait_seconds: float, queue: str, loglevel: str) -> None:
     """Watch a working copy and queue debounced index jobs for its checked-out branch."""
     from freshmark.core.settings import Settings
-    from scheduler.watch import WorkingCopyWatcher
+    from scheduler.watch import WatchOptions, WorkingCopyWatcher
     from workers.celery_app import send_job
 
     _setup_logging(loglevel)
@@ -165,11 +165,10 @@ def watch(path: Path, polling: bool, poll_interval_seconds: float, debounce_seco
         top_level = GitRepo.discover(path).path  # a subdirectory watches its whole repository
         client = jobs.connect(settings.redis_url)
         client.ping()  # fail now, not at the first change, when Redis is down
-        watcher = WorkingCopyWatcher(
-            top_level, client, send_job, queue=queue,
-            debounce_seconds=debounce_seconds, max_wait_seconds=max_wait_seconds,
-            polling=polling, poll_interval_seconds=poll_interval_seconds,
-        )
+        options = WatchOptions(queue=queue, debounce_seconds=debounce_seconds,
+                               max_wait_seconds=max_wait_seconds, polling=polling,
+                               poll_interval_seconds=poll_interval_seconds)
+        watcher = WorkingCopyWatcher(top_level, client, send_job, options)
         click.echo(f"watching {watcher.root} ({'polling' if polling else 'inotify'}) "
                    f"as {watcher.label}", err=True)
         watcher.run(_stop_on_signals())

@@ -9,7 +9,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, TextIO, TypeVar
+from typing import Any, ParamSpec, TextIO, TypeVar
 
 import click
 
@@ -18,7 +18,8 @@ from freshmark.core.errors import BrokerUnavailable, FreshmarkError
 from freshmark.core.progress import DONE, START, WORKING, IndexProgress, Progress, describe
 from freshmark.core.settings import Settings
 
-F = TypeVar("F", bound=Callable[..., Any])
+P = ParamSpec("P")
+R = TypeVar("R")
 
 EPILOG = """\b
 Where data lives:
@@ -53,11 +54,11 @@ def service_error(exc: BaseException) -> FreshmarkError | None:
     return None
 
 
-def fail_cleanly(fn: F) -> F:
+def fail_cleanly(fn: Callable[P, R]) -> Callable[P, R]:
     """Print freshmark errors as one line and exit with their code; never a traceback."""
 
     @functools.wraps(fn)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
         try:
             try:
                 return fn(*args, **kwargs)
@@ -73,7 +74,7 @@ def fail_cleanly(fn: F) -> F:
             click.echo("freshmark: interrupted; the last completed stamp is still true", err=True)
             sys.exit(130)
 
-    return wrapper  # type: ignore[return-value]
+    return wrapper
 
 
 def load_settings(config_file: Path | None = None) -> tuple[Settings, Config]:

@@ -1,4 +1,4 @@
-"""The ``search``, ``verify``, ``context`` and ``mcp`` commands (``freshmark.cli`` adds them)."""
+"""The ``search``, ``verify``, ``context`` and ``mcp`` commands (``faces.cli.main`` adds them)."""
 
 from __future__ import annotations
 
@@ -84,7 +84,7 @@ KIND_HELP = ("File kinds to search, comma-separated: source, test, doc, config, 
 @click.option("--branch", "-b", help=BRANCH_HELP)
 @click.option("-k", "k", type=int, default=5, show_default=True, help="How many results (1-100).")
 @click.option("--worktree", is_flag=True, help=WORKTREE_HELP)
-@click.option("--history", is_flag=True,
+@click.option("--history", "include_history", is_flag=True,
               help="Also return tombstoned chunks (deleted code), labelled historical.")
 @click.option("--include-excluded", is_flag=True,
               help="Also return generated, backup, fixture and vendored code, labelled excluded.")
@@ -96,8 +96,7 @@ KIND_HELP = ("File kinds to search, comma-separated: source, test, doc, config, 
               help="One JSON object: the index, and per result every stamp field plus "
                    "verdict, reason and citation.")
 @fail_cleanly
-def search(query: str, repo: str, branch: str | None, k: int, worktree: bool, history: bool,
-           include_excluded: bool, kinds: str | None, files: bool, as_json: bool) -> None:
+def search(query: str, repo: str, files: bool, as_json: bool, **asked: Any) -> None:
     """Hybrid search; every result verified against the branch head and cited.
 
     Each result carries a verdict (current, older_identical, changed, historical, excluded,
@@ -107,9 +106,8 @@ def search(query: str, repo: str, branch: str | None, k: int, worktree: bool, hi
     from freshmark.services.retrieval.search import search as run_search
     from freshmark.services.retrieval.search import search_files
 
-    request = SearchRequest.build(query, k=k, kinds=kinds, include_history=history,
-                                  include_excluded=include_excluded, branch=branch,
-                                  worktree=worktree)
+    # The options left in ``asked`` are the request's own: k, kinds, history, branch...
+    request = SearchRequest.build(query, **asked)
     settings, config = load_settings()
     run = search_files if files else run_search
     response = run(request, repo, settings=settings, config=config).to_dict()

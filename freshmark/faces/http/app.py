@@ -6,12 +6,12 @@ Routes:
   GET  /debug/queue             pending, parked and failed jobs, queue lengths
   GET  /healthz                 200 when Redis answers, else 503
   GET  /metrics                 Prometheus exposition (events, freshness, queue lengths)
-plus the search API (``freshmark.http_api``) and the MCP endpoint (``freshmark.mcp_server``,
+plus the search API (``faces.http.search_routes``) and the MCP endpoint (``faces.mcp.server``,
 mounted at ``/mcp``) when those modules are installed.
 
 Everything but ``/healthz``, the (signed) webhooks and, by default, ``/metrics`` needs a bearer
-token (``freshmark.auth``); API bodies are capped in size and arrival time
-(``freshmark.limits``).
+token (``faces.http.auth``); API bodies are capped in size and arrival time
+(``faces.http.limits``).
 """
 
 from __future__ import annotations
@@ -32,8 +32,9 @@ from kombu.exceptions import OperationalError
 from starlette.concurrency import run_in_threadpool
 
 from freshmark import __version__
+from freshmark.adapters import keys
 from freshmark.adapters.git.mirrors import remote_branches
-from freshmark.adapters.queue import jobs, keys
+from freshmark.adapters.queue import jobs
 from freshmark.adapters.telemetry import exposition as metrics
 from freshmark.adapters.telemetry.freshness import RedisFreshnessStore
 from freshmark.core import jobspec

@@ -1,4 +1,4 @@
-"""What ``/openapi.json`` says about the service routes of ``freshmark.server``: every status a
+"""What ``/openapi.json`` says about the service routes of ``faces.http.app``: every status a
 route really answers with, and the body it really has.
 
 Those routes build their answers by hand (``JSONResponse``), so the models here describe the

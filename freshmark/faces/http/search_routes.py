@@ -7,7 +7,7 @@ query, bad budget, unsafe path, malformed list), 401/403 no or wrong token, 404 
 never-indexed repository or branch, or a repository moved or deleted since indexing, 408/413
 a body too slow or too large, 409 a state the caller must fix first (detached HEAD, embedder
 mismatch), 422 a body that is not JSON or not of the schema, 503 a service is down (retry).
-Input bounds in the schema are those the server enforces (``freshmark.api_schema``). Handlers
+Input bounds in the schema are those the server enforces (``faces.api.schema``). Handlers
 are plain ``def``: FastAPI runs them in its thread pool, since git and Chroma calls block.
 """
 
@@ -117,7 +117,7 @@ _HTTP_ERROR_NAMES = {400: "BadInput", 404: "NotFound", 405: "MethodNotAllowed"}
 
 async def _http_error(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, StarletteHTTPException)
-    detail = exc.detail
+    detail: object = exc.detail  # FastAPI's HTTPException (a subclass) carries any detail
     if not (isinstance(detail, dict) and {"error", "message"} <= set(detail)):
         detail = {"error": _HTTP_ERROR_NAMES.get(exc.status_code, "HTTPError"),
                   "message": str(detail)[:300]}
@@ -133,7 +133,7 @@ def install_error_handlers(app: FastAPI) -> None:
 
 
 # Every answer an API route can give besides 200, each with the body it really has. 401/403
-# come from ``freshmark.auth`` and 408/413 from ``freshmark.limits`` (before any handler);
+# come from ``faces.http.auth`` and 408/413 from ``faces.http.limits`` (before any handler);
 # 422 is FastAPI's validation error in freshmark's shape (``install_error_handlers``), which
 # replaces FastAPI's default 422 description.
 ERRORS: dict[int | str, dict[str, Any]] = {

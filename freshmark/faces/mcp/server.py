@@ -3,14 +3,15 @@
 ``freshmark mcp`` serves them on stdio. ``create_asgi_app()`` gives the Streamable HTTP app
 for the cluster server to mount at ``/mcp`` (the endpoint is then ``/mcp/``); a mounted app's
 lifespan does not run, so the host runs ``mcp.session_manager.run()`` in its own lifespan
-(``freshmark.server`` does). Host and Origin checking (DNS rebinding protection) is always on:
+(``faces.http.app`` does). Host and Origin checking (DNS rebinding protection) is always on:
 loopback names pass, ``FRESHMARK_MCP_ALLOWED_HOSTS`` adds the server's public names.
 
-Written against the ``mcp`` SDK's high-level server: ``MCPServer`` in mcp 2.x, ``FastMCP`` in
-mcp 1.x (same decorator API). Tool errors come back as MCP tool errors with freshmark's one-line
-message, so an agent can read what to fix. Each argument carries a description and the bounds
-the server enforces; each tool declares an output schema (the HTTP answers' models); the
-server reports the package version.
+Written against the ``mcp`` SDK's high-level server, ``MCPServer`` (mcp 2.x, which the package
+requires; mcp 1.x called it ``FastMCP``, and mcp 2's ``mcp.server.fastmcp`` only raises an error
+naming the rename). Tool errors come back as MCP tool errors with freshmark's one-line message,
+so an agent can read what to fix. Each argument carries a description and the bounds the server
+enforces; each tool declares an output schema (the HTTP answers' models); the server reports the
+package version.
 """
 
 from __future__ import annotations
@@ -18,8 +19,10 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Callable, Mapping
-from typing import Annotated, Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeAlias, TypeVar
 
+from mcp.server.mcpserver import MCPServer as _Server
+from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import BeforeValidator, Field, WithJsonSchema
 
 from freshmark import __version__
@@ -45,13 +48,6 @@ from freshmark.faces.api.schema import (
 from freshmark.faces.api.served import check_budget, check_verify_lines, no_host_paths, served_repo
 from freshmark.services.repos import RepoHandle
 
-try:  # mcp >= 2
-    from mcp.server.mcpserver import MCPServer as _Server
-    from mcp.server.mcpserver.exceptions import ToolError
-except ImportError:  # mcp 1.x
-    from mcp.server.fastmcp import FastMCP as _Server  # type: ignore[no-redef]
-    from mcp.server.fastmcp.exceptions import ToolError  # type: ignore[no-redef]
-
 T = TypeVar("T")
 ALLOWED_HOSTS_ENV = "FRESHMARK_MCP_ALLOWED_HOSTS"
 INSTRUCTIONS = (
@@ -65,9 +61,22 @@ INSTRUCTIONS = (
 )
 
 
-# The tools return their use case's ``to_dict()``; the return annotations name the models of
-# those dicts (``freshmark.api_models``, the HTTP answers' models too): the SDK publishes them
-# as each tool's outputSchema and validates the dict against them into structuredContent.
+# The tools return their use case's ``to_dict()``. The SDK reads each tool's return annotation
+# at run time: there it names the model of that dict (``freshmark.faces.api.models``, the HTTP
+# answers' models too), which the SDK publishes as the tool's outputSchema and validates the
+# dict against into structuredContent. The type checker is told what the tools return: a dict.
+if TYPE_CHECKING:
+    SearchAnswer: TypeAlias = dict[str, Any]
+    FilesAnswer: TypeAlias = dict[str, Any]
+    VerifyAnswer: TypeAlias = dict[str, Any]
+    ContextAnswer: TypeAlias = dict[str, Any]
+else:
+    SearchAnswer = SearchResponseModel
+    FilesAnswer = FilesResponseModel
+    VerifyAnswer = VerifyResponseModel
+    ContextAnswer = ContextResponseModel
+
+
 def _run(call: Callable[[], T]) -> T:
     try:
         return call()
@@ -84,7 +93,7 @@ def _served(repo: str, settings: Settings, config: Config, worktree: bool) -> Re
 
 
 # Per-argument descriptions and bounds: the inputSchema an agent sees. Bounds on text describe
-# the server's own checks (``freshmark.api_schema``), so a refusal keeps freshmark's wording.
+# the server's own checks (``faces.api.schema``), so a refusal keeps freshmark's wording.
 Query = Annotated[QueryText, Field(description=(
     "Words, a question, symbol names or a whole issue report: not blank, no NUL (the limit is "
     "100,000 UTF-8 bytes; the schema says 25,000 characters, which never exceed it)."))]
@@ -114,7 +123,7 @@ Budget = Annotated[BudgetTokens | None, Field(description=(
 def search(query: Query, repo: Repo, branch: Branch = None, k: K = 5,
            worktree: Worktree = False, history: History = False,
            include_excluded: IncludeExcluded = False,
-           kind: Kinds = None) -> SearchResponseModel:
+           kind: Kinds = None) -> SearchAnswer:
     """Hybrid code search; every result verified against the branch head and cited.
 
     query: words, a question, symbol names or a whole issue report. repo: the repository id,
@@ -136,7 +145,7 @@ def search(query: Query, repo: Repo, branch: Branch = None, k: K = 5,
 def search_files(query: Query, repo: Repo, branch: Branch = None, k: K = 5,
                  worktree: Worktree = False, history: History = False,
                  include_excluded: IncludeExcluded = False,
-                 kind: Kinds = None) -> FilesResponseModel:
+                 kind: Kinds = None) -> FilesAnswer:
     """Which files: the k best files for the query, each with its best chunks verified and
     cited. Arguments as for search."""
     from freshmark.services.retrieval.search import search_files as run_search_files
@@ -147,7 +156,7 @@ def search_files(query: Query, repo: Repo, branch: Branch = None, k: K = 5,
 
 
 def _searched(run_search: Callable[..., Any], repo: str,
-              build_request: Callable[[], SearchRequest]) -> Any:
+              build_request: Callable[[], SearchRequest]) -> dict[str, Any]:
     """A chunk or file search for an MCP caller: the request checked before the repository,
     which must be a served one, and no host path in any answer."""
 
@@ -163,7 +172,7 @@ def _searched(run_search: Callable[..., Any], repo: str,
 
 
 def verify(content: Content, repo: Repo, branch: Branch = None,
-           worktree: Worktree = False) -> VerifyResponseModel:
+           worktree: Worktree = False) -> VerifyAnswer:
     """Verify snippets against the code today.
 
     content: lines of 'path<TAB>sha256 prefix of the file', or search results as JSON.
@@ -197,7 +206,7 @@ ContextLevel = Annotated[Literal["L1", "L2", "L3"], BeforeValidator(_upper_level
 
 def context(query: Query, repo: Repo, level: ContextLevel = "L1",
             budget: Budget = None, branch: Branch = None,
-            worktree: Worktree = False) -> ContextResponseModel:
+            worktree: Worktree = False) -> ContextAnswer:
     """A verified context slice for a question, ready to paste into a prompt ('text').
 
     level: L1 symbol (+imports, types, callers' signatures), L2 module (+direct imports),

@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import re
 
+from freshmark.core.chunking import symbol_spans
+from freshmark.core.chunking.model import MODULE_SYMBOL
+
 IMPORT_BLOCK_MAX_LINES = 60
 IMPORT_TRIM_OVER_LINES = 12  # a longer import block is trimmed to what the symbol uses
 IMPORT_KEPT_MAX_LINES = 20  # and capped, should the symbol use most of it
@@ -54,9 +57,6 @@ def used_import_lines(lines: list[str], first: int, user_text: str) -> list[tupl
 def import_block(path: str, text: str) -> tuple[int, int] | None:
     """1-based lines from the first to the last import statement before the file's first
     definition (a multi-line import runs to its closing parenthesis); None without imports."""
-    from freshmark.core.chunking import symbol_spans
-    from freshmark.core.chunking.model import MODULE_SYMBOL
-
     lines = text.splitlines()
     unit_starts = [start for symbol, (start, _) in symbol_spans(path, text).items()
                    if not symbol.startswith(MODULE_SYMBOL)]

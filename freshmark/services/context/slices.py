@@ -14,6 +14,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from freshmark.core.chunking import chunk_text, symbol_spans
 from freshmark.core.chunking.model import CONTAINER_KINDS
 from freshmark.core.citation import Citation, cite
 from freshmark.core.stamp import ChunkRecord
@@ -127,8 +128,6 @@ class SliceBuilder:
     def today_chunks(self, path: str) -> dict[str, Any]:
         """Today's chunks of ``path`` by symbol (first part), re-chunked from the current text."""
         if path not in self._chunks:
-            from freshmark.core.chunking import chunk_text
-
             text = self.today(path) or ""
             by_symbol: dict[str, Any] = {}
             for chunk in chunk_text(path, text):
@@ -189,8 +188,6 @@ class SliceBuilder:
 
     def today_spans(self, path: str) -> dict[str, tuple[int, int]]:
         if path not in self._spans:
-            from freshmark.core.chunking import symbol_spans
-
             self._spans[path] = symbol_spans(path, self.today(path) or "")
         return self._spans[path]
 

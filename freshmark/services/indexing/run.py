@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import logging
 import time
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
@@ -37,8 +36,6 @@ from freshmark.services.indexing.batches import (
 )
 from freshmark.services.indexing.summary import IndexSummary
 from freshmark.services.repos import RepoRef
-
-log = logging.getLogger("freshmark.indexer")
 
 # Files per planning batch: bounds memory and makes progress visible on big repos.
 FILES_PER_BATCH = 256

@@ -28,6 +28,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from freshmark.adapters.git.mirrors import mirror_path
 from freshmark.adapters.git.repo import GitRepo, ObjectNotFound
 from freshmark.adapters.store.calls import path_filters
 from freshmark.adapters.store.chroma import Store
@@ -44,7 +45,7 @@ from freshmark.core.ports import BranchView
 from freshmark.core.settings import Settings
 from freshmark.core.stamp import LIVE, TOMBSTONED, ChunkRecord
 from freshmark.core.tree import FileChange, changed_paths
-from freshmark.services.repos import mirror_path, resolve_repo
+from freshmark.services.repos import resolve_repo
 from freshmark.services.upkeep.status import overlay_row
 
 # Paths per ``$in`` filter; Chroma turns each into SQL variables.
@@ -234,8 +235,9 @@ class _BranchAudit:
         below = below_view.manifest
         moved: set[str] = set()
         for layer, layered_on in base.layered_on.items():
-            if base.moved(layer, below):
-                moved |= changed_paths(self.repo.diff(layered_on, base_commit_of(below, layer)))
+            now = base_commit_of(below, layer)
+            if now is not None and base.moved(layer, below):  # moved: the base has a commit
+                moved |= changed_paths(self.repo.diff(layered_on, now))
         return moved - self.index.held_paths()
 
     def counts(self, layer: str) -> LayerCounts:

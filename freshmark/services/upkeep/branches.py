@@ -1,7 +1,7 @@
 """On-demand branch indexes and the retirement of deleted or idle branches.
 
 A branch asked for on demand is indexed on the ``ondemand`` queue as an overlay on its base
-branch's collection (``freshmark.overlay``): it holds only the files that differ from the base,
+branch's collection (``adapters.store.layered``): it holds only the files that differ from the base,
 so it costs the d changed files, not the repository. Untracked branches are retired
 (collection dropped, storage reclaimed) once deleted on the remote, or once idle for
 ``config.branch_idle_seconds``; tracked branches are retired only when deleted. A branch that
@@ -21,13 +21,14 @@ from datetime import datetime
 
 import redis
 
-from freshmark.adapters.queue import jobs, keys
+from freshmark.adapters import keys
+from freshmark.adapters.git.names import is_valid_branch_name
+from freshmark.adapters.queue import jobs
 from freshmark.adapters.store.chroma import Store
 from freshmark.core import jobspec
 from freshmark.core.config import Config, RepoConfig
 from freshmark.core.errors import BadInput, BaseInUse, BranchNotFound
 from freshmark.core.manifest import Manifest
-from freshmark.core.names import is_valid_branch_name
 
 log = logging.getLogger("freshmark.branches")
 
@@ -35,7 +36,7 @@ KNOWN_BRANCHES_SHOWN = 10
 
 
 def repo_key(repo_id: str) -> str:
-    """The index key of a configured repository (``freshmark.indexer.RepoRef``)."""
+    """The index key of a configured repository (``services.repos.RepoRef``)."""
     return f"id:{repo_id}"
 
 
@@ -55,7 +56,7 @@ def is_active(client: redis.Redis, repo: str, branch: str) -> bool:
 
 
 def activity(client: redis.Redis) -> dict[str, float]:
-    return {k: float(v) for k, v in client.hgetall(keys.BRANCH_ACTIVITY).items()}
+    return {k: float(v) for k, v in jobs.read_hash(client, keys.BRANCH_ACTIVITY).items()}
 
 
 def require_known_branch(repo_id: str, name: str, known: Collection[str]) -> None:

@@ -62,6 +62,7 @@ def overlay_row(index: BranchView) -> dict[str, Any] | None:
 def status_row(index: BranchView, repo: GitRepo | None, settings: Settings,
                source: HeadSource | None = None) -> dict[str, Any]:
     manifest = index.manifest
+    behind: dict[str, Any]
     try:
         behind = behind_head(repo, index) if repo else {"error": "repository not reachable"}
     except FreshmarkError as exc:

@@ -1,4 +1,4 @@
-"""Every Redis key freshmark uses, in one place.
+"""Every Redis key freshmark uses, in one place (the queue, the fan-out, locks, freshness rows).
 
 Repo ids and layer names match ``[A-Za-z0-9][A-Za-z0-9_.-]*`` and git forbids ``:`` in branch
 names, so ``:`` separates the parts of a key unambiguously. Celery's own queue lists live in the
@@ -28,7 +28,7 @@ FAILED_KEEP = 200
 BRANCH_LOCK_PREFIX = PREFIX + "lock:branch:"
 JOB_LOCK_PREFIX = PREFIX + "lock:job:"
 
-# A split index run in flight (``freshmark.fanout``): one hash per (repo, branch) holding the
+# A split index run in flight (``adapters.queue.fanout``): one hash per (repo, branch) holding the
 # run's batch claims and results. Job hash fields showing its progress while it runs.
 FANOUT_PREFIX = PREFIX + "fanout:"
 JOB_BATCHES_TOTAL = "batches_total"
@@ -79,7 +79,7 @@ def kombu_queue_lists(queue: str) -> tuple[str, ...]:
     )
 
 
-# ---- freshness telemetry (freshmark.metrics, freshmark.audit) ---------------------------------
+# ---- freshness telemetry (adapters.telemetry, services.upkeep.audit) ---------------------
 # The auditor's latest rows: a hash, field ``repo:branch`` -> JSON list of that branch's
 # per-layer rows. A full audit replaces the whole hash, so retired branches drop out.
 FRESHNESS_LATEST = PREFIX + "freshness:latest"

@@ -1,4 +1,4 @@
-"""Branch names freshmark accepts (git's own rules, bounded in length)."""
+"""Branch names freshmark accepts: git's own rules (libgit2's check), bounded in length."""
 
 from __future__ import annotations
 
