@@ -55,15 +55,6 @@ class LayeredLexical:
         """The branch's own collection: the top layer's."""
         return self._layers[0][0].collection
 
-    @property
-    def generation(self) -> int:
-        """The top layer's generation (records of other layers carry their own collection's)."""
-        return self._layers[0][0].generation
-
-    @property
-    def generations(self) -> tuple[int, ...]:
-        return tuple(lexical.generation for lexical, _ in self._layers)
-
     def __len__(self) -> int:
         """Visible chunks (live and tombstoned): what one index of them would hold."""
         layers = self._layers
@@ -87,10 +78,6 @@ class LayeredLexical:
             raise ValueError("a layered index without layers")
         self._layers = layers  # one assignment: a search in flight keeps the layers it read
         return applied
-
-    def apply(self, records: Iterable[ChunkRecord]) -> int:
-        """Index records of the branch's own collection (the top layer)."""
-        return self._layers[0][0].apply(records)
 
     def catch_up(self, records: Iterable[ChunkRecord]) -> None:
         """Nothing to do: a record carries its own collection's generation, not this branch's,
