@@ -84,3 +84,24 @@ def test_bad_requests_get_a_clear_error(fm_home, make_repo, client, path, payloa
 def test_out_of_range_k_is_a_validation_error(client):
     response = client.post("/v1/search", json={"query": "x", "repo": "r", "k": 0})
     assert response.status_code == 422
+
+
+def test_check_answer_judges_an_answer_against_the_slice_it_came_from(fm_home, make_repo,
+                                                                      client):
+    shop = build_shop(make_repo)
+    context = client.post("/v1/context", json={"query": "OrderService cancel_order",
+                                                "repo": str(shop.path)}).json()
+    main = next(s for s in context["sections"] if s["role"] == "evidence")
+    answer = (f"[{main['path']}:L{main['start_line']}-L{main['end_line']} | "
+              f"{main['symbol']} | high] and [{main['path']}:L500-L510 | x | low]")
+    response = client.post("/v1/check-answer", json={"answer": answer, "context": context})
+    assert response.status_code == 200, response.text
+    body = response.json()
+    assert (body["refs"], body["hallucinated_refs"], body["passed"]) == (2, 1, False)
+
+
+def test_check_answer_refuses_a_context_that_is_not_a_slice(fm_home, client):
+    response = client.post("/v1/check-answer", json={"answer": "[a.py:L1-L2 | f | high]",
+                                                      "context": {"results": []}})
+    assert response.status_code == 422
+    assert "sections" in response.text

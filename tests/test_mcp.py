@@ -27,12 +27,12 @@ def call(name: str, arguments: dict) -> tuple[bool, dict | None, str]:
     return anyio.run(run)
 
 
-def test_server_offers_search_search_files_verify_and_context():
+def test_server_offers_search_search_files_verify_context_and_check_answer():
     async def names() -> set[str]:
         async with Client(build_server()) as client:
             return {tool.name for tool in (await client.list_tools()).tools}
 
-    assert anyio.run(names) == {"search", "search_files", "verify", "context"}
+    assert anyio.run(names) == {"search", "search_files", "verify", "context", "check_answer"}
 
 
 def test_search_tool_returns_verified_results(fm_home, make_repo):
@@ -104,4 +104,15 @@ def test_freshmark_mcp_serves_the_tools_on_stdio(fm_home):
         async with Client(params) as client:
             return {tool.name for tool in (await client.list_tools()).tools}
 
-    assert anyio.run(names) == {"search", "search_files", "verify", "context"}
+    assert anyio.run(names) == {"search", "search_files", "verify", "context", "check_answer"}
+
+
+def test_check_answer_tool_judges_an_answer_against_its_slice(fm_home, make_repo):
+    shop = build_shop(make_repo)
+    _, context, _ = call("context", {"query": "OrderService cancel_order",
+                                     "repo": str(shop.path)})
+    assert context is not None
+    answer = f"[{PATHS['service']}:L900-L901 | OrderService.cancel_order | high]"
+    is_error, result, _ = call("check_answer", {"answer": answer, "context": context})
+    assert not is_error and result is not None
+    assert result["hallucinated_refs"] == 1 and result["passed"] is False

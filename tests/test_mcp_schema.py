@@ -16,7 +16,7 @@ from freshmark.faces.api import served
 from freshmark.faces.api.schema import MIN_BUDGET_TOKENS
 from freshmark.faces.mcp.server import build_server
 
-TOOLS = ["search", "search_files", "verify", "context"]
+TOOLS = ["search", "search_files", "verify", "context", "check_answer"]
 
 
 def _listed() -> tuple[object, dict[str, object]]:

@@ -18,6 +18,7 @@ from freshmark.faces.api.schema import (
     MAX_K,
     MAX_QUERY_CHARS,
     WORKTREE_WITHOUT_BRANCH,
+    AnswerText,
     BudgetTokens,
     FileKind,
     LevelName,
@@ -247,6 +248,10 @@ class ContextSectionModel(BaseModel):
     note: str
     citation: str | None
     text: str
+    shown_start: int | None = Field(None, description="First line the text shows (None: the "
+                                                      "section is a signature or call chain).")
+    shown_end: int | None = Field(None, description="Last line the text shows (with "
+                                                    "breathing room past end_line).")
 
 
 class ContextResponseModel(BaseModel):
@@ -260,3 +265,98 @@ class ContextResponseModel(BaseModel):
     missing: list[str] = Field(description="[MISSING] lines: evidence not there, or left out "
                                            "by the budget.")
     text: str = Field(description="The slice, ready to paste into a prompt.")
+
+
+class GoldLocationModel(BaseModel):
+    path: str = Field(max_length=4096)
+    start_line: int = Field(0, ge=0)
+    end_line: int = Field(0, ge=0)
+    symbol: str = Field("", max_length=1024)
+
+
+class ServedSectionModel(BaseModel):
+    """What the checker reads of a context section (the rest of it may be there too)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    path: str = Field(max_length=4096)
+    start_line: int
+    end_line: int
+    symbol: str = ""
+    role: str = ""
+    shown_start: int | None = None
+    shown_end: int | None = None
+
+
+class ServedIndexModel(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+    repo: RepoName = Field(description="The repository the slice was built from.")
+
+
+class ServedTargetModel(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+    branch: str | None = None
+
+
+class ServedContextModel(BaseModel):
+    """A context slice as /v1/context returned it; the checker reads these fields."""
+
+    model_config = ConfigDict(extra="allow")
+
+    level: ContextLevel = "L1"
+    target: ServedTargetModel = Field(default_factory=ServedTargetModel)
+    index: ServedIndexModel
+    sections: list[ServedSectionModel] = Field(max_length=5000)
+
+
+class CheckAnswerRequest(BaseModel):
+    answer: AnswerText = Field(description=(
+        "The answer as the agent wrote it: references [file:Lx-Ly | symbol | "
+        "high/medium/low] and [MISSING] lines."))
+    context: ServedContextModel = Field(description="The context slice the answer was "
+                                                    "written from, as /v1/context returned it.")
+    gold: list[GoldLocationModel] | None = Field(None, max_length=50, description=(
+        "Where the answer really is, for location accuracy."))
+    repo: RepoName | None = Field(None, description="The repository; default: the one the "
+                                                    "context names.")
+
+
+class ReferenceCheckModel(BaseModel):
+    text: str
+    path: str | None
+    start_line: int
+    end_line: int
+    symbol: str
+    confidence: str
+    compliant: bool = Field(description="Lines with their file, a symbol and a confidence.")
+    in_slice: bool = Field(description="The lines lie inside what the slice served.")
+    at_head: bool = Field(description="The file has those lines at the head.")
+    symbol_in_lines: bool | None
+    hallucinated: bool = Field(description="Not in the slice, or not at the head.")
+    on_gold: bool | None
+    problems: list[str]
+
+
+class MissingCheckModel(BaseModel):
+    text: str
+    paths: list[str]
+    symbols: list[str]
+    existing: list[str] = Field(description="The named files and symbols that exist at the "
+                                            "head.")
+    on_gold: bool | None
+    precise: bool
+
+
+class CheckAnswerResponseModel(BaseModel):
+    passed: bool = Field(description="No hallucinated reference and every reference complete.")
+    refs: int
+    hallucinated_refs: int
+    hallucinated_rate: float | None
+    compliance: float
+    location_accuracy: float | None
+    missing_lines: int
+    missing_precision: float | None
+    references: list[ReferenceCheckModel]
+    missing: list[MissingCheckModel]

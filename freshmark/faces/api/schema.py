@@ -22,6 +22,7 @@ from typing import Annotated, Any
 from pydantic import WithJsonSchema
 
 from freshmark.adapters.git.names import MAX_BRANCH_NAME_CHARS
+from freshmark.core.answers import MAX_ANSWER_CHARS
 from freshmark.core.kinds import FILE_KINDS
 from freshmark.core.request import MAX_K, MAX_QUERY_BYTES, MIN_BUDGET_TOKENS
 from freshmark.faces.api.served import MAX_BUDGET_TOKENS, MAX_REPO_CHARS, MAX_VERIFY_LINES
@@ -92,6 +93,9 @@ FileKind = Annotated[str, _described({"type": "string", "enum": list(FILE_KINDS)
 BudgetTokens = Annotated[int, _described({
     "type": "integer", "minimum": MIN_BUDGET_TOKENS, "maximum": MAX_BUDGET_TOKENS})]
 LevelName = Annotated[str, _described({"type": "string", "enum": list(LEVELS)})]
+AnswerText = Annotated[str, _described({
+    "type": "string", "minLength": 1, "maxLength": MAX_ANSWER_CHARS,
+    "pattern": NOT_BLANK_NO_NUL})]
 
 __all__ = ["MAX_K", "MAX_VERIFY_LINES", "QueryText", "RepoName", "VerifyContent", "FileKind",
-           "BudgetTokens", "LevelName", "MAX_QUERY_CHARS", "MAX_CONTENT_CHARS"]
+           "BudgetTokens", "LevelName", "AnswerText", "MAX_QUERY_CHARS", "MAX_CONTENT_CHARS"]

@@ -14,6 +14,7 @@ import click
 from freshmark.core.config import Config
 from freshmark.core.globs import glob_match
 from freshmark.core.settings import Settings
+from freshmark.faces.cli import answers as answer_commands
 from freshmark.faces.cli import audit as audit_commands
 from freshmark.faces.cli import cluster as cluster_commands
 from freshmark.faces.cli import search as search_commands
@@ -225,7 +226,7 @@ def chunks(
         click.echo(f"{where_}  {r.symbol}  {r.commit[:7]}{kind}{flags}")
 
 
-for commands in (search_commands, cluster_commands, audit_commands):
+for commands in (search_commands, cluster_commands, audit_commands, answer_commands):
     commands.register(cli)
 
 

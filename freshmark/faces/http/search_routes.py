@@ -34,6 +34,8 @@ from freshmark.core.errors import (
 )
 from freshmark.core.settings import Settings
 from freshmark.faces.api.models import (
+    CheckAnswerRequest,
+    CheckAnswerResponseModel,
     ContextRequest,
     ContextResponseModel,
     ErrorBody,
@@ -215,5 +217,22 @@ def context_endpoint(request: ContextRequest, settings: SettingsDep,
         with no_host_paths(repo):
             return build_context(context_request, repo, settings=settings,
                                  config=config).to_dict()
+
+    return answer(run)
+
+
+@router.post("/check-answer", response_model=CheckAnswerResponseModel, responses=ERRORS,
+             summary="An agent's answer checked against its slice and the code today")
+def check_answer_endpoint(request: CheckAnswerRequest, settings: SettingsDep,
+                          config: ConfigDep) -> dict[str, Any]:
+    from freshmark.services.answer_check import AnswerCheckRequest, check_answer
+
+    def run() -> dict[str, Any]:
+        gold = [g.model_dump() for g in request.gold] if request.gold else None
+        checked = AnswerCheckRequest.build(request.answer, request.context.model_dump(), gold)
+        name = request.repo or checked.served.repo
+        repo = _served(name, settings, config, checked.served.worktree)
+        with no_host_paths(repo):
+            return check_answer(checked, repo, settings=settings, config=config).to_dict()
 
     return answer(run)

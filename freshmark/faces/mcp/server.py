@@ -31,13 +31,17 @@ from freshmark.core.errors import FreshmarkError
 from freshmark.core.request import ContextRequest, SearchRequest
 from freshmark.core.settings import Settings
 from freshmark.faces.api.models import (
+    CheckAnswerResponseModel,
     ContextResponseModel,
     FilesResponseModel,
+    GoldLocationModel,
     SearchResponseModel,
+    ServedContextModel,
     VerifyResponseModel,
 )
 from freshmark.faces.api.schema import (
     MAX_K,
+    AnswerText,
     BudgetTokens,
     FileKind,
     LevelName,
@@ -70,11 +74,13 @@ if TYPE_CHECKING:
     FilesAnswer: TypeAlias = dict[str, Any]
     VerifyAnswer: TypeAlias = dict[str, Any]
     ContextAnswer: TypeAlias = dict[str, Any]
+    CheckAnswerAnswer: TypeAlias = dict[str, Any]
 else:
     SearchAnswer = SearchResponseModel
     FilesAnswer = FilesResponseModel
     VerifyAnswer = VerifyResponseModel
     ContextAnswer = ContextResponseModel
+    CheckAnswerAnswer = CheckAnswerResponseModel
 
 
 def _run(call: Callable[[], T]) -> T:
@@ -229,8 +235,40 @@ def context(query: Query, repo: Repo, level: ContextLevel = "L1",
     return _run(call)
 
 
+Answer = Annotated[AnswerText, Field(description=(
+    "The answer as written: references [file:Lx-Ly | symbol | high/medium/low] and "
+    "[MISSING] lines."))]
+ContextJson = Annotated[ServedContextModel, Field(description=(
+    "The slice the answer was written from, as the context tool returned it."))]
+Gold = Annotated[list[GoldLocationModel] | None, Field(max_length=50, description=(
+    "Where the answer really is (path, start_line, end_line or symbol), for location "
+    "accuracy."))]
+
+
+def check_answer(answer: Answer, context: ContextJson, gold: Gold = None) -> CheckAnswerAnswer:
+    """Check an answer written from a context slice against the reference contract.
+
+    Every [file:Lx-Ly | symbol | confidence] must lie inside the slice served and exist at
+    the head ('hallucinated' otherwise) and have all three parts ('compliant'); every
+    [MISSING] line should name a file or symbol that exists. 'passed' gates the answer.
+    """
+    from freshmark.services.answer_check import AnswerCheckRequest
+    from freshmark.services.answer_check import check_answer as run_check
+
+    def call() -> dict[str, Any]:
+        golds = [g.model_dump() for g in gold] if gold else None
+        request = AnswerCheckRequest.build(answer, context.model_dump(), golds)
+        settings = Settings.from_env()
+        config = load_config(settings.config_path)
+        handle = _served(request.served.repo, settings, config, request.served.worktree)
+        with no_host_paths(handle):
+            return run_check(request, handle, settings=settings, config=config).to_dict()
+
+    return _run(call)
+
+
 def build_server() -> Any:
-    """A new MCP server with its tools (search, search_files, verify, context).
+    """A new MCP server with its tools (search, search_files, verify, context, check_answer).
 
     The SDK calls ``logging.basicConfig`` when a server is built; that is undone here, so that
     importing this module never configures the logging of the process hosting it.
@@ -240,7 +278,7 @@ def build_server() -> Any:
     server = _Server(name="freshmark", version=__version__, instructions=INSTRUCTIONS)
     root.handlers[:] = handlers
     root.setLevel(level)
-    for tool in (search, search_files, verify, context):
+    for tool in (search, search_files, verify, context, check_answer):
         server.add_tool(tool)
     return server
 

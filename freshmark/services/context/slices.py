@@ -96,6 +96,9 @@ class Section:
             "confidence": self.confidence, "verdict": self.verdict, "anchor": self.anchor,
             "note": self.note, "citation": self.citation.text() if self.citation else None,
             "text": self.body,
+            # The lines the body shows (breathing room included): what an answer may cite.
+            "shown_start": self.body_start or None,
+            "shown_end": self.shown_end if self.body_start else None,
         }
 
 
