@@ -23,8 +23,10 @@ from kombu.exceptions import OperationalError
 from freshmark.adapters import keys
 from freshmark.adapters.queue import jobs
 from freshmark.adapters.queue.scheduler_lock import SchedulerLock
+from freshmark.adapters.telemetry.layer_advice import read_advice
 from freshmark.core import jobspec
 from freshmark.core.config import Config
+from freshmark.core.dirstats import bounded_interval
 
 log = logging.getLogger("freshmark.scheduler")
 
@@ -43,10 +45,12 @@ def retire_interval_seconds(config: Config) -> float:
     return float(max(60, min(3600, config.branch_idle_seconds // 4)))
 
 
-def schedule_entries(config: Config) -> list[Entry]:
-    """Layer rebuilds for every tracked branch, reconcile, retirement (pure)."""
+def schedule_entries(config: Config, advised: Mapping[str, int] | None = None) -> list[Entry]:
+    """Layer rebuilds for every tracked branch, reconcile, retirement (pure). ``advised``:
+    layer -> interval advised by ``audit --by-dir``, taken within ``core.dirstats`` bounds."""
     entries = []
     for layer in config.layers:
+        every = bounded_interval(layer.interval_seconds, (advised or {}).get(layer.name))
         specs = tuple(
             jobspec.JobSpec(
                 kind=jobspec.KIND_INDEX, repo=repo.id, branch=branch, layer=layer.name,
@@ -55,8 +59,8 @@ def schedule_entries(config: Config) -> list[Entry]:
             for repo in config.repos
             for branch in repo.branches
         )
-        if specs and layer.interval_seconds > 0:
-            entries.append(Entry(f"layer:{layer.name}", float(layer.interval_seconds), specs))
+        if specs and every > 0:
+            entries.append(Entry(f"layer:{layer.name}", float(every), specs))
     maintenance = (
         ("reconcile", float(config.reconcile_interval_seconds), jobspec.KIND_RECONCILE),
         ("retire_idle", retire_interval_seconds(config), jobspec.KIND_RETIRE_IDLE),
@@ -95,6 +99,16 @@ class Scheduler:
         self.stale_seconds = stale_seconds
         self.entries = schedule_entries(config)
 
+    def _adapt_entries(self) -> None:
+        """Take the layer intervals ``audit --by-dir`` advised (the config switch is on)."""
+        entries = schedule_entries(self.config, read_advice(self.client))
+        before = {e.name: e.interval_seconds for e in self.entries}
+        for entry in entries:
+            if before.get(entry.name) != entry.interval_seconds:
+                log.info("schedule %s now every %.0f s (layer advice)", entry.name,
+                         entry.interval_seconds)
+        self.entries = entries
+
     def _last_runs(self) -> dict[str, float]:
         last_runs = jobs.read_hash(self.client, keys.SCHEDULE_LAST_RUN)
         return {k: float(v) for k, v in last_runs.items()}
@@ -108,6 +122,8 @@ class Scheduler:
         report.resent = tuple(jobs.resend_orphans(self.client, self.send, now=now))
         for job_key in report.resent:
             log.warning("job %s lost its worker (its lock lapsed); sent again", job_key)
+        if self.config.adapt_layer_intervals:
+            self._adapt_entries()
         fired = due_entries(self.entries, self._last_runs(), now)
         for entry in fired:
             for spec in entry.specs:

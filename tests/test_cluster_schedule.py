@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import redis
 from cluster_support import Recorder
 
 from freshmark.adapters import keys
 from freshmark.adapters.queue import jobs
 from freshmark.adapters.queue.scheduler_lock import SchedulerLock
+from freshmark.adapters.telemetry.layer_advice import publish_advice
 from freshmark.core import jobspec
 from freshmark.core.config import Config, Layer, RepoConfig
+from freshmark.core.dirstats import LayerAdvice
 from freshmark.core.manifest import Manifest
 from freshmark.services.upkeep.reconcile import plan_repo
 from scheduler.schedule import Scheduler, due_entries, schedule_entries
@@ -40,6 +44,29 @@ def test_hot_layer_is_due_long_before_infrastructure() -> None:
     entries = schedule_entries(CONFIG)
     last = {e.name: 1000.0 for e in entries}
     assert [e.name for e in due_entries(entries, last, 1000.0 + 301)] == ["layer:hot", "reconcile"]
+
+
+def test_advice_shortens_a_layer_within_its_floor_and_never_lengthens_it() -> None:
+    entries = {e.name: e for e in schedule_entries(CONFIG, {"hot": 10, "infra": 999_999})}
+    assert entries["layer:hot"].interval_seconds == 75  # a quarter of 300 s is the floor
+    assert entries["layer:infra"].interval_seconds == 86400
+
+
+def test_a_scheduler_with_the_switch_on_takes_the_published_advice(
+        redis_client: redis.Redis) -> None:
+    advice = LayerAdvice("shop", "main", "src/orders/", "hot", 300, 100, 0.4, 50)
+    publish_advice(redis_client, [advice])
+    adaptive = Scheduler(redis_client, replace(CONFIG, adapt_layer_intervals=True), Recorder())
+    adaptive.tick(now=5000.0)
+    assert adaptive.tick(now=5000.0 + 101).fired == ("layer:hot",)
+
+
+def test_a_scheduler_with_the_switch_off_ignores_the_advice(redis_client: redis.Redis) -> None:
+    advice = LayerAdvice("shop", "main", "src/orders/", "hot", 300, 100, 0.4, 50)
+    publish_advice(redis_client, [advice])
+    plain = Scheduler(redis_client, CONFIG, Recorder())
+    plain.tick(now=5000.0)
+    assert plain.tick(now=5000.0 + 101).fired == ()
 
 
 def test_only_one_of_two_schedulers_holds_the_lock(redis_client: redis.Redis) -> None:

@@ -42,6 +42,8 @@ DELIVERY_TTL_SECONDS = 3 * 86400
 # The one running scheduler holds this lock; last run times of schedule entries (hash).
 SCHEDULER_LOCK = PREFIX + "scheduler:lock"
 SCHEDULE_LAST_RUN = PREFIX + "schedule:last_run"
+# layer name -> the interval (seconds) ``audit --by-dir`` advised; the hash expires
+LAYER_ADVICE = PREFIX + "schedule:layer_advice"
 
 # Last time a branch was requested or indexed (hash ``repo:branch`` -> unix seconds).
 BRANCH_ACTIVITY = PREFIX + "branch:activity"

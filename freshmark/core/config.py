@@ -128,6 +128,9 @@ class Config:
     retry_window_seconds: int = 60  # retries of a job span at least this (a service restart)
     reconcile_interval_seconds: int = 120
     scale_out: ScaleOut = field(default_factory=ScaleOut)
+    # Let the scheduler rebuild a layer at the interval ``audit --by-dir`` advised (published
+    # to Redis) when its directories meet stale code too often (core.dirstats).
+    adapt_layer_intervals: bool = False
 
     def layer_for(self, path: str, layers: tuple[Layer, ...] | None = None) -> Layer | None:
         """The first layer whose globs match ``path``; None if no layer claims it."""
@@ -282,6 +285,7 @@ def parse_config(data: dict[str, Any]) -> Config:
         retry_window_seconds=_int(service, "retry_window_seconds", 60, "service"),
         reconcile_interval_seconds=_int(service, "reconcile_interval_seconds", 120, "service"),
         scale_out=_scale_out(data.get("scale_out", {}) or {}),
+        adapt_layer_intervals=service.get("adapt_layer_intervals", False) is True,
     )
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -14,6 +15,7 @@ from freshmark.adapters.store.chroma import Store
 from freshmark.adapters.telemetry.counters import VERIFICATION_VERDICTS_TOTAL
 from freshmark.adapters.telemetry.verdict_stats import VerdictStats
 from freshmark.core.config import Config
+from freshmark.core.dirstats import dir_prefix
 from freshmark.core.errors import EmbedderMismatch
 from freshmark.core.ports import BranchView
 from freshmark.core.settings import Settings
@@ -120,9 +122,12 @@ def embedder_for(settings: Settings, index: BranchView) -> LazyEmbedder:
 
 
 # -- statistics ------------------------------------------------------------------------------------
-def count_verdicts(settings: Settings, repo: str, branch: str, verdicts: list[str]) -> None:
-    """Add verdicts to the on-disk totals and to the Prometheus counter."""
-    counts = Counter(verdicts)
-    VerdictStats.open(settings).add_later(repo, branch, counts)  # batched: see verdict_stats
+def count_verdicts(settings: Settings, repo: str, branch: str,
+                   verdicts: Sequence[tuple[str, str]]) -> None:
+    """Add (verdict, path) pairs to the on-disk totals, per branch and per directory of the
+    path (``core.dirstats``), and to the Prometheus counter."""
+    counts = Counter(verdict for verdict, _path in verdicts)
+    by_dir = Counter((dir_prefix(path), verdict) for verdict, path in verdicts)
+    VerdictStats.open(settings).add_later(repo, branch, counts, by_dir)  # batched
     for verdict, number in counts.items():
         VERIFICATION_VERDICTS_TOTAL.labels(verdict=verdict).inc(number)

@@ -159,5 +159,5 @@ def verify_snippets(
     report = VerifyReport(opened.repo_label, opened.target, lines)
     if count:
         count_verdicts(settings, report.repo, opened.target.branch,
-                       [line.verdict for line in lines if line.verdict != INVALID])
+                       [(line.verdict, line.path) for line in lines if line.verdict != INVALID])
     return report

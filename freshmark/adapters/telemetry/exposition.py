@@ -15,8 +15,12 @@ Two kinds of metric live here:
 * **Queue lengths** are *handed in* as a ``QueueLengths`` callable, called at scrape time. This
   module never imports the job queue: metrics observe the queue, the queue does not know them.
 
+* **Verdicts by directory** (``core.dirstats``) are *handed in* as a ``DirCounts`` callable too:
+  the failure statistics of seed 000 step 7, at most ``MAX_EXPORTED_DIRS`` directories a branch.
+
 Label values are repo ids, branch names, layer names, queue names, providers, outcomes and
-verdicts — all bounded by the config. Never paths, never shas.
+verdicts — all bounded by the config — and directory prefixes, bounded by
+``MAX_EXPORTED_DIRS`` per branch. Never file paths, never shas.
 
 Only one process per deployment should pass ``store``/``queue_lengths`` to ``render_latest`` (the
 HTTP server): the recording rules take ``max`` over duplicate series anyway, but one source keeps
@@ -52,8 +56,13 @@ from freshmark.adapters.telemetry.freshness import (
     FreshnessRow,
     FreshnessStore,
 )
+from freshmark.core.dirstats import DirStaleness
 
 MULTIPROC_ENV = "PROMETHEUS_MULTIPROC_DIR"
+
+MAX_EXPORTED_DIRS = 20
+DirCounts = Callable[[], Iterable[DirStaleness]]
+"""Called once per scrape: the verdicts counted per directory prefix of every branch."""
 
 QueueLengths = Callable[[], dict[str, int]]
 """Called once per scrape: queue name -> jobs waiting in it (a count, >= 0).
@@ -66,9 +75,11 @@ class FreshnessCollector:
     """Reads the latest published rows and the handed-in queue lengths at scrape time; yields
     gauges. Either source may be None, and then its gauges are left out."""
 
-    def __init__(self, store: FreshnessStore | None, queue_lengths: QueueLengths | None = None):
+    def __init__(self, store: FreshnessStore | None, queue_lengths: QueueLengths | None = None,
+                 dir_counts: DirCounts | None = None):
         self._store = store
         self._queue_lengths = queue_lengths
+        self._dir_counts = dir_counts
 
     def describe(self) -> list[Metric]:
         return []  # no collect() at registration: that would hit Redis
@@ -83,6 +94,27 @@ class FreshnessCollector:
             for queue, length in sorted(self._queue_lengths().items()):
                 queues.add_metric([queue], float(length))
             yield queues
+        if self._dir_counts is not None:
+            yield dir_family(self._dir_counts())
+
+
+def dir_family(rows: Iterable[DirStaleness]) -> GaugeMetricFamily:
+    """Verdicts given at use time per directory prefix: the ``MAX_EXPORTED_DIRS`` directories
+    with the most verdicts of each branch."""
+    family = GaugeMetricFamily(
+        "freshmark_verdicts_by_dir",
+        "Verdicts given when verifying results at use time, per directory prefix of the path "
+        "(the directories with the most verdicts of each branch).",
+        labels=["repo", "branch", "dir", "verdict"])
+    by_branch: dict[tuple[str, str], list[DirStaleness]] = {}
+    for row in rows:
+        by_branch.setdefault((row.repo, row.branch), []).append(row)
+    for (repo, branch), dirs in sorted(by_branch.items()):
+        top = sorted(dirs, key=lambda d: (-d.total, d.directory))[:MAX_EXPORTED_DIRS]
+        for row in sorted(top, key=lambda d: d.directory):
+            for verdict, count in sorted(row.counts.items()):
+                family.add_metric([repo, branch, row.directory, verdict], float(count))
+    return family
 
 
 def freshness_families(rows: Iterable[FreshnessRow]) -> list[GaugeMetricFamily]:
@@ -114,7 +146,8 @@ def multiprocess_dir() -> Path | None:
 
 
 def render_latest(
-    *, store: FreshnessStore | None = None, queue_lengths: QueueLengths | None = None
+    *, store: FreshnessStore | None = None, queue_lengths: QueueLengths | None = None,
+    dir_counts: DirCounts | None = None,
 ) -> tuple[bytes, str]:
     """The ``/metrics`` body and its content type, rendered by one process.
 
@@ -127,8 +160,8 @@ def render_latest(
         multiprocess.MultiProcessCollector(registry)
     else:
         registry.register(_Forward(REGISTRY))
-    if store is not None or queue_lengths is not None:
-        registry.register(FreshnessCollector(store, queue_lengths))
+    if store is not None or queue_lengths is not None or dir_counts is not None:
+        registry.register(FreshnessCollector(store, queue_lengths, dir_counts))
     return generate_latest(registry), CONTENT_TYPE_LATEST
 
 

@@ -125,7 +125,42 @@ def _run(target: str | None, branch: str | None, config_file: Path | None, as_js
 _EXAMPLES = """\b
 Examples:
   freshmark audit
-  freshmark audit shop --branch main --json"""
+  freshmark audit shop --branch main --json
+  freshmark audit --by-dir          # where agents met stale code, and layer advice"""
+
+_DIR_COLUMNS = ("DIR", "REPO", "BRANCH", "RESULTS", "CHANGED", "HISTORICAL", "STALE")
+
+
+def _run_by_dir(target: str | None, branch: str | None, config_file: Path | None,
+                as_json: bool, publish: bool) -> None:
+    from freshmark.adapters.store.chroma import Store
+    from freshmark.faces.cli.common import emit_json, load_settings
+    from freshmark.services.upkeep.dir_report import directory_report
+
+    settings, config = load_settings(config_file)
+    report = directory_report(settings, config, Store.open(settings), target=target,
+                              branch=branch)
+    if publish and target is None and branch is None and os.environ.get("FRESHMARK_REDIS_URL"):
+        import redis
+
+        from freshmark.adapters.telemetry.layer_advice import publish_advice
+
+        publish_advice(redis.Redis.from_url(settings.redis_url), report.advice)
+    if as_json:
+        emit_json(report.to_dict())
+        return
+    if not report.rows:
+        click.echo("no verdicts recorded yet: search, verify and context record them")
+        return
+    table = [_DIR_COLUMNS, *((r.directory, r.repo, r.branch, str(r.total),
+                              str(r.counts.get("changed", 0)),
+                              str(r.counts.get("historical", 0)), f"{r.stale_share:.1%}")
+                             for r in report.rows)]
+    widths = [max(len(line[i]) for line in table) for i in range(len(_DIR_COLUMNS))]
+    for line in table:
+        click.echo("  ".join(c.ljust(w) for c, w in zip(line, widths, strict=True)).rstrip())
+    for advice in report.advice:
+        click.echo(f"advice: {advice.text()}")
 
 
 def _command(clean: Callable[[Any], Any]) -> click.Command:
@@ -138,10 +173,15 @@ def _command(clean: Callable[[Any], Any]) -> click.Command:
                   help="Print a JSON array, one object per repo, branch and layer.")
     @click.option("--publish/--no-publish", default=True, show_default=True,
                   help="Publish the rows for /metrics (Redis with FRESHMARK_REDIS_URL, else a "
-                       "file under FRESHMARK_HOME/state).")
+                       "file under FRESHMARK_HOME/state); with --by-dir over everything, the "
+                       "layer advice for a scheduler with adapt_layer_intervals (Redis only).")
+    @click.option("--by-dir", "by_dir", is_flag=True,
+                  help="Instead: verdicts given at use time per directory (changed and "
+                       "historical results: where agents met stale code), and which layer "
+                       "should rebuild more often.")
     @clean
     def audit_command(target: str | None, branch: str | None, config_file: Path | None,
-                      as_json: bool, publish: bool) -> None:
+                      as_json: bool, publish: bool, by_dir: bool) -> None:
         """How stale the index is, per repo, branch and layer.
 
         TARGET is a repository path or repo id (default: everything indexed). Columns:
@@ -150,6 +190,9 @@ def _command(clean: Callable[[Any], Any]) -> click.Command:
         tombstoned chunks and the layer's last successful run. Exits 1 when a branch could
         not be audited (each named on stderr).
         """
+        if by_dir:
+            _run_by_dir(target, branch, config_file, as_json, publish)
+            return
         _run(target, branch, config_file, as_json, publish)
 
     return audit_command

@@ -37,6 +37,7 @@ from freshmark.adapters.git.mirrors import remote_branches
 from freshmark.adapters.queue import jobs
 from freshmark.adapters.telemetry import exposition as metrics
 from freshmark.adapters.telemetry.freshness import RedisFreshnessStore
+from freshmark.adapters.telemetry.verdict_stats import VerdictStats
 from freshmark.core import jobspec
 from freshmark.core.config import Config, load_config
 from freshmark.core.errors import BadInput, BranchNotFound, ConfigError
@@ -83,8 +84,9 @@ class _Routes:
     """Handlers closed over one app's config, Redis client, sender and environment."""
 
     def __init__(self, config: Config, client: redis.Redis, send: jobspec.Sender,
-                 env: Mapping[str, str]):
+                 env: Mapping[str, str], dir_counts: metrics.DirCounts | None = None):
         self.config, self.client, self.send, self.env = config, client, send, env
+        self.dir_counts = dir_counts
 
     async def ondemand(self, repo_id: str, request: Request) -> JSONResponse:
         try:
@@ -135,9 +137,10 @@ class _Routes:
             body, content_type = metrics.render_latest(
                 store=RedisFreshnessStore(self.client),
                 queue_lengths=lambda: jobs.queue_lengths(self.client, queues),
+                dir_counts=self.dir_counts,
             )
         except (redis.RedisError, OSError):
-            body, content_type = metrics.render_latest()  # events still count when Redis is down
+            body, content_type = metrics.render_latest(dir_counts=self.dir_counts)
         return Response(content=body, media_type=content_type)
 
 
@@ -232,7 +235,8 @@ def create_app(
     limits = limits or BodyLimits()
     receiver = WebhookReceiver(config, client, send, env, stale_seconds=timings.stale_seconds,
                                body_timeout_seconds=limits.webhook_timeout_seconds)
-    routes = _Routes(config, client, send, env)
+    verdict_stats = VerdictStats.open(settings)
+    routes = _Routes(config, client, send, env, verdict_stats.dir_counts)
 
     app = FastAPI(title="freshmark", version=__version__, lifespan=_lifespan)
     _add_service_routes(app, receiver, routes)

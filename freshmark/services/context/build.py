@@ -239,7 +239,7 @@ def build_context(
     info = index_info(opened.index)
     if count:
         count_verdicts(settings, opened.repo_label, opened.target.branch,
-                       [str(r.verification.verdict) for r in results])
+                       [(str(r.verification.verdict), r.record.path) for r in results])
     slice_ = ContextSlice(text, level, budget, _header(text, level, budget, opened, info),
                           opened.target.to_dict(), info)
     builder = SliceBuilder(opened, results, graph_for(opened.index))

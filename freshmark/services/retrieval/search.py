@@ -112,7 +112,7 @@ def search(
     )
     if count:
         count_verdicts(settings, response.repo, opened.target.branch,
-                       [str(r.verification.verdict) for r in results])
+                       [(str(r.verification.verdict), r.record.path) for r in results])
     return response
 
 
@@ -189,5 +189,6 @@ def search_files(
     )
     if count:
         count_verdicts(settings, response.repo, opened.target.branch,
-                       [str(f.chunks[0].verification.verdict) for f in files])
+                       [(str(f.chunks[0].verification.verdict), f.chunks[0].record.path)
+                        for f in files])
     return response

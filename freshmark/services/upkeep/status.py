@@ -15,6 +15,7 @@ from freshmark.core.ports import BranchView
 from freshmark.core.settings import Settings
 from freshmark.core.stamp import LIVE, TOMBSTONED
 from freshmark.services.repos import resolve_repo
+from freshmark.services.upkeep.dir_report import stale_dirs
 from freshmark.services.upkeep.heads import LOCAL, HeadSource, refresh_heads
 
 
@@ -82,6 +83,7 @@ def status_row(index: BranchView, repo: GitRepo | None, settings: Settings,
         "tombstoned_chunks": index.count({"status": TOMBSTONED}),
         "behind": behind,
         "verdicts": _verdict_counts(settings, manifest.repo, manifest.branch),
+        "stale_dirs": stale_dirs(settings, manifest.repo, manifest.branch),
     }
 
 
