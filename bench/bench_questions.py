@@ -26,7 +26,9 @@ Figures (hit rules in ``bench/question_set.py``):
   ``file_MRR`` (JSON only): the same for files.
 
 Each figure is given overall, per repository and per wording (``code-like``: the question
-reuses the answer's name; ``paraphrase``: it does not).
+reuses the answer's name; ``paraphrase``: it does not). For the questions a system does not
+answer at rank 1, the script also counts what took rank 1: a chunk of the answer's file or of
+another file, by chunk kind (class outlines, module blocks, methods, ...).
 
 Usage::
 
@@ -220,6 +222,12 @@ class Run:
                     self.totals[f"{system}|{scope}"].add(symbol_rank, file_rank)
                 outcome[system] = {"symbol_rank": symbol_rank, "file_rank": file_rank,
                                    "top": [f"{h.path}::{h.symbol}" for h in ranked.chunks[:3]]}
+                if symbol_rank != 1 and ranked.chunks:
+                    first = ranked.chunks[0]
+                    wrong = self.report.setdefault("rank1_misses", {}).setdefault(system, {})
+                    where = "answer file" if file_hit(question, first.path) else "other file"
+                    key = f"{where}, {first.kind}"
+                    wrong[key] = wrong.get(key, 0) + 1
             self.report["questions"].append(outcome)
             fm = outcome["freshmark"]
             if show_misses and fm["symbol_rank"] != 1:  # type: ignore[index]
@@ -282,6 +290,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     embedder_id = run.embedder.id  # type: ignore[attr-defined]
     print(f"\nembedder {embedder_id}; {run.totals['freshmark|all'].n} questions, k={DEPTH}\n")
     print_table(run.totals, ["all", "code-like", "paraphrase", *done])
+    misses = run.report.get("rank1_misses", {})
+    for system, kinds in ((s, misses[s]) for s in SYSTEMS if s in misses):
+        summary = ", ".join(f"{k}: {n}" for k, n in sorted(kinds.items(), key=lambda kv: -kv[1]))
+        print(f"\n{system}, rank 1 when it is not the answer: {summary}")
     if args.json:
         run.report["embedder"] = embedder_id
         run.report["figures"] = {key: scores.row() for key, scores in run.totals.items()}
