@@ -11,7 +11,8 @@ from search_fixtures import PATHS, build_shop, index
 from freshmark.core.request import ContextRequest
 from freshmark.core.settings import Settings
 from freshmark.faces.cli.main import cli
-from freshmark.services.context.build import build_context, estimate_tokens
+from freshmark.services.context.build import build_context, estimate_tokens, packing_order
+from freshmark.services.context.slices import Section
 
 
 def slice_for(shop, query: str, level: str = "L1", budget: int | None = None):
@@ -161,3 +162,22 @@ def test_bad_query_or_level_is_refused_before_anything_is_opened(fm_home, query,
     with pytest.raises(BadInput, match=message):
         build_context(ContextRequest.build(query, level=level), "/no/such/repo",
                       settings=Settings.from_env())
+
+
+def test_l3_rates_a_method_reached_by_name_alone_low(fm_home, make_repo):
+    # cancel_order calls self.repo.get(...): `get` names no class, so the edge is inferred
+    shop = build_shop(make_repo)
+    slice_ = slice_for(shop, "OrderService cancel_order", level="L3")
+    related = {s.symbol: s.confidence for s in by_role(slice_, "related")}
+    assert related["OrderRepo.get"] == "low"
+    assert related["ensure_cancellable"] == "high"  # a function of an imported module
+
+
+def test_l2_packs_the_questions_other_matches_before_imported_modules():
+    def section(role: str, path: str) -> Section:
+        return Section(role, path, "x", 1, 2, "high", None)
+
+    module, dependency = section("module", "app.py"), section("dependency", "logging.py")
+    match = section("candidate", "blueprints.py")
+    order = packing_order([module, dependency], [match], {})
+    assert [s.path for s in order] == ["app.py", "blueprints.py", "logging.py"]

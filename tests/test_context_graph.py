@@ -25,7 +25,8 @@ GRAPH = SymbolGraph([
     chunk("src/orders/repositories/order_repo.py", "OrderRepo.save", "method"),
     chunk("src/billing/ledger.py", "Ledger.save", "method"),
     chunk("src/api/routes.py", "cancel_route", imports=("orders.services.order_service",),
-          references=("cancel_order",)),
+          references=("OrderService", "cancel_order")),
+
     chunk("web/src/app.ts", "run", imports=("./util",), references=("format",)),
     chunk("web/src/util.ts", "format"),
     chunk("src/orders/old_service.py", "cancel_order", file_kind="backup"),
@@ -64,6 +65,30 @@ def test_ambiguous_name_without_an_import_makes_no_edge():
 def test_callers_come_from_product_code_only():
     callers = GRAPH.callers("src/orders/services/order_service.py:OrderService.cancel_order")
     assert [(e.caller, e.confirmed) for e in callers] == [("src/api/routes.py:cancel_route", True)]
+
+
+SERVICE = "src/orders/services/order_service.py"
+METHODS = SymbolGraph([
+    chunk(SERVICE, "OrderService.cancel_order", "method"),
+    chunk(SERVICE, "OrderService.cancel_all", "method", references=("cancel_order",)),
+    chunk(SERVICE, "cancel_later", references=("cancel_order",)),
+    chunk("src/api/admin.py", "purge_route", imports=("orders.services.order_service",),
+          references=("cancel_order",)),
+])
+
+
+def test_a_method_called_by_name_alone_is_name_only_however_near_its_file():
+    # Neither names OrderService: `x.cancel_order(...)` could be any class's method
+    for caller in ("src/api/admin.py:purge_route", f"{SERVICE}:cancel_later"):
+        edges = METHODS.callees(caller)
+        assert [(e.callee, e.confirmed) for e in edges] == [
+            (f"{SERVICE}:OrderService.cancel_order", False)]
+
+
+def test_a_method_called_from_its_own_class_is_confirmed():
+    edges = METHODS.callees(f"{SERVICE}:OrderService.cancel_all")
+    assert [(e.callee, e.confirmed) for e in edges] == [
+        (f"{SERVICE}:OrderService.cancel_order", True)]
 
 
 def test_excluded_test_and_tombstoned_chunks_are_not_nodes():

@@ -14,7 +14,8 @@ file and the files it imports directly; **L3** the files the symbol graph reache
 Reference contract: every section carries an anchor ``[file:Lx-Ly | symbol | confidence]``
 and the three-line citation header. Confidence: **high** for verified evidence and for what it
 directly needs (its imports, its file, graph-confirmed relations); **medium** for ``changed``
-evidence and name-only relations; **low** for historical reference. Missing evidence, and
+evidence and name-only callers; **low** for historical reference and for L3 relations resolved
+by name alone (inferred, seed 004 template C). Missing evidence, and
 anything the budget leaves out, is named on a ``[MISSING]`` line.
 
 Budget: ``estimate_tokens`` counts one token per 3 ASCII characters (code runs 3-4 characters
@@ -62,6 +63,9 @@ MIN_VECTOR_SIMILARITY = 0.35
 _SKIPPABLE_ROLES = frozenset({"type", "related", "caller", "candidate", "match"})
 # Graph neighbours: worth less than the search's own strong matches, so packed after them.
 _NEIGHBOUR_ROLES = frozenset({"related", "caller"})
+# The modules the best file imports (L2): the question's other matches come first, so a
+# budget is not spent on imported utilities while a file the question is about is left out.
+_AFTER_MATCHES_ROLES = frozenset({"dependency"})
 _GROUP_ORDER = {"missing": 0, "imports": 1, "type": 2, "evidence": 3, "module": 3,
                 "match": 4, "dependency": 4, "call_chain": 5, "related": 5, "caller": 6,
                 "candidate": 7, "reference": 8}
@@ -168,12 +172,15 @@ def _first_fitting(slice_: ContextSlice, section: Section, limit: int) -> Sectio
 def packing_order(level_sections: list[Section], matches: list[Section],
                   file_kinds: dict[str, str]) -> list[Section]:
     """The order ``fit`` packs in: the level's own material, then the search's other matches,
-    then graph neighbours; within each, tests, examples and docs after the implementation."""
+    then the modules the best file imports, then graph neighbours; within each, tests,
+    examples and docs after the implementation."""
     def later(section: Section) -> bool:
         return is_secondary(section.path, file_kinds.get(section.path, "source"))
 
-    own = [s for s in level_sections if s.role not in _NEIGHBOUR_ROLES]
-    extra = matches + [s for s in level_sections if s.role in _NEIGHBOUR_ROLES]
+    deferred = _NEIGHBOUR_ROLES | _AFTER_MATCHES_ROLES
+    own = [s for s in level_sections if s.role not in deferred]
+    extra = matches + [s for s in level_sections if s.role in _AFTER_MATCHES_ROLES] + \
+        [s for s in level_sections if s.role in _NEIGHBOUR_ROLES]
     return own + [s for s in extra if not later(s)] + [s for s in extra if later(s)]
 
 

@@ -425,7 +425,8 @@ def _level_3(builder: SliceBuilder, primary: VerifiedResult) -> list[Section]:
                                              r[2], not r[1], -per_file[graph.nodes[r[0]].path]))
     for node_id, confirmed, depth, _ in ordered:
         node = graph.nodes[node_id]
-        section = builder.live_section(node, "related", "high" if confirmed else "medium",
+        # Seed 004 template C: inferred dependencies must be marked low.
+        section = builder.live_section(node, "related", "high" if confirmed else "low",
                                        f"reached in {depth} hop(s) over the call graph",
                                        signature_only=False)
         if section is not None:

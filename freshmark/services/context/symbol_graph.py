@@ -10,7 +10,10 @@ config are left out). Two kinds of relation, both read from the stamps, never fr
 Name resolution is restricted so that a common name does not wire everything together: a
 definition in the same file or in a file the referencing file imports is a *confirmed* edge;
 otherwise a name defined exactly once in the branch is a *name-only* edge; anything else is
-ambiguous and left out. A graph is built once per (collection, generation) and process.
+ambiguous and left out. A method is confirmed only from its own class or from code that names
+its class (an annotation, a constructor call): references are names without their receiver,
+so ``_cv_app.get(None)`` naming ``get`` says nothing of which class's ``get`` runs (a
+ContextVar's, a dict's), and such a call is name-only however near its file is. A graph is built once per (collection, generation) and process.
 """
 
 from __future__ import annotations
@@ -153,10 +156,21 @@ class SymbolGraph:
         near_files = {source, *self.imported_files(source)}
         near = [d for d in definitions if self.nodes[d].path in near_files and d != from_id]
         if near:
-            return near, True
+            return near, all(self._reached_surely(from_id, d) for d in near)
         if len(definitions) == 1 and definitions[0] != from_id:
             return definitions, False
         return [], False
+
+    def _reached_surely(self, from_id: str, definition: str) -> bool:
+        """A module-level definition is sure by file; a method only from its own class or
+        from code that names the class."""
+        owner, dot, _name = self.nodes[definition].symbol.rpartition(".")
+        if not dot:
+            return True
+        caller = self.nodes[from_id]
+        own_class = caller.path == self.nodes[definition].path and \
+            caller.symbol.startswith(owner + ".")
+        return own_class or short_name(owner) in caller.references
 
     def callees(self, node_id: str) -> list[Edge]:
         edges: list[Edge] = []
