@@ -13,7 +13,8 @@ otherwise a name defined exactly once in the branch is a *name-only* edge; anyth
 ambiguous and left out. A method is confirmed only from its own class or from code that names
 its class (an annotation, a constructor call): references are names without their receiver,
 so ``_cv_app.get(None)`` naming ``get`` says nothing of which class's ``get`` runs (a
-ContextVar's, a dict's), and such a call is name-only however near its file is. A graph is built once per (collection, generation) and process.
+ContextVar's, a dict's), and such a call is name-only however near its file is. A graph is
+built once per (collection, generation) and process.
 """
 
 from __future__ import annotations
