@@ -287,6 +287,9 @@ class ContextResponseModel(BaseModel):
     target: TargetInfo
     index: IndexInfo
     sections: list[ContextSectionModel]
-    missing: list[str] = Field(description="[MISSING] lines: evidence not there, or left out "
-                                           "by the budget.")
+    missing: list[str] = Field(description="[MISSING] lines: evidence looked for and not "
+                                           "there.")
+    left_out: list[str] = Field(default_factory=list,
+                                description="[LEFT OUT] lines: material that exists but did "
+                                            "not fit the budget (or only in a smaller form).")
     text: str = Field(description="The slice, ready to paste into a prompt.")

@@ -205,7 +205,8 @@ def _print_report(report: dict[str, Any]) -> None:
                    "Estimate: 1 token per 3 ASCII characters, 1 per other character.")
 @click.option("--worktree", is_flag=True, help=WORKTREE_HELP)
 @click.option("--json", "as_json", is_flag=True,
-              help="A JSON object with the sections, the [MISSING] lines and the text.")
+              help="A JSON object with the sections, the [MISSING] and [LEFT OUT] lines and "
+                   "the text.")
 @fail_cleanly
 def context(query: str, repo: str, branch: str | None, level: str, budget: int | None,
             worktree: bool, as_json: bool) -> None:
@@ -213,8 +214,9 @@ def context(query: str, repo: str, branch: str | None, level: str, budget: int |
 
     Only current and older-but-identical material (and changed material re-read from today's
     file) is evidence; historical material is labelled reference only. Every section carries
-    [file:Lx-Ly | symbol | high/medium/low] and its citation header; what is not there, or
-    does not fit the budget, is named on a [MISSING] line.
+    [file:Lx-Ly | symbol | high/medium/low] and its citation header; evidence that is not
+    there is named on a [MISSING] line, material that does not fit the budget on a [LEFT OUT]
+    line.
     """
     from freshmark.services.context.build import build_context
 

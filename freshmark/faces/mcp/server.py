@@ -221,8 +221,8 @@ def context(query: Query, repo: Repo, level: ContextLevel = "L1",
 
     level: L1 symbol (+imports, types, callers' signatures), L2 module (+direct imports),
     L3 cross-module (symbol graph + call chain). budget: tokens (default 4000/20000/60000).
-    Only verified code is evidence; historical code is labelled reference only; gaps and
-    what the budget left out are listed as [MISSING] lines.
+    Only verified code is evidence; historical code is labelled reference only; evidence
+    not found is listed as [MISSING] lines, what the budget left out as [LEFT OUT] lines.
     """
     from freshmark.services.context.build import build_context
 
