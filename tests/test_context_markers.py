@@ -59,3 +59,4 @@ def test_no_current_evidence_is_missing_without_naming_the_deleted_file(fm_home,
     assert slice_.missing and slice_.missing[0].startswith("[MISSING] no current code in main@")
     assert "only deleted code matches it" in slice_.missing[0]
     assert not [line for line in marked(slice_.text(), "[MISSING]") if "stripe_refunds" in line]
+
