@@ -58,7 +58,8 @@ INSTRUCTIONS = (
     "= design ideas only, never implement against it; excluded = generated/backup/fixture/"
     "vendored, keep out of context; unverifiable = a clue, not evidence. Paste the citation "
     "header with every snippet. 'context' returns a slice ready for a prompt: cite claims as "
-    "[file:Lx-Ly | symbol | high/medium/low] and answer [MISSING] when evidence is absent."
+    "[file:Lx-Ly | symbol | high/medium/low] and answer [MISSING] when evidence is absent; "
+    "[LEFT OUT] lines name code that exists but did not fit the budget (ask with a larger one)."
 )
 
 

@@ -228,10 +228,10 @@ def _header(query: str, level: str, budget: int, opened: OpenedBranch,
 
 
 def _no_evidence_line(opened: OpenedBranch, results: list[VerifiedResult]) -> str:
-    """The one [MISSING] line: it names what is needed, never deleted code (the historical
-    matches, if any, follow as reference sections or [LEFT OUT] lines)."""
+    """The one [MISSING] line: it names what is needed, never deleted code (historical
+    matches, if any, follow as reference-only sections, or [LEFT OUT] lines)."""
     historical = any(r.verification.verdict is Verdict.HISTORICAL for r in results)
-    found = "; only deleted code matches it (reference only, below)" if historical else ""
+    found = "; only deleted code matches it" if historical else ""
     return (f"{MISSING} no current code in {opened.target.label} matches the query{found}; "
             "needed: the file or symbol that implements it")
 
