@@ -25,7 +25,8 @@ MAIN = Target("main", HEAD)
 
 
 def test_current_header_is_exactly_the_specs_three_lines():
-    header = cite(record(), Verification(Verdict.CURRENT, "hash matches"), MAIN).lines()
+    header = cite(record(), Verification(Verdict.CURRENT, "hash matches"), MAIN,
+                  commit_date="2026-09-29").lines()
     assert header == [
         "source:  src/orders/services/order_service.py#L41-L58  (OrderService.cancel_order)",
         "version: main@9f3c1ab (2026-09-29)",
@@ -38,7 +39,7 @@ def test_historical_header_ends_with_a_use_line():
                  path="src/orders/handlers/cancel_handler.py", symbol="CancelOrderHandler",
                  indexed_at="2026-03-11T08:00:00Z", status="tombstoned")
     header = cite(old, Verification(Verdict.HISTORICAL, "module deleted in 8d0a1f2"),
-                  MAIN).lines()
+                  MAIN, commit_date="2026-03-11").lines()
     assert header[1] == "version: feature/old-arch@8d0a1f2 (2026-03-11)"
     assert header[2] == ("use:     module deleted in 8d0a1f2 — reference for design ideas only, "
                          "do not implement against it")
@@ -49,12 +50,22 @@ def test_changed_header_cites_todays_lines_and_the_head_they_were_read_from():
     changed = Verification(Verdict.CHANGED, "file changed since 9f3c1ab; now at L45-L63",
                            current_start_line=45, current_end_line=63, current_text="x\n")
     target = Target("main", "c0ffee1" + "0" * 33)
-    source, version, check = cite(record(), changed, target, head_date="2026-10-02").lines()
+    source, version, check = cite(record(), changed, target, head_date="2026-10-02",
+                                  commit_date="2026-09-29").lines()
     assert source == ("source:  src/orders/services/order_service.py#L45-L63  "
                       "(OrderService.cancel_order)")
     assert version.startswith("version: main@c0ffee1 (2026-10-02) — re-read; indexed at "
                               "main@9f3c1ab (2026-09-29)")
     assert check.startswith("check:   file changed since 9f3c1ab")
+
+
+def test_version_date_is_the_commit_date_not_the_index_date():
+    indexed_later = record(indexed_at="2026-12-01T09:00:00Z")
+    verification = Verification(Verdict.OLDER_IDENTICAL, "indexed at 9f3c1ab, file unchanged")
+    assert cite(indexed_later, verification, MAIN, commit_date="2026-09-29").lines()[1] == \
+        "version: main@9f3c1ab (2026-09-29)"
+    assert cite(indexed_later, verification, MAIN).lines()[1] == \
+        "version: main@9f3c1ab (date unknown)"
 
 
 def test_older_identical_header_says_older_but_identical():

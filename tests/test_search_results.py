@@ -23,9 +23,9 @@ def run_cli(*args: str) -> tuple[int, str]:
     return result.exit_code, result.output
 
 
-def test_json_results_carry_every_stamp_field_and_the_verification(store_env, make_repo):
+def test_full_json_results_carry_every_stamp_field_and_the_verification(store_env, make_repo):
     shop = build_shop(make_repo)
-    code, out = run_cli("search", "cancel order", "--repo", str(shop.path), "--json")
+    code, out = run_cli("search", "cancel order", "--repo", str(shop.path), "--json", "--full")
     assert code == 0
     response = json.loads(out)
     assert response["results"]

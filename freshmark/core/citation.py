@@ -11,6 +11,11 @@ changed and re-read, unverifiable clues) and a ``use:`` line for material that m
 implemented against (historical: "reference for design ideas only…"; excluded kinds). The
 header describes the snippet that follows it: for ``changed`` results that is today's lines,
 so ``source`` names the current line range and ``version`` the head they were read from.
+
+The date on a version line always has one meaning: the committer date (UTC) of the commit that
+line names, i.e. of the stamp's ``commit`` (SPEC §1) for indexed material and of the head for
+lines re-read from today's file, in search, verify and context alike. When the index was built
+(``indexed_at``) is said by the answer's ``index`` block, never by a citation.
 """
 
 from __future__ import annotations
@@ -52,16 +57,13 @@ def _line(label: str, value: str) -> str:
     return f"{label}:".ljust(_LABEL_WIDTH) + value
 
 
-def _date(iso: str | None) -> str:
-    return (iso or "")[:10] or "date unknown"
-
-
 def cite(record: ChunkRecord, verification: Verification, target: Target,
-         head_date: str | None = None) -> Citation:
-    """The header for one verified chunk. ``head_date`` (YYYY-MM-DD of the target head) is
-    used for ``changed`` results, whose lines are read from the head."""
+         head_date: str | None = None, commit_date: str | None = None) -> Citation:
+    """The header for one verified chunk. ``commit_date`` (YYYY-MM-DD) is the committer date
+    of the stamp's ``commit``; ``head_date`` that of the target head, used for ``changed``
+    results, whose lines are read from the head."""
     verdict = verification.verdict
-    indexed = f"{record.branch or '?'}@{short(record.commit)} ({_date(record.indexed_at)})"
+    indexed = f"{record.branch or '?'}@{short(record.commit)} ({commit_date or 'date unknown'})"
     skeleton = is_skeleton(record)
     label = f"{record.symbol or '?'}, {SKELETON_NOTE}" if skeleton else (record.symbol or "?")
     source = f"{record.path}#L{record.start_line}-L{record.end_line}  ({label})"

@@ -76,6 +76,7 @@ class Verifier:
         self._bytes: dict[str, bytes | None] = {}
         self._dirty: set[str] | None = None
         self._head_date: str | None = None
+        self._commit_dates: dict[str, str | None] = {}
 
     # -- reads (each counted once per path) ------------------------------------------------------
     def blob_at_head(self, path: str) -> str | None:
@@ -127,6 +128,19 @@ class Verifier:
             self.git_reads += 1
             self._head_date = self.repo.commit_time(self.target.head).date().isoformat()
         return self._head_date
+
+    def commit_date(self, sha: str) -> str | None:
+        """Committer date (UTC, YYYY-MM-DD) of ``sha``, the date a citation's version line
+        gives; None for a commit this repository does not hold (rewritten away, pasted)."""
+        if not sha:
+            return None
+        if sha not in self._commit_dates:
+            self.git_reads += 1
+            try:
+                self._commit_dates[sha] = self.repo.commit_time(sha).date().isoformat()
+            except PermanentError:
+                self._commit_dates[sha] = None
+        return self._commit_dates[sha]
 
     # -- verification ----------------------------------------------------------------------------
     def verify(self, record: ChunkRecord) -> Verification:

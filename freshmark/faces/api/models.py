@@ -11,7 +11,15 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, WithJsonSchema
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    WithJsonSchema,
+    model_serializer,
+)
 
 from freshmark.core import request as core_request
 from freshmark.faces.api.schema import (
@@ -74,7 +82,12 @@ class IndexInfo(BaseModel):
 
 
 class VerifiedResultModel(BaseModel):
-    """One result: the SPEC §1 stamp fields under their names, plus the verification."""
+    """One result: the SPEC §1 stamp fields under their names, plus the verification.
+
+    The mandatory stamp fields and the verification are always there. The compact form (the
+    default) leaves out the other fields when they are empty and the ranking diagnostics
+    (``explain``); ``full`` keeps every field, nulls included (``faces.api.shape``).
+    """
 
     repo: str
     branch: str
@@ -86,27 +99,38 @@ class VerifiedResultModel(BaseModel):
     indexed_at: str
     blob_sha: str
     content_sha256: str
-    kind: str
-    language: str
-    signature: str
-    file_kind: str
-    layer: str
-    status: str
-    tombstoned_in: str | None
-    tombstoned_at: str | None
-    successor: str | None
+    kind: str = ""
+    language: str = ""
+    signature: str = ""
+    file_kind: str = ""
+    layer: str = ""
+    status: str = ""
+    tombstoned_in: str | None = None
+    tombstoned_at: str | None = None
+    successor: str | None = None
     verdict: VerdictName
-    seed_word: str = Field(description="The seed's word for the verdict (可用, 较旧, 失效...).")
+    seed_word: str = Field("", description="The seed's word for the verdict (可用, 较旧, "
+                                           "失效...).")
     reason: str
-    action: str = Field(description="What the caller does with this verdict.")
+    action: str = Field("", description="What the caller does with this verdict.")
     citation: str = Field(description="The three-line citation header (source, version, "
                                       "check or use), to paste above the text.")
-    current_start_line: int | None = Field(description="For changed: the symbol's lines today.")
-    current_end_line: int | None
+    current_start_line: int | None = Field(None, description="For changed: the symbol's lines "
+                                                             "today.")
+    current_end_line: int | None = None
     text: str = Field(description="The code: today's lines for changed, else the chunk.")
     rank: int
-    score: float | None
-    explain: dict[str, Any]
+    score: float | None = None
+    explain: dict[str, Any] = Field(default_factory=dict,
+                                    description="Ranking diagnostics (full form only).")
+
+    # No return annotation: pydantic would publish it as the result's serialization schema.
+    @model_serializer(mode="wrap")
+    def _as_given(self, handler: SerializerFunctionWrapHandler):
+        """Serialized with the fields the answer holds, so a compact answer stays compact
+        (and a full one keeps its nulls) through the HTTP and MCP layers."""
+        return {name: value for name, value in handler(self).items()
+                if name in self.model_fields_set}
 
 
 KIND_FIELD = Field(None, description="File kinds to search: source, test, doc, config, other, "
@@ -115,6 +139,11 @@ KIND_FIELD = Field(None, description="File kinds to search: source, test, doc, c
                                      "changelogs and translations; source is ranked first. "
                                      "Names in any case.",
                    max_length=16)
+
+FULL_FIELD = Field(False, description="The full answer: every field of every result, nulls and "
+                                      "ranking diagnostics (explain) included. Default: the "
+                                      "compact form, which keeps the mandatory stamp fields "
+                                      "and the verification and leaves out empty fields.")
 
 
 class SearchRequest(BaseModel):
@@ -131,6 +160,7 @@ class SearchRequest(BaseModel):
     include_excluded: bool = Field(False, description="Also return generated, backup, fixture "
                                                       "and vendored code, labelled excluded.")
     kind: list[FileKind] | None = KIND_FIELD
+    full: bool = FULL_FIELD
 
     def to_request(self) -> core_request.SearchRequest:
         """The search this body asks for, validated (``BadInput`` for a bad one)."""
@@ -262,8 +292,11 @@ class ContextResponseModel(BaseModel):
     target: TargetInfo
     index: IndexInfo
     sections: list[ContextSectionModel]
-    missing: list[str] = Field(description="[MISSING] lines: evidence not there, or left out "
-                                           "by the budget.")
+    missing: list[str] = Field(description="[MISSING] lines: evidence looked for and not "
+                                           "there.")
+    left_out: list[str] = Field(default_factory=list,
+                                description="[LEFT OUT] lines: material that exists but did "
+                                            "not fit the budget (or only in a smaller form).")
     text: str = Field(description="The slice, ready to paste into a prompt.")
 
 

@@ -8,6 +8,7 @@ from typing import Any, BinaryIO
 import click
 
 from freshmark.core.request import ContextRequest, SearchRequest
+from freshmark.faces.api.shape import shaped
 from freshmark.faces.cli.common import emit_json, examples, fail_cleanly, load_settings
 
 REPO_HELP = "Repository: a path to its working copy, or its id (configured or indexed)."
@@ -30,6 +31,9 @@ Exit codes:
      repository moved or deleted
   3  a service is unavailable; retry later
 """
+# Code lines shown per result in the human output unless --full: a signature and the start
+# of the body, not a whole 48-line docstring or a 39-line import block.
+SHOWN_LINES = 12
 EXIT_ALL_SAFE = 0
 EXIT_NOT_SAFE = 1
 
@@ -43,7 +47,7 @@ def _print_index(index: dict[str, Any], target: dict[str, Any]) -> None:
     click.echo(f"verified: against {where}{target['branch']}@{target['head'][:7]}")
 
 
-def _print_results(response: dict[str, Any]) -> None:
+def _print_results(response: dict[str, Any], full: bool) -> None:
     _print_index(response["index"], response["target"])
     counts = ", ".join(f"{n} {v}" for v, n in sorted(response["verdicts"].items())) or "none"
     click.echo(f"results:  {len(response['results'])} ({counts})")
@@ -52,8 +56,22 @@ def _print_results(response: dict[str, Any]) -> None:
         click.echo(f"[{result['rank']}] {result['verdict']} ({result['seed_word']}) — "
                    f"{result['action']} [{result['file_kind']}]")
         click.echo(result["citation"])
-        for line in result["text"].splitlines():
+        for line in _code_lines(result, None if full else SHOWN_LINES):
             click.echo(f"    {line}")
+
+
+def _code_lines(result: dict[str, Any], limit: int | None) -> list[str]:
+    """The result's code, at most ``limit`` lines of it (all for None) and then what was cut;
+    the signature goes first when the lines shown do not hold it (a long docstring or
+    decorator list above it)."""
+    lines = result["text"].splitlines()
+    if limit is None or len(lines) <= limit:
+        return lines
+    kept, head = lines[:limit], []
+    signature = next(iter((result.get("signature") or "").strip().splitlines()), "")
+    if signature and not any(signature in line for line in kept):
+        kept, head = lines[:limit - 1], [f"signature: {signature}"]
+    return [*head, *kept, f"… {len(lines) - len(kept)} more lines (--full shows all)"]
 
 
 def _print_files(response: dict[str, Any]) -> None:
@@ -93,10 +111,15 @@ KIND_HELP = ("File kinds to search, comma-separated: source, test, doc, config, 
               help="Answer with files (which file, not which lines): the k best files, each "
                    "with its best chunks.")
 @click.option("--json", "as_json", is_flag=True,
-              help="One JSON object: the index, and per result every stamp field plus "
-                   "verdict, reason and citation.")
+              help="One JSON object: the index, and per result the stamp fields the "
+                   "contract needs plus verdict, reason, citation and the code; fields "
+                   "without a value are left out (--full keeps them).")
+@click.option("--full", is_flag=True,
+              help=f"Everything: every result's whole code (not {SHOWN_LINES} lines), and in "
+                   "JSON every field, nulls and ranking diagnostics (explain) included.")
 @fail_cleanly
-def search(query: str, repo: str, files: bool, as_json: bool, **asked: Any) -> None:
+def search(query: str, repo: str, files: bool, as_json: bool, full: bool,
+           **asked: Any) -> None:
     """Hybrid search; every result verified against the branch head and cited.
 
     Each result carries a verdict (current, older_identical, changed, historical, excluded,
@@ -112,11 +135,11 @@ def search(query: str, repo: str, files: bool, as_json: bool, **asked: Any) -> N
     run = search_files if files else run_search
     response = run(request, repo, settings=settings, config=config).to_dict()
     if as_json:
-        emit_json(response)
+        emit_json(shaped(response, full))
     elif files:
         _print_files(response)
     else:
-        _print_results(response)
+        _print_results(response, full)
 
 
 @click.command(epilog=examples(
@@ -182,7 +205,8 @@ def _print_report(report: dict[str, Any]) -> None:
                    "Estimate: 1 token per 3 ASCII characters, 1 per other character.")
 @click.option("--worktree", is_flag=True, help=WORKTREE_HELP)
 @click.option("--json", "as_json", is_flag=True,
-              help="A JSON object with the sections, the [MISSING] lines and the text.")
+              help="A JSON object with the sections, the [MISSING] and [LEFT OUT] lines and "
+                   "the text.")
 @fail_cleanly
 def context(query: str, repo: str, branch: str | None, level: str, budget: int | None,
             worktree: bool, as_json: bool) -> None:
@@ -190,8 +214,9 @@ def context(query: str, repo: str, branch: str | None, level: str, budget: int |
 
     Only current and older-but-identical material (and changed material re-read from today's
     file) is evidence; historical material is labelled reference only. Every section carries
-    [file:Lx-Ly | symbol | high/medium/low] and its citation header; what is not there, or
-    does not fit the budget, is named on a [MISSING] line.
+    [file:Lx-Ly | symbol | high/medium/low] and its citation header; evidence that is not
+    there is named on a [MISSING] line, material that does not fit the budget on a [LEFT OUT]
+    line.
     """
     from freshmark.services.context.build import build_context
 

@@ -46,6 +46,7 @@ from freshmark.faces.api.models import (
     VerifyResponseModel,
 )
 from freshmark.faces.api.served import check_budget, check_verify_lines, no_host_paths, served_repo
+from freshmark.faces.api.shape import shaped
 from freshmark.services.repos import RepoHandle
 
 T = TypeVar("T")
@@ -176,14 +177,15 @@ def search_files_endpoint(request: SearchRequest, settings: SettingsDep,
 def _answer_search(run_search: Callable[..., Any], request: SearchRequest, settings: Settings,
                    config: Config) -> dict[str, Any]:
     """A chunk or file search for a network caller: the request checked before the
-    repository, which must be a served one, and no host path in any answer."""
+    repository, which must be a served one, and no host path in any answer; compact unless
+    the request asks for ``full``."""
 
     def run() -> dict[str, Any]:
         search_request = request.to_request()  # bad input is reported before the repo
         repo = _served(request.repo, settings, config, request.worktree)
         with no_host_paths(repo):
-            return run_search(search_request, repo, settings=settings,
-                              config=config).to_dict()
+            found = run_search(search_request, repo, settings=settings, config=config)
+        return shaped(found.to_dict(), request.full)
 
     return answer(run)
 

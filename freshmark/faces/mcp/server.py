@@ -50,6 +50,7 @@ from freshmark.faces.api.schema import (
     VerifyContent,
 )
 from freshmark.faces.api.served import check_budget, check_verify_lines, no_host_paths, served_repo
+from freshmark.faces.api.shape import shaped
 from freshmark.services.repos import RepoHandle
 
 T = TypeVar("T")
@@ -61,7 +62,8 @@ INSTRUCTIONS = (
     "= design ideas only, never implement against it; excluded = generated/backup/fixture/"
     "vendored, keep out of context; unverifiable = a clue, not evidence. Paste the citation "
     "header with every snippet. 'context' returns a slice ready for a prompt: cite claims as "
-    "[file:Lx-Ly | symbol | high/medium/low] and answer [MISSING] when evidence is absent."
+    "[file:Lx-Ly | symbol | high/medium/low] and answer [MISSING] when evidence is absent; "
+    "[LEFT OUT] lines name code that exists but did not fit the budget (ask with a larger one)."
 )
 
 
@@ -121,15 +123,21 @@ Kinds = Annotated[list[FileKind] | None, Field(max_length=16, description=(
 Content = Annotated[VerifyContent, Field(description=(
     "Lines of 'path<TAB>sha256 prefix of the file' (at most 2,000), or search results as "
     "JSON; no NUL, the first line not a # comment."))]
+Full = Annotated[bool, Field(description=(
+    "The full answer: every field of every result, nulls and ranking diagnostics (explain) "
+    "included. Default: compact, the mandatory stamp fields and the verification always, "
+    "other fields only when they hold a value."))]
 Budget = Annotated[BudgetTokens | None, Field(description=(
     "Token budget, 300 to 120,000 (default by level: 4000, 20000, 60000); 1 token is about "
     "3 characters."))]
 
 
-def search(query: Query, repo: Repo, branch: Branch = None, k: K = 5,
+# An MCP tool's parameters are its input schema, flat by the protocol; they become one
+# validated SearchRequest at once (hence more than the usual eight).
+def search(query: Query, repo: Repo, branch: Branch = None, k: K = 5,  # noqa: PLR0913
            worktree: Worktree = False, history: History = False,
            include_excluded: IncludeExcluded = False,
-           kind: Kinds = None) -> SearchAnswer:
+           kind: Kinds = None, full: Full = False) -> SearchAnswer:
     """Hybrid code search; every result verified against the branch head and cited.
 
     query: words, a question, symbol names or a whole issue report. repo: the repository id,
@@ -139,32 +147,34 @@ def search(query: Query, repo: Repo, branch: Branch = None, k: K = 5,
     include_excluded: include generated/backup/fixture/vendored code (labelled excluded).
     kind: file kinds to search (source, test, doc, config, other, changelog, translation);
     default all but changelogs and translations, source ranked first.
-    Each result: stamp fields, verdict, reason, citation (three header lines), text.
+    full: every field of every result, nulls and ranking diagnostics included.
+    Each result: the mandatory stamp fields, verdict, reason, citation (three header lines),
+    text; other fields only when they hold a value (unless full).
     """
     from freshmark.services.retrieval.search import search as run_search
 
-    return _searched(run_search, repo, lambda: SearchRequest.build(
+    return _searched(run_search, repo, full, lambda: SearchRequest.build(
         query, k=k, kinds=kind, include_history=history, include_excluded=include_excluded,
         branch=branch, worktree=worktree))
 
 
-def search_files(query: Query, repo: Repo, branch: Branch = None, k: K = 5,
-                 worktree: Worktree = False, history: History = False,
+def search_files(query: Query, repo: Repo, branch: Branch = None,  # noqa: PLR0913
+                 k: K = 5, worktree: Worktree = False, history: History = False,
                  include_excluded: IncludeExcluded = False,
-                 kind: Kinds = None) -> FilesAnswer:
+                 kind: Kinds = None, full: Full = False) -> FilesAnswer:
     """Which files: the k best files for the query, each with its best chunks verified and
     cited. Arguments as for search."""
     from freshmark.services.retrieval.search import search_files as run_search_files
 
-    return _searched(run_search_files, repo, lambda: SearchRequest.build(
+    return _searched(run_search_files, repo, full, lambda: SearchRequest.build(
         query, k=k, kinds=kind, include_history=history, include_excluded=include_excluded,
         branch=branch, worktree=worktree))
 
 
-def _searched(run_search: Callable[..., Any], repo: str,
+def _searched(run_search: Callable[..., Any], repo: str, full: bool,
               build_request: Callable[[], SearchRequest]) -> dict[str, Any]:
     """A chunk or file search for an MCP caller: the request checked before the repository,
-    which must be a served one, and no host path in any answer."""
+    which must be a served one, and no host path in any answer; compact unless ``full``."""
 
     def call() -> dict[str, Any]:
         request = build_request()  # bad input is reported before the repo is looked up
@@ -172,7 +182,8 @@ def _searched(run_search: Callable[..., Any], repo: str,
         config = load_config(settings.config_path)
         handle = _served(repo, settings, config, request.worktree)
         with no_host_paths(handle):
-            return run_search(request, handle, settings=settings, config=config).to_dict()
+            answer = run_search(request, handle, settings=settings, config=config).to_dict()
+        return shaped(answer, full)
 
     return _run(call)
 
@@ -217,8 +228,8 @@ def context(query: Query, repo: Repo, level: ContextLevel = "L1",
 
     level: L1 symbol (+imports, types, callers' signatures), L2 module (+direct imports),
     L3 cross-module (symbol graph + call chain). budget: tokens (default 4000/20000/60000).
-    Only verified code is evidence; historical code is labelled reference only; gaps and
-    what the budget left out are listed as [MISSING] lines.
+    Only verified code is evidence; historical code is labelled reference only; evidence
+    not found is listed as [MISSING] lines, what the budget left out as [LEFT OUT] lines.
     """
     from freshmark.services.context.build import build_context
 

@@ -15,8 +15,13 @@ Reference contract: every section carries an anchor ``[file:Lx-Ly | symbol | con
 and the three-line citation header. Confidence: **high** for verified evidence and for what it
 directly needs (its imports, its file, graph-confirmed relations); **medium** for ``changed``
 evidence and name-only callers; **low** for historical reference and for L3 relations resolved
-by name alone (inferred, seed 004 template C). Missing evidence, and
-anything the budget leaves out, is named on a ``[MISSING]`` line.
+by name alone (inferred, seed 004 template C).
+
+Two markers, which the header explains to the model: ``[MISSING]`` only for evidence that was
+looked for and is not there (no current code matches the query); ``[LEFT OUT]`` for verified
+material that exists but did not fit the budget (or was shown only in a smaller form), so a
+model never reads a budget cut as absent code. Deleted code is never named as missing: a
+historical reference that does not fit is a ``[LEFT OUT]`` line that says it is history.
 
 Budget: ``estimate_tokens`` counts one token per 3 ASCII characters (code runs 3-4 characters
 per token under BPE tokenizers; erring low keeps a slice inside the budget) plus one per
@@ -86,13 +91,13 @@ class ContextSlice:
     target: dict[str, Any]
     index: dict[str, Any]
     sections: list[Section] = field(default_factory=list)
-    missing: list[str] = field(default_factory=list)
+    missing: list[str] = field(default_factory=list)  # [MISSING]: evidence not there
+    left_out: list[str] = field(default_factory=list)  # [LEFT OUT]: cut for the budget
 
     def text(self) -> str:
         ordered = sorted(self.sections, key=lambda s: _GROUP_ORDER.get(s.role, 9))
         parts = [self.header, *(s.render() for s in ordered)]
-        if self.missing:
-            parts.append("\n".join(self.missing))
+        parts.extend("\n".join(lines) for lines in (self.missing, self.left_out) if lines)
         return "\n\n".join(parts) + "\n"
 
     @property
@@ -105,13 +110,17 @@ class ContextSlice:
             "query": self.query, "level": self.level, "budget_tokens": self.budget_tokens,
             "used_tokens": estimate_tokens(text), "target": self.target, "index": self.index,
             "sections": [s.to_dict() for s in self.sections], "missing": self.missing,
-            "text": text,
+            "left_out": self.left_out, "text": text,
         }
 
 
 # -- fitting sections into the budget --------------------------------------------------------------
-def _missing_line(section: Section, why: str) -> str:
-    return f"[MISSING] {section.path}:L{section.start_line}-L{section.end_line} | " \
+MISSING = "[MISSING]"
+LEFT_OUT = "[LEFT OUT]"
+
+
+def _left_out_line(section: Section, why: str) -> str:
+    return f"{LEFT_OUT} {section.path}:L{section.start_line}-L{section.end_line} | " \
            f"{section.symbol} — {why}"
 
 
@@ -120,12 +129,12 @@ def fit(slice_: ContextSlice, candidates: list[Section]) -> None:
 
     A section whose lines another section already shows is skipped. A section that does
     not fit is tried as its fallbacks (a smaller form of the same
-    material); whatever is left out is named on a ``[MISSING]`` line. Sections may use the
-    budget less a reserve for those lines (at most a fifth of it), so the gaps are named too;
+    material); whatever is cut is named on a ``[LEFT OUT]`` line. Sections may use the
+    budget less a reserve for those lines (at most a fifth of it), so the cuts are named too;
     only the first section (the best evidence) may take the reserve when nothing else fits.
     """
     budget = slice_.budget_tokens
-    reserve = min(budget // 5, sum(estimate_tokens(_missing_line(c, _why(c, None, budget)))
+    reserve = min(budget // 5, sum(estimate_tokens(_left_out_line(c, _why(c, None, budget)))
                                    for c in candidates[1:]))
     for position, section in enumerate(candidates):
         if _already_shown(slice_, section):
@@ -135,11 +144,11 @@ def fit(slice_: ContextSlice, candidates: list[Section]) -> None:
             chosen = _first_fitting(slice_, section, budget)
         if chosen is section:
             continue
-        slice_.missing.append(_missing_line(section, _why(section, chosen, budget)))
+        slice_.left_out.append(_left_out_line(section, _why(section, chosen, budget)))
         if slice_.used_tokens > budget:
-            slice_.missing.pop()
-    while slice_.used_tokens > budget and slice_.missing:
-        slice_.missing.pop()
+            slice_.left_out.pop()
+    while slice_.used_tokens > budget and slice_.left_out:
+        slice_.left_out.pop()
 
 
 def _already_shown(slice_: ContextSlice, section: Section) -> bool:
@@ -153,9 +162,14 @@ def _already_shown(slice_: ContextSlice, section: Section) -> bool:
 
 
 def _why(section: Section, chosen: Section | None, budget: int) -> str:
-    shown = f"shown only as {chosen.anchor}" if chosen is not None else "left out"
-    return (f"{shown} to stay within the {budget}-token budget (the whole needs "
-            f"~{estimate_tokens(section.render())}); ask for it or raise the budget")
+    """Why a section is cut, in words that say it exists: verified code (ask for it), or
+    history (deleted code: reference only, never something to ask for as evidence)."""
+    needs = f"needs ~{estimate_tokens(section.render())} of the {budget}-token budget"
+    if section.role == "reference":
+        return f"history, reference only (not in today's code); {needs}"
+    shown = "not shown" if chosen is None else "shown without the lines around it" \
+        if chosen.anchor == section.anchor else f"shown only as {chosen.anchor}"
+    return f"{shown}; the whole {needs}"
 
 
 def _first_fitting(slice_: ContextSlice, section: Section, limit: int) -> Section | None:
@@ -213,16 +227,19 @@ def _header(query: str, level: str, budget: int, opened: OpenedBranch,
         "[file:Lx-Ly | symbol | high/medium/low].",
         "If the material does not hold the answer, write [MISSING] and name the file or "
         "symbol that is needed.",
+        f"Below, {MISSING} = evidence not found; {LEFT_OUT} = code that exists but did not "
+        "fit the budget (ask for it).",
         "Sections marked 'reference only' are history: take design ideas from them, never "
         "implement against them.",
     ])
 
 
 def _no_evidence_line(opened: OpenedBranch, results: list[VerifiedResult]) -> str:
-    historical = [r for r in results if r.verification.verdict is Verdict.HISTORICAL]
-    paths = ", ".join(sorted({r.record.path for r in historical}))
-    found = f"; found only historical material ({paths})" if historical else ""
-    return (f"[MISSING] no current code in {opened.target.label} matches the query{found}; "
+    """The one [MISSING] line: it names what is needed, never deleted code (historical
+    matches, if any, follow as reference-only sections, or [LEFT OUT] lines)."""
+    historical = any(r.verification.verdict is Verdict.HISTORICAL for r in results)
+    found = "; only deleted code matches it" if historical else ""
+    return (f"{MISSING} no current code in {opened.target.label} matches the query{found}; "
             "needed: the file or symbol that implements it")
 
 

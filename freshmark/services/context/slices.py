@@ -208,7 +208,8 @@ class SliceBuilder:
             return None
         head_date = self.verifier.head_date() if verification.verdict is Verdict.CHANGED else None
         start, end = span
-        citation = cite(record, verification, self.opened.target, head_date)
+        citation = cite(record, verification, self.opened.target, head_date,
+                        self.verifier.commit_date(record.commit))
         if (start, end) != (record.start_line, record.end_line):
             # The indexed chunk may be only a part of the symbol (a long class is chunked in
             # parts); the label shows today's whole span, so the citation must name it too.
@@ -407,10 +408,11 @@ def _level_3(builder: SliceBuilder, primary: VerifiedResult) -> list[Section]:
     if not reached:
         return out
     manifest = builder.opened.index.manifest if builder.opened.index else None
+    indexed_commit = (manifest.commit if manifest else None) or ""
     chain = Citation(
         f"symbol graph of {manifest.collection if manifest else '?'} ({len(reached)} relations)",
-        f"{builder.opened.target.branch}@{short(manifest.commit if manifest else None)} "
-        f"({(manifest.indexed_at or '')[:10] if manifest else '?'})",
+        f"{builder.opened.target.branch}@{short(indexed_commit)} "
+        f"({builder.verifier.commit_date(indexed_commit) or 'date unknown'})",
         "check", "relations recorded at index time; 'name match only' ones are inferred (low)")
     record = primary.record
     out.append(Section("call_chain", record.path, "call chain", record.start_line,

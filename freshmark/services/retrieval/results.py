@@ -63,6 +63,7 @@ def verify_results(opened: OpenedBranch, records: list[RankedRecord]) -> list[Ve
     for rank, (record, score, explain) in enumerate(records, start=1):
         verification = verifier.verify(record)
         head_date = verifier.head_date() if verification.verdict is Verdict.CHANGED else None
-        citation = cite(record, verification, opened.target, head_date)
+        citation = cite(record, verification, opened.target, head_date,
+                        verifier.commit_date(record.commit))
         out.append(VerifiedResult(rank, record, verification, citation, score, explain))
     return out

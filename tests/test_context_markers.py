@@ -1,0 +1,62 @@
+"""[MISSING] only for missing evidence: a budget cut is a [LEFT OUT] line, the header explains
+both markers, and deleted code is never named as missing."""
+
+from __future__ import annotations
+
+from search_fixtures import PATHS, build_shop, index
+
+from freshmark.core.request import ContextRequest
+from freshmark.core.settings import Settings
+from freshmark.services.context.build import build_context
+
+QUERY = "CancelOrderHandler idempotency key seen"  # the service today, the deleted handler
+
+
+def slice_for(repo_path, query: str, budget: int | None = None, level: str = "L1"):
+    return build_context(ContextRequest.build(query, level=level, budget_tokens=budget),
+                         str(repo_path), settings=Settings.from_env())
+
+
+def marked(text: str, marker: str) -> list[str]:
+    return [line for line in text.splitlines() if line.startswith(marker)]
+
+
+def test_header_explains_both_markers(fm_home, make_repo):
+    shop = build_shop(make_repo)
+    header = slice_for(shop.path, QUERY).header
+    assert "[MISSING] = evidence not found" in header
+    assert "[LEFT OUT] = code that exists but did not fit the budget" in header
+
+
+def test_a_budget_cut_is_a_left_out_line_never_a_missing_one(fm_home, make_repo):
+    shop = build_shop(make_repo)
+    slice_ = slice_for(shop.path, QUERY, budget=700)
+    assert marked(slice_.text(), "[LEFT OUT] ") == slice_.left_out != []
+    assert marked(slice_.text(), "[MISSING]") == [] == slice_.missing
+
+
+def test_deleted_code_cut_for_the_budget_is_named_as_history_not_as_missing(fm_home, make_repo):
+    shop = build_shop(make_repo)
+    cut_history = []
+    for budget in range(600, 2001, 100):
+        text = slice_for(shop.path, QUERY, budget=budget).text()
+        assert not [line for line in marked(text, "[MISSING]") if PATHS["handler"] in line]
+        cut_history += [line for line in marked(text, "[LEFT OUT] ")
+                        if line.startswith(f"[LEFT OUT] {PATHS['handler']}")]
+    assert cut_history  # some budget fits the evidence but not the deleted handler
+    assert all("history, reference only (not in today's code)" in line for line in cut_history)
+
+
+def test_no_current_evidence_is_missing_without_naming_the_deleted_file(fm_home, make_repo):
+    repo = make_repo("payments")
+    repo.write("payments/stripe_refunds.py",
+               "def refund_stripe_webhook(event):\n    return event['refund']\n")
+    repo.write("payments/ledger.py", "def post_entry(amount):\n    return amount\n")
+    repo.commit("payments")
+    index(repo.path)
+    repo.delete("payments/stripe_refunds.py").commit("drop stripe")
+    slice_ = slice_for(repo.path, "refund_stripe_webhook")
+    assert slice_.missing and slice_.missing[0].startswith("[MISSING] no current code in main@")
+    assert "only deleted code matches it" in slice_.missing[0]
+    assert not [line for line in marked(slice_.text(), "[MISSING]") if "stripe_refunds" in line]
+

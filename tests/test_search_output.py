@@ -1,0 +1,141 @@
+"""Search answers are compact by default and full on request: the human output shows a
+bounded number of lines per result and says what it cut; JSON, HTTP and MCP keep the contract's
+fields and leave out the empty ones and the ranking diagnostics unless ``full`` is asked for."""
+
+from __future__ import annotations
+
+import json
+
+import anyio
+from click.testing import CliRunner
+from fastapi import FastAPI
+from fastapi.testclient import TestClient
+from mcp import Client
+from search_fixtures import build_shop, index
+
+from freshmark.core.stamp import MANDATORY_FIELDS
+from freshmark.faces.cli.main import cli
+from freshmark.faces.cli.search import SHOWN_LINES
+from freshmark.faces.http.search_routes import router
+from freshmark.faces.mcp.server import build_server
+
+DOC_LINES = 40
+# A function whose docstring alone is longer than what the human output shows.
+PARSER = ('def parse_invoice(text: str) -> dict:\n    """Parse an invoice.\n\n'
+          + "".join(f"    Rule {n}: invoice field {n} is read from its own line.\n"
+                    for n in range(DOC_LINES))
+          + '    """\n    return {"lines": text.splitlines()}\n')
+CONTRACT_FIELDS = {*MANDATORY_FIELDS, "verdict", "reason", "citation", "text", "rank"}
+
+
+def run_cli(*args: str) -> str:
+    result = CliRunner().invoke(cli, list(args), catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    return result.output
+
+
+def build_billing(make_repo):
+    repo = make_repo("billing")
+    repo.write("billing/invoices.py", PARSER).commit("invoices")
+    index(repo.path)
+    return repo
+
+
+def code_lines(out: str) -> list[str]:
+    """The indented lines under the citation header of the one result."""
+    return [line for line in out.splitlines()[out.splitlines().index("") + 5:]
+            if line.startswith("    ")]
+
+
+def test_human_output_shows_a_bounded_number_of_lines_and_what_was_cut(fm_home, make_repo):
+    repo = build_billing(make_repo)
+    out = run_cli("search", "parse_invoice", "--repo", str(repo.path), "-k", "1")
+    shown = code_lines(out)
+    total = len(PARSER.splitlines())
+    assert len(shown) == SHOWN_LINES + 1
+    assert shown[0] == "    def parse_invoice(text: str) -> dict:"
+    assert shown[-1] == f"    … {total - SHOWN_LINES} more lines (--full shows all)"
+
+
+def test_full_human_output_shows_every_line(fm_home, make_repo):
+    repo = build_billing(make_repo)
+    out = run_cli("search", "parse_invoice", "--repo", str(repo.path), "-k", "1", "--full")
+    assert [line[4:] for line in code_lines(out)] == PARSER.splitlines()
+    assert "more lines" not in out
+
+
+def test_signature_is_shown_when_the_lines_shown_do_not_hold_it(fm_home, make_repo):
+    repo = make_repo("billing")
+    decorators = "".join(f"@register('invoice-{n}')\n" for n in range(20))
+    repo.write("billing/hooks.py", "def register(name):\n    return lambda f: f\n\n\n"
+               + decorators + "def on_invoice(event):\n    return event\n").commit("hooks")
+    index(repo.path)
+    out = run_cli("search", "on_invoice", "--repo", str(repo.path), "-k", "1")
+    assert "    signature: def on_invoice(event)\n" in out
+    assert "    … 11 more lines (--full shows all)" in out  # 22 lines, 11 shown
+
+
+def test_json_leaves_out_empty_fields_but_keeps_the_contract_fields(fm_home, make_repo):
+    shop = build_shop(make_repo)
+    response = json.loads(run_cli("search", "cancel order", "--repo", str(shop.path), "--json"))
+    assert response["results"]
+    for result in response["results"]:
+        assert CONTRACT_FIELDS <= set(result)
+        assert None not in result.values() and "explain" not in result
+    live = [r for r in response["results"] if r["status"] == "live"]
+    assert live and all("tombstoned_in" not in r and "successor" not in r for r in live)
+
+
+def test_full_json_keeps_every_field_nulls_and_diagnostics(fm_home, make_repo):
+    shop = build_shop(make_repo)
+    response = json.loads(run_cli("search", "cancel order", "--repo", str(shop.path), "--json",
+                                  "--full"))
+    for result in response["results"]:
+        assert {"tombstoned_in", "successor", "current_start_line", "explain"} <= set(result)
+        assert result["explain"]
+
+
+def test_compact_json_is_verified_like_the_full_one(fm_home, make_repo):
+    shop = build_shop(make_repo)
+    compact = run_cli("search", "cancel order", "--repo", str(shop.path), "--json")
+    full = run_cli("search", "cancel order", "--repo", str(shop.path), "--json", "--full")
+
+    def verdicts(saved: str) -> list[str]:
+        result = CliRunner().invoke(cli, ["verify", "-", "--repo", str(shop.path), "--json"],
+                                    input=saved, catch_exceptions=False)
+        return [line["verdict"] for line in json.loads(result.output)["lines"]]
+
+    assert verdicts(compact) == verdicts(full)
+    assert "unverifiable" not in verdicts(compact)
+
+
+def test_http_search_is_compact_unless_full_is_asked(fm_home, make_repo):
+    shop = build_shop(make_repo)
+    app = FastAPI()
+    app.include_router(router)
+    client = TestClient(app)
+    for path in ("/v1/search", "/v1/search/files"):
+        body = {"query": "cancel order", "repo": str(shop.path), "k": 3}
+        compact = client.post(path, json=body).json()
+        full = client.post(path, json={**body, "full": True}).json()
+        chunks = (compact.get("results") or [c for f in compact["files"] for c in f["chunks"]])
+        full_chunks = (full.get("results") or [c for f in full["files"] for c in f["chunks"]])
+        assert chunks and all(None not in c.values() and "explain" not in c for c in chunks)
+        assert all(CONTRACT_FIELDS <= set(c) for c in chunks)
+        assert all({"tombstoned_in", "explain"} <= set(c) for c in full_chunks)
+
+
+def test_mcp_search_is_compact_unless_full_is_asked(fm_home, make_repo):
+    shop = build_shop(make_repo)
+
+    async def results(full: bool) -> list[dict]:
+        async with Client(build_server()) as client:
+            answer = await client.call_tool("search", {"query": "cancel order", "k": 3,
+                                                       "repo": str(shop.path), "full": full})
+            assert not answer.is_error and answer.structured_content is not None
+            return answer.structured_content["results"]
+
+    compact, full = anyio.run(results, False), anyio.run(results, True)
+    assert compact and all(None not in r.values() and "explain" not in r for r in compact)
+    assert all(CONTRACT_FIELDS <= set(r) for r in compact)
+    assert all({"tombstoned_in", "explain"} <= set(r) for r in full)
