@@ -61,7 +61,10 @@ def test_each_result_carries_its_citation_header(store_env, make_repo):
                           "(OrderService.cancel_order)")
     assert re.fullmatch(rf"version: main@{shop.initial[:7]} \(\d{{4}}-\d\d-\d\d\)", service[1])
     assert service[2].startswith("check:   older but identical") and \
-        service[2].endswith("same content as indexed")
+        "same content as indexed" in service[2]
+    # seed 000 §4.8: the service did not change, the rule it calls did (dependency drift)
+    assert service[2].endswith("; depends on code that changed since: ensure_cancellable "
+                               f"({PATHS['domain']}) changed in {head}")
 
     handler = found["CancelOrderHandler"]["citation"].splitlines()
     assert handler[0].startswith(f"source:  {PATHS['handler']}#L")

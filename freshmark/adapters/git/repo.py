@@ -264,6 +264,28 @@ class GitRepo:
         """How many commits ``new`` has that ``old`` lacks (``git rev-list --count old..new``)."""
         return sum(1 for _ in self._walk_new_commits(old, new))
 
+    def paths_changed_between(self, old: str, new: str) -> set[str]:
+        """Paths whose content differs between two commits: a tree diff without rename
+        detection, so no blob is read (its cost grows with the changed directories)."""
+        raw = self._commit(old).tree.diff_to_tree(self._commit(new).tree)
+        return {p for d in raw.deltas for p in (d.old_file.path, d.new_file.path) if p}
+
+    def last_commit_touching(self, path: str, old: str, new: str,
+                             max_commits: int) -> str | None:
+        """The newest commit in ``old..new`` that changed ``path`` (first parent), looking at
+        no more than ``max_commits`` commits; None when none of those did."""
+        clean = safe_relpath(path)
+        walker = self._repo.walk(self._commit(new).id, SortMode.TOPOLOGICAL)
+        walker.hide(self._commit(old).id)
+        for seen, commit in enumerate(walker, start=1):
+            if seen > max_commits:
+                return None
+            parent = commit.parents[0] if commit.parents else None
+            if _entry_id(commit.tree, clean) != (_entry_id(parent.tree, clean) if parent
+                                                  else None):
+                return str(commit.id)
+        return None
+
     def oldest_unindexed_commit_time(self, old: str | None, new: str) -> datetime | None:
         """Committer time of the oldest commit in ``old..new``; None when there is none."""
         times = [c.commit_time for c in self._walk_new_commits(old, new)]
@@ -474,3 +496,11 @@ def _worktree_blob(path: Path) -> tuple[str | None, int | None]:
         return str(pygit2.hashfile(str(path))), 0o100755 if executable else 0o100644
     except OSError:
         return None, None
+
+
+def _entry_id(tree: pygit2.Tree, path: str) -> str | None:
+    """The object id at ``path`` in ``tree``, None when absent (or unreadable)."""
+    try:
+        return str(tree[path].id)
+    except (KeyError, pygit2.GitError):
+        return None

@@ -81,6 +81,13 @@ class IndexInfo(BaseModel):
     generation: int
 
 
+class DriftNoteModel(BaseModel):
+    symbol: str = Field(description="The definition the result uses.")
+    path: str
+    change: Literal["changed", "vanished"]
+    commit: str | None = Field(description="The newest commit that touched its file, if found.")
+
+
 class VerifiedResultModel(BaseModel):
     """One result: the SPEC §1 stamp fields under their names, plus the verification.
 
@@ -123,6 +130,11 @@ class VerifiedResultModel(BaseModel):
     score: float | None = None
     explain: dict[str, Any] = Field(default_factory=dict,
                                     description="Ranking diagnostics (full form only).")
+    drift: list[DriftNoteModel] = Field(
+        default_factory=list,
+        description="For older_identical: definitions it uses (names it references, in modules "
+                    "it imports) that changed or vanished since its stamp; the verdict keeps "
+                    "its meaning.")
 
     # No return annotation: pydantic would publish it as the result's serialization schema.
     @model_serializer(mode="wrap")

@@ -57,6 +57,7 @@ from freshmark.services.open_branch import (
     open_branch,
 )
 from freshmark.services.repos import RepoHandle
+from freshmark.services.retrieval.drift import attach_drift
 from freshmark.services.retrieval.hybrid import hybrid_search
 from freshmark.services.retrieval.results import VerifiedResult, verify_results
 
@@ -260,6 +261,7 @@ def build_context(
     candidates, _ = hybrid_search(opened.index, embedder, recall,
                                   lexical=Bm25Engine(settings.cache_dir))
     results = verify_results(opened, [(c.record, c.score, c.explain()) for c in candidates])
+    attach_drift(opened.repo, opened.target.head, results)
     info = index_info(opened.index)
     if count:
         count_verdicts(settings, opened.repo_label, opened.target.branch,

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from freshmark.core.citation import Citation, cite
+from freshmark.core.drift import DriftNote
 from freshmark.core.stamp import ChunkRecord
 from freshmark.core.verdicts import (
     ACTIONS,
@@ -26,6 +27,7 @@ class VerifiedResult:
     citation: Citation
     score: float | None = None
     explain: dict[str, Any] = field(default_factory=dict)
+    drift: list[DriftNote] = field(default_factory=list)
 
     @property
     def text(self) -> str:
@@ -50,6 +52,7 @@ class VerifiedResult:
             "rank": self.rank,
             "score": None if self.score is None else round(self.score, 6),
             "explain": self.explain,
+            "drift": [note.to_dict() for note in self.drift],
         }
 
 

@@ -29,6 +29,7 @@ from freshmark.services.open_branch import (
     open_branch,
 )
 from freshmark.services.repos import RepoHandle
+from freshmark.services.retrieval.drift import attach_drift
 from freshmark.services.retrieval.hybrid import CHUNKS_PER_FILE, file_search, hybrid_search
 from freshmark.services.retrieval.results import VerifiedResult, verify_results
 
@@ -104,6 +105,7 @@ def search(
     started = time.perf_counter()
     verified = verify_results(opened, [(c.record, c.score, c.explain()) for c in candidates])
     results = _renumbered(_usable(verified, request.include_history), request.k)
+    attach_drift(opened.repo, opened.target.head, results)
     verify_seconds = time.perf_counter() - started
     response = SearchResponse(
         query=request.query, repo=opened.repo_label, target=opened.target,
@@ -179,6 +181,7 @@ def search_files(
                                            for c in candidate.chunks])
         usable = _usable(verified, request.include_history)
         if usable and len(files) < k:
+            attach_drift(opened.repo, opened.target.head, usable[:CHUNKS_PER_FILE])
             files.append(FileResult(len(files) + 1, candidate.path, candidate.kind,
                                     candidate.score, _renumbered(usable, CHUNKS_PER_FILE)))
     verify_seconds = time.perf_counter() - started

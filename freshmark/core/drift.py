@@ -1,0 +1,120 @@
+"""Dependency drift (seed 000 §4.8): unchanged code whose dependencies changed under it.
+
+"A matching hash only says the file did not change; it does not say the code is still valid in
+the architecture": ``order_repo.py`` untouched for a month while the service it calls changed
+its transaction boundaries still reads as current. A result whose own file is unchanged since
+its stamp (``older_identical``) therefore also has the definitions it depends on checked: the
+names it references (recorded at index time, ``ChunkRecord.references``) defined in the
+modules it imports (``ChunkRecord.imports``). A definition whose lines differ between the
+stamp's commit and the head is *changed*; one no longer there is *vanished*. Either becomes a
+``DriftNote``; the verdict keeps its meaning (the result's own code is as indexed).
+
+The rules here are pure; ``services.drift`` reads git. Cost is bounded by the diff: only paths
+the diff from the stamp's commit to the head touched are looked at, only those the result's
+imports name, at most ``MAX_FILES_PER_RESULT`` of them.
+
+A method counts as a dependency only when the result names its class too (a reference is a
+name without its receiver: ``x.save()`` names ``save``, not whose).
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from freshmark.core.stamp import ChunkRecord
+
+MAX_FILES_PER_RESULT = 8
+CHANGED = "changed"
+VANISHED = "vanished"
+_SEPARATORS = re.compile(r"::|[./\\]")
+_PACKAGE_FILES = frozenset({"__init__", "index", "mod", "lib"})
+
+
+@dataclass(frozen=True)
+class DriftNote:
+    """A dependency of the result that changed (or vanished) after the result was stamped."""
+
+    symbol: str
+    path: str
+    change: str  # CHANGED | VANISHED
+    commit: str | None  # the newest commit that touched the path, when it was found
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"symbol": self.symbol, "path": self.path, "change": self.change,
+                "commit": self.commit}
+
+    def text(self) -> str:
+        where = f" in {self.commit[:7]}" if self.commit else ""
+        return f"{self.symbol} ({self.path}) {self.change}{where}"
+
+
+def _module_parts(from_path: str, spec: str) -> list[str]:
+    """``orders.domain.order`` -> [orders, domain, order]; ``./util`` resolved from the file."""
+    if spec.startswith("."):
+        base = posixpath.dirname(from_path)
+        stripped = spec.lstrip(".")
+        ups = len(spec) - len(stripped) - 1
+        for _ in range(max(ups, 0)):
+            base = posixpath.dirname(base)
+        joined = posixpath.normpath(posixpath.join(base, stripped.replace(".", "/")))
+        return [p for p in joined.split("/") if p and p != "."]
+    return [p for p in _SEPARATORS.split(spec) if p and p not in ("crate", "self", "super")]
+
+
+def _stem_parts(path: str) -> list[str]:
+    stem = path.rsplit(".", 1)[0] if "." in path.rsplit("/", 1)[-1] else path
+    parts = stem.split("/")
+    return parts[:-1] if parts[-1] in _PACKAGE_FILES else parts
+
+
+def imported_paths(record: ChunkRecord, changed: Iterable[str]) -> list[str]:
+    """The changed paths that the record's imports name (module path suffix), bounded."""
+    candidates = [p for p in changed if p != record.path]
+    found: list[str] = []
+    for spec in record.imports:
+        parts = _module_parts(record.path, spec)
+        if not parts:
+            continue
+        for path in candidates:
+            if path not in found and _stem_parts(path)[-len(parts):] == parts:
+                found.append(path)
+                if len(found) >= MAX_FILES_PER_RESULT:
+                    return found
+    return found
+
+
+def is_dependency(record: ChunkRecord, symbol: str) -> bool:
+    """Does the record use the definition ``symbol`` (by the rule in the module docstring)?"""
+    owner, dot, name = symbol.rpartition(".")
+    if not dot:
+        return symbol in record.references
+    return name in record.references and owner.rsplit(".", 1)[-1] in record.references
+
+
+def notes_for_file(record: ChunkRecord, path: str, old: Mapping[str, str] | None,
+                   new: Mapping[str, str] | None, commit: str | None) -> list[DriftNote]:
+    """Drift of ``record``'s dependencies in ``path``: ``old`` and ``new`` map each symbol
+    defined in the file to its text at the stamp's commit and at the head (None: no file)."""
+    notes = []
+    for symbol, text in sorted((old or {}).items()):
+        if not is_dependency(record, symbol):
+            continue
+        now = (new or {}).get(symbol)
+        if now is None:
+            notes.append(DriftNote(symbol, path, VANISHED, commit))
+        elif now != text:
+            notes.append(DriftNote(symbol, path, CHANGED, commit))
+    return notes
+
+
+def check_line_suffix(notes: Sequence[DriftNote]) -> str:
+    """What the citation's check line adds: the drifted dependencies, at most three named."""
+    if not notes:
+        return ""
+    named = ", ".join(n.text() for n in notes[:3])
+    more = f" and {len(notes) - 3} more" if len(notes) > 3 else ""
+    return f"; depends on code that changed since: {named}{more}"

@@ -1,0 +1,103 @@
+"""Dependency drift for verified results (``core.drift``): the git reads it needs.
+
+For each ``older_identical`` result: the paths changed between its stamp's commit and the head
+(one tree diff per stamp commit, shared by the request's results), those its imports name,
+and in each the definitions it uses, compared at the two commits (``symbol_spans``, the
+chunker's own symbol names). Files over ``MAX_DEPENDENCY_BYTES`` are not read. Worktree
+targets are checked against their head commit: uncommitted edits are the worktree verdicts'
+business, not drift's.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from freshmark.adapters.git.repo import GitRepo
+from freshmark.core.chunking import symbol_spans
+from freshmark.core.classify import decode_text
+from freshmark.core.drift import (
+    DriftNote,
+    check_line_suffix,
+    imported_paths,
+    notes_for_file,
+)
+from freshmark.core.errors import PermanentError
+from freshmark.core.stamp import ChunkRecord
+from freshmark.core.verdicts import Verdict
+from freshmark.services.retrieval.results import VerifiedResult
+
+MAX_DEPENDENCY_BYTES = 512 * 1024
+MAX_COMMITS_SEARCHED = 200
+
+
+class DriftReader:
+    """Reads what drift needs from one repository against one head, caching per request."""
+
+    def __init__(self, repo: GitRepo, head: str):
+        self.repo, self.head = repo, head
+        self._changed: dict[str, set[str]] = {}
+        self._definitions: dict[tuple[str, str], dict[str, str] | None] = {}
+        self._last_commit: dict[tuple[str, str], str | None] = {}
+
+    def notes(self, record: ChunkRecord) -> list[DriftNote]:
+        if record.commit == self.head or not record.imports or not record.references:
+            return []
+        try:
+            changed = self._changed_since(record.commit)
+            notes: list[DriftNote] = []
+            for path in imported_paths(record, sorted(changed)):
+                old = self._defined(record.commit, path)
+                new = self._defined(self.head, path)
+                found = notes_for_file(record, path, old, new, None)
+                if found:
+                    commit = self._touched(path, record.commit)
+                    notes.extend(replace(note, commit=commit) for note in found)
+            return notes
+        except PermanentError:  # a stamp commit gone from the clone: nothing to compare
+            return []
+
+    def _changed_since(self, commit: str) -> set[str]:
+        if commit not in self._changed:
+            self._changed[commit] = self.repo.paths_changed_between(commit, self.head)
+        return self._changed[commit]
+
+    def _defined(self, commit: str, path: str) -> dict[str, str] | None:
+        """Symbol -> its lines in ``path`` at ``commit``; None when the file is not there."""
+        key = (commit, path)
+        if key not in self._definitions:
+            self._definitions[key] = self._read_definitions(commit, path)
+        return self._definitions[key]
+
+    def _read_definitions(self, commit: str, path: str) -> dict[str, str] | None:
+        blob = self.repo.blob_at(commit, path)
+        if blob is None:
+            return None
+        if self.repo.blob_size(blob) > MAX_DEPENDENCY_BYTES:
+            return {}
+        text = decode_text(self.repo.read_blob(blob))
+        if text is None:  # binary: defines nothing a chunk could reference
+            return {}
+        lines = text.splitlines()
+        return {symbol: "\n".join(lines[start - 1 : end])
+                for symbol, (start, end) in symbol_spans(path, text).items()}
+
+    def _touched(self, path: str, since: str) -> str | None:
+        key = (path, since)
+        if key not in self._last_commit:
+            self._last_commit[key] = self.repo.last_commit_touching(path, since, self.head,
+                                                                    MAX_COMMITS_SEARCHED)
+        return self._last_commit[key]
+
+
+def attach_drift(repo: GitRepo, head: str, results: list[VerifiedResult]) -> None:
+    """Give every ``older_identical`` result the drift of its dependencies (list and check
+    line); other verdicts already say their file changed, or that it is the head's."""
+    reader = DriftReader(repo, head)
+    for result in results:
+        if result.verification.verdict is not Verdict.OLDER_IDENTICAL:
+            continue
+        notes = reader.notes(result.record)
+        if notes:
+            result.drift = notes
+            result.citation = replace(result.citation,
+                                      third=result.citation.third + check_line_suffix(notes))

@@ -1,0 +1,95 @@
+"""Dependency drift (seed 000 §4.8, SPEC §10): an unchanged result whose dependencies changed
+says so, its verdict unchanged; on real git histories and a real index."""
+
+from __future__ import annotations
+
+from search_fixtures import PATHS, build_shop, index
+
+from freshmark.core.drift import imported_paths, is_dependency
+from freshmark.core.request import SearchRequest
+from freshmark.core.settings import Settings
+from freshmark.core.stamp import ChunkRecord
+from freshmark.services.retrieval.search import search
+
+UTIL_V1 = '''def used(x):
+    return x + 1
+
+
+def unused(x):
+    return x - 1
+'''
+CALLER = '''from app.util import used
+
+
+def compute_total(x):
+    """Total of an order."""
+    return used(x) * 2
+'''
+
+
+def find(repo_path, query: str, symbol: str) -> dict:
+    response = search(SearchRequest.build(query, k=10), str(repo_path),
+                      settings=Settings.from_env()).to_dict()
+    return next(r for r in response["results"] if r["symbol"] == symbol)
+
+
+def test_an_unchanged_result_names_the_dependency_that_changed_under_it(fm_home, make_repo):
+    shop = build_shop(make_repo)  # indexed before the domain rule changed; the service did not
+    result = find(shop.path, "OrderService cancel_order", "OrderService.cancel_order")
+    assert result["verdict"] == "older_identical"
+    drift = {note["symbol"]: note for note in result["drift"]}
+    assert drift["ensure_cancellable"] == {"symbol": "ensure_cancellable",
+                                           "path": PATHS["domain"], "change": "changed",
+                                           "commit": shop.head}
+    assert "depends on code that changed since: ensure_cancellable" in result["citation"]
+
+
+def _app(make_repo):
+    repo = make_repo("app")
+    repo.write("app/util.py", UTIL_V1).write("app/orders.py", CALLER)
+    repo.commit("initial")
+    index(repo.path)
+    return repo
+
+
+def test_no_drift_when_only_definitions_it_does_not_use_changed(fm_home, make_repo):
+    repo = _app(make_repo)
+    repo.write("app/util.py", UTIL_V1.replace("x - 1", "x - 2"))
+    repo.commit("change the unused helper")
+    result = find(repo.path, "compute_total order", "compute_total")
+    assert result["verdict"] == "older_identical" and not result.get("drift")
+    assert "depends on" not in result["citation"]
+
+
+def test_a_dependency_deleted_since_the_stamp_is_vanished(fm_home, make_repo):
+    repo = _app(make_repo)
+    repo.write("app/util.py", "def unused(x):\n    return x - 1\n")
+    gone = repo.commit("drop used")
+    result = find(repo.path, "compute_total order", "compute_total")
+    assert [(n["symbol"], n["change"], n["commit"]) for n in result["drift"]] == [
+        ("used", "vanished", gone)]
+
+
+def test_a_result_at_the_head_carries_no_drift(fm_home, make_repo):
+    repo = _app(make_repo)
+    result = find(repo.path, "compute_total order", "compute_total")
+    assert result["verdict"] == "current" and not result.get("drift")
+
+
+def record(path: str, imports: tuple[str, ...], references: tuple[str, ...]) -> ChunkRecord:
+    return ChunkRecord(repo="r", branch="main", commit="c" * 40, path=path, symbol="f",
+                       start_line=1, end_line=2, indexed_at="x", blob_sha="b" * 40,
+                       content_sha256="s" * 64, imports=list(imports),
+                       references=list(references))
+
+
+def test_only_changed_files_its_imports_name_are_looked_at():
+    caller = record("src/orders/service.py", ("orders.domain.order", "./util"), ("rule",))
+    changed = ["src/orders/domain/order.py", "src/orders/util.py", "src/billing/order.py"]
+    assert imported_paths(caller, changed) == ["src/orders/domain/order.py",
+                                               "src/orders/util.py"]
+
+
+def test_a_method_is_a_dependency_only_when_its_class_is_named_too():
+    assert not is_dependency(record("a.py", (), ("save",)), "OrderRepo.save")
+    assert is_dependency(record("a.py", (), ("OrderRepo", "save")), "OrderRepo.save")
