@@ -52,8 +52,10 @@ class Timings:
     a live job never lapses, however long the job runs, so the time limits do not depend on it.
     When the holder dies the lease lapses and the scheduler's orphan sweep re-sends the job
     within about one lease, long before kombu would restore the dead run's message (then
-    stale). A queued or running job older than ``stale_seconds`` is presumed lost and re-sent on
-    the next request for it: the backstop for a job that holds no lock.
+    stale). A message a worker took but has not run yet is held on the same lease
+    (``adapters.queue.holds``). A queued or running job older than ``stale_seconds`` is
+    presumed lost and re-sent on the next request for it: the backstop for a job that holds no
+    lock.
     """
 
     visibility_timeout_seconds: int = 3600

@@ -16,8 +16,12 @@ state change is one small Lua script, so producers and workers on many machines 
   in the running set.
 - ``finish``: deletes the job, or requeues it under a new id when a re-run was requested.
 - ``resend_orphans``: a running job whose lock is no longer held by its run lost its worker
-  (killed, OOM, node gone: the lease lapsed); it is re-sent under a new id at once, instead of
-  waiting for kombu's visibility timeout. The scheduler runs it every tick.
+  (killed, OOM, node gone: the lease lapsed), and so did a queued job whose message a worker
+  took but whose hold lease lapsed (``adapters.queue.holds``: a prefetched message or a retry
+  waiting out its countdown, in a worker killed whole); either is re-sent under a new id at
+  once, instead of waiting for kombu's visibility timeout. The scheduler runs it every tick. A
+  message still in the broker's queue is held by nobody and never re-sent, however long it
+  waits there.
 
 A message whose job id no longer matches the hash is stale (a duplicate or superseded delivery)
 and is dropped, which makes redelivery harmless. Times are unix seconds (float).
@@ -142,7 +146,8 @@ def claim(
     without a lock is left to the ``stale_seconds`` backstop)."""
     now = time.time() if now is None else now
     args = [job_id, now, max_attempts, job_key, lock, lock_token]
-    reply = _run(client, _CLAIM, [keys.job(job_key), keys.PARKED, keys.RUNNING], args)
+    job_keys = [keys.job(job_key), keys.PARKED, keys.RUNNING, keys.HELD]
+    reply = _run(client, _CLAIM, job_keys, args)
     if reply[0] != "claimed":
         return Claim(reply[0])
     data = dict(zip(reply[1::2], reply[2::2], strict=True))
@@ -173,9 +178,11 @@ def finish(
 
 
 def resend_orphans(client: redis.Redis, send: Sender, *, now: float | None = None) -> list[str]:
-    """Re-send every running job whose run lost its lock; returns their job keys."""
+    """Re-send every running job whose run lost its lock, and every queued job whose message's
+    holder let its hold lapse; returns their job keys."""
     now = time.time() if now is None else now
-    flat = _run(client, _RESEND_ORPHANS, [keys.RUNNING], [now, keys.JOB_PREFIX, _new_id()])
+    args = [now, keys.JOB_PREFIX, _new_id(), keys.HOLD_PREFIX]
+    flat = _run(client, _RESEND_ORPHANS, [keys.RUNNING, keys.HELD], args)
     resent = []
     for i in range(0, len(flat), 4):
         job_key, job_id, kind, queue = flat[i : i + 4]
