@@ -112,6 +112,8 @@ class Scheduler:
         fired = due_entries(self.entries, self._last_runs(), now)
         for entry in fired:
             for spec in entry.specs:
+                if jobs.held_back(self.client, spec.key):
+                    continue  # parked on its own error: reconcile starts it once its branch moves
                 result = jobs.submit(self.client, spec, self.send, stale_seconds=self.stale_seconds)
                 report.sent += int(result.must_send)
             self.client.hset(keys.SCHEDULE_LAST_RUN, entry.name, now)
