@@ -73,8 +73,12 @@ def test_the_same_error_three_attempts_in_a_row_is_permanent(ctx: WorkerContext)
     assert parked["last_error"].endswith("(the same error 3 attempts in a row)")
 
 
-def test_an_outage_is_retried_until_the_attempts_run_out(ctx: WorkerContext) -> None:
-    parked = _run_failing(ctx, StoreUnavailable("Chroma store unreachable"))
+@pytest.mark.parametrize("outage", [StoreUnavailable("Chroma store unreachable"),
+                                    ConnectionRefusedError(111, "Connection refused"),
+                                    redis.ConnectionError("Error 111 connecting to redis")])
+def test_an_outage_is_retried_until_the_attempts_run_out(ctx: WorkerContext,
+                                                         outage: Exception) -> None:
+    parked = _run_failing(ctx, outage)
     assert parked["attempts"] == str(MAX_ATTEMPTS + 1)  # the delivery after the last attempt
     assert parked["failed_on"] == jobspec.FAILED_ON_OUTAGE
 

@@ -11,10 +11,11 @@ metrics, and the retry policy by error class:
   an unexpected bug): retry with capped exponential backoff spread over at least
   ``config.retry_window_seconds`` (so a service restart does not exhaust the attempts); the
   attempt counter parks the job after ``config.max_attempts`` tries, so nothing loops forever,
-  and a later success of the same job clears the parked entry. The run's own error (not a
-  ``RetryableError``) that recurs ``jobspec.RECURRING_ERROR_ATTEMPTS`` times in a row is
-  permanent. A job parked on its own error is not started again by reconcile or the schedule
-  until its branch moves (``jobs.held_back``); one parked on an outage is.
+  and a later success of the same job clears the parked entry. The run's own error (not an
+  outage: a ``RetryableError``, a lost connection) that recurs
+  ``jobspec.RECURRING_ERROR_ATTEMPTS`` times in a row is permanent. A job parked on its own
+  error is not started again by reconcile or the schedule until its branch moves
+  (``jobs.held_back``); one parked on an outage is.
 
 A busy branch lock is not an attempt: the message is retried shortly without counting.
 
@@ -31,6 +32,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+import redis
 from celery import Task
 
 from freshmark.adapters import keys
@@ -47,6 +49,11 @@ log = logging.getLogger("freshmark.worker")
 
 Body = Callable[[jobspec.Job, WorkerContext], dict[str, Any]]
 BatchBody = Callable[[dict[str, Any], WorkerContext], dict[str, Any]]
+
+# Errors of a service that is down, not of the run: retried until the attempts run out, never
+# taken for the run's own recurring error (Redis errors are raised unwrapped by redis-py).
+OUTAGES: tuple[type[BaseException], ...] = (
+    RetryableError, ConnectionError, TimeoutError, redis.ConnectionError, redis.TimeoutError)
 
 # A busy branch: wait a little in place (the other layer's job of a push is usually short),
 # then hand the message back with a growing delay.
@@ -77,7 +84,7 @@ def _run_claimed(task: Task, body: Body, ctx: WorkerContext, job: jobspec.Job) -
         return _fail(ctx, job, jobs.stored_error(str(exc)))
     except Exception as exc:
         error = jobs.stored_error(f"{type(exc).__name__}: {exc}")
-        outage = isinstance(exc, RetryableError)
+        outage = isinstance(exc, OUTAGES)
         repeats = 0 if outage else jobspec.error_repeats(job, error)
         if repeats >= jobspec.RECURRING_ERROR_ATTEMPTS:
             return _fail(ctx, job, f"{error} (the same error {repeats} attempts in a row)")

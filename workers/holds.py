@@ -106,7 +106,7 @@ def keeper() -> HoldKeeper:
 
 @signals.task_received.connect
 def _on_received(request: Any = None, **_: Any) -> None:
-    if request is None or request.name not in JOB_TASKS:
+    if request is None or request.name not in JOB_TASKS or len(request.args or ()) < 2:
         return  # batch messages are no job's: their claims have leases of their own
     try:
         keeper().take(request)
