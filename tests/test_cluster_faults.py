@@ -178,8 +178,9 @@ def test_poison_job_is_parked_after_its_attempts_and_says_so(tmp_path: Path, pro
         client = cluster.client()
         wait_until(lambda: client.hexists(keys.PARKED, job_key), 90, "the job to be parked")
         assert "RemoteUnavailable" in client.hget(keys.PARKED, job_key)
-        log = (tmp_path / "worker-w1.log").read_text(errors="replace")
-        assert f"job {job_key} parked after 2 attempts" in log
+        # The worker logs it just after parking the job in Redis.
+        wait_until(lambda: f"job {job_key} parked after 2 attempts" in _log(cluster, "worker-w1"),
+                   30, "the worker to log the parking")
     finally:
         cluster.stop_all()
 
