@@ -5,8 +5,9 @@ a reconcile pass and the retirement of idle branches run on their own intervals.
 scheduler acts at a time: it holds a Redis lock whose TTL it renews every tick, and a standby
 takes over within one TTL of the holder dying. Last run times live in Redis too, so a restarted
 (or replacement) scheduler does not fire everything again. Every tick also drains the due set
-(debounced jobs whose time has come) and re-sends running jobs whose worker died (their lock
-lease lapsed). Times are unix seconds.
+(debounced jobs whose time has come) and re-sends the jobs whose worker died: running ones
+whose lock lease lapsed, and queued ones whose message's hold lease lapsed. Times are unix
+seconds.
 """
 
 from __future__ import annotations
@@ -121,12 +122,14 @@ class Scheduler:
         report = TickReport(leader=True, drained=jobs.drain_due(self.client, self.send, now=now))
         report.resent = tuple(jobs.resend_orphans(self.client, self.send, now=now))
         for job_key in report.resent:
-            log.warning("job %s lost its worker (its lock lapsed); sent again", job_key)
+            log.warning("job %s lost its worker (its lease lapsed); sent again", job_key)
         if self.config.adapt_layer_intervals:
             self._adapt_entries()
         fired = due_entries(self.entries, self._last_runs(), now)
         for entry in fired:
             for spec in entry.specs:
+                if jobs.held_back(self.client, spec.key):
+                    continue  # parked on its own error: reconcile starts it once its branch moves
                 result = jobs.submit(self.client, spec, self.send, stale_seconds=self.stale_seconds)
                 report.sent += int(result.must_send)
             self.client.hset(keys.SCHEDULE_LAST_RUN, entry.name, now)

@@ -31,6 +31,7 @@ from conftest import ChromaServer
 from repo_builder import RepoBuilder
 
 from freshmark.adapters import keys
+from freshmark.adapters.queue import branch_lock
 from freshmark.adapters.store.chroma import Store
 from freshmark.core import jobspec
 from freshmark.core.config import Config
@@ -177,8 +178,9 @@ def test_poison_job_is_parked_after_its_attempts_and_says_so(tmp_path: Path, pro
         client = cluster.client()
         wait_until(lambda: client.hexists(keys.PARKED, job_key), 90, "the job to be parked")
         assert "RemoteUnavailable" in client.hget(keys.PARKED, job_key)
-        log = (tmp_path / "worker-w1.log").read_text(errors="replace")
-        assert f"job {job_key} parked after 2 attempts" in log
+        # The worker logs it just after parking the job in Redis.
+        wait_until(lambda: f"job {job_key} parked after 2 attempts" in _log(cluster, "worker-w1"),
+                   30, "the worker to log the parking")
     finally:
         cluster.stop_all()
 
@@ -235,6 +237,35 @@ def test_job_of_a_killed_worker_is_sent_again_once_its_lease_lapses(
         _wait_running(cluster, repo_id, head)
         cluster.kill(worker)  # parent and child: no requeue, the message stays unacked
         assert _still_running(cluster, repo_id)
+        cluster.start_worker(concurrency=1, name="w2")
+        cluster.wait_for_stamp(repo_id, head, timeout_seconds=RECOVERY_DEADLINE_SECONDS)
+    finally:
+        cluster.stop_all()
+    assert f"job index:{repo_id}:main:default lost its worker" in _log(cluster, "scheduler")
+
+
+def test_job_waiting_on_the_branch_lock_in_a_killed_worker_runs_again_within_a_lease(
+    tmp_path: Path, private_redis: PrivateRedis, chroma_server
+) -> None:
+    # The worker keeps the job's lock-busy retry until its countdown: the job is queued, not
+    # running, and its message is in the dead worker's hands until the visibility timeout.
+    cluster, repo_id, work = _cluster(tmp_path, private_redis.url, chroma_server.url,
+                                      **SWEEP_ONLY)
+    try:
+        worker = cluster.start_worker(concurrency=1)
+        cluster.start_server()
+        cluster.start_scheduler()
+        client, job = cluster.client(), keys.job(f"index:{repo_id}:main:default")
+        lock = keys.branch_lock(repo_id, "main")
+        other_run = branch_lock.acquire(client, lock, LONG_VISIBILITY_SECONDS)  # a live holder
+        assert other_run is not None
+        head = work.head()
+        assert cluster.push_webhook(repo_id, head).status_code == 202
+        wait_until(lambda: len(_deliveries(_log(cluster, "worker-w1"))) >= 2, 60,
+                   "the worker to take the job's lock-busy retry")
+        cluster.kill(worker)
+        assert client.hget(job, "state") == jobspec.QUEUED
+        branch_lock.release(client, lock, other_run)
         cluster.start_worker(concurrency=1, name="w2")
         cluster.wait_for_stamp(repo_id, head, timeout_seconds=RECOVERY_DEADLINE_SECONDS)
     finally:

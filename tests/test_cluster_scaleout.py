@@ -235,3 +235,31 @@ def test_small_incremental_run_is_not_split(cluster: Cluster) -> None:
     cluster.wait_for_stamp(repo_id, small, timeout_seconds=60)
     assert sum(after_full.values()) > 0  # the full index before it was split
     assert _batches_written(cluster) == after_full
+
+
+def test_a_helper_whose_run_is_cancelled_gives_its_claim_back_at_once(cluster: Cluster) -> None:
+    # A new coordinator cancels the run it finds left over, then waits until no claim of it can
+    # still write: a helper that kept its claim held it for the whole lease (120 s here).
+    repo_id, work = cluster.repos["shop"]
+    workers = _start(cluster)
+    client = cluster.client()
+    head = _big_commit(work)
+    _push(cluster, head)
+    helper, frozen = _stop_helper_mid_batch(cluster, client, workers)
+    coordinator = next(w for w in workers if w is not helper)
+    os.killpg(coordinator.pid, signal.SIGSTOP)  # only the helper acts on the record now
+    try:
+        run_id = fanout.read(client, repo_id, "main").id
+        assert fanout.cancel(client, repo_id, "main", f"index:{repo_id}:main:default")
+        os.killpg(helper.pid, signal.SIGCONT)
+
+        def given_back() -> bool:
+            record = fanout.read(client, repo_id, "main")
+            return record is not None and record.id == run_id \
+                and frozen.batch not in record.claims
+
+        wait_until(given_back, 60, "the helper to give its claim on the cancelled run back")
+    finally:
+        os.killpg(helper.pid, signal.SIGCONT)
+        os.killpg(coordinator.pid, signal.SIGCONT)
+    cluster.wait_for_stamp(repo_id, head, timeout_seconds=150)  # the job re-plans and lands

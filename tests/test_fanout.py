@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import time
 
+import pytest
 import redis
 
 from freshmark.adapters import keys
@@ -12,6 +13,7 @@ from freshmark.adapters.queue import fanout
 from freshmark.core.config import ScaleOut, parse_config
 from freshmark.core.plan import batch_changes
 from freshmark.core.tree import FileChange
+from workers import scaleout
 
 JOB_KEY = "index:shop:main:*"
 
@@ -141,3 +143,44 @@ def test_the_job_shows_batches_done_of_total(redis_client: redis.Redis) -> None:
     assert fanout.remove(redis_client, "shop", "main", JOB_KEY, "f1")
     assert redis_client.hget(job, keys.JOB_BATCHES_TOTAL) is None
     assert fanout.read(redis_client, "shop", "main") is None
+
+
+# -- a holder of a cancelled run ----------------------------------------------------------------
+
+
+def _slot(client: redis.Redis, batch: int, lease_seconds: float = 30) -> scaleout.BatchSlot:
+    return scaleout.BatchSlot(client, "shop", "main", "f1", batch, f"h:{os.getpid()}:x",
+                              lease_seconds)
+
+
+def test_a_batch_whose_run_is_cancelled_mid_work_gives_its_claim_back(
+    redis_client: redis.Redis,
+) -> None:
+    _start(redis_client)
+    slot = _slot(redis_client, 0, lease_seconds=0.2)  # renewed every 0.05 s at most
+    assert slot.claim() == "claimed"
+
+    def work(keep: scaleout.KeepClaim) -> dict[str, int]:
+        fanout.cancel(redis_client, "shop", "main", JOB_KEY)  # a new coordinator took over
+        time.sleep(0.06)
+        keep()  # what the indexer calls before each write
+        return {"chunks_added": 1}
+
+    with pytest.raises(fanout.BatchLost):
+        scaleout._run_claimed(slot, JOB_KEY, "hot", scaleout.RUNNER_HELPER, work)
+    assert 0 not in _record(redis_client).claims
+
+
+def test_a_batch_whose_run_is_cancelled_before_its_result_gives_its_claim_back(
+    redis_client: redis.Redis,
+) -> None:
+    _start(redis_client)
+    slot = _slot(redis_client, 1)
+    assert slot.claim() == "claimed"
+
+    def work(keep: scaleout.KeepClaim) -> dict[str, int]:
+        fanout.cancel(redis_client, "shop", "main", JOB_KEY)
+        return {"chunks_added": 1}
+
+    assert scaleout._run_claimed(slot, JOB_KEY, "hot", scaleout.RUNNER_HELPER, work) == "gone"
+    assert _record(redis_client).claims == {}

@@ -3,8 +3,9 @@
 Settings follow OPS.md: late acks, requeue when a worker dies, prefetch 1, results ignored, and
 limits ordered soft < hard < visibility timeout (``core.jobspec.Timings``). A job whose worker
 dies without a requeue (the whole worker killed, or the requeued message landing on another
-host) does not wait for the visibility timeout: its lock lease lapses and the scheduler re-sends
-it (``adapters.queue.jobs.resend_orphans``).
+host) does not wait for the visibility timeout: its lock lease lapses, or the hold lease on a
+message it had not started yet (``workers.holds``), and the scheduler re-sends it
+(``adapters.queue.jobs.resend_orphans``).
 kombu's Redis transport scans for messages whose visibility timeout has passed only every
 ``unacked_restore_interval * unacked_restore_throttle`` seconds (10 * 10 by default, which is
 where the "visibility timeout + ~100 s" comes from); the throttle is set to 1 so a killed
@@ -101,7 +102,8 @@ def create_app(
     settings = settings or Settings.from_env()
     timings = timings or jobspec.Timings.from_env()
     # The task base makes a late ack after a lost broker connection harmless (broker_loss.py).
-    celery = Celery("freshmark", include=["workers.tasks"],
+    # ``workers.holds`` is loaded for its signal: a worker holds each job message it takes.
+    celery = Celery("freshmark", include=["workers.tasks", "workers.holds"],
                     task_cls="workers.broker_loss:FreshmarkTask")
     celery.conf.update(celery_config(settings, timings, queue_names(config)))
     return celery

@@ -5,12 +5,17 @@ lock (the (repo, branch) lock for branch jobs, the job's own for repo-wide ones)
 thread renews while the job runs, the claim (attempt counting and parking), timing, outcome
 metrics, and the retry policy by error class:
 
-- ``PermanentError``: fail fast, no retry (the job is dropped and recorded as failed).
+- ``PermanentError``: fail fast, no retry (the job is parked with the head it failed at and
+  recorded as failed).
 - anything else (``RetryableError`` such as a Chroma or remote that is down, a soft time limit,
   an unexpected bug): retry with capped exponential backoff spread over at least
   ``config.retry_window_seconds`` (so a service restart does not exhaust the attempts); the
   attempt counter parks the job after ``config.max_attempts`` tries, so nothing loops forever,
-  and a later success of the same job clears the parked entry.
+  and a later success of the same job clears the parked entry. The run's own error (not an
+  outage: a ``RetryableError``, a lost connection) that recurs
+  ``jobspec.RECURRING_ERROR_ATTEMPTS`` times in a row is permanent. A job parked on its own
+  error is not started again by reconcile or the schedule until its branch moves
+  (``jobs.held_back``); one parked on an outage is.
 
 A busy branch lock is not an attempt: the message is retried shortly without counting.
 
@@ -27,13 +32,14 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+import redis
 from celery import Task
 
 from freshmark.adapters import keys
 from freshmark.adapters.queue import branch_lock, jobs
 from freshmark.adapters.telemetry import counters
 from freshmark.core import jobspec
-from freshmark.core.errors import PermanentError
+from freshmark.core.errors import PermanentError, RetryableError
 from freshmark.core.jobspec import parse_job_key
 from freshmark.core.redact import redact
 from workers.celery_app import TASK_ROUTES, app
@@ -43,6 +49,11 @@ log = logging.getLogger("freshmark.worker")
 
 Body = Callable[[jobspec.Job, WorkerContext], dict[str, Any]]
 BatchBody = Callable[[dict[str, Any], WorkerContext], dict[str, Any]]
+
+# Errors of a service that is down, not of the run: retried until the attempts run out, never
+# taken for the run's own recurring error (Redis errors are raised unwrapped by redis-py).
+OUTAGES: tuple[type[BaseException], ...] = (
+    RetryableError, ConnectionError, TimeoutError, redis.ConnectionError, redis.TimeoutError)
 
 # A busy branch: wait a little in place (the other layer's job of a push is usually short),
 # then hand the message back with a growing delay.
@@ -70,12 +81,16 @@ def _run_claimed(task: Task, body: Body, ctx: WorkerContext, job: jobspec.Job) -
     try:
         result = body(job, ctx)
     except PermanentError as exc:
-        jobs.finish(ctx.redis, job.key, job.id, "failed", error=str(exc))
-        _count(queue, "failed")
-        log.error("job %s failed permanently: %s", job.key, redact(str(exc)))
-        return {"outcome": "failed", "error": redact(str(exc))}
+        return _fail(ctx, job, jobs.stored_error(str(exc)))
     except Exception as exc:
-        jobs.finish(ctx.redis, job.key, job.id, "retry", error=f"{type(exc).__name__}: {exc}")
+        error = jobs.stored_error(f"{type(exc).__name__}: {exc}")
+        outage = isinstance(exc, OUTAGES)
+        repeats = 0 if outage else jobspec.error_repeats(job, error)
+        if repeats >= jobspec.RECURRING_ERROR_ATTEMPTS:
+            return _fail(ctx, job, f"{error} (the same error {repeats} attempts in a row)")
+        failed_on = jobspec.FAILED_ON_OUTAGE if outage else jobspec.FAILED_ON_ERROR
+        jobs.finish(ctx.redis, job.key, job.id, "retry", error=error, failed_on=failed_on,
+                    error_repeats=repeats)
         _count(queue, "retry")
         delay = _backoff_seconds(ctx, job.attempts)
         log.warning("job %s attempt %d failed (%s); retry in %.1fs",
@@ -90,6 +105,19 @@ def _run_claimed(task: Task, body: Body, ctx: WorkerContext, job: jobspec.Job) -
     _count(queue, outcome)
     log.info("job %s %s in %.2fs", job.key, outcome, time.perf_counter() - started)
     return {"outcome": outcome, **result}
+
+
+def _fail(ctx: WorkerContext, job: jobspec.Job, error: str) -> dict[str, Any]:
+    """A permanent failure: the job is parked at its head (unless a re-run was asked for)."""
+    done = jobs.finish(ctx.redis, job.key, job.id, "failed", error=error,
+                       failed_on=jobspec.FAILED_ON_ERROR)
+    if done.outcome == "requeue":  # a request arrived meanwhile: a new commit may fix it
+        ctx.send(done.kind, job.key, done.job_id, done.queue)
+    _count(job.spec.queue, "failed")
+    if done.outcome == "parked":
+        counters.JOBS_PARKED_TOTAL.inc()
+    log.error("job %s failed permanently: %s", job.key, error)
+    return {"outcome": "failed", "error": error}
 
 
 def _lock_name(job_key: str, lock_branch: bool) -> str:

@@ -51,6 +51,8 @@ def _index_mirror(job: jobspec.Job, ctx: WorkerContext, repo: RepoConfig) -> dic
             retire = _retire_spec(repo.id, spec.branch, "branch gone at index time")
             jobs.submit(ctx.redis, retire, ctx.send)
         return {"noop": True, "branch_missing": True}
+    # Kept if the run fails for good: reconcile sends it again only once the branch moves.
+    jobs.note_head(ctx.redis, job.key, job.id, state.heads[spec.branch])
     request = IndexRequest(
         state.path,
         branch=spec.branch,

@@ -29,8 +29,9 @@ id, so a batch run twice writes the same records):
 - A helper that fails: it hands the batch back; the coordinator runs it, and its own error
   decides the job's outcome (retry or fail) as for any job.
 - The coordinator killed: its job comes back (lock lease lapsed), takes the lock, finds the old
-  record; it cancels it, waits until no old claim can still write, and plans again from the
-  manifest, which was never advanced. Batches already written plan as unchanged.
+  record; it cancels it, waits until no old claim can still write (a live helper gives its
+  claim back at its next renew), and plans again from the manifest, which was never advanced.
+  Batches already written plan as unchanged.
 - A holder renews its claim as it works (after each file and embedder batch, and before each
   write; at most every half second); a claim taken over makes it stop. One gap is left: a
   holder frozen for longer than its lease exactly between that check and its write could still
@@ -160,22 +161,32 @@ class Lease:
         self._renewed_at = now
 
 
+def _give_back(slot: BatchSlot, error: str = "") -> None:
+    """Drop this process's claim (a no-op once it was taken over): a claim left in a cancelled
+    run would hold its next coordinator's drain for a whole lease."""
+    with contextlib.suppress(redis.RedisError):
+        slot.release(error)
+
+
 def _run_claimed(slot: BatchSlot, job_key: str, queue: str, runner: str,
                  work: Callable[[KeepClaim], dict[str, Any]]) -> str:
     """Run a claimed batch and record its counts: completed | duplicate | gone. A batch that
-    raises is handed back (the coordinator runs it) and the error goes on up."""
+    raises is handed back (the coordinator runs it) and the error goes on up; a batch whose
+    run was cancelled gives its claim up at once, having stopped before its next write."""
     lease = Lease(slot)
     started = time.perf_counter()
     try:
         counts = work(lease.keep)
     except fanout.BatchLost:
-        raise  # nothing to hand back: the batch is someone else's now
+        _give_back(slot)  # cancelled, or taken over (then the claim is not ours to drop)
+        raise
     except Exception as exc:
-        with contextlib.suppress(redis.RedisError):
-            slot.release(redact(f"{type(exc).__name__}: {exc}"))
+        _give_back(slot, redact(f"{type(exc).__name__}: {exc}"))
         raise
     seconds = time.perf_counter() - started
     outcome = slot.complete(job_key, counts)
+    if outcome == "gone":  # cancelled between the last renewal and the result
+        _give_back(slot)
     counters.INDEX_BATCHES_TOTAL.labels(queue=queue, runner=runner).inc()
     counters.INDEX_BATCH_DURATION_SECONDS.labels(queue=queue).observe(seconds)
     return outcome

@@ -14,11 +14,13 @@ KOMBU_PRIORITY_SEP = "\x06\x16"
 KOMBU_PRIORITY_STEPS: tuple[int, ...] = (0, 3, 6, 9)
 
 # Jobs: a hash per pending/running job, a sorted set of debounce due times (score: unix seconds),
-# a sorted set of running job keys (score: start time) that the orphan sweep walks, a hash of
-# parked (poison) jobs and a capped list of recent permanent failures.
+# a sorted set of running job keys (score: start time) and one of queued job keys whose message a
+# worker holds (score: when it took it), both walked by the orphan sweep, a hash of parked
+# (poison) jobs and a capped list of recent permanent failures.
 JOB_PREFIX = PREFIX + "job:"
 DUE = PREFIX + "due"
 RUNNING = PREFIX + "running"
+HELD = PREFIX + "held"
 PARKED = PREFIX + "parked"
 FAILED = PREFIX + "failed"
 FAILED_KEEP = 200
@@ -27,6 +29,8 @@ FAILED_KEEP = 200
 # one per job key for repo-wide maintenance jobs.
 BRANCH_LOCK_PREFIX = PREFIX + "lock:branch:"
 JOB_LOCK_PREFIX = PREFIX + "lock:job:"
+# The lease of the worker holding a queued job's message (``adapters.queue.holds``), per job key.
+HOLD_PREFIX = PREFIX + "lease:hold:"
 
 # A split index run in flight (``adapters.queue.fanout``): one hash per (repo, branch) holding the
 # run's batch claims and results. Job hash fields showing its progress while it runs.
@@ -59,6 +63,10 @@ def branch_lock(repo: str, branch: str) -> str:
 
 def job_lock(job_key: str) -> str:
     return JOB_LOCK_PREFIX + job_key
+
+
+def hold(job_key: str) -> str:
+    return HOLD_PREFIX + job_key
 
 
 def fanout(repo: str, branch: str) -> str:

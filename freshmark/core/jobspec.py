@@ -52,8 +52,10 @@ class Timings:
     a live job never lapses, however long the job runs, so the time limits do not depend on it.
     When the holder dies the lease lapses and the scheduler's orphan sweep re-sends the job
     within about one lease, long before kombu would restore the dead run's message (then
-    stale). A queued or running job older than ``stale_seconds`` is presumed lost and re-sent on
-    the next request for it: the backstop for a job that holds no lock.
+    stale). A message a worker took but has not run yet is held on the same lease
+    (``adapters.queue.holds``). A queued or running job older than ``stale_seconds`` is
+    presumed lost and re-sent on the next request for it: the backstop for a job that holds no
+    lock.
     """
 
     visibility_timeout_seconds: int = 3600
@@ -159,10 +161,34 @@ class Claim:
 
 @dataclass(frozen=True)
 class Finish:
-    outcome: str  # done | requeue | retry | stale
+    outcome: str  # done | requeue | retry | parked (a permanent failure) | stale
     job_id: str = ""
     kind: str = ""
     queue: str = ""
+
+
+# Why an attempt failed, kept on the job's hash (``failed_on``): an outage (a ``RetryableError``:
+# the store, the broker or the git host was down) or the run's own error (anything else).
+FAILED_ON_OUTAGE, FAILED_ON_ERROR = "outage", "error"
+# The run's own error, the same this many attempts in a row, is permanent: retrying the same
+# commit only repeats it (a file that breaks the run, a bug).
+RECURRING_ERROR_ATTEMPTS = 3
+
+
+def error_repeats(job: Job, error: str) -> int:
+    """Attempts in a row, this one included, that ended in the run's own ``error``."""
+    fields = job.fields
+    same = fields.get("failed_on") == FAILED_ON_ERROR and fields.get("last_error") == error
+    return int(fields.get("error_repeats") or 0) + 1 if same else 1
+
+
+def parked_at(parked: dict[str, str], head: str | None) -> bool:
+    """True when a parked job (its last hash) stopped on its own error, at ``head`` if given:
+    sending it again at that commit would fail again. A job parked on an outage may go again;
+    one that never got to note its head is judged by its request's target."""
+    if parked.get("failed_on") == FAILED_ON_OUTAGE:
+        return False
+    return head is None or (parked.get("head") or parked.get("target")) == head
 
 
 RETRY_WINDOW_SECONDS = 60.0

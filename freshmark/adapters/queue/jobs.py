@@ -14,10 +14,16 @@ state change is one small Lua script, so producers and workers on many machines 
   its worker must stop somewhere: ``reject_on_worker_lost`` requeues with no count). The claim
   records the lock the run holds (a short lease its worker keeps renewing) and enters the job
   in the running set.
-- ``finish``: deletes the job, or requeues it under a new id when a re-run was requested.
+- ``finish``: deletes the job, or requeues it under a new id when a re-run was requested; a
+  permanent failure parks it with the head it failed at (``note_head``), and reconcile sends a
+  job parked on its own error again only once its branch has moved (``held_back``).
 - ``resend_orphans``: a running job whose lock is no longer held by its run lost its worker
-  (killed, OOM, node gone: the lease lapsed); it is re-sent under a new id at once, instead of
-  waiting for kombu's visibility timeout. The scheduler runs it every tick.
+  (killed, OOM, node gone: the lease lapsed), and so did a queued job whose message a worker
+  took but whose hold lease lapsed (``adapters.queue.holds``: a prefetched message or a retry
+  waiting out its countdown, in a worker killed whole); either is re-sent under a new id at
+  once, instead of waiting for kombu's visibility timeout. The scheduler runs it every tick. A
+  message still in the broker's queue is held by nobody and never re-sent, however long it
+  waits there.
 
 A message whose job id no longer matches the hash is stale (a duplicate or superseded delivery)
 and is dropped, which makes redelivery harmless. Times are unix seconds (float).
@@ -48,6 +54,8 @@ _DRAIN = scripts.lua("job_drain_due")
 _CLAIM = scripts.lua("job_claim")
 _FINISH = scripts.lua("job_finish")
 _RESEND_ORPHANS = scripts.lua("job_resend_orphans")
+_NOTE_HEAD = scripts.lua("job_note_head")
+ERROR_CHARS = 500  # of a stored error
 
 
 def connect(url: str) -> redis.Redis:
@@ -67,6 +75,11 @@ def read_hash(client: redis.Redis, name: str) -> dict[str, str]:
 def read_value(client: redis.Redis, name: str) -> str | None:
     """The string at ``name`` (``GET``; None when absent), read with a ``connect`` client."""
     return cast("str | None", client.get(name))
+
+
+def read_hash_field(client: redis.Redis, name: str, field: str) -> str | None:
+    """One field of the hash ``name`` (``HGET``; None when absent)."""
+    return cast("str | None", client.hget(name, field))
 
 
 def _run(client: redis.Redis, script: str, keys_: list[str], args: list[Any]) -> list[str]:
@@ -142,7 +155,8 @@ def claim(
     without a lock is left to the ``stale_seconds`` backstop)."""
     now = time.time() if now is None else now
     args = [job_id, now, max_attempts, job_key, lock, lock_token]
-    reply = _run(client, _CLAIM, [keys.job(job_key), keys.PARKED, keys.RUNNING], args)
+    job_keys = [keys.job(job_key), keys.PARKED, keys.RUNNING, keys.HELD]
+    reply = _run(client, _CLAIM, job_keys, args)
     if reply[0] != "claimed":
         return Claim(reply[0])
     data = dict(zip(reply[1::2], reply[2::2], strict=True))
@@ -156,14 +170,18 @@ def finish(
     outcome: str,
     *,
     error: str = "",
+    failed_on: str = "",
+    error_repeats: int = 0,
     now: float | None = None,
 ) -> Finish:
-    """Close a claimed job: ``done``/``failed`` delete it (or requeue if a re-run was asked
-    for), ``retry`` returns it to ``queued`` keeping its attempt count. ``done`` also clears
-    a parked entry of the same job key."""
+    """Close a claimed job: ``done`` deletes it and clears a parked entry of the same job key,
+    ``failed`` (permanent) parks it, ``retry`` returns it to ``queued`` keeping its attempt
+    count; a re-run asked for meanwhile requeues it instead. A failed attempt records why
+    (``failed_on``: ``jobspec.FAILED_ON_OUTAGE`` or ``FAILED_ON_ERROR``) and how many attempts
+    in a row ended in the same error."""
     now = time.time() if now is None else now
-    error = redact(error)  # stored errors are shown on /debug/queue
-    args = [job_id, outcome, now, error[:500], _new_id(), job_key]
+    error = stored_error(error)  # stored errors are shown on /debug/queue
+    args = [job_id, outcome, now, error, _new_id(), job_key, failed_on, error_repeats]
     reply = _run(client, _FINISH, [keys.job(job_key), keys.PARKED, keys.RUNNING], args)
     if reply[0] == "requeue":
         return Finish("requeue", reply[1], reply[2], reply[3])
@@ -172,10 +190,29 @@ def finish(
     return Finish(reply[0])
 
 
+def stored_error(error: str) -> str:
+    """``error`` as a job's hash keeps it (redacted, cut): what a later attempt compares with."""
+    return redact(error)[:ERROR_CHARS]
+
+
+def note_head(client: redis.Redis, job_key: str, job_id: str, head: str) -> bool:
+    """Record on a claimed job the commit its run indexes (kept if the job is parked)."""
+    return _run(client, _NOTE_HEAD, [keys.job(job_key)], [job_id, head]) == 1
+
+
+def held_back(client: redis.Redis, job_key: str, head: str | None = None) -> bool:
+    """True when ``job_key`` is parked on its own error, at ``head`` if given: an automatic
+    request (reconcile, a scheduled rebuild) must not start it again with a fresh count."""
+    encoded = read_hash_field(client, keys.PARKED, job_key)
+    return encoded is not None and jobspec.parked_at(_decode_parked(encoded), head)
+
+
 def resend_orphans(client: redis.Redis, send: Sender, *, now: float | None = None) -> list[str]:
-    """Re-send every running job whose run lost its lock; returns their job keys."""
+    """Re-send every running job whose run lost its lock, and every queued job whose message's
+    holder let its hold lapse; returns their job keys."""
     now = time.time() if now is None else now
-    flat = _run(client, _RESEND_ORPHANS, [keys.RUNNING], [now, keys.JOB_PREFIX, _new_id()])
+    args = [now, keys.JOB_PREFIX, _new_id(), keys.HOLD_PREFIX]
+    flat = _run(client, _RESEND_ORPHANS, [keys.RUNNING, keys.HELD], args)
     resent = []
     for i in range(0, len(flat), 4):
         job_key, job_id, kind, queue = flat[i : i + 4]
@@ -185,7 +222,7 @@ def resend_orphans(client: redis.Redis, send: Sender, *, now: float | None = Non
 
 
 def _record_failure(client: redis.Redis, job_key: str, error: str, now: float) -> None:
-    entry = json.dumps({"job": job_key, "error": error[:500], "at": now})
+    entry = json.dumps({"job": job_key, "error": error, "at": now})
     pipe = client.pipeline()
     pipe.lpush(keys.FAILED, entry)
     pipe.ltrim(keys.FAILED, 0, keys.FAILED_KEEP - 1)
@@ -210,11 +247,13 @@ def pending_jobs(client: redis.Redis, limit: int = 1000) -> list[dict[str, str]]
 
 def parked_jobs(client: redis.Redis) -> dict[str, dict[str, str]]:
     """Parked job key -> the job's last hash (attempts, last_error, parked_at)."""
-    parked: dict[str, dict[str, str]] = {}
-    for job_key, encoded in read_hash(client, keys.PARKED).items():
-        flat = json.loads(encoded)
-        parked[job_key] = dict(zip(flat[::2], flat[1::2], strict=True))
-    return parked
+    return {job_key: _decode_parked(encoded)
+            for job_key, encoded in read_hash(client, keys.PARKED).items()}
+
+
+def _decode_parked(encoded: str) -> dict[str, str]:
+    flat = json.loads(encoded)  # the job hash as HGETALL gave it: name, value, name, value...
+    return dict(zip(flat[::2], flat[1::2], strict=True))
 
 
 def queue_lengths(

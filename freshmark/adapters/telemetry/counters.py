@@ -27,7 +27,8 @@ JOBS_COALESCED_TOTAL = Counter(
 )
 JOBS_PARKED_TOTAL = Counter(
     "freshmark_jobs_parked_total",
-    "Jobs parked after exhausting their attempts (poison jobs); each needs an operator.",
+    "Jobs parked (attempts exhausted, or a permanent or recurring error); each needs an "
+    "operator.",
 )
 WEBHOOK_DELIVERIES_TOTAL = Counter(
     "freshmark_webhook_deliveries_total",

@@ -3,7 +3,9 @@
 Events get lost (GitHub does not retry a failed delivery; GitLab sends nothing for a push that
 touches more than three refs; a Redis restart without persistence drops queued messages), so
 this pass is what guarantees that every push is indexed eventually. It trusts nothing but the
-mirror (fetched first) and the manifests in the store.
+mirror (fetched first) and the manifests in the store. A job parked on its own error at the
+branch's head is left alone: sent again with a fresh attempt count it would only fail again
+(``jobs.held_back``); a new commit, or an operator's ``freshmark branch index``, starts it.
 """
 
 from __future__ import annotations
@@ -89,11 +91,13 @@ class ReconcileReport:
     unreachable: list[str]
     index_jobs: int
     retire_jobs: int
+    held_back: list[str] = field(default_factory=list)  # job keys parked at the head
 
     def as_dict(self) -> dict[str, object]:
         return {
             "repos": self.repos, "unreachable": self.unreachable,
             "index_jobs": self.index_jobs, "retire_jobs": self.retire_jobs,
+            "held_back": self.held_back,
             "noop": self.index_jobs == 0 and self.retire_jobs == 0,
         }
 
@@ -113,6 +117,7 @@ def reconcile_all(
     """
     manifests = store.list_manifests()
     unreachable: list[str] = []
+    held: list[str] = []
     index_jobs = retire_jobs = 0
     for repo in config.repos:
         try:
@@ -122,8 +127,14 @@ def reconcile_all(
             unreachable.append(repo.id)
             continue
         plan = plan_repo(repo, config.layers, heads, manifests)
-        for spec in plan.index + plan.retire:
+        parked = [s for s in plan.index if jobs.held_back(client, s.key, s.target)]
+        for spec in parked:
+            log.info("reconcile: %s stays parked at %s until its branch moves", spec.key,
+                     spec.target[:12])
+        index = [s for s in plan.index if s not in parked]
+        for spec in index + plan.retire:
             jobs.submit(client, spec, send, stale_seconds=stale_seconds)
-        index_jobs += len(plan.index)
+        index_jobs += len(index)
         retire_jobs += len(plan.retire)
-    return ReconcileReport(len(config.repos), unreachable, index_jobs, retire_jobs)
+        held += [s.key for s in parked]
+    return ReconcileReport(len(config.repos), unreachable, index_jobs, retire_jobs, held)

@@ -1,9 +1,11 @@
--- KEYS: job hash, parked hash, running set. ARGV: job_id, now, max_attempts, job_key,
+-- KEYS: job hash, parked hash, running set, held set. ARGV: job_id, now, max_attempts, job_key,
 -- lock, lock_token.
 local job = KEYS[1]
 local state = redis.call('HGET', job, 'state')
 if not state then return {'gone'} end
 if redis.call('HGET', job, 'id') ~= ARGV[1] or state == 'waiting' then return {'stale'} end
+-- From here the branch lock, not the message's hold, says whether the job's worker is alive.
+redis.call('ZREM', KEYS[4], ARGV[4])
 local attempts = redis.call('HINCRBY', job, 'attempts', 1)
 if attempts > tonumber(ARGV[3]) then
   redis.call('HSET', job, 'parked_at', ARGV[2])
