@@ -58,7 +58,7 @@ def test_debug_queue_redacts_entries_stored_before_redaction(redis_client: redis
     redis_client.hset(keys.PARKED, SPEC.key, json.dumps(["last_error", URL]))
     app = create_app(config=Config(repos=(RepoConfig("shop", URL),)), client=redis_client,
                      send=Recorder(), env={}, bind_host="127.0.0.1")
-    shown = TestClient(app).get("/debug/queue")
+    shown = TestClient(app, base_url="http://127.0.0.1:8080").get("/debug/queue")
     assert shown.status_code == 200 and SECRET not in shown.text
 
 
