@@ -56,7 +56,8 @@ def _post(base_url: str, path: str, body: bytes) -> httpx.Response:
     ("/v1/search", b'{"query": "q", "repo": %s}'),
     ("/branches/demo", b'{"branch": %s}'),
 ])
-def test_a_lone_surrogate_escape_is_400_not_a_500(server, path, template):
+def test_a_lone_surrogate_escape_is_400_not_a_500(server, make_repo, path, template):
+    build_shop(make_repo)  # the query reaches the search stack, where it used to fail
     answer = _post(server, path, template % LONE_SURROGATE)
     assert answer.status_code == 400
     assert answer.json()["detail"]["error"] == "BadInput" and "surrogate" in answer.text
