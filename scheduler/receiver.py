@@ -1,19 +1,28 @@
 """The webhook endpoint: answer in milliseconds, queue the work, trust nothing unsigned.
 
 Order of checks, cheapest first and nothing parsed before the signature: unknown repo (404),
-no signature header (401, before a byte of the body is read), declared or actual size over the
-cap (413), body not there within the deadline (408), signature (401), event type (pings and
-other events are acknowledged and ignored), payload (400), delivery id already seen (200
-duplicate), then the jobs are queued (202). Every answer is small JSON ``{"result": ...}``
-and counted in ``freshmark_webhook_deliveries_total{provider, result}``.
+a signature header absent or not of the provider's form, no secret configured, or a wrong
+GitLab token (401, before a byte of the body is read), too many unverified bodies already
+streaming (503 with ``Retry-After``), declared or actual size over the cap (413), body not
+there within the deadline (408), signature (401, its HMAC computed chunk by chunk as the body
+arrives), event type (pings and other events are acknowledged and ignored), payload (400),
+delivery id already seen (200 duplicate), then the jobs are queued (202). Every answer is
+small JSON ``{"result": ...}`` and counted in
+``freshmark_webhook_deliveries_total{provider, result}``.
+
+Memory: a body is spooled (``tempfile.SpooledTemporaryFile``: in memory up to
+``SPOOL_BYTES``, then an unlinked temporary file) while its signature is unknown, and read
+into memory only once it verified; at most ``max_unverified_bodies`` stream at once. So
+forged 25 MB bodies cost a few MiB of the server's memory, not 25 MB each.
 """
 
 from __future__ import annotations
 
 import logging
 import os
+import tempfile
 from collections.abc import Mapping
-from typing import Any
+from typing import IO, Any
 
 import anyio
 import redis
@@ -38,38 +47,57 @@ log = logging.getLogger("freshmark.webhooks")
 BODY_TIMEOUT_SECONDS = 30.0
 
 
+# Deliveries are small (a push is a few KiB); bigger bodies spill to an unlinked file.
+SPOOL_BYTES = 1024 * 1024
+# Bodies whose signature is still unknown, streaming at once; beyond, 503 at once.
+MAX_UNVERIFIED_BODIES = 8
+
+
 class TooLarge(Exception):
     pass
 
 
-async def read_capped(request: Request, max_bytes: int,
-                      timeout_seconds: float = BODY_TIMEOUT_SECONDS) -> bytes:
-    """The raw body, refusing more than ``max_bytes`` whatever Content-Length claims
-    (``TooLarge``) and a body still arriving after ``timeout_seconds`` (``TimeoutError``);
-    a Content-Length that is not a number is ``BadInput``."""
+def _check_declared_length(request: Request, max_bytes: int) -> None:
+    """``BadInput`` for a Content-Length that is not a number, ``TooLarge`` over the cap."""
     declared = request.headers.get("content-length")
     if declared is not None and (not declared.isdigit() or len(declared) > 18):
         raise BadInput("Content-Length is not a number")
     if declared is not None and int(declared) > max_bytes:
         raise TooLarge
-    chunks: list[bytes] = []
+
+
+async def stream_signed(request: Request, check: webhooks.BodySignature, max_bytes: int,
+                        timeout_seconds: float = BODY_TIMEOUT_SECONDS) -> IO[bytes]:
+    """The raw body spooled (memory, then an unlinked file), fed to ``check`` chunk by chunk;
+    ``TooLarge`` past ``max_bytes`` whatever Content-Length claims, ``TimeoutError`` for a
+    body still arriving after ``timeout_seconds``, ``BadInput`` for a nonsense length. The
+    caller closes the spool."""
+    _check_declared_length(request, max_bytes)
+    spool = tempfile.SpooledTemporaryFile(max_size=SPOOL_BYTES)  # noqa: SIM115 - returned
     size = 0
-    with anyio.fail_after(timeout_seconds):
-        async for chunk in request.stream():
-            size += len(chunk)
-            if size > max_bytes:
-                raise TooLarge
-            chunks.append(chunk)
-    return b"".join(chunks)
+    try:
+        with anyio.fail_after(timeout_seconds):
+            async for chunk in request.stream():
+                size += len(chunk)
+                if size > max_bytes:
+                    raise TooLarge
+                check.update(chunk)
+                spool.write(chunk)
+    except BaseException:
+        spool.close()
+        raise
+    spool.seek(0)
+    return spool
 
 
 def _count(provider: str, result: str) -> None:
     counters.WEBHOOK_DELIVERIES_TOTAL.labels(provider=provider, result=result).inc()
 
 
-def answer(provider: str, result: str, status: int, **extra: Any) -> JSONResponse:
+def answer(provider: str, result: str, status: int, headers: Mapping[str, str] | None = None,
+           **extra: Any) -> JSONResponse:
     _count(provider, result)
-    return JSONResponse({"result": result, **extra}, status_code=status)
+    return JSONResponse({"result": result, **extra}, status_code=status, headers=headers)
 
 
 class WebhookReceiver:
@@ -85,6 +113,7 @@ class WebhookReceiver:
         max_body_bytes: int = webhooks.MAX_BODY_BYTES,
         stale_seconds: float = 3600.0,
         body_timeout_seconds: float = BODY_TIMEOUT_SECONDS,
+        max_unverified_bodies: int = MAX_UNVERIFIED_BODIES,
     ):
         self.config = config
         self.client = client
@@ -93,6 +122,8 @@ class WebhookReceiver:
         self.max_body_bytes = max_body_bytes
         self.stale_seconds = stale_seconds
         self.body_timeout_seconds = body_timeout_seconds
+        self.max_unverified_bodies = max_unverified_bodies
+        self.unverified_bodies = 0  # streaming now; one event loop, so a plain counter
 
     def _repo(self, repo_id: str) -> RepoConfig | None:
         return next((r for r in self.config.repos if r.id == repo_id), None)
@@ -105,17 +136,29 @@ class WebhookReceiver:
         if repo is None:
             return answer("unknown", "unknown_repo", 404)
         provider = repo.provider
-        if not webhooks.has_signature(provider, request.headers):
+        given = webhooks.signature_of(provider, request.headers)
+        if given is None:
+            return answer(provider, "unauthorized", 401, error="signature header missing or "
+                          "not of the provider's form")
+        check = webhooks.BodySignature(provider, self._secret(repo), given)
+        if check.refused_before_body():
             return answer(provider, "unauthorized", 401)
+        counted = not check.authenticated_before_body
+        if counted and self.unverified_bodies >= self.max_unverified_bodies:
+            return answer(provider, "busy", 503, headers={"Retry-After": "5"},
+                          error="too many deliveries arriving at once; retry")
+        self.unverified_bodies += counted
         try:
-            body = await read_capped(request, self.max_body_bytes, self.body_timeout_seconds)
+            body = await self._verified_body(request, check)
         except TooLarge:
             return answer(provider, "too_large", 413, limit_bytes=self.max_body_bytes)
         except TimeoutError:
             return answer(provider, "timeout", 408, error="body not received in time")
         except (ClientDisconnect, BadInput) as exc:
             return answer(provider, "malformed", 400, error=str(exc) or "client disconnected")
-        if not webhooks.signature_ok(provider, self._secret(repo), body, request.headers):
+        finally:
+            self.unverified_bodies -= counted
+        if body is None:
             return answer(provider, "unauthorized", 401)
         event = webhooks.event_of(provider, request.headers)
         if event != "push":
@@ -125,6 +168,13 @@ class WebhookReceiver:
         except BadInput as exc:
             return answer(provider, "malformed", 400, error=str(exc))
         return self._queue(repo, push, webhooks.delivery_id_of(provider, request.headers, body))
+
+    async def _verified_body(self, request: Request,
+                             check: webhooks.BodySignature) -> bytes | None:
+        """The body once its signature matched, else None (never read into memory then)."""
+        with await stream_signed(request, check, self.max_body_bytes,
+                                 self.body_timeout_seconds) as spool:
+            return spool.read() if check.matches() else None
 
     def _queue(self, repo: RepoConfig, push: webhooks.PushEvent, delivery_id: str) -> JSONResponse:
         provider = repo.provider

@@ -1,11 +1,13 @@
 """Push webhooks from GitHub, GitLab and Gitea/Forgejo: verify, parse, plan (no I/O here).
 
-Verification runs on the raw body before anything parses it and compares in constant time:
-GitHub sends ``X-Hub-Signature-256: sha256=<hex HMAC-SHA256(secret, body)>``, Gitea and Forgejo
-the bare hex HMAC in ``X-Gitea-Signature`` (``X-Forgejo-Signature``), GitLab the shared secret
-itself in ``X-Gitlab-Token``. A payload is only a hint of *which* branch moved: the job fetches
-the mirror and diffs from the indexed commit, so ``commits[]`` and even ``after`` are never
-trusted for content.
+Verification runs on the raw body while it streams (``BodySignature``: the HMAC is updated
+chunk by chunk) before anything parses it, and compares in constant time: GitHub sends
+``X-Hub-Signature-256: sha256=<hex HMAC-SHA256(secret, body)>``, Gitea and Forgejo the bare hex
+HMAC in ``X-Gitea-Signature`` (``X-Forgejo-Signature``), GitLab the shared secret itself in
+``X-Gitlab-Token``, which is compared before the body is read. A signature header that is not
+of its provider's form (``signature_of``) is refused before a byte of the body is read. A
+payload is only a hint of *which* branch moved: the job fetches the mirror and diffs from the
+indexed commit, so ``commits[]`` and even ``after`` are never trusted for content.
 """
 
 from __future__ import annotations
@@ -51,31 +53,68 @@ def _first(headers: Mapping[str, str], names: Sequence[str]) -> str | None:
     return None
 
 
-def has_signature(provider: str, headers: Mapping[str, str]) -> bool:
-    """Whether a request carries the provider's signature header at all (checked before the
-    body is read, so an unsigned request costs nothing)."""
-    return _first(headers, _SIGNATURE_HEADERS.get(provider, ())) is not None
+# What each provider's signature header looks like; anything else is forged or broken.
+_SIGNATURE_FORMS = {
+    "github": re.compile(r"sha256=[0-9a-f]{64}"),
+    "gitea": re.compile(r"[0-9a-f]{64}"),
+    "gitlab": re.compile(r"[\x21-\x7e]{1,512}"),  # a token of printable ASCII
+}
 
 
-def _hmac_hex(secret: str, body: bytes) -> str:
-    return hmac.new(secret.encode("utf-8"), body, hashlib.sha256).hexdigest()
+def signature_of(provider: str, headers: Mapping[str, str]) -> str | None:
+    """The provider's signature header when it has the provider's form, else None (absent or
+    malformed: checked before the body is read, so a forged request costs nothing).
+
+    ``headers`` must be case-insensitive or lower-cased (Starlette's are)."""
+    given = _first(headers, _SIGNATURE_HEADERS.get(provider, ()))
+    form = _SIGNATURE_FORMS.get(provider)
+    if given is None or form is None or not form.fullmatch(given.strip()):
+        return None
+    return given.strip()
+
+
+class BodySignature:
+    """A delivery's signature, checked while its body streams: ``update`` with each chunk,
+    then ``matches``. GitLab's token signs no body, so ``refused_before_body`` already knows;
+    an empty secret verifies nothing."""
+
+    def __init__(self, provider: str, secret: str, given: str):
+        self.provider, self._secret, self._given = provider, secret, given
+        self._mac = hmac.new(secret.encode("utf-8"), digestmod=hashlib.sha256) \
+            if provider in ("github", "gitea") else None
+
+    @property
+    def authenticated_before_body(self) -> bool:
+        """True when the header alone proves the sender (GitLab's token matches)."""
+        return self._mac is None and self.matches()
+
+    def refused_before_body(self) -> bool:
+        """True when no body could make the request genuine (no secret, a wrong token)."""
+        return not self._secret or (self._mac is None and not self.matches())
+
+    def update(self, chunk: bytes) -> None:
+        if self._mac is not None:
+            self._mac.update(chunk)
+
+    def matches(self) -> bool:
+        if not self._secret:
+            return False
+        if self._mac is None:
+            expected = self._secret
+        else:
+            prefix = "sha256=" if self.provider == "github" else ""
+            expected = prefix + self._mac.copy().hexdigest()
+        return hmac.compare_digest(expected.encode("utf-8"), self._given.encode("utf-8"))
 
 
 def signature_ok(provider: str, secret: str, body: bytes, headers: Mapping[str, str]) -> bool:
-    """True only for a request signed with ``secret``; an empty secret verifies nothing.
-
-    ``headers`` must be case-insensitive or lower-cased (Starlette's are).
-    """
-    given = _first(headers, _SIGNATURE_HEADERS.get(provider, ()))
-    if not secret or given is None:
+    """True only for a request signed with ``secret`` (the whole body at once)."""
+    given = signature_of(provider, headers)
+    if given is None:
         return False
-    if provider == "github":
-        expected = "sha256=" + _hmac_hex(secret, body)
-    elif provider == "gitea":
-        expected = _hmac_hex(secret, body)
-    else:
-        expected = secret
-    return hmac.compare_digest(expected.encode("utf-8"), given.strip().encode("utf-8", "replace"))
+    check = BodySignature(provider, secret, given)
+    check.update(body)
+    return check.matches()
 
 
 def event_of(provider: str, headers: Mapping[str, str]) -> str:

@@ -1,5 +1,6 @@
 """A real uvicorn server on a loopback port, in a thread of the test process (for tests that
-need real sockets: slow bodies, lying lengths, connection resets)."""
+need real sockets: slow bodies, lying lengths, connection resets), configured as
+``freshmark serve`` runs it (``faces.http.serving``)."""
 
 from __future__ import annotations
 
@@ -13,13 +14,16 @@ from typing import Any
 import uvicorn
 from cluster_support import free_port, wait_until
 
+from freshmark.faces.http.serving import HEADER_TIMEOUT_SECONDS, server_config
+
 
 @contextmanager
-def live_server(app: Any) -> Iterator[str]:
+def live_server(app: Any, header_timeout_seconds: float = HEADER_TIMEOUT_SECONDS
+                ) -> Iterator[str]:
     """Serve ``app`` on 127.0.0.1; yields the base URL and stops the server afterwards."""
     port = free_port()
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="error",
-                                           lifespan="on"))
+    server = uvicorn.Server(server_config(app, "127.0.0.1", port, "error",
+                                          header_timeout_seconds=header_timeout_seconds))
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
     wait_until(lambda: server.started, 20, "uvicorn to start")

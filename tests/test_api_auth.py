@@ -107,7 +107,7 @@ def test_metrics_need_a_token_when_configured(redis_client):
 def test_webhooks_are_left_to_their_signature_check(redis_client):
     answer = app_client(redis_client, TOKENS).post("/webhooks/shop", content=b"{}",
                                                    headers={"X-Hub-Signature-256": "sha256=0"})
-    assert answer.status_code == 401 and answer.json() == {"result": "unauthorized"}
+    assert answer.status_code == 401 and answer.json()["result"] == "unauthorized"
 
 
 def test_tokens_never_reach_the_logs(redis_client, caplog):

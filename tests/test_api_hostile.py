@@ -1,6 +1,9 @@
 """1,200 hostile requests against a real server on loopback (uvicorn, real Redis, real store):
 every answer is a 4xx with a one-line error (or a trailing-slash redirect), none is a 5xx or
-a reset, nothing is queued.
+a reset, nothing is queued, no answer holds a token, a secret or a host path. Then 400 more
+against a server that asks for no token (loopback only), from a hostile page's point of view:
+foreign ``Host`` (DNS rebinding) and ``Origin`` (cross-site) on every route, and bodies a page
+can send without a CORS preflight; none is answered, nothing is queued.
 
 Counts by status are printed (``pytest -s`` shows them) so a run can be compared with the last.
 """
@@ -19,6 +22,7 @@ import httpx
 import redis
 from cluster_support import Recorder
 from live_server import live_server, raw_exchange
+from search_fixtures import build_shop
 
 from freshmark.adapters import keys
 from freshmark.adapters.queue import jobs
@@ -31,6 +35,7 @@ FULL, READ = "hostile-full-t0ken", "hostile-read-t0ken"
 CONFIG = Config(repos=(RepoConfig("shop", "file:///nowhere/shop.git", ("main",), "github",
                                   "SHOP_SECRET"),))
 ENV = {"FRESHMARK_API_TOKEN": FULL, "FRESHMARK_API_READ_TOKEN": READ, "SHOP_SECRET": "s3cret"}
+PLANTED = (FULL, READ, "s3cret")
 HOST_PATHS = ["/etc", "/etc/passwd", "/", "/proc/self", "/root/.ssh", "../../..", "~",
               "/no/such/dir", "C:\\Windows", "file:///etc", "shop/../..", "/tmp"]
 ODD_REPOS = ["a" * 5000, "shop\x00", "\x00", "a\nb", "", " ", "é" * 300, "shop\r\nX: y",
@@ -59,6 +64,8 @@ def _api_body(rng: random.Random) -> bytes:
                                                                 "k": 10**6}),
         b"\xff\xfe\x00\x80", b"{", b"[]", b"null", b"[" * 50_000 + b"]" * 50_000,
         _json({"query": {"$ne": 1}, "repo": ["shop"]}), b"",
+        b'{"query": "\\ud800", "repo": "shop"}', b'{"query": "q", "repo": "\\udfff"}',
+        b'{"content": "a.py\\t\\udc80", "repo": "shop", "level": "\\ud800"}',
     ])
 
 
@@ -75,10 +82,14 @@ def _api_case(rng: random.Random) -> Case:
 
 def _other_case(rng: random.Random) -> Case:
     kind = rng.randrange(8)
-    if kind == 0:  # asking for work with the read token, or with bad bodies
-        body = rng.choice([_json({"branch": "x"}), b"{", _json({"branch": "../../x"})])
+    if kind == 0:  # asking for work with the read token, with bad bodies, as a form or text
+        body = rng.choice([_json({"branch": "x"}), b"{", _json({"branch": "../../x"}),
+                           b'{"branch": "\\ud800"}'])
         token = READ if body == _json({"branch": "x"}) else FULL
-        return "POST", "/branches/shop", {"Authorization": f"Bearer {token}"}, body
+        content_type = rng.choice(["application/json", "text/plain",
+                                   "application/x-www-form-urlencoded"])
+        return "POST", "/branches/shop", {"Authorization": f"Bearer {token}",
+                                          "Content-Type": content_type}, body
     if kind == 1:  # unknown repo for on-demand work
         name = quote(rng.choice([*ODD_REPOS, "nope"]), safe="")
         return "POST", f"/branches/{name}", {"Authorization": f"Bearer {FULL}"}, \
@@ -124,6 +135,18 @@ def _send(http: httpx.Client, base_url: str, case: Case) -> tuple[int, str]:
     return status, ""
 
 
+def _surrogate_cases(indexed_path: str) -> list[Case]:
+    """A lone surrogate escape reaching the search stack of an indexed repository (the
+    issue's 3 of 3): the repository is named by the path it was indexed from."""
+    repo = json.dumps(indexed_path)
+    headers = {"Authorization": f"Bearer {READ}", "Content-Type": "application/json"}
+    return [("POST", path, headers, (template % repo).encode()) for path, template in (
+        ("/v1/search", '{"query": "cancel \\ud800", "repo": %s}'),
+        ("/v1/context", '{"query": "\\ud800 order", "repo": %s}'),
+        ("/v1/verify", '{"content": "orders/\\ud800.py\\tabcdef12", "repo": %s}'),
+    )]
+
+
 def test_twelve_hundred_hostile_requests_get_4xx_and_queue_nothing(
     fm_home: Path, redis_client: redis.Redis, capsys: Any,
 ) -> None:
@@ -133,6 +156,7 @@ def test_twelve_hundred_hostile_requests_get_4xx_and_queue_nothing(
     rng = random.Random(20261201)
     statuses: Counter[int] = Counter()
     multi_line: list[str] = []
+    leaks: list[str] = []
     peak_before_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     with live_server(app) as base_url, httpx.Client(base_url=base_url, timeout=30) as http:
         for _ in range(REQUESTS):
@@ -141,6 +165,8 @@ def test_twelve_hundred_hostile_requests_get_4xx_and_queue_nothing(
             statuses[status] += 1
             if "\n" in text.strip():
                 multi_line.append(f"{case[0]} {case[1]}: {text[:200]}")
+            leaks += [f"{case[1]}: {secret}" for secret in (*PLANTED, str(fm_home))
+                      if secret in text]
     # The server runs in this process: its peak memory is this process's high-water mark.
     peak_after_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     with capsys.disabled():
@@ -151,6 +177,70 @@ def test_twelve_hundred_hostile_requests_get_4xx_and_queue_nothing(
     assert sum(statuses.values()) == REQUESTS
     # 307: Starlette's trailing-slash redirect (a repo id ending in "/"), answered unread.
     assert all(400 <= status < 500 or status == 307 for status in statuses), statuses
-    assert multi_line == []
+    assert multi_line == [] and leaks == []
     assert send.sent == [] and jobs.pending_jobs(redis_client) == []
     assert redis_client.zcard(keys.DUE) == 0
+
+
+OPEN_REQUESTS = 400
+FOREIGN = ["attacker.example:7881", "attacker.example", "127.0.0.1.attacker.example",
+           "localhost.attacker.example:80", "127.0.0.1:80.evil", "0.0.0.0", "[::ffff:7f00:1]",
+           "", "LOCALHOST:8080@evil"]
+OPEN_PATHS = ["/v1/search", "/v1/search/files", "/v1/verify", "/v1/context", "/branches/shop",
+              "/debug/queue", "/openapi.json", "/docs", "/mcp/", "/metrics", "/healthz",
+              "/webhooks/shop"]
+
+
+def _page_case(rng: random.Random, base_url: str) -> tuple[Case, bool]:
+    """A request a hostile page can make the browser send; (case, whether it is foreign)."""
+    path = rng.choice(OPEN_PATHS)
+    body = rng.choice([_json({"query": "cancel", "repo": "shop"}), _json({"branch": "main"}),
+                       b'{"query": "\\ud800", "repo": "shop"}', b"branch=main"])
+    content_type = rng.choice(["text/plain", "application/x-www-form-urlencoded",
+                               "multipart/form-data; boundary=x", "application/json"])
+    headers = {"Content-Type": content_type}
+    foreign = rng.random() < 0.8
+    if foreign:
+        host = rng.choice(FOREIGN)
+        if rng.random() < 0.5:
+            headers["Host"] = host
+        else:
+            headers["Origin"] = rng.choice([f"http://{host}", "null", f"https://{host}"])
+    method = "GET" if path in ("/debug/queue", "/openapi.json", "/docs", "/metrics",
+                               "/healthz") else "POST"
+    return (method, path, headers, body if method == "POST" else b""), foreign
+
+
+def test_a_hostile_page_reaches_nothing_on_a_server_without_a_token(
+    fm_home: Path, redis_client: redis.Redis, capsys: Any,
+) -> None:
+    send = Recorder()
+    app = create_app(config=CONFIG, client=redis_client, send=send, env={},
+                     bind_host="127.0.0.1", limits=BodyLimits(timeout_seconds=5.0))
+    rng = random.Random(20261202)
+    statuses: Counter[int] = Counter()
+    answered_foreign: list[str] = []
+    with live_server(app) as base_url, httpx.Client(base_url=base_url, timeout=30) as http:
+        for _ in range(OPEN_REQUESTS):
+            (method, path, headers, body), foreign = _page_case(rng, base_url)
+            answer = http.request(method, path, headers=headers, content=body)
+            statuses[answer.status_code] += 1
+            if foreign and answer.status_code not in (403, 421):
+                answered_foreign.append(f"{method} {path} {headers}: {answer.status_code}")
+    with capsys.disabled():
+        print(f"\nhostile page requests (no token) by status: {dict(sorted(statuses.items()))}; "
+              f"jobs queued: {len(send.sent)}")
+    assert answered_foreign == []
+    assert all(status < 500 for status in statuses), statuses
+    assert send.sent == [] and jobs.pending_jobs(redis_client) == []
+
+
+def test_lone_surrogates_reaching_an_indexed_repository_are_400(
+    fm_home: Path, redis_client: redis.Redis, make_repo: Any,
+) -> None:
+    indexed = build_shop(make_repo).repo.path
+    app = create_app(config=CONFIG, client=redis_client, send=Recorder(), env=ENV,
+                     bind_host="127.0.0.1")
+    with live_server(app) as base_url, httpx.Client(base_url=base_url, timeout=30) as http:
+        statuses = [_send(http, base_url, case)[0] for case in _surrogate_cases(str(indexed))]
+    assert statuses == [400, 400, 400]

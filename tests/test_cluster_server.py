@@ -71,7 +71,8 @@ def test_on_demand_is_refused_when_no_token_is_configured(redis_client: redis.Re
 @pytest.mark.parametrize("body", [b"{", b"[]", b'{"branch": 5}', b'{"branch": "../x"}',
                                   b'{"branch": "x", "base": "a..b"}'])
 def test_on_demand_with_a_bad_body_is_400(http: TestClient, send: Recorder, body: bytes) -> None:
-    assert http.post("/branches/shop", content=body, headers=AUTH).status_code == 400
+    headers = {**AUTH, "Content-Type": "application/json"}
+    assert http.post("/branches/shop", content=body, headers=headers).status_code == 400
     assert send.sent == []
 
 

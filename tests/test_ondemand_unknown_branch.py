@@ -78,7 +78,8 @@ def test_http_on_demand_of_an_unknown_branch_is_404_with_the_same_message(
     send = Recorder()
     answer = _http(remote_url, redis_client, send).post(
         "/branches/shop", json={"branch": "no-such-branch"}, headers=AUTH)
-    assert answer.status_code == 404 and answer.json() == {"error": EXPECTED}
+    assert answer.status_code == 404
+    assert answer.json() == {"detail": {"error": "BranchNotFound", "message": EXPECTED}}
     assert send.sent == []
 
 

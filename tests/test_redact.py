@@ -16,7 +16,7 @@ from freshmark.adapters.git.mirrors import RemoteUnavailable, sync_mirror
 from freshmark.adapters.queue import jobs
 from freshmark.core import jobspec
 from freshmark.core.config import Config, RepoConfig
-from freshmark.core.redact import RedactingFilter, redact
+from freshmark.core.redact import RedactingFilter, public_message, redact
 from freshmark.core.settings import Settings
 from freshmark.faces.http.app import create_app
 
@@ -58,7 +58,7 @@ def test_debug_queue_redacts_entries_stored_before_redaction(redis_client: redis
     redis_client.hset(keys.PARKED, SPEC.key, json.dumps(["last_error", URL]))
     app = create_app(config=Config(repos=(RepoConfig("shop", URL),)), client=redis_client,
                      send=Recorder(), env={}, bind_host="127.0.0.1")
-    shown = TestClient(app).get("/debug/queue")
+    shown = TestClient(app, base_url="http://127.0.0.1:8080").get("/debug/queue")
     assert shown.status_code == 200 and SECRET not in shown.text
 
 
@@ -77,3 +77,29 @@ def test_log_records_are_redacted_args_and_tracebacks_included():
     finally:
         logger.removeHandler(handler)
     assert SECRET not in stream.getvalue() and "https://***@127.0.0.1" in stream.getvalue()
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("Authorization: Bearer ghp_abc123def", "Authorization: Bearer ***"),
+    ("authorization=Basic Zm06cGFzcw==", "authorization=Basic ***"),
+    ("sent Bearer s3cr3tT0kenValue", "sent Bearer ***"),
+    ("GET https://h/x?token=abc123&page=2", "GET https://h/x?token=***&page=2"),
+    ("the read-only token cannot ask for work", "the read-only token cannot ask for work"),
+    ("basic authentication failed", "basic authentication failed"),
+])
+def test_credentials_in_headers_and_query_strings_are_redacted(text, expected):
+    assert redact(text) == expected
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("cannot fetch https://u:p@github.com/o/fan.git into /srv/fm/mirrors/fan.git: timeout",
+     "cannot fetch https://***@github.com/o/fan.git into …/fan.git: timeout"),
+    ("store directory /home/me/.freshmark/chroma is not writable",
+     "store directory …/chroma is not writable"),
+    ("clone file:///srv/git/shop.git failed", "clone file://…/shop.git failed"),
+    ("run: freshmark index --branch feature/x", "run: freshmark index --branch feature/x"),
+    ("http://127.0.0.1:8000/api/v2/heartbeat", "http://127.0.0.1:8000/api/v2/heartbeat"),
+    ("two\nlines", "two lines"),
+])
+def test_a_public_message_has_no_secret_no_host_path_and_one_line(text, expected):
+    assert public_message(text) == expected

@@ -1,9 +1,12 @@
 """The Chroma store: one collection per (repo, branch), overlays read with their base.
 
 Embedded (``PersistentClient`` under ``FRESHMARK_HOME/chroma``) or a Chroma server
-(``FRESHMARK_CHROMA_URL``); both behave the same to callers. Vectors are always ours
-(``embedding_function=None``): ``get_collection`` without it would attach Chroma's default
-embedder, which downloads a model at run time.
+(``FRESHMARK_CHROMA_URL``); both behave the same to callers. Credentials in the server URL
+(``http://user:password@host:8000``) are sent as HTTP basic auth through the client's own auth
+settings (``chroma_client_auth_provider``), and never appear in a message: the store's
+``location`` and every error name the URL redacted (``http://***@host:8000``). Vectors are
+always ours (``embedding_function=None``): ``get_collection`` without it would attach Chroma's
+default embedder, which downloads a model at run time.
 """
 
 from __future__ import annotations
@@ -11,10 +14,11 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlparse
+from urllib.parse import ParseResult, unquote, urlparse
 
 import chromadb
 from chromadb.config import Settings as ChromaSettings
+from chromadb.errors import ChromaError
 
 from freshmark.adapters.store.calls import guard
 from freshmark.adapters.store.collection import BranchIndex, manifest_metadata, manifest_of
@@ -22,6 +26,7 @@ from freshmark.adapters.store.layered import LayeredIndex
 from freshmark.core.errors import (
     BaseGone,
     BaseInUse,
+    ConfigError,
     EmbedderMismatch,
     NotIndexed,
     StoreNotWritable,
@@ -30,6 +35,7 @@ from freshmark.core.errors import (
 from freshmark.core.manifest import COLLECTION_PREFIX, Manifest, collection_name
 from freshmark.core.overlay import MAX_CHAIN_DEPTH, OverlayBase
 from freshmark.core.ports import BranchView
+from freshmark.core.redact import redact
 from freshmark.core.settings import Settings
 
 
@@ -48,20 +54,38 @@ class Store:
 
     @classmethod
     def _open_server(cls, url: str) -> Store:
-        parsed = urlparse(url if "://" in url else f"http://{url}")
+        shown = redact(url if "://" in url else f"http://{url}")
+        try:
+            parsed = urlparse(url if "://" in url else f"http://{url}")
+            port = parsed.port
+        except ValueError as exc:
+            raise ConfigError(f"FRESHMARK_CHROMA_URL is not a URL: {shown!r}") from exc
         if not parsed.hostname:
-            raise StoreUnavailable(f"FRESHMARK_CHROMA_URL is not a URL: {url!r}")
-        client = guard(
-            f"connect to the Chroma server at {url}",
-            lambda: chromadb.HttpClient(
-                host=parsed.hostname or "127.0.0.1",
-                port=parsed.port or (443 if parsed.scheme == "https" else 8000),
-                ssl=parsed.scheme == "https",
-                settings=ChromaSettings(anonymized_telemetry=False),
-            ),
-        )
-        guard(f"reach the Chroma server at {url}", client.heartbeat)
-        return cls(client, url)
+            raise ConfigError(f"FRESHMARK_CHROMA_URL is not a URL: {shown!r}")
+        provider, credentials = _basic_auth(parsed, shown)
+        settings = ChromaSettings(anonymized_telemetry=False,
+                                  chroma_client_auth_provider=provider,
+                                  chroma_client_auth_credentials=credentials)
+        try:
+            client = guard(
+                f"connect to the Chroma server at {shown}",
+                lambda: chromadb.HttpClient(
+                    host=parsed.hostname or "127.0.0.1",
+                    port=port or (443 if parsed.scheme == "https" else 8000),
+                    ssl=parsed.scheme == "https",
+                    settings=settings,
+                ),
+            )
+            guard(f"reach the Chroma server at {shown}", client.heartbeat)
+        except StoreUnavailable:
+            raise
+        except Exception as exc:
+            if _refused(exc):
+                raise StoreUnavailable(f"the Chroma server at {shown} refused access (401/403); "
+                                       "give its user and password in FRESHMARK_CHROMA_URL, "
+                                       "http://user:password@host:port") from exc
+            raise
+        return cls(client, shown)
 
     @classmethod
     def _open_embedded(cls, path: Path) -> Store:
@@ -210,3 +234,28 @@ class Store:
                 return None
             raise
 
+
+
+_BASIC_AUTH = "chromadb.auth.basic_authn.BasicAuthClientProvider"
+
+
+def _basic_auth(parsed: ParseResult, shown: str) -> tuple[str | None, str | None]:
+    """The chromadb client's auth provider and credentials that send a URL's ``user:password``
+    as HTTP basic auth ((None, None) for a URL without credentials); ``ConfigError`` for a user
+    without a password."""
+    if parsed.username is None:
+        return None, None
+    if parsed.password is None:
+        raise ConfigError(f"FRESHMARK_CHROMA_URL {shown} names a user but no password; write "
+                          "http://user:password@host:port (basic auth) or no credentials")
+    return _BASIC_AUTH, f"{unquote(parsed.username)}:{unquote(parsed.password)}"
+
+
+def _refused(exc: BaseException) -> bool:
+    """Whether the server answered 401 or 403 (chromadb raises its own error types for a
+    Chroma answer and a bare exception with the body for a proxy's)."""
+    status = getattr(getattr(exc, "response", None), "status_code", None)
+    code = exc.code() if isinstance(exc, ChromaError) else None
+    head = str(exc)[:200]
+    return status in (401, 403) or code in (401, 403) \
+        or any(word in head for word in ("401", "403", "Unauthorized", "Forbidden"))

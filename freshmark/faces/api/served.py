@@ -42,9 +42,12 @@ def check_repo_name(arg: object) -> str:
 
 
 def _unknown(name: str) -> NotIndexed:
-    shown = name if len(name) <= 80 else name[:77] + "..."
-    return NotIndexed(f"no repository {shown!r} is configured or indexed on this server; "
-                      "name it by its id")
+    # A path is not echoed: the answer must read the same for every path on this host.
+    shown = "of that path" if "/" in name or "\\" in name else \
+        repr(name if len(name) <= 80 else name[:77] + "...")
+    return NotIndexed(f"no repository {shown} is configured or indexed on this server; name "
+                      "one by the id of its [[repos]] entry in the config, or by the name it "
+                      "was indexed under")
 
 
 def _matches(manifest: Manifest, name: str) -> bool:
@@ -81,6 +84,11 @@ def served_repo(arg: object, *, settings: Settings, config: Config, store: Store
     handle = _configured(name, settings, config) or _indexed(name, store)
     if handle is None:
         raise _unknown(name)
+    if not handle.path.exists() and handle.repo_id is not None \
+            and not store.list_manifests(handle.key):
+        raise NotIndexed(f"repository {handle.name} is configured but not indexed yet; a "
+                         "worker indexes it after the next push or scheduled run (or run: "
+                         f"freshmark branch index {handle.name} BRANCH)")
     if not handle.path.exists():
         raise RepositoryGone(f"repository {handle.name} was indexed but its copy is gone; "
                              "index it again")

@@ -101,14 +101,12 @@ def worker(queues: str, concurrency: int, pool: str, name: str | None, loglevel:
 @click.option("--loglevel", "-l", default="info", show_default=True)
 def serve(host: str, port: int, loglevel: str) -> None:
     """Serve webhooks, on-demand branches, the search API, /healthz and /metrics."""
-    import uvicorn
-
     from freshmark.faces.http.app import create_app
+    from freshmark.faces.http.serving import serve as serve_app
 
     quiet_chatty_loggers()
     # The bind address decides whether a server without a token may stay open (loopback only).
-    _clean(lambda: uvicorn.run(create_app(bind_host=host), host=host, port=port,
-                               log_level=loglevel.lower()))()
+    _clean(lambda: serve_app(create_app(bind_host=host), host, port, loglevel.lower()))()
 
 
 @click.command(epilog=examples(

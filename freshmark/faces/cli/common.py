@@ -16,6 +16,7 @@ import click
 from freshmark.core.config import Config, load_config
 from freshmark.core.errors import BrokerUnavailable, FreshmarkError
 from freshmark.core.progress import DONE, START, WORKING, IndexProgress, Progress, describe
+from freshmark.core.redact import redact
 from freshmark.core.settings import Settings
 
 P = ParamSpec("P")
@@ -68,7 +69,7 @@ def fail_cleanly(fn: Callable[P, R]) -> Callable[P, R]:
                     raise
                 raise translated from exc
         except FreshmarkError as exc:
-            click.echo(f"freshmark: error: {exc}", err=True)
+            click.echo(f"freshmark: error: {redact(str(exc))}", err=True)  # no credentials
             sys.exit(exc.exit_code)
         except KeyboardInterrupt:
             click.echo("freshmark: interrupted; the last completed stamp is still true", err=True)

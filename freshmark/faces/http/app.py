@@ -10,8 +10,10 @@ plus the search API (``faces.http.search_routes``) and the MCP endpoint (``faces
 mounted at ``/mcp``) when those modules are installed.
 
 Everything but ``/healthz``, the (signed) webhooks and, by default, ``/metrics`` needs a bearer
-token (``faces.http.auth``); API bodies are capped in size and arrival time
-(``faces.http.limits``).
+token (``faces.http.auth``); without one (loopback only) ``Host`` and ``Origin`` are checked on
+every route (``faces.http.origin``). API bodies must be JSON, capped in size and arrival time
+(``faces.http.limits``). Every refusal has one shape, ``{"detail": {"error", "message"}}``,
+its message passed through ``core.redact.public_message`` (no secret, no host path).
 """
 
 from __future__ import annotations
@@ -41,17 +43,17 @@ from freshmark.adapters.telemetry.verdict_stats import VerdictStats
 from freshmark.core import jobspec
 from freshmark.core.config import Config, load_config
 from freshmark.core.errors import BadInput, BranchNotFound, ConfigError
-from freshmark.core.redact import redact
+from freshmark.core.redact import hide_paths, public_message, redact
 from freshmark.core.settings import Settings
+from freshmark.faces.api.hosts import allowed_hosts
 from freshmark.faces.http import route_docs as docs
 from freshmark.faces.http.auth import BearerAuth, tokens_from_env
 from freshmark.faces.http.limits import BodyLimit, BodyLimits
+from freshmark.faces.http.origin import HostGuard
 from freshmark.services.upkeep.branches import request_branch_index
-from scheduler.receiver import TooLarge, WebhookReceiver, read_capped
+from scheduler.receiver import WebhookReceiver
 
 log = logging.getLogger("freshmark.server")
-
-MAX_API_BODY_BYTES = 64 * 1024
 
 
 def _default_send() -> jobspec.Sender:
@@ -60,12 +62,23 @@ def _default_send() -> jobspec.Sender:
     return send_job
 
 
+def error_answer(status: int, error: str, message: str) -> JSONResponse:
+    """A refusal in freshmark's one error shape; the message never holds a secret or a path."""
+    return JSONResponse({"detail": {"error": error, "message": public_message(message)}},
+                        status_code=status)
+
+
+def _unknown_repo(repo_id: str, config: Config) -> JSONResponse:
+    shown = repo_id if len(repo_id) <= 80 else repo_id[:77] + "..."
+    return error_answer(404, "UnknownRepository", (
+        f"no repository {shown!r} in the config; a [[repos]] entry with this id makes it "
+        f"known ({len(config.repos)} configured)"))
+
+
 async def _json_object(request: Request) -> dict[str, Any]:
+    """The JSON object of a body ``faces.http.limits`` already bounded and typed."""
     try:
-        body = await read_capped(request, MAX_API_BODY_BYTES)
-        data = json.loads(body)
-    except TooLarge as exc:
-        raise BadInput(f"body larger than {MAX_API_BODY_BYTES} bytes") from exc
+        data = json.loads(await request.body())
     except (ValueError, UnicodeDecodeError, RecursionError) as exc:
         raise BadInput("body is not JSON (or nested too deeply)") from exc
     if not isinstance(data, dict):
@@ -97,13 +110,13 @@ class _Routes:
                 self.client, self.config, repo_id, branch, self.send, base, known
             )
         except ConfigError:
-            return JSONResponse({"error": f"unknown repository {repo_id[:80]!r}"}, status_code=404)
+            return _unknown_repo(repo_id, self.config)
         except BranchNotFound as exc:
-            return JSONResponse({"error": str(exc)}, status_code=404)
+            return error_answer(404, "BranchNotFound", str(exc))
         except BadInput as exc:
-            return JSONResponse({"error": str(exc)}, status_code=400)
+            return error_answer(400, "BadInput", str(exc))
         except (redis.RedisError, OperationalError, OSError):
-            return JSONResponse({"error": "queue unavailable; retry later"}, status_code=503)
+            return error_answer(503, "QueueUnavailable", "queue unavailable; retry later")
         return JSONResponse(
             {"job": result.job_key, "outcome": result.outcome, "queue": result.queue},
             status_code=202,
@@ -119,16 +132,18 @@ class _Routes:
                 "parked": jobs.parked_jobs(self.client),
                 "failed": failed,
             }
-            # Entries stored before redaction existed may still hold credentials.
-            return JSONResponse(json.loads(redact(json.dumps(shown))))
+            # Entries stored before redaction existed may still hold credentials; errors name
+            # the mirror or working copy they touched, which is this host's business only.
+            return JSONResponse(json.loads(hide_paths(redact(json.dumps(shown)))))
         except (redis.RedisError, OSError):
-            return JSONResponse({"error": "queue unavailable; retry later"}, status_code=503)
+            return error_answer(503, "QueueUnavailable", "queue unavailable; retry later")
 
     def healthz(self) -> JSONResponse:
         try:
             self.client.ping()
         except (redis.RedisError, OSError) as exc:
-            return JSONResponse({"status": "unavailable", "redis": str(exc)[:200]}, status_code=503)
+            return JSONResponse({"status": "unavailable", "redis": public_message(str(exc))[:200]},
+                                status_code=503)
         return JSONResponse({"status": "ok", "version": __version__})
 
     def metrics(self) -> Response:
@@ -194,14 +209,14 @@ def _include_search_api(app: FastAPI) -> None:
         module.install_error_handlers(app)
 
 
-def _mount_mcp(app: FastAPI) -> Any | None:
+def _mount_mcp(app: FastAPI, env: Mapping[str, str]) -> Any | None:
     """Mount a fresh MCP server's Streamable HTTP app at /mcp (endpoint ``/mcp/``); returns the
     server, whose session manager the lifespan runs (a mounted app's own lifespan does not)."""
     module = _optional_module("freshmark.faces.mcp.server")
     if module is None:
         return None
     server = module.build_server()  # one per app: a session manager runs only once
-    app.mount("/mcp", module.create_asgi_app(server))
+    app.mount("/mcp", module.create_asgi_app(server, hosts=allowed_hosts(env)))
     return server
 
 
@@ -234,7 +249,8 @@ def create_app(
     timings = jobspec.Timings.from_env()
     limits = limits or BodyLimits()
     receiver = WebhookReceiver(config, client, send, env, stale_seconds=timings.stale_seconds,
-                               body_timeout_seconds=limits.webhook_timeout_seconds)
+                               body_timeout_seconds=limits.webhook_timeout_seconds,
+                               max_unverified_bodies=limits.webhook_unverified_bodies)
     verdict_stats = VerdictStats.open(settings)
     routes = _Routes(config, client, send, env, verdict_stats.dir_counts)
 
@@ -242,13 +258,15 @@ def create_app(
     _add_service_routes(app, receiver, routes)
     _include_search_api(app)
     _document_answers(app)
-    app.state.mcp_server = _mount_mcp(app)
+    app.state.mcp_server = _mount_mcp(app, env)
     tokens = tokens_from_env(env, config.api_token_env, bind_host,
                              metrics_public=not config.metrics_require_token)
     if not tokens.any_set and not tokens.open_without_token:
         log.warning("no API token set ($%s) and not bound to loopback only: every API route "
                     "answers 403; webhooks, /healthz and /metrics still work", config.api_token_env)
-    # Added last runs first: auth refuses before any body is read.
+    # Added last runs first: Host, Origin and auth refuse before any body is read.
     app.add_middleware(BodyLimit, limits=limits)
     app.add_middleware(BearerAuth, tokens=tokens)
+    if tokens.open_without_token:
+        app.add_middleware(HostGuard, hosts=allowed_hosts(env))
     return app

@@ -22,6 +22,8 @@ from enum import Enum
 
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from freshmark.core.redact import public_message
+
 READ_TOKEN_ENV = "FRESHMARK_API_READ_TOKEN"
 
 
@@ -109,7 +111,8 @@ def refusal(need: Need, authorization: bytes | None,
 async def send_error(send: Send, status: int, error: str, message: str,
                      headers: list[tuple[bytes, bytes]] | None = None) -> None:
     """A small JSON error in freshmark's shape, ``{"detail": {"error", "message"}}``."""
-    body = json.dumps({"detail": {"error": error, "message": message}}).encode("utf-8")
+    body = json.dumps({"detail": {"error": error, "message": public_message(message)}}
+                      ).encode("utf-8")
     await send({"type": "http.response.start", "status": status, "headers": [
         (b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
         *(headers or [])]})

@@ -1,14 +1,19 @@
-"""Bounded request bodies for every API route: size and arrival time, checked before handlers.
+"""What every API request body must be, checked before handlers: JSON, bounded, valid Unicode.
 
-A declared ``Content-Length`` over the cap is refused at once (413) without reading a byte;
-a body that grows past the cap while streaming (chunked, or a lying length) is refused as soon
-as it does; a body that does not arrive within ``timeout_seconds`` is refused with 408, so a
-slow client cannot hold a worker thread. Webhook routes are left to the receiver, which checks
-the signature header first and applies its own cap and deadline (``scheduler.receiver``).
+A request that sends a body (POST, PUT, PATCH) must say ``Content-Type: application/json``
+(415 otherwise): a browser sends other types cross-site without a CORS preflight, so this also
+closes that door. A declared ``Content-Length`` over the cap is refused at once (413) without
+reading a byte; a body that grows past the cap while streaming (chunked, or a lying length) is
+refused as soon as it does; a body that does not arrive within ``timeout_seconds`` is refused
+with 408, so a slow client cannot hold a worker thread. JSON text that escapes a lone surrogate
+(``"\\ud800"``, which no UTF-8 text can hold) is refused with 400 before any handler meets it.
+Webhook routes are left to the receiver, which checks the signature header first and applies
+its own cap and deadline (``scheduler.receiver``).
 """
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 
 import anyio
@@ -17,6 +22,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from freshmark.faces.http.auth import send_error
 
 WEBHOOK_PREFIX = "/webhooks/"
+BODY_METHODS = frozenset({"POST", "PUT", "PATCH"})
 
 
 @dataclass(frozen=True)
@@ -26,6 +32,7 @@ class BodyLimits:
     api_bytes: int = 1024 * 1024
     timeout_seconds: float = 15.0
     webhook_timeout_seconds: float = 30.0  # a 25 MB push needs longer than an API call
+    webhook_unverified_bodies: int = 8  # webhook bodies streaming before their signature
 
 
 class BodyTooLarge(Exception):
@@ -63,6 +70,28 @@ async def read_body(receive: Receive, max_bytes: int) -> bytes:
             return b"".join(chunks)
 
 
+def is_json_type(headers: list[tuple[bytes, bytes]]) -> bool:
+    """Whether the request declares a JSON body (``application/json``, parameters allowed)."""
+    raw = dict(headers).get(b"content-type", b"")
+    return raw.split(b";", 1)[0].strip().lower() == b"application/json"
+
+
+def has_lone_surrogate(body: bytes) -> bool:
+    """Whether a JSON body escapes a UTF-16 surrogate that is not half of a pair. A body that
+    is not JSON at all is left to the handler, which says what is wrong with it."""
+    try:
+        data = json.loads(body)
+    except (ValueError, RecursionError):
+        return False
+    try:
+        json.dumps(data, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    except RecursionError:
+        return False
+    return False
+
+
 def replaying(body: bytes, receive: Receive) -> Receive:
     """A ``receive`` that hands the buffered body over once, then waits on the real one
     (so streaming responses still see the client disconnect)."""
@@ -95,6 +124,10 @@ class BodyLimit:
         if declared is not None and declared > cap:
             await send_error(send, 413, "TooLarge", f"body larger than {cap} bytes")
             return
+        if scope["method"] in BODY_METHODS and not is_json_type(scope["headers"]):
+            await send_error(send, 415, "UnsupportedMediaType",
+                             "send the body as JSON with Content-Type: application/json")
+            return
         try:
             with anyio.fail_after(self.limits.timeout_seconds):
                 body = await read_body(receive, cap)
@@ -105,5 +138,9 @@ class BodyLimit:
             await send_error(send, 408, "Timeout", "request body not received in time")
             return
         except ClientGone:
+            return
+        if has_lone_surrogate(body):
+            await send_error(send, 400, "BadInput", "the body escapes a lone UTF-16 surrogate "
+                             "(such as \\ud800), which is not Unicode text")
             return
         await self.app(scope, replaying(body, receive), send)

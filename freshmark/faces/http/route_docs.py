@@ -2,9 +2,9 @@
 route really answers with, and the body it really has.
 
 Those routes build their answers by hand (``JSONResponse``), so the models here describe the
-shapes the handlers write: the webhook receiver's ``{"result": ...}``, the on-demand branch
-route's ``{"error": ...}``, and freshmark's ``{"detail": {"error", "message"}}`` that the
-auth and body-limit middleware send before any handler runs. ``/metrics`` is Prometheus text.
+shapes the handlers write: the webhook receiver's ``{"result": ...}`` and freshmark's one error
+shape, ``{"detail": {"error", "message"}}``, which the on-demand branch route, ``/debug/queue``
+and the Host, auth and body-limit middleware all answer with. ``/metrics`` is Prometheus text.
 """
 
 from __future__ import annotations
@@ -28,12 +28,6 @@ class HealthDown(BaseModel):
     redis: str = Field(description="Why Redis did not answer (one line, at most 200 chars).")
 
 
-class RouteError(BaseModel):
-    """The one-line error of ``/branches`` and ``/debug/queue``."""
-
-    error: str
-
-
 class BranchQueued(BaseModel):
     job: str = Field(description="The job key the branch index runs under.")
     outcome: str = Field(description="What the request did: queued, coalesced, already "
@@ -49,7 +43,8 @@ class BranchRequest(BaseModel):
 
 class WebhookAnswer(BaseModel):
     """``result`` is one of queued, ignored, duplicate, unknown_repo, unauthorized, too_large,
-    timeout, malformed, unavailable; other keys (event, why, error, delivery...) explain it."""
+    timeout, malformed, unavailable, busy; other keys (event, why, error, delivery...) explain
+    it."""
 
     model_config = ConfigDict(extra="allow")
     result: str
@@ -72,6 +67,9 @@ def _errors(*codes: int) -> dict[int | str, dict[str, Any]]:
              "for work",
         408: "The request body did not arrive in time",
         413: "The request body is larger than the API body cap",
+        415: "The body is not declared as JSON (Content-Type: application/json)",
+        421: "No token is required (loopback only) and the Host header is not a loopback "
+             "name or one of $FRESHMARK_ALLOWED_HOSTS",
     }
     return {code: {"model": ErrorBody, "description": texts[code]} for code in codes}
 
@@ -85,9 +83,10 @@ def _json_errors(*codes: int) -> dict[int | str, dict[str, Any]]:
             for code, answer in _errors(*codes).items()}
 
 
-# Every route but the webhooks passes the body limit (400/408/413); token-guarded ones also
-# the auth check (401/403).
-_LIMITS = (400, 408, 413)
+# Every route passes the Host check when no token is required (421, or 403 for a foreign
+# Origin); every route but the webhooks the body limit (400/408/413); token-guarded ones the
+# auth check (401/403); routes that take a body the JSON check (415).
+_LIMITS = (400, 408, 413, 421)
 _GUARDED = _errors(401, 403, *_LIMITS)
 
 HEALTHZ: dict[int | str, dict[str, Any]] = {
@@ -102,30 +101,34 @@ METRICS: dict[int | str, dict[str, Any]] = {
 }
 DEBUG_QUEUE: dict[int | str, dict[str, Any]] = {
     200: {"model": QueueView, "description": "Queue lengths, due, pending, parked, failed"},
-    503: {"model": RouteError, "description": "Redis does not answer"},
+    503: {"model": ErrorBody, "description": "Redis does not answer"},
     **_GUARDED,
 }
 BRANCHES: dict[int | str, dict[str, Any]] = {
     202: {"model": BranchQueued, "description": "The branch index was asked for"},
     **_GUARDED,
-    400: {"model": RouteError | ErrorBody, "description": "Body not a JSON object with a "
-          "string 'branch' (or a bad branch name, or a malformed Content-Length)"},
-    404: {"model": RouteError, "description": "Unknown repository, or no such branch on the "
-          "remote"},
-    503: {"model": RouteError, "description": "The queue is unavailable; retry"},
+    **_errors(415),
+    400: {"model": ErrorBody, "description": "Body not a JSON object with a string 'branch' "
+          "(or a bad branch name, a malformed Content-Length, a lone surrogate escape)"},
+    404: {"model": ErrorBody, "description": "Unknown repository (not in the config's "
+          "[[repos]]), or no such branch on the remote"},
+    503: {"model": ErrorBody, "description": "The queue is unavailable; retry"},
 }
 WEBHOOK: dict[int | str, dict[str, Any]] = {
     code: {"model": WebhookAnswer, "description": text} for code, text in (
         (200, "A ping, or a delivery already seen"),
         (202, "Queued, or ignored (with why)"),
         (400, "Malformed payload"),
-        (401, "Missing or wrong signature or token"),
+        (401, "Missing, malformed or wrong signature or token (or no secret configured)"),
         (404, "Unknown repository"),
         (408, "The body did not arrive in time"),
         (413, "The body is larger than the webhook cap"),
-        (503, "The queue is unavailable; retry"),
+        (503, "The queue is unavailable, or too many unverified bodies are streaming "
+              "(with Retry-After); retry"),
     )
 }
+WEBHOOK[421] = {"model": ErrorBody, "description": "No token is required (loopback only) and "
+                "the Host header is not a loopback name or one of $FRESHMARK_ALLOWED_HOSTS"}
 # FastAPI lists a 422 for every route with path parameters; these take a plain string and
 # read their bodies themselves, so they never answer 422.
 NO_422 = ("/webhooks/{repo_id}", "/branches/{repo_id}")

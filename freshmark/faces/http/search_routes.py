@@ -6,7 +6,8 @@ description (``/openapi.json``) say exactly what each answer holds. Errors come 
 query, bad budget, unsafe path, malformed list), 401/403 no or wrong token, 404 unknown or
 never-indexed repository or branch, or a repository moved or deleted since indexing, 408/413
 a body too slow or too large, 409 a state the caller must fix first (detached HEAD, embedder
-mismatch), 422 a body that is not JSON or not of the schema, 503 a service is down (retry).
+mismatch), 415 a body not declared as JSON, 421 a foreign Host on a server that asks for no
+token, 422 a body that is not JSON or not of the schema, 503 a service is down (retry).
 Input bounds in the schema are those the server enforces (``faces.api.schema``). Handlers
 are plain ``def``: FastAPI runs them in its thread pool, since git and Chroma calls block.
 """
@@ -32,6 +33,7 @@ from freshmark.core.errors import (
     RetryableError,
     UnsafePath,
 )
+from freshmark.core.redact import public_message
 from freshmark.core.settings import Settings
 from freshmark.faces.api.models import (
     CheckAnswerRequest,
@@ -80,12 +82,13 @@ def _status_for(exc: FreshmarkError) -> int:
 
 
 def answer(call: Callable[[], T]) -> T:
-    """Run a use case; freshmark errors become HTTP errors with a one-line message."""
+    """Run a use case; freshmark errors become HTTP errors with a one-line message that holds
+    no secret (a Chroma URL's credentials) and no host path (``core.redact.public_message``)."""
     try:
         return call()
     except FreshmarkError as exc:
-        raise HTTPException(_status_for(exc),
-                            detail={"error": type(exc).__name__, "message": str(exc)}) from exc
+        raise HTTPException(_status_for(exc), detail={
+            "error": type(exc).__name__, "message": public_message(str(exc))}) from exc
 
 
 def _served(repo: str, settings: Settings, config: Config, worktree: bool) -> RepoHandle:
@@ -123,7 +126,7 @@ async def _http_error(request: Request, exc: Exception) -> JSONResponse:
     detail: object = exc.detail  # FastAPI's HTTPException (a subclass) carries any detail
     if not (isinstance(detail, dict) and {"error", "message"} <= set(detail)):
         detail = {"error": _HTTP_ERROR_NAMES.get(exc.status_code, "HTTPError"),
-                  "message": str(detail)[:300]}
+                  "message": public_message(str(detail))[:300]}
     return JSONResponse({"detail": detail}, status_code=exc.status_code,
                         headers=getattr(exc, "headers", None))
 
@@ -141,13 +144,17 @@ def install_error_handlers(app: FastAPI) -> None:
 # replaces FastAPI's default 422 description.
 ERRORS: dict[int | str, dict[str, Any]] = {
     code: {"model": ErrorBody, "description": text} for code, text in (
-        (400, "Bad input: query, budget, path or list (or a malformed Content-Length)"),
+        (400, "Bad input: query, budget, path or list (or a malformed Content-Length, or a "
+              "lone surrogate escape, which is not Unicode)"),
         (401, "Missing or wrong bearer token"),
         (403, "No API token configured on a server reachable from other machines"),
         (404, "Repository or branch unknown, never indexed, moved or deleted"),
         (408, "The request body did not arrive in time"),
         (409, "A state to fix first (detached HEAD, embedder mismatch)"),
         (413, "The request body is larger than the API body cap"),
+        (415, "The body is not declared as JSON (Content-Type: application/json)"),
+        (421, "No token is required (loopback only) and the Host header is not a loopback "
+              "name or one of $FRESHMARK_ALLOWED_HOSTS"),
         (422, "The body is not JSON or does not match the request schema"),
         (503, "A service is unavailable; retry"),
     )

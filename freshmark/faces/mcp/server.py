@@ -4,12 +4,16 @@
 for the cluster server to mount at ``/mcp`` (the endpoint is then ``/mcp/``); a mounted app's
 lifespan does not run, so the host runs ``mcp.session_manager.run()`` in its own lifespan
 (``faces.http.app`` does). Host and Origin checking (DNS rebinding protection) is always on:
-loopback names pass, ``FRESHMARK_MCP_ALLOWED_HOSTS`` adds the server's public names.
+loopback names pass, ``FRESHMARK_ALLOWED_HOSTS`` adds the server's public names
+(``faces.api.hosts``). Sessions are bounded (``MAX_SESSIONS`` open at once, beyond it a new one
+is refused with 503) and released when the client deletes them or leaves them idle for
+``SESSION_IDLE_SECONDS``.
 
 Written against the ``mcp`` SDK's high-level server, ``MCPServer`` (mcp 2.x, which the package
 requires; mcp 1.x called it ``FastMCP``, and mcp 2's ``mcp.server.fastmcp`` only raises an error
 naming the rename). Tool errors come back as MCP tool errors with freshmark's one-line message,
-so an agent can read what to fix. Each argument carries a description and the bounds the server
+so an agent can read what to fix, passed through ``core.redact.public_message`` like every
+HTTP error (no secret, no host path). Each argument carries a description and the bounds the server
 enforces; each tool declares an output schema (the HTTP answers' models); the server reports the
 package version.
 """
@@ -18,7 +22,7 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeAlias, TypeVar
 
 from mcp.server.mcpserver import MCPServer as _Server
@@ -28,8 +32,10 @@ from pydantic import BeforeValidator, Field, WithJsonSchema
 from freshmark import __version__
 from freshmark.core.config import Config, load_config
 from freshmark.core.errors import FreshmarkError
+from freshmark.core.redact import public_message
 from freshmark.core.request import ContextRequest, SearchRequest
 from freshmark.core.settings import Settings
+from freshmark.faces.api.hosts import allowed_hosts, allowed_origins
 from freshmark.faces.api.models import (
     CheckAnswerResponseModel,
     ContextResponseModel,
@@ -54,7 +60,11 @@ from freshmark.faces.api.shape import shaped
 from freshmark.services.repos import RepoHandle
 
 T = TypeVar("T")
-ALLOWED_HOSTS_ENV = "FRESHMARK_MCP_ALLOWED_HOSTS"
+log = logging.getLogger("freshmark.mcp")
+# An agent holds one session per conversation; a hundred is many machines' worth, and each
+# costs a task and its buffers until deleted or idle.
+MAX_SESSIONS = 100
+SESSION_IDLE_SECONDS = 600.0
 INSTRUCTIONS = (
     "freshmark searches a version-stamped code index and verifies every result against the "
     "current code. Each result has a verdict: current or older_identical = use as is with its "
@@ -89,7 +99,11 @@ def _run(call: Callable[[], T]) -> T:
     try:
         return call()
     except FreshmarkError as exc:
-        raise ToolError(f"{type(exc).__name__}: {exc}") from exc
+        raise ToolError(public_message(f"{type(exc).__name__}: {exc}")) from exc
+    except Exception as exc:  # a defect: the SDK would put its text, unredacted, in the answer
+        log.exception("tool call failed")
+        raise ToolError(public_message(f"internal error ({type(exc).__name__}); the server "
+                                       "log has the details")) from exc
 
 
 def _served(repo: str, settings: Settings, config: Config, worktree: bool) -> RepoHandle:
@@ -297,16 +311,6 @@ def build_server() -> Any:
 mcp = build_server()
 
 
-LOOPBACK_HOSTS = ("127.0.0.1", "127.0.0.1:*", "localhost", "localhost:*", "[::1]", "[::1]:*")
-
-
-def allowed_hosts(env: Mapping[str, str]) -> list[str]:
-    """Host header values MCP answers to: loopback always, plus ``$FRESHMARK_MCP_ALLOWED_HOSTS``
-    (comma-separated ``host`` or ``host:port``, ``host:*`` for any port)."""
-    extra = [h.strip() for h in env.get(ALLOWED_HOSTS_ENV, "").split(",") if h.strip()]
-    return list(dict.fromkeys([*LOOPBACK_HOSTS, *extra]))
-
-
 def _transport_security(hosts: list[str]) -> Any | None:
     """DNS rebinding protection, always on: a browser page cannot reach the tools through a
     hostile name that resolves to this server, since Host and Origin must be on the list."""
@@ -314,24 +318,27 @@ def _transport_security(hosts: list[str]) -> Any | None:
         from mcp.server.transport_security import TransportSecuritySettings
     except ImportError:  # pragma: no cover - older SDKs
         return None
-    origins = [f"{scheme}://{h}" for h in hosts for scheme in ("http", "https")]
     return TransportSecuritySettings(enable_dns_rebinding_protection=True, allowed_hosts=hosts,
-                                     allowed_origins=origins)
+                                     allowed_origins=allowed_origins(hosts))
 
 
 def create_asgi_app(server: Any | None = None, path: str = "/",
-                    hosts: list[str] | None = None) -> Any:
+                    hosts: list[str] | None = None, max_sessions: int = MAX_SESSIONS,
+                    session_idle_seconds: float = SESSION_IDLE_SECONDS) -> Any:
     """The Streamable HTTP app of ``server`` (default: the module's ``mcp``) answering at
     ``path``. Mounted at ``/mcp`` with the default path, the endpoint is ``/mcp/`` (Starlette
     redirects ``/mcp`` there, which MCP clients do not follow); to answer at ``/mcp`` itself,
     pass ``path="/mcp"`` and mount the app at ``""`` after every other route. Either way run
     ``server.session_manager.run()`` in the host's lifespan. ``hosts``: the allowed Host
-    values (default ``allowed_hosts(os.environ)``)."""
+    values (default ``allowed_hosts(os.environ)``); ``max_sessions`` open at once, each released
+    when deleted or after ``session_idle_seconds`` without a request."""
     server = server or mcp
     security = _transport_security(hosts if hosts is not None else allowed_hosts(os.environ))
     try:
         return server.streamable_http_app(streamable_http_path=path,
-                                          transport_security=security)
+                                          transport_security=security,
+                                          max_sessions=max_sessions,
+                                          session_idle_timeout=session_idle_seconds)
     except TypeError:  # mcp 1.x takes its options from settings
         server.settings.streamable_http_path = path
         return server.streamable_http_app()
