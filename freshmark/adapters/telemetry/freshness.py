@@ -11,7 +11,10 @@ from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any, Protocol
 
+from redis import Redis
+
 from freshmark.adapters import keys
+from freshmark.core.settings import Settings
 
 FRESHNESS_FILE_NAME = "freshness-latest.json"
 
@@ -148,6 +151,14 @@ class FileFreshnessStore:
         return _rows_from_groups(self._read_groups().values())
 
 
-def freshness_store_for(state_dir: Path, redis: Any | None = None) -> FreshnessStore:
-    """Redis when the deployment has one (cluster), else the file under ``state_dir``."""
-    return RedisFreshnessStore(redis) if redis is not None else FileFreshnessStore(state_dir)
+def freshness_store_for(settings: Settings, redis: Any | None = None) -> FreshnessStore:
+    """The deployment's one freshness store, chosen the same way by every process that writes
+    or reads it (``audit``, the workers' scheduled audit, ``serve``'s ``/metrics``): Redis when
+    ``FRESHMARK_REDIS_URL`` is set (a cluster: every pod shares it), else the file under
+    ``FRESHMARK_HOME/state`` (one machine: every process shares the home). The default Redis
+    URL a process falls back to for its job queue does not count: a one-machine ``audit``
+    without Redis must publish where ``serve`` reads. ``redis``: a client to that URL the
+    caller already holds (else one is made)."""
+    if not settings.redis_url_set:
+        return FileFreshnessStore(settings.state_dir)
+    return RedisFreshnessStore(redis if redis is not None else Redis.from_url(settings.redis_url))

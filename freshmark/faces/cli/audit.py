@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -48,17 +47,6 @@ def format_table(rows: list[FreshnessRow]) -> str:
     )
 
 
-def _freshness_store(settings: Any) -> Any:
-    """Redis when the deployment names one (``FRESHMARK_REDIS_URL``), else the local file."""
-    from freshmark.adapters.telemetry.freshness import freshness_store_for
-
-    if os.environ.get("FRESHMARK_REDIS_URL"):
-        import redis
-
-        return freshness_store_for(settings.state_dir, redis.Redis.from_url(settings.redis_url))
-    return freshness_store_for(settings.state_dir)
-
-
 def _refresh_heads(settings: Any, config: Any, store: Any, target: str | None) -> dict[str, Any]:
     """Fetch the remotes of the configured repositories audited (``status`` does the same), so
     both measure against the remote's heads; repo name -> ``HeadSource``."""
@@ -91,13 +79,14 @@ def _print_sources(sources: dict[str, Any]) -> None:
 def _run(target: str | None, branch: str | None, config_file: Path | None, as_json: bool,
          publish: bool) -> None:
     from freshmark.adapters.store.chroma import Store
+    from freshmark.adapters.telemetry.freshness import freshness_store_for
     from freshmark.core.errors import NotIndexed
     from freshmark.faces.cli.common import emit_json, load_settings
     from freshmark.services.upkeep.audit import audit, publish_report
     from freshmark.services.upkeep.heads import LOCAL, HeadSource
 
     settings, config = load_settings(config_file)
-    freshness = _freshness_store(settings)
+    freshness = freshness_store_for(settings)
     store = Store.open(settings)
     sources = _refresh_heads(settings, config, store, target)
     report = audit(settings, config, target=target, branch=branch, freshness=freshness,

@@ -28,7 +28,8 @@ Where data lives:
   FRESHMARK_CONFIG      TOML config: layers, classification rules, repositories
   FRESHMARK_EMBEDDER    minilm (default, semantic) or hashing (fast test tier)
   FRESHMARK_EMBED_THREADS  model threads per process (default: the cores it really has)
-  FRESHMARK_REDIS_URL   the job broker of the cluster commands (redis://127.0.0.1:6379/0)
+  FRESHMARK_REDIS_URL   the job broker of the cluster commands (redis://127.0.0.1:6379/0);
+                        when set, also where audit publishes freshness for /metrics
 """
 
 

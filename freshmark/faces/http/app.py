@@ -36,7 +36,7 @@ from freshmark.adapters import keys
 from freshmark.adapters.git.mirrors import remote_branches
 from freshmark.adapters.queue import jobs
 from freshmark.adapters.telemetry import exposition as metrics
-from freshmark.adapters.telemetry.freshness import RedisFreshnessStore
+from freshmark.adapters.telemetry.freshness import freshness_store_for
 from freshmark.core import jobspec
 from freshmark.core.config import Config, load_config
 from freshmark.core.errors import BadInput, BranchNotFound, ConfigError
@@ -82,9 +82,10 @@ def _branch_request(data: dict[str, Any]) -> tuple[str, str | None]:
 class _Routes:
     """Handlers closed over one app's config, Redis client, sender and environment."""
 
-    def __init__(self, config: Config, client: redis.Redis, send: jobspec.Sender,
-                 env: Mapping[str, str]):
+    def __init__(self, settings: Settings, config: Config, client: redis.Redis,
+                 send: jobspec.Sender, env: Mapping[str, str]):
         self.config, self.client, self.send, self.env = config, client, send, env
+        self.freshness = freshness_store_for(settings, client)  # where ``audit`` publishes
 
     async def ondemand(self, repo_id: str, request: Request) -> JSONResponse:
         try:
@@ -133,7 +134,7 @@ class _Routes:
         queues = _queues(self.config)  # the layers' own queues too, as /debug/queue shows
         try:
             body, content_type = metrics.render_latest(
-                store=RedisFreshnessStore(self.client),
+                store=self.freshness,
                 queue_lengths=lambda: jobs.queue_lengths(self.client, queues),
             )
         except (redis.RedisError, OSError):
@@ -232,7 +233,7 @@ def create_app(
     limits = limits or BodyLimits()
     receiver = WebhookReceiver(config, client, send, env, stale_seconds=timings.stale_seconds,
                                body_timeout_seconds=limits.webhook_timeout_seconds)
-    routes = _Routes(config, client, send, env)
+    routes = _Routes(settings, config, client, send, env)
 
     app = FastAPI(title="freshmark", version=__version__, lifespan=_lifespan)
     _add_service_routes(app, receiver, routes)

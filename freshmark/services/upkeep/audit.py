@@ -368,12 +368,13 @@ def run_audit(settings: Settings, config: Config | None = None, redis: Any | Non
     """The scheduled job: audit everything and publish it for ``/metrics``.
 
     Run it where the mirrors are, right after they were fetched (the reconcile job): the branch
-    heads it compares against are the mirror's. Publishes to Redis when a client is given
-    (cluster), else to the file under ``settings.state_dir``. A full audit replaces what was
+    heads it compares against are the mirror's. Publishes to the deployment's freshness store
+    (``freshness_store_for``: Redis with ``FRESHMARK_REDIS_URL``, through ``redis`` if given,
+    else the file under ``settings.state_dir``). A full audit replaces what was
     published, so retired branches stop being exported; a branch that failed this time keeps
     its last rows, whose old ``audit_timestamp_seconds`` lets an alert see it.
     """
-    freshness = freshness_store_for(settings.state_dir, redis)
+    freshness = freshness_store_for(settings, redis)
     report = audit(settings, config, store=store, freshness=freshness, now_seconds=now_seconds)
     publish_report(freshness, report, full=True)
     return report
