@@ -186,7 +186,8 @@ def _index_locally(repo_id: str, branch: str, base: str | None) -> dict[str, Any
     repo = config.repo(repo_id)
     state = sync_mirror(settings, repo)
     base_branch = (base if base is not None else default_base(repo, branch)) or None
-    request = IndexRequest(state.path, branch=branch, repo_id=repo_id, base_branch=base_branch)
+    request = IndexRequest(state.path, branch=branch, repo_id=repo_id, base_branch=base_branch,
+                           base_named=base is not None)
     summary = index_repo(request, settings=settings, config=config)
     return summary.to_dict()
 

@@ -68,7 +68,8 @@ def _print_summary(summary: dict[str, Any]) -> None:
 @click.argument("path", type=click.Path(file_okay=False, path_type=Path))
 @click.option("--branch", "-b", help="Branch to index (default: the checked-out branch).")
 @click.option("--base", help="For a branch never indexed: index it as an overlay on this "
-              "branch's index (only the files that differ are stored).")
+              "indexed branch (only the files that differ are stored). Refused (exit 2) when "
+              "it is not indexed; noted when the branch is already indexed.")
 @click.option("--layer", help="Refresh only this layer (from the config) and stamp only it.")
 @click.option(
     "--config",
@@ -97,12 +98,16 @@ def index(
     settings, config = load_settings(config_file)
     top_level = GitRepo.discover(path).path  # a subdirectory indexes its whole repository
     with index_progress(not as_json) as progress:
-        summary = index_repo(IndexRequest(top_level, branch=branch, layer=layer, base_branch=base),
-                             settings=settings, config=config, progress=progress).to_dict()
+        request = IndexRequest(top_level, branch=branch, layer=layer, base_branch=base,
+                               base_named=base is not None)
+        summary = index_repo(request, settings=settings, config=config,
+                             progress=progress).to_dict()
     if as_json:
         emit_json(summary)
     else:
         _print_summary(summary)
+    if summary.get("base_note"):
+        click.echo(f"freshmark: note: {summary['base_note']}", err=True)
 
 
 # -- status -----------------------------------------------------------------------------------
