@@ -6,7 +6,7 @@ import fcntl
 import json
 import os
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any, Protocol
@@ -82,6 +82,9 @@ class FreshnessStore(Protocol):
 
     def load(self) -> list[FreshnessRow]: ...
 
+    def forget(self, repo: str, branch: str) -> None:
+        """Stop exporting (repo, branch): its index was dropped."""
+
 
 def _group_by_branch(rows: Iterable[FreshnessRow]) -> dict[str, list[dict[str, Any]]]:
     grouped: dict[str, list[dict[str, Any]]] = {}
@@ -117,6 +120,9 @@ class RedisFreshnessStore:
     def load(self) -> list[FreshnessRow]:
         return _rows_from_groups(json.loads(raw) for raw in self._redis.hvals(self._key))
 
+    def forget(self, repo: str, branch: str) -> None:
+        self._redis.hdel(self._key, keys.freshness_field(repo, branch))
+
 
 class FileFreshnessStore:
     """A JSON file (embedded, single machine): ``{"repo:branch": [row, ...]}``.
@@ -136,12 +142,20 @@ class FileFreshnessStore:
         return data if isinstance(data, dict) else {}
 
     def publish(self, rows: Iterable[FreshnessRow], replace_all: bool = False) -> None:
+        self._rewrite(lambda groups: groups.update(_group_by_branch(rows)), replace_all)
+
+    def forget(self, repo: str, branch: str) -> None:
+        if self.path.exists():
+            self._rewrite(lambda groups: groups.pop(keys.freshness_field(repo, branch), None))
+
+    def _rewrite(self, change: Callable[[dict[str, Any]], object], empty: bool = False) -> None:
+        """Apply ``change`` to the groups under the lock and replace the file atomically."""
         self.path.parent.mkdir(parents=True, exist_ok=True)
         lock_path = self.path.with_suffix(".lock")
         with open(lock_path, "a") as lock:
             fcntl.flock(lock, fcntl.LOCK_EX)
-            groups = {} if replace_all else self._read_groups()
-            groups.update(_group_by_branch(rows))
+            groups = {} if empty else self._read_groups()
+            change(groups)
             fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=".freshness-")
             with os.fdopen(fd, "w", encoding="utf-8") as out:
                 json.dump(groups, out)

@@ -74,14 +74,15 @@ def _indexed(name: str, store: Store) -> RepoHandle | None:
 
 
 def served_repo(arg: object, *, settings: Settings, config: Config, store: Store,
-                worktree: bool = False) -> RepoHandle:
+                worktree: bool = False, copy_needed: bool = True) -> RepoHandle:
     """The repository a network caller names, or a one-line error that reveals nothing about
-    the host's filesystem: BadInput, NotIndexed, RepositoryGone."""
+    the host's filesystem: BadInput, NotIndexed, RepositoryGone (unless ``copy_needed`` is
+    False: dropping an index needs no copy of the repository)."""
     name = check_repo_name(arg)
     handle = _configured(name, settings, config) or _indexed(name, store)
     if handle is None:
         raise _unknown(name)
-    if not handle.path.exists():
+    if copy_needed and not handle.path.exists():
         raise RepositoryGone(f"repository {handle.name} was indexed but its copy is gone; "
                              "index it again")
     if worktree and not handle.is_working_copy:

@@ -83,6 +83,7 @@ def _run(target: str | None, branch: str | None, config_file: Path | None, as_js
     from freshmark.core.errors import NotIndexed
     from freshmark.faces.cli.common import emit_json, load_settings
     from freshmark.services.upkeep.audit import audit, publish_report
+    from freshmark.services.upkeep.drop import BranchState
     from freshmark.services.upkeep.heads import LOCAL, HeadSource
 
     settings, config = load_settings(config_file)
@@ -90,8 +91,12 @@ def _run(target: str | None, branch: str | None, config_file: Path | None, as_js
     store = Store.open(settings)
     sources = _refresh_heads(settings, config, store, target)
     report = audit(settings, config, target=target, branch=branch, freshness=freshness,
-                   store=store)
-    if not report.rows and not report.problems:
+                   store=store, retire=BranchState.open(settings, store))
+    for repo, gone, retired in report.gone:
+        click.echo(f"freshmark: note: {repo}@{gone} was deleted from the repository; "
+                   + ("its index was dropped" if retired else
+                      "its index is kept while branch overlays are layered on it"), err=True)
+    if not report.rows and not report.problems and not report.gone:
         what = " ".join(filter(None, [target, f"branch {branch}" if branch else None]))
         raise NotIndexed(f"nothing indexed{' for ' + what if what else ''}; run: freshmark index")
     if publish:
@@ -136,8 +141,9 @@ def _command(clean: Callable[[Any], Any]) -> click.Command:
         TARGET is a repository path or repo id (default: everything indexed). Columns:
         live chunks whose file changed or vanished at the branch head (STALE) out of all live
         chunks (TRACKED), commits behind the head, lag since the first unindexed commit,
-        tombstoned chunks and the layer's last successful run. Exits 1 when a branch could
-        not be audited (each named on stderr).
+        tombstoned chunks and the layer's last successful run. A branch deleted from the
+        repository is noted and its index dropped. Exits 1 when a branch could not be audited
+        (each named on stderr).
         """
         _run(target, branch, config_file, as_json, publish)
 

@@ -115,10 +115,12 @@ def _status_rows(
     path: Path, branch: str | None, settings: Settings, config: Config
 ) -> list[dict[str, Any]]:
     from freshmark.adapters.store.chroma import Store
+    from freshmark.services.upkeep.drop import BranchState
     from freshmark.services.upkeep.status import branch_status
 
     store = Store.open(settings)
-    return branch_status(path, branch, settings=settings, config=config, store=store)
+    return branch_status(path, branch, settings=settings, config=config, store=store,
+                         retire=BranchState.open(settings, store))
 
 
 def _head_label(behind: dict[str, Any]) -> str:
@@ -133,6 +135,11 @@ def _head_label(behind: dict[str, Any]) -> str:
 
 
 def _print_status(row: dict[str, Any]) -> None:
+    if row["gone"]:
+        what = "its index was dropped" if row["retired"] else \
+            "its index is kept while branch overlays are layered on it"
+        click.echo(f"{row['repo']}@{row['branch']}  gone: deleted from the repository; {what}")
+        return
     behind = row["behind"]
     click.echo(f"{row['repo']}@{row['branch']}  ({row['collection']})")
     click.echo(f"  indexed:    {(row['commit'] or '-')[:12]} at {row['indexed_at'] or '-'}")
@@ -181,6 +188,32 @@ def status(path: Path, branch: str | None, as_json: bool) -> None:
         return
     for row in rows:
         _print_status(row)
+
+
+# -- drop -------------------------------------------------------------------------------------
+@cli.command(epilog=examples(
+    "freshmark drop . --branch feature/old    # one branch",
+    "freshmark drop shop                      # every branch of a repository (path or id)",
+))
+@click.argument("repo")
+@click.option("--branch", "-b", help="Only this branch (default: every indexed branch).")
+@click.option("--json", "as_json", is_flag=True, help="Print what was dropped as JSON.")
+@fail_cleanly
+def drop(repo: str, branch: str | None, as_json: bool) -> None:
+    """Delete what was indexed of REPO (a path, even one since moved or deleted, or a repo id):
+    the branch collections, lexical snapshots, freshness rows and verdict counts.
+
+    A branch that overlays are layered on is refused (exit 2, naming them): drop them first.
+    """
+    from freshmark.services.upkeep.drop import BranchState, drop_index
+
+    settings, config = load_settings()
+    report = drop_index(repo, branch, settings=settings, config=config,
+                        state=BranchState.open(settings))
+    if as_json:
+        emit_json(report.to_dict())
+    else:
+        click.echo(f"dropped {report.repo}: {', '.join(report.dropped)}")
 
 
 # -- chunks -----------------------------------------------------------------------------------

@@ -6,7 +6,8 @@ Routes:
   GET  /debug/queue             pending, parked and failed jobs, queue lengths
   GET  /healthz                 200 when Redis answers, else 503
   GET  /metrics                 Prometheus exposition (events, freshness, queue lengths)
-plus the search API (``faces.http.search_routes``) and the MCP endpoint (``faces.mcp.server``,
+plus the search API (``faces.http.search_routes``), ``DELETE /v1/repos/{repo}[/branches/{branch}]``
+(``faces.http.repo_routes``) and the MCP endpoint (``faces.mcp.server``,
 mounted at ``/mcp``) when those modules are installed.
 
 Everything but ``/healthz``, the (signed) webhooks and, by default, ``/metrics`` needs a bearer
@@ -189,6 +190,7 @@ def _include_search_api(app: FastAPI) -> None:
     module = _optional_module("freshmark.faces.http.search_routes")
     if module is not None:
         app.include_router(module.router)
+        app.include_router(importlib.import_module("freshmark.faces.http.repo_routes").router)
         module.install_error_handlers(app)
 
 
