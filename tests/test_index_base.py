@@ -53,3 +53,9 @@ def test_a_base_on_an_already_indexed_branch_is_reported_as_not_applied(
 def test_an_indexed_base_makes_the_new_branch_an_overlay_on_it(shop: RepoBuilder) -> None:
     done = _index(shop, "--branch", "feature/x", "--base", "main")
     assert done.exit_code == 0 and json.loads(done.stdout)["layered_on"] == "main"
+
+
+def test_status_counts_one_commit_behind_in_the_singular(shop: RepoBuilder) -> None:
+    shop.write("src/app.py", "def a():\n    return 2\n").commit("two")
+    done = CliRunner().invoke(cli, ["status", str(shop.path)])
+    assert "1 commit, 1 file changed since indexing" in done.stdout

@@ -123,7 +123,9 @@ class SearchRequest(BaseModel):
                              examples=["cancel order idempotency"])
     repo: RepoName = REPO_FIELD
     branch: str | None = BRANCH_FIELD
-    k: int = Field(5, ge=1, le=MAX_K, description=f"How many results (1 to {MAX_K}).")
+    # strict: JSON true is not the number 1
+    k: int = Field(5, ge=1, le=MAX_K, strict=True,
+                   description=f"How many results (1 to {MAX_K}).")
     worktree: bool = WORKTREE_FIELD
     history: bool = Field(False, description="Also return tombstoned (deleted) code, "
                                              "labelled historical.")

@@ -20,14 +20,15 @@ from freshmark.adapters.store.chroma import Store
 from freshmark.core.config import Config
 from freshmark.core.errors import BadInput, ConfigError, FreshmarkError, NotIndexed, RepositoryGone
 from freshmark.core.manifest import Manifest
+from freshmark.core.request import MAX_BUDGET_TOKENS as CORE_MAX_BUDGET_TOKENS
 from freshmark.core.settings import Settings
 from freshmark.services.repos import RepoHandle
 
 MAX_REPO_CHARS = 256
 # Each verify line costs a tree lookup and maybe a blob read; a prompt never needs more.
 MAX_VERIFY_LINES = 2000
-# The L3 default is 60,000 tokens; twice that is already more than any model's window needs.
-MAX_BUDGET_TOKENS = 120_000
+# Context budgets: one bound for every face (``core.request``).
+MAX_BUDGET_TOKENS = CORE_MAX_BUDGET_TOKENS
 
 
 def check_repo_name(arg: object) -> str:

@@ -100,7 +100,16 @@ def worker(queues: str, concurrency: int, pool: str, name: str | None, loglevel:
 @click.option("--port", type=int, default=8080, show_default=True)
 @click.option("--loglevel", "-l", default="info", show_default=True)
 def serve(host: str, port: int, loglevel: str) -> None:
-    """Serve webhooks, on-demand branches, the search API, /healthz and /metrics."""
+    """Serve webhooks, on-demand branches, the search API, /healthz and /metrics.
+
+    \b
+    Tokens (Authorization: Bearer TOKEN) on every route that returns code or takes work:
+      $FRESHMARK_API_TOKEN       everything (the variable's name: [service] api_token_env)
+      $FRESHMARK_API_READ_TOKEN  search, verify, context, MCP and /debug/queue only
+    With no token set only a loopback-bound server (the default --host) stays open; bound
+    elsewhere it answers 403 to every API route. /healthz, signed webhooks and /metrics
+    (unless [service] metrics_require_token) need none.
+    """
     import uvicorn
 
     from freshmark.faces.http.app import create_app

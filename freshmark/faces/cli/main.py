@@ -19,6 +19,8 @@ from freshmark.faces.cli import cluster as cluster_commands
 from freshmark.faces.cli import search as search_commands
 from freshmark.faces.cli.common import (
     EPILOG,
+    Freshmark,
+    counted,
     emit_json,
     examples,
     fail_cleanly,
@@ -27,7 +29,8 @@ from freshmark.faces.cli.common import (
 )
 
 
-@click.group(epilog=EPILOG, context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=Freshmark, epilog=EPILOG,
+             context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="freshmark")
 def cli() -> None:
     """freshmark keeps a version-stamped, per-branch code index fresh and hands coding agents
@@ -159,8 +162,8 @@ def _print_status(row: dict[str, Any]) -> None:
                    "nothing stamped yet")
     elif behind.get("head"):
         click.echo(
-            f"  head:       {_head_label(behind)}: {behind['commits_behind']} commits, "
-            f"{behind['files_changed']} files changed since indexing"
+            f"  head:       {_head_label(behind)}: {counted(behind['commits_behind'], 'commit')}"
+            f", {counted(behind['files_changed'], 'file')} changed since indexing"
         )
     elif behind.get("error"):
         click.echo(f"  head:       unknown ({behind['error']})")
