@@ -55,3 +55,8 @@ def test_counts_of_one_are_singular() -> None:
 
     assert (counted(1, "commit"), counted(2, "commit"), counted(0, "file")) == (
         "1 commit", "2 commits", "0 files")
+
+
+def test_a_bare_group_still_shows_its_help() -> None:
+    done = CliRunner().invoke(cli, ["branch"])
+    assert "Usage: freshmark branch" in done.output and "freshmark: error" not in done.output

@@ -145,3 +145,11 @@ def test_audit_of_a_locally_deleted_branch_notes_it_and_exits_0(shop: RepoBuilde
     assert "warning" not in first.stderr
     again = run("audit", str(shop.path))
     assert again.exit_code == 0 and again.stderr == ""
+
+
+def test_http_drop_of_an_unknown_repository_is_404_and_drops_nothing(http) -> None:
+    answer = http.delete("/v1/repos/..", headers={"Authorization": f"Bearer {FULL}"})
+    other = http.delete("/v1/repos/no-such-repo", headers={"Authorization": f"Bearer {FULL}"})
+    assert {answer.status_code, other.status_code} <= {404}
+    assert other.json()["detail"]["error"] == "NotIndexed"
+    assert _indexed(Settings.from_env()) == ["feature/x", "main", "release"]

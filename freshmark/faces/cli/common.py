@@ -69,6 +69,9 @@ class Freshmark(click.Group):
             return super().main(args, prog_name, complete_var, False, **extra)
         try:
             code = super().main(args, prog_name, complete_var, False, **extra)
+        except click.exceptions.NoArgsIsHelpError as exc:
+            exc.show()  # a bare group: its help is the answer
+            sys.exit(exc.exit_code)
         except click.UsageError as exc:
             click.echo(_usage_line(exc), err=True)
             sys.exit(exc.exit_code)
