@@ -59,4 +59,4 @@ def test_counts_of_one_are_singular() -> None:
 
 def test_a_bare_group_still_shows_its_help() -> None:
     done = CliRunner().invoke(cli, ["branch"])
-    assert "Usage: freshmark branch" in done.output and "freshmark: error" not in done.output
+    assert "branch [OPTIONS] COMMAND" in done.output and "freshmark: error" not in done.output
