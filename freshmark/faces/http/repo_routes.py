@@ -13,6 +13,7 @@ from typing import Any
 
 from fastapi import APIRouter
 
+from freshmark.faces.api.schema import BranchName, RepoName
 from freshmark.faces.api.served import served_repo
 from freshmark.faces.http.search_routes import ERRORS, ConfigDep, SettingsDep, answer
 
@@ -36,12 +37,12 @@ def _drop(repo: str, branch: str | None, settings: Any, config: Any) -> dict[str
 
 @router.delete("/{repo}", responses=ERRORS,
                summary="Drop every branch index of a repository (needs the full API token)")
-def drop_repo(repo: str, settings: SettingsDep, config: ConfigDep) -> dict[str, Any]:
+def drop_repo(repo: RepoName, settings: SettingsDep, config: ConfigDep) -> dict[str, Any]:
     return _drop(repo, None, settings, config)
 
 
 @router.delete("/{repo}/branches/{branch:path}", responses=ERRORS,
                summary="Drop one branch index (needs the full API token)")
-def drop_branch(repo: str, branch: str, settings: SettingsDep,
+def drop_branch(repo: RepoName, branch: BranchName, settings: SettingsDep,
                 config: ConfigDep) -> dict[str, Any]:
     return _drop(repo, branch, settings, config)
