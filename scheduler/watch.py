@@ -16,12 +16,21 @@ the due time out, up to a maximum wait), which this process and the scheduler dr
 burst (more than ``burst_events`` in one flush window) or an inotify queue overflow (events were
 dropped), every branch this watcher indexed and whose head moved is reconciled too. NFS and
 bind mounts deliver no inotify events: ``polling=True`` uses watchdog's polling observer.
+
+No watch ever follows a symbolic link: a link may lead out of the working copy (``ln -s /``
+walks the whole filesystem) or into a loop. inotify watches are added with watchdog's
+``follow_symlink=False`` (``IN_DONT_FOLLOW``, ``os.walk`` without ``followlinks``); the polling
+observer takes its snapshots with ``os.lstat`` (watchdog's ``PollingObserverVFS``), so a link
+is a leaf entry and never a directory to descend. Memory then grows with the working copy, not
+with what its links point at. A linked top-level directory is skipped with one log line (a
+warning when it loops or leads nowhere).
 """
 
 from __future__ import annotations
 
 import hashlib
 import logging
+import os
 import re
 import threading
 import time
@@ -34,7 +43,7 @@ import redis
 from watchdog.events import FileSystemEvent, FileSystemEventHandler
 from watchdog.observers import Observer
 from watchdog.observers.api import BaseObserver
-from watchdog.observers.polling import PollingObserver
+from watchdog.observers.polling import PollingObserverVFS
 
 from freshmark.adapters.queue import jobs
 from freshmark.core import jobspec
@@ -177,6 +186,25 @@ class WatchOptions:
     poll_interval_seconds: float = 1.0
 
 
+def _observer(options: WatchOptions) -> BaseObserver:
+    """inotify, or polling whose snapshots ``lstat`` every entry: a symlink to a directory is
+    then a leaf, never descended (plain ``PollingObserver`` stats through links)."""
+    if options.polling:
+        return PollingObserverVFS(os.lstat, os.scandir,
+                                  polling_interval=options.poll_interval_seconds)
+    return Observer()
+
+
+def _warn_link_skipped(path: Path) -> None:
+    """One line per top-level link: a warning for a loop or a dangling link, else info."""
+    try:
+        path.resolve(strict=True)
+    except (OSError, RuntimeError):  # RuntimeError: a loop, before Python 3.13
+        log.warning("watch: skipping %s: a symbolic link that loops or leads nowhere", path)
+        return
+    log.info("watch: not following symbolic link %s", path)
+
+
 class WorkingCopyWatcher:
     def __init__(self, root: Path, client: redis.Redis, send: jobspec.Sender,
                  options: WatchOptions = WatchOptions()):
@@ -196,23 +224,22 @@ class WorkingCopyWatcher:
         self.label = watch_label(self.root)
         self.tally = EventTally()
         self.polling = options.polling
-        self.observer: BaseObserver = (
-            PollingObserver(timeout=options.poll_interval_seconds) if options.polling
-            else Observer()
-        )
+        self.observer = _observer(options)
         self.handler = TreeEventHandler(self.root, self.git_dir, self.tally, self._watch_dir)
         self.branch, self.heads = _git_state(self.root)
         self.indexed: set[str] = set()
         self._overflow_log = _OverflowLog(self.tally)
 
     def _watch_dir(self, path: Path) -> None:
-        if path.is_dir() and not path.is_symlink():
+        if path.is_symlink():
+            _warn_link_skipped(path)
+        elif path.is_dir():
             self.observer.schedule(self.handler, str(path), recursive=True)
 
     def start(self) -> None:
         self.observer.schedule(self.handler, str(self.root), recursive=False)
         for child in sorted(self.root.iterdir()):
-            if child.resolve() != self.git_dir and child.name != ".git":
+            if child.name != ".git" and child != self.git_dir:
                 self._watch_dir(child)
         self.observer.schedule(self.handler, str(self.git_dir), recursive=False)
         self._watch_dir(self.git_dir / "refs")

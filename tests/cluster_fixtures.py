@@ -8,12 +8,20 @@ from pathlib import Path
 
 import pytest
 import redis
-from cluster_support import UNIT_DB, PrivateRedis, client_for, flushed
+from cluster_support import SUITE_REDIS, UNIT_DB, PrivateRedis, client_for, flushed
+
+
+@pytest.fixture(scope="session", autouse=True)
+def suite_redis(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """The suite's own redis-server (``cluster_support.SuiteRedis``), for the whole session."""
+    SUITE_REDIS.start(tmp_path_factory.mktemp("suite-redis"))
+    yield
+    SUITE_REDIS.stop()
 
 
 @pytest.fixture
 def redis_client() -> Iterator[redis.Redis]:
-    """Database 11 of the machine's Redis, empty at the start and the end of the test."""
+    """Database 11 of the suite's Redis, empty at the start and the end of the test."""
     yield from flushed(client_for(UNIT_DB))
 
 

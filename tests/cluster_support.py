@@ -2,10 +2,13 @@
 scheduler subprocesses, a remote with a tracked branch and a config file (fixtures that use
 them are in ``cluster_fixtures``).
 
-Redis databases 11 (unit tests) and 12 (process tests) on 127.0.0.1:6379 (or the port in
-FRESHMARK_TEST_REDIS_PORT) are ours and are
-flushed around every test. Destructive tests (restarting Redis) start a private redis-server
-on a free port instead of touching the shared one.
+The suite's Redis is a redis-server it starts itself on a free loopback port (``SUITE_REDIS``,
+started by the session fixture ``suite_redis`` and stopped at the end); databases 11 (unit
+tests) and 12 (process tests) of it are flushed around every test. No other server is ever
+flushed: the machine's Redis on 6379 is never touched. ``FRESHMARK_TEST_REDIS_PORT=PORT``
+hands the suite a redis-server the caller started for it instead (e.g. to run two checkouts'
+suites side by side, or to look at the keys a test left). Destructive tests (restarting
+Redis) start a private redis-server of their own on another free port.
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ import subprocess
 import sys
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -35,9 +38,7 @@ from freshmark.adapters.store.chroma import Store
 from freshmark.core.manifest import Manifest
 from freshmark.core.settings import Settings
 
-# Another port (a private redis-server) lets two checkouts run their suites side by side.
 REDIS_HOST = "127.0.0.1"
-REDIS_PORT = int(os.environ.get("FRESHMARK_TEST_REDIS_PORT", "6379"))
 UNIT_DB, PROCESS_DB = 11, 12
 REPO_ROOT = Path(__file__).resolve().parent.parent
 # The ``freshmark`` console script, whether or not the package is installed.
@@ -68,8 +69,12 @@ def client_for(db: int) -> redis.Redis:
 def flushed(client: redis.Redis) -> Iterator[redis.Redis]:
     """Body of a Redis fixture: the database is empty at the start and the end of the test.
 
-    Redis is required in CI (``.ci/run`` starts it) and skipped on a machine without it.
+    Only the suite's Redis is ever flushed. Redis is required in CI (``.ci/run`` installs
+    redis-server) and skipped on a machine without it.
     """
+    port = client.connection_pool.connection_kwargs.get("port")
+    if port != REDIS_PORT:
+        raise AssertionError(f"refusing to flush Redis on port {port}: not the suite's")
     try:
         client.ping()
     except redis.RedisError as exc:
@@ -96,10 +101,10 @@ class Recorder:
 
 
 class PrivateRedis:
-    """A redis-server of our own on a free port: safe to kill and restart."""
+    """A redis-server of our own on a free port (or ``port``): safe to kill and restart."""
 
-    def __init__(self, workdir: Path):
-        self.port = free_port()
+    def __init__(self, workdir: Path, port: int | None = None):
+        self.port = port or free_port()
         self.workdir = workdir
         self.proc: subprocess.Popen[bytes] | None = None
 
@@ -128,6 +133,42 @@ def _pings(client: redis.Redis) -> bool:
         return bool(client.ping())
     except redis.RedisError:
         return False
+
+
+TEST_REDIS_PORT_ENV = "FRESHMARK_TEST_REDIS_PORT"
+
+
+@dataclass
+class SuiteRedis:
+    """The suite's Redis: a redis-server of its own (``owned``), or the caller's on
+    ``$FRESHMARK_TEST_REDIS_PORT``. The port is chosen at import, before any test module reads
+    ``REDIS_PORT``; the server starts with the session (``start``)."""
+
+    port: int
+    owned: bool
+    server: PrivateRedis | None = None
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str]) -> SuiteRedis:
+        given = env.get(TEST_REDIS_PORT_ENV, "").strip()
+        return cls(int(given), owned=False) if given else cls(free_port(), owned=True)
+
+    def start(self, workdir: Path) -> None:
+        """Start the suite's own server; without redis-server installed the Redis tests skip
+        (``flushed``) rather than reach for a server the suite did not start."""
+        if not self.owned or self.server is not None or shutil.which("redis-server") is None:
+            return
+        self.server = PrivateRedis(workdir, self.port)
+        self.server.start()
+
+    def stop(self) -> None:
+        if self.server is not None:
+            self.server.stop()
+            self.server = None
+
+
+SUITE_REDIS = SuiteRedis.from_env(os.environ)
+REDIS_PORT = SUITE_REDIS.port
 
 
 # --- cluster processes -----------------------------------------------------------------------

@@ -102,3 +102,18 @@ def test_unknown_repo_id_fails_with_one_line(runner: CliRunner) -> None:
 
     assert done.exit_code == 2
     assert done.stderr.startswith("freshmark: error:")
+
+
+def test_metrics_of_serve_show_what_audit_published_without_a_redis_url(
+    runner: CliRunner, stale_shop: RepoBuilder, redis_client
+) -> None:
+    from fastapi.testclient import TestClient
+
+    from freshmark.core.settings import Settings
+    from freshmark.faces.http.app import create_app
+
+    assert runner.invoke(cli, ["audit", str(stale_shop.path)]).exit_code == 0
+    # serve's job queue is a Redis (the default URL); its freshness store is audit's file.
+    app = create_app(settings=Settings.from_env(), client=redis_client, send=lambda *a: None)
+    body = TestClient(app).get("/metrics").text
+    assert 'freshmark_stale_chunks{branch="main",layer="hot",repo="shop"} 1.0' in body

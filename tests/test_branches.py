@@ -13,12 +13,14 @@ from freshmark.adapters import keys
 from freshmark.adapters.git import names
 from freshmark.adapters.queue import jobs
 from freshmark.adapters.store.chroma import Store
+from freshmark.adapters.telemetry.freshness import FreshnessRow
 from freshmark.core import jobspec
 from freshmark.core.config import Config, RepoConfig
 from freshmark.core.errors import BadInput, ConfigError
 from freshmark.core.manifest import Manifest, collection_name
 from freshmark.core.settings import Settings
 from freshmark.services.upkeep import branches
+from freshmark.services.upkeep.drop import BranchState
 
 DAY = 86400.0
 NOW = 1_800_000_000.0
@@ -114,10 +116,23 @@ def test_collections_of_unconfigured_repos_are_left_alone() -> None:
 
 def test_retire_drops_the_collection_and_the_activity(tmp_path: Path,
                                                       redis_client: redis.Redis) -> None:
-    store = Store.open(Settings(home=tmp_path / "home"))
+    settings = Settings(home=tmp_path / "home")
+    store = Store.open(settings)
     store.create_branch(manifest("feature"))
     branches.touch_activity(redis_client, "shop", "feature")
     retired = branches.Retirement("shop", "id:shop", "feature", "deleted")
-    assert branches.retire(store, redis_client, retired)
+    assert branches.retire(BranchState.open(settings, store, redis_client), retired)
     assert store.branch("id:shop", "feature") is None
     assert not branches.is_active(redis_client, "shop", "feature")
+
+
+def test_retire_stops_exporting_the_branch_freshness(tmp_path: Path,
+                                                     redis_client: redis.Redis) -> None:
+    settings = Settings(home=tmp_path / "home")
+    store = Store.open(settings)
+    store.create_branch(manifest("feature"))
+    state = BranchState.open(settings, store, redis_client)
+    state.freshness.publish([FreshnessRow("shop", "feature", "default", 0, 1, 0, 0, 0.0, 0.0,
+                                          60.0, 0.0)])
+    assert branches.retire(state, branches.Retirement("shop", "id:shop", "feature", "deleted"))
+    assert state.freshness.load() == []

@@ -43,3 +43,14 @@ def test_module_too_big_for_the_budget_falls_back_to_the_symbol(shop):
     assert "module" not in roles and "evidence" in roles
     assert any(line.startswith(f"[LEFT OUT] {PATHS['service']}:L1-L") and "shown only as" in line
                for line in slice_.left_out)
+
+
+def test_the_cli_refuses_a_budget_the_server_would_refuse(shop):
+    from click.testing import CliRunner
+
+    from freshmark.faces.api.served import MAX_BUDGET_TOKENS
+    from freshmark.faces.cli.main import cli
+
+    done = CliRunner().invoke(cli, ["context", "cancel_order", "--repo", str(shop.path),
+                                    "--budget", str(MAX_BUDGET_TOKENS + 1)])
+    assert done.exit_code == 2 and "budget" in done.stderr

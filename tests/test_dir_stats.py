@@ -96,3 +96,11 @@ def test_metrics_export_verdicts_by_directory(tmp_path: Path):
                if family.name == "freshmark_verdicts_by_dir" for s in family.samples]
     assert [(s.labels, s.value) for s in samples] == [
         ({"repo": "shop", "branch": "main", "dir": "src/orders/", "verdict": "changed"}, 3.0)]
+
+
+def test_forgetting_a_branch_drops_its_directory_counts(tmp_path: Path):
+    stats = VerdictStats.open(Settings(home=tmp_path))
+    stats.add_later("shop", "main", {"changed": 1}, {("src/", "changed"): 1})
+    stats.add_later("shop", "dev", {"changed": 1}, {("src/", "changed"): 1})
+    stats.forget("shop", "main")
+    assert [(r.branch, r.directory) for r in stats.dir_counts("shop")] == [("dev", "src/")]

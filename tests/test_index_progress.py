@@ -29,9 +29,20 @@ def _repo(make_repo, files: int) -> RepoBuilder:
 
 
 def test_working_line_shows_files_chunks_rate_and_time_left() -> None:
-    event = IndexProgress("default", WORKING, 100, 400, 250)
+    event = IndexProgress("default", WORKING, 100, 400, 250, files_written=100)
     assert describe(event, 50.0) == ("layer default: 100/400 files, 250 chunks embedded "
                                      "(5.0/s), about 2m30s left")
+
+
+def test_time_left_goes_by_the_files_written_not_only_embedded() -> None:
+    # 300 files embedded but only the first 100 written: the writes are part of the pace.
+    event = IndexProgress("default", WORKING, 300, 400, 900, files_written=100)
+    assert describe(event, 50.0).endswith("about 2m30s left")
+
+
+def test_no_time_left_is_promised_before_a_batch_is_written() -> None:
+    event = IndexProgress("default", WORKING, 200, 400, 900, files_written=0)
+    assert "left" not in describe(event, 10.0)
 
 
 def test_done_line_shows_the_layer_total_and_duration() -> None:

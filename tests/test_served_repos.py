@@ -155,3 +155,8 @@ def test_the_cli_still_takes_a_path_and_survives_names_the_os_cannot_take(fm_hom
     assert resolve_repo(str(other.path), settings, Config()).path == other.path.resolve()
     with pytest.raises(NotIndexed):
         resolve_repo("a\x00b" + "c" * 5000, settings, Config())
+
+
+def test_k_true_is_refused_not_taken_as_one(http):
+    answer = http.post("/v1/search", json={"query": "cancel", "repo": "shop", "k": True})
+    assert answer.status_code == 422 and answer.json()["detail"]["message"].startswith("body.k")

@@ -26,7 +26,7 @@ def test_all_safe_list_exits_zero(fm_home, make_repo, tmp_path):
     listing.write_text(good_line(shop) + "\n" + good_line(shop, "repo") + "\n")
     result = run_cli("verify", str(listing), "--repo", str(shop.path))
     assert result.exit_code == 0, result.output
-    assert result.stdout.count("可用  current") == 2
+    assert _verdict_column(result.stdout) == ["current", "current"]
 
 
 def test_anything_not_safe_exits_one(fm_home, make_repo):
@@ -34,7 +34,32 @@ def test_anything_not_safe_exits_one(fm_home, make_repo):
     stale = f"{PATHS['domain']}\t{file_sha256(shop, shop.initial, PATHS['domain'])[:12]}"
     result = run_cli("verify", "-", "--repo", str(shop.path), stdin=good_line(shop) + "\n" + stale)
     assert result.exit_code == 1
-    assert "较旧  changed" in result.stdout and "not safe to use as is: 1" in result.stdout
+    assert _verdict_column(result.stdout) == ["current", "changed"]
+    assert "not safe to use as is: 1" in result.stdout
+
+
+def _verdict_column(text: str) -> list[str]:
+    return [line.split()[1] for line in text.splitlines() if line.startswith("L")]
+
+
+def test_text_lines_keep_their_columns_and_leave_seed_words_to_json(fm_home, make_repo):
+    shop = build_shop(make_repo, index_before_change=False)
+    stale = f"{PATHS['domain']}\t{file_sha256(shop, shop.initial, PATHS['domain'])[:12]}"
+    listing = good_line(shop) + "\n" + stale
+    text = run_cli("verify", "-", "--repo", str(shop.path), stdin=listing).stdout
+    rows = [line for line in text.splitlines() if line.startswith("L")]
+    assert len({row.index(PATHS["service"][:4]) for row in rows}) == 1  # paths in one column
+    assert not any(ord(ch) > 0x2E80 for ch in text)
+    as_json = run_cli("verify", "-", "--repo", str(shop.path), "--json", stdin=listing).stdout
+    assert [x["seed_word"] for x in json.loads(as_json)["lines"]] == ["可用", "较旧"]
+
+
+def test_a_hash_that_differs_is_called_the_listed_one_not_an_indexed_one(fm_home, make_repo):
+    shop = build_shop(make_repo, index_before_change=False)
+    listing = f"{PATHS['service']}\tdeadbeef"
+    result = run_cli("verify", "-", "--repo", str(shop.path), "--json", stdin=listing)
+    [line] = json.loads(result.stdout)["lines"]
+    assert line["reason"].startswith("hash differs: listed deadbeef -> now ")
 
 
 def test_json_gives_one_object_per_input_line(fm_home, make_repo):

@@ -187,3 +187,58 @@ def test_watching_something_that_is_not_a_working_copy_says_so(tmp_path: Path,
                                                                redis_client: redis.Redis) -> None:
     with pytest.raises(NotARepository):
         WorkingCopyWatcher(tmp_path, redis_client, Recorder())
+
+
+# --- symbolic links ------------------------------------------------------------------------------
+
+
+class _SeenPaths(TreeEventHandler):
+    """The watcher's own handler, also keeping every path it was handed."""
+
+    def __init__(self, w: WorkingCopyWatcher):
+        super().__init__(w.root, w.git_dir, w.tally, w._watch_dir)
+        self.paths: list[str] = []
+
+    def on_any_event(self, event) -> None:
+        self.paths += [str(event.src_path), str(getattr(event, "dest_path", "") or "")]
+        super().on_any_event(event)
+
+
+@pytest.mark.parametrize("polling", [False, True], ids=["inotify", "polling"])
+def test_a_nested_link_out_of_the_working_copy_is_never_followed(
+    polling: bool, repo: RepoBuilder, tmp_path: Path, redis_client: redis.Redis
+) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "x.py").write_text("X = 0\n")
+    (repo.path / "sub").mkdir()
+    (repo.path / "sub" / "outside").symlink_to(outside)
+    w = WorkingCopyWatcher(repo.path, redis_client, Recorder(),
+                           WatchOptions(polling=polling, poll_interval_seconds=0.2))
+    w.handler = seen = _SeenPaths(w)
+    w.start()
+    try:
+        edits = iter(range(10**6))
+
+        def inside_change_seen() -> bool:
+            n = next(edits)
+            (outside / "x.py").write_text(f"X = {n}\n")
+            (repo.path / "sub" / "mod.py").write_text(f"Y = {n}\n")
+            return any(p.endswith("sub/mod.py") for p in seen.paths)
+
+        wait_until(inside_change_seen, 15, "the watcher to see a change beside the link")
+    finally:
+        w.stop()
+    assert not [p for p in seen.paths if "/sub/outside/" in p]
+
+
+def test_a_top_level_link_loop_is_skipped_with_one_warning(
+    repo: RepoBuilder, redis_client: redis.Redis, caplog: pytest.LogCaptureFixture
+) -> None:
+    (repo.path / "loop").symlink_to(repo.path / "loop")
+    w = WorkingCopyWatcher(repo.path, redis_client, Recorder(), WatchOptions(polling=True))
+    with caplog.at_level(logging.WARNING, logger="freshmark.watch"):
+        w.start()
+        w.stop()
+    warnings = [r.getMessage() for r in caplog.records if r.name == "freshmark.watch"]
+    assert len(warnings) == 1 and "loop" in warnings[0] and "\n" not in warnings[0]

@@ -20,6 +20,7 @@ from freshmark.core.config import RepoConfig
 from freshmark.services.indexing.indexer import IndexRequest, index_repo
 from freshmark.services.upkeep import branches
 from freshmark.services.upkeep.audit import run_audit
+from freshmark.services.upkeep.drop import BranchState
 from freshmark.services.upkeep.reconcile import reconcile_all
 from workers.runtime import WorkerContext
 from workers.scaleout import Coordinator
@@ -95,7 +96,8 @@ def run_retire(job: jobspec.Job, ctx: WorkerContext) -> dict[str, Any]:
         return {"noop": True, "reason": "branch exists in the mirror"}
     key = branches.repo_key(repo.id)
     retirement = branches.Retirement(repo.id, key, job.spec.branch, "deleted")
-    dropped = branches.retire(ctx.store(), ctx.redis, retirement)
+    dropped = branches.retire(BranchState.open(ctx.settings, ctx.store(), ctx.redis),
+                              retirement)
     return {"noop": not dropped, "dropped": dropped}
 
 
@@ -123,5 +125,6 @@ def run_retire_idle(job: jobspec.Job, ctx: WorkerContext) -> dict[str, Any]:
     plan = branches.plan_retirements(
         store.list_manifests(), ctx.config, heads, branches.activity(ctx.redis), time.time()
     )
-    dropped = [r for r in plan if branches.retire(store, ctx.redis, r)]
+    state = BranchState.open(ctx.settings, store, ctx.redis)
+    dropped = [r for r in plan if branches.retire(state, r)]
     return {"noop": not dropped, "retired": [f"{r.repo}@{r.branch} ({r.reason})" for r in dropped]}

@@ -188,3 +188,6 @@ class LexicalEngine(Protocol):
 
     def forget(self, collection: str | None = None) -> None:
         """Drop what this process holds of one collection (or of all)."""
+
+    def drop(self, collection: str) -> None:
+        """The collection was dropped: forget it and delete what was persisted of it."""

@@ -16,14 +16,16 @@ START, WORKING, DONE = "start", "working", "done"
 @dataclass(frozen=True)
 class IndexProgress:
     """One layer's progress. ``files_done`` is estimated inside a batch of files from the
-    share of its chunks embedded so far; ``chunks_embedded`` counts this run's new vectors
-    (cache hits and copied vectors are not embedded, so they do not count)."""
+    share of its chunks embedded so far; ``files_written`` counts only the files of batches
+    written to the store; ``chunks_embedded`` counts this run's new vectors (cache hits and
+    copied vectors are not embedded, so they do not count)."""
 
     layer: str
     phase: str  # START | WORKING | DONE
     files_done: int
     files_total: int
     chunks_embedded: int
+    files_written: int = 0  # files whose batch is written to the store: the estimate's basis
 
 
 Progress = Callable[[IndexProgress], None]
@@ -43,7 +45,10 @@ def describe(event: IndexProgress, elapsed_seconds: float, embedded_at_start: in
     """One line: files, chunks embedded with their rate, and (while working) time left.
 
     ``embedded_at_start`` is ``chunks_embedded`` when the layer started, so the rate is this
-    layer's. The estimate assumes the remaining files go at the rate of the files done so far.
+    layer's. The estimate assumes the remaining files go at the pace of the files written so
+    far: a batch's store write can take longer than its embedding, so files only embedded
+    would promise a fraction of the time really left. Until a first batch is written there is
+    no estimate.
     """
     files = f"{event.files_done}/{event.files_total} files"
     embedded = event.chunks_embedded - embedded_at_start
@@ -54,7 +59,8 @@ def describe(event: IndexProgress, elapsed_seconds: float, embedded_at_start: in
     if event.phase == DONE:
         return f"layer {event.layer}: done, {files}, {chunks} in {duration(elapsed_seconds)}"
     left = ""
-    if 0 < event.files_done < event.files_total and elapsed_seconds > 0:
-        remaining = elapsed_seconds * (event.files_total - event.files_done) / event.files_done
+    written = event.files_written
+    if 0 < written < event.files_total and elapsed_seconds > 0:
+        remaining = elapsed_seconds * (event.files_total - written) / written
         left = f", about {duration(remaining)} left"
     return f"layer {event.layer}: {files}, {chunks}{left}"

@@ -111,7 +111,9 @@ class SearchRequest:
 LEVELS = {"L1": "symbol", "L2": "module", "L3": "cross-module"}
 DEFAULT_BUDGET_TOKENS = {"L1": 4_000, "L2": 20_000, "L3": 60_000}
 MIN_BUDGET_TOKENS = 300  # the header and contract alone take about 200
-MAX_BUDGET_TOKENS = 1_000_000
+# The L3 default is 60,000 tokens; twice that is more than any model's window needs. One bound
+# for every face: the CLI takes no budget the server would refuse.
+MAX_BUDGET_TOKENS = 120_000
 
 
 def check_level_and_budget(level: str, budget_tokens: int | None) -> tuple[str, int]:

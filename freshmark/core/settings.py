@@ -19,7 +19,8 @@ class Settings:
     ``chroma_url`` switches the store to a Chroma server; ``embedder`` names the embedding model
     (``minilm``, the real default, or ``hashing``, a fast non-semantic tier for tests only);
     ``embed_threads`` overrides the onnxruntime threads per process (default: the cores this
-    process really has, shared among the worker's processes).
+    process really has, shared among the worker's processes); ``redis_url_set`` says whether
+    the deployment named its Redis (``FRESHMARK_REDIS_URL``) rather than taking the default.
     """
 
     home: Path
@@ -28,6 +29,7 @@ class Settings:
     config_path: Path | None = None
     embedder: str = DEFAULT_EMBEDDER
     embed_threads: int | None = None
+    redis_url_set: bool = False
 
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None) -> Settings:
@@ -41,6 +43,7 @@ class Settings:
             config_path=Path(config).expanduser() if config else None,
             embedder=env.get("FRESHMARK_EMBEDDER") or DEFAULT_EMBEDDER,
             embed_threads=_positive_int(env, "FRESHMARK_EMBED_THREADS"),
+            redis_url_set=bool(env.get("FRESHMARK_REDIS_URL")),
         )
 
     @property

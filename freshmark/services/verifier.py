@@ -299,5 +299,5 @@ class Verifier:
             return Verification(Verdict.CURRENT, f"hash matches: {now[:len(prefix)]}")
         return Verification(
             Verdict.CHANGED,
-            f"hash differs: indexed {prefix} -> now {now[:len(prefix)]}; re-read the file",
+            f"hash differs: listed {prefix} -> now {now[:len(prefix)]}; re-read the file",
         )

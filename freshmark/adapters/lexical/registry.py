@@ -152,3 +152,9 @@ class Bm25Engine:
 
     def forget(self, collection: str | None = None) -> None:
         forget_lexical(collection)
+
+    def drop(self, collection: str) -> None:
+        """The collection was dropped: forget it here and delete its snapshot."""
+        forget_lexical(collection)
+        if self.cache_dir is not None:
+            snapshot_path(self.cache_dir, collection).unlink(missing_ok=True)

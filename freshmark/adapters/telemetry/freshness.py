@@ -6,12 +6,15 @@ import fcntl
 import json
 import os
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any, Protocol
 
+from redis import Redis
+
 from freshmark.adapters import keys
+from freshmark.core.settings import Settings
 
 FRESHNESS_FILE_NAME = "freshness-latest.json"
 
@@ -79,6 +82,9 @@ class FreshnessStore(Protocol):
 
     def load(self) -> list[FreshnessRow]: ...
 
+    def forget(self, repo: str, branch: str) -> None:
+        """Stop exporting (repo, branch): its index was dropped."""
+
 
 def _group_by_branch(rows: Iterable[FreshnessRow]) -> dict[str, list[dict[str, Any]]]:
     grouped: dict[str, list[dict[str, Any]]] = {}
@@ -114,6 +120,9 @@ class RedisFreshnessStore:
     def load(self) -> list[FreshnessRow]:
         return _rows_from_groups(json.loads(raw) for raw in self._redis.hvals(self._key))
 
+    def forget(self, repo: str, branch: str) -> None:
+        self._redis.hdel(self._key, keys.freshness_field(repo, branch))
+
 
 class FileFreshnessStore:
     """A JSON file (embedded, single machine): ``{"repo:branch": [row, ...]}``.
@@ -133,12 +142,20 @@ class FileFreshnessStore:
         return data if isinstance(data, dict) else {}
 
     def publish(self, rows: Iterable[FreshnessRow], replace_all: bool = False) -> None:
+        self._rewrite(lambda groups: groups.update(_group_by_branch(rows)), replace_all)
+
+    def forget(self, repo: str, branch: str) -> None:
+        if self.path.exists():
+            self._rewrite(lambda groups: groups.pop(keys.freshness_field(repo, branch), None))
+
+    def _rewrite(self, change: Callable[[dict[str, Any]], object], empty: bool = False) -> None:
+        """Apply ``change`` to the groups under the lock and replace the file atomically."""
         self.path.parent.mkdir(parents=True, exist_ok=True)
         lock_path = self.path.with_suffix(".lock")
         with open(lock_path, "a") as lock:
             fcntl.flock(lock, fcntl.LOCK_EX)
-            groups = {} if replace_all else self._read_groups()
-            groups.update(_group_by_branch(rows))
+            groups = {} if empty else self._read_groups()
+            change(groups)
             fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=".freshness-")
             with os.fdopen(fd, "w", encoding="utf-8") as out:
                 json.dump(groups, out)
@@ -148,6 +165,14 @@ class FileFreshnessStore:
         return _rows_from_groups(self._read_groups().values())
 
 
-def freshness_store_for(state_dir: Path, redis: Any | None = None) -> FreshnessStore:
-    """Redis when the deployment has one (cluster), else the file under ``state_dir``."""
-    return RedisFreshnessStore(redis) if redis is not None else FileFreshnessStore(state_dir)
+def freshness_store_for(settings: Settings, redis: Any | None = None) -> FreshnessStore:
+    """The deployment's one freshness store, chosen the same way by every process that writes
+    or reads it (``audit``, the workers' scheduled audit, ``serve``'s ``/metrics``): Redis when
+    ``FRESHMARK_REDIS_URL`` is set (a cluster: every pod shares it), else the file under
+    ``FRESHMARK_HOME/state`` (one machine: every process shares the home). The default Redis
+    URL a process falls back to for its job queue does not count: a one-machine ``audit``
+    without Redis must publish where ``serve`` reads. ``redis``: a client to that URL the
+    caller already holds (else one is made)."""
+    if not settings.redis_url_set:
+        return FileFreshnessStore(settings.state_dir)
+    return RedisFreshnessStore(redis if redis is not None else Redis.from_url(settings.redis_url))

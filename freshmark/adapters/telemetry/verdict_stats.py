@@ -143,6 +143,15 @@ class VerdictStats:
             ).fetchall()
         return {verdict: int(count) for verdict, count in rows}
 
+    def forget(self, repo: str, branch: str) -> None:
+        """Drop the totals of (repo, branch), per directory too: its index was dropped."""
+        _PENDING.flush()
+        if not self.path.exists():
+            return
+        with self._connect() as conn:
+            conn.execute("DELETE FROM verdict_counts WHERE repo = ? AND branch = ?", (repo, branch))
+            conn.execute("DELETE FROM verdict_dirs WHERE repo = ? AND branch = ?", (repo, branch))
+
     def all_counts(self) -> dict[tuple[str, str], dict[str, int]]:
         """Totals of every (repo, branch), for exporters."""
         _PENDING.flush()

@@ -33,6 +33,7 @@ from freshmark.faces.api.schema import (
     QueryText,
     RepoName,
     VerifyContent,
+    not_a_boolean,
 )
 
 VerdictName = Literal["current", "older_identical", "changed", "historical", "excluded",
@@ -165,7 +166,8 @@ class SearchRequest(BaseModel):
                              examples=["cancel order idempotency"])
     repo: RepoName = REPO_FIELD
     branch: str | None = BRANCH_FIELD
-    k: int = Field(5, ge=1, le=MAX_K, description=f"How many results (1 to {MAX_K}).")
+    k: Annotated[int, BeforeValidator(not_a_boolean)] = Field(
+        5, ge=1, le=MAX_K, description=f"How many results (1 to {MAX_K}).")
     worktree: bool = WORKTREE_FIELD
     history: bool = Field(False, description="Also return tombstoned (deleted) code, "
                                              "labelled historical.")

@@ -99,3 +99,11 @@ AnswerText = Annotated[str, _described({
 
 __all__ = ["MAX_K", "MAX_VERIFY_LINES", "QueryText", "RepoName", "VerifyContent", "FileKind",
            "BudgetTokens", "LevelName", "AnswerText", "MAX_QUERY_CHARS", "MAX_CONTENT_CHARS"]
+
+
+def not_a_boolean(value: object) -> object:
+    """JSON ``true`` is not the number 1 (pydantic's lax ints would take it); ``7.0`` still
+    is 7, as JSON Schema's ``integer`` says."""
+    if isinstance(value, bool):
+        raise ValueError("must be a number, not true or false")
+    return value

@@ -20,14 +20,15 @@ from freshmark.adapters.store.chroma import Store
 from freshmark.core.config import Config
 from freshmark.core.errors import BadInput, ConfigError, FreshmarkError, NotIndexed, RepositoryGone
 from freshmark.core.manifest import Manifest
+from freshmark.core.request import MAX_BUDGET_TOKENS as CORE_MAX_BUDGET_TOKENS
 from freshmark.core.settings import Settings
 from freshmark.services.repos import RepoHandle
 
 MAX_REPO_CHARS = 256
 # Each verify line costs a tree lookup and maybe a blob read; a prompt never needs more.
 MAX_VERIFY_LINES = 2000
-# The L3 default is 60,000 tokens; twice that is already more than any model's window needs.
-MAX_BUDGET_TOKENS = 120_000
+# Context budgets: one bound for every face (``core.request``).
+MAX_BUDGET_TOKENS = CORE_MAX_BUDGET_TOKENS
 
 
 def check_repo_name(arg: object) -> str:
@@ -77,19 +78,20 @@ def _indexed(name: str, store: Store) -> RepoHandle | None:
 
 
 def served_repo(arg: object, *, settings: Settings, config: Config, store: Store,
-                worktree: bool = False) -> RepoHandle:
+                worktree: bool = False, copy_needed: bool = True) -> RepoHandle:
     """The repository a network caller names, or a one-line error that reveals nothing about
-    the host's filesystem: BadInput, NotIndexed, RepositoryGone."""
+    the host's filesystem: BadInput, NotIndexed, RepositoryGone (unless ``copy_needed`` is
+    False: dropping an index needs no copy of the repository)."""
     name = check_repo_name(arg)
     handle = _configured(name, settings, config) or _indexed(name, store)
     if handle is None:
         raise _unknown(name)
-    if not handle.path.exists() and handle.repo_id is not None \
+    if copy_needed and not handle.path.exists() and handle.repo_id is not None \
             and not store.list_manifests(handle.key):
         raise NotIndexed(f"repository {handle.name} is configured but not indexed yet; a "
                          "worker indexes it after the next push or scheduled run (or run: "
                          f"freshmark branch index {handle.name} BRANCH)")
-    if not handle.path.exists():
+    if copy_needed and not handle.path.exists():
         raise RepositoryGone(f"repository {handle.name} was indexed but its copy is gone; "
                              "index it again")
     if worktree and not handle.is_working_copy:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -48,17 +47,6 @@ def format_table(rows: list[FreshnessRow]) -> str:
     )
 
 
-def _freshness_store(settings: Any) -> Any:
-    """Redis when the deployment names one (``FRESHMARK_REDIS_URL``), else the local file."""
-    from freshmark.adapters.telemetry.freshness import freshness_store_for
-
-    if os.environ.get("FRESHMARK_REDIS_URL"):
-        import redis
-
-        return freshness_store_for(settings.state_dir, redis.Redis.from_url(settings.redis_url))
-    return freshness_store_for(settings.state_dir)
-
-
 def _refresh_heads(settings: Any, config: Any, store: Any, target: str | None) -> dict[str, Any]:
     """Fetch the remotes of the configured repositories audited (``status`` does the same), so
     both measure against the remote's heads; repo name -> ``HeadSource``."""
@@ -91,18 +79,24 @@ def _print_sources(sources: dict[str, Any]) -> None:
 def _run(target: str | None, branch: str | None, config_file: Path | None, as_json: bool,
          publish: bool) -> None:
     from freshmark.adapters.store.chroma import Store
+    from freshmark.adapters.telemetry.freshness import freshness_store_for
     from freshmark.core.errors import NotIndexed
     from freshmark.faces.cli.common import emit_json, load_settings
     from freshmark.services.upkeep.audit import audit, publish_report
+    from freshmark.services.upkeep.drop import BranchState
     from freshmark.services.upkeep.heads import LOCAL, HeadSource
 
     settings, config = load_settings(config_file)
-    freshness = _freshness_store(settings)
+    freshness = freshness_store_for(settings)
     store = Store.open(settings)
     sources = _refresh_heads(settings, config, store, target)
     report = audit(settings, config, target=target, branch=branch, freshness=freshness,
-                   store=store)
-    if not report.rows and not report.problems:
+                   store=store, retire=BranchState.open(settings, store))
+    for repo, gone, retired in report.gone:
+        click.echo(f"freshmark: note: {repo}@{gone} was deleted from the repository; "
+                   + ("its index was dropped" if retired else
+                      "its index is kept while branch overlays are layered on it"), err=True)
+    if not report.rows and not report.problems and not report.gone:
         what = " ".join(filter(None, [target, f"branch {branch}" if branch else None]))
         raise NotIndexed(f"nothing indexed{' for ' + what if what else ''}; run: freshmark index")
     if publish:
@@ -140,7 +134,7 @@ def _run_by_dir(target: str | None, branch: str | None, config_file: Path | None
     settings, config = load_settings(config_file)
     report = directory_report(settings, config, Store.open(settings), target=target,
                               branch=branch)
-    if publish and target is None and branch is None and os.environ.get("FRESHMARK_REDIS_URL"):
+    if publish and target is None and branch is None and settings.redis_url_set:
         import redis
 
         from freshmark.adapters.telemetry.layer_advice import publish_advice
@@ -187,8 +181,9 @@ def _command(clean: Callable[[Any], Any]) -> click.Command:
         TARGET is a repository path or repo id (default: everything indexed). Columns:
         live chunks whose file changed or vanished at the branch head (STALE) out of all live
         chunks (TRACKED), commits behind the head, lag since the first unindexed commit,
-        tombstoned chunks and the layer's last successful run. Exits 1 when a branch could
-        not be audited (each named on stderr).
+        tombstoned chunks and the layer's last successful run. A branch deleted from the
+        repository is noted and its index dropped. Exits 1 when a branch could not be audited
+        (each named on stderr).
         """
         if by_dir:
             _run_by_dir(target, branch, config_file, as_json, publish)

@@ -100,7 +100,16 @@ def worker(queues: str, concurrency: int, pool: str, name: str | None, loglevel:
 @click.option("--port", type=int, default=8080, show_default=True)
 @click.option("--loglevel", "-l", default="info", show_default=True)
 def serve(host: str, port: int, loglevel: str) -> None:
-    """Serve webhooks, on-demand branches, the search API, /healthz and /metrics."""
+    """Serve webhooks, on-demand branches, the search API, /healthz and /metrics.
+
+    \b
+    Tokens (Authorization: Bearer TOKEN) on every route that returns code or takes work:
+      $FRESHMARK_API_TOKEN       everything (the variable's name: [service] api_token_env)
+      $FRESHMARK_API_READ_TOKEN  search, verify, context, MCP and /debug/queue only
+    With no token set only a loopback-bound server (the default --host) stays open; bound
+    elsewhere it answers 403 to every API route. /healthz, signed webhooks and /metrics
+    (unless [service] metrics_require_token) need none.
+    """
     from freshmark.faces.http.app import create_app
     from freshmark.faces.http.serving import serve as serve_app
 
@@ -184,7 +193,8 @@ def _index_locally(repo_id: str, branch: str, base: str | None) -> dict[str, Any
     repo = config.repo(repo_id)
     state = sync_mirror(settings, repo)
     base_branch = (base if base is not None else default_base(repo, branch)) or None
-    request = IndexRequest(state.path, branch=branch, repo_id=repo_id, base_branch=base_branch)
+    request = IndexRequest(state.path, branch=branch, repo_id=repo_id, base_branch=base_branch,
+                           base_named=base is not None)
     summary = index_repo(request, settings=settings, config=config)
     return summary.to_dict()
 

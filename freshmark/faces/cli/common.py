@@ -29,8 +29,60 @@ Where data lives:
   FRESHMARK_CONFIG      TOML config: layers, classification rules, repositories
   FRESHMARK_EMBEDDER    minilm (default, semantic) or hashing (fast test tier)
   FRESHMARK_EMBED_THREADS  model threads per process (default: the cores it really has)
-  FRESHMARK_REDIS_URL   the job broker of the cluster commands (redis://127.0.0.1:6379/0)
+  FRESHMARK_REDIS_URL   the job broker of the cluster commands (redis://127.0.0.1:6379/0);
+                        when set, also where audit publishes freshness for /metrics
 """
+
+
+def counted(n: int, noun: str) -> str:
+    """``1 commit``, ``3 commits``."""
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
+def _usage_line(exc: click.UsageError) -> str:
+    """A usage error as one line, with where to look instead of the usage text."""
+    ctx = exc.ctx
+    where = ctx.command_path if ctx is not None else "freshmark"
+    message = exc.format_message().rstrip(".")
+    if isinstance(exc, click.NoSuchOption) and ctx is not None:
+        message = _nearest_option(exc, ctx.command) or message
+    return f"freshmark: error: {message} (see: {where} --help)"
+
+
+def _nearest_option(exc: click.NoSuchOption, command: click.Command) -> str | None:
+    """``--k`` means ``-k`` when the command has it (click would suggest ``--kind``)."""
+    name = exc.option_name
+    short = "-" + name[2:]
+    if name.startswith("--") and len(name) == 3 and any(
+            short in param.opts for param in command.params):
+        return f"No such option: {name} (did you mean {short}?)"
+    return None
+
+
+class Freshmark(click.Group):
+    """The command group: click's usage errors (three or four lines: usage, hint, blank,
+    error) become one line, like every other freshmark error; exit code 2 as click's."""
+
+    def main(self, args: Any = None, prog_name: str | None = None,
+             complete_var: str | None = None, standalone_mode: bool = True,
+             **extra: Any) -> Any:
+        if not standalone_mode:
+            return super().main(args, prog_name, complete_var, False, **extra)
+        try:
+            code = super().main(args, prog_name, complete_var, False, **extra)
+        except click.exceptions.NoArgsIsHelpError as exc:
+            exc.show()  # a bare group: its help is the answer
+            sys.exit(exc.exit_code)
+        except click.UsageError as exc:
+            click.echo(_usage_line(exc), err=True)
+            sys.exit(exc.exit_code)
+        except click.ClickException as exc:
+            exc.show()
+            sys.exit(exc.exit_code)
+        except click.Abort:
+            click.echo("freshmark: aborted", err=True)
+            sys.exit(1)
+        sys.exit(code if isinstance(code, int) else 0)
 
 
 def examples(*lines: str) -> str:

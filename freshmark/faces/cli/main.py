@@ -20,6 +20,8 @@ from freshmark.faces.cli import cluster as cluster_commands
 from freshmark.faces.cli import search as search_commands
 from freshmark.faces.cli.common import (
     EPILOG,
+    Freshmark,
+    counted,
     emit_json,
     examples,
     fail_cleanly,
@@ -28,7 +30,8 @@ from freshmark.faces.cli.common import (
 )
 
 
-@click.group(epilog=EPILOG, context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=Freshmark, epilog=EPILOG,
+             context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="freshmark")
 def cli() -> None:
     """freshmark keeps a version-stamped, per-branch code index fresh and hands coding agents
@@ -69,7 +72,8 @@ def _print_summary(summary: dict[str, Any]) -> None:
 @click.argument("path", type=click.Path(file_okay=False, path_type=Path))
 @click.option("--branch", "-b", help="Branch to index (default: the checked-out branch).")
 @click.option("--base", help="For a branch never indexed: index it as an overlay on this "
-              "branch's index (only the files that differ are stored).")
+              "indexed branch (only the files that differ are stored). Refused (exit 2) when "
+              "it is not indexed; noted when the branch is already indexed.")
 @click.option("--layer", help="Refresh only this layer (from the config) and stamp only it.")
 @click.option(
     "--config",
@@ -98,12 +102,16 @@ def index(
     settings, config = load_settings(config_file)
     top_level = GitRepo.discover(path).path  # a subdirectory indexes its whole repository
     with index_progress(not as_json) as progress:
-        summary = index_repo(IndexRequest(top_level, branch=branch, layer=layer, base_branch=base),
-                             settings=settings, config=config, progress=progress).to_dict()
+        request = IndexRequest(top_level, branch=branch, layer=layer, base_branch=base,
+                               base_named=base is not None)
+        summary = index_repo(request, settings=settings, config=config,
+                             progress=progress).to_dict()
     if as_json:
         emit_json(summary)
     else:
         _print_summary(summary)
+    if summary.get("base_note"):
+        click.echo(f"freshmark: note: {summary['base_note']}", err=True)
 
 
 # -- status -----------------------------------------------------------------------------------
@@ -111,10 +119,12 @@ def _status_rows(
     path: Path, branch: str | None, settings: Settings, config: Config
 ) -> list[dict[str, Any]]:
     from freshmark.adapters.store.chroma import Store
+    from freshmark.services.upkeep.drop import BranchState
     from freshmark.services.upkeep.status import branch_status
 
     store = Store.open(settings)
-    return branch_status(path, branch, settings=settings, config=config, store=store)
+    return branch_status(path, branch, settings=settings, config=config, store=store,
+                         retire=BranchState.open(settings, store))
 
 
 def _head_label(behind: dict[str, Any]) -> str:
@@ -129,6 +139,11 @@ def _head_label(behind: dict[str, Any]) -> str:
 
 
 def _print_status(row: dict[str, Any]) -> None:
+    if row["gone"]:
+        what = "its index was dropped" if row["retired"] else \
+            "its index is kept while branch overlays are layered on it"
+        click.echo(f"{row['repo']}@{row['branch']}  gone: deleted from the repository; {what}")
+        return
     behind = row["behind"]
     click.echo(f"{row['repo']}@{row['branch']}  ({row['collection']})")
     click.echo(f"  indexed:    {(row['commit'] or '-')[:12]} at {row['indexed_at'] or '-'}")
@@ -148,8 +163,8 @@ def _print_status(row: dict[str, Any]) -> None:
                    "nothing stamped yet")
     elif behind.get("head"):
         click.echo(
-            f"  head:       {_head_label(behind)}: {behind['commits_behind']} commits, "
-            f"{behind['files_changed']} files changed since indexing"
+            f"  head:       {_head_label(behind)}: {counted(behind['commits_behind'], 'commit')}"
+            f", {counted(behind['files_changed'], 'file')} changed since indexing"
         )
     elif behind.get("error"):
         click.echo(f"  head:       unknown ({behind['error']})")
@@ -177,6 +192,32 @@ def status(path: Path, branch: str | None, as_json: bool) -> None:
         return
     for row in rows:
         _print_status(row)
+
+
+# -- drop -------------------------------------------------------------------------------------
+@cli.command(epilog=examples(
+    "freshmark drop . --branch feature/old    # one branch",
+    "freshmark drop shop                      # every branch of a repository (path or id)",
+))
+@click.argument("repo")
+@click.option("--branch", "-b", help="Only this branch (default: every indexed branch).")
+@click.option("--json", "as_json", is_flag=True, help="Print what was dropped as JSON.")
+@fail_cleanly
+def drop(repo: str, branch: str | None, as_json: bool) -> None:
+    """Delete what was indexed of REPO (a path, even one since moved or deleted, or a repo id):
+    the branch collections, lexical snapshots, freshness rows and verdict counts.
+
+    A branch that overlays are layered on is refused (exit 2, naming them): drop them first.
+    """
+    from freshmark.services.upkeep.drop import BranchState, drop_index
+
+    settings, config = load_settings()
+    report = drop_index(repo, branch, settings=settings, config=config,
+                        state=BranchState.open(settings))
+    if as_json:
+        emit_json(report.to_dict())
+    else:
+        click.echo(f"dropped {report.repo}: {', '.join(report.dropped)}")
 
 
 # -- chunks -----------------------------------------------------------------------------------

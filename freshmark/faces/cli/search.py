@@ -178,10 +178,9 @@ def _print_report(report: dict[str, Any]) -> None:
     target = report["target"]
     where = "work tree on " if target["worktree"] else ""
     click.echo(f"verified against {where}{target['branch']}@{target['head'][:7]}")
-    for line in report["lines"]:
-        word = line["seed_word"] or "-"
+    for line in report["lines"]:  # seed words are in --json: wide characters break columns
         symbol = f"  ({line['symbol']})" if line["symbol"] else ""
-        click.echo(f"L{line['line']:<5} {word}  {line['verdict']:<15} {line['path'] or '-'}"
+        click.echo(f"L{line['line']:<5} {line['verdict']:<15} {line['path'] or '-'}"
                    f"{symbol}  {line['reason']}")
     unsafe = sum(1 for line in report["lines"]
                  if line["verdict"] not in ("current", "older_identical"))
@@ -201,7 +200,7 @@ def _print_report(report: dict[str, Any]) -> None:
               help="L1 symbol (+imports, types, callers' signatures), L2 module (+direct "
                    "imports), L3 cross-module (files from the symbol graph + call chain).")
 @click.option("--budget", type=int, default=None,
-              help="Token budget (default L1 4000, L2 20000, L3 60000; at least 300). "
+              help="Token budget, 300 to 120000 (default L1 4000, L2 20000, L3 60000). "
                    "Estimate: 1 token per 3 ASCII characters, 1 per other character.")
 @click.option("--worktree", is_flag=True, help=WORKTREE_HELP)
 @click.option("--json", "as_json", is_flag=True,
@@ -236,7 +235,12 @@ def context(query: str, repo: str, branch: str | None, level: str, budget: int |
 ))
 @fail_cleanly
 def mcp_command() -> None:
-    """Serve search, verify and context as MCP tools on stdio (for coding agents)."""
+    """Serve search, verify and context as MCP tools on stdio (for coding agents).
+
+    Every tool takes a required repo argument: the id of a configured repository, or the
+    name or path a repository was indexed under (run freshmark index PATH first). No other
+    path is opened, and the working directory does not choose the repository.
+    """
     from freshmark.faces.mcp.server import run_stdio
 
     run_stdio()

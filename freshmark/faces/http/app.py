@@ -6,7 +6,8 @@ Routes:
   GET  /debug/queue             pending, parked and failed jobs, queue lengths
   GET  /healthz                 200 when Redis answers, else 503
   GET  /metrics                 Prometheus exposition (events, freshness, queue lengths)
-plus the search API (``faces.http.search_routes``) and the MCP endpoint (``faces.mcp.server``,
+plus the search API (``faces.http.search_routes``), ``DELETE /v1/repos/{repo}[/branches/{branch}]``
+(``faces.http.repo_routes``) and the MCP endpoint (``faces.mcp.server``,
 mounted at ``/mcp``) when those modules are installed.
 
 Everything but ``/healthz``, the (signed) webhooks and, by default, ``/metrics`` needs a bearer
@@ -38,7 +39,7 @@ from freshmark.adapters import keys
 from freshmark.adapters.git.mirrors import remote_branches
 from freshmark.adapters.queue import jobs
 from freshmark.adapters.telemetry import exposition as metrics
-from freshmark.adapters.telemetry.freshness import RedisFreshnessStore
+from freshmark.adapters.telemetry.freshness import freshness_store_for
 from freshmark.adapters.telemetry.verdict_stats import VerdictStats
 from freshmark.core import jobspec
 from freshmark.core.config import Config, load_config
@@ -96,9 +97,11 @@ def _branch_request(data: dict[str, Any]) -> tuple[str, str | None]:
 class _Routes:
     """Handlers closed over one app's config, Redis client, sender and environment."""
 
-    def __init__(self, config: Config, client: redis.Redis, send: jobspec.Sender,
-                 env: Mapping[str, str], dir_counts: metrics.DirCounts | None = None):
+    def __init__(self, settings: Settings, config: Config, client: redis.Redis,
+                 send: jobspec.Sender, env: Mapping[str, str],
+                 dir_counts: metrics.DirCounts | None = None):
         self.config, self.client, self.send, self.env = config, client, send, env
+        self.freshness = freshness_store_for(settings, client)  # where ``audit`` publishes
         self.dir_counts = dir_counts
 
     async def ondemand(self, repo_id: str, request: Request) -> JSONResponse:
@@ -150,7 +153,7 @@ class _Routes:
         queues = _queues(self.config)  # the layers' own queues too, as /debug/queue shows
         try:
             body, content_type = metrics.render_latest(
-                store=RedisFreshnessStore(self.client),
+                store=self.freshness,
                 queue_lengths=lambda: jobs.queue_lengths(self.client, queues),
                 dir_counts=self.dir_counts,
             )
@@ -206,6 +209,7 @@ def _include_search_api(app: FastAPI) -> None:
     module = _optional_module("freshmark.faces.http.search_routes")
     if module is not None:
         app.include_router(module.router)
+        app.include_router(importlib.import_module("freshmark.faces.http.repo_routes").router)
         module.install_error_handlers(app)
 
 
@@ -251,8 +255,8 @@ def create_app(
     receiver = WebhookReceiver(config, client, send, env, stale_seconds=timings.stale_seconds,
                                body_timeout_seconds=limits.webhook_timeout_seconds,
                                max_unverified_bodies=limits.webhook_unverified_bodies)
-    verdict_stats = VerdictStats.open(settings)
-    routes = _Routes(config, client, send, env, verdict_stats.dir_counts)
+    routes = _Routes(settings, config, client, send, env,
+                     VerdictStats.open(settings).dir_counts)
 
     app = FastAPI(title="freshmark", version=__version__, lifespan=_lifespan)
     _add_service_routes(app, receiver, routes)

@@ -4,7 +4,8 @@ Every route needs a token except ``/healthz`` and the webhooks (they carry their
 ``/metrics`` is public unless the config says ``metrics_require_token``. The full token
 (``$FRESHMARK_API_TOKEN``, the name comes from ``config.api_token_env``) may do everything; the
 optional read token (``$FRESHMARK_API_READ_TOKEN``) may search, verify, build context, read
-``/debug/queue`` and use MCP, but not ask for work (``POST /branches/*``).
+``/debug/queue`` and use MCP, but not ask for work (``POST /branches/*``) or drop an index
+(``DELETE /v1/repos/*``).
 
 With no token set the server fails closed, unless it listens on loopback only: then local use
 stays open, as a developer's laptop expects. Tokens are compared in constant time and never
@@ -74,7 +75,7 @@ def need_of(method: str, path: str, metrics_public: bool) -> Need:
         return Need.PUBLIC
     if path == "/metrics":
         return Need.PUBLIC if metrics_public else Need.READ
-    if path.startswith("/branches/") and method.upper() != "GET":
+    if path.startswith(("/branches/", "/v1/repos/")) and method.upper() != "GET":
         return Need.WRITE
     return Need.READ
 

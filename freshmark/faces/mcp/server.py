@@ -54,6 +54,7 @@ from freshmark.faces.api.schema import (
     QueryText,
     RepoName,
     VerifyContent,
+    not_a_boolean,
 )
 from freshmark.faces.api.served import check_budget, check_verify_lines, no_host_paths, served_repo
 from freshmark.faces.api.shape import shaped
@@ -123,7 +124,8 @@ Repo = Annotated[RepoName, Field(description=(
     "The repository id, or the name or path it was indexed under (never another path on the "
     "server); at most 256 characters, no control characters."))]
 Branch = Annotated[str | None, Field(description="Branch; default: the one checked out.")]
-K = Annotated[int, Field(ge=1, le=MAX_K, description=f"How many results, 1 to {MAX_K}.")]
+K = Annotated[int, Field(ge=1, le=MAX_K, description=f"How many results, 1 to {MAX_K}."),
+              BeforeValidator(not_a_boolean)]
 Worktree = Annotated[bool, Field(description=(
     "Verify against the working tree (uncommitted edits count, tracked files only) instead of "
     "the branch head; registered working copies only, with no other branch named."))]

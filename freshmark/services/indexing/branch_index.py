@@ -6,7 +6,7 @@ import logging
 
 from freshmark.adapters.git.repo import GitRepo
 from freshmark.adapters.store.chroma import Store
-from freshmark.core.errors import BaseGone, EmbedderMismatch, NotIndexed
+from freshmark.core.errors import BadInput, BaseGone, BranchNotFound, EmbedderMismatch, NotIndexed
 from freshmark.core.manifest import Manifest, collection_name
 from freshmark.core.overlay import MAX_CHAIN_DEPTH, OverlayBase
 from freshmark.core.ports import BranchView, Embedder
@@ -76,6 +76,40 @@ def overlay_base(
         root = base.root()
         return None if root.manifest.branch == branch else root
     return base
+
+
+def require_base(store: Store, ref: RepoRef, repo: GitRepo, branch: str, base_branch: str,
+                 embedder: Embedder) -> None:
+    """A base the user named must be an indexed branch of the repository, with this run's
+    embedder: otherwise a new branch would silently be stored whole, not as an overlay.
+    Raises ``BranchNotFound`` (exit 2) naming the branches that would do."""
+    if base_branch == branch:
+        raise BadInput(f"--base {base_branch!r} is the branch being indexed; name another")
+    manifests = [m for m in store.list_manifests(ref.key) if m.repo_key == ref.key]
+    usable = sorted(m.branch for m in manifests
+                    if m.commit is not None and m.embedder == embedder.id and m.branch != branch)
+    if base_branch in usable:
+        return
+    indexed = ", ".join(usable[:10]) or "none"
+    if base_branch not in repo.branches():
+        raise BranchNotFound(f"no branch {base_branch[:80]!r} in {ref.name}; --base takes an "
+                             f"indexed branch: {indexed}")
+    raise BranchNotFound(f"branch {base_branch[:80]!r} of {ref.name} is not indexed (with "
+                         f"{embedder.id}); index it first (freshmark index --branch "
+                         f"{base_branch}) or take an indexed base: {indexed}")
+
+
+def base_not_applied(index: BranchView, base_branch: str) -> str | None:
+    """Why a named base does not apply to a branch already indexed (None when it is already
+    layered on it): the base is chosen once, when the branch is first indexed."""
+    overlay = OverlayBase.of(index.manifest)
+    if overlay is not None and overlay.branch == base_branch:
+        return None
+    label = f"{index.manifest.repo}@{index.manifest.branch}"
+    now = f"an overlay on {overlay.branch}" if overlay is not None else "a whole index"
+    return (f"--base {base_branch} does not apply: {label} is already indexed as {now}; "
+            f"the base is chosen when a branch is first indexed (freshmark drop, then index "
+            f"again, to change it)")
 
 
 def branch_for_batch(

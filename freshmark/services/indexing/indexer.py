@@ -34,7 +34,12 @@ from freshmark.core.progress import Progress
 from freshmark.core.settings import Settings
 from freshmark.core.stamp import utc_now_iso
 from freshmark.services.indexing.batches import FanOut, IndexTools, LayerBatch, RunStamp, no_claim
-from freshmark.services.indexing.branch_index import branch_for_batch, open_branch_index
+from freshmark.services.indexing.branch_index import (
+    base_not_applied,
+    branch_for_batch,
+    open_branch_index,
+    require_base,
+)
 from freshmark.services.indexing.layers import advance_manifest, index_overlay, index_whole
 from freshmark.services.indexing.run import IndexRun, counted_batch
 from freshmark.services.indexing.summary import IndexSummary
@@ -48,7 +53,10 @@ class IndexRequest:
     ``branch`` None is the checked-out one. ``target`` pins a commit instead of the branch
     head. ``layer`` limits the run to one layer. ``repo_id`` names a configured repository
     (its collections are keyed by the id, not the path). ``base_branch``: a branch indexed
-    for the first time becomes an overlay on this one when it is indexed.
+    for the first time becomes an overlay on this one when it is indexed. ``base_named``: the
+    user named that base, so it must be an indexed branch (else ``BranchNotFound``), and a
+    branch already indexed says that it does not apply (``IndexSummary.base_note``); a
+    default base (the first tracked branch) is taken only when it is indexed.
     """
 
     repo_path: Path | str
@@ -57,6 +65,7 @@ class IndexRequest:
     repo_id: str | None = None
     base_branch: str | None = None
     target: str | None = None
+    base_named: bool = False
 
 
 def index_repo(
@@ -83,7 +92,12 @@ def index_repo(
     summary = IndexSummary(repo=ref.name, branch=branch,
                            collection=collection_name(ref.key, branch), embedder=embedder.id,
                            commit=head)
+    named_base = request.base_branch if request.base_named else None
+    if named_base and store.own_branch(ref.key, branch) is None:
+        require_base(store, ref, repo, branch, named_base, embedder)
     index = open_branch_index(store, ref, repo, branch, embedder, request.base_branch)
+    if named_base and index.manifest.commit is not None:
+        summary.base_note = base_not_applied(index, named_base)
     summary.previous_commit = index.manifest.commit
     layers = (config.layer(request.layer),) if request.layer else config.layers
     summary.layers = [layer_.name for layer_ in layers]

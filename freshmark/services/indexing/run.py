@@ -81,8 +81,8 @@ class IndexRun:
             self._batch = (layer.name, done, len(batch), total)
             self.apply_batch(layer, batch)
             done += len(batch)
-            self._report(layer.name, WORKING, done, total)
-        self._report(layer.name, DONE, total, total)
+            self._report(layer.name, WORKING, done, total, done)
+        self._report(layer.name, DONE, total, total, total)
 
     def index_split(self, work: Sequence[tuple[Layer, list[FileChange]]], fan_out: FanOut) -> None:
         """Every layer's changes as batches that any worker may embed; back when all are in."""
@@ -102,10 +102,11 @@ class IndexRun:
         come back together from the fan-out, whoever ran it."""
         return counted_batch(self.repo, self.index, self.stamp, self.tools, batch, keep_claim)
 
-    def _report(self, layer: str, phase: str, files_done: int, files_total: int) -> None:
+    def _report(self, layer: str, phase: str, files_done: int, files_total: int,
+                files_written: int = 0) -> None:
         if self.progress:
             self.progress(IndexProgress(layer, phase, files_done, files_total,
-                                        self.chunks_embedded))
+                                        self.chunks_embedded, files_written))
 
     def _embedding_progress(self, texts_in_batch: int) -> Callable[[int], None]:
         """Called per embedder batch: files of the current batch count as done in proportion
@@ -119,7 +120,7 @@ class IndexRun:
             self.keep_claim()
             layer, first, size, total = self._batch
             share = min(embedded_in_batch, texts_in_batch) / max(texts_in_batch, 1)
-            self._report(layer, WORKING, first + int(size * share), total)
+            self._report(layer, WORKING, first + int(size * share), total, first)
 
         return advance
 

@@ -37,6 +37,7 @@ class IndexSummary:
     seconds: float = 0.0
     noop: bool = True
     layered_on: str | None = None  # an overlay's base branch
+    base_note: str | None = None  # why a base the user named did not apply
     overlay_chunks: int | None = None  # chunks in an overlay's own collection after the run
     chunks_purged: int = 0  # overlay chunks dropped because the base serves their files again
     batches: int = 0  # batch tasks the run was split into (0: it ran in one process)

@@ -46,6 +46,7 @@ from freshmark.core.settings import Settings
 from freshmark.core.stamp import LIVE, TOMBSTONED, ChunkRecord
 from freshmark.core.tree import FileChange, changed_paths
 from freshmark.services.repos import resolve_repo
+from freshmark.services.upkeep.drop import BranchState, retire_gone_branch
 from freshmark.services.upkeep.status import overlay_row
 
 # Paths per ``$in`` filter; Chroma turns each into SQL variables.
@@ -79,6 +80,8 @@ class AuditReport:
     failed: list[tuple[str, str]] = field(default_factory=list)  # (repo, branch)
     # (repo, branch) of a branch overlay -> its base and own size (``status.overlay_row``)
     overlays: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
+    # branches deleted from their repository: (repo, branch, retired); not problems
+    gone: list[tuple[str, str, bool]] = field(default_factory=list)
 
 
 # -- pure core --------------------------------------------------------------------------------
@@ -329,12 +332,15 @@ def _by_branch(rows: Iterable[FreshnessRow]) -> dict[tuple[str, str], dict[str, 
 
 def audit(settings: Settings, config: Config | None = None, *, target: str | None = None,
           branch: str | None = None, store: Store | None = None,
-          freshness: FreshnessStore | None = None, now_seconds: float | None = None) -> AuditReport:
+          freshness: FreshnessStore | None = None, now_seconds: float | None = None,
+          retire: BranchState | None = None) -> AuditReport:
     """Audit every indexed branch (or those of ``target``, a path or repo id; or one ``branch``).
 
     ``freshness`` is read for the last published counts (reused while the index generation is
-    unchanged); it is not written here. A branch that cannot be audited (repository gone,
-    branch deleted) becomes a line in ``problems`` and the others still get their rows.
+    unchanged); it is not written here. A branch deleted from its repository is no problem: it
+    is listed in ``gone`` and, with ``retire`` (where its state lives), its index is dropped
+    (``drop.retire_gone_branch``). A branch that cannot be audited (repository gone) becomes a
+    line in ``problems`` and the others still get their rows.
     """
     config = config or load_config(settings.config_path)
     store = store or Store.open(settings)
@@ -342,10 +348,16 @@ def audit(settings: Settings, config: Config | None = None, *, target: str | Non
     previous = _by_branch(_previous_rows(freshness))
     report = AuditReport()
     repos: dict[str, GitRepo] = {}
+    branches: dict[str, set[str]] = {}
     for manifest in _select_manifests(store, settings, config, target, branch):
         try:
             repo = repos.get(manifest.repo_key) or GitRepo.open(_repo_path(manifest, settings))
             repos[manifest.repo_key] = repo
+            heads = branches.setdefault(manifest.repo_key, set(repo.branches()))
+            if manifest.branch not in heads:
+                retired = retire is not None and retire_gone_branch(retire, manifest)
+                report.gone.append((manifest.repo, manifest.branch, retired))
+                continue
             index = store.branch(manifest.repo_key, manifest.branch)
             if index is None:
                 continue  # dropped between listing and reading
@@ -368,13 +380,17 @@ def run_audit(settings: Settings, config: Config | None = None, redis: Any | Non
     """The scheduled job: audit everything and publish it for ``/metrics``.
 
     Run it where the mirrors are, right after they were fetched (the reconcile job): the branch
-    heads it compares against are the mirror's. Publishes to Redis when a client is given
-    (cluster), else to the file under ``settings.state_dir``. A full audit replaces what was
+    heads it compares against are the mirror's. Publishes to the deployment's freshness store
+    (``freshness_store_for``: Redis with ``FRESHMARK_REDIS_URL``, through ``redis`` if given,
+    else the file under ``settings.state_dir``). A full audit replaces what was
     published, so retired branches stop being exported; a branch that failed this time keeps
     its last rows, whose old ``audit_timestamp_seconds`` lets an alert see it.
     """
-    freshness = freshness_store_for(settings.state_dir, redis)
-    report = audit(settings, config, store=store, freshness=freshness, now_seconds=now_seconds)
+    freshness = freshness_store_for(settings, redis)
+    store = store or Store.open(settings)
+    retire = BranchState.open(settings, store, redis)
+    report = audit(settings, config, store=store, freshness=freshness, now_seconds=now_seconds,
+                   retire=retire)
     publish_report(freshness, report, full=True)
     return report
 

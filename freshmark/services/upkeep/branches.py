@@ -24,11 +24,11 @@ import redis
 from freshmark.adapters import keys
 from freshmark.adapters.git.names import is_valid_branch_name
 from freshmark.adapters.queue import jobs
-from freshmark.adapters.store.chroma import Store
 from freshmark.core import jobspec
 from freshmark.core.config import Config, RepoConfig
-from freshmark.core.errors import BadInput, BaseInUse, BranchNotFound
+from freshmark.core.errors import BadInput, BranchNotFound
 from freshmark.core.manifest import Manifest
+from freshmark.services.upkeep.drop import BranchState, drop_branch_state
 
 log = logging.getLogger("freshmark.branches")
 
@@ -182,16 +182,23 @@ def _overlays_first(plan: list[Retirement], manifests: Sequence[Manifest]) -> li
     return sorted(kept_plan, key=lambda r: -depth((r.repo_key, r.branch)))
 
 
-def retire(store: Store, client: redis.Redis, retirement: Retirement) -> bool:
-    """Drop the branch collection (reclaiming its storage) and forget its activity. A base
-    that overlays still read from is kept (``BaseInUse``): False."""
-    try:
-        dropped = store.drop_branch(retirement.repo_key, retirement.branch)
-    except BaseInUse as exc:
-        log.info("not retiring %s@%s: %s", retirement.repo, retirement.branch, exc)
+def retire(state: BranchState, retirement: Retirement) -> bool:
+    """Drop the branch's index and everything kept of it (``drop.drop_branch_state``: its
+    collection, lexical snapshot, freshness rows, verdict counts and activity). A base that
+    overlays still read from is kept: False."""
+    own = state.store.own_branch(retirement.repo_key, retirement.branch)
+    if own is None:
+        if state.redis is not None:
+            field = keys.branch_activity_field(retirement.repo, retirement.branch)
+            state.redis.hdel(keys.BRANCH_ACTIVITY, field)
+        log.info("retired %s@%s (%s): collection already gone", retirement.repo,
+                 retirement.branch, retirement.reason)
         return False
-    field = keys.branch_activity_field(retirement.repo, retirement.branch)
-    client.hdel(keys.BRANCH_ACTIVITY, field)
-    log.info("retired %s@%s (%s): collection %s", retirement.repo, retirement.branch,
-             retirement.reason, "dropped" if dropped else "already gone")
-    return dropped
+    if state.store.overlays_on(retirement.repo_key, retirement.branch):
+        log.info("not retiring %s@%s: branch overlays are layered on it", retirement.repo,
+                 retirement.branch)
+        return False
+    drop_branch_state(state, own.manifest)
+    log.info("retired %s@%s (%s): collection dropped", retirement.repo, retirement.branch,
+             retirement.reason)
+    return True

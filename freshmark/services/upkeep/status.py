@@ -16,6 +16,7 @@ from freshmark.core.settings import Settings
 from freshmark.core.stamp import LIVE, TOMBSTONED
 from freshmark.services.repos import resolve_repo
 from freshmark.services.upkeep.dir_report import stale_dirs
+from freshmark.services.upkeep.drop import BranchState, retire_gone_branch
 from freshmark.services.upkeep.heads import LOCAL, HeadSource, refresh_heads
 
 
@@ -84,13 +85,24 @@ def status_row(index: BranchView, repo: GitRepo | None, settings: Settings,
         "behind": behind,
         "verdicts": _verdict_counts(settings, manifest.repo, manifest.branch),
         "stale_dirs": stale_dirs(settings, manifest.repo, manifest.branch),
+        "gone": False,
     }
 
 
+def gone_row(index: BranchView, retired: bool) -> dict[str, Any]:
+    """A branch deleted from its repository: said so, not an error; ``retired`` when its index
+    was dropped (kept while overlays are layered on it)."""
+    manifest = index.manifest
+    return {"repo": manifest.repo, "branch": manifest.branch, "collection": index.name,
+            "gone": True, "retired": retired}
+
+
 def branch_status(
-    path: Path, branch: str | None, *, settings: Settings, config: Config, store: Store
+    path: Path, branch: str | None, *, settings: Settings, config: Config, store: Store,
+    retire: BranchState | None = None,
 ) -> list[dict[str, Any]]:
-    """Status rows for one branch, or for every indexed branch of the repository."""
+    """Status rows for one branch, or for every indexed branch of the repository. A branch
+    deleted from the repository gets a ``gone_row`` and, with ``retire``, its index dropped."""
     handle = resolve_repo(str(path), settings, config, store)
     source = refresh_heads(settings, config, handle.repo_id)  # the same heads as ``audit``
     try:
@@ -105,7 +117,15 @@ def branch_status(
                    if (i := _open(store, m.repo_key, m.branch, handle.name)) is not None]
     if not indexes:
         raise NotIndexed(f"{handle.name} has no indexed branch yet; run: freshmark index {path}")
-    return [status_row(index, repo, settings, source) for index in indexes]
+    heads = set(repo.branches()) if repo is not None else None
+    rows = []
+    for index in indexes:
+        if heads is not None and index.manifest.branch not in heads:
+            retired = retire is not None and retire_gone_branch(retire, index.manifest)
+            rows.append(gone_row(index, retired))
+        else:
+            rows.append(status_row(index, repo, settings, source))
+    return rows
 
 
 def _open(store: Store, repo_key: str, branch: str, repo_name: str,

@@ -1,0 +1,48 @@
+"""Dropping an index over HTTP: ``DELETE /v1/repos/{repo}`` and
+``DELETE /v1/repos/{repo}/branches/{branch}`` (``router``), full API token only (``auth``).
+
+The repository is named as for search (its id, name or key: ``faces.api.served``), never as a
+host path; its copy need not exist any more. Answers: 200 ``{"repo", "dropped": [branch...]}``;
+404 nothing indexed under that name or branch; 409 a base that branch overlays use (named in
+the message); 503 the store is down. Errors have the API's ``{"detail": {"error", "message"}}``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter
+
+from freshmark.faces.api.schema import BranchName, RepoName
+from freshmark.faces.api.served import served_repo
+from freshmark.faces.http.search_routes import ERRORS, ConfigDep, SettingsDep, answer
+
+router = APIRouter(prefix="/v1/repos", tags=["index upkeep"])
+
+
+def _drop(repo: str, branch: str | None, settings: Any, config: Any) -> dict[str, Any]:
+    from freshmark.services.open_branch import store_for
+    from freshmark.services.upkeep.drop import BranchState, drop_index
+
+    def call() -> dict[str, Any]:
+        store = store_for(settings)
+        handle = served_repo(repo, settings=settings, config=config, store=store,
+                             copy_needed=False)
+        state = BranchState.open(settings, store)
+        return drop_index(handle, branch, settings=settings, config=config,
+                          state=state).to_dict()
+
+    return answer(call)
+
+
+@router.delete("/{repo}", responses=ERRORS,
+               summary="Drop every branch index of a repository (needs the full API token)")
+def drop_repo(repo: RepoName, settings: SettingsDep, config: ConfigDep) -> dict[str, Any]:
+    return _drop(repo, None, settings, config)
+
+
+@router.delete("/{repo}/branches/{branch:path}", responses=ERRORS,
+               summary="Drop one branch index (needs the full API token)")
+def drop_branch(repo: RepoName, branch: BranchName, settings: SettingsDep,
+                config: ConfigDep) -> dict[str, Any]:
+    return _drop(repo, branch, settings, config)
