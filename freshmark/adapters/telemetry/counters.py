@@ -56,6 +56,21 @@ INDEX_BATCH_DURATION_SECONDS = Histogram(
     buckets=_BATCH_DURATION_BUCKETS_SECONDS,
 )
 
+GIT_STALE_LOCKS_REMOVED_TOTAL = Counter(
+    "freshmark_git_stale_locks_removed_total",
+    "Git lock files (HEAD.lock, packed-refs.lock, refs/...lock) a killed process left in a "
+    "mirror, removed by the next process holding the mirror's lock.",
+)
+FILES_SKIPPED_TOTAL = Counter(
+    "freshmark_files_skipped_total",
+    "Files an index run skipped on their own account (decode, hash, pattern, parse), by reason.",
+    ["reason"],
+)
+CHUNKS_CAPPED_TOTAL = Counter(
+    "freshmark_files_chunk_capped_total",
+    "Files whose chunks exceeded the per-file cap and were indexed as fixed line windows.",
+)
+
 EVENT_METRICS: tuple[Counter | Histogram, ...] = (
     JOBS_TOTAL,
     JOB_DURATION_SECONDS,
@@ -65,4 +80,7 @@ EVENT_METRICS: tuple[Counter | Histogram, ...] = (
     JOBS_PARKED_TOTAL,
     WEBHOOK_DELIVERIES_TOTAL,
     VERIFICATION_VERDICTS_TOTAL,
+    GIT_STALE_LOCKS_REMOVED_TOTAL,
+    FILES_SKIPPED_TOTAL,
+    CHUNKS_CAPPED_TOTAL,
 )
