@@ -453,6 +453,9 @@ class GitRepo:
                 blob = None
             text = blob.data.decode("utf-8", "replace") if isinstance(blob, pygit2.Blob) else ""
             rules = parse_gitattributes(text)
+            for problem in rules.invalid:
+                log.warning("%s/.gitattributes at tree %s: pattern ignored (%s)",
+                            directory or ".", str(tree.id)[:12], problem)
             if len(self._attr_rules) >= _ATTR_CACHE_MAX_ENTRIES:
                 self._attr_rules.clear()
             self._attr_rules[cache_key] = rules
