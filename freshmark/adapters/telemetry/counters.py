@@ -70,6 +70,10 @@ CHUNKS_CAPPED_TOTAL = Counter(
     "freshmark_files_chunk_capped_total",
     "Files whose chunks exceeded the per-file cap and were indexed as fixed line windows.",
 )
+EMBEDDING_CACHE_WRITE_FAILURES_TOTAL = Counter(
+    "freshmark_embedding_cache_write_failures_total",
+    "Writes to the embedding cache that failed (a full disk); the run went on without them.",
+)
 
 EVENT_METRICS: tuple[Counter | Histogram, ...] = (
     JOBS_TOTAL,
@@ -83,4 +87,5 @@ EVENT_METRICS: tuple[Counter | Histogram, ...] = (
     GIT_STALE_LOCKS_REMOVED_TOTAL,
     FILES_SKIPPED_TOTAL,
     CHUNKS_CAPPED_TOTAL,
+    EMBEDDING_CACHE_WRITE_FAILURES_TOTAL,
 )
