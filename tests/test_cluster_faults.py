@@ -28,6 +28,7 @@ from cluster_support import (
     write_config,
 )
 from conftest import ChromaServer
+from pausing_remote import PausingRemote
 from repo_builder import RepoBuilder
 
 from freshmark.adapters import keys
@@ -275,19 +276,52 @@ def test_job_waiting_on_the_branch_lock_in_a_killed_worker_runs_again_within_a_l
 
 def test_job_of_a_killed_pool_child_runs_again(tmp_path: Path, private_redis: PrivateRedis,
                                                chroma_server) -> None:
+    # The child is killed at one chosen point inside the mirror fetch: while the remote holds
+    # the pack of the pushed commit half-sent (the fetch that once left git locks behind).
+    remote = PausingRemote(tmp_path / "remotes").start()
     cluster, repo_id, work = _cluster(tmp_path, private_redis.url, chroma_server.url,
-                                      **SWEEP_ONLY)
+                                      url=f"{remote.url}/shop.git", **SWEEP_ONLY)
     try:
-        head = _big_commit(work, files=KILLED_JOB_FILES)
         cluster.start_worker(concurrency=1)
         cluster.start_server()
         cluster.start_scheduler()
-        _, child = _holder_host_and_pid(_wait_running(cluster, repo_id, head))
+        cluster.push_webhook(repo_id, work.head())
+        cluster.wait_for_stamp(repo_id, work.head())  # pack 1: the mirror's clone
+        remote.pause_on_pack = 2
+        head = _big_commit(work, files=KILLED_JOB_FILES)
+        assert cluster.push_webhook(repo_id, head).status_code == 202
+        assert remote.paused.wait(60), "the job never fetched the pushed commit"
+        job = cluster.client().hgetall(keys.job(f"index:{repo_id}:main:default"))
+        _, child = _holder_host_and_pid(job)
         os.kill(child, signal.SIGKILL)
         assert _still_running(cluster, repo_id)
+        remote.release()
         cluster.wait_for_stamp(repo_id, head, timeout_seconds=RECOVERY_DEADLINE_SECONDS)
     finally:
         cluster.stop_all()
+        remote.stop()
+
+
+def test_stale_git_locks_in_the_mirror_do_not_stop_the_next_push_from_stamping(
+    tmp_path: Path, private_redis: PrivateRedis, chroma_server
+) -> None:
+    cluster, repo_id, work = _cluster(tmp_path, private_redis.url, chroma_server.url,
+                                      **SWEEP_ONLY)
+    try:
+        cluster.start_worker(concurrency=1)
+        cluster.start_server()
+        cluster.push_webhook(repo_id, work.head())
+        cluster.wait_for_stamp(repo_id, work.head())
+        mirror = cluster.settings().mirrors_dir / f"{repo_id}.git"
+        for name in ("HEAD.lock", "packed-refs.lock", "refs/heads/main.lock"):
+            (mirror / name).write_text("0" * 40 + "\n")  # what a kill -9 mid-fetch leaves
+        head = work.write("src/late.py", "L = 1\n").commit("after the crash")
+        work.push("origin", "main")
+        cluster.push_webhook(repo_id, head)
+        cluster.wait_for_stamp(repo_id, head, timeout_seconds=RECOVERY_DEADLINE_SECONDS)
+    finally:
+        cluster.stop_all()
+    assert "removed stale git lock" in _log(cluster, "worker-w1")
 
 
 @pytest.mark.skipif(not can_run_on_own_host(), reason="needs unshare --uts to act as two hosts")

@@ -327,10 +327,13 @@ def declared_encoding(data: bytes) -> str | None:
 
 def _decode_keeping_lines(data: bytes, encoding: str) -> str | None:
     """``data`` decoded strictly, or None; also None if the codec would move line numbers
-    (one not ASCII-compatible, such as UTF-16, reads newline bytes as something else)."""
+    (one not ASCII-compatible, such as UTF-16, reads newline bytes as something else) or
+    yields text UTF-8 cannot hold (``unicode_escape``, ``utf-7``… turn ``\\ud800`` into a lone
+    surrogate, which no hash, store or JSON answer can encode)."""
     try:
         text = data.decode(encoding)
-    except (UnicodeDecodeError, LookupError):
+        text.encode("utf-8")
+    except (UnicodeError, LookupError):
         return None
     return text if text.count("\n") == data.count(b"\n") else None
 

@@ -4,6 +4,7 @@ Example::
 
     [index]
     max_file_bytes = 1048576
+    max_chunks_per_file = 1000        # more chunks than this: the file as long line windows
 
     [classify]
     generated = ["proto/gen/**"]      # added to the built-in rules
@@ -51,6 +52,8 @@ from freshmark.core.globs import glob_match
 
 DEFAULT_LAYER = "default"
 DEFAULT_MAX_FILE_BYTES = 1024 * 1024
+# Past this many chunks a file is indexed as long line windows (0: no cap).
+DEFAULT_MAX_CHUNKS_PER_FILE = 1000
 _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$")
 PROVIDERS = ("github", "gitlab", "gitea")
 
@@ -96,6 +99,7 @@ class ClassifyRules:
     config: tuple[str, ...] = ()
     ignore: tuple[str, ...] = ()
     max_file_bytes: int = DEFAULT_MAX_FILE_BYTES
+    max_chunks_per_file: int = DEFAULT_MAX_CHUNKS_PER_FILE
 
 
 @dataclass(frozen=True)
@@ -271,6 +275,8 @@ def parse_config(data: dict[str, Any]) -> Config:
             )
         },
         max_file_bytes=_int(index, "max_file_bytes", DEFAULT_MAX_FILE_BYTES, "index"),
+        max_chunks_per_file=_int(index, "max_chunks_per_file", DEFAULT_MAX_CHUNKS_PER_FILE,
+                                 "index"),
     )
     service = data.get("service", {}) or {}
     layers = _layers(data["layers"], "layers") if "layers" in data else (Layer(DEFAULT_LAYER),)

@@ -1,11 +1,14 @@
-"""``.gitattributes``: the rules and the attributes they give a path (pure)."""
+"""``.gitattributes``: the rules and the attributes they give a path (pure).
+
+A line whose pattern can match nothing (``[z-a]*``, an unclosed ``[``) is dropped, as git's
+wildmatch never matches it, and reported in ``AttributeRules.invalid``; the other lines apply.
+"""
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
-from freshmark.core.globs import glob_regex
+from freshmark.core.globs import Glob, InvalidGlob, compile_glob
 
 AttrValue = bool | str
 REPORTED_ATTRIBUTES = frozenset(
@@ -18,12 +21,17 @@ _MACROS: dict[str, tuple[tuple[str, AttrValue | None], ...]] = {
 
 @dataclass(frozen=True)
 class AttributeRule:
-    regex: re.Pattern[str]
+    glob: Glob
     basename_only: bool  # a pattern without "/" matches the file name at any depth
     assignments: tuple[tuple[str, AttrValue | None], ...]  # None: "!name", back to unspecified
 
 
-AttributeRules = tuple[AttributeRule, ...]
+@dataclass(frozen=True)
+class AttributeRules:
+    """The rules of one ``.gitattributes`` file in file order, and the lines dropped."""
+
+    rules: tuple[AttributeRule, ...] = ()
+    invalid: tuple[str, ...] = ()  # "pattern: why" for each dropped line
 
 
 def _split_pattern(line: str) -> tuple[str, str]:
@@ -55,6 +63,7 @@ def _assignments(token: str) -> tuple[tuple[str, AttrValue | None], ...]:
 def parse_gitattributes(text: str) -> AttributeRules:
     """Rules of one ``.gitattributes`` file, in file order (later lines win)."""
     rules: list[AttributeRule] = []
+    invalid: list[str] = []
     for raw_line in text.splitlines():
         line = raw_line.strip()
         if not line or line.startswith("#"):
@@ -64,9 +73,13 @@ def parse_gitattributes(text: str) -> AttributeRules:
         if not pattern or pattern.startswith(("[attr]", "!")) or pattern.endswith("/"):
             continue
         assignments = tuple(a for token in rest.split() for a in _assignments(token))
-        regex = glob_regex(pattern.lstrip("/"), wildmatch=True)
-        rules.append(AttributeRule(regex, "/" not in pattern, assignments))
-    return tuple(rules)
+        try:
+            glob = compile_glob(pattern.lstrip("/"), wildmatch=True)
+        except InvalidGlob as exc:
+            invalid.append(f"{pattern}: {exc}")
+            continue
+        rules.append(AttributeRule(glob, "/" not in pattern, assignments))
+    return AttributeRules(tuple(rules), tuple(invalid))
 
 
 def attributes_for(path: str, layers: list[tuple[str, AttributeRules]]) -> dict[str, AttrValue]:
@@ -75,8 +88,8 @@ def attributes_for(path: str, layers: list[tuple[str, AttributeRules]]) -> dict[
     basename = path.rsplit("/", 1)[-1]
     for directory, rules in layers:
         relative = path[len(directory) + 1 :] if directory else path
-        for rule in rules:
-            if rule.regex.fullmatch(basename if rule.basename_only else relative):
+        for rule in rules.rules:
+            if rule.glob.matches(basename if rule.basename_only else relative):
                 for name, value in rule.assignments:
                     if value is None:
                         values.pop(name, None)

@@ -24,7 +24,7 @@ import hashlib
 from freshmark.adapters.git.repo import FileGone, GitRepo
 from freshmark.core.chunking import symbol_spans
 from freshmark.core.classify import decode_text
-from freshmark.core.errors import BadInput, PermanentError
+from freshmark.core.errors import BadInput, PermanentError, UnsafePath
 from freshmark.core.stamp import MANDATORY_FIELDS, TOMBSTONED, ChunkRecord
 from freshmark.core.tree import safe_relpath
 from freshmark.core.verdicts import EXCLUSION_REASONS, Target, Verdict, Verification, short
@@ -148,7 +148,10 @@ class Verifier:
         early = self._metadata_kind_tombstone(record)
         if early is not None:
             return early
-        return self._version_content_symbol(record)
+        try:
+            return self._version_content_symbol(record)
+        except UnsafePath as exc:  # that file's result is labelled; the others are answered
+            return Verification(Verdict.UNVERIFIABLE, f"refused: {exc}")
 
     def _metadata_kind_tombstone(self, record: ChunkRecord) -> Verification | None:
         # getattr, not record.stamp(): this runs per result on the fast path. from_metadata

@@ -9,6 +9,7 @@ the cache reopens its connection in a child process.
 from __future__ import annotations
 
 import hashlib
+import logging
 import os
 import sqlite3
 import threading
@@ -18,8 +19,10 @@ from typing import Protocol
 
 import numpy as np
 
+from freshmark.adapters.telemetry import counters
 from freshmark.core.errors import RetryableError
 
+log = logging.getLogger(__name__)
 BUSY_TIMEOUT_SECONDS = 30.0
 # Stays under SQLite's bound-parameter limit (999 on old builds) with room for the id.
 _LOOKUP_CHUNK = 500
@@ -103,7 +106,11 @@ class EmbeddingCache:
         return found
 
     def put_many(self, embedder_id: str, items: Mapping[str, np.ndarray]) -> None:
-        """Store vectors (as float32); an existing entry for the same key is kept as is."""
+        """Store vectors (as float32); an existing entry for the same key is kept as is.
+
+        A write that fails (a full disk: "database or disk is full") is logged and counted,
+        not raised: the cache only saves work, the run that has the vectors goes on, and they
+        are computed again next time."""
         rows = []
         for sha, vector in items.items():
             flat = np.ascontiguousarray(vector, dtype=np.float32).reshape(-1)
@@ -111,16 +118,18 @@ class EmbeddingCache:
         if not rows:
             return
         with self._lock:
-            connection = self._connect()
             try:
+                connection = self._connect()
                 with connection:  # one transaction: all rows or none
                     connection.executemany(
                         "INSERT OR IGNORE INTO embeddings "
                         "(embedder_id, text_sha256, dim, vector) VALUES (?, ?, ?, ?)",
                         rows,
                     )
-            except sqlite3.OperationalError as error:
-                raise RetryableError(f"embedding cache write failed: {error}") from error
+            except (sqlite3.Error, RetryableError) as error:
+                counters.EMBEDDING_CACHE_WRITE_FAILURES_TOTAL.inc()
+                log.warning("embedding cache %s: %d vectors not stored (%s)", self.path,
+                            len(rows), error)
 
     def count(self, embedder_id: str | None = None) -> int:
         """Number of cached vectors, for one embedder or for all."""

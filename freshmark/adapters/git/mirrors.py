@@ -5,9 +5,12 @@ and prunes on every fetch, so after ``sync_mirror`` its branches are exactly the
 forced push moves a head backwards, a deleted branch disappears. Jobs diff and index from the
 mirror, never from what a webhook payload claims.
 
-Processes on one host share a mirror; a file lock next to it serialises clone and fetch. A new
-mirror is cloned into a temporary directory and renamed into place, so a crash mid-clone
-leaves no half mirror behind.
+Processes on one host share a mirror (every branch of a repository uses it); a ``flock`` on a
+file next to it is held during every git write freshmark makes there (clone, fetch, ``HEAD``,
+removal), so a process holding it knows any git lock file inside is a killed process's, and
+removes it before writing (``stale_locks``). A new mirror is cloned into a temporary directory
+and renamed into place, so a crash mid-clone leaves no half mirror behind (its staging
+directory is removed by the next holder).
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ import pygit2
 from pygit2.enums import FetchPrune
 
 from freshmark.adapters.git.repo import GitRepo
+from freshmark.adapters.git.stale_locks import remove_abandoned_clones, remove_stale_git_locks
 from freshmark.core.config import RepoConfig
 from freshmark.core.errors import ConfigError, RetryableError
 from freshmark.core.redact import redact
@@ -33,7 +37,6 @@ from freshmark.core.settings import Settings
 
 REMOTE_NAME = "origin"
 MIRROR_REFSPEC = "+refs/heads/*:refs/heads/*"
-
 
 
 def mirror_path(settings: Settings, repo_id: str) -> Path:
@@ -64,10 +67,13 @@ class MirrorState:
 
 @contextmanager
 def _locked(path: Path) -> Iterator[None]:
+    """Hold the mirror's writer lock, with what killed holders left behind cleared away."""
     path.parent.mkdir(parents=True, exist_ok=True)
     with open(path.with_name(path.name + ".lock"), "a") as handle:
         fcntl.flock(handle, fcntl.LOCK_EX)
         try:
+            remove_abandoned_clones(path)
+            remove_stale_git_locks(path)
             yield
         finally:
             fcntl.flock(handle, fcntl.LOCK_UN)

@@ -19,6 +19,7 @@ from pathlib import Path
 import pygit2
 from pygit2.enums import DeltaStatus, DiffFind, DiffOption, RepositoryOpenFlag, SortMode
 
+from freshmark.core.config import DEFAULT_MAX_FILE_BYTES
 from freshmark.core.errors import (
     BranchNotFound,
     EmptyRepository,
@@ -125,6 +126,9 @@ class GitRepo:
         # Set for network callers: work-tree reads stop at files git tracks (no stray secrets).
         self.tracked_only = False
         self._attr_rules: dict[tuple[str, str], AttributeRules] = {}
+        # Rename similarity reads whole blobs into libgit2's memory: none bigger than this
+        # (0: any size), which indexing sets to its own max_file_bytes.
+        self.similarity_max_bytes = DEFAULT_MAX_FILE_BYTES
 
     @classmethod
     def open(cls, path: str | Path, search_parents: bool = False) -> GitRepo:
@@ -372,7 +376,7 @@ class GitRepo:
         else:
             raw = self._commit(old).tree.diff_to_tree(new_tree, DiffOption.INCLUDE_TYPECHANGE)
             try:
-                raw.find_similar(DiffFind.FIND_RENAMES,
+                raw.find_similar(self._rename_flags(raw),
                                  rename_threshold=RENAME_THRESHOLD_PERCENT,
                                  rename_limit=RENAME_LIMIT_FILES)
             except pygit2.GitError as exc:
@@ -382,6 +386,23 @@ class GitRepo:
                 raw = self._commit(old).tree.diff_to_tree(new_tree,
                                                           DiffOption.INCLUDE_TYPECHANGE)
         return [change for delta in raw.deltas for change in _change_from_delta(delta)]
+
+    def _rename_flags(self, raw: pygit2.Diff) -> DiffFind:
+        """Inexact renames unless an added or deleted blob is over ``similarity_max_bytes``
+        (libgit2 would read it whole to score it, 1.4 GB for a 1 GB file indexing skips): then
+        renames are paired by blob id only, and an edited big file is a delete and an add."""
+        limit = self.similarity_max_bytes
+        if not limit:
+            return DiffFind.FIND_RENAMES
+        odb = self._repo.odb
+        for delta in raw.deltas:
+            side = delta.new_file if delta.status == DeltaStatus.ADDED else delta.old_file
+            if delta.status in (DeltaStatus.ADDED, DeltaStatus.DELETED) \
+                    and _is_file_mode(side.mode) and int(odb.read_header(side.id)[1]) > limit:
+                log.info("rename similarity by blob id only: %s is over %d bytes",
+                         side.path, limit)
+                return DiffFind.FIND_RENAMES | DiffFind.FIND_EXACT_MATCH_ONLY
+        return DiffFind.FIND_RENAMES
 
     # ---- work tree ------------------------------------------------------------------------
 
@@ -475,6 +496,9 @@ class GitRepo:
                 blob = None
             text = blob.data.decode("utf-8", "replace") if isinstance(blob, pygit2.Blob) else ""
             rules = parse_gitattributes(text)
+            for problem in rules.invalid:
+                log.warning("%s/.gitattributes at tree %s: pattern ignored (%s)",
+                            directory or ".", str(tree.id)[:12], problem)
             if len(self._attr_rules) >= _ATTR_CACHE_MAX_ENTRIES:
                 self._attr_rules.clear()
             self._attr_rules[cache_key] = rules

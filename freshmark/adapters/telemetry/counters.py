@@ -57,6 +57,25 @@ INDEX_BATCH_DURATION_SECONDS = Histogram(
     buckets=_BATCH_DURATION_BUCKETS_SECONDS,
 )
 
+GIT_STALE_LOCKS_REMOVED_TOTAL = Counter(
+    "freshmark_git_stale_locks_removed_total",
+    "Git lock files (HEAD.lock, packed-refs.lock, refs/...lock) a killed process left in a "
+    "mirror, removed by the next process holding the mirror's lock.",
+)
+FILES_SKIPPED_TOTAL = Counter(
+    "freshmark_files_skipped_total",
+    "Files an index run skipped on their own account (decode, hash, pattern, parse), by reason.",
+    ["reason"],
+)
+CHUNKS_CAPPED_TOTAL = Counter(
+    "freshmark_files_chunk_capped_total",
+    "Files whose chunks exceeded the per-file cap and were indexed as fixed line windows.",
+)
+EMBEDDING_CACHE_WRITE_FAILURES_TOTAL = Counter(
+    "freshmark_embedding_cache_write_failures_total",
+    "Writes to the embedding cache that failed (a full disk); the run went on without them.",
+)
+
 EVENT_METRICS: tuple[Counter | Histogram, ...] = (
     JOBS_TOTAL,
     JOB_DURATION_SECONDS,
@@ -66,4 +85,8 @@ EVENT_METRICS: tuple[Counter | Histogram, ...] = (
     JOBS_PARKED_TOTAL,
     WEBHOOK_DELIVERIES_TOTAL,
     VERIFICATION_VERDICTS_TOTAL,
+    GIT_STALE_LOCKS_REMOVED_TOTAL,
+    FILES_SKIPPED_TOTAL,
+    CHUNKS_CAPPED_TOTAL,
+    EMBEDDING_CACHE_WRITE_FAILURES_TOTAL,
 )

@@ -14,7 +14,7 @@ from tree_sitter import Node
 
 from freshmark.core.chunking.assemble import ChunkBuilder, block_symbol, module_runs
 from freshmark.core.chunking.facts import FileFacts, collect_facts
-from freshmark.core.chunking.fallback import window_bounds, window_chunks
+from freshmark.core.chunking.fallback import WINDOW_LINES, window_bounds, window_chunks
 from freshmark.core.chunking.languages import (
     RULES,
     SUPPORTED_LANGUAGES,
@@ -22,13 +22,14 @@ from freshmark.core.chunking.languages import (
     parser_for,
 )
 from freshmark.core.chunking.model import MODULE_SYMBOL, Chunk
-from freshmark.core.chunking.units import Unit, UnitFinder, walk
+from freshmark.core.chunking.units import Unit, UnitBudgetExceeded, UnitFinder, walk
 
 __all__ = [
     "Chunk",
     "MODULE_SYMBOL",
     "SUPPORTED_LANGUAGES",
     "chunk_text",
+    "chunk_text_capped",
     "detect_language",
     "file_imports",
     "normalize_language",
@@ -69,8 +70,9 @@ class _Parsed:
     items: list[Unit | Node]
 
 
-def _parse(path: str, text: str, language: str | None) -> _Parsed | None:
-    """Units and facts of ``text``; None when it is not parsed (unsupported or parser failure)."""
+def _parse(path: str, text: str, language: str | None, max_units: int = 0) -> _Parsed | None:
+    """Units and facts of ``text``; None when it is not parsed (unsupported or parser failure).
+    More than ``max_units`` units (0: any number) raise ``UnitBudgetExceeded``."""
     name = normalize_language(path, language)
     parser = parser_for(name) if name is not None else None
     if name is None or parser is None:
@@ -80,7 +82,7 @@ def _parse(path: str, text: str, language: str | None) -> _Parsed | None:
     try:
         tree = parser.parse(src)
         facts = collect_facts(name, src, lines, tree.root_node)
-        items = UnitFinder(facts, RULES[name]).find(tree.root_node)
+        items = UnitFinder(facts, RULES[name], max_units).find(tree.root_node)
     except (RecursionError, ValueError) as exc:
         log.warning("tree-sitter chunking of %s failed, using line windows: %s", path, exc)
         return None
@@ -96,9 +98,36 @@ def chunk_text(
     Units longer than ``max_lines`` lines (at least 20) are split on statement boundaries into
     parts; a part runs longer only where no statement boundary comes earlier.
     """
+    return _chunks(path, text, language, max_lines, 0)
+
+
+def chunk_text_capped(path: str, text: str, language: str | None,
+                      max_chunks: int) -> tuple[list[Chunk], bool]:
+    """``chunk_text`` with at most ``max_chunks`` chunks (0: no cap), and whether the cap cut
+    in. A file over it (tens of thousands of one-line functions in a generated file) becomes
+    line windows long enough to stay under it, decided as soon as the parse finds more units
+    than the cap, so the work per file is bounded too, not only the chunks."""
+    try:
+        chunks = _chunks(path, text, language, DEFAULT_MAX_LINES, max_chunks)
+    except UnitBudgetExceeded:
+        return _capped_windows(text, max_chunks), True
+    if max_chunks and len(chunks) > max_chunks:  # units split into parts
+        return _capped_windows(text, max_chunks), True
+    return chunks, False
+
+
+def _capped_windows(text: str, max_chunks: int) -> list[Chunk]:
+    lines = split_lines(text)
+    # A window closes no earlier than 3/4 of its target, so twice the even share keeps the
+    # count well under the cap.
+    return window_chunks(lines, max(WINDOW_LINES, -(-2 * len(lines) // max_chunks)))
+
+
+def _chunks(path: str, text: str, language: str | None, max_lines: int,
+            max_chunks: int) -> list[Chunk]:
     if not text.strip():
         return []
-    parsed = _parse(path, text, language)
+    parsed = _parse(path, text, language, max_chunks)
     if parsed is None:
         return window_chunks(split_lines(text))
     try:

@@ -57,13 +57,20 @@ class Scope:
     parent_kind: str | None
 
 
+class UnitBudgetExceeded(Exception):
+    """A file holds more units than its chunk budget: it is cut into line windows instead,
+    before the (per-unit) naming work is spent on all of them."""
+
+
 class UnitFinder:
     """Walks one parsed file; ``find`` returns the file-level items in source order."""
 
-    def __init__(self, facts: FileFacts, rules: Rules) -> None:
+    def __init__(self, facts: FileFacts, rules: Rules, max_units: int = 0) -> None:
         self.facts = facts
         self.src = facts.src
         self.rules = rules
+        self.max_units = max_units  # 0: no budget; past it ``UnitBudgetExceeded``
+        self.units_made = 0
 
     def find(self, root: Node) -> list[Unit | Node]:
         return self._collect(root.children, Scope([], None))
@@ -90,6 +97,9 @@ class UnitFinder:
         decl = describe(inner, self.src, self.rules)
         if decl is None:
             return None
+        self.units_made += 1
+        if self.max_units and self.units_made > self.max_units:
+            raise UnitBudgetExceeded(self.max_units)
         unit = self._make_unit(node, decl, scope)
         if unit.container and decl.body is not None:
             names = [*scope.names, *(decl.member_scope or decl.name.split("."))]

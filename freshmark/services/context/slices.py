@@ -17,6 +17,7 @@ from typing import Any
 from freshmark.core.chunking import chunk_text, symbol_spans
 from freshmark.core.chunking.model import CONTAINER_KINDS
 from freshmark.core.citation import Citation, cite
+from freshmark.core.errors import UnsafePath
 from freshmark.core.stamp import ChunkRecord
 from freshmark.core.verdicts import Verdict, short
 from freshmark.services.context.imports import (
@@ -126,7 +127,12 @@ class SliceBuilder:
 
     # -- today's files -----------------------------------------------------------------------------
     def today(self, path: str) -> str | None:
-        return self.verifier.current_text(path)
+        """Today's text of ``path``; None when absent or unsafe to read (a symlink out of the
+        work tree), whose result the verifier labels on its own."""
+        try:
+            return self.verifier.current_text(path)
+        except UnsafePath:
+            return None
 
     def today_chunks(self, path: str) -> dict[str, Any]:
         """Today's chunks of ``path`` by symbol (first part), re-chunked from the current text."""

@@ -82,6 +82,7 @@ def index_repo(
     """
     started = time.perf_counter()
     repo = GitRepo.open(request.repo_path)
+    repo.similarity_max_bytes = config.rules.max_file_bytes
     branch = request.branch or repo.current_branch()
     head = request.target or repo.branch_head(branch)
     store = store or Store.open(settings)

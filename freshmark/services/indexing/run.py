@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+import logging
+import re
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
 
 from freshmark.adapters.embedding.cache import embed_with_cache
 from freshmark.adapters.git.repo import GitRepo, ObjectNotFound
-from freshmark.core.chunking import chunk_text
+from freshmark.adapters.telemetry import counters
+from freshmark.core.chunking import chunk_text_capped
 from freshmark.core.chunking.languages import detect_language
 from freshmark.core.classify import SKIP_OVERSIZED, FileClass, classify, decode_text
 from freshmark.core.config import Layer
@@ -37,8 +41,33 @@ from freshmark.services.indexing.batches import (
 from freshmark.services.indexing.summary import IndexSummary
 from freshmark.services.repos import RepoRef
 
+log = logging.getLogger(__name__)
+
 # Files per planning batch: bounds memory and makes progress visible on big repos.
 FILES_PER_BATCH = 256
+
+# What one file's bytes or attribute patterns can raise on the way to its chunks: each skips
+# that file alone, counted by reason, and the run goes on. Anything else is the run's.
+_FILE_FAILURES = (UnicodeError, ValueError, RecursionError, re.error)
+SKIP_PATTERN_ERROR = "pattern-error"
+SKIP_DECODE_ERROR = "decode-error"
+SKIP_PARSE_ERROR = "parse-error"
+
+
+class FileFailed(Exception):
+    """One file could not be indexed; ``reason`` is its ``files_skipped`` key."""
+
+    def __init__(self, reason: str, cause: BaseException):
+        super().__init__(f"{reason}: {type(cause).__name__}: {cause}")
+        self.reason = reason
+
+
+@contextmanager
+def _failing_as(reason: str) -> Iterator[None]:
+    try:
+        yield
+    except _FILE_FAILURES as exc:
+        raise FileFailed(reason, exc) from exc
 
 
 class IndexRun:
@@ -189,7 +218,13 @@ class IndexRun:
 
     def _plan_file(self, layer: Layer, change: FileChange, existing: list[ChunkRecord]) -> FilePlan:
         path, blob_sha = change.new_path or "", change.new_blob or ""
-        fresh = self._chunks_of(layer, path, blob_sha, change)
+        try:
+            fresh = self._chunks_of(layer, path, blob_sha, change)
+        except FileFailed as failed:
+            self.summary.skip(failed.reason)
+            counters.FILES_SKIPPED_TOTAL.labels(failed.reason).inc()
+            log.warning("skipped %s at %s: %s", path, self.head[:12], failed)
+            fresh = None
         if fresh is None:  # not indexable any more (binary, oversized, vendored...)
             return FilePlan(tombstone=tombstones(existing, self.head, self.when, self.generation))
         return plan_file(existing, fresh, self.head, self.when, self.generation)
@@ -197,7 +232,8 @@ class IndexRun:
     def _chunks_of(
         self, layer: Layer, path: str, blob_sha: str, change: FileChange
     ) -> list[ChunkRecord] | None:
-        attributes = self.repo.attributes(self.head, path)
+        with _failing_as(SKIP_PATTERN_ERROR):
+            attributes = self.repo.attributes(self.head, path)
         is_symlink = change.new_mode == MODE_SYMLINK
         # Path rules and the size from the object header first: an oversized blob (hundreds of
         # MB) is skipped without being read into memory.
@@ -218,7 +254,8 @@ class IndexRun:
         if not verdict.indexed:
             self.summary.skip(verdict.skip_reason or "not-indexed")
             return None
-        text = decode_text(data)
+        with _failing_as(SKIP_DECODE_ERROR):
+            text = decode_text(data)
         if text is None:
             self.summary.skip("binary")
             return None
@@ -235,7 +272,15 @@ class IndexRun:
             layer=layer.name,
             indexed_at=self.when,
         )
-        return build_records(ctx, chunk_text(path, text, language or None))
+        with _failing_as(SKIP_PARSE_ERROR):
+            max_chunks = self.config.rules.max_chunks_per_file
+            chunks, capped = chunk_text_capped(path, text, language or None, max_chunks)
+            if capped:
+                self.summary.files_chunk_capped += 1
+                counters.CHUNKS_CAPPED_TOTAL.inc()
+                log.warning("%s has over %d chunks: indexed as %d line windows",
+                            path, max_chunks, len(chunks))
+            return build_records(ctx, chunks)
 
     # -- writes -----------------------------------------------------------------------------
     def _write(self, plan: FilePlan, existing: Iterable[ChunkRecord]) -> None:

@@ -7,9 +7,9 @@ from typing import Any
 
 # What a batch adds to its run's summary (``IndexSummary.batch_counts``).
 _BATCH_COUNT_FIELDS = (
-    "files_seen", "files_changed", "files_skipped", "chunks_added", "chunks_updated",
-    "chunks_unchanged", "chunks_tombstoned", "embeddings_computed", "embeddings_reused",
-    "embed_seconds",
+    "files_seen", "files_changed", "files_skipped", "files_chunk_capped", "chunks_added",
+    "chunks_updated", "chunks_unchanged", "chunks_tombstoned", "embeddings_computed",
+    "embeddings_reused", "embed_seconds",
 )
 
 
@@ -27,6 +27,7 @@ class IndexSummary:
     files_seen: int = 0
     files_changed: int = 0
     files_skipped: dict[str, int] = field(default_factory=dict)
+    files_chunk_capped: int = 0  # files over max_chunks_per_file, indexed as line windows
     chunks_added: int = 0
     chunks_updated: int = 0
     chunks_unchanged: int = 0

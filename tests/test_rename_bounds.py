@@ -1,0 +1,38 @@
+"""Rename similarity reads no blob over the size limit: an edited, moved big file is a delete
+and an add (by blob id), while small files keep their exact renames."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from repo_builder import RepoBuilder, git
+
+from freshmark.adapters.git.repo import GitRepo
+
+LIMIT_BYTES = 1024 * 1024
+
+
+def _moved_with_one_byte_edit(tmp_path: Path) -> tuple[GitRepo, str, str]:
+    repo = RepoBuilder.init(tmp_path / "big")
+    repo.write("data/big.txt", "x = 1\n" * 400_000)  # 2.4 MB
+    repo.write("src/small.py", "def small():\n    return 1\n")
+    old = repo.commit("big file")
+    git(repo.path, "mv", "data/big.txt", "data/moved.txt")
+    git(repo.path, "mv", "src/small.py", "src/kept.py")
+    repo.write("data/moved.txt", "x = 2\n" + "x = 1\n" * 399_999)
+    return GitRepo.open(repo.path), old, repo.commit("moved and edited")
+
+
+def test_an_edited_move_of_a_blob_over_the_limit_is_a_delete_and_an_add(tmp_path: Path) -> None:
+    repo, old, new = _moved_with_one_byte_edit(tmp_path)
+    repo.similarity_max_bytes = LIMIT_BYTES
+    changes = {(c.status, c.old_path, c.new_path) for c in repo.diff(old, new)}
+    assert changes == {("deleted", "data/big.txt", None), ("added", None, "data/moved.txt"),
+                       ("renamed", "src/small.py", "src/kept.py")}
+
+
+def test_without_a_limit_the_same_move_is_a_rename(tmp_path: Path) -> None:
+    repo, old, new = _moved_with_one_byte_edit(tmp_path)
+    repo.similarity_max_bytes = 0
+    assert ("renamed", "data/big.txt", "data/moved.txt") in {
+        (c.status, c.old_path, c.new_path) for c in repo.diff(old, new)}
