@@ -1,9 +1,9 @@
 """Merging the lexical and vector channels: RRF, de-duplication, a small linear rerank (SPEC §6).
 
-Order of work (seed 001 §3.2): each channel returns 2 × k ranked ids; reciprocal rank fusion
-(k = 60) merges them using ranks only, so the two score scales never meet; candidates sharing
-(path, signature) collapse to the best one; a linear rerank over five explainable features
-orders the rest:
+Order of work (seed 001 §3.2): each channel returns a pool of ranked ids that does not depend
+on k (100); reciprocal rank fusion (k = 60) merges them using ranks only, so the two score
+scales never meet; candidates sharing (path, signature) collapse to the best one; a linear
+rerank over explainable features orders the rest:
 
     score = w_rrf · rrf_norm + w_bm25 · bm25_norm + w_vector · (1 − code_share) · vector_norm
             + w_symbol · symbol_hit + w_path · path_hit − w_length · (1 − length_fit)

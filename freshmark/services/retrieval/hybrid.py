@@ -35,11 +35,11 @@ from freshmark.services.retrieval.channels import (
     vector_channel,
 )
 
-# Each channel fetches this many times k candidates (seed 001 §3.2: room for the rerank); for a
-# long query (an issue report) never fewer than MIN_POOL, since the file at fault is often
-# found through a chunk that ranks low on its own.
-CHANNEL_FACTOR = 2
-MIN_POOL = 40
+# Each channel fetches this many candidates whatever k is asked for (seed 001 §3.2: room for
+# the rerank). The pool, and so the ranking, does not depend on k: the top k for any k is the
+# first k of the top POOL (an agent asking for one result gets what would rank first of ten).
+# A pool of 2 × k gave a different rank 1 for k = 1 than for k = 10 on 3 of 8 short queries.
+POOL = 100
 # Files whose best chunk joins the candidates from the whole-file BM25 ranking.
 FILE_POOL = 20
 # Chunks one file may hold among a chunk answer's results before other files get their turn.
@@ -191,7 +191,7 @@ def hybrid_search(
     max_per_file: int = MAX_PER_FILE,
 ) -> tuple[list[Candidate], SearchTimings]:
     """The ``k`` best chunks for the request (``k`` defaults to ``request.k``) and the time
-    each stage took.
+    each stage took; for any ``k`` they are the first ``k`` of the same ranking.
 
     The ranking prefers source over tests over docs whatever ``request.kinds`` names.
     ``max_per_file``: chunks of one file among the results before other files get their turn
@@ -202,9 +202,8 @@ def hybrid_search(
     plan = plan_query(request.query)
     ranking = _Ranking(view, embedder, request, plan, lexical or Bm25Engine(None), weights)
     # A question or a few names asks for a function: its own chunks rank it. An issue report
-    # asks which code is at fault: evidence spread over a file counts, and the pool is wider.
-    pool = max(CHANNEL_FACTOR * k, MIN_POOL) if plan.long else CHANNEL_FACTOR * k
-    ranked = ranking.pool(pool, whole_files=plan.long)
+    # asks which code is at fault: evidence spread over a file counts.
+    ranked = ranking.pool(max(POOL, k), whole_files=plan.long)
     return diversify(ranked, k, max_per_file), ranking.timings
 
 
@@ -215,9 +214,10 @@ def file_search(
 ) -> tuple[list[FileCandidate], SearchTimings]:
     """The ``k`` best files for the request, each with its best chunks (up to
     ``chunks_per_file``), from the candidates ``hybrid_search`` would rank with whole-file
-    evidence: a file scores by its best chunk plus a little for its second best."""
+    evidence: a file scores by its best chunk plus a little for its second best; for any ``k``
+    they are the first ``k`` of the same ranking."""
     k = request.k if k is None else k
     plan = plan_query(request.query)
     ranking = _Ranking(view, embedder, request, plan, lexical or Bm25Engine(None), weights)
-    ranked = ranking.pool(max(4 * k, MIN_POOL), whole_files=True)
+    ranked = ranking.pool(max(POOL, k), whole_files=True)
     return group_files(ranked, chunks_per_file)[:k], ranking.timings
