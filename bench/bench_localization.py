@@ -280,9 +280,11 @@ class PoolRecorder:
     def __enter__(self) -> PoolRecorder:
         def recording(candidates, *args, **kwargs):  # type: ignore[no-untyped-def]
             ranked = self._rerank(candidates, *args, **kwargs)
-            self.pools.append({"candidates": [
+            plan = args[0] if args else kwargs.get("query")
+            self.pools.append({"terms": list(getattr(plan, "terms", [])), "candidates": [
                 {"path": c.record.path, "symbol": c.record.symbol, "kind": c.kind,
-                 "start": c.record.start_line, "end": c.record.end_line, **c.features}
+                 "chunk_kind": c.record.kind, "start": c.record.start_line,
+                 "end": c.record.end_line, **c.features}
                 for c in ranked]})
             return ranked
 

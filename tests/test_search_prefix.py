@@ -1,35 +1,19 @@
 """A ranking that is a prefix: the top k for any k is the first k of the top 100, for chunk and
 file answers alike, because every k ranks the same candidate pool (issue: agents ask for 1–3
-results, and rank 1 must not depend on how many were asked for).
-
-The repository is real code: click and parts of celery, kombu and redis-py as installed here,
-committed to a git repository built in the fixture and indexed with the real indexer."""
+results, and rank 1 must not depend on how many were asked for). Real code: see
+``package_fixtures``."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
-import celery
-import click
-import kombu
 import pytest
-import redis
-from repo_builder import RepoBuilder
+from package_fixtures import build_packages
 
-from freshmark.core.config import Config
 from freshmark.core.request import MAX_K, SearchRequest
 from freshmark.core.settings import Settings
-from freshmark.services.indexing.indexer import IndexRequest, index_repo
 from freshmark.services.retrieval.search import search, search_files
 
-# (package, files inside it); click whole, the others' modules about tasks and connections.
-SOURCES = {
-    click: None,
-    celery: ["app/task.py", "app/autoretry.py", "exceptions.py"],
-    kombu: ["connection.py", "pools.py", "resource.py"],
-    redis: ["connection.py", "retry.py", "backoff.py"],
-}
 QUERIES = [
     "retry a task after failure",
     "connection pool",
@@ -44,18 +28,8 @@ CUTS = (1, 3, 5, 10)
 
 
 @pytest.fixture(scope="module")
-def packages(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, Settings]]:
-    root = tmp_path_factory.mktemp("packages")
-    repo = RepoBuilder.init(root / "repo")
-    for package, files in SOURCES.items():
-        base = Path(package.__file__).parent
-        chosen = [base / f for f in files] if files else sorted(base.glob("*.py"))
-        for path in chosen:
-            repo.write(f"{package.__name__}/{path.relative_to(base)}", path.read_text())
-    repo.commit("real packages")
-    settings = Settings(home=root / "home", embedder="hashing")
-    index_repo(IndexRequest(repo.path), settings=settings, config=Config())
-    yield repo.path, settings
+def packages(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Settings]:
+    return build_packages(tmp_path_factory.mktemp("packages"))
 
 
 def _chunk_ids(query: str, k: int, repo: Path, settings: Settings) -> list[str]:

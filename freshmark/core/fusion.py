@@ -43,6 +43,7 @@ from typing import Any, TypeVar, overload
 from freshmark.core.classify import search_kind
 from freshmark.core.query import QueryPlan, deepest_frame, frame_match, path_hint_match
 from freshmark.core.stamp import ChunkRecord
+from freshmark.core.structure import Unit, members_first, qualified_hit
 from freshmark.core.tokenize import code_share as code_share_of
 from freshmark.core.tokenize import iter_tokens, name_forms, name_parts
 
@@ -85,6 +86,9 @@ class RerankWeights:
     length: float = 0.1
     file: float = 0.4
     hint: float = 0.3
+    # The query writes the symbol with its owner (``Context.invoke``): that member, not every
+    # ``invoke`` nor the ``Context`` outline (``structure.qualified_hit``).
+    qualified: float = 0.3
     # The report's deepest traceback frame in the project ran this chunk. Over the 584
     # SWE-bench reports (7 repositories) that frame's function was one the fix changed in
     # 26 of 76; any shallower project frame's in 19 of 382, too rarely to weigh.
@@ -260,13 +264,31 @@ def rerank(
             "file_norm": files.get(record.path, 0.0) / best_file,
             "path_hint": path_hint_match(record.path, hints),
             "frame_hit": frame_match(record.path, record.symbol, failed),
+            "qualified_hit": qualified_hit(record.symbol, hints),
             "kind_prior": kind_prior(candidate.kind),
             "code_share": code_share,
             "long_query": 1.0 if long else 0.0,
         }
         candidate.features = features
         candidate.score = combined_score(features, weights)
-    return sorted(candidates, key=lambda c: -c.score)
+    return structured(sorted(candidates, key=lambda c: -c.score), terms)
+
+
+def structured(ranked: Sequence[Candidate], terms: Iterable[str]) -> list[Candidate]:
+    """``ranked`` with every class outline or module block that ranks above its members
+    placed right after its best member (``structure.members_first``); the two are marked in
+    their features (``answers_container``, ``member_answers``)."""
+    units = [Unit(c.record.path, c.record.symbol, c.record.kind, c.score) for c in ranked]
+    out: list[Candidate] = []
+    for placement in members_first(units, terms):
+        candidate = ranked[placement.index]
+        candidate.score = placement.score
+        if placement.role == "answers":
+            candidate.features["answers_container"] = 1.0
+        elif placement.role == "context":
+            candidate.features["member_answers"] = 1.0
+        out.append(candidate)
+    return out
 
 
 def combined_score(features: Mapping[str, float], weights: RerankWeights) -> float:
@@ -283,6 +305,7 @@ def combined_score(features: Mapping[str, float], weights: RerankWeights) -> flo
         + weights.file * features["file_norm"]
         + weights.hint * features["path_hint"]
         + weights.frame * features.get("frame_hit", 0.0)  # pools saved before it lack it
+        + weights.qualified * features.get("qualified_hit", 0.0)
     )
     prior = features["kind_prior"] ** weights.kind
     return evidence * prior if evidence >= 0 else evidence / prior

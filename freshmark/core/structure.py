@@ -1,0 +1,118 @@
+"""Structure in the ranking (seed 004: code relevance is structural): a class outline or a
+module block does not outrank the member that answers the question, and a name written with its
+owner (``Context.invoke``) picks that owner's member out of every other ``invoke``.
+
+A class outline lists every member's signature, so it shares words with any question about the
+class; a module block holds a file's imports and constants, so it shares words with any question
+about the file. Both rank high for the wrong reason: the question asks for the code that does
+the work, which is one member. So when a container (a class-like outline, ``CONTAINER_KINDS``,
+or a module block) would rank above all of its members found in the pool, its best member takes
+its place and the container follows directly, kept as context — unless the query is only the
+container's name (``HTTPAdapter``: then the outline is the answer).
+
+Pure functions over ``Unit`` rows, so the search (``fusion.rerank``) and the benches that
+re-rank saved pools apply the same rule.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from freshmark.core.chunking.model import CONTAINER_KINDS, MODULE_SYMBOL
+from freshmark.core.tokenize import name_forms, name_parts
+
+# A member answers for its container only if it scores at least this share of the container's
+# score: the question matches it too, not just the outline's list of signatures.
+MEMBER_SHARE = 0.5
+# Kinds that are not definitions: a module block and a fallback window.
+_NOT_DEFINITIONS = frozenset({"block", "window"})
+
+
+@dataclass(frozen=True)
+class Unit:
+    """What the structural rule reads of one ranked chunk."""
+
+    path: str
+    symbol: str
+    chunk_kind: str
+    score: float
+
+
+def is_container(unit: Unit) -> bool:
+    """A class-like outline or a module block: a chunk that summarises other chunks."""
+    return unit.chunk_kind in CONTAINER_KINDS or (
+        unit.chunk_kind == "block" and unit.symbol.startswith(MODULE_SYMBOL))
+
+
+def is_member(unit: Unit, container: Unit) -> bool:
+    """``unit`` is defined inside ``container``: a member of a class (``Class.name``), or any
+    definition of the file for a module block."""
+    if unit.path != container.path or unit is container:
+        return False
+    if container.chunk_kind == "block":
+        return unit.chunk_kind not in _NOT_DEFINITIONS
+    return unit.symbol.startswith(container.symbol + ".")
+
+
+def names_only(terms: Iterable[str], symbol: str) -> bool:
+    """The query is nothing but the symbol's name (``HTTPAdapter``, ``http adapter``)."""
+    wanted = set(terms)
+    return bool(wanted) and wanted <= name_forms(symbol) | name_parts(symbol)
+
+
+@dataclass(frozen=True)
+class Placement:
+    """One place of the new order: which unit, its score, and whether it moved up to answer
+    for a container (``answers``) or follows the member that does (``context``)."""
+
+    index: int
+    score: float
+    role: str = ""
+
+
+def members_first(units: Sequence[Unit], terms: Iterable[str],
+                  member_share: float = MEMBER_SHARE) -> list[Placement]:
+    """The new order of ``units`` (ranked best first).
+
+    A container ranked above its members gives its place to its best-ranked member if that
+    member scores at least ``member_share`` of the container (it matches the question too);
+    the member takes the container's score and the container follows it with the same score
+    (so a file's best score, and the file ranking, stay as they were). Everything else keeps
+    its order and score.
+    """
+    wanted = list(terms)
+    order: list[Placement] = []
+    placed: set[int] = set()
+    for i, unit in enumerate(units):
+        if i in placed:
+            continue
+        member = None
+        if is_container(unit) and unit.score > 0 and not names_only(wanted, unit.symbol):
+            member = next((j for j in range(i + 1, len(units))
+                           if j not in placed and is_member(units[j], unit)), None)
+            if member is not None and units[member].score < member_share * unit.score:
+                member = None
+        if member is None:
+            order.append(Placement(i, unit.score))
+        else:
+            order += [Placement(member, unit.score, "answers"),
+                      Placement(i, unit.score, "context")]
+            placed.add(member)
+        placed.add(i)
+    return order
+
+
+def qualified_hit(symbol: str, dotted_names: Iterable[str]) -> float:
+    """1.0 when the query writes the symbol with its owner (``Context.invoke``,
+    ``click.core.Context.invoke``): ``dotted_names`` are the query's dotted names as slash
+    paths (``QueryPlan.path_hints``); else 0.0. A bare ``invoke`` names every ``invoke``."""
+    parts = symbol.split(".")
+    if len(parts) < 2:
+        return 0.0
+    owned = "/".join(parts[-2:]).lower()
+    for name in dotted_names:
+        lowered = name.lower()
+        if lowered == owned or lowered.endswith("/" + owned):
+            return 1.0
+    return 0.0
