@@ -1,6 +1,6 @@
 """Structure in the ranking: a class outline or module block does not outrank the member that
-answers the question (the member takes its place, the outline follows as context), and a name
-written with its owner picks that owner's member."""
+answers the question (the two swap places: the outline stays in the ranking as context), and a
+name written with its owner picks that owner's member."""
 
 from __future__ import annotations
 
@@ -32,7 +32,7 @@ def test_a_class_outline_gives_its_place_to_its_member_that_matches_the_question
     other = _record("other", "log_exception", "function", path="src/flask/logging.py")
     ranked = _ranked_ids("how does the app handle an exception",
                          [outline, other, member], [9.0, 8.0, 5.0])
-    assert ranked == ["member", "outline", "other"]
+    assert ranked == ["member", "other", "outline"]
 
 
 def test_the_outline_stays_first_when_the_query_is_the_class_name():
@@ -46,7 +46,7 @@ def test_a_module_block_gives_its_place_to_the_definition_of_its_file_that_match
     definition = _record("definition", "TaskRetried", "class", path="src/celery/exceptions.py")
     elsewhere = _record("elsewhere", "on_error", "function", path="src/other.py")
     ranked = _ranked_ids("retry after failure", [block, elsewhere, definition], [9.0, 8.0, 7.5])
-    assert ranked == ["definition", "block", "elsewhere"]
+    assert ranked == ["definition", "elsewhere", "block"]
 
 
 def test_a_member_that_barely_matches_does_not_displace_the_outline():
@@ -55,12 +55,12 @@ def test_a_member_that_barely_matches_does_not_displace_the_outline():
     assert [p.index for p in members_first(units, ["flask", "config"])] == [0, 1, 2]
 
 
-def test_the_member_takes_the_outline_score_so_the_file_ranking_stays():
+def test_member_and_outline_swap_places_and_scores_so_the_file_ranking_stays():
     units = [Unit(APP, "Flask", "class", 1.0), Unit("b.py", "g", "function", 0.9),
              Unit(APP, "Flask.run", "method", 0.7)]
     placements = members_first(units, ["start", "server"])
     assert [(p.index, p.score, p.role) for p in placements] == [
-        (2, 1.0, "answers"), (0, 1.0, "context"), (1, 0.9, "")]
+        (2, 1.0, "answers"), (1, 0.9, ""), (0, 0.7, "context")]
 
 
 def test_a_name_written_with_its_owner_ranks_that_owners_member_first():

@@ -276,8 +276,8 @@ def rerank(
 
 def structured(ranked: Sequence[Candidate], terms: Iterable[str]) -> list[Candidate]:
     """``ranked`` with every class outline or module block that ranks above its members
-    placed right after its best member (``structure.members_first``); the two are marked in
-    their features (``answers_container``, ``member_answers``)."""
+    swapped with its best member (``structure.members_first``); the two are marked in their
+    features (``answers_container``, ``member_answers``)."""
     units = [Unit(c.record.path, c.record.symbol, c.record.kind, c.score) for c in ranked]
     out: list[Candidate] = []
     for placement in members_first(units, terms):

@@ -6,9 +6,12 @@ A class outline lists every member's signature, so it shares words with any ques
 class; a module block holds a file's imports and constants, so it shares words with any question
 about the file. Both rank high for the wrong reason: the question asks for the code that does
 the work, which is one member. So when a container (a class-like outline, ``CONTAINER_KINDS``,
-or a module block) would rank above all of its members found in the pool, its best member takes
-its place and the container follows directly, kept as context — unless the query is only the
-container's name (``HTTPAdapter``: then the outline is the answer).
+or a module block) would rank above all of its members found in the pool, it swaps places with
+its best member: the member answers in the container's slot, and the container stays in the
+ranking, where the member was, as context — unless the query is only the container's name
+(``HTTPAdapter``: then the outline is the answer). A swap rather than placing the container
+right after the member: the container then spent a slot of its file (``diversify`` allows two
+per file) that the file's next member needed.
 
 Pure functions over ``Unit`` rows, so the search (``fusion.rerank``) and the benches that
 re-rank saved pools apply the same rule.
@@ -75,32 +78,27 @@ def members_first(units: Sequence[Unit], terms: Iterable[str],
                   member_share: float = MEMBER_SHARE) -> list[Placement]:
     """The new order of ``units`` (ranked best first).
 
-    A container ranked above its members gives its place to its best-ranked member if that
-    member scores at least ``member_share`` of the container (it matches the question too);
-    the member takes the container's score and the container follows it with the same score
-    (so a file's best score, and the file ranking, stay as they were). Everything else keeps
-    its order and score.
+    A container ranked above its members swaps places with its best-ranked member if that
+    member scores at least ``member_share`` of the container (it matches the question too):
+    the member takes the container's place and score, the container the member's. The file
+    keeps its best score (file answers do not move) and no chunk gains a slot it did not
+    have. Everything else keeps its order and score.
     """
     wanted = list(terms)
-    order: list[Placement] = []
-    placed: set[int] = set()
+    slots = [Placement(i, unit.score) for i, unit in enumerate(units)]
+    moved: set[int] = set()
     for i, unit in enumerate(units):
-        if i in placed:
+        if i in moved or not is_container(unit) or unit.score <= 0 or \
+                names_only(wanted, unit.symbol):
             continue
-        member = None
-        if is_container(unit) and unit.score > 0 and not names_only(wanted, unit.symbol):
-            member = next((j for j in range(i + 1, len(units))
-                           if j not in placed and is_member(units[j], unit)), None)
-            if member is not None and units[member].score < member_share * unit.score:
-                member = None
-        if member is None:
-            order.append(Placement(i, unit.score))
-        else:
-            order += [Placement(member, unit.score, "answers"),
-                      Placement(i, unit.score, "context")]
-            placed.add(member)
-        placed.add(i)
-    return order
+        member = next((j for j in range(i + 1, len(units))
+                       if j not in moved and is_member(units[j], unit)), None)
+        if member is None or units[member].score < member_share * unit.score:
+            continue
+        slots[i] = Placement(member, unit.score, "answers")
+        slots[member] = Placement(i, units[member].score, "context")
+        moved |= {i, member}
+    return slots
 
 
 def qualified_hit(symbol: str, dotted_names: Iterable[str]) -> float:
