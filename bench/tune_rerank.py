@@ -33,7 +33,7 @@ from freshmark.core.fusion import (
     combined_score,
     diversify,
 )
-from freshmark.core.structure import Unit, members_first
+from freshmark.core.structure import Unit, definitions_first, members_first
 from freshmark.services.retrieval.hybrid import MAX_PER_FILE
 
 CUTOFFS = (1, 5, 10)
@@ -45,18 +45,22 @@ def score(features: dict, w: RerankWeights) -> float:
     return combined_score({"long_query": 1.0, **features}, w)
 
 
-def ranked_pool(pool: dict, w: RerankWeights, structure: bool = True
+def ranked_pool(pool: dict, w: RerankWeights, structure: bool = True, named: bool = True
                 ) -> list[tuple[dict, float]]:
     """(candidate, score) best first: the pool rescored, then, with ``structure``, every
     class outline or module block above its members placed after its best member
-    (``structure.members_first``, as the search does; pools saved before chunk kinds were
-    recorded have no containers)."""
+    (``structure.members_first``) and, with ``named``, every definition the query names as
+    code moved above the chunks that only use it (``structure.definitions_first``), as the
+    search does (pools saved before chunk kinds were recorded have no containers)."""
     scored = sorted(((c, score(c, w)) for c in pool["candidates"]), key=lambda cs: -cs[1])
     if not structure:
         return scored
-    units = [Unit(c["path"], c["symbol"], c.get("chunk_kind", ""), s) for c, s in scored]
-    return [(scored[p.index][0], p.score)
-            for p in members_first(units, pool.get("terms", []))]
+    units = [Unit(c["path"], c["symbol"], c.get("chunk_kind", ""), s,
+                  tuple(c.get("references", ()))) for c, s in scored]
+    order = members_first(units, pool.get("terms", []))
+    if named:
+        order = definitions_first(units, order, pool.get("code_names", []))
+    return [(scored[p.index][0], p.score) for p in order]
 
 
 def file_ranking(ranked: list[tuple[dict, float]], extra: float) -> list[str]:
@@ -78,13 +82,14 @@ def chunk_ranking(ranked: list[tuple[dict, float]], max_per_file: int = MAX_PER_
 
 
 def evaluate(pools: list[dict], w: RerankWeights, extra: float = FILE_EXTRA_SHARE,
-             max_per_file: int = MAX_PER_FILE, structure: bool = True) -> dict:
+             max_per_file: int = MAX_PER_FILE, structure: bool = True,
+             named: bool = True) -> dict:
     hits = dict.fromkeys(CUTOFFS, 0)
     function_hits = dict.fromkeys(FUNCTION_CUTOFFS, 0)
     function_at_1 = 0
     rr, with_functions = 0.0, 0
     for pool in pools:
-        ranked = ranked_pool(pool, w, structure)
+        ranked = ranked_pool(pool, w, structure, named)
         files = file_ranking(ranked, extra)[:10]
         gold = set(pool["gold_files"])
         rank = next((i for i, p in enumerate(files, start=1) if p in gold), None)
@@ -113,6 +118,7 @@ def main() -> int:
     print(f"{len(pools)} pools; defaults {asdict(DEFAULT_WEIGHTS)}")
     print("defaults", evaluate(pools, DEFAULT_WEIGHTS))
     print("no structure", evaluate(pools, DEFAULT_WEIGHTS, structure=False))
+    print("outlines only", evaluate(pools, DEFAULT_WEIGHTS, named=False))
     if not args.grid:
         for name, values in {"vector_long": (0.0, 0.5, 2.0), "kind": (0.0, 0.5, 2.0),
                              "file": (0.0, 0.8, 1.5), "hint": (0.0, 0.6, 1.0),

@@ -76,3 +76,21 @@ def test_qualified_hit_needs_the_owner_and_the_name():
     assert qualified_hit("Context.invoke", ["click/core/Context/invoke"]) == 1.0
     assert qualified_hit("Command.invoke", ["Context/invoke"]) == 0.0
     assert qualified_hit("invoke", ["Context/invoke"]) == 0.0
+
+
+def test_the_definition_a_query_names_as_code_ranks_above_its_callers():
+    caller = _record("caller", "Flask.full_dispatch_request", "method")
+    caller.references = ["make_response", "dispatch_request"]
+    other = _record("other", "send_file", "function", path="src/flask/helpers.py")
+    definition = _record("definition", "Flask.make_response", "method")
+    ranked = _ranked_ids("what does make_response return for a tuple",
+                         [caller, other, definition], [9.0, 8.0, 1.0])
+    assert ranked == ["definition", "caller", "other"]
+
+
+def test_a_name_said_in_prose_moves_no_definition():
+    caller = _record("caller", "Flask.full_dispatch_request", "method")
+    caller.references = ["response"]
+    definition = _record("definition", "response", "function", path="src/flask/helpers.py")
+    ranked = _ranked_ids("what response does a view return", [caller, definition], [9.0, 1.0])
+    assert ranked == ["caller", "definition"]

@@ -43,7 +43,13 @@ from typing import Any, TypeVar, overload
 from freshmark.core.classify import search_kind
 from freshmark.core.query import QueryPlan, deepest_frame, frame_match, path_hint_match
 from freshmark.core.stamp import ChunkRecord
-from freshmark.core.structure import Unit, members_first, qualified_hit
+from freshmark.core.structure import (
+    Unit,
+    code_names,
+    definitions_first,
+    members_first,
+    qualified_hit,
+)
 from freshmark.core.tokenize import code_share as code_share_of
 from freshmark.core.tokenize import iter_tokens, name_forms, name_parts
 
@@ -271,24 +277,32 @@ def rerank(
         }
         candidate.features = features
         candidate.score = combined_score(features, weights)
-    return structured(sorted(candidates, key=lambda c: -c.score), terms)
+    named = code_names(plan.identifiers, hints) if plan else []
+    return structured(sorted(candidates, key=lambda c: -c.score), terms, named)
 
 
-def structured(ranked: Sequence[Candidate], terms: Iterable[str]) -> list[Candidate]:
+def structured(ranked: Sequence[Candidate], terms: Iterable[str],
+               named: Iterable[str] = ()) -> list[Candidate]:
     """``ranked`` with every class outline or module block that ranks above its members
-    swapped with its best member (``structure.members_first``); the two are marked in their
-    features (``answers_container``, ``member_answers``)."""
-    units = [Unit(c.record.path, c.record.symbol, c.record.kind, c.score) for c in ranked]
+    swapped with its best member (``structure.members_first``), then every definition the
+    query names as code (``named``) moved above the chunks that only use it
+    (``structure.definitions_first``); moved chunks are marked in their features
+    (``answers_container``, ``member_answers``, ``named_definition``)."""
+    units = [Unit(c.record.path, c.record.symbol, c.record.kind, c.score,
+                  tuple(c.record.references)) for c in ranked]
+    order = definitions_first(units, members_first(units, terms), named)
     out: list[Candidate] = []
-    for placement in members_first(units, terms):
+    for placement in order:
         candidate = ranked[placement.index]
         candidate.score = placement.score
-        if placement.role == "answers":
-            candidate.features["answers_container"] = 1.0
-        elif placement.role == "context":
-            candidate.features["member_answers"] = 1.0
+        if placement.role:
+            candidate.features[_ROLE_FEATURES[placement.role]] = 1.0
         out.append(candidate)
     return out
+
+
+_ROLE_FEATURES = {"answers": "answers_container", "context": "member_answers",
+                  "named": "named_definition"}
 
 
 def combined_score(features: Mapping[str, float], weights: RerankWeights) -> float:

@@ -40,6 +40,8 @@ class Unit:
     symbol: str
     chunk_kind: str
     score: float
+    # Names the chunk calls or uses (its stamp's ``references``).
+    references: tuple[str, ...] = ()
 
 
 def is_container(unit: Unit) -> bool:
@@ -99,6 +101,48 @@ def members_first(units: Sequence[Unit], terms: Iterable[str],
         slots[member] = Placement(i, units[member].score, "context")
         moved |= {i, member}
     return slots
+
+
+def definitions_first(units: Sequence[Unit], order: Sequence[Placement],
+                      code_names: Iterable[str]) -> list[Placement]:
+    """``order`` with every definition the query names as code (``make_response``,
+    ``Flask.make_response``, a name in backticks) moved up to just before the first chunk
+    ranked above it that only uses that name (it references it, and is not named itself):
+    the definition a query names beats its callers. The definition takes that caller's
+    score; the chunks it passes move down one place and keep theirs."""
+    named = {name.lower() for name in code_names}
+    if not named:
+        return list(order)
+    out = list(order)
+    # Ascending: moving one definition up shifts only positions before it, already handled.
+    for position in _named_definitions(units, out, named):
+        target = units[out[position].index]
+        short = target.symbol.rsplit(".", 1)[-1]
+        first_caller = next(
+            (i for i in range(position)
+             if short in units[out[i].index].references
+             and not name_forms(units[out[i].index].symbol) & named), None)
+        if first_caller is None:
+            continue
+        moved = out.pop(position)
+        out.insert(first_caller, Placement(moved.index, out[first_caller].score,
+                                           moved.role or "named"))
+    return out
+
+
+def _named_definitions(units: Sequence[Unit], order: Sequence[Placement],
+                       named: set[str]) -> list[int]:
+    """Positions in ``order`` of definitions whose name the query writes as code, best first."""
+    return [i for i, placement in enumerate(order)
+            if units[placement.index].chunk_kind not in _NOT_DEFINITIONS
+            and name_forms(units[placement.index].symbol) & named]
+
+
+def code_names(identifiers: Iterable[str], dotted_names: Iterable[str]) -> list[str]:
+    """Names a query writes as code: its identifiers (``make_response``, ``cancelOrder``) and
+    the last part of each dotted name (``Context.invoke`` -> ``invoke``; ``QueryPlan``'s path
+    hints are dotted names as slash paths)."""
+    return [*identifiers, *(name.rsplit("/", 1)[-1] for name in dotted_names)]
 
 
 def qualified_hit(symbol: str, dotted_names: Iterable[str]) -> float:
