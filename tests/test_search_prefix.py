@@ -1,7 +1,7 @@
-"""A ranking that is a prefix: the top k for any k is the first k of the top 100, for chunk and
-file answers alike, because every k ranks the same candidate pool (issue: agents ask for 1–3
-results, and rank 1 must not depend on how many were asked for). Real code: see
-``package_fixtures``."""
+"""A ranking that is a prefix: the top k for any k is the first k of the top 100 (the whole
+ranking, when it holds fewer), for chunk and file answers alike, because every k ranks the same
+candidate pool (issue: agents ask for 1–3 results, and rank 1 must not depend on how many were
+asked for). Real code: see ``package_fixtures``."""
 
 from __future__ import annotations
 

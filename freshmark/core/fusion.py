@@ -1,7 +1,7 @@
 """Merging the lexical and vector channels: RRF, de-duplication, a small linear rerank (SPEC §6).
 
 Order of work (seed 001 §3.2): each channel returns a pool of ranked ids that does not depend
-on k (100); reciprocal rank fusion (k = 60) merges them using ranks only, so the two score
+on k (40); reciprocal rank fusion (k = 60) merges them using ranks only, so the two score
 scales never meet; candidates sharing (path, signature) collapse to the best one; a linear
 rerank over explainable features orders the rest:
 
