@@ -44,6 +44,10 @@ from freshmark.services.retrieval.channels import (
 # neighbour query and the re-read of lexical hits grow with it) for a CoSQA hybrid MRR of
 # 0.8597 against 0.8558 (bench/RESULTS.md).
 POOL = 40
+# A file answer ranks files by their best chunks and needs a wider pool: 60 per channel, what
+# a default file search (k = 10) ranked before the pool was fixed (at 40, the file at fault for
+# one of 12 issue reports fell from rank 1 to 2).
+FILE_ANSWER_POOL = 60
 # Files whose best chunk joins the candidates from the whole-file BM25 ranking.
 FILE_POOL = 20
 # Chunks one file may hold among a chunk answer's results before other files get their turn.
@@ -223,5 +227,5 @@ def file_search(
     k = request.k if k is None else k
     plan = plan_query(request.query)
     ranking = _Ranking(view, embedder, request, plan, lexical or Bm25Engine(None), weights)
-    ranked = ranking.pool(POOL, whole_files=True)
+    ranked = ranking.pool(FILE_ANSWER_POOL, whole_files=True)
     return group_files(ranked, chunks_per_file)[:k], ranking.timings
