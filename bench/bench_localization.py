@@ -56,6 +56,7 @@ from freshmark.core.config import load_config
 from freshmark.core.request import CHANNELS, SearchRequest
 from freshmark.core.settings import Settings
 from freshmark.core.stamp import LIVE, ChunkRecord
+from freshmark.core.structure import code_names
 from freshmark.services.indexing.indexer import IndexRequest, index_repo
 from freshmark.services.repos import RepoRef
 from freshmark.services.retrieval import hybrid
@@ -280,10 +281,16 @@ class PoolRecorder:
     def __enter__(self) -> PoolRecorder:
         def recording(candidates, *args, **kwargs):  # type: ignore[no-untyped-def]
             ranked = self._rerank(candidates, *args, **kwargs)
-            self.pools.append({"candidates": [
-                {"path": c.record.path, "symbol": c.record.symbol, "kind": c.kind,
-                 "start": c.record.start_line, "end": c.record.end_line, **c.features}
-                for c in ranked]})
+            plan = args[0] if args else kwargs.get("query")
+            self.pools.append({
+                "terms": list(getattr(plan, "terms", [])),
+                "code_names": code_names(getattr(plan, "identifiers", []),
+                                         getattr(plan, "path_hints", [])),
+                "candidates": [
+                    {"path": c.record.path, "symbol": c.record.symbol, "kind": c.kind,
+                     "chunk_kind": c.record.kind, "references": c.record.references,
+                     "start": c.record.start_line, "end": c.record.end_line, **c.features}
+                    for c in ranked]})
             return ranked
 
         hybrid.rerank = recording  # type: ignore[assignment]

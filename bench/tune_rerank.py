@@ -33,6 +33,7 @@ from freshmark.core.fusion import (
     combined_score,
     diversify,
 )
+from freshmark.core.structure import Unit, definitions_first, members_first
 from freshmark.services.retrieval.hybrid import MAX_PER_FILE
 
 CUTOFFS = (1, 5, 10)
@@ -44,12 +45,28 @@ def score(features: dict, w: RerankWeights) -> float:
     return combined_score({"long_query": 1.0, **features}, w)
 
 
-def file_ranking(candidates: list[dict], w: RerankWeights, extra: float) -> list[str]:
-    scored = sorted(candidates, key=lambda c: -score(c, w))
+def ranked_pool(pool: dict, w: RerankWeights, structure: bool = True, named: bool = True
+                ) -> list[tuple[dict, float]]:
+    """(candidate, score) best first: the pool rescored, then, with ``structure``, every
+    class outline or module block above its members placed after its best member
+    (``structure.members_first``) and, with ``named``, every definition the query names as
+    code moved above the chunks that only use it (``structure.definitions_first``), as the
+    search does (pools saved before chunk kinds were recorded have no containers)."""
+    scored = sorted(((c, score(c, w)) for c in pool["candidates"]), key=lambda cs: -cs[1])
+    if not structure:
+        return scored
+    units = [Unit(c["path"], c["symbol"], c.get("chunk_kind", ""), s,
+                  tuple(c.get("references", ()))) for c, s in scored]
+    order = members_first(units, pool.get("terms", []))
+    if named:
+        order = definitions_first(units, order, pool.get("code_names", []))
+    return [(scored[p.index][0], p.score) for p in order]
+
+
+def file_ranking(ranked: list[tuple[dict, float]], extra: float) -> list[str]:
     best: dict[str, float] = {}
     more: dict[str, float] = {}
-    for c in scored:
-        s = score(c, w)
+    for c, s in ranked:
         if c["path"] not in best:
             best[c["path"]], more[c["path"]] = s, 0.0
         elif not more[c["path"]]:
@@ -57,21 +74,23 @@ def file_ranking(candidates: list[dict], w: RerankWeights, extra: float) -> list
     return sorted(best, key=lambda p: -(best[p] + extra * more[p]))
 
 
-def chunk_ranking(candidates: list[dict], w: RerankWeights, max_per_file: int = MAX_PER_FILE,
+def chunk_ranking(ranked: list[tuple[dict, float]], max_per_file: int = MAX_PER_FILE,
                   k: int = 10) -> list[tuple[str, str]]:
-    """(path, symbol) of the chunk answer: the pool rescored, then ``fusion.diversify``."""
-    scored = sorted(candidates, key=lambda c: -score(c, w))
-    return [(c["path"], c["symbol"])
-            for c in diversify(scored, k, max_per_file, path_of=lambda c: c["path"])]
+    """(path, symbol) of the chunk answer: the ranked pool through ``fusion.diversify``."""
+    return [(c["path"], c["symbol"]) for c in
+            diversify([c for c, _ in ranked], k, max_per_file, path_of=lambda c: c["path"])]
 
 
 def evaluate(pools: list[dict], w: RerankWeights, extra: float = FILE_EXTRA_SHARE,
-             max_per_file: int = MAX_PER_FILE) -> dict:
+             max_per_file: int = MAX_PER_FILE, structure: bool = True,
+             named: bool = True) -> dict:
     hits = dict.fromkeys(CUTOFFS, 0)
     function_hits = dict.fromkeys(FUNCTION_CUTOFFS, 0)
+    function_at_1 = 0
     rr, with_functions = 0.0, 0
     for pool in pools:
-        files = file_ranking(pool["candidates"], w, extra)[:10]
+        ranked = ranked_pool(pool, w, structure, named)
+        files = file_ranking(ranked, extra)[:10]
         gold = set(pool["gold_files"])
         rank = next((i for i, p in enumerate(files, start=1) if p in gold), None)
         for c in CUTOFFS:
@@ -79,11 +98,13 @@ def evaluate(pools: list[dict], w: RerankWeights, extra: float = FILE_EXTRA_SHAR
         rr += 1.0 / rank if rank else 0.0
         if pool.get("gold_functions"):
             with_functions += 1
-            chunks = chunk_ranking(pool["candidates"], w, max_per_file)
+            chunks = chunk_ranking(ranked, max_per_file)
+            function_at_1 += function_hit(chunks[:1], pool["gold_functions"])
             for c in FUNCTION_CUTOFFS:
                 function_hits[c] += function_hit(chunks[:c], pool["gold_functions"])
     n = max(len(pools), 1)
     return {**{f"R@{c}": round(hits[c] / n, 3) for c in CUTOFFS}, "MRR": round(rr / n, 3),
+            "fAcc@1": round(function_at_1 / max(with_functions, 1), 3),
             **{f"fAcc@{c}": round(function_hits[c] / max(with_functions, 1), 3)
                for c in FUNCTION_CUTOFFS}}
 
@@ -96,10 +117,13 @@ def main() -> int:
     pools = [p for r in args.reports for p in json.loads(r.read_text()).get("pools", [])]
     print(f"{len(pools)} pools; defaults {asdict(DEFAULT_WEIGHTS)}")
     print("defaults", evaluate(pools, DEFAULT_WEIGHTS))
+    print("no structure", evaluate(pools, DEFAULT_WEIGHTS, structure=False))
+    print("outlines only", evaluate(pools, DEFAULT_WEIGHTS, named=False))
     if not args.grid:
         for name, values in {"vector_long": (0.0, 0.5, 2.0), "kind": (0.0, 0.5, 2.0),
                              "file": (0.0, 0.8, 1.5), "hint": (0.0, 0.6, 1.0),
                              "frame": (0.0, 0.3, 1.0), "bm25": (0.0, 0.6, 1.0),
+                             "symbol": (0.0, 0.4, 0.8), "qualified": (0.0, 0.6),
                              "rrf": (0.0, 0.5)}.items():
             for value in values:
                 print(f"{name}={value}", evaluate(pools, replace(DEFAULT_WEIGHTS, **{name: value})))

@@ -1,9 +1,9 @@
 """Merging the lexical and vector channels: RRF, de-duplication, a small linear rerank (SPEC §6).
 
-Order of work (seed 001 §3.2): each channel returns 2 × k ranked ids; reciprocal rank fusion
-(k = 60) merges them using ranks only, so the two score scales never meet; candidates sharing
-(path, signature) collapse to the best one; a linear rerank over five explainable features
-orders the rest:
+Order of work (seed 001 §3.2): each channel returns a pool of ranked ids that does not depend
+on k (40); reciprocal rank fusion (k = 60) merges them using ranks only, so the two score
+scales never meet; candidates sharing (path, signature) collapse to the best one; a linear
+rerank over explainable features orders the rest:
 
     score = w_rrf · rrf_norm + w_bm25 · bm25_norm + w_vector · (1 − code_share) · vector_norm
             + w_symbol · symbol_hit + w_path · path_hit − w_length · (1 − length_fit)
@@ -43,6 +43,13 @@ from typing import Any, TypeVar, overload
 from freshmark.core.classify import search_kind
 from freshmark.core.query import QueryPlan, deepest_frame, frame_match, path_hint_match
 from freshmark.core.stamp import ChunkRecord
+from freshmark.core.structure import (
+    Unit,
+    code_names,
+    definitions_first,
+    members_first,
+    qualified_hit,
+)
 from freshmark.core.tokenize import code_share as code_share_of
 from freshmark.core.tokenize import iter_tokens, name_forms, name_parts
 
@@ -85,6 +92,9 @@ class RerankWeights:
     length: float = 0.1
     file: float = 0.4
     hint: float = 0.3
+    # The query writes the symbol with its owner (``Context.invoke``): that member, not every
+    # ``invoke`` nor the ``Context`` outline (``structure.qualified_hit``).
+    qualified: float = 0.3
     # The report's deepest traceback frame in the project ran this chunk. Over the 584
     # SWE-bench reports (7 repositories) that frame's function was one the fix changed in
     # 26 of 76; any shallower project frame's in 19 of 382, too rarely to weigh.
@@ -260,13 +270,39 @@ def rerank(
             "file_norm": files.get(record.path, 0.0) / best_file,
             "path_hint": path_hint_match(record.path, hints),
             "frame_hit": frame_match(record.path, record.symbol, failed),
+            "qualified_hit": qualified_hit(record.symbol, hints),
             "kind_prior": kind_prior(candidate.kind),
             "code_share": code_share,
             "long_query": 1.0 if long else 0.0,
         }
         candidate.features = features
         candidate.score = combined_score(features, weights)
-    return sorted(candidates, key=lambda c: -c.score)
+    named = code_names(plan.identifiers, hints) if plan else []
+    return structured(sorted(candidates, key=lambda c: -c.score), terms, named)
+
+
+def structured(ranked: Sequence[Candidate], terms: Iterable[str],
+               named: Iterable[str] = ()) -> list[Candidate]:
+    """``ranked`` with every class outline or module block that ranks above its members
+    swapped with its best member (``structure.members_first``), then every definition the
+    query names as code (``named``) moved above the chunks that only use it
+    (``structure.definitions_first``); moved chunks are marked in their features
+    (``answers_container``, ``member_answers``, ``named_definition``)."""
+    units = [Unit(c.record.path, c.record.symbol, c.record.kind, c.score,
+                  tuple(c.record.references)) for c in ranked]
+    order = definitions_first(units, members_first(units, terms), named)
+    out: list[Candidate] = []
+    for placement in order:
+        candidate = ranked[placement.index]
+        candidate.score = placement.score
+        if placement.role:
+            candidate.features[_ROLE_FEATURES[placement.role]] = 1.0
+        out.append(candidate)
+    return out
+
+
+_ROLE_FEATURES = {"answers": "answers_container", "context": "member_answers",
+                  "named": "named_definition"}
 
 
 def combined_score(features: Mapping[str, float], weights: RerankWeights) -> float:
@@ -283,6 +319,7 @@ def combined_score(features: Mapping[str, float], weights: RerankWeights) -> flo
         + weights.file * features["file_norm"]
         + weights.hint * features["path_hint"]
         + weights.frame * features.get("frame_hit", 0.0)  # pools saved before it lack it
+        + weights.qualified * features.get("qualified_hit", 0.0)
     )
     prior = features["kind_prior"] ** weights.kind
     return evidence * prior if evidence >= 0 else evidence / prior

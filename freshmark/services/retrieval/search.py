@@ -17,6 +17,7 @@ from typing import Any
 from freshmark.adapters.lexical.registry import Bm25Engine
 from freshmark.adapters.store.chroma import Store
 from freshmark.core.config import Config, load_config
+from freshmark.core.fusion import Candidate
 from freshmark.core.ports import BranchView, Embedder
 from freshmark.core.request import MAX_K, SearchRequest
 from freshmark.core.settings import Settings
@@ -79,6 +80,21 @@ def _usable(results: list[VerifiedResult], include_history: bool) -> list[Verifi
     return [r for r in results if r.verification.verdict is not Verdict.HISTORICAL]
 
 
+def _first_usable(opened: OpenedBranch, ranked: list[Candidate], k: int,
+                  include_history: bool) -> list[VerifiedResult]:
+    """The first ``k`` results of ``ranked`` a search may serve, verified in rank order only as
+    far as needed: a result hidden after verification (``_usable``) gives its slot to the next,
+    so the results for any k are the first k of the results for a larger one."""
+    usable: list[VerifiedResult] = []
+    start = 0
+    while len(usable) < k and start < len(ranked):
+        batch = ranked[start:start + k - len(usable)]
+        start += len(batch)
+        verified = verify_results(opened, [(c.record, c.score, c.explain()) for c in batch])
+        usable += _usable(verified, include_history)
+    return _renumbered(usable, k)
+
+
 def _renumbered(results: list[VerifiedResult], k: int) -> list[VerifiedResult]:
     kept = results[:k]
     for rank, result in enumerate(kept, start=1):
@@ -99,12 +115,11 @@ def search(
     excluded and on-request kinds).
     """
     opened, index, embedder = _opened(request, repo_arg, settings, config, store, embedder)
-    # Twice k: results hidden after verification (historical) leave room for the next ones.
-    candidates, timings = hybrid_search(index, embedder, request, k=min(2 * request.k, MAX_K),
+    # The whole ranking, whatever k: the k served are its first k usable results.
+    candidates, timings = hybrid_search(index, embedder, request, k=MAX_K,
                                         lexical=Bm25Engine(settings.cache_dir))
     started = time.perf_counter()
-    verified = verify_results(opened, [(c.record, c.score, c.explain()) for c in candidates])
-    results = _renumbered(_usable(verified, request.include_history), request.k)
+    results = _first_usable(opened, candidates, request.k, request.include_history)
     attach_drift(opened.repo, opened.target.head, results)
     verify_seconds = time.perf_counter() - started
     response = SearchResponse(
@@ -172,15 +187,17 @@ def search_files(
     without ``include_history``) is left out."""
     opened, index, embedder = _opened(request, repo_arg, settings, config, store, embedder)
     k = request.k
-    found, timings = file_search(index, embedder, request, k=min(k + 5, MAX_K),
+    found, timings = file_search(index, embedder, request, k=MAX_K,
                                  lexical=Bm25Engine(settings.cache_dir))
     started = time.perf_counter()
     files: list[FileResult] = []
     for candidate in found:
+        if len(files) == k:
+            break
         verified = verify_results(opened, [(c.record, c.score, c.explain())
                                            for c in candidate.chunks])
         usable = _usable(verified, request.include_history)
-        if usable and len(files) < k:
+        if usable:
             attach_drift(opened.repo, opened.target.head, usable[:CHUNKS_PER_FILE])
             files.append(FileResult(len(files) + 1, candidate.path, candidate.kind,
                                     candidate.score, _renumbered(usable, CHUNKS_PER_FILE)))

@@ -1,0 +1,160 @@
+"""Structure in the ranking (seed 004: code relevance is structural): a class outline or a
+module block does not outrank the member that answers the question, and a name written with its
+owner (``Context.invoke``) picks that owner's member out of every other ``invoke``.
+
+A class outline lists every member's signature, so it shares words with any question about the
+class; a module block holds a file's imports and constants, so it shares words with any question
+about the file. Both rank high for the wrong reason: the question asks for the code that does
+the work, which is one member. So when a container (a class-like outline, ``CONTAINER_KINDS``,
+or a module block) would rank above all of its members found in the pool, it swaps places with
+its best member: the member answers in the container's slot, and the container stays in the
+ranking, where the member was, as context — unless the query is only the container's name
+(``HTTPAdapter``: then the outline is the answer). A swap rather than placing the container
+right after the member: the container then spent a slot of its file (``diversify`` allows two
+per file) that the file's next member needed.
+
+Pure functions over ``Unit`` rows, so the search (``fusion.rerank``) and the benches that
+re-rank saved pools apply the same rule.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from freshmark.core.chunking.model import CONTAINER_KINDS, MODULE_SYMBOL
+from freshmark.core.tokenize import name_forms, name_parts
+
+# A member answers for its container only if it scores at least this share of the container's
+# score: the question matches it too, not just the outline's list of signatures.
+MEMBER_SHARE = 0.5
+# Kinds that are not definitions: a module block and a fallback window.
+_NOT_DEFINITIONS = frozenset({"block", "window"})
+
+
+@dataclass(frozen=True)
+class Unit:
+    """What the structural rule reads of one ranked chunk."""
+
+    path: str
+    symbol: str
+    chunk_kind: str
+    score: float
+    # Names the chunk calls or uses (its stamp's ``references``).
+    references: tuple[str, ...] = ()
+
+
+def is_container(unit: Unit) -> bool:
+    """A class-like outline or a module block: a chunk that summarises other chunks."""
+    return unit.chunk_kind in CONTAINER_KINDS or (
+        unit.chunk_kind == "block" and unit.symbol.startswith(MODULE_SYMBOL))
+
+
+def is_member(unit: Unit, container: Unit) -> bool:
+    """``unit`` is defined inside ``container``: a member of a class (``Class.name``), or any
+    definition of the file for a module block."""
+    if unit.path != container.path or unit is container:
+        return False
+    if container.chunk_kind == "block":
+        return unit.chunk_kind not in _NOT_DEFINITIONS
+    return unit.symbol.startswith(container.symbol + ".")
+
+
+def names_only(terms: Iterable[str], symbol: str) -> bool:
+    """The query is nothing but the symbol's name (``HTTPAdapter``, ``http adapter``)."""
+    wanted = set(terms)
+    return bool(wanted) and wanted <= name_forms(symbol) | name_parts(symbol)
+
+
+@dataclass(frozen=True)
+class Placement:
+    """One place of the new order: which unit, its score, and whether it moved up to answer
+    for a container (``answers``) or follows the member that does (``context``)."""
+
+    index: int
+    score: float
+    role: str = ""
+
+
+def members_first(units: Sequence[Unit], terms: Iterable[str],
+                  member_share: float = MEMBER_SHARE) -> list[Placement]:
+    """The new order of ``units`` (ranked best first).
+
+    A container ranked above its members swaps places with its best-ranked member if that
+    member scores at least ``member_share`` of the container (it matches the question too):
+    the member takes the container's place and score, the container the member's. The file
+    keeps its best score (file answers do not move) and no chunk gains a slot it did not
+    have. Everything else keeps its order and score.
+    """
+    wanted = list(terms)
+    slots = [Placement(i, unit.score) for i, unit in enumerate(units)]
+    moved: set[int] = set()
+    for i, unit in enumerate(units):
+        if i in moved or not is_container(unit) or unit.score <= 0 or \
+                names_only(wanted, unit.symbol):
+            continue
+        member = next((j for j in range(i + 1, len(units))
+                       if j not in moved and is_member(units[j], unit)), None)
+        if member is None or units[member].score < member_share * unit.score:
+            continue
+        slots[i] = Placement(member, unit.score, "answers")
+        slots[member] = Placement(i, units[member].score, "context")
+        moved |= {i, member}
+    return slots
+
+
+def definitions_first(units: Sequence[Unit], order: Sequence[Placement],
+                      code_names: Iterable[str]) -> list[Placement]:
+    """``order`` with every definition the query names as code (``make_response``,
+    ``Flask.make_response``, a name in backticks) moved up to just before the first chunk
+    ranked above it that only uses that name (it references it, and is not named itself):
+    the definition a query names beats its callers. The definition takes that caller's
+    score; the chunks it passes move down one place and keep theirs."""
+    named = {name.lower() for name in code_names}
+    if not named:
+        return list(order)
+    out = list(order)
+    # Ascending: moving one definition up shifts only positions before it, already handled.
+    for position in _named_definitions(units, out, named):
+        target = units[out[position].index]
+        short = target.symbol.rsplit(".", 1)[-1]
+        first_caller = next(
+            (i for i in range(position)
+             if short in units[out[i].index].references
+             and not name_forms(units[out[i].index].symbol) & named), None)
+        if first_caller is None:
+            continue
+        moved = out.pop(position)
+        out.insert(first_caller, Placement(moved.index, out[first_caller].score,
+                                           moved.role or "named"))
+    return out
+
+
+def _named_definitions(units: Sequence[Unit], order: Sequence[Placement],
+                       named: set[str]) -> list[int]:
+    """Positions in ``order`` of definitions whose name the query writes as code, best first."""
+    return [i for i, placement in enumerate(order)
+            if units[placement.index].chunk_kind not in _NOT_DEFINITIONS
+            and name_forms(units[placement.index].symbol) & named]
+
+
+def code_names(identifiers: Iterable[str], dotted_names: Iterable[str]) -> list[str]:
+    """Names a query writes as code: its identifiers (``make_response``, ``cancelOrder``) and
+    the last part of each dotted name (``Context.invoke`` -> ``invoke``; ``QueryPlan``'s path
+    hints are dotted names as slash paths)."""
+    return [*identifiers, *(name.rsplit("/", 1)[-1] for name in dotted_names)]
+
+
+def qualified_hit(symbol: str, dotted_names: Iterable[str]) -> float:
+    """1.0 when the query writes the symbol with its owner (``Context.invoke``,
+    ``click.core.Context.invoke``): ``dotted_names`` are the query's dotted names as slash
+    paths (``QueryPlan.path_hints``); else 0.0. A bare ``invoke`` names every ``invoke``."""
+    parts = symbol.split(".")
+    if len(parts) < 2:
+        return 0.0
+    owned = "/".join(parts[-2:]).lower()
+    for name in dotted_names:
+        lowered = name.lower()
+        if lowered == owned or lowered.endswith("/" + owned):
+            return 1.0
+    return 0.0

@@ -1,0 +1,96 @@
+"""Structure in the ranking: a class outline or module block does not outrank the member that
+answers the question (the two swap places: the outline stays in the ranking as context), and a
+name written with its owner picks that owner's member."""
+
+from __future__ import annotations
+
+from freshmark.core.fusion import fuse, rerank
+from freshmark.core.query import plan_query
+from freshmark.core.stamp import ChunkRecord
+from freshmark.core.structure import Unit, members_first, qualified_hit
+
+APP = "src/flask/app.py"
+
+
+def _record(doc_id: str, symbol: str, kind: str, path: str = APP) -> ChunkRecord:
+    return ChunkRecord(repo="r", branch="main", commit="c" * 40, path=path, symbol=symbol,
+                       kind=kind, start_line=1, end_line=20,
+                       indexed_at="2026-01-01T00:00:00Z", blob_sha="b" * 40,
+                       content_sha256="d" * 64, id=doc_id, signature=f"{kind} {symbol}")
+
+
+def _ranked_ids(query: str, records: list[ChunkRecord], bm25: list[float]) -> list[str]:
+    """Records found by BM25 alone with the given scores (best first as listed)."""
+    candidates = fuse({r.id: r for r in records},
+                      [(r.id, s) for r, s in zip(records, bm25, strict=True)], [])
+    return [c.record.id for c in rerank(candidates, plan_query(query))]
+
+
+def test_a_class_outline_gives_its_place_to_its_member_that_matches_the_question():
+    outline = _record("outline", "Flask", "class")
+    member = _record("member", "Flask.handle_exception", "method")
+    other = _record("other", "log_exception", "function", path="src/flask/logging.py")
+    ranked = _ranked_ids("how does the app handle an exception",
+                         [outline, other, member], [9.0, 8.0, 5.0])
+    assert ranked == ["member", "other", "outline"]
+
+
+def test_the_outline_stays_first_when_the_query_is_the_class_name():
+    outline = _record("outline", "HTTPAdapter", "class", path="src/requests/adapters.py")
+    member = _record("member", "HTTPAdapter.send", "method", path="src/requests/adapters.py")
+    assert _ranked_ids("HTTPAdapter", [outline, member], [9.0, 8.0])[0] == "outline"
+
+
+def test_a_module_block_gives_its_place_to_the_definition_of_its_file_that_matches():
+    block = _record("block", "<module>#2", "block", path="src/celery/exceptions.py")
+    definition = _record("definition", "TaskRetried", "class", path="src/celery/exceptions.py")
+    elsewhere = _record("elsewhere", "on_error", "function", path="src/other.py")
+    ranked = _ranked_ids("retry after failure", [block, elsewhere, definition], [9.0, 8.0, 7.5])
+    assert ranked == ["definition", "elsewhere", "block"]
+
+
+def test_a_member_that_barely_matches_does_not_displace_the_outline():
+    units = [Unit(APP, "Flask", "class", 1.0), Unit(APP, "other", "function", 0.8),
+             Unit(APP, "Flask.run", "method", 0.2)]
+    assert [p.index for p in members_first(units, ["flask", "config"])] == [0, 1, 2]
+
+
+def test_member_and_outline_swap_places_and_scores_so_the_file_ranking_stays():
+    units = [Unit(APP, "Flask", "class", 1.0), Unit("b.py", "g", "function", 0.9),
+             Unit(APP, "Flask.run", "method", 0.7)]
+    placements = members_first(units, ["start", "server"])
+    assert [(p.index, p.score, p.role) for p in placements] == [
+        (2, 1.0, "answers"), (1, 0.9, ""), (0, 0.7, "context")]
+
+
+def test_a_name_written_with_its_owner_ranks_that_owners_member_first():
+    mine = _record("mine", "Retry.call_with_retry", "method", path="redis/retry.py")
+    outline = _record("outline", "Retry", "class", path="redis/retry.py")
+    namesake = _record("namesake", "Backoff.call_with_retry", "method", path="redis/other.py")
+    ranked = _ranked_ids("Retry.call_with_retry", [namesake, outline, mine], [9.0, 8.5, 8.0])
+    assert ranked[0] == "mine"
+
+
+def test_qualified_hit_needs_the_owner_and_the_name():
+    assert qualified_hit("Context.invoke", ["Context/invoke"]) == 1.0
+    assert qualified_hit("Context.invoke", ["click/core/Context/invoke"]) == 1.0
+    assert qualified_hit("Command.invoke", ["Context/invoke"]) == 0.0
+    assert qualified_hit("invoke", ["Context/invoke"]) == 0.0
+
+
+def test_the_definition_a_query_names_as_code_ranks_above_its_callers():
+    caller = _record("caller", "Flask.full_dispatch_request", "method")
+    caller.references = ["make_response", "dispatch_request"]
+    other = _record("other", "send_file", "function", path="src/flask/helpers.py")
+    definition = _record("definition", "Flask.make_response", "method")
+    ranked = _ranked_ids("what does make_response return for a tuple",
+                         [caller, other, definition], [9.0, 8.0, 1.0])
+    assert ranked == ["definition", "caller", "other"]
+
+
+def test_a_name_said_in_prose_moves_no_definition():
+    caller = _record("caller", "Flask.full_dispatch_request", "method")
+    caller.references = ["response"]
+    definition = _record("definition", "response", "function", path="src/flask/helpers.py")
+    ranked = _ranked_ids("what response does a view return", [caller, definition], [9.0, 1.0])
+    assert ranked == ["caller", "definition"]
