@@ -59,7 +59,7 @@ def test_status_and_audit_count_the_unannounced_push(pushed_without_webhook) -> 
 def test_status_text_names_the_remotes_head(pushed_without_webhook) -> None:
     _, work = pushed_without_webhook
     done = CliRunner().invoke(cli, ["status", "shop"])
-    assert f"head:       {work.head()[:12]} (remote's, fetched just now): 1 commits" in done.stdout
+    assert f"head:       {work.head()[:12]} (remote's, fetched just now): 1 commit," in done.stdout
 
 
 def test_audit_text_says_which_heads_it_measured(pushed_without_webhook) -> None:
