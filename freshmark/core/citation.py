@@ -11,6 +11,8 @@ changed and re-read, unverifiable clues) and a ``use:`` line for material that m
 implemented against (historical: "reference for design ideas only…"; excluded kinds). The
 header describes the snippet that follows it: for ``changed`` results that is today's lines,
 so ``source`` names the current line range and ``version`` the head they were read from.
+Code whose file moved since indexing (``moved_to``) is cited at its new path; the third line
+says where it moved from.
 """
 
 from __future__ import annotations
@@ -64,9 +66,10 @@ def cite(record: ChunkRecord, verification: Verification, target: Target,
     indexed = f"{record.branch or '?'}@{short(record.commit)} ({_date(record.indexed_at)})"
     skeleton = is_skeleton(record)
     label = f"{record.symbol or '?'}, {SKELETON_NOTE}" if skeleton else (record.symbol or "?")
-    source = f"{record.path}#L{record.start_line}-L{record.end_line}  ({label})"
+    path = verification.moved_to or record.path
+    source = f"{path}#L{record.start_line}-L{record.end_line}  ({label})"
     if verdict is Verdict.CHANGED and verification.current_start_line is not None:
-        source = (f"{record.path}#L{verification.current_start_line}-"
+        source = (f"{path}#L{verification.current_start_line}-"
                   f"L{verification.current_end_line}  ({record.symbol})")
         read_from = f"{target.label} (uncommitted)" if target.worktree else \
             f"{target.label} ({head_date or 'head'})"

@@ -338,17 +338,19 @@ class GitRepo:
 
     # ---- diffs ----------------------------------------------------------------------------
 
-    def diff(self, old: str | None, new: str) -> list[FileChange]:
+    def diff(self, old: str | None, new: str, find_renames: bool = True) -> list[FileChange]:
         """Changes from commit ``old`` to commit ``new``, renames detected (>= 50% similar).
 
         A plain tree-to-tree diff, so ``new`` need not descend from ``old`` (force pushes).
-        ``old`` None means everything in ``new`` is added.
+        ``old`` None means everything in ``new`` is added. Without ``find_renames`` no blob is
+        read: a rename is a delete and an add.
         """
         new_tree = self._commit(new).tree
         if old is None:
             raw = new_tree.diff_to_tree(swap=True)  # empty tree -> new
         else:
             raw = self._commit(old).tree.diff_to_tree(new_tree, DiffOption.INCLUDE_TYPECHANGE)
+        if old is not None and find_renames:
             try:
                 raw.find_similar(DiffFind.FIND_RENAMES,
                                  rename_threshold=RENAME_THRESHOLD_PERCENT,
