@@ -12,12 +12,16 @@ import hashlib
 
 import pytest
 from repo_builder import RepoBuilder
+from search_fixtures import index
 
 from freshmark.adapters.git.repo import GitRepo
 from freshmark.core.chunking import chunk_text
 from freshmark.core.citation import cite
+from freshmark.core.request import SearchRequest
+from freshmark.core.settings import Settings
 from freshmark.core.stamp import ChunkRecord
 from freshmark.core.verdicts import Verdict
+from freshmark.services.retrieval.search import search
 from freshmark.services.verifier import Verifier, resolve_target
 
 PROVIDER = "src/flask/json/provider.py"
@@ -253,3 +257,17 @@ def test_a_module_block_whose_lines_are_gone_is_historical(lib):
     lib.write("blocks.py", BLOCKS.replace('CACHE = {}\nNAMES = ["a", "b"]\n', "")).commit("drop")
     result = verifier(lib).verify(record)
     assert result.verdict is Verdict.HISTORICAL
+
+
+# -- served by a default search ------------------------------------------------------------------
+def test_a_default_search_serves_code_whose_file_was_moved_since_indexing(fm_home, flask):
+    index(flask.path)
+    flask.rename(PROVIDER, PROVIDERS).commit("rename the module")
+    response = search(SearchRequest.build("customize JSON serialization default", k=10),
+                      str(flask.path), settings=Settings.from_env()).to_dict()
+    found = {r["symbol"]: r for r in response["results"]}
+    assert {"DefaultJSONProvider", "_default"} <= set(found)
+    moved = found["_default"]
+    assert moved["verdict"] == "older_identical" and moved["moved_to"] == PROVIDERS
+    assert moved["path"] == PROVIDER  # the stamp stays as indexed; moved_to says where it is
+    assert moved["citation"].startswith(f"source:  {PROVIDERS}#L")
