@@ -17,10 +17,11 @@ from search_fixtures import index
 from freshmark.adapters.git.repo import GitRepo
 from freshmark.core.chunking import chunk_text
 from freshmark.core.citation import cite
-from freshmark.core.request import SearchRequest
+from freshmark.core.request import ContextRequest, SearchRequest
 from freshmark.core.settings import Settings
 from freshmark.core.stamp import ChunkRecord
 from freshmark.core.verdicts import Verdict
+from freshmark.services.context.build import build_context
 from freshmark.services.retrieval.search import search
 from freshmark.services.verifier import Verifier, resolve_target
 
@@ -271,3 +272,13 @@ def test_a_default_search_serves_code_whose_file_was_moved_since_indexing(fm_hom
     assert moved["verdict"] == "older_identical" and moved["moved_to"] == PROVIDERS
     assert moved["path"] == PROVIDER  # the stamp stays as indexed; moved_to says where it is
     assert moved["citation"].startswith(f"source:  {PROVIDERS}#L")
+
+
+def test_a_context_slice_reads_moved_evidence_at_its_new_path(fm_home, flask):
+    index(flask.path)
+    flask.rename(PROVIDER, PROVIDERS).commit("rename the module")
+    slice_ = build_context(ContextRequest.build("_default JSON serializable", level="L1"),
+                           str(flask.path), settings=Settings.from_env())
+    evidence = [s for s in slice_.sections if s.role == "evidence"]
+    assert evidence and evidence[0].path == PROVIDERS
+    assert "def _default(o):" in evidence[0].body
