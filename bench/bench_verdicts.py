@@ -92,7 +92,13 @@ def text_of(clone: Path, blob: str) -> str:
 @functools.lru_cache(maxsize=64)
 def definitions(text: str) -> dict[str, list[int]]:
     """Qualified name (classes and functions on the way, any depth) -> definition lines."""
-    found: dict[str, list[int]] = {}
+    return {name: [first for first, _ in spans] for name, spans in definition_spans(text).items()}
+
+
+@functools.lru_cache(maxsize=64)
+def definition_spans(text: str) -> dict[str, list[tuple[int, int]]]:
+    """Qualified name -> (first, last) line of each definition, decorators left out."""
+    found: dict[str, list[tuple[int, int]]] = {}
     try:
         tree = ast.parse(text)
     except (SyntaxError, ValueError):
@@ -102,7 +108,8 @@ def definitions(text: str) -> dict[str, list[int]]:
         for child in ast.iter_child_nodes(node):
             if isinstance(child, DEFINITIONS):
                 name = ".".join([*scope, child.name])
-                found.setdefault(name, []).append(child.lineno)
+                found.setdefault(name, []).append((child.lineno,
+                                                   child.end_lineno or child.lineno))
                 visit(child, [*scope, child.name])
             else:
                 visit(child, scope)
@@ -116,6 +123,13 @@ def lines_kept(old_text: str, new_text: str) -> float:
     have = Counter(line.strip() for line in new_text.splitlines() if line.strip())
     total = sum(wanted.values())
     return sum((wanted & have).values()) / total if total else 1.0
+
+
+def moved_here(record: ChunkRecord, text: str) -> bool:
+    """``text`` defines the record's symbol with at least half of its lines."""
+    lines = text.splitlines()
+    return any(lines_kept(record.text, "\n".join(lines[first - 1:last])) >= MODULE_LINES_KEPT
+               for first, last in definition_spans(text).get(record.symbol, []))
 
 
 @dataclass
@@ -132,7 +146,7 @@ def truth(record: ChunkRecord, new_blob: str | None, new_text: str | None,
         return Truth(Verdict.OLDER_IDENTICAL, [])
     if new_text is None:
         moved = not record.symbol.startswith("<module>") and any(
-            record.symbol in definitions(text) for text in elsewhere)
+            moved_here(record, text) for text in elsewhere)
         return Truth(Verdict.CHANGED if moved else Verdict.HISTORICAL, [])
     if record.symbol.startswith("<module>"):
         kept = lines_kept(record.text, new_text) >= MODULE_LINES_KEPT

@@ -126,6 +126,16 @@ def test_a_symbol_moved_into_another_file_is_changed_there(flask):
     assert (result.current_start_line, result.current_end_line) == (5, 8)
 
 
+def test_a_namesake_in_another_file_is_not_where_a_deleted_symbol_went(flask):
+    record = chunks_of(flask, flask.head(), PROVIDER)["_default"]
+    flask.delete(PROVIDER)
+    flask.write("src/flask/app.py", "def run():\n    pass\n\n\ndef _default(o):\n"
+                                    "    return repr(o)\n")
+    flask.commit("drop the provider, add an unrelated helper")
+    result = verifier(flask).verify(record)
+    assert result.verdict is Verdict.HISTORICAL and result.moved_to is None
+
+
 def test_a_really_deleted_file_stays_historical_beside_unrelated_new_files(flask):
     record = chunks_of(flask, flask.head(), PROVIDER)["DefaultJSONProvider"]
     flask.delete(PROVIDER).write("src/flask/json/tag.py", "class TaggedJSON:\n    pass\n")

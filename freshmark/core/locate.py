@@ -6,7 +6,7 @@ a ``try``), and module-level blocks carry positional names (``<module>#2``) that
 soon as code is added or removed above them. So a symbol is looked for in this order:
 
 1. module-level code (``<module>``, ``<module>#N``): the block of today's file that keeps most
-   of its lines, at least ``BLOCK_KEPT_SHARE`` of them (the closest one on a tie), never by
+   of its lines, at least ``KEPT_SHARE`` of them (the closest one on a tie), never by
    its positional name;
 2. a named symbol among the units: the one span of that name, else the span whose lines are
    the indexed text, else the one closest to where it was;
@@ -23,8 +23,9 @@ from freshmark.core.chunking import MODULE_SYMBOL, FileSymbols
 from freshmark.core.stamp import ChunkRecord
 
 Span = tuple[int, int]
-# Module-level code counts as still there when at least this share of its lines is.
-BLOCK_KEPT_SHARE = 0.5
+# Code counts as still there (module code in its file, a symbol moved to another file) when
+# at least this share of its lines is.
+KEPT_SHARE = 0.5
 
 
 def _line_counts(text: str) -> Counter[str]:
@@ -77,6 +78,6 @@ def _block(record: ChunkRecord, symbols: FileSymbols) -> Span | None:
     for span in symbols.blocks:
         kept = lines_kept(record.text, symbols.text_of(span))
         rank = (kept, -abs(span[0] - record.start_line))
-        if kept >= BLOCK_KEPT_SHARE and (best is None or rank > best):
+        if kept >= KEPT_SHARE and (best is None or rank > best):
             best, found = rank, span
     return found

@@ -10,7 +10,8 @@ diff from the stamp's commit to the head is looked at, and only when a path is a
    most ``MOVE_CANDIDATES`` of them (same file name first, then the longest shared directory
    prefix), are read: the most similar one keeping ``RENAME_SHARE`` of the lines is the move;
 4. the symbol is then looked for in that file and, when it is not there, in the added and
-   modified files of the same extension that name it (same bounds).
+   modified files of the same extension that name it (same bounds); the verifier takes such
+   a definition only when it keeps at least half of the indexed lines.
 
 Rename detection is written here rather than taken from libgit2's ``find_similar``: through
 pygit2 that cannot be limited to one deleted path or to small files, so on a large diff it

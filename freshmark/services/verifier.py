@@ -16,8 +16,9 @@ Checks run cheapest first and stop at the first answer:
    cached text), gone -> ``historical``;
 7. location (SPEC §10), only for a path absent at the head: the diff from the stamp's commit
    is followed (``services/moves.py``): the same blob elsewhere -> ``older_identical`` with
-   ``moved_to``; a moved and edited file, or the symbol found in another file of the diff ->
-   ``changed`` with ``moved_to`` and its current lines; nothing found -> ``historical``.
+   ``moved_to``; a moved and edited file, or the symbol found in another file of the diff
+   with at least half of its lines -> ``changed`` with ``moved_to`` and its current lines;
+   nothing found -> ``historical``.
 
 A ``Verifier`` holds one repository and one target (a branch head or the checked-out work
 tree) and caches per path, so verifying ten results of one file reads it once.
@@ -32,7 +33,7 @@ from freshmark.core.chunking import FileSymbols, file_symbols, symbol_spans
 from freshmark.core.classify import decode_text
 from freshmark.core.config import DEFAULT_MAX_FILE_BYTES
 from freshmark.core.errors import BadInput, PermanentError
-from freshmark.core.locate import is_module_code, locate
+from freshmark.core.locate import KEPT_SHARE, is_module_code, lines_kept, locate
 from freshmark.core.stamp import MANDATORY_FIELDS, TOMBSTONED, ChunkRecord
 from freshmark.core.tree import safe_relpath
 from freshmark.core.verdicts import EXCLUSION_REASONS, Target, Verdict, Verification, short
@@ -277,7 +278,10 @@ class Verifier:
                 found = self._changed_at(record, elsewhere, f"{record.symbol} moved from "
                                                             f"{record.path} to "
                                                             f"{elsewhere.new_path} {since}")
-                if found is not None:
+                # Only the same code under the same name moved: another file's ``main`` or
+                # ``test_basic`` is not where this one went.
+                if found is not None and lines_kept(record.text, found.current_text or "") \
+                        >= KEPT_SHARE:
                     return found
         if move is not None:
             return Verification(Verdict.HISTORICAL,
