@@ -16,6 +16,9 @@ The date on a version line always has one meaning: the committer date (UTC) of t
 line names, i.e. of the stamp's ``commit`` (SPEC §1) for indexed material and of the head for
 lines re-read from today's file, in search, verify and context alike. When the index was built
 (``indexed_at``) is said by the answer's ``index`` block, never by a citation.
+
+Code whose file moved since indexing (``moved_to``) is cited at its new path; the third line
+says where it moved from.
 """
 
 from __future__ import annotations
@@ -66,9 +69,10 @@ def cite(record: ChunkRecord, verification: Verification, target: Target,
     indexed = f"{record.branch or '?'}@{short(record.commit)} ({commit_date or 'date unknown'})"
     skeleton = is_skeleton(record)
     label = f"{record.symbol or '?'}, {SKELETON_NOTE}" if skeleton else (record.symbol or "?")
-    source = f"{record.path}#L{record.start_line}-L{record.end_line}  ({label})"
+    path = verification.moved_to or record.path
+    source = f"{path}#L{record.start_line}-L{record.end_line}  ({label})"
     if verdict is Verdict.CHANGED and verification.current_start_line is not None:
-        source = (f"{record.path}#L{verification.current_start_line}-"
+        source = (f"{path}#L{verification.current_start_line}-"
                   f"L{verification.current_end_line}  ({record.symbol})")
         read_from = f"{target.label} (uncommitted)" if target.worktree else \
             f"{target.label} ({head_date or 'head'})"

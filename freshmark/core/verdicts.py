@@ -78,7 +78,9 @@ class Verification:
     """The verdict on one chunk and why; for ``changed``, where the symbol is today.
 
     ``current_text`` holds the symbol's lines read from today's file (head blob or work tree),
-    never the indexed text.
+    never the indexed text. ``moved_to`` is the file's path today when the file (or the
+    symbol) moved since indexing; the lines are then that file's (for ``older_identical``
+    the indexed ones, the content being the same).
     """
 
     verdict: Verdict
@@ -86,6 +88,7 @@ class Verification:
     current_start_line: int | None = None
     current_end_line: int | None = None
     current_text: str | None = None
+    moved_to: str | None = None
 
     @property
     def safe(self) -> bool:

@@ -64,7 +64,8 @@ def open_branch(repo_arg: str | RepoHandle, *, settings: Settings, config: Confi
     target = resolve_target(repo, branch, worktree)
     index = store.require_branch(handle.key, target.branch, handle.name) \
         if need_index and store is not None else None
-    return OpenedBranch(handle, repo, target, Verifier(repo, target), index)
+    verifier = Verifier(repo, target, config.rules.max_file_bytes)
+    return OpenedBranch(handle, repo, target, verifier, index)
 
 
 _STORES: dict[tuple[str | None, str], Store] = {}

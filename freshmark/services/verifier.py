@@ -8,10 +8,17 @@ Checks run cheapest first and stop at the first answer:
 4. version: stamp ``commit`` equal to the target head -> ``current`` with no git or file read
    at all (``Verifier.git_reads`` stays unchanged, which the tests and the benchmark check);
    otherwise one tree lookup of ``path`` at the head against the stamped ``blob_sha``:
-   absent -> ``historical``, equal -> ``older_identical``;
+   equal -> ``older_identical``; absent -> location (step 7);
 5. content: against the work tree, sha256 of the bytes on disk against ``content_sha256``;
-6. symbol: the file changed, so look the symbol up in today's file: found -> ``changed`` with
-   its current lines (re-read, never the cached text), gone -> ``historical``.
+6. symbol: the file changed, so look the symbol up in today's file (``core/locate.py``: all
+   definitions of the name, definitions at any depth, module code by its lines rather than
+   its positional name): found -> ``changed`` with its current lines (re-read, never the
+   cached text), gone -> ``historical``;
+7. location (SPEC §10), only for a path absent at the head: the diff from the stamp's commit
+   is followed (``services/moves.py``): the same blob elsewhere -> ``older_identical`` with
+   ``moved_to``; a moved and edited file, or the symbol found in another file of the diff
+   with at least half of its lines -> ``changed`` with ``moved_to`` and its current lines;
+   nothing found -> ``historical``.
 
 A ``Verifier`` holds one repository and one target (a branch head or the checked-out work
 tree) and caches per path, so verifying ten results of one file reads it once.
@@ -22,12 +29,15 @@ from __future__ import annotations
 import hashlib
 
 from freshmark.adapters.git.repo import FileGone, GitRepo
-from freshmark.core.chunking import symbol_spans
+from freshmark.core.chunking import FileSymbols, file_symbols, symbol_spans
 from freshmark.core.classify import decode_text
+from freshmark.core.config import DEFAULT_MAX_FILE_BYTES
 from freshmark.core.errors import BadInput, PermanentError, UnsafePath
+from freshmark.core.locate import KEPT_SHARE, is_module_code, lines_kept, locate
 from freshmark.core.stamp import MANDATORY_FIELDS, TOMBSTONED, ChunkRecord
 from freshmark.core.tree import safe_relpath
 from freshmark.core.verdicts import EXCLUSION_REASONS, Target, Verdict, Verification, short
+from freshmark.services.moves import Move, MoveFinder
 
 # How far back ``verify`` looks for a path that is absent today before calling it unknown.
 HISTORY_SEARCH_COMMITS = 20_000
@@ -68,15 +78,19 @@ class Verifier:
     blob reads, work-tree files, one ``git status`` for work-tree mode).
     """
 
-    def __init__(self, repo: GitRepo, target: Target):
+    def __init__(self, repo: GitRepo, target: Target,
+                 max_file_bytes: int = DEFAULT_MAX_FILE_BYTES):
         self.repo = repo
         self.target = target
         self.git_reads = 0
         self._blob_at_head: dict[str, str | None] = {}
         self._bytes: dict[str, bytes | None] = {}
         self._dirty: set[str] | None = None
+        self._worktree_moves: dict[str, str] = {}
         self._head_date: str | None = None
         self._commit_dates: dict[str, str | None] = {}
+        self._symbols: dict[str, FileSymbols] = {}
+        self._moves = MoveFinder(repo, target.head, max_file_bytes)
 
     # -- reads (each counted once per path) ------------------------------------------------------
     def blob_at_head(self, path: str) -> str | None:
@@ -120,6 +134,8 @@ class Verifier:
             self.git_reads += 1
             changes = self.repo.worktree_changes()
             self._dirty = {p for c in changes for p in (c.old_path, c.new_path) if p}
+            self._worktree_moves = {c.old_path: c.new_path for c in changes
+                                    if c.status == "renamed" and c.old_path and c.new_path}
         return path in self._dirty
 
     def head_date(self) -> str:
@@ -228,6 +244,13 @@ class Verifier:
                                     f"indexed at {short(record.commit)}, file unchanged since")
             return self._symbol_step(record, f"file changed since {short(record.commit)}")
         data = self.current_bytes(path)
+        if data is None and path in self._worktree_moves:  # an uncommitted ``git mv``
+            new_path = self._worktree_moves[path]
+            verdict = Verdict.CURRENT if at_head else Verdict.OLDER_IDENTICAL
+            return Verification(verdict, f"moved to {new_path} in the work tree (uncommitted), "
+                                         "content unchanged",
+                                current_start_line=record.start_line,
+                                current_end_line=record.end_line, moved_to=new_path)
         if data is None:
             return Verification(Verdict.HISTORICAL,
                                 "file deleted in the work tree (uncommitted) since indexing")
@@ -237,11 +260,80 @@ class Verifier:
         return self._symbol_step(record, "file edited in the work tree since indexing")
 
     def _absent(self, record: ChunkRecord) -> Verification:
-        return Verification(
+        before = self._moves.reads
+        try:
+            followed = self._follow_move(record)
+        except PermanentError:  # the stamp's commit is gone (force push, gc): nothing to follow
+            followed = None
+        finally:
+            self.git_reads += self._moves.reads - before
+        return followed or Verification(
             Verdict.HISTORICAL,
             f"file absent at {self.target.label}: deleted or renamed since indexing at "
             f"{short(record.commit)} (not yet tombstoned by the index)",
         )
+
+    def _follow_move(self, record: ChunkRecord) -> Verification | None:
+        """The verdict at the path ``record``'s file or symbol moved to, if it moved."""
+        since = f"since indexing at {short(record.commit)}"
+        move = self._moves.file_move(record.commit, record.path, record.blob_sha)
+        if move is not None and move.pure and not (
+                self.target.worktree and self._is_dirty(move.new_path)):
+            return Verification(
+                Verdict.OLDER_IDENTICAL,
+                f"moved from {record.path} to {move.new_path} {since}, file unchanged "
+                f"(blob matches at {self.target.label})",
+                current_start_line=record.start_line, current_end_line=record.end_line,
+                moved_to=move.new_path)
+        if move is not None:
+            found = self._changed_at(record, move, f"moved from {record.path} to "
+                                                   f"{move.new_path} {since}")
+            if found is not None:
+                return found
+        for elsewhere in self._symbol_moves(record):
+            if move is None or elsewhere.new_path != move.new_path:
+                found = self._changed_at(record, elsewhere, f"{record.symbol} moved from "
+                                                            f"{record.path} to "
+                                                            f"{elsewhere.new_path} {since}")
+                # Only the same code under the same name moved: another file's ``main`` or
+                # ``test_basic`` is not where this one went.
+                if found is not None and lines_kept(record.text, found.current_text or "") \
+                        >= KEPT_SHARE:
+                    return found
+        if move is not None:
+            return Verification(Verdict.HISTORICAL,
+                                f"file renamed to {move.new_path} {since}; symbol "
+                                f"{record.symbol} no longer exists there")
+        return None
+
+    def _changed_at(self, record: ChunkRecord, move: Move, why: str) -> Verification | None:
+        text = self._moved_text(move)
+        span = self._locate(record, move.new_path, text) if text is not None else None
+        if text is None or span is None:
+            return None
+        return self._changed(record, why, text, span, moved_to=move.new_path)
+
+    def _symbol_moves(self, record: ChunkRecord) -> list[Move]:
+        """Files of the diff that define ``record``'s symbol (not for module code, which has
+        no name of its own to look for)."""
+        if is_module_code(record.symbol) or record.kind == WINDOW_KIND:
+            return []
+        name = record.symbol.rsplit(".", 1)[-1]
+        return self._moves.symbol_moves(record.commit, record.path, lambda text: name in text)
+
+    def _moved_text(self, move: Move) -> str | None:
+        if self.target.worktree:
+            return self.current_text(move.new_path)
+        return self._moves.text(move.new_blob)
+
+    def _locate(self, record: ChunkRecord, path: str, text: str) -> tuple[int, int] | None:
+        if record.kind == WINDOW_KIND:  # text without symbols: follow the line range
+            last_line = len(text.splitlines())
+            return (record.start_line, min(record.end_line, last_line)) \
+                if record.start_line <= last_line else None
+        if path not in self._symbols:
+            self._symbols[path] = file_symbols(path, text)
+        return locate(record, self._symbols[path])
 
     def _symbol_step(self, record: ChunkRecord, changed_why: str) -> Verification:
         text = self.current_text(record.path)
@@ -250,24 +342,24 @@ class Verifier:
                 return self._absent(record)
             return Verification(Verdict.HISTORICAL,
                                 f"{changed_why}; the file is binary now, the symbol is gone")
-        span = locate_symbol(record.path, text, record.symbol)
-        if record.kind == WINDOW_KIND:  # text without symbols: follow the line range
-            last_line = len(text.splitlines())
-            span = (record.start_line, min(record.end_line, last_line)) \
-                if record.start_line <= last_line else None
+        span = self._locate(record, record.path, text)
         if span is None:
             return Verification(
                 Verdict.HISTORICAL,
                 f"{changed_why}; symbol {record.symbol} no longer exists in {record.path}",
             )
+        return self._changed(record, changed_why, text, span)
+
+    def _changed(self, record: ChunkRecord, why: str, text: str, span: tuple[int, int],
+                 moved_to: str | None = None) -> Verification:
         start, end = span
-        moved = (start, end) != (record.start_line, record.end_line)
+        shifted = (start, end) != (record.start_line, record.end_line)
         where = f"now at L{start}-L{end}" + (
-            f" (was L{record.start_line}-L{record.end_line})" if moved else "")
+            f" (was L{record.start_line}-L{record.end_line})" if shifted else "")
         return Verification(
-            Verdict.CHANGED, f"{changed_why}; {record.symbol} {where}: re-read before use",
+            Verdict.CHANGED, f"{why}; {record.symbol} {where}: re-read before use",
             current_start_line=start, current_end_line=end,
-            current_text=_line_slice(text, start, end),
+            current_text=_line_slice(text, start, end), moved_to=moved_to,
         )
 
     def _absent_path(self, path: str) -> Verification:

@@ -47,6 +47,7 @@ class CheckedLine:
     citation: str | None = None
     current_start_line: int | None = None
     current_end_line: int | None = None
+    moved_to: str | None = None
 
     @property
     def safe(self) -> bool:
@@ -118,7 +119,7 @@ def _check_json(entry: SnippetEntry, opened: OpenedBranch) -> CheckedLine:
     return CheckedLine(entry.line, entry.path, str(v.verdict), v.reason, "json", v.seed_word,
                        symbol=record.symbol or None, citation=result.citation.text(),
                        current_start_line=v.current_start_line,
-                       current_end_line=v.current_end_line)
+                       current_end_line=v.current_end_line, moved_to=v.moved_to)
 
 
 def check_entry(entry: SnippetEntry, opened: OpenedBranch, config: Config) -> CheckedLine:

@@ -19,6 +19,7 @@ from pathlib import Path
 import pygit2
 from pygit2.enums import DeltaStatus, DiffFind, DiffOption, RepositoryOpenFlag, SortMode
 
+from freshmark.adapters.git.deltas import change_from_delta, is_file_mode, pair_exact_renames
 from freshmark.core.config import DEFAULT_MAX_FILE_BYTES
 from freshmark.core.errors import (
     BranchNotFound,
@@ -30,7 +31,6 @@ from freshmark.core.errors import (
 )
 from freshmark.core.gitattributes import AttributeRules, attributes_for, parse_gitattributes
 from freshmark.core.tree import (
-    EMPTY_BLOB_SHA,
     MODE_SUBMODULE,
     MODE_SYMLINK,
     MODE_TREE,
@@ -57,10 +57,6 @@ class FileGone(PermanentError):
     """A work-tree file that does not exist (or is not a regular file) any more."""
 
 
-def _is_file_mode(mode: int) -> bool:
-    return mode not in (0, MODE_TREE, MODE_SUBMODULE)  # 0: the side does not exist
-
-
 def _entry_name(entry: pygit2.Object) -> str:
     """A tree entry's name: pygit2 types ``name`` optional (an object looked up by id has none),
     but every entry a tree yields has one."""
@@ -75,43 +71,6 @@ def _subtree(entry: pygit2.Object) -> pygit2.Tree:
     if not isinstance(entry, pygit2.Tree):
         raise TypeError(f"pygit2 yielded tree entry {entry.name} as a {type(entry).__name__}")
     return entry
-
-
-def _change_from_delta(delta: pygit2.DiffDelta) -> list[FileChange]:
-    """Map one libgit2 delta to FileChanges; submodule (gitlink) sides count as absent."""
-    old, new = delta.old_file, delta.new_file
-    has_old, has_new = _is_file_mode(old.mode), _is_file_mode(new.mode)
-    added = FileChange("added", None, new.path, None, str(new.id), new_mode=new.mode)
-    deleted = FileChange("deleted", old.path, None, str(old.id), None)
-    if delta.status == DeltaStatus.RENAMED:
-        if str(old.id) == EMPTY_BLOB_SHA:
-            # Empty files carry no content to follow; pairing two unrelated ones is noise.
-            return [deleted, added]
-        return [FileChange("renamed", old.path, new.path, str(old.id), str(new.id),
-                           similarity=delta.similarity, new_mode=new.mode)]
-    if has_old and has_new:
-        return [FileChange("modified", old.path, new.path, str(old.id), str(new.id),
-                           new_mode=new.mode)]
-    return ([deleted] if has_old else []) + ([added] if has_new else [])
-
-
-def _pair_exact_renames(changes: list[FileChange]) -> list[FileChange]:
-    """Turn a deleted + added pair with identical non-empty content into a 100% rename."""
-    deleted = {
-        c.old_blob: c for c in changes if c.status == "deleted" and c.old_blob != EMPTY_BLOB_SHA
-    }
-    paired: list[FileChange] = []
-    used: set[str] = set()
-    for change in changes:
-        source = deleted.get(change.new_blob) if change.status == "added" else None
-        if source is not None and source.old_path not in used and source.old_path is not None:
-            used.add(source.old_path)
-            paired.append(FileChange("renamed", source.old_path, change.new_path,
-                                     source.old_blob, change.new_blob, similarity=100,
-                                     new_mode=change.new_mode))
-        else:
-            paired.append(change)
-    return [c for c in paired if not (c.status == "deleted" and c.old_path in used)]
 
 
 class GitRepo:
@@ -364,17 +323,19 @@ class GitRepo:
 
     # ---- diffs ----------------------------------------------------------------------------
 
-    def diff(self, old: str | None, new: str) -> list[FileChange]:
+    def diff(self, old: str | None, new: str, find_renames: bool = True) -> list[FileChange]:
         """Changes from commit ``old`` to commit ``new``, renames detected (>= 50% similar).
 
         A plain tree-to-tree diff, so ``new`` need not descend from ``old`` (force pushes).
-        ``old`` None means everything in ``new`` is added.
+        ``old`` None means everything in ``new`` is added. Without ``find_renames`` no blob is
+        read: a rename is a delete and an add.
         """
         new_tree = self._commit(new).tree
         if old is None:
             raw = new_tree.diff_to_tree(swap=True)  # empty tree -> new
         else:
             raw = self._commit(old).tree.diff_to_tree(new_tree, DiffOption.INCLUDE_TYPECHANGE)
+        if old is not None and find_renames:
             try:
                 raw.find_similar(self._rename_flags(raw),
                                  rename_threshold=RENAME_THRESHOLD_PERCENT,
@@ -385,7 +346,7 @@ class GitRepo:
                 log.warning("rename detection skipped for %s..%s: %s", old[:12], new[:12], exc)
                 raw = self._commit(old).tree.diff_to_tree(new_tree,
                                                           DiffOption.INCLUDE_TYPECHANGE)
-        return [change for delta in raw.deltas for change in _change_from_delta(delta)]
+        return [change for delta in raw.deltas for change in change_from_delta(delta)]
 
     def _rename_flags(self, raw: pygit2.Diff) -> DiffFind:
         """Inexact renames unless an added or deleted blob is over ``similarity_max_bytes``
@@ -398,7 +359,7 @@ class GitRepo:
         for delta in raw.deltas:
             side = delta.new_file if delta.status == DeltaStatus.ADDED else delta.old_file
             if delta.status in (DeltaStatus.ADDED, DeltaStatus.DELETED) \
-                    and _is_file_mode(side.mode) and int(odb.read_header(side.id)[1]) > limit:
+                    and is_file_mode(side.mode) and int(odb.read_header(side.id)[1]) > limit:
                 log.info("rename similarity by blob id only: %s is over %d bytes",
                          side.path, limit)
                 return DiffFind.FIND_RENAMES | DiffFind.FIND_EXACT_MATCH_ONLY
@@ -420,7 +381,7 @@ class GitRepo:
             change = self._worktree_change(head_tree, path)
             if change is not None:
                 changes.append(change)
-        return _pair_exact_renames(changes)
+        return pair_exact_renames(changes)
 
     def _worktree_change(self, head_tree: pygit2.Tree | None, path: str) -> FileChange | None:
         old_blob = None

@@ -22,7 +22,13 @@ from freshmark.core.chunking.languages import (
     parser_for,
 )
 from freshmark.core.chunking.model import MODULE_SYMBOL, Chunk
-from freshmark.core.chunking.units import Unit, UnitBudgetExceeded, UnitFinder, walk
+from freshmark.core.chunking.units import (
+    Unit,
+    UnitBudgetExceeded,
+    UnitFinder,
+    nested_definitions,
+    walk,
+)
 
 __all__ = [
     "Chunk",
@@ -30,8 +36,10 @@ __all__ = [
     "SUPPORTED_LANGUAGES",
     "chunk_text",
     "chunk_text_capped",
+    "FileSymbols",
     "detect_language",
     "file_imports",
+    "file_symbols",
     "normalize_language",
     "symbol_spans",
 ]
@@ -68,6 +76,7 @@ class _Parsed:
     language: str
     facts: FileFacts
     items: list[Unit | Node]
+    root: Node
 
 
 def _parse(path: str, text: str, language: str | None, max_units: int = 0) -> _Parsed | None:
@@ -86,7 +95,7 @@ def _parse(path: str, text: str, language: str | None, max_units: int = 0) -> _P
     except (RecursionError, ValueError) as exc:
         log.warning("tree-sitter chunking of %s failed, using line windows: %s", path, exc)
         return None
-    return _Parsed(name, facts, items)
+    return _Parsed(name, facts, items, tree.root_node)
 
 
 def chunk_text(
@@ -156,6 +165,57 @@ def symbol_spans(path: str, text: str, language: str | None = None) -> dict[str,
     for ordinal, (start, end, _) in enumerate(module_runs(parsed.items, parsed.facts.lines), 1):
         spans.setdefault(block_symbol(ordinal), (start + 1, end + 1))
     return spans
+
+
+Span = tuple[int, int]
+
+
+@dataclass
+class FileSymbols:
+    """Where the symbols of one file are (1-based inclusive lines), for verification.
+
+    ``units`` keeps every span of a name in source order (overloads, a property's getter and
+    setter, redefinitions); ``blocks`` are the module-level blocks in order, whose positional
+    names shift when code is added above them. ``nested()`` adds definitions at any depth.
+    """
+
+    lines: list[str]
+    units: dict[str, list[Span]]
+    blocks: list[Span]
+    parsed: _Parsed | None = None
+    _nested: dict[str, list[Span]] | None = None
+
+    def text_of(self, span: Span) -> str:
+        return "\n".join(self.lines[span[0] - 1 : span[1]])
+
+    def nested(self) -> dict[str, list[Span]]:
+        """Definitions at any depth (inside ``if``/``try`` blocks and bodies), by full name;
+        walked once, on first use."""
+        if self._nested is None:
+            self._nested = {}
+            if self.parsed is not None:
+                rules = RULES[self.parsed.language]
+                for name, node in nested_definitions(self.parsed.root, self.parsed.facts.src,
+                                                     rules):
+                    span = (node.start_point.row + 1, node.end_point.row + 1)
+                    self._nested.setdefault(name, []).append(span)
+        return self._nested
+
+
+def file_symbols(path: str, text: str, language: str | None = None) -> FileSymbols:
+    """Every unit span of ``text`` by name and its module-level blocks (see ``FileSymbols``);
+    an unparsed file is one block of windows."""
+    lines = split_lines(text)
+    parsed = _parse(path, text, language) if text.strip() else None
+    if parsed is None:
+        bounds = window_bounds(lines) if text.strip() else []
+        blocks = [(bounds[0][0] + 1, bounds[-1][1] + 1)] if bounds else []
+        return FileSymbols(lines, {}, blocks)
+    units: dict[str, list[Span]] = {}
+    for unit in walk(parsed.items):
+        units.setdefault(unit.symbol, []).append((unit.start_row + 1, unit.end_row + 1))
+    blocks = [(start + 1, end + 1) for start, end, _ in module_runs(parsed.items, lines)]
+    return FileSymbols(lines, units, blocks, parsed)
 
 
 def file_imports(path: str, text: str, language: str | None = None) -> list[str]:

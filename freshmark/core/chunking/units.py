@@ -244,3 +244,25 @@ def walk(items: Iterable[Unit | Node]) -> Iterator[Unit]:
         if isinstance(item, Unit):
             yield item
             yield from walk(item.members)
+
+
+def nested_definitions(root: Node, src: bytes, rules: Rules) -> Iterator[tuple[str, Node]]:
+    """Every declaration at any depth, named by the declarations around it, with its node.
+
+    This reaches what ``UnitFinder`` leaves inside module code or bodies (a function defined
+    under ``if``/``try``, a nested function): verification looks there for a symbol that is
+    no longer a unit of its own but still exists.
+    """
+    stack: list[tuple[Node, list[str]]] = [(root, [])]
+    while stack:
+        node, scope = stack.pop()
+        for child in node.named_children:
+            inner = _unwrap(child, rules)
+            decl = describe(inner, src, rules) \
+                if inner is not None and inner.type in rules.unit_types else None
+            if decl is None:
+                stack.append((child, scope))
+                continue
+            yield ".".join([*scope, decl.name]), child
+            if decl.body is not None:
+                stack.append((decl.body, [*scope, *(decl.member_scope or decl.name.split("."))]))

@@ -126,6 +126,9 @@ class VerifiedResultModel(BaseModel):
     current_start_line: int | None = Field(None, description="For changed: the symbol's lines "
                                                              "today.")
     current_end_line: int | None = None
+    moved_to: str | None = Field(None, description="The file's path today when it moved "
+                                                   "since indexing (older_identical or "
+                                                   "changed); the citation names it.")
     text: str = Field(description="The code: today's lines for changed, else the chunk.")
     rank: int
     score: float | None = None
@@ -239,6 +242,7 @@ class VerifyLineModel(BaseModel):
     citation: str | None
     current_start_line: int | None
     current_end_line: int | None
+    moved_to: str | None = Field(None, description="Where the file is today, if it moved.")
 
 
 class VerifyResponseModel(BaseModel):

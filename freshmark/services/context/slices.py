@@ -154,7 +154,8 @@ class SliceBuilder:
     # -- pieces -----------------------------------------------------------------------------------
     def symbol_section(self, result: VerifiedResult, role: str, breathing: bool) -> Section | None:
         record, v = result.record, result.verification
-        text = self.today(record.path)
+        path = v.moved_to or record.path  # a moved file is read where it is today
+        text = self.today(path)
         if text is None:
             return None
         start = v.current_start_line or record.start_line
@@ -163,14 +164,15 @@ class SliceBuilder:
         shown_end = min(total, end + BREATHING_LINES) if breathing else min(total, end)
         confidence = "medium" if v.verdict is Verdict.CHANGED else "high"
         note = f"(+{shown_end - end} lines after, breathing room)" if shown_end > end else ""
-        return Section(role, record.path, record.symbol, start, end, confidence, result.citation,
+        return Section(role, path, record.symbol, start, end, confidence, result.citation,
                        _lines(text, start, shown_end), start, str(v.verdict), note,
                        record.language,
                        fallback=self._trimmed(result, text, start, end) if breathing else None)
 
     def _trimmed(self, result: VerifiedResult, text: str, start: int, end: int) -> Section:
         record = result.record
-        return Section("evidence", record.path, record.symbol, start, end,
+        path = result.verification.moved_to or record.path
+        return Section("evidence", path, record.symbol, start, end,
                        "medium" if result.verification.verdict is Verdict.CHANGED else "high",
                        result.citation, _lines(text, start, end), start,
                        str(result.verification.verdict), "", record.language)

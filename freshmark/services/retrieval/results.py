@@ -48,6 +48,7 @@ class VerifiedResult:
             "citation": self.citation.text(),
             "current_start_line": v.current_start_line,
             "current_end_line": v.current_end_line,
+            "moved_to": v.moved_to,
             "text": self.text,
             "rank": self.rank,
             "score": None if self.score is None else round(self.score, 6),

@@ -1,0 +1,294 @@
+"""Location is verified too (SPEC §10) and live code is never called historical.
+
+Real git histories: a file moved with ``git mv``, moved and edited, deleted for good, a
+function moved into another file; and in a file that changed, an overloaded function, a
+property's setter, a function moved under an ``if`` and module-level blocks whose positional
+names shifted.
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+import pytest
+from repo_builder import RepoBuilder
+from search_fixtures import index
+
+from freshmark.adapters.git.repo import GitRepo
+from freshmark.core.chunking import chunk_text
+from freshmark.core.citation import cite
+from freshmark.core.request import ContextRequest, SearchRequest
+from freshmark.core.settings import Settings
+from freshmark.core.stamp import ChunkRecord
+from freshmark.core.verdicts import Verdict
+from freshmark.services.context.build import build_context
+from freshmark.services.retrieval.search import search
+from freshmark.services.verifier import Verifier, resolve_target
+
+PROVIDER = "src/flask/json/provider.py"
+PROVIDERS = "src/flask/json/providers.py"
+PROVIDER_V1 = '''"""JSON providers."""
+import json
+
+
+class DefaultJSONProvider:
+    """Serialize with the standard library."""
+
+    sort_keys = True
+
+    def dumps(self, obj, **kwargs):
+        kwargs.setdefault("default", _default)
+        return json.dumps(obj, **kwargs)
+
+
+def _default(o):
+    if hasattr(o, "__html__"):
+        return str(o.__html__())
+    raise TypeError(f"Object of type {type(o).__name__} is not JSON serializable")
+'''
+
+
+def chunks_of(repo: RepoBuilder, commit: str, path: str) -> dict[str, ChunkRecord]:
+    """The stamps the indexer gives every chunk of ``path`` at ``commit``, by symbol (the
+    last chunk of a repeated name wins; ``all_chunks`` keeps them all)."""
+    return {record.symbol: record for record in all_chunks(repo, commit, path)}
+
+
+def all_chunks(repo: RepoBuilder, commit: str, path: str) -> list[ChunkRecord]:
+    git_repo = GitRepo.open(repo.path)
+    blob = git_repo.blob_at(commit, path)
+    assert blob is not None
+    data = git_repo.read_blob(blob)
+    return [ChunkRecord(repo.path.name, "main", commit, path, chunk.symbol, chunk.start_line,
+                        chunk.end_line, "2026-03-11T10:00:00Z", blob,
+                        hashlib.sha256(data).hexdigest(), kind=chunk.kind, language="python",
+                        text=chunk.text)
+            for chunk in chunk_text(path, data.decode())]
+
+
+def verifier(repo: RepoBuilder, worktree: bool = False) -> Verifier:
+    git_repo = GitRepo.open(repo.path)
+    return Verifier(git_repo, resolve_target(git_repo, "main", worktree))
+
+
+@pytest.fixture
+def flask(make_repo) -> RepoBuilder:
+    repo = make_repo("flask")
+    repo.write(PROVIDER, PROVIDER_V1).write("src/flask/app.py", "def run():\n    pass\n")
+    repo.commit("initial")
+    return repo
+
+
+def test_a_pure_git_mv_is_older_identical_with_the_new_path(flask):
+    record = chunks_of(flask, flask.head(), PROVIDER)["_default"]
+    flask.rename(PROVIDER, PROVIDERS).commit("rename the module")
+    result = verifier(flask).verify(record)
+    assert result.verdict is Verdict.OLDER_IDENTICAL and result.safe
+    assert result.moved_to == PROVIDERS
+    assert (result.current_start_line, result.current_end_line) == \
+        (record.start_line, record.end_line)
+    assert f"moved from {PROVIDER} to {PROVIDERS}" in result.reason
+
+
+def test_a_moved_files_citation_names_the_new_path_and_where_it_came_from(flask):
+    record = chunks_of(flask, flask.head(), PROVIDER)["DefaultJSONProvider.dumps"]
+    flask.rename(PROVIDER, PROVIDERS).commit("rename the module")
+    check = verifier(flask)
+    lines = cite(record, check.verify(record), check.target).lines()
+    assert lines[0] == (f"source:  {PROVIDERS}#L{record.start_line}-L{record.end_line}  "
+                        "(DefaultJSONProvider.dumps)")
+    assert lines[2].startswith(f"check:   older but identical: moved from {PROVIDER} to "
+                               f"{PROVIDERS}")
+
+
+def test_a_moved_and_edited_file_is_changed_at_its_new_path_with_todays_lines(flask):
+    record = chunks_of(flask, flask.head(), PROVIDER)["_default"]
+    flask.rename(PROVIDER, PROVIDERS)
+    edited = PROVIDER_V1.replace('"""JSON providers."""\n',
+                                 '"""JSON providers."""\nimport typing as t\n')
+    flask.write(PROVIDERS, edited).commit("rename the module and type it")
+    result = verifier(flask).verify(record)
+    assert result.verdict is Verdict.CHANGED and result.moved_to == PROVIDERS
+    assert (result.current_start_line, result.current_end_line) == \
+        (record.start_line + 1, record.end_line + 1)
+    assert result.current_text is not None and result.current_text.startswith("def _default(o)")
+
+
+def test_a_symbol_moved_into_another_file_is_changed_there(flask):
+    record = chunks_of(flask, flask.head(), PROVIDER)["_default"]
+    helper = PROVIDER_V1[PROVIDER_V1.index("def _default"):]
+    flask.delete(PROVIDER)
+    flask.write("src/flask/app.py", "def run():\n    pass\n\n\n" + helper)
+    flask.write("src/flask/json/other.py", "def unrelated():\n    return 1\n")
+    flask.commit("fold the provider into the app")
+    result = verifier(flask).verify(record)
+    assert result.verdict is Verdict.CHANGED and result.moved_to == "src/flask/app.py"
+    assert (result.current_start_line, result.current_end_line) == (5, 8)
+
+
+def test_a_namesake_in_another_file_is_not_where_a_deleted_symbol_went(flask):
+    record = chunks_of(flask, flask.head(), PROVIDER)["_default"]
+    flask.delete(PROVIDER)
+    flask.write("src/flask/app.py", "def run():\n    pass\n\n\ndef _default(o):\n"
+                                    "    return repr(o)\n")
+    flask.commit("drop the provider, add an unrelated helper")
+    result = verifier(flask).verify(record)
+    assert result.verdict is Verdict.HISTORICAL and result.moved_to is None
+
+
+def test_a_really_deleted_file_stays_historical_beside_unrelated_new_files(flask):
+    record = chunks_of(flask, flask.head(), PROVIDER)["DefaultJSONProvider"]
+    flask.delete(PROVIDER).write("src/flask/json/tag.py", "class TaggedJSON:\n    pass\n")
+    flask.commit("drop the provider")
+    result = verifier(flask).verify(record)
+    assert result.verdict is Verdict.HISTORICAL and result.moved_to is None
+    assert "deleted or renamed since indexing" in result.reason
+
+
+def test_a_moved_file_whose_symbol_is_gone_is_historical_and_says_where_it_went(flask):
+    record = chunks_of(flask, flask.head(), PROVIDER)["_default"]
+    flask.rename(PROVIDER, PROVIDERS)
+    flask.write(PROVIDERS, PROVIDER_V1[:PROVIDER_V1.index("def _default")]).commit("trim")
+    result = verifier(flask).verify(record)
+    assert result.verdict is Verdict.HISTORICAL
+    assert f"file renamed to {PROVIDERS}" in result.reason
+
+
+def test_an_uncommitted_git_mv_is_served_with_its_new_path(flask):
+    record = chunks_of(flask, flask.head(), PROVIDER)["_default"]
+    flask.rename(PROVIDER, PROVIDERS)
+    result = verifier(flask, worktree=True).verify(record)
+    assert result.verdict is Verdict.CURRENT and result.moved_to == PROVIDERS
+
+
+# -- a symbol that still exists is never historical ----------------------------------------------
+OVERLOADS = '''from typing import overload
+
+
+@overload
+def coerce(value: int) -> int: ...
+@overload
+def coerce(value: str) -> str: ...
+def coerce(value):
+    return value
+'''
+
+PROPERTY = '''class Box:
+    @property
+    def size(self):
+        return self._size
+
+    @size.setter
+    def size(self, value):
+        self._size = value
+'''
+
+GUARDED = '''import os
+
+
+def spawn():
+    return os.fork()
+'''
+
+BLOCKS = '''import os
+
+LIMIT = 10
+
+
+def first():
+    return 1
+
+
+CACHE = {}
+NAMES = ["a", "b"]
+
+
+def second():
+    return 2
+
+
+__all__ = ["first", "second"]
+'''
+
+
+@pytest.fixture
+def lib(make_repo) -> RepoBuilder:
+    return make_repo("lib")
+
+
+def test_an_overloaded_functions_implementation_is_located_at_its_own_lines(lib):
+    lib.write("lib.py", OVERLOADS).commit("coerce")
+    implementation = all_chunks(lib, lib.head(), "lib.py")[-1]
+    assert (implementation.symbol, implementation.start_line) == ("coerce", 8)
+    lib.write("lib.py", "import sys\n" + OVERLOADS).commit("import sys")
+    result = verifier(lib).verify(implementation)
+    assert result.verdict is Verdict.CHANGED
+    assert (result.current_start_line, result.current_end_line) == (9, 10)
+
+
+def test_a_property_setter_is_located_at_the_setter_not_the_getter(lib):
+    lib.write("box.py", PROPERTY).commit("box")
+    setter = [r for r in all_chunks(lib, lib.head(), "box.py") if r.symbol == "Box.size"][-1]
+    lib.write("box.py", '"""Boxes."""\n' + PROPERTY).commit("doc")
+    result = verifier(lib).verify(setter)
+    assert result.verdict is Verdict.CHANGED
+    assert result.current_text is not None and "self._size = value" in result.current_text
+
+
+def test_a_function_moved_under_an_if_still_exists(lib):
+    lib.write("proc.py", GUARDED).commit("spawn")
+    record = chunks_of(lib, lib.head(), "proc.py")["spawn"]
+    guarded = GUARDED.replace("def spawn():\n    return os.fork()\n",
+                              "if hasattr(os, 'fork'):\n    def spawn():\n"
+                              "        return os.fork()\n")
+    lib.write("proc.py", guarded).commit("only where fork exists")
+    result = verifier(lib).verify(record)
+    assert result.verdict is Verdict.CHANGED
+    assert (result.current_start_line, result.current_end_line) == (5, 6)
+
+
+def test_a_module_block_whose_positional_name_shifted_is_found_by_its_lines(lib):
+    lib.write("blocks.py", BLOCKS).commit("blocks")
+    records = chunks_of(lib, lib.head(), "blocks.py")
+    assert records["<module>#2"].text.startswith("CACHE = {}")
+    without_first = BLOCKS.replace("LIMIT = 10\n\n\n", "").replace("import os\n\n", "")
+    lib.write("blocks.py", without_first.replace('"b"]', '"b", "c"]')).commit("drop LIMIT")
+    check = verifier(lib)
+    cache = check.verify(records["<module>#2"])
+    assert cache.verdict is Verdict.CHANGED and cache.current_text is not None
+    assert cache.current_text.startswith("CACHE = {}")
+    exported = check.verify(records["<module>#3"])
+    assert exported.verdict is Verdict.CHANGED
+    assert exported.current_text == '__all__ = ["first", "second"]\n'
+
+
+def test_a_module_block_whose_lines_are_gone_is_historical(lib):
+    lib.write("blocks.py", BLOCKS).commit("blocks")
+    record = chunks_of(lib, lib.head(), "blocks.py")["<module>#2"]
+    lib.write("blocks.py", BLOCKS.replace('CACHE = {}\nNAMES = ["a", "b"]\n', "")).commit("drop")
+    result = verifier(lib).verify(record)
+    assert result.verdict is Verdict.HISTORICAL
+
+
+# -- served by a default search ------------------------------------------------------------------
+def test_a_default_search_serves_code_whose_file_was_moved_since_indexing(fm_home, flask):
+    index(flask.path)
+    flask.rename(PROVIDER, PROVIDERS).commit("rename the module")
+    response = search(SearchRequest.build("customize JSON serialization default", k=10),
+                      str(flask.path), settings=Settings.from_env()).to_dict()
+    found = {r["symbol"]: r for r in response["results"]}
+    assert {"DefaultJSONProvider", "_default"} <= set(found)
+    moved = found["_default"]
+    assert moved["verdict"] == "older_identical" and moved["moved_to"] == PROVIDERS
+    assert moved["path"] == PROVIDER  # the stamp stays as indexed; moved_to says where it is
+    assert moved["citation"].startswith(f"source:  {PROVIDERS}#L")
+
+
+def test_a_context_slice_reads_moved_evidence_at_its_new_path(fm_home, flask):
+    index(flask.path)
+    flask.rename(PROVIDER, PROVIDERS).commit("rename the module")
+    slice_ = build_context(ContextRequest.build("_default JSON serializable", level="L1"),
+                           str(flask.path), settings=Settings.from_env())
+    evidence = [s for s in slice_.sections if s.role == "evidence"]
+    assert evidence and evidence[0].path == PROVIDERS
+    assert "def _default(o):" in evidence[0].body
