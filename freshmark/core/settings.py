@@ -9,6 +9,8 @@ from pathlib import Path
 from freshmark.core.errors import ConfigError
 
 DEFAULT_EMBEDDER = "minilm"
+# The lexical engines (docs/lexical-index.md): in-process numpy BM25, or on-disk tantivy.
+LEXICAL_ENGINES = ("bm25", "tantivy")
 
 
 @dataclass(frozen=True)
@@ -19,7 +21,8 @@ class Settings:
     ``chroma_url`` switches the store to a Chroma server; ``embedder`` names the embedding model
     (``minilm``, the real default, or ``hashing``, a fast non-semantic tier for tests only);
     ``embed_threads`` overrides the onnxruntime threads per process (default: the cores this
-    process really has, shared among the worker's processes).
+    process really has, shared among the worker's processes); ``lexical`` the lexical engine
+    (``bm25``, the default, or ``tantivy``: on-disk indexes shared by a host's processes).
     """
 
     home: Path
@@ -28,6 +31,7 @@ class Settings:
     config_path: Path | None = None
     embedder: str = DEFAULT_EMBEDDER
     embed_threads: int | None = None
+    lexical: str = "bm25"
 
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None) -> Settings:
@@ -41,6 +45,7 @@ class Settings:
             config_path=Path(config).expanduser() if config else None,
             embedder=env.get("FRESHMARK_EMBEDDER") or DEFAULT_EMBEDDER,
             embed_threads=_positive_int(env, "FRESHMARK_EMBED_THREADS"),
+            lexical=_lexical_engine(env),
         )
 
     @property
@@ -69,3 +74,12 @@ def _positive_int(env: dict[str, str], name: str) -> int | None:
     if not raw.isdigit() or int(raw) < 1:
         raise ConfigError(f"{name} must be a whole number >= 1, got {raw!r}")
     return int(raw)
+
+
+def _lexical_engine(env: dict[str, str]) -> str:
+    """``FRESHMARK_LEXICAL``, one of ``LEXICAL_ENGINES`` (default bm25); ConfigError otherwise."""
+    name = env.get("FRESHMARK_LEXICAL", "").strip().lower() or LEXICAL_ENGINES[0]
+    if name not in LEXICAL_ENGINES:
+        raise ConfigError(f"FRESHMARK_LEXICAL must be one of {', '.join(LEXICAL_ENGINES)}, "
+                          f"got {name!r}")
+    return name

@@ -14,7 +14,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
-from freshmark.adapters.lexical.registry import Bm25Engine
+from freshmark.adapters.lexical.registry import lexical_engine
 from freshmark.adapters.store.chroma import Store
 from freshmark.core.config import Config, load_config
 from freshmark.core.ports import BranchView, Embedder
@@ -100,7 +100,7 @@ def search(
     opened, index, embedder = _opened(request, repo_arg, settings, config, store, embedder)
     # Twice k: results hidden after verification (historical) leave room for the next ones.
     candidates, timings = hybrid_search(index, embedder, request, k=min(2 * request.k, MAX_K),
-                                        lexical=Bm25Engine(settings.cache_dir))
+                                        lexical=lexical_engine(settings))
     started = time.perf_counter()
     verified = verify_results(opened, [(c.record, c.score, c.explain()) for c in candidates])
     results = _renumbered(_usable(verified, request.include_history), request.k)
@@ -171,7 +171,7 @@ def search_files(
     opened, index, embedder = _opened(request, repo_arg, settings, config, store, embedder)
     k = request.k
     found, timings = file_search(index, embedder, request, k=min(k + 5, MAX_K),
-                                 lexical=Bm25Engine(settings.cache_dir))
+                                 lexical=lexical_engine(settings))
     started = time.perf_counter()
     files: list[FileResult] = []
     for candidate in found:
