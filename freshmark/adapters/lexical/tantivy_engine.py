@@ -8,8 +8,9 @@ tantivy's BM25 (k1 = 1.2, b = 0.75, Lucene's idf), block-max WAND top-k instead 
 every document; a term's weight is a boost on its term query, as today's weight multiplies its
 idf. Differences from ``Bm25Engine``, measured in bench/bench_lexical_engines.py and described
 in docs/lexical-index.md: statistics count tombstoned (and not yet merged deleted) documents,
-document lengths are tantivy's one-byte norms, and whole-file scores add up the best chunks of
-each file instead of scoring the file as one document.
+document lengths are tantivy's one-byte norms, and whole files are documents of their own (a
+second index per collection, rebuilt per changed file from the chunks' stored tokens) scored by
+tantivy's top-k, not every file.
 """
 
 from __future__ import annotations
@@ -101,7 +102,8 @@ class TantivyChannel:
         self._layers[0].collection.forget(ids)
 
     def _queries(self) -> list[LayerQuery]:
-        return [LayerQuery(layer.collection.searcher(), layer.hidden) for layer in self._layers]
+        return [LayerQuery(layer.collection.searcher(), layer.collection.file_searcher(),
+                           layer.hidden) for layer in self._layers]
 
     def passing_share(self, include_history: bool, include_excluded: bool,
                       kinds: Iterable[str] | None = None) -> float:

@@ -13,16 +13,17 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
-from freshmark.adapters.lexical.tantivy_store import schema, tantivy
+from freshmark.adapters.lexical.tantivy_store import file_key, schema, tantivy
 from freshmark.core.kinds import EXCLUDED_FILE_KINDS, KIND_CODES
 from freshmark.core.ports import FileMatches, LexicalHit, TermWeights
 
 _EXCLUDED_CODES = sorted(KIND_CODES[k] for k in EXCLUDED_FILE_KINDS)
-# Whole-file scores add up the chunks of the best chunks found: this many per file wanted
-# (at least FILE_CANDIDATES_MIN), so a file's second and third matching chunks count too.
-FILE_CANDIDATES_PER_FILE = 8
-FILE_CANDIDATES_MIN = 200
+# Whole-file scores kept per search (fusion reads the scores of its candidates' files).
+FILE_SCORES_KEPT = 200
+# The best chunk of each best file is found among this many best chunks of those files per file.
+BEST_CHUNKS_PER_FILE = 20
 
 
 @dataclass(frozen=True)
@@ -50,9 +51,11 @@ class Filters:
 
 @dataclass(frozen=True)
 class LayerQuery:
-    """One layer's searcher (a committed state of its index) and its hidden paths."""
+    """One layer's searchers (committed states of its chunk and file indexes) and its hidden
+    paths."""
 
     searcher: tantivy.Searcher
+    files: tantivy.Searcher
     hidden: frozenset[str]
 
 
@@ -60,16 +63,16 @@ def _idf(documents: int, df: int) -> float:
     return math.log(1.0 + (documents - df + 0.5) / (df + 0.5))
 
 
-def _boosts(queries: Sequence[LayerQuery], terms: Sequence[str],
+def _boosts(searchers: Sequence[tantivy.Searcher], terms: Sequence[str],
             weights: TermWeights | None) -> list[dict[str, float]]:
     """Per layer, each distinct term's boost: its weight, times (with several layers) the idf
     over all layers divided by the layer's own. Terms a layer does not hold are left out."""
     distinct = list(dict.fromkeys(terms))
-    df = [{t: q.searcher.doc_freq("tokens", t) for t in distinct} for q in queries]
+    df = [{t: searcher.doc_freq("tokens", t) for t in distinct} for searcher in searchers]
     boosts = [{t: (weights or {}).get(t, 1.0) for t in distinct if layer_df[t] > 0}
               for layer_df in df]
-    if len(queries) > 1:
-        documents = [q.searcher.num_docs for q in queries]
+    if len(searchers) > 1:
+        documents = [searcher.num_docs for searcher in searchers]
         total = sum(documents)
         for layer, (layer_df, layer_docs) in enumerate(zip(df, documents, strict=True)):
             for term in boosts[layer]:
@@ -78,35 +81,36 @@ def _boosts(queries: Sequence[LayerQuery], terms: Sequence[str],
     return boosts
 
 
-def _match(boosts: dict[str, float]) -> tantivy.Query | None:
+def _match(boosts: dict[str, float], files: bool = False) -> tantivy.Query | None:
     if not boosts:
         return None
     return tantivy.Query.boolean_query([
-        (tantivy.Occur.Should,
-         tantivy.Query.boost_query(tantivy.Query.term_query(schema(), "tokens", term), boost))
+        (tantivy.Occur.Should, tantivy.Query.boost_query(
+            tantivy.Query.term_query(schema(files), "tokens", term), boost))
         for term, boost in boosts.items()])
 
 
 def _filtered(scoring: tantivy.Query | None, filters: Filters, hidden: frozenset[str],
-              must: Sequence[tantivy.Query] = ()) -> tantivy.Query | None:
+              must: Sequence[tantivy.Query] = (), files: bool = False) -> tantivy.Query | None:
     """``scoring`` (None: every document) under the filters; None when nothing can pass."""
+    fields = schema(files)
     clauses = [(tantivy.Occur.Must, scoring or tantivy.Query.all_query())]
     clauses += [(tantivy.Occur.Must, tantivy.Query.const_score_query(q, 0.0)) for q in must]
     if not filters.include_history:
         clauses.append((tantivy.Occur.MustNot,
-                        tantivy.Query.term_query(schema(), "tombstoned", 1)))
+                        tantivy.Query.term_query(fields, "tombstoned", 1)))
     codes = filters.kind_codes()
     if codes is not None:
         if not codes:
             return None
         clauses.append((tantivy.Occur.Must, tantivy.Query.const_score_query(
-            tantivy.Query.term_set_query(schema(), "kind", codes), 0.0)))
+            tantivy.Query.term_set_query(fields, "kind", codes), 0.0)))
     elif not filters.include_excluded:
         clauses.append((tantivy.Occur.MustNot,
-                        tantivy.Query.term_set_query(schema(), "kind", _EXCLUDED_CODES)))
+                        tantivy.Query.term_set_query(fields, "kind", _EXCLUDED_CODES)))
     if hidden:
         clauses.append((tantivy.Occur.MustNot,
-                        tantivy.Query.term_set_query(schema(), "path", sorted(hidden))))
+                        tantivy.Query.term_set_query(fields, "path", sorted(hidden))))
     return tantivy.Query.boolean_query(clauses)
 
 
@@ -118,14 +122,13 @@ class _Found:
     tombstoned: bool
 
 
-def _top(query: LayerQuery, scoring: tantivy.Query | None, limit: int,
-         filters: Filters) -> list[_Found]:
+def _top(searcher: tantivy.Searcher, hidden: frozenset[str], scoring: tantivy.Query | None,
+         limit: int, filters: Filters, files: bool = False) -> list[_Found]:
     if scoring is None or limit <= 0:
         return []
-    filtered = _filtered(scoring, filters, query.hidden)
+    filtered = _filtered(scoring, filters, hidden, files=files)
     if filtered is None:
         return []
-    searcher = query.searcher
     hits = searcher.search(filtered, limit, count=False).hits
     if not hits:
         return []
@@ -142,8 +145,9 @@ def _top(query: LayerQuery, scoring: tantivy.Query | None, limit: int,
 def rank(queries: Sequence[LayerQuery], terms: Sequence[str], n: int, filters: Filters,
          weights: TermWeights | None) -> list[LexicalHit]:
     """The ``n`` best chunks over all layers, ranked by BM25."""
-    found = [hit for query, boosts in zip(queries, _boosts(queries, terms, weights), strict=True)
-             for hit in _top(query, _match(boosts), n, filters)]
+    boosts = _boosts([q.searcher for q in queries], terms, weights)
+    found = [hit for query, layer_boosts in zip(queries, boosts, strict=True)
+             for hit in _top(query.searcher, query.hidden, _match(layer_boosts), n, filters)]
     found.sort(key=lambda hit: -hit.score)
     return [LexicalHit(hit.id, hit.score, rank, hit.tombstoned)
             for rank, hit in enumerate(found[:n], start=1)]
@@ -159,33 +163,64 @@ def score_ids_of(queries: Sequence[LayerQuery], terms: Sequence[str], ids: list[
     wanted = tantivy.Query.term_set_query(schema(), "id", ids)
     unkinded = Filters(filters.include_history, True, None)
     scores: dict[str, float] = {}
-    for query, boosts in zip(queries, _boosts(queries, terms, weights), strict=True):
+    boosts = _boosts([q.searcher for q in queries], terms, weights)
+    for query, layer_boosts in zip(queries, boosts, strict=True):
         scoring = tantivy.Query.boolean_query(
             [(tantivy.Occur.Must, tantivy.Query.const_score_query(wanted, 0.0))]
-            + ([(tantivy.Occur.Should, match)] if (match := _match(boosts)) else []))
-        for hit in _top(query, scoring, len(ids), unkinded):
+            + ([(tantivy.Occur.Should, match)] if (match := _match(layer_boosts)) else []))
+        for hit in _top(query.searcher, query.hidden, scoring, len(ids), unkinded):
             scores[hit.id] = hit.score
     return scores
 
 
 def file_matches(queries: Sequence[LayerQuery], terms: Sequence[str], n_files: int,
                  filters: Filters, weights: TermWeights | None) -> FileMatches:
-    """Whole-file scores from the best live chunks: a file scores the sum of its chunks among
-    the best ``FILE_CANDIDATES_PER_FILE * n_files`` (each layer answers for its own paths), and
-    its best chunk stands for it, ranked and scored as its file."""
-    limit = max(FILE_CANDIDATES_PER_FILE * n_files, FILE_CANDIDATES_MIN)
+    """Whole-file BM25 over the file documents (a file's live chunks as one document, with
+    statistics over files), for the ``FILE_SCORES_KEPT`` best files; the best chunk of each of
+    the ``n_files`` best stands for its file, ranked and scored as it."""
     live = Filters(False, True, filters.kinds)
-    file_scores: dict[str, float] = {}
-    best: dict[str, _Found] = {}
-    for query, boosts in zip(queries, _boosts(queries, terms, weights), strict=True):
-        for hit in _top(query, _match(boosts), limit, live):
-            file_scores[hit.path] = file_scores.get(hit.path, 0.0) + hit.score
-            if hit.path not in best or hit.score > best[hit.path].score:
-                best[hit.path] = hit
-    top = sorted(file_scores, key=lambda p: (-file_scores[p], p))[:n_files]
-    hits = [LexicalHit(best[path].id, file_scores[path], rank, False)
-            for rank, path in enumerate(top, start=1)]
-    return FileMatches(file_scores, hits, {best[p].id: best[p].score for p in top})
+    file_boosts = _boosts([q.files for q in queries], terms, weights)
+    found = [hit for query, boosts in zip(queries, file_boosts, strict=True)
+             for hit in _top(query.files, query.hidden, _match(boosts, files=True),
+                             max(n_files, FILE_SCORES_KEPT), live, files=True)]
+    found.sort(key=lambda hit: (-hit.score, hit.path))
+    scores = {hit.path: hit.score for hit in found}
+    top = [hit.path for hit in found[:n_files]]
+    if not top:
+        return FileMatches(scores, [], {})
+    best: dict[str, tuple[str, float]] = {}
+    chunk_boosts = _boosts([q.searcher for q in queries], terms, weights)
+    for query, boosts in zip(queries, chunk_boosts, strict=True):
+        best.update(_best_chunks(query, _match(boosts), top, live, n_files))
+    chosen = [path for path in top if path in best]
+    hits = [LexicalHit(best[path][0], scores[path], rank, False)
+            for rank, path in enumerate(chosen, start=1)]
+    return FileMatches(scores, hits, {best[p][0]: best[p][1] for p in chosen})
+
+
+def _best_chunks(query: LayerQuery, scoring: tantivy.Query | None, paths: Sequence[str],
+                 filters: Filters, n_files: int) -> dict[str, tuple[str, float]]:
+    """(id, score) of the best-scoring live chunk of each of ``paths`` this layer shows,
+    among its ``BEST_CHUNKS_PER_FILE * n_files`` best chunks of those files. Hits are told
+    apart by the ``file`` fast field; only the chosen ones are read from the store."""
+    shown = [p for p in paths if p not in query.hidden]
+    if scoring is None or not shown:
+        return {}
+    in_files = tantivy.Query.term_set_query(schema(), "path", shown)
+    filtered = _filtered(scoring, filters, query.hidden, must=[in_files])
+    if filtered is None:
+        return {}
+    searcher = query.searcher
+    hits = searcher.search(filtered, BEST_CHUNKS_PER_FILE * n_files, count=False).hits
+    keys = searcher.fast_field_values("file", [address for _, address in hits]) if hits else []
+    wanted = {file_key(p): p for p in shown}
+    chosen: dict[str, tuple[float, Any]] = {}
+    for (score, address), key in zip(hits, keys, strict=True):
+        path = wanted.get(int(key or 0))
+        if path is not None and path not in chosen:
+            chosen[path] = (float(score), address)
+    return {path: (str(searcher.doc(address).get_first("id")), score)
+            for path, (score, address) in chosen.items()}
 
 
 def count(query: LayerQuery, filters: Filters) -> int:
