@@ -1,7 +1,8 @@
 """The two lexical engines on one corpus: today's numpy BM25 (``bm25``) and tantivy.
 
-Corpus: the Python standard library (``--stdlib``, default this interpreter's) chunked by
-freshmark's ``chunk_text`` up to ``--size`` chunks (cached as JSON lines under ``--work``).
+Corpus: the Python standard library, then the virtualenv's site-packages (real code, distinct
+files), chunked by freshmark's ``chunk_text`` up to ``--size`` chunks (cached as JSON lines
+under ``--work``).
 Each engine is driven through its own catch-up path (``LexicalIndex.refresh`` /
 ``TantivyCollection.refresh``) from a branch view over those records held in memory, so no
 Chroma store is involved: what is measured is the engine alone.
@@ -30,6 +31,7 @@ import shutil
 import statistics
 import subprocess
 import sys
+import sysconfig
 import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -51,6 +53,7 @@ COSQA = next((base / "shared" / "eval" / "cosqa" / "cosqa_dev_retrieval.json"
               for base in (ROOT.parent, ROOT.parent.parent)
               if (base / "shared" / "eval" / "cosqa").is_dir()), ROOT.parent / "shared")
 STDLIB = Path(sys.base_prefix) / "lib" / f"python{sys.version_info[0]}.{sys.version_info[1]}"
+SITE_PACKAGES = Path(sysconfig.get_paths()["purelib"])
 NAME = "bench-lexical"
 ENGINES = ("bm25", "tantivy")
 LONG_QUERIES = 60
@@ -58,26 +61,28 @@ INCREMENTAL_FILES = 10
 
 
 # -- corpus and a branch view over it ---------------------------------------------------------
-def corpus(work: Path, size: int, stdlib: Path) -> list[ChunkRecord]:
-    cached = work / f"stdlib-{size}.jsonl.gz"
+def corpus(work: Path, size: int) -> list[ChunkRecord]:
+    cached = work / f"python-{size}.jsonl.gz"
     if not cached.exists():
         work.mkdir(parents=True, exist_ok=True)
+        rows = _chunk({"stdlib": STDLIB, "site-packages": SITE_PACKAGES}, size)
         with gzip.open(cached, "wt", encoding="utf-8") as handle:
-            handle.writelines(json.dumps(row) + "\n" for row in _chunk(stdlib, size))
+            handle.writelines(json.dumps(row) + "\n" for row in rows)
     with gzip.open(cached, "rt", encoding="utf-8") as handle:
         return [_record(json.loads(line)) for line in handle]
 
 
-def _chunk(root: Path, size: int) -> Iterator[dict[str, Any]]:
+def _chunk(roots: dict[str, Path], size: int) -> Iterator[dict[str, Any]]:
     produced = 0
-    for file in sorted(root.rglob("*.py")):
-        if "site-packages" in file.parts:
-            continue
+    files = [(name, root, file) for name, root in roots.items()
+             for file in sorted(root.rglob("*.py"))
+             if name == "site-packages" or "site-packages" not in file.parts]
+    for name, root, file in files:
         try:
             text = file.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError):
             continue
-        path = str(file.relative_to(root))
+        path = f"{name}/{file.relative_to(root)}"
         seen: dict[str, int] = {}
         for chunk in chunk_text(path, text):
             ordinal = seen.get(chunk.symbol, 0)
@@ -190,9 +195,9 @@ def _rss() -> dict[str, float]:
 
 
 def child(phase: str, engine: str, work: Path, size: int) -> dict[str, Any]:
-    records = corpus(work, size, STDLIB)
     snapshot, directory = _paths(work)
     if phase in ("build", "incremental"):
+        records = corpus(work, size)
         generation = 1 if phase == "build" else 2
         view = MemoryBranch(records if phase == "build" else incremented(records), generation)
         base_rss = _rss()["VmRSS"]
@@ -208,8 +213,9 @@ def child(phase: str, engine: str, work: Path, size: int) -> dict[str, Any]:
         return {"applied": applied, "cpu_s": time.process_time() - cpu,
                 "wall_s": time.perf_counter() - wall, "rss_before_mib": base_rss,
                 "peak_rss_mib": _rss()["peak"]}
-    short, long = _plans(short_queries()), _plans(long_queries(records))
-    del records
+    # the query process holds no corpus: its long queries were written by the parent
+    short = _plans(short_queries())
+    long = _plans(json.loads((work / "long-queries.json").read_text()))
     cpu, wall = time.process_time(), time.perf_counter()
     searcher = _searcher(engine, work)
     terms, weights = short[0]
@@ -289,9 +295,10 @@ def main() -> None:
     if args.child:
         print(json.dumps(child(args.child, args.engine, args.work, args.size)))
         return
-    records = corpus(args.work, args.size, STDLIB)
+    records = corpus(args.work, args.size)
     print(f"corpus: {len(records)} chunks of {len({r.path for r in records})} files "
-          f"from {STDLIB}")
+          f"from {STDLIB} and {SITE_PACKAGES}")
+    (args.work / "long-queries.json").write_text(json.dumps(long_queries(records)))
     del records
     for path in _paths(args.work):
         if path.is_dir():

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 import tantivy
 from repo_builder import RepoBuilder
+from search_fixtures import build_shop
 from test_indexer import run
 from test_overlay import ORDER, feature_branch, index_branch, view
 from test_retrieval import CODE, Writer, make_record
@@ -23,13 +24,15 @@ from test_retrieval import CODE, Writer, make_record
 from freshmark.adapters.embedding import get_embedder
 from freshmark.adapters.lexical.registry import Bm25Engine, forget_lexical, lexical_engine
 from freshmark.adapters.lexical.tantivy_engine import TantivyEngine, index_directory
-from freshmark.adapters.lexical.tantivy_store import TantivyCollection
+from freshmark.adapters.lexical.tantivy_store import STATE_FILE, IndexState, TantivyCollection
 from freshmark.adapters.store.chroma import BranchIndex, Store
 from freshmark.core.errors import ConfigError
 from freshmark.core.manifest import Manifest, collection_name
+from freshmark.core.request import SearchRequest
 from freshmark.core.settings import Settings
 from freshmark.core.stamp import chunk_id, utc_now_iso
 from freshmark.core.tokenize import query_terms
+from freshmark.services.retrieval.search import search
 
 ROOT = Path(__file__).resolve().parents[1]
 # Real code for the repository under test: freshmark's own adapters and core.
@@ -224,7 +227,7 @@ def test_a_second_process_searches_the_same_index_without_fetching(shop: BranchI
 HOLD_WRITER = textwrap.dedent("""
     import sys, time
     from pathlib import Path
-    from freshmark.adapters.lexical.tantivy_store import TantivyCollection
+    from freshmark.adapters.lexical.tantivy_store import STATE_FILE, IndexState, TantivyCollection
     collection = TantivyCollection("held", Path(sys.argv[1]))
     writer = collection.index.writer(heap_size=15_000_000, num_threads=1)
     print("holding", flush=True)
@@ -262,6 +265,23 @@ def test_an_index_of_another_schema_is_rebuilt_not_trusted(shop: BranchIndex,
                           reuse=False)  # an older layout, under a state that says current
     del older
     assert TantivyCollection(shop.name, directory).refresh(shop) == len(CODE)
+
+
+def test_index_runs_and_searches_use_the_tantivy_engine_when_chosen(
+    fm_home: Path, make_repo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("FRESHMARK_LEXICAL", "tantivy")
+    shop = build_shop(make_repo)  # index runs: the engine's after_run catches the index up
+    settings = Settings.from_env()
+    view = Store.open(settings).branch(f"path:{shop.path.resolve()}", "main")
+    assert view is not None
+    state = IndexState.read(index_directory(settings.cache_dir, view.name) / STATE_FILE)
+    assert state is not None and state.generation == view.manifest.generation
+    request = SearchRequest.build("cancel order", k=5)
+    found = search(request, str(shop.path), settings=settings).to_dict()["results"]
+    monkeypatch.setenv("FRESHMARK_LEXICAL", "bm25")
+    expected = search(request, str(shop.path), settings=Settings.from_env()).to_dict()["results"]
+    assert found and [r["path"] for r in found][:3] == [r["path"] for r in expected][:3]
 
 
 def test_settings_choose_the_lexical_engine(fm_home: Path) -> None:
