@@ -53,7 +53,10 @@ from freshmark.services.indexing.indexer import IndexRequest, index_repo
 from freshmark.services.retrieval.channels import vector_channel
 from freshmark.services.retrieval.hybrid import hybrid_search
 
-COSQA = ROOT.parent / "shared" / "eval" / "cosqa" / "cosqa_dev_retrieval.json"
+# The shared evaluation sets sit beside the checkout (or beside the worktrees' folder).
+COSQA = next((base / "shared" / "eval" / "cosqa" / "cosqa_dev_retrieval.json"
+              for base in (ROOT.parent, ROOT.parent.parent)
+              if (base / "shared" / "eval" / "cosqa").is_dir()), ROOT.parent / "shared")
 LABELLED = ROOT / "bench" / "labelled_queries.json"
 CUTOFFS = (1, 5, 10)
 DEPTH = 10

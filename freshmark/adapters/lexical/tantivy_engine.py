@@ -82,7 +82,8 @@ class TantivyChannel:
         layers, applied = [], 0
         for collection, hidden in view.layers():
             held = _collection(collection.name, self._cache_dir)
-            applied += held.refresh(collection)
+            # The manifest read made by opening the collection for this request: not read again.
+            applied += held.refresh(collection, collection.manifest_for_request())
             layers.append(_Layer(held, frozenset(hidden)))
         self._layers = layers
         return applied
