@@ -58,6 +58,7 @@ WRITER_THREADS = 1
 # How long a catch-up waits for another process's writer before searching what is committed.
 WRITER_WAIT_SECONDS = 5.0
 WRITER_POLL_SECONDS = 0.05
+OPEN_ATTEMPTS = 3
 # Files whose documents are rebuilt from one read of their chunks.
 FILE_BATCH = 256
 
@@ -147,23 +148,35 @@ def _file_document(path: str, tokens: Sequence[str], kind: int) -> tantivy.Docum
 def _open_index(directory: Path | None, files: bool) -> tuple[tantivy.Index, bool]:
     """The index at ``directory`` (created when missing; None: in memory), with freshmark's
     whitespace analyzer registered, and whether it was recreated: an index of another schema
-    (an older freshmark's) is a cache, emptied with its state."""
+    (an older freshmark's) is a cache, emptied with its state. Any other failure to open (two
+    processes creating it at once) is retried, never answered by deleting the index."""
     fields = schema(files)
     recreated = False
     if directory is None:
         index = tantivy.Index(fields)
     else:
-        directory.mkdir(parents=True, exist_ok=True)
-        try:
-            index = tantivy.Index(fields, path=str(directory), reuse=True)
-        except (ValueError, OSError):
-            shutil.rmtree(directory, ignore_errors=True)
-            directory.mkdir(parents=True, exist_ok=True)
-            index = tantivy.Index(fields, path=str(directory), reuse=False)
-            recreated = True
+        index, recreated = _open_on_disk(fields, directory)
     index.register_tokenizer(TOKENIZER,
                              tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.whitespace()).build())
     return index, recreated
+
+
+def _open_on_disk(fields: tantivy.Schema, directory: Path) -> tuple[tantivy.Index, bool]:
+    failure: Exception | None = None
+    for _ in range(OPEN_ATTEMPTS):
+        directory.mkdir(parents=True, exist_ok=True)
+        try:
+            return tantivy.Index(fields, path=str(directory), reuse=True), False
+        except (ValueError, OSError) as error:
+            if "schema does not match" not in str(error):
+                failure = error
+                time.sleep(WRITER_POLL_SECONDS)
+                continue
+        shutil.rmtree(directory, ignore_errors=True)
+        directory.mkdir(parents=True, exist_ok=True)
+        return tantivy.Index(fields, path=str(directory), reuse=False), True
+    assert failure is not None
+    raise failure
 
 
 class TantivyCollection:
