@@ -54,7 +54,7 @@ from freshmark.adapters.lexical.bm25 import Bm25
 from freshmark.adapters.store.chroma import Store
 from freshmark.core.config import load_config
 from freshmark.core.request import CHANNELS, SearchRequest
-from freshmark.core.settings import Settings
+from freshmark.core.settings import LEXICAL_ENGINES, Settings
 from freshmark.core.stamp import LIVE, ChunkRecord
 from freshmark.core.structure import code_names
 from freshmark.services.indexing.indexer import IndexRequest, index_repo
@@ -342,6 +342,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="leave out each repository's first N instances (a fresh held-out "
                              "slice after the first N were used to tune)")
     parser.add_argument("--embedder", default="minilm")
+    parser.add_argument("--lexical", choices=LEXICAL_ENGINES, default="bm25")
     parser.add_argument("--home", type=Path, default=None)
     parser.add_argument("--systems", default=",".join(SYSTEMS))
     parser.add_argument("--json", type=Path, default=None)
@@ -364,7 +365,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             by_repo[row["repo"]].append(Instance.from_row(row))
 
     home = args.home or Path(tempfile.mkdtemp(prefix="fm-localization-"))
-    settings = Settings(home=home, embedder=args.embedder)
+    settings = Settings(home=home, embedder=args.embedder, lexical=args.lexical)
     store = Store.open(settings)
     embedder = get_embedder(settings.embedder, settings.cache_dir)
     totals: dict[str, Scores] = defaultdict(Scores)

@@ -40,20 +40,23 @@ sys.path.insert(0, str(ROOT))
 
 from freshmark.adapters.embedding import get_embedder
 from freshmark.adapters.lexical.index import LexicalIndex
-from freshmark.adapters.lexical.registry import Bm25Engine
+from freshmark.adapters.lexical.registry import lexical_engine
 from freshmark.adapters.store.chroma import BranchIndex, Store
 from freshmark.core.config import load_config
 from freshmark.core.fusion import RerankWeights
 from freshmark.core.manifest import Manifest, collection_name
 from freshmark.core.request import DEFAULT_KINDS, SearchRequest
-from freshmark.core.settings import Settings
+from freshmark.core.settings import LEXICAL_ENGINES, Settings
 from freshmark.core.stamp import ChunkRecord, sha256_hex, utc_now_iso
 from freshmark.core.tokenize import query_terms
 from freshmark.services.indexing.indexer import IndexRequest, index_repo
 from freshmark.services.retrieval.channels import vector_channel
 from freshmark.services.retrieval.hybrid import hybrid_search
 
-COSQA = ROOT.parent / "shared" / "eval" / "cosqa" / "cosqa_dev_retrieval.json"
+# The shared evaluation sets sit beside the checkout (or beside the worktrees' folder).
+COSQA = next((base / "shared" / "eval" / "cosqa" / "cosqa_dev_retrieval.json"
+              for base in (ROOT.parent, ROOT.parent.parent)
+              if (base / "shared" / "eval" / "cosqa").is_dir()), ROOT.parent / "shared")
 LABELLED = ROOT / "bench" / "labelled_queries.json"
 CUTOFFS = (1, 5, 10)
 DEPTH = 10
@@ -106,12 +109,14 @@ class MemoEmbedder:
 
 
 def run_systems(
-    index: BranchIndex, embedder: MemoEmbedder, queries: list[tuple[str, str, Relevant]]
+    index: BranchIndex, embedder: MemoEmbedder, queries: list[tuple[str, str, Relevant]],
+    settings: Settings,
 ) -> dict[str, Scores]:
-    """Score every system on every query over the same collection."""
+    """Score every system on every query over the same collection (hybrid through the lexical
+    engine ``settings`` names; "bm25" is always the numpy index)."""
     lexical = LexicalIndex(index.name)
     lexical.refresh(index)
-    engine = Bm25Engine(None)  # the same index, as a search process holds it
+    engine = lexical_engine(settings)  # as a search process holds it
     systems = {name: Scores() for name in ("bm25", "vector", "rrf", "hybrid")}
     for query_id, text, relevant in queries:
         hits, _ = lexical.search(query_terms(text), DEPTH)
@@ -177,7 +182,7 @@ def bench_cosqa(settings: Settings, embedder: MemoEmbedder) -> dict[str, Scores]
                               settings.cache_dir / "bench" / "cosqa")
     queries = [(qid, text, _in(set(data["qrels"][qid])))
                for qid, text in data["queries"].items()]
-    return run_systems(index, embedder, queries)
+    return run_systems(index, embedder, queries, settings)
 
 
 def _in(relevant_ids: set[str]) -> Relevant:
@@ -232,7 +237,7 @@ def bench_own(settings: Settings, embedder: MemoEmbedder, work: Path) -> dict[st
     present = tuple(f"{d}/" for d in spec["sources"] if (repo / d).is_dir())
     queries = [(q["id"], q["query"], _expected(q["expected"])) for q in spec["queries"]
                if q["expected"][0]["path"].startswith(present)]
-    return run_systems(index, embedder, queries)  # type: ignore[arg-type]
+    return run_systems(index, embedder, queries, settings)  # type: ignore[arg-type]
 
 
 # -- report -----------------------------------------------------------------------------------
@@ -259,11 +264,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--home", type=Path, default=None)
     parser.add_argument("--json", type=Path, default=None)
     parser.add_argument("--show-misses", action="store_true")
+    parser.add_argument("--lexical", choices=LEXICAL_ENGINES, default="bm25")
     args = parser.parse_args(argv)
     home = args.home or Path(tempfile.mkdtemp(prefix="fm-quality-"))
-    settings = Settings(home=home, embedder=args.embedder)
+    settings = Settings(home=home, embedder=args.embedder, lexical=args.lexical)
     embedder = MemoEmbedder(get_embedder(args.embedder, settings.cache_dir))
-    print(f"embedder: {embedder.id}; store: {settings.chroma_path}")
+    print(f"embedder: {embedder.id}; lexical: {settings.lexical}; store: {settings.chroma_path}")
     results: dict[str, dict[str, dict[str, float]]] = {}
     if args.set in ("cosqa", "all"):
         systems = bench_cosqa(settings, embedder)

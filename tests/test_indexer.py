@@ -496,8 +496,8 @@ def test_rename_detection_without_the_old_blob_still_indexes_the_change(fm_home,
 
 
 def test_index_run_writes_a_current_lexical_snapshot(store_env, make_repo):
-    from freshmark.adapters.lexical.index import LexicalIndex
-    from freshmark.adapters.lexical.registry import _identity, snapshot_path
+    from freshmark.adapters.lexical.index import LexicalIndex, collection_identity
+    from freshmark.adapters.lexical.registry import snapshot_path
 
     repo = shop_repo(make_repo)
     run(repo)
@@ -508,7 +508,7 @@ def test_index_run_writes_a_current_lexical_snapshot(store_env, make_repo):
     index = Store.open(settings).branch(f"path:{repo.path.resolve()}", "main")
     assert index is not None
     snapshot = LexicalIndex.load(snapshot_path(settings.cache_dir, index.name), index.name,
-                                 _identity(index))
+                                 collection_identity(index))
     assert snapshot is not None and snapshot.generation == index.manifest.generation
     assert snapshot.refresh(index) == 0  # a search process starts current: nothing to fetch
     assert len(snapshot.live) == len(live(records(repo)))

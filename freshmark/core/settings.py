@@ -9,6 +9,8 @@ from pathlib import Path
 from freshmark.core.errors import ConfigError
 
 DEFAULT_EMBEDDER = "minilm"
+# The lexical engines (docs/lexical-index.md): in-process numpy BM25, or on-disk tantivy.
+LEXICAL_ENGINES = ("bm25", "tantivy")
 
 
 @dataclass(frozen=True)
@@ -20,7 +22,9 @@ class Settings:
     (``minilm``, the real default, or ``hashing``, a fast non-semantic tier for tests only);
     ``embed_threads`` overrides the onnxruntime threads per process (default: the cores this
     process really has, shared among the worker's processes); ``redis_url_set`` says whether
-    the deployment named its Redis (``FRESHMARK_REDIS_URL``) rather than taking the default.
+    the deployment named its Redis (``FRESHMARK_REDIS_URL``) rather than taking the default;
+    ``lexical`` the lexical engine (``bm25``, the default, or ``tantivy``: on-disk indexes
+    shared by a host's processes).
     """
 
     home: Path
@@ -30,6 +34,7 @@ class Settings:
     embedder: str = DEFAULT_EMBEDDER
     embed_threads: int | None = None
     redis_url_set: bool = False
+    lexical: str = "bm25"
 
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None) -> Settings:
@@ -44,6 +49,7 @@ class Settings:
             embedder=env.get("FRESHMARK_EMBEDDER") or DEFAULT_EMBEDDER,
             embed_threads=_positive_int(env, "FRESHMARK_EMBED_THREADS"),
             redis_url_set=bool(env.get("FRESHMARK_REDIS_URL")),
+            lexical=_lexical_engine(env),
         )
 
     @property
@@ -72,3 +78,12 @@ def _positive_int(env: dict[str, str], name: str) -> int | None:
     if not raw.isdigit() or int(raw) < 1:
         raise ConfigError(f"{name} must be a whole number >= 1, got {raw!r}")
     return int(raw)
+
+
+def _lexical_engine(env: dict[str, str]) -> str:
+    """``FRESHMARK_LEXICAL``, one of ``LEXICAL_ENGINES`` (default bm25); ConfigError otherwise."""
+    name = env.get("FRESHMARK_LEXICAL", "").strip().lower() or LEXICAL_ENGINES[0]
+    if name not in LEXICAL_ENGINES:
+        raise ConfigError(f"FRESHMARK_LEXICAL must be one of {', '.join(LEXICAL_ENGINES)}, "
+                          f"got {name!r}")
+    return name

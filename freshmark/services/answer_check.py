@@ -14,7 +14,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from freshmark.adapters.lexical.registry import Bm25Engine
+from freshmark.adapters.lexical.registry import lexical_engine
 from freshmark.adapters.store.chroma import Store
 from freshmark.core.answers import (
     AnswerReport,
@@ -113,7 +113,7 @@ def _defined(symbol: str, opened: OpenedBranch, head: _HeadText, settings: Setti
     terms = query_terms(symbol.replace("::", "."))
     if not name or not terms:
         return False
-    channel = Bm25Engine(settings.cache_dir).channel(opened.index)
+    channel = lexical_engine(settings).channel(opened.index)
     hits, _ = channel.search(terms, SYMBOL_CANDIDATES)
     records = opened.index.get(ids=[hit.id for hit in hits], include_text=False)
     wanted = symbol.replace("::", ".").removesuffix("()")

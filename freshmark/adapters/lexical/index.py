@@ -41,6 +41,15 @@ from freshmark.core.tokenize import iter_tokens
 SNAPSHOT_FORMAT = 3
 
 
+def collection_identity(collection: BranchView) -> str:
+    """Tells a collection apart from an earlier one of the same name (dropped and recreated) or
+    one of the same name in another store: the store's collection id and the manifest's
+    creation time."""
+    manifest = collection.manifest
+    return (f"{manifest.repo_key}\0{manifest.branch}\0{manifest.created_at or ''}\0"
+            f"{collection.collection_id}")
+
+
 def document_tokens(record: ChunkRecord) -> list[str]:
     """What BM25 indexes for a chunk: its path, its symbol name and its text."""
     return [*iter_tokens(record.path), *iter_tokens(record.symbol), *iter_tokens(record.text)]

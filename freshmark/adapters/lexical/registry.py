@@ -13,9 +13,11 @@ import threading
 from collections import OrderedDict
 from pathlib import Path
 
-from freshmark.adapters.lexical.index import LexicalIndex
+from freshmark.adapters.lexical.index import LexicalIndex, collection_identity
 from freshmark.adapters.lexical.layers import LayeredLexical
-from freshmark.core.ports import BranchView
+from freshmark.adapters.lexical.tantivy_engine import TantivyEngine
+from freshmark.core.ports import BranchView, LexicalEngine
+from freshmark.core.settings import Settings
 
 # A plain branch's lexical index, or a layered branch's (one LexicalIndex per layer).
 Lexical = LexicalIndex | LayeredLexical
@@ -29,15 +31,6 @@ MAX_LEXICAL_INDEXES = 16
 
 def snapshot_path(cache_dir: Path, collection: str) -> Path:
     return cache_dir / "lexical" / f"{collection}.npz"
-
-
-def _identity(collection: BranchView) -> str:
-    """Tells a collection apart from an earlier one of the same name (dropped and recreated) or
-    one of the same name in another store: the store's collection id and the manifest's
-    creation time."""
-    manifest = collection.manifest
-    return (f"{manifest.repo_key}\0{manifest.branch}\0{manifest.created_at or ''}\0"
-            f"{collection.collection_id}")
 
 
 def lexical_for(view: BranchView, cache_dir: Path | None) -> Lexical:
@@ -62,7 +55,7 @@ def lexical_for(view: BranchView, cache_dir: Path | None) -> Lexical:
 def _shared_lexical(collection: BranchView, cache_dir: Path | None) -> LexicalIndex:
     """This process's lexical index of one collection, as held (loaded from its snapshot on
     first use, else empty): not refreshed."""
-    identity = _identity(collection)
+    identity = collection_identity(collection)
     name = collection.name
     path = snapshot_path(cache_dir, name) if cache_dir is not None else None
     with _LEXICAL_LOCK:
@@ -103,7 +96,7 @@ def write_lexical_snapshot(view: BranchView, cache_dir: Path) -> int:
     layer's runs.
     """
     own = view.own
-    identity = _identity(own)
+    identity = collection_identity(own)
     path = snapshot_path(cache_dir, own.name)
     lexical = LexicalIndex.load(path, own.name, identity) or LexicalIndex(own.name, identity)
     applied = lexical.refresh(own)
@@ -158,3 +151,9 @@ class Bm25Engine:
         forget_lexical(collection)
         if self.cache_dir is not None:
             snapshot_path(self.cache_dir, collection).unlink(missing_ok=True)
+
+def lexical_engine(settings: Settings) -> LexicalEngine:
+    """The lexical engine ``settings.lexical`` names, over ``settings.cache_dir``."""
+    if settings.lexical == "tantivy":
+        return TantivyEngine(settings.cache_dir)
+    return Bm25Engine(settings.cache_dir)

@@ -34,7 +34,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from freshmark.adapters.lexical.registry import Bm25Engine
+from freshmark.adapters.lexical.registry import lexical_engine
 from freshmark.adapters.store.chroma import Store
 from freshmark.core.config import Config, load_config
 from freshmark.core.ports import Embedder
@@ -259,7 +259,7 @@ def build_context(
     embedder = embedder if embedder is not None else embedder_for(settings, opened.index)
     recall = SearchRequest(text, RECALL_K, DEFAULT_KINDS, include_history=True)
     candidates, _ = hybrid_search(opened.index, embedder, recall,
-                                  lexical=Bm25Engine(settings.cache_dir))
+                                  lexical=lexical_engine(settings))
     results = verify_results(opened, [(c.record, c.score, c.explain()) for c in candidates])
     attach_drift(opened.repo, opened.target.head, results)
     info = index_info(opened.index)

@@ -24,7 +24,7 @@ from typing import Any
 from freshmark.adapters.embedding import LazyEmbedder
 from freshmark.adapters.embedding.cache import EmbeddingCache
 from freshmark.adapters.git.repo import GitRepo
-from freshmark.adapters.lexical.registry import Bm25Engine
+from freshmark.adapters.lexical.registry import lexical_engine
 from freshmark.adapters.store.chroma import Store
 from freshmark.core.config import Config
 from freshmark.core.manifest import collection_name
@@ -116,7 +116,7 @@ def index_repo(
     if below is not None and overlay is not None:
         summary.layered_on = overlay.branch
         summary.overlay_chunks = index.own.count()
-    Bm25Engine(settings.cache_dir).after_run(index, changed)
+    lexical_engine(settings).after_run(index, changed)
     summary.files_skipped = dict(Counter(summary.files_skipped))
     summary.seconds = round(time.perf_counter() - started, 3)
     summary.embed_seconds = round(summary.embed_seconds, 3)

@@ -14,7 +14,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
-from freshmark.adapters.lexical.registry import Bm25Engine
+from freshmark.adapters.lexical.registry import lexical_engine
 from freshmark.adapters.store.chroma import Store
 from freshmark.core.config import Config, load_config
 from freshmark.core.fusion import Candidate
@@ -117,7 +117,7 @@ def search(
     opened, index, embedder = _opened(request, repo_arg, settings, config, store, embedder)
     # The whole ranking, whatever k: the k served are its first k usable results.
     candidates, timings = hybrid_search(index, embedder, request, k=MAX_K,
-                                        lexical=Bm25Engine(settings.cache_dir))
+                                        lexical=lexical_engine(settings))
     started = time.perf_counter()
     results = _first_usable(opened, candidates, request.k, request.include_history)
     attach_drift(opened.repo, opened.target.head, results)
@@ -188,7 +188,7 @@ def search_files(
     opened, index, embedder = _opened(request, repo_arg, settings, config, store, embedder)
     k = request.k
     found, timings = file_search(index, embedder, request, k=MAX_K,
-                                 lexical=Bm25Engine(settings.cache_dir))
+                                 lexical=lexical_engine(settings))
     started = time.perf_counter()
     files: list[FileResult] = []
     for candidate in found:

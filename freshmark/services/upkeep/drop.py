@@ -22,7 +22,7 @@ from typing import Any
 from redis import Redis
 
 from freshmark.adapters import keys
-from freshmark.adapters.lexical.registry import Bm25Engine
+from freshmark.adapters.lexical.registry import lexical_engine
 from freshmark.adapters.store.chroma import Store
 from freshmark.adapters.telemetry.freshness import FreshnessStore, freshness_store_for
 from freshmark.adapters.telemetry.verdict_stats import VerdictStats
@@ -53,7 +53,7 @@ class BranchState:
         ``client`` is the process's own)."""
         if client is None and settings.redis_url_set:
             client = Redis.from_url(settings.redis_url)
-        return cls(store or Store.open(settings), Bm25Engine(settings.cache_dir),
+        return cls(store or Store.open(settings), lexical_engine(settings),
                    freshness_store_for(settings, client), VerdictStats.open(settings), client)
 
 

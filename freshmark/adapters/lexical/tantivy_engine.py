@@ -1,0 +1,181 @@
+"""The lexical engine on tantivy: BM25 top-k over on-disk, memory-mapped indexes.
+
+``TantivyEngine`` is the second ``ports.LexicalEngine`` beside ``registry.Bm25Engine``
+(``FRESHMARK_LEXICAL=tantivy``). One tantivy index per collection (``tantivy_store``), shared
+by every process of a host through the page cache and updated in place by generation; a branch
+of several layers reads each layer's own index with the paths held above hidden. Scoring is
+tantivy's BM25 (k1 = 1.2, b = 0.75, Lucene's idf), block-max WAND top-k instead of scoring
+every document; a term's weight is a boost on its term query, as today's weight multiplies its
+idf. Differences from ``Bm25Engine``, measured in bench/bench_lexical_engines.py and described
+in docs/lexical-index.md: statistics count tombstoned (and not yet merged deleted) documents,
+document lengths are tantivy's one-byte norms, and whole files are documents of their own (a
+second index per collection, rebuilt per changed file from the chunks' stored tokens) scored by
+tantivy's top-k, not every file.
+"""
+
+from __future__ import annotations
+
+import shutil
+import threading
+from collections import OrderedDict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from freshmark.adapters.lexical.tantivy_query import (
+    Filters,
+    LayerQuery,
+    count,
+    file_matches,
+    rank,
+    score_ids_of,
+)
+from freshmark.adapters.lexical.tantivy_store import TantivyCollection, schema
+from freshmark.core.ports import BranchView, FileMatches, LexicalHit, TermWeights
+from freshmark.core.stamp import ChunkRecord
+
+MAX_OPEN_INDEXES = 64  # open indexes per process: a file handle and maps each, no postings held
+
+_OPEN: OrderedDict[tuple[str, str], TantivyCollection] = OrderedDict()
+_OPEN_LOCK = threading.Lock()
+
+
+def index_directory(cache_dir: Path, collection: str) -> Path:
+    return cache_dir / "tantivy" / collection
+
+
+def _collection(name: str, cache_dir: Path | None) -> TantivyCollection:
+    """This process's handle on one collection's index (opened on first use)."""
+    key = (str(cache_dir), name)
+    with _OPEN_LOCK:
+        held = _OPEN.get(key)
+        if held is None:
+            directory = None if cache_dir is None else index_directory(cache_dir, name)
+            held = _OPEN[key] = TantivyCollection(name, directory)
+        _OPEN.move_to_end(key)
+        while len(_OPEN) > MAX_OPEN_INDEXES:
+            _OPEN.popitem(last=False)
+    return held
+
+
+@dataclass(frozen=True)
+class _Layer:
+    collection: TantivyCollection
+    hidden: frozenset[str]
+
+
+class TantivyChannel:
+    """BM25 over the visible chunks of one branch (``ports.LexicalChannel``), a tantivy index
+    per layer, top first; a layer's chunks of a path held above are hidden."""
+
+    def __init__(self, layers: Sequence[tuple[TantivyCollection, frozenset[str]]],
+                 cache_dir: Path | None) -> None:
+        if not layers:
+            raise ValueError("a lexical channel needs at least one layer")
+        self._layers = [_Layer(c, frozenset(h)) for c, h in layers]
+        self._cache_dir = cache_dir
+
+    @property
+    def collection(self) -> str:
+        return self._layers[0].collection.collection
+
+    def refresh(self, view: BranchView) -> int:
+        layers, applied = [], 0
+        for collection, hidden in view.layers():
+            held = _collection(collection.name, self._cache_dir)
+            # The manifest read made by opening the collection for this request: not read again.
+            applied += held.refresh(collection, collection.manifest_for_request())
+            layers.append(_Layer(held, frozenset(hidden)))
+        self._layers = layers
+        return applied
+
+    def catch_up(self, records: Iterable[ChunkRecord]) -> None:
+        """Records newer than the index, written now when the writer is free (a plain branch
+        only: a layered store's records carry their own layer's generation)."""
+        if len(self._layers) != 1:
+            return
+        top = self._layers[0].collection
+        newer = [r for r in records if r.updated_gen > top.generation]
+        if newer:
+            top.apply(newer)
+
+    def forget(self, ids: Iterable[str]) -> None:
+        """From the top layer only (see ``LayeredLexical.forget``)."""
+        self._layers[0].collection.forget(ids)
+
+    def _queries(self) -> list[LayerQuery]:
+        return [LayerQuery(layer.collection.searcher(), layer.collection.file_searcher(),
+                           layer.hidden) for layer in self._layers]
+
+    def passing_share(self, include_history: bool, include_excluded: bool,
+                      kinds: Iterable[str] | None = None) -> float:
+        filters = Filters.of(include_history, include_excluded, kinds)
+        queries = self._queries()
+        total = sum(count(q, Filters.everything()) for q in queries)
+        passing = sum(count(q, filters) for q in queries)
+        return passing / total if total else 1.0
+
+    def search(
+        self, terms: Sequence[str], n: int, *, include_history: bool = False,
+        include_excluded: bool = False, score_ids: Iterable[str] = (),
+        kinds: Iterable[str] | None = None, weights: TermWeights | None = None,
+    ) -> tuple[list[LexicalHit], dict[str, float]]:
+        filters = Filters.of(include_history, include_excluded, kinds)
+        queries = self._queries()
+        hits = rank(queries, terms, n, filters, weights)
+        return hits, score_ids_of(queries, terms, list(score_ids), filters, weights)
+
+    def search_with_files(
+        self, terms: Sequence[str], n: int, n_files: int, *, include_history: bool = False,
+        include_excluded: bool = False, score_ids: Iterable[str] = (),
+        kinds: Iterable[str] | None = None, weights: TermWeights | None = None,
+    ) -> tuple[list[LexicalHit], dict[str, float], FileMatches]:
+        filters = Filters.of(include_history, include_excluded, kinds)
+        queries = self._queries()
+        hits = rank(queries, terms, n, filters, weights)
+        extra = score_ids_of(queries, terms, list(score_ids), filters, weights)
+        return hits, extra, file_matches(queries, terms, n_files, filters, weights)
+
+
+class TantivyEngine:
+    """The lexical engine (``ports.LexicalEngine``) over on-disk tantivy indexes.
+
+    ``cache_dir``: where the indexes live (``FRESHMARK_HOME/cache/tantivy``); None keeps each
+    collection's index in this process's memory.
+    """
+
+    def __init__(self, cache_dir: Path | None) -> None:
+        schema()  # a clear ConfigError now when the tantivy package is missing
+        self.cache_dir = cache_dir
+
+    def channel(self, view: BranchView) -> TantivyChannel:
+        channel = TantivyChannel([(_collection(view.name, self.cache_dir), frozenset())],
+                                 self.cache_dir)
+        channel.refresh(view)
+        return channel
+
+    def after_run(self, view: BranchView, changed: bool) -> None:
+        """The run's own collection caught up on disk, so no search pays the fetch (lower
+        layers are caught up by their own runs)."""
+        if self.cache_dir is None:
+            return
+        own = view.own
+        try:
+            _collection(own.name, self.cache_dir).refresh(own)
+        except OSError:
+            pass  # the index only saves search time; an unwritable cache must not fail a run
+
+    def forget(self, collection: str | None = None) -> None:
+        with _OPEN_LOCK:
+            for key in [k for k in _OPEN if collection is None or k[1] == collection]:
+                del _OPEN[key]
+
+    def drop(self, collection: str) -> None:
+        """The collection was dropped: forget it here and delete its chunk and file indexes."""
+        self.forget(collection)
+        if self.cache_dir is None:
+            return
+        directory = index_directory(self.cache_dir, collection)
+        for path in (directory, directory.with_name(directory.name + ".files")):
+            shutil.rmtree(path, ignore_errors=True)
+

@@ -1,0 +1,402 @@
+"""One collection's lexical index on disk as tantivy indexes, kept in step with the store.
+
+The chunk index lives at ``cache_dir/tantivy/<collection>/`` and the file index beside it at
+``<collection>.files/`` (tantivy's segment files, read through memory maps, so every process of
+a host shares one copy in the page cache), with a state file inside the chunk index,
+``freshmark-state.json`` (tantivy leaves files it does not manage alone): the collection
+identity and the store generation held. Catch-up follows docs/lexical-index.md: read the
+manifest generation; if the index is behind, take the writers (tantivy's lock file, an OS lock
+released when its process dies, so a ``kill -9`` leaves nothing that blocks the next writer),
+fetch only records with ``updated_gen`` above the generation held (everything after a purge or
+a recreated collection), delete each by id and add it as it now is, commit, rebuild the file
+documents of the paths touched, commit, then record the generation read before fetching. A
+process that finds the writer busy searches the index as committed: the re-read from Chroma
+still decides status and text.
+
+Chunk documents: ``id`` (raw), ``tokens`` (``tokenize.iter_tokens`` of path, symbol and text
+joined by spaces and split again only on spaces, so tantivy keeps freshmark's code-aware tokens
+exactly; stored, to rebuild file documents), ``path`` (raw), ``kind`` (``KIND_CODES`` of
+``classify.search_kind``), ``tombstoned`` (0/1), ``file`` (a hash of the path). A file document
+holds its live chunks' tokens. Design and limits: docs/lexical-index.md ("The tantivy engine").
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import threading
+import time
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+try:
+    import tantivy
+except ImportError:  # the [tantivy] extra is not installed: only FRESHMARK_LEXICAL=tantivy needs it
+    tantivy = None  # type: ignore[assignment]
+
+from freshmark.adapters.lexical.index import collection_identity, document_tokens
+from freshmark.core.classify import search_kind
+from freshmark.core.errors import ConfigError
+from freshmark.core.kinds import KIND_CODES
+from freshmark.core.manifest import Manifest
+from freshmark.core.ports import BranchView
+from freshmark.core.stamp import TOMBSTONED, ChunkRecord
+
+STATE_FORMAT = 1
+STATE_FILE = "freshmark-state.json"
+TOKENIZER = "freshmark_tokens"
+# The writer's indexing memory (tantivy flushes a segment when it is full) and threads: one,
+# the machine's cores belong to the embedder and the query processes.
+WRITER_HEAP_BYTES = 64_000_000
+WRITER_THREADS = 1
+# How long a catch-up waits for another process's writer before searching what is committed.
+WRITER_WAIT_SECONDS = 5.0
+WRITER_POLL_SECONDS = 0.05
+OPEN_ATTEMPTS = 3
+# Files whose documents are rebuilt from one read of their chunks.
+FILE_BATCH = 256
+
+
+@cache
+def schema(files: bool = False) -> tantivy.Schema:
+    """The fields of chunk documents, or (``files``) of whole-file documents, whose tokens are
+    not stored. ConfigError when the tantivy package is not installed."""
+    if tantivy is None:
+        raise ConfigError("FRESHMARK_LEXICAL=tantivy needs the tantivy package: "
+                          "pip install 'freshmark[tantivy]'")
+    builder = tantivy.SchemaBuilder()
+    builder.add_text_field("id", stored=True, tokenizer_name="raw", index_option="basic")
+    # A chunk's tokens are stored: its file's document is rebuilt from them, not re-fetched.
+    builder.add_text_field("tokens", stored=not files, tokenizer_name=TOKENIZER,
+                           index_option="freq")
+    builder.add_text_field("path", stored=True, tokenizer_name="raw", index_option="basic")
+    builder.add_unsigned_field("kind", indexed=True, fast=True)
+    builder.add_unsigned_field("tombstoned", indexed=True, fast=True)
+    # The path as a number a search can read per hit without loading the stored document.
+    builder.add_unsigned_field("file", fast=True)
+    return builder.build()
+
+
+def file_key(path: str) -> int:
+    return int.from_bytes(hashlib.blake2b(path.encode(), digest_size=8).digest(), "big")
+
+
+
+@dataclass(frozen=True)
+class Writers:
+    chunks: tantivy.IndexWriter
+    files: tantivy.IndexWriter
+
+
+class WriterBusy(Exception):
+    """Another process (or thread) holds this index's writer: retryable."""
+
+
+@dataclass(frozen=True)
+class IndexState:
+    """What the index holds: the collection it follows (identity) and the store generation."""
+
+    identity: str
+    generation: int
+
+    @classmethod
+    def read(cls, path: Path) -> IndexState | None:
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+            if data.get("format") != STATE_FORMAT:
+                return None
+            return cls(str(data["identity"]), int(data["generation"]))
+        except (OSError, ValueError, KeyError, TypeError):
+            return None
+
+    def write(self, path: Path) -> None:
+        """Atomically (temp file + rename): a reader sees the old state or the new one."""
+        temp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+        temp.write_text(json.dumps({"format": STATE_FORMAT, "identity": self.identity,
+                                    "generation": self.generation}), encoding="utf-8")
+        os.replace(temp, path)
+
+
+def _document(record: ChunkRecord) -> tantivy.Document:
+    document = tantivy.Document()
+    document.add_text("id", record.id)
+    document.add_text("tokens", " ".join(document_tokens(record)))
+    document.add_text("path", record.path)
+    document.add_unsigned("kind", KIND_CODES.get(search_kind(record.path, record.file_kind), 0))
+    document.add_unsigned("tombstoned", int(record.status == TOMBSTONED))
+    document.add_unsigned("file", file_key(record.path))
+    return document
+
+
+def _file_document(path: str, tokens: Sequence[str], kind: int) -> tantivy.Document:
+    document = tantivy.Document()
+    document.add_text("id", path)
+    document.add_text("tokens", " ".join(tokens))
+    document.add_text("path", path)
+    document.add_unsigned("kind", kind)
+    document.add_unsigned("tombstoned", 0)
+    document.add_unsigned("file", file_key(path))
+    return document
+
+
+def _open_index(directory: Path | None, files: bool) -> tuple[tantivy.Index, bool]:
+    """The index at ``directory`` (created when missing; None: in memory), with freshmark's
+    whitespace analyzer registered, and whether it was recreated: an index of another schema
+    (an older freshmark's) is a cache, emptied with its state. Any other failure to open (two
+    processes creating it at once) is retried, never answered by deleting the index."""
+    fields = schema(files)
+    recreated = False
+    if directory is None:
+        index = tantivy.Index(fields)
+    else:
+        index, recreated = _open_on_disk(fields, directory)
+    index.register_tokenizer(TOKENIZER,
+                             tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.whitespace()).build())
+    return index, recreated
+
+
+def _open_on_disk(fields: tantivy.Schema, directory: Path) -> tuple[tantivy.Index, bool]:
+    failure: Exception | None = None
+    for _ in range(OPEN_ATTEMPTS):
+        directory.mkdir(parents=True, exist_ok=True)
+        try:
+            return tantivy.Index(fields, path=str(directory), reuse=True), False
+        except (ValueError, OSError) as error:
+            if "schema does not match" not in str(error):
+                failure = error
+                time.sleep(WRITER_POLL_SECONDS)
+                continue
+        shutil.rmtree(directory, ignore_errors=True)
+        directory.mkdir(parents=True, exist_ok=True)
+        return tantivy.Index(fields, path=str(directory), reuse=False), True
+    assert failure is not None
+    raise failure
+
+
+class TantivyCollection:
+    """One collection's tantivy index as this process reads (and, when behind, writes) it.
+
+    ``directory`` None keeps the index in memory (one process only, nothing persisted).
+    """
+
+    def __init__(self, collection: str, directory: Path | None) -> None:
+        self.collection = collection
+        self.directory = directory
+        self.index, _ = _open_index(directory, files=False)
+        self.files, files_recreated = _open_index(
+            None if directory is None else directory.with_name(f"{directory.name}.files"),
+            files=True)
+        if files_recreated and directory is not None:
+            (directory / STATE_FILE).unlink(missing_ok=True)  # the chunks' state covers both
+        self._memory_state: IndexState | None = None
+        self._loaded_state: IndexState | None = None
+        self._lock = threading.Lock()  # one writer per process at a time; tantivy's lock for hosts
+
+    @property
+    def state_path(self) -> Path | None:
+        if self.directory is None:
+            return None
+        return self.directory / STATE_FILE
+
+    def state(self) -> IndexState | None:
+        path = self.state_path
+        return self._memory_state if path is None else IndexState.read(path)
+
+    @property
+    def generation(self) -> int:
+        """The store generation of what this process searches (-1: nothing held)."""
+        state = self._loaded_state
+        return -1 if state is None else state.generation
+
+    def searcher(self) -> tantivy.Searcher:
+        return self.index.searcher()
+
+    def file_searcher(self) -> tantivy.Searcher:
+        return self.files.searcher()
+
+    # -- keeping in step ----------------------------------------------------------------------
+    def refresh(self, view: BranchView, manifest: Manifest | None = None,
+                wait_seconds: float = WRITER_WAIT_SECONDS) -> int:
+        """Bring the index up to the collection's generation; returns the records applied.
+
+        No write when the committed state already matches (another process caught up): this
+        process only reloads its searcher. If the writer stays busy for ``wait_seconds``, the
+        committed index is searched as it is."""
+        manifest = manifest or view.reload_manifest()
+        identity = collection_identity(view)
+        if self._current(identity, manifest):
+            return 0
+        try:
+            with self._writer(wait_seconds) as writer:
+                state = self.state()  # again, under the lock: another process may be done
+                if state is not None and state.identity == identity and \
+                        state.generation == int(manifest.generation):
+                    applied = 0
+                else:
+                    applied = self._catch_up(writer, view, manifest, identity, state)
+        except WriterBusy:
+            applied = 0
+        self._reload()
+        return applied
+
+    def _current(self, identity: str, manifest: Manifest) -> bool:
+        state = self.state()
+        if state is None or state.identity != identity or \
+                state.generation != int(manifest.generation):
+            return False
+        if state != self._loaded_state:
+            self._reload()
+        return True
+
+    def _catch_up(self, writer: Writers, view: BranchView, manifest: Manifest,
+                  identity: str, state: IndexState | None) -> int:
+        generation = int(manifest.generation)
+        held = -1 if state is None or state.identity != identity else state.generation
+        if held >= 0 and (generation < held or int(manifest.purged_generation) > held):
+            held = -1  # recreated, or records deleted that generations cannot show
+        if held < 0:
+            writer.chunks.delete_all_documents()
+            writer.files.delete_all_documents()
+        where = None if held < 0 else {"updated_gen": {"$gt": held}}
+        applied = self._write(writer, view.iter_records(where=where, include_text=True),
+                              replace=held >= 0)
+        self._set_state(IndexState(identity, generation))
+        return applied
+
+    def apply(self, records: Iterable[ChunkRecord], wait_seconds: float = 0.0) -> int:
+        """Index records as they now are (an in-flight catch-up); skipped if the writer is busy."""
+        try:
+            with self._writer(wait_seconds) as writer:
+                applied = self._write(writer, records, replace=True)
+        except WriterBusy:
+            return 0
+        if applied:
+            self._reload()
+        return applied
+
+    def forget(self, ids: Iterable[str], wait_seconds: float = 0.0) -> None:
+        """Delete ids the store no longer holds (skipped if the writer is busy)."""
+        wanted = list(ids)
+        if not wanted:
+            return
+        try:
+            with self._writer(wait_seconds) as writer:
+                paths = self._paths_of(wanted)
+                for doc_id in wanted:
+                    writer.chunks.delete_documents_by_term("id", doc_id)
+                writer.chunks.commit()
+                self._rebuild_files(writer.files, paths)
+        except WriterBusy:
+            return
+        self._reload()
+
+    def _write(self, writer: Writers, records: Iterable[ChunkRecord], replace: bool) -> int:
+        """Index chunks as they now are, commit, then rebuild the documents of their files from
+        the committed chunks (a chunk id names its path: a chunk never moves between files)."""
+        applied, paths = 0, set()
+        for record in records:
+            if replace:
+                writer.chunks.delete_documents_by_term("id", record.id)
+            writer.chunks.add_document(_document(record))
+            paths.add(record.path)
+            applied += 1
+        writer.chunks.commit()
+        self._rebuild_files(writer.files, paths)
+        return applied
+
+    def _paths_of(self, ids: Sequence[str]) -> set[str]:
+        """The paths the committed index holds ``ids`` under."""
+        searcher = self.index.searcher()
+        hits = searcher.search(tantivy.Query.term_set_query(schema(), "id", list(ids)),
+                               len(ids), count=False).hits
+        return {str(searcher.doc(address).get_first("path")) for _, address in hits}
+
+    def _rebuild_files(self, writer: tantivy.IndexWriter, paths: Iterable[str]) -> None:
+        """Each path's file document: the tokens of its live chunks, as committed; a path
+        without live chunks loses its document. Read ``FILE_BATCH`` paths at a time."""
+        self.index.reload()
+        searcher = self.index.searcher()
+        ordered = sorted(paths)
+        for start in range(0, len(ordered), FILE_BATCH):
+            batch = ordered[start:start + FILE_BATCH]
+            query = tantivy.Query.boolean_query([
+                (tantivy.Occur.Must, tantivy.Query.term_set_query(schema(), "path", batch)),
+                (tantivy.Occur.MustNot,
+                 tantivy.Query.term_query(schema(), "tombstoned", 1))])
+            matched = searcher.search(query, 1, count=True).count  # type: ignore[attr-defined]
+            hits = searcher.search(query, matched, count=False).hits if matched else []
+            tokens: dict[str, list[str]] = {}
+            kinds: dict[str, int] = {}
+            addresses = [address for _, address in hits]
+            for address, kind in zip(addresses,
+                                     searcher.fast_field_values("kind", addresses) if hits
+                                     else [], strict=True):
+                document = searcher.doc(address)
+                path = str(document.get_first("path"))
+                tokens.setdefault(path, []).append(str(document.get_first("tokens")))
+                kinds[path] = int(kind or 0)
+            for path in batch:
+                writer.delete_documents_by_term("path", path)
+                if path in tokens:
+                    writer.add_document(_file_document(path, tokens[path], kinds[path]))
+        writer.commit()
+
+    def _set_state(self, state: IndexState) -> None:
+        path = self.state_path
+        if path is None:
+            self._memory_state = state
+        else:
+            state.write(path)
+
+    def _reload(self) -> None:
+        self.index.reload()
+        self.files.reload()
+        self._loaded_state = self.state()
+
+    @contextmanager
+    def _writer(self, wait_seconds: float) -> Iterator[Writers]:
+        """The writers of the chunk and file indexes (taken in that order), waiting up to
+        ``wait_seconds`` for another holder; released (merges finished, lock files unlocked) on
+        leaving. An exception rolls the writes back."""
+        taken = self._lock.acquire(timeout=wait_seconds) if wait_seconds > 0 else \
+            self._lock.acquire(blocking=False)
+        if not taken:
+            raise WriterBusy(self.collection)
+        try:
+            with _held_writer(self.index, wait_seconds, self.collection) as chunks, \
+                    _held_writer(self.files, wait_seconds, self.collection) as files:
+                yield Writers(chunks, files)
+        finally:
+            self._lock.release()
+
+
+@contextmanager
+def _held_writer(index: tantivy.Index, wait_seconds: float, name: str
+                 ) -> Iterator[tantivy.IndexWriter]:
+    writer = _acquire_writer(index, wait_seconds, name)
+    try:
+        yield writer
+    except BaseException:
+        writer.rollback()
+        raise
+    finally:
+        writer.wait_merging_threads()
+
+
+def _acquire_writer(index: tantivy.Index, wait_seconds: float, name: str) -> Any:
+    deadline = time.monotonic() + wait_seconds
+    while True:
+        try:
+            return index.writer(heap_size=WRITER_HEAP_BYTES, num_threads=WRITER_THREADS)
+        except ValueError as error:
+            if "LockBusy" not in str(error):
+                raise
+            if time.monotonic() >= deadline:
+                raise WriterBusy(name) from error
+            time.sleep(WRITER_POLL_SECONDS)

@@ -1,0 +1,292 @@
+"""The tantivy lexical engine on real stores and real repositories: the same ranking as the
+numpy BM25 engine, its filters, catch-up by generation, one on-disk index shared by processes,
+and a writer killed with its lock held blocking nobody."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import tantivy
+from repo_builder import RepoBuilder
+from search_fixtures import build_shop
+from test_indexer import run
+from test_overlay import ORDER, feature_branch, index_branch, view
+from test_retrieval import CODE, Writer, make_record
+
+from freshmark.adapters.embedding import get_embedder
+from freshmark.adapters.lexical.registry import Bm25Engine, forget_lexical, lexical_engine
+from freshmark.adapters.lexical.tantivy_engine import TantivyEngine, index_directory
+from freshmark.adapters.lexical.tantivy_store import STATE_FILE, IndexState, TantivyCollection
+from freshmark.adapters.store.chroma import BranchIndex, Store
+from freshmark.core.errors import ConfigError
+from freshmark.core.manifest import Manifest, collection_name
+from freshmark.core.request import SearchRequest
+from freshmark.core.settings import Settings
+from freshmark.core.stamp import chunk_id, utc_now_iso
+from freshmark.core.tokenize import query_terms
+from freshmark.services.retrieval.search import search
+
+ROOT = Path(__file__).resolve().parents[1]
+# Real code for the repository under test: freshmark's own adapters and core.
+SOURCES = sorted([*ROOT.glob("freshmark/adapters/lexical/*.py"),
+                  *ROOT.glob("freshmark/core/*.py")])
+QUERIES = ("bm25 postings compaction", "snapshot generation identity", "hidden paths overlay",
+           "kind codes excluded", "tokenize camelCase split", "manifest purged generation",
+           "ConfigError environment variable", "verdict changed historical")
+
+
+@pytest.fixture(autouse=True)
+def fresh_engines() -> Iterator[None]:
+    forget_lexical()
+    TantivyEngine(None).forget()
+    yield
+    forget_lexical()
+    TantivyEngine(None).forget()
+
+
+@pytest.fixture
+def code_repo(store_env: str, make_repo) -> BranchIndex:
+    repo: RepoBuilder = make_repo("code")
+    for source in SOURCES:
+        repo.write(str(source.relative_to(ROOT)), source.read_text(encoding="utf-8"))
+    repo.commit("real code", when="2026-03-11T10:00:00Z")
+    run(repo)
+    index = Store.open(Settings.from_env()).branch(f"path:{repo.path.resolve()}", "main")
+    assert index is not None
+    return index
+
+
+@pytest.fixture
+def shop(store_env: str) -> BranchIndex:
+    settings = Settings.from_env()
+    embedder = get_embedder("hashing", settings.cache_dir)
+    key = f"shop-{os.urandom(6).hex()}"
+    manifest = Manifest(repo="shop", repo_key=key, branch="main", embedder=embedder.id,
+                        collection=collection_name(key, "main"), created_at=utc_now_iso())
+    index = Store.open(settings).create_branch(manifest)
+    Writer(index, embedder).run([make_record(p, s, t) for (p, s), t in CODE.items()])
+    return index
+
+
+def writer(index: BranchIndex) -> Writer:
+    return Writer(index, get_embedder("hashing", Settings.from_env().cache_dir))
+
+
+def top_ids(channel, query: str, n: int = 5, **filters) -> list[str]:
+    hits, _ = channel.search(query_terms(query), n, **filters)
+    return [hit.id for hit in hits]
+
+
+def test_tantivy_finds_the_top_five_of_the_bm25_engine_with_near_equal_scores(
+    code_repo: BranchIndex, tmp_path: Path
+) -> None:
+    """Near-parity, not equality: tantivy stores document lengths as one-byte norms, so scores
+    differ by a few percent and near ties may swap (also across rank 5: each engine's top five
+    is within the other's top eight)."""
+    bm25 = Bm25Engine(None).channel(code_repo)
+    tantivy = TantivyEngine(tmp_path).channel(code_repo)
+    for query in QUERIES:
+        expected, _ = bm25.search(query_terms(query), 8)
+        found, _ = tantivy.search(query_terms(query), 8)
+        assert {h.id for h in found[:5]} <= {h.id for h in expected}, query
+        assert {h.id for h in expected[:5]} <= {h.id for h in found}, query
+        assert found[0].id == expected[0].id, query
+        score_of = {h.id: h.score for h in expected}
+        assert {h.id: h.score for h in found if h.id in score_of} == pytest.approx(
+            {h.id: score_of[h.id] for h in found if h.id in score_of}, rel=0.06), query
+
+
+def test_term_weights_reorder_tantivy_hits_as_they_do_bm25(code_repo: BranchIndex,
+                                                           tmp_path: Path) -> None:
+    terms = query_terms("generation snapshot tokens")
+    weights = {"tokens": 4.0}
+    bm25, _ = Bm25Engine(None).channel(code_repo).search(terms, 5, weights=weights)
+    hits, _ = TantivyEngine(tmp_path).channel(code_repo).search(terms, 5, weights=weights)
+    plain, _ = TantivyEngine(tmp_path).channel(code_repo).search(terms, 5)
+    assert {h.id: h.score for h in hits} == pytest.approx({h.id: h.score for h in bm25},
+                                                          rel=0.06)
+    assert [h.id for h in hits] != [h.id for h in plain]
+
+
+def test_whole_file_scores_match_the_bm25_engine(code_repo: BranchIndex, tmp_path: Path) -> None:
+    bm25 = Bm25Engine(None).channel(code_repo)
+    tantivy = TantivyEngine(tmp_path).channel(code_repo)
+    for query in QUERIES:
+        _, _, expected = bm25.search_with_files(query_terms(query), 5, 5)
+        _, _, files = tantivy.search_with_files(query_terms(query), 5, 5)
+        best = [h.id for h in files.best_chunks]
+        assert best == [h.id for h in expected.best_chunks], query
+        assert {p: files.scores[p] for p in list(files.scores)[:5]} == pytest.approx(
+            {p: expected.scores[p] for p in list(files.scores)[:5]}, rel=0.06), query
+
+
+def test_kinds_filter_keeps_only_those_kinds(shop: BranchIndex, tmp_path: Path) -> None:
+    writer(shop).run([make_record("docs/orders.md", "restock", "restock the order\n",
+                                  file_kind="doc")])
+    channel = TantivyEngine(tmp_path).channel(shop)
+    doc_id = chunk_id("docs/orders.md", "restock", 0)
+    assert doc_id in top_ids(channel, "restock")
+    assert top_ids(channel, "restock", kinds=["doc"]) == [doc_id]
+    assert doc_id not in top_ids(channel, "restock", kinds=["source"])
+
+
+def test_excluded_kinds_only_when_asked(shop: BranchIndex, tmp_path: Path) -> None:
+    writer(shop).run([make_record("gen/orders_pb2.py", "restock_pb", "restock()\n",
+                                  file_kind="generated")])
+    channel = TantivyEngine(tmp_path).channel(shop)
+    generated = chunk_id("gen/orders_pb2.py", "restock_pb", 0)
+    assert generated not in top_ids(channel, "restock")
+    assert generated in top_ids(channel, "restock", include_excluded=True)
+
+
+def test_tombstoned_chunk_is_hidden_unless_history(shop: BranchIndex, tmp_path: Path) -> None:
+    gone = chunk_id("src/orders/service.py", "OrderService.cancel_order", 0)
+    engine = TantivyEngine(tmp_path)
+    assert top_ids(engine.channel(shop), "restock")[0] == gone
+    writer(shop).run(tombstone=[gone])
+    assert gone not in top_ids(engine.channel(shop), "restock")
+    hits, _ = engine.channel(shop).search(query_terms("restock"), 5, include_history=True)
+    assert hits[0].id == gone and hits[0].tombstoned
+
+
+def test_catch_up_fetches_only_the_records_of_new_runs(shop: BranchIndex,
+                                                       tmp_path: Path) -> None:
+    collection = TantivyCollection(shop.name, index_directory(tmp_path, shop.name))
+    assert collection.refresh(shop) == len(CODE)
+    assert collection.refresh(shop) == 0
+    writer(shop).run([make_record("src/a.py", "alpha", "def alpha(): pass\n")])
+    assert collection.refresh(shop) == 1
+    assert top_ids(TantivyEngine(tmp_path).channel(shop), "alpha") == \
+        [chunk_id("src/a.py", "alpha", 0)]
+
+
+def test_whole_file_scores_rank_the_file_of_the_best_chunk(shop: BranchIndex,
+                                                           tmp_path: Path) -> None:
+    channel = TantivyEngine(tmp_path).channel(shop)
+    _, _, files = channel.search_with_files(query_terms("order"), 5, 2)
+    assert [h.id for h in files.best_chunks][:1] == \
+        [chunk_id("src/orders/service.py", "OrderService.cancel_order", 0)]
+    assert set(files.scores) >= {"src/orders/service.py"}
+    assert files.best_chunks[0].score == files.scores["src/orders/service.py"]
+
+
+def test_overlay_hides_the_base_chunks_of_paths_it_holds(store_env, make_repo,
+                                                         tmp_path: Path) -> None:
+    repo = feature_branch(make_repo)
+    index_branch(repo)
+    branch = view(repo, "feature")
+    terms = query_terms("cancel order status")
+    hits, _ = TantivyEngine(tmp_path).channel(branch).search(  # type: ignore[arg-type]
+        terms, 50, include_history=True)
+    ids = [hit.id for hit in hits]
+    assert len(ids) == len(set(ids))  # the base's chunk of a path the overlay holds is hidden
+    assert ORDER in {record.path for record in branch.own.iter_records()}
+    expected, _ = Bm25Engine(None).channel(branch).search(  # type: ignore[arg-type]
+        terms, 50, include_history=True)
+    # Statistics per layer (hidden chunks and document lengths) differ: the same hits, the same
+    # best one, scores within 10 % on a corpus this small.
+    assert set(ids) == {h.id for h in expected} and ids[0] == expected[0].id
+    assert {h.id: h.score for h in hits} == pytest.approx({h.id: h.score for h in expected},
+                                                          rel=0.1)
+
+
+CHILD = textwrap.dedent("""
+    import json, sys
+    from pathlib import Path
+    from freshmark.adapters.lexical.tantivy_engine import TantivyEngine, _collection
+    from freshmark.adapters.store.chroma import Store
+    from freshmark.core.settings import Settings
+    from freshmark.core.tokenize import query_terms
+    cache, repo_key, query = Path(sys.argv[1]), sys.argv[2], sys.argv[3]
+    view = Store.open(Settings.from_env()).branch(repo_key, "main")
+    applied = _collection(view.name, cache).refresh(view)
+    hits, _ = TantivyEngine(cache).channel(view).search(query_terms(query), 5)
+    print(json.dumps({"applied": applied, "ids": [h.id for h in hits]}))
+""")
+
+
+def test_a_second_process_searches_the_same_index_without_fetching(shop: BranchIndex,
+                                                                   tmp_path: Path) -> None:
+    expected = top_ids(TantivyEngine(tmp_path).channel(shop), "order")
+    child = subprocess.run([sys.executable, "-c", CHILD, str(tmp_path),
+                            shop.manifest.repo_key, "order"],
+                           capture_output=True, text=True, check=True,
+                           env={**os.environ, "PYTHONPATH": str(ROOT)})
+    answer = json.loads(child.stdout.strip().splitlines()[-1])
+    assert answer == {"applied": 0, "ids": expected}
+
+
+HOLD_WRITER = textwrap.dedent("""
+    import sys, time
+    from pathlib import Path
+    from freshmark.adapters.lexical.tantivy_store import STATE_FILE, IndexState, TantivyCollection
+    collection = TantivyCollection("held", Path(sys.argv[1]))
+    writer = collection.index.writer(heap_size=15_000_000, num_threads=1)
+    print("holding", flush=True)
+    time.sleep(120)
+""")
+
+
+def test_a_writer_killed_holding_the_lock_does_not_block_the_next(shop: BranchIndex,
+                                                                  tmp_path: Path) -> None:
+    directory = index_directory(tmp_path, shop.name)
+    holder = subprocess.Popen([sys.executable, "-c", HOLD_WRITER, str(directory)],
+                              stdout=subprocess.PIPE, text=True,
+                              env={**os.environ, "PYTHONPATH": str(ROOT)})
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "holding"
+        collection = TantivyCollection(shop.name, directory)
+        assert collection.refresh(shop, wait_seconds=0.0) == 0  # busy: nothing written
+        os.kill(holder.pid, signal.SIGKILL)
+        holder.wait()
+    finally:
+        if holder.poll() is None:
+            holder.kill()
+            holder.wait()
+    assert (directory / ".tantivy-writer.lock").exists()  # the lock file stays behind
+    assert collection.refresh(shop, wait_seconds=0.0) == len(CODE)
+
+
+def test_an_index_of_another_schema_is_rebuilt_not_trusted(shop: BranchIndex,
+                                                            tmp_path: Path) -> None:
+    directory = index_directory(tmp_path, shop.name)
+    TantivyCollection(shop.name, directory).refresh(shop)
+    builder = tantivy.SchemaBuilder()
+    builder.add_text_field("body", stored=True)
+    older = tantivy.Index(builder.build(), path=str(directory.with_name(f"{shop.name}.files")),
+                          reuse=False)  # an older layout, under a state that says current
+    del older
+    assert TantivyCollection(shop.name, directory).refresh(shop) == len(CODE)
+
+
+def test_index_runs_and_searches_use_the_tantivy_engine_when_chosen(
+    fm_home: Path, make_repo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("FRESHMARK_LEXICAL", "tantivy")
+    shop = build_shop(make_repo)  # index runs: the engine's after_run catches the index up
+    settings = Settings.from_env()
+    view = Store.open(settings).branch(f"path:{shop.path.resolve()}", "main")
+    assert view is not None
+    state = IndexState.read(index_directory(settings.cache_dir, view.name) / STATE_FILE)
+    assert state is not None and state.generation == view.manifest.generation
+    request = SearchRequest.build("cancel order", k=5)
+    found = search(request, str(shop.path), settings=settings).to_dict()["results"]
+    monkeypatch.setenv("FRESHMARK_LEXICAL", "bm25")
+    expected = search(request, str(shop.path), settings=Settings.from_env()).to_dict()["results"]
+    assert found and [r["path"] for r in found][:3] == [r["path"] for r in expected][:3]
+
+
+def test_settings_choose_the_lexical_engine(fm_home: Path) -> None:
+    assert isinstance(lexical_engine(Settings.from_env()), Bm25Engine)
+    tantivy = Settings.from_env({"FRESHMARK_HOME": str(fm_home), "FRESHMARK_LEXICAL": "tantivy"})
+    assert isinstance(lexical_engine(tantivy), TantivyEngine)
+    with pytest.raises(ConfigError, match="FRESHMARK_LEXICAL"):
+        Settings.from_env({"FRESHMARK_LEXICAL": "lucene"})
