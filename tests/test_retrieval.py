@@ -28,7 +28,7 @@ from freshmark.core.manifest import Manifest, collection_name
 from freshmark.core.request import DEFAULT_KINDS, MAX_QUERY_BYTES, SearchRequest
 from freshmark.core.settings import Settings
 from freshmark.core.stamp import TOMBSTONED, ChunkRecord, chunk_id, sha256_hex, utc_now_iso
-from freshmark.services.retrieval.channels import vector_channel
+from freshmark.services.retrieval.channels import MAX_VECTOR_READ, vector_channel
 from freshmark.services.retrieval.hybrid import hybrid_search
 
 CODE = {
@@ -226,17 +226,44 @@ def test_live_results_survive_a_crowd_of_tombstoned_neighbours(
     assert all(c.vector_rank is not None for c in found)  # the vector channel still delivered
 
 
-def test_vector_channel_falls_back_to_the_store_filter(
-    index: BranchIndex, embedder: object
-) -> None:
+class _QueryLog:
+    """The index, with every ``query`` call's ``where`` noted (the channel's only store read)."""
+
+    def __init__(self, index: BranchIndex):
+        self.index, self.wheres, self.sizes = index, [], []
+
+    def query(self, vector, n, where=None):
+        self.wheres.append(where)
+        self.sizes.append(n)
+        return self.index.query(vector, n, where=where)
+
+
+def _tombstoned_crowd(index: BranchIndex, embedder: object) -> np.ndarray:
     crowd = [make_record(f"src/old/restock_{i}.py", f"restock_{i}",
                          f"def restock_{i}(items):\n    restock(items)\n") for i in range(60)]
     Writer(index, embedder).run(crowd)
     Writer(index, embedder).run(tombstone=[r.id for r in crowd])
-    vector = embedder.embed_query("restock items")  # type: ignore[attr-defined]
-    # A share of 1.0 claims nothing is filtered: both unfiltered reads come back all tombstoned.
+    return embedder.embed_query("restock items")  # type: ignore[attr-defined]
+
+
+def test_vector_channel_widens_its_read_past_a_crowd_of_filtered_neighbours(
+    index: BranchIndex, embedder: object
+) -> None:
+    vector = _tombstoned_crowd(index, embedder)
+    # A share of 1.0 claims nothing is filtered: the first two reads come back all tombstoned.
     found = vector_channel(index, vector, 3, False, DEFAULT_KINDS, passing_share=1.0)
     assert len(found) == 3 and all(record.status == "live" for record, _ in found)
+
+
+def test_vector_channel_never_asks_the_store_to_filter_and_reads_a_bounded_number(
+    index: BranchIndex, embedder: object
+) -> None:
+    vector = _tombstoned_crowd(index, embedder)
+    logged = _QueryLog(index)
+    vector_channel(logged, vector, 3, False, frozenset({"translation"}),  # type: ignore[arg-type]
+                   passing_share=0.0)
+    assert logged.wheres and all(where is None for where in logged.wheres)
+    assert max(logged.sizes) <= MAX_VECTOR_READ
 
 
 def test_refresh_fetches_only_what_changed(index: BranchIndex, embedder: object) -> None:
