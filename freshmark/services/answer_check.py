@@ -28,9 +28,10 @@ from freshmark.core.answers import (
 )
 from freshmark.core.config import Config
 from freshmark.core.errors import BadInput, PermanentError
+from freshmark.core.ports import BranchView, LexicalChannel
 from freshmark.core.settings import Settings
 from freshmark.core.tokenize import query_terms
-from freshmark.services.open_branch import OpenedBranch, open_branch
+from freshmark.services.open_branch import open_branch
 from freshmark.services.repos import RepoHandle
 from freshmark.services.verifier import Verifier
 
@@ -89,33 +90,36 @@ def check_answer(request: AnswerCheckRequest, repo_arg: str | RepoHandle | None,
     head = _HeadText(opened.verifier)
     references = tuple(check_reference(r, served, head, request.gold)
                        for r in parsed.references)
-    missing = tuple(check_missing(line, _existing(line, opened, head, settings), request.gold)
+    # Opened once for every name the [MISSING] lines give (only when one gives a symbol).
+    channel = lexical_engine(settings).channel(opened.index) \
+        if opened.index is not None else None
+    missing = tuple(check_missing(line, _existing(line, opened.index, channel, head),
+                                  request.gold)
                     for line in parsed.missing)
     return AnswerReport(references, missing, request.gold)
 
 
-def _existing(line: MissingLine, opened: OpenedBranch, head: _HeadText,
-              settings: Settings) -> Iterator[str]:
+def _existing(line: MissingLine, index: BranchView | None, channel: LexicalChannel | None,
+              head: _HeadText) -> Iterator[str]:
     """The names of ``line`` that exist at the head: files by path, symbols by definition."""
     for path in line.paths:
         if head.text(path) is not None:
             yield path
     for symbol in line.symbols:
-        if opened.index is not None and _defined(symbol, opened, head, settings):
+        if index is not None and channel is not None and \
+                _defined(symbol, index, channel, head):
             yield symbol
 
 
-def _defined(symbol: str, opened: OpenedBranch, head: _HeadText, settings: Settings) -> bool:
+def _defined(symbol: str, index: BranchView, channel: LexicalChannel, head: _HeadText) -> bool:
     """A live chunk defines ``symbol`` (by its name, or its dotted tail) and today's file of
     that chunk still holds the name."""
-    assert opened.index is not None
     name = short_name(symbol)
     terms = query_terms(symbol.replace("::", "."))
     if not name or not terms:
         return False
-    channel = lexical_engine(settings).channel(opened.index)
     hits, _ = channel.search(terms, SYMBOL_CANDIDATES)
-    records = opened.index.get(ids=[hit.id for hit in hits], include_text=False)
+    records = index.get(ids=[hit.id for hit in hits], include_text=False)
     wanted = symbol.replace("::", ".").removesuffix("()")
     for record in records:
         qualified = record.symbol.replace("::", ".")

@@ -198,9 +198,10 @@ def search_files(
                                            for c in candidate.chunks])
         usable = _usable(verified, request.include_history)
         if usable:
-            attach_drift(opened.repo, opened.target.head, usable[:CHUNKS_PER_FILE])
             files.append(FileResult(len(files) + 1, candidate.path, candidate.kind,
                                     candidate.score, _renumbered(usable, CHUNKS_PER_FILE)))
+    # One pass for every file's chunks: one tree diff per stamp commit, not one per file.
+    attach_drift(opened.repo, opened.target.head, [c for f in files for c in f.chunks])
     verify_seconds = time.perf_counter() - started
     response = FilesResponse(
         query=request.query, repo=opened.repo_label, target=opened.target,
