@@ -29,6 +29,9 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from bench_localization import mirror_for
 
 from freshmark.core.config import Config
 from freshmark.core.request import SearchRequest
@@ -133,9 +136,9 @@ def main() -> None:
                         help="comma-separated: how many commits before the newest to index")
     parser.add_argument("--json", type=Path, help="also write the rows here")
     args = parser.parse_args()
-    owner, name = args.repo.split("/")
-    mirror = args.mirrors / f"{owner}+{name}"
-    mirror = mirror / "repo" if (mirror / "repo").exists() else mirror
+    mirror = mirror_for(args.mirrors, args.repo)
+    if mirror is None:
+        parser.error(f"no mirror of {args.repo} under {args.mirrors} (fetch it first)")
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         import os

@@ -39,11 +39,13 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+
+from bench_search import chunk_rows
 
 from freshmark.adapters.lexical.index import LexicalIndex, collection_identity
 from freshmark.adapters.lexical.tantivy_engine import TantivyChannel
 from freshmark.adapters.lexical.tantivy_store import TantivyCollection
-from freshmark.core.chunking import chunk_text
 from freshmark.core.manifest import Manifest
 from freshmark.core.query import plan_query
 from freshmark.core.stamp import ChunkRecord, chunk_id, sha256_hex
@@ -82,14 +84,8 @@ def _chunk(roots: dict[str, Path], size: int) -> Iterator[dict[str, Any]]:
             text = file.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError):
             continue
-        path = f"{name}/{file.relative_to(root)}"
-        seen: dict[str, int] = {}
-        for chunk in chunk_text(path, text):
-            ordinal = seen.get(chunk.symbol, 0)
-            seen[chunk.symbol] = ordinal + 1
-            yield {"path": path, "symbol": chunk.symbol, "kind": chunk.kind,
-                   "signature": chunk.signature, "start": chunk.start_line,
-                   "end": chunk.end_line, "text": chunk.text, "ordinal": ordinal}
+        for row in chunk_rows(f"{name}/{file.relative_to(root)}", text):
+            yield row
             produced += 1
             if produced >= size:
                 return

@@ -57,6 +57,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
+from bench_localization import mirror_for
 from question_set import Hit, Question, file_hit, first_rank, load_questions, symbol_hit
 
 from freshmark.adapters.embedding import get_embedder
@@ -157,15 +158,6 @@ class PlainBaseline:
 def git(*args: str, cwd: Path | None = None) -> str:
     return subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True,
                           text=True).stdout.strip()
-
-
-def mirror_for(mirrors: Path, repo: str) -> Path | None:
-    owner, name = repo.split("/")
-    for candidate in (mirrors / f"{owner}+{name}" / "repo", mirrors / f"{owner}+{name}",
-                      mirrors / name):
-        if (candidate / "HEAD").exists() or (candidate / ".git").exists():
-            return candidate
-    return None
 
 
 def clone_at(mirror: Path, home: Path, repo: str, commit: str) -> Path:

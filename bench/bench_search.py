@@ -77,17 +77,22 @@ def _chunk_site_packages(size: int):  # type: ignore[no-untyped-def]
             text = file.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError):
             continue
-        path = str(file.relative_to(site))
-        seen: dict[str, int] = {}
-        for chunk in chunk_text(path, text):
-            ordinal = seen.get(chunk.symbol, 0)
-            seen[chunk.symbol] = ordinal + 1
-            yield {"path": path, "symbol": chunk.symbol, "kind": chunk.kind,
-                   "signature": chunk.signature, "start": chunk.start_line,
-                   "end": chunk.end_line, "text": chunk.text, "ordinal": ordinal}
+        for row in chunk_rows(str(file.relative_to(site)), text):
+            yield row
             produced += 1
             if produced >= size:
                 return
+
+
+def chunk_rows(path: str, text: str):  # type: ignore[no-untyped-def]
+    """The chunks of one file as corpus rows; ``ordinal`` numbers repeats of one symbol."""
+    seen: dict[str, int] = {}
+    for chunk in chunk_text(path, text):
+        ordinal = seen.get(chunk.symbol, 0)
+        seen[chunk.symbol] = ordinal + 1
+        yield {"path": path, "symbol": chunk.symbol, "kind": chunk.kind,
+               "signature": chunk.signature, "start": chunk.start_line,
+               "end": chunk.end_line, "text": chunk.text, "ordinal": ordinal}
 
 
 def _record(row: dict) -> ChunkRecord:

@@ -26,6 +26,7 @@ from freshmark.core.config import Config
 from freshmark.core.settings import Settings
 from freshmark.core.stamp import ChunkRecord
 from freshmark.services.indexing.indexer import IndexRequest, index_repo
+from freshmark.services.verifier import Verifier, resolve_target
 
 HANDLER = '''"""Old architecture: command handlers."""
 from orders.services.order_service import OrderService
@@ -176,6 +177,12 @@ def build_shop(make_repo, *, index_before_change: bool = True) -> Shop:
     repo.write(PATHS["domain"], DOMAIN_V2)
     head = repo.commit("deliveries", when="2026-09-28T10:00:00Z")
     return Shop(repo, initial, dropped, head)
+
+
+def verifier(repo: RepoBuilder, worktree: bool = False) -> Verifier:
+    """A verifier of ``repo`` against ``main`` (or its work tree)."""
+    git_repo = GitRepo.open(repo.path)
+    return Verifier(git_repo, resolve_target(git_repo, "main", worktree))
 
 
 def stored(shop: Shop, branch: str = "main") -> dict[tuple[str, str], ChunkRecord]:

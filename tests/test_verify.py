@@ -12,13 +12,14 @@ import shutil
 import pygit2
 import pytest
 from repo_builder import RepoBuilder
+from search_fixtures import verifier
 
 from freshmark.adapters.git.repo import GitRepo, ObjectNotFound
 from freshmark.core.chunking import symbol_spans
 from freshmark.core.errors import BadInput, UnsafePath
 from freshmark.core.stamp import ChunkRecord
 from freshmark.core.verdicts import Target, Verdict
-from freshmark.services.verifier import Verifier, resolve_target
+from freshmark.services.verifier import resolve_target
 
 RULE_V1 = '''def ensure_cancellable(order):
     if order.shipped:
@@ -62,11 +63,6 @@ def stamp(repo: RepoBuilder, at: str, file_path: str, name: str, /,
     )
     values.update(overrides)
     return ChunkRecord(**values)
-
-
-def verifier(repo: RepoBuilder, worktree: bool = False) -> Verifier:
-    git_repo = GitRepo.open(repo.path)
-    return Verifier(git_repo, resolve_target(git_repo, "main", worktree))
 
 
 @pytest.fixture

@@ -12,7 +12,7 @@ import hashlib
 
 import pytest
 from repo_builder import RepoBuilder
-from search_fixtures import index
+from search_fixtures import index, verifier
 
 from freshmark.adapters.git.repo import GitRepo
 from freshmark.core.chunking import chunk_text
@@ -23,7 +23,6 @@ from freshmark.core.stamp import ChunkRecord
 from freshmark.core.verdicts import Verdict
 from freshmark.services.context.build import build_context
 from freshmark.services.retrieval.search import search
-from freshmark.services.verifier import Verifier, resolve_target
 
 PROVIDER = "src/flask/json/provider.py"
 PROVIDERS = "src/flask/json/providers.py"
@@ -64,11 +63,6 @@ def all_chunks(repo: RepoBuilder, commit: str, path: str) -> list[ChunkRecord]:
                         hashlib.sha256(data).hexdigest(), kind=chunk.kind, language="python",
                         text=chunk.text)
             for chunk in chunk_text(path, data.decode())]
-
-
-def verifier(repo: RepoBuilder, worktree: bool = False) -> Verifier:
-    git_repo = GitRepo.open(repo.path)
-    return Verifier(git_repo, resolve_target(git_repo, "main", worktree))
 
 
 @pytest.fixture
