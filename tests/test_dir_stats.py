@@ -12,7 +12,7 @@ from search_fixtures import PATHS, build_shop
 
 from freshmark.adapters.telemetry.exposition import render_latest
 from freshmark.adapters.telemetry.verdict_stats import VerdictStats
-from freshmark.core.config import Config, Layer
+from freshmark.core.config import Layer
 from freshmark.core.dirstats import (
     MAX_DIRS_PER_BRANCH,
     OTHER_DIR,
@@ -44,7 +44,7 @@ def test_a_branch_keeps_a_bounded_number_of_directories(tmp_path):
 
 def test_advice_names_the_layer_of_a_directory_that_meets_stale_code_often():
     stale = DirStaleness("shop", "main", "src/orders/", {"current": 18, "changed": 12})
-    (advice,) = advise([stale], Config(layers=(HOT, INFRA)))
+    (advice,) = advise([stale], [HOT, INFRA])
     assert (advice.layer, advice.interval_seconds) == ("hot", 600)
     assert advice.advised_interval_seconds == 300  # a 40 % share, twice the 20 % bound
 
@@ -52,7 +52,7 @@ def test_advice_names_the_layer_of_a_directory_that_meets_stale_code_often():
 def test_no_advice_on_few_verdicts_or_a_low_stale_share():
     few = DirStaleness("shop", "main", "src/orders/", {"changed": 5})
     fresh = DirStaleness("shop", "main", "infra/", {"current": 95, "historical": 5})
-    assert advise([few, fresh], Config(layers=(HOT, INFRA))) == []
+    assert advise([few, fresh], [HOT, INFRA]) == []
 
 
 def _search_often(shop, times: int) -> None:

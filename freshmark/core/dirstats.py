@@ -15,11 +15,11 @@ and an interval scaled down by how far the share is over the bound (never below
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from freshmark.core.config import Config
+from freshmark.core.config import Layer
 
 DIR_DEPTH = 2
 ROOT_DIR = "."
@@ -97,6 +97,12 @@ class LayerAdvice:
                 "keep up (or give the directory a layer of its own)")
 
 
+def layer_of(directory: str, layers: Sequence[Layer]) -> Layer | None:
+    """The first layer whose globs take files of ``directory`` (a probe path inside it)."""
+    probe = "x.py" if directory == ROOT_DIR else f"{directory}x.py"
+    return next((layer for layer in layers if layer.matches(probe)), None)
+
+
 def advised_interval(interval_seconds: int, stale_share: float) -> int:
     """The interval that would bring the share back to the bound, if staleness grows with the
     time between builds; bounded below (see the module docstring)."""
@@ -114,15 +120,14 @@ def bounded_interval(interval_seconds: int, advised_seconds: int | None) -> int:
     return max(floor, min(interval_seconds, advised_seconds))
 
 
-def advise(rows: Iterable[DirStaleness], config: Config) -> list[LayerAdvice]:
+def advise(rows: Iterable[DirStaleness], layers: Sequence[Layer]) -> list[LayerAdvice]:
     """Advice for every directory with enough verdicts and too high a stale share, worst first."""
     advice = []
     for row in rows:
         if row.directory == OTHER_DIR or row.total < MIN_VERDICTS or \
                 row.stale_share < STALE_SHARE_ADVICE:
             continue
-        # A probe file inside the directory: the layer that would index its files.
-        layer = config.layer_for("x.py" if row.directory == ROOT_DIR else f"{row.directory}x.py")
+        layer = layer_of(row.directory, layers)
         if layer is None or layer.interval_seconds <= 0:
             continue
         advised = advised_interval(layer.interval_seconds, row.stale_share)

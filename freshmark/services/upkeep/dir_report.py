@@ -37,7 +37,7 @@ def directory_report(settings: Settings, config: Config, store: Store, *,
     rows = VerdictStats.open(settings).dir_counts(repo, branch)
     ordered = sorted(rows, key=lambda r: (-r.stale_share, -r.total, r.repo, r.branch,
                                           r.directory))
-    return DirReport(tuple(ordered), tuple(advise(rows, config)))
+    return DirReport(tuple(ordered), tuple(advise(rows, config.layers)))
 
 
 def stale_dirs(settings: Settings, repo: str, branch: str) -> list[dict[str, Any]]:
