@@ -294,6 +294,10 @@ class MissingCheck:
     on_gold: bool | None
 
     @property
+    def names_anything(self) -> bool:
+        return bool(self.line.paths or self.line.symbols)
+
+    @property
     def precise(self) -> bool:
         """It names something that exists (and, with a gold, something the gold holds)."""
         return bool(self.existing) and self.on_gold is not False
