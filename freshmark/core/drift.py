@@ -19,16 +19,18 @@ name without its receiver: ``x.save()`` names ``save``, not whose).
 
 from __future__ import annotations
 
+import posixpath
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from freshmark.core.modules import import_parts, stem
 from freshmark.core.stamp import ChunkRecord
 
 MAX_FILES_PER_RESULT = 8
 CHANGED = "changed"
 VANISHED = "vanished"
+_SEPARATORS = re.compile(r"::|[./\\]")
 _PACKAGE_FILES = frozenset({"__init__", "index", "mod", "lib"})
 
 
@@ -50,8 +52,22 @@ class DriftNote:
         return f"{self.symbol} ({self.path}) {self.change}{where}"
 
 
+def _module_parts(from_path: str, spec: str) -> list[str]:
+    """``orders.domain.order`` -> [orders, domain, order]; ``./util`` resolved from the file."""
+    if spec.startswith("."):
+        base = posixpath.dirname(from_path)
+        stripped = spec.lstrip(".")
+        ups = len(spec) - len(stripped) - 1
+        for _ in range(max(ups, 0)):
+            base = posixpath.dirname(base)
+        joined = posixpath.normpath(posixpath.join(base, stripped.replace(".", "/")))
+        return [p for p in joined.split("/") if p and p != "."]
+    return [p for p in _SEPARATORS.split(spec) if p and p not in ("crate", "self", "super")]
+
+
 def _stem_parts(path: str) -> list[str]:
-    parts = stem(path).split("/")
+    stem = path.rsplit(".", 1)[0] if "." in path.rsplit("/", 1)[-1] else path
+    parts = stem.split("/")
     return parts[:-1] if parts[-1] in _PACKAGE_FILES else parts
 
 
@@ -60,7 +76,7 @@ def imported_paths(record: ChunkRecord, changed: Iterable[str]) -> list[str]:
     candidates = [p for p in changed if p != record.path]
     found: list[str] = []
     for spec in record.imports:
-        parts = import_parts(record.path, spec)
+        parts = _module_parts(record.path, spec)
         if not parts:
             continue
         for path in candidates:

@@ -19,11 +19,12 @@ built once per (collection, generation) and process.
 
 from __future__ import annotations
 
+import posixpath
+import re
 import threading
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from freshmark.core.modules import import_parts, stem
 from freshmark.core.ports import BranchView
 from freshmark.core.stamp import ChunkRecord
 
@@ -34,12 +35,17 @@ _LEFT_OUT_KINDS = frozenset({"generated", "vendored", "backup", "fixture", "test
 _PACKAGE_FILES = frozenset({"__init__", "index", "mod", "lib", "main"})
 _MAX_IMPORT_MATCHES = 3
 _MAX_PACKAGE_FILES = 5
+_SEPARATORS = re.compile(r"::|[./\\]")
 _GRAPHS_KEPT = 4
 
 
 def short_name(symbol: str) -> str:
     """``OrderService.cancel_order`` -> ``cancel_order`` (the name code refers to it by)."""
     return symbol.rsplit(".", 1)[-1]
+
+
+def _stem(path: str) -> str:
+    return path.rsplit(".", 1)[0] if "." in path.rsplit("/", 1)[-1] else path
 
 
 @dataclass(frozen=True)
@@ -76,11 +82,11 @@ class SymbolGraph:
             self._by_short.setdefault(short_name(record.symbol), []).append(record.id)
         for name in set(record.references):
             self._refs_by_name.setdefault(name, []).append(record.id)
-        if record.path not in self._suffixes.get(stem(record.path), set()):
+        if record.path not in self._suffixes.get(_stem(record.path), set()):
             self._register_file(record.path)
 
     def _register_file(self, path: str) -> None:
-        stem_parts = stem(path).split("/")
+        stem_parts = _stem(path).split("/")
         for i in range(len(stem_parts)):
             self._suffixes.setdefault("/".join(stem_parts[i:]), set()).add(path)
         directory = stem_parts[:-1]
@@ -110,7 +116,7 @@ class SymbolGraph:
 
     def resolve_import(self, from_path: str, spec: str) -> list[str]:
         """Indexed files an import names; [] when it names none unambiguously."""
-        parts = import_parts(from_path, spec.strip())
+        parts = self._import_parts(from_path, spec.strip())
         for start in range(len(parts)):
             key = "/".join(parts[start:])
             matches = self._suffixes.get(key) or set()
@@ -122,6 +128,21 @@ class SymbolGraph:
             if in_dir and not tail_only and len(in_dir) <= _MAX_PACKAGE_FILES:
                 return sorted(in_dir)
         return []
+
+    @staticmethod
+    def _import_parts(from_path: str, spec: str) -> list[str]:
+        here = posixpath.dirname(from_path)
+        if spec.startswith(("./", "../")):
+            joined = posixpath.normpath(posixpath.join(here, spec))
+            return [p for p in joined.split("/") if p not in ("", ".", "..")]
+        if spec.startswith("."):  # Python relative: ".models", "..pkg.mod"
+            dots = len(spec) - len(spec.lstrip("."))
+            base = here
+            for _ in range(dots - 1):
+                base = posixpath.dirname(base)
+            rest = [p for p in spec[dots:].split(".") if p]
+            return [p for p in base.split("/") if p] + rest
+        return [p for p in _SEPARATORS.split(spec) if p and p not in ("crate", "self", "super")]
 
     # -- symbols and references --------------------------------------------------------------------
     def find(self, path: str, symbol: str) -> str | None:
