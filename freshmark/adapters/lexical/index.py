@@ -96,16 +96,6 @@ class Filters:
            kinds: Iterable[str] | None) -> Filters:
         return cls(include_history, include_excluded, None if kinds is None else tuple(kinds))
 
-    @classmethod
-    def everything(cls) -> Filters:
-        return cls(True, True, None)
-
-    def kind_codes(self) -> list[int] | None:
-        """The stored kind codes of ``kinds`` (None: every kind)."""
-        if self.kinds is None:
-            return None
-        return sorted({KIND_CODES[k] for k in self.kinds if k in KIND_CODES})
-
 
 def search_layers(
     layers: Sequence[Layer], terms: Sequence[str], n: int, n_files: int | None, *,

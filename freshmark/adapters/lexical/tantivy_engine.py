@@ -22,8 +22,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from freshmark.adapters.lexical.index import Filters
 from freshmark.adapters.lexical.tantivy_query import (
+    Filters,
     LayerQuery,
     count,
     file_matches,

@@ -11,11 +11,10 @@ rank on one scale (document lengths stay per layer).
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from freshmark.adapters.lexical.index import Filters
 from freshmark.adapters.lexical.tantivy_store import file_key, schema, tantivy
 from freshmark.core.kinds import EXCLUDED_FILE_KINDS, KIND_CODES
 from freshmark.core.ports import FileMatches, LexicalHit, TermWeights
@@ -25,6 +24,29 @@ _EXCLUDED_CODES = sorted(KIND_CODES[k] for k in EXCLUDED_FILE_KINDS)
 FILE_SCORES_KEPT = 200
 # The best chunk of each best file is found among this many best chunks of those files per file.
 BEST_CHUNKS_PER_FILE = 20
+
+
+@dataclass(frozen=True)
+class Filters:
+    """Which chunks a search may return: tombstones too, excluded kinds too, only ``kinds``."""
+
+    include_history: bool = False
+    include_excluded: bool = False
+    kinds: tuple[str, ...] | None = None
+
+    @classmethod
+    def of(cls, include_history: bool, include_excluded: bool,
+           kinds: Iterable[str] | None) -> Filters:
+        return cls(include_history, include_excluded, None if kinds is None else tuple(kinds))
+
+    @classmethod
+    def everything(cls) -> Filters:
+        return cls(True, True, None)
+
+    def kind_codes(self) -> list[int] | None:
+        if self.kinds is None:
+            return None
+        return sorted({KIND_CODES[k] for k in self.kinds if k in KIND_CODES})
 
 
 @dataclass(frozen=True)
