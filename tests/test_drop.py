@@ -9,7 +9,7 @@ import pytest
 from click.testing import CliRunner
 from repo_builder import RepoBuilder
 
-from freshmark.adapters.lexical.registry import snapshot_path
+from freshmark.adapters.lexical.tantivy_engine import index_directory
 from freshmark.adapters.store.chroma import Store
 from freshmark.adapters.telemetry.freshness import FRESHNESS_FILE_NAME
 from freshmark.adapters.telemetry.verdict_stats import VerdictStats
@@ -37,19 +37,20 @@ def _indexed(settings: Settings) -> list[str]:
     return [m.branch for m in Store.open(settings).list_manifests()]
 
 
-def test_drop_branch_removes_its_collection_lexical_snapshot_and_state(shop: RepoBuilder) -> None:
+def test_drop_branch_removes_its_collection_lexical_index_and_state(shop: RepoBuilder) -> None:
     settings = Settings.from_env()
     assert run("search", "cancel order", "--repo", str(shop.path), "-b", "release").exit_code == 0
     assert run("audit", str(shop.path)).exit_code == 0
     [release] = [m for m in Store.open(settings).list_manifests() if m.branch == "release"]
-    assert snapshot_path(settings.cache_dir, release.collection).exists()
+    lexical = index_directory(settings.cache_dir, release.collection)
+    assert lexical.is_dir() and lexical.with_name(f"{lexical.name}.files").is_dir()
 
     done = run("drop", str(shop.path), "--branch", "release", "--json")
 
     assert done.exit_code == 0, done.output
     assert json.loads(done.stdout) == {"repo": "shop", "dropped": ["release"]}
     assert _indexed(settings) == ["feature/x", "main"]
-    assert not snapshot_path(settings.cache_dir, release.collection).exists()
+    assert not lexical.exists() and not lexical.with_name(f"{lexical.name}.files").exists()
     assert VerdictStats.open(settings).counts("shop", "release") == {}
     published = json.loads((settings.state_dir / FRESHNESS_FILE_NAME).read_text())
     assert "shop:release" not in published and "shop:main" in published

@@ -495,9 +495,9 @@ def test_rename_detection_without_the_old_blob_still_indexes_the_change(fm_home,
     assert by_path["new_name.py"] == {"live"} and by_path["old_name.py"] == {"tombstoned"}
 
 
-def test_index_run_writes_a_current_lexical_snapshot(store_env, make_repo):
-    from freshmark.adapters.lexical.index import LexicalIndex, collection_identity
-    from freshmark.adapters.lexical.registry import snapshot_path
+def test_index_run_leaves_the_lexical_index_current(store_env, make_repo):
+    from freshmark.adapters.lexical.tantivy_engine import index_directory
+    from freshmark.adapters.lexical.tantivy_store import TantivyCollection
 
     repo = shop_repo(make_repo)
     run(repo)
@@ -507,11 +507,10 @@ def test_index_run_writes_a_current_lexical_snapshot(store_env, make_repo):
     settings = Settings.from_env()
     index = Store.open(settings).branch(f"path:{repo.path.resolve()}", "main")
     assert index is not None
-    snapshot = LexicalIndex.load(snapshot_path(settings.cache_dir, index.name), index.name,
-                                 collection_identity(index))
-    assert snapshot is not None and snapshot.generation == index.manifest.generation
-    assert snapshot.refresh(index) == 0  # a search process starts current: nothing to fetch
-    assert len(snapshot.live) == len(live(records(repo)))
+    lexical = TantivyCollection(index.name, index_directory(settings.cache_dir, index.name))
+    assert lexical.refresh(index) == 0  # a search process starts current: nothing to fetch
+    assert lexical.generation == index.manifest.generation
+    assert lexical.searcher().num_docs == len(records(repo))
 
 
 def test_noop_reindex_does_not_load_the_embedder(store_env, make_repo, monkeypatch):
@@ -525,22 +524,3 @@ def test_noop_reindex_does_not_load_the_embedder(store_env, make_repo, monkeypat
 
     monkeypatch.setattr(freshmark.adapters.embedding, "get_embedder", no_model_allowed)
     assert run(repo)["noop"]
-
-
-def test_a_small_run_leaves_the_snapshot_for_search_to_top_up(store_env, make_repo):
-    from freshmark.adapters.lexical.registry import snapshot_path
-
-    repo = shop_repo(make_repo)
-    for n in range(60):  # enough chunks that one changed file is under 2 % of the index
-        repo.write(f"src/pad/mod{n}.py", f"def pad_{n}():\n    return {n}\n")
-    repo.commit("padding", when="2026-03-11T11:00:00Z")
-    run(repo)
-    settings = Settings.from_env()
-    index = Store.open(settings).branch(f"path:{repo.path.resolve()}", "main")
-    assert index is not None
-    snapshot = snapshot_path(settings.cache_dir, index.name)
-    written = snapshot.stat().st_mtime_ns
-    repo.write("src/pad/mod0.py", "def pad_0():\n    return -1\n")
-    repo.commit("one file", when="2026-03-12T11:00:00Z")
-    run(repo)
-    assert snapshot.stat().st_mtime_ns == written

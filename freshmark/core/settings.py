@@ -9,8 +9,9 @@ from pathlib import Path
 from freshmark.core.errors import ConfigError
 
 DEFAULT_EMBEDDER = "minilm"
-# The lexical engines (docs/lexical-index.md): in-process numpy BM25, or on-disk tantivy.
-LEXICAL_ENGINES = ("bm25", "tantivy")
+# The lexical engines (docs/lexical-index.md), the default first: on-disk tantivy, or
+# in-process numpy BM25.
+LEXICAL_ENGINES = ("tantivy", "bm25")
 
 
 @dataclass(frozen=True)
@@ -23,8 +24,8 @@ class Settings:
     ``embed_threads`` overrides the onnxruntime threads per process (default: the cores this
     process really has, shared among the worker's processes); ``redis_url_set`` says whether
     the deployment named its Redis (``FRESHMARK_REDIS_URL``) rather than taking the default;
-    ``lexical`` the lexical engine (``bm25``, the default, or ``tantivy``: on-disk indexes
-    shared by a host's processes).
+    ``lexical`` the lexical engine (``tantivy``, the default: on-disk indexes shared by a
+    host's processes, or ``bm25``).
     """
 
     home: Path
@@ -34,7 +35,7 @@ class Settings:
     embedder: str = DEFAULT_EMBEDDER
     embed_threads: int | None = None
     redis_url_set: bool = False
-    lexical: str = "bm25"
+    lexical: str = LEXICAL_ENGINES[0]
 
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None) -> Settings:
@@ -81,7 +82,8 @@ def _positive_int(env: dict[str, str], name: str) -> int | None:
 
 
 def _lexical_engine(env: dict[str, str]) -> str:
-    """``FRESHMARK_LEXICAL``, one of ``LEXICAL_ENGINES`` (default bm25); ConfigError otherwise."""
+    """``FRESHMARK_LEXICAL``, one of ``LEXICAL_ENGINES`` (the first by default); ConfigError
+    otherwise."""
     name = env.get("FRESHMARK_LEXICAL", "").strip().lower() or LEXICAL_ENGINES[0]
     if name not in LEXICAL_ENGINES:
         raise ConfigError(f"FRESHMARK_LEXICAL must be one of {', '.join(LEXICAL_ENGINES)}, "

@@ -30,7 +30,7 @@ from freshmark.adapters.lexical.tantivy_query import (
     rank,
     score_ids_of,
 )
-from freshmark.adapters.lexical.tantivy_store import TantivyCollection, schema
+from freshmark.adapters.lexical.tantivy_store import TantivyCollection
 from freshmark.core.ports import BranchView, FileMatches, LexicalHit, TermWeights
 from freshmark.core.stamp import ChunkRecord
 
@@ -145,7 +145,6 @@ class TantivyEngine:
     """
 
     def __init__(self, cache_dir: Path | None) -> None:
-        schema()  # a clear ConfigError now when the tantivy package is missing
         self.cache_dir = cache_dir
 
     def channel(self, view: BranchView) -> TantivyChannel:

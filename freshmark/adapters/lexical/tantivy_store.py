@@ -35,14 +35,10 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-try:
-    import tantivy
-except ImportError:  # the [tantivy] extra is not installed: only FRESHMARK_LEXICAL=tantivy needs it
-    tantivy = None  # type: ignore[assignment]
+import tantivy
 
 from freshmark.adapters.lexical.index import collection_identity, document_tokens
 from freshmark.core.classify import search_kind
-from freshmark.core.errors import ConfigError
 from freshmark.core.kinds import KIND_CODES
 from freshmark.core.manifest import Manifest
 from freshmark.core.ports import BranchView
@@ -66,10 +62,7 @@ FILE_BATCH = 256
 @cache
 def schema(files: bool = False) -> tantivy.Schema:
     """The fields of chunk documents, or (``files``) of whole-file documents, whose tokens are
-    not stored. ConfigError when the tantivy package is not installed."""
-    if tantivy is None:
-        raise ConfigError("FRESHMARK_LEXICAL=tantivy needs the tantivy package: "
-                          "pip install 'freshmark[tantivy]'")
+    not stored."""
     builder = tantivy.SchemaBuilder()
     builder.add_text_field("id", stored=True, tokenizer_name="raw", index_option="basic")
     # A chunk's tokens are stored: its file's document is rebuilt from them, not re-fetched.

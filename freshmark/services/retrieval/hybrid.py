@@ -13,7 +13,7 @@ from dataclasses import asdict, dataclass, field, replace
 
 import numpy as np
 
-from freshmark.adapters.lexical.registry import Bm25Engine
+from freshmark.adapters.lexical.tantivy_engine import TantivyEngine
 from freshmark.core.fusion import (
     DEFAULT_WEIGHTS,
     Candidate,
@@ -203,12 +203,12 @@ def hybrid_search(
 
     The ranking prefers source over tests over docs whatever ``request.kinds`` names.
     ``max_per_file``: chunks of one file among the results before other files get their turn
-    (0: no cap). ``lexical``: the lexical engine (by default this process's BM25 indexes, in
-    memory only).
+    (0: no cap). ``lexical``: the lexical engine (by default tantivy indexes held in this
+    process's memory only).
     """
     k = request.k if k is None else k
     plan = plan_query(request.query)
-    ranking = _Ranking(view, embedder, request, plan, lexical or Bm25Engine(None), weights)
+    ranking = _Ranking(view, embedder, request, plan, lexical or TantivyEngine(None), weights)
     # A question or a few names asks for a function: its own chunks rank it. An issue report
     # asks which code is at fault: evidence spread over a file counts.
     ranked = ranking.pool(POOL, whole_files=plan.long)
@@ -226,6 +226,6 @@ def file_search(
     they are the first ``k`` of the same ranking."""
     k = request.k if k is None else k
     plan = plan_query(request.query)
-    ranking = _Ranking(view, embedder, request, plan, lexical or Bm25Engine(None), weights)
+    ranking = _Ranking(view, embedder, request, plan, lexical or TantivyEngine(None), weights)
     ranked = ranking.pool(FILE_ANSWER_POOL, whole_files=True)
     return group_files(ranked, chunks_per_file)[:k], ranking.timings
