@@ -38,7 +38,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from freshmark.adapters.git.repo import GitRepo
-from freshmark.adapters.lexical.registry import Bm25Engine
+from freshmark.adapters.lexical.registry import lexical_engine
 from freshmark.adapters.store.chroma import Store
 from freshmark.adapters.store.layered import LayeredIndex
 from freshmark.core.config import Config
@@ -106,7 +106,7 @@ def search_ms(index: Any, embedder: Any, verifier: Verifier, query: str,
     """One hybrid search (k = 10) and the verification of its results, in milliseconds."""
     started = time.perf_counter()
     hits, _ = hybrid_search(index, embedder, SearchRequest.build(query, k=10),
-                            lexical=Bm25Engine(settings.cache_dir))
+                            lexical=lexical_engine(settings))
     for hit in hits:
         verifier.verify(hit.record)
     return (time.perf_counter() - started) * 1000

@@ -47,10 +47,12 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+
+from plain_bm25 import PlainBm25
 
 from freshmark.adapters.embedding import get_embedder
 from freshmark.adapters.git.repo import GitRepo
-from freshmark.adapters.lexical.bm25 import Bm25
 from freshmark.adapters.store.chroma import Store
 from freshmark.core.config import load_config
 from freshmark.core.request import CHANNELS, SearchRequest
@@ -163,7 +165,7 @@ class PlainBaseline:
     """Chunk BM25 over ``.py`` files: what a naive index of the repository would answer."""
 
     def __init__(self) -> None:
-        self.bm25 = Bm25()
+        self.bm25 = PlainBm25()
         self.records: dict[str, ChunkRecord] = {}
 
     def sync(self, records: Sequence[ChunkRecord]) -> None:
@@ -179,7 +181,7 @@ class PlainBaseline:
 
     def search(self, query: str, n: int = 200) -> list[ChunkRecord]:
         terms = list(dict.fromkeys(plain_tokens(query)))
-        return [self.records[i] for i, _ in self.bm25.search(terms, n, include_excluded=True)]
+        return [self.records[i] for i, _ in self.bm25.search(terms, n)]
 
 
 # -- repositories ----------------------------------------------------------------------------
@@ -342,7 +344,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="leave out each repository's first N instances (a fresh held-out "
                              "slice after the first N were used to tune)")
     parser.add_argument("--embedder", default="minilm")
-    parser.add_argument("--lexical", choices=LEXICAL_ENGINES, default="bm25")
+    parser.add_argument("--lexical", choices=LEXICAL_ENGINES, default=LEXICAL_ENGINES[0])
     parser.add_argument("--home", type=Path, default=None)
     parser.add_argument("--systems", default=",".join(SYSTEMS))
     parser.add_argument("--json", type=Path, default=None)

@@ -39,7 +39,6 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from freshmark.adapters.embedding import get_embedder
-from freshmark.adapters.lexical.index import LexicalIndex
 from freshmark.adapters.lexical.registry import lexical_engine
 from freshmark.adapters.store.chroma import BranchIndex, Store
 from freshmark.core.config import load_config
@@ -113,10 +112,9 @@ def run_systems(
     settings: Settings,
 ) -> dict[str, Scores]:
     """Score every system on every query over the same collection (hybrid through the lexical
-    engine ``settings`` names; "bm25" is always the numpy index)."""
-    lexical = LexicalIndex(index.name)
-    lexical.refresh(index)
+    engine ``settings`` names, as is "bm25": its channel alone)."""
     engine = lexical_engine(settings)  # as a search process holds it
+    lexical = engine.channel(index)
     systems = {name: Scores() for name in ("bm25", "vector", "rrf", "hybrid")}
     for query_id, text, relevant in queries:
         hits, _ = lexical.search(query_terms(text), DEPTH)
@@ -264,7 +262,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--home", type=Path, default=None)
     parser.add_argument("--json", type=Path, default=None)
     parser.add_argument("--show-misses", action="store_true")
-    parser.add_argument("--lexical", choices=LEXICAL_ENGINES, default="bm25")
+    parser.add_argument("--lexical", choices=LEXICAL_ENGINES, default=LEXICAL_ENGINES[0])
     args = parser.parse_args(argv)
     home = args.home or Path(tempfile.mkdtemp(prefix="fm-quality-"))
     settings = Settings(home=home, embedder=args.embedder, lexical=args.lexical)

@@ -58,11 +58,11 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
 from bench_localization import mirror_for
+from plain_bm25 import PlainBm25
 from question_set import Hit, Question, file_hit, first_rank, load_questions, symbol_hit
 
 from freshmark.adapters.embedding import get_embedder
 from freshmark.adapters.git.repo import GitRepo
-from freshmark.adapters.lexical.bm25 import Bm25
 from freshmark.adapters.store.chroma import Store
 from freshmark.core.config import load_config
 from freshmark.core.request import DEFAULT_KINDS, SearchRequest
@@ -137,20 +137,19 @@ def plain_tokens(text: str) -> list[str]:
 class PlainBaseline:
     """Chunk BM25 over the stored chunk texts: what a naive index of the repository answers.
 
-    Reuses freshmark's BM25 index (standard Okapi scoring) with a plain word tokenizer and
-    none of the search's rerank, kinds or vectors.
+    Plain Okapi BM25 (``plain_bm25``) with a plain word tokenizer and none of the search's
+    rerank, kinds or vectors.
     """
 
     def __init__(self, records: Sequence[ChunkRecord]) -> None:
-        self.bm25 = Bm25()
+        self.bm25 = PlainBm25()
         self.records = {r.id: r for r in records if r.file_kind in DEFAULT_KINDS}
         for doc_id, record in self.records.items():
             self.bm25.add(doc_id, plain_tokens(record.text))
 
     def ask(self, query: str) -> Ranked:
         terms = list(dict.fromkeys(plain_tokens(query)))
-        found = [self.records[i] for i, _ in self.bm25.search(terms, 20 * DEPTH,
-                                                              include_excluded=True)]
+        found = [self.records[i] for i, _ in self.bm25.search(terms, 20 * DEPTH)]
         return Ranked([_hit(r) for r in found[:DEPTH]], list(dict.fromkeys(r.path for r in found)))
 
 

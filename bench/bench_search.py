@@ -1,5 +1,5 @@
 """Hybrid search latency at 10k and 50k chunks (embedded store), split by stage, plus the
-lexical index's cold start, snapshot and memory figures.
+lexical index's cold start, size on disk and memory figures.
 
 Corpus: real code chunks — the virtualenv's site-packages, chunked with ``chunk_text`` (cached
 as JSON lines under ``<home>/cache/bench``). Vectors: the first ``--real-vectors`` chunks are
@@ -23,6 +23,7 @@ import gc
 import gzip
 import json
 import os
+import shutil
 import statistics
 import sys
 import sysconfig
@@ -38,8 +39,8 @@ sys.path.insert(0, str(ROOT))
 
 from freshmark.adapters.embedding import get_embedder
 from freshmark.adapters.embedding.cache import EmbeddingCache, embed_with_cache
-from freshmark.adapters.lexical.index import LexicalIndex
-from freshmark.adapters.lexical.registry import Bm25Engine
+from freshmark.adapters.lexical.tantivy_engine import TantivyEngine
+from freshmark.adapters.lexical.tantivy_store import TantivyCollection
 from freshmark.adapters.store.chroma import BranchIndex, Store
 from freshmark.core.chunking import chunk_text
 from freshmark.core.fusion import Candidate
@@ -157,7 +158,7 @@ def queries(records: Sequence[ChunkRecord], count: int) -> list[str]:
 
 
 # -- measurement ------------------------------------------------------------------------------
-def measure(index: BranchIndex, embedder: object, texts: Sequence[str], lexical: Bm25Engine,
+def measure(index: BranchIndex, embedder: object, texts: Sequence[str], lexical: TantivyEngine,
             *, repeat: int = 3, verify: Verify | None = None) -> dict[str, list[float]]:
     """Seconds per stage for every search (``repeat`` passes over ``texts``, top ``K``).
 
@@ -204,11 +205,15 @@ def rss_bytes() -> int:
 def lexical_figures(name: str, records: Sequence[ChunkRecord], work: Path,
                     source: BranchIndex | None = None) -> None:
     """Cold build time, memory held (growth of resident memory, so an estimate: freed pages
-    the allocator keeps count too), snapshot size and load time of one lexical index."""
+    the allocator keeps count too), size on disk and open time of one lexical index."""
+    directory = work / "tantivy" / name
+    files = directory.with_name(f"{directory.name}.files")
+    for old in (directory, files):
+        shutil.rmtree(old, ignore_errors=True)
     gc.collect()
     before = rss_bytes()
     started = time.perf_counter()
-    lexical = LexicalIndex(name)
+    lexical = TantivyCollection(name, directory)
     if source is not None:
         lexical.refresh(source)  # fetch from the store + tokenize + index
     else:
@@ -216,19 +221,16 @@ def lexical_figures(name: str, records: Sequence[ChunkRecord], work: Path,
     build_seconds = time.perf_counter() - started
     gc.collect()
     held_bytes = rss_bytes() - before
-    path = work / f"{name}.npz"
+    on_disk = sum(f.stat().st_size for d in (directory, files) for f in d.rglob("*")
+                  if f.is_file())
     started = time.perf_counter()
-    lexical.save(path)
-    save_seconds = time.perf_counter() - started
-    started = time.perf_counter()
-    LexicalIndex.load(path, name, "")
-    load_seconds = time.perf_counter() - started
+    TantivyCollection(name, directory).searcher()  # what a new process does first
+    open_seconds = time.perf_counter() - started
     what = "fetch from store + build" if source is not None else "build from records in memory"
     print(f"\nlexical index of {len(records)} chunks ({what}):")
     print(f"  cold build {build_seconds:.1f} s; memory held {held_bytes / 2**20:.0f} MiB "
-          f"({held_bytes / len(records):.0f} B/chunk); vocabulary {lexical.live.vocabulary_size}")
-    print(f"  snapshot {path.stat().st_size / 2**20:.0f} MiB: save {save_seconds:.2f} s, "
-          f"load {load_seconds:.2f} s")
+          f"({held_bytes / len(records):.0f} B/chunk)")
+    print(f"  on disk {on_disk / 2**20:.0f} MiB; open {open_seconds:.3f} s")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -256,8 +258,8 @@ def main(argv: list[str] | None = None) -> int:
     for size in args.sizes:
         index = collection(store, corpus[:size], vectors[:size], embedder.id)
         lexical_figures(index.name, corpus[:size], home, source=index)
-        lexical = Bm25Engine(None)
-        measure(index, embedder, texts[:5], lexical, repeat=1)  # warm caches (builds BM25)
+        lexical = TantivyEngine(home / "cache")
+        measure(index, embedder, texts[:5], lexical, repeat=1)  # warm caches (catches up)
         print_latency(f"hybrid search over {size} chunks",
                       measure(index, embedder, texts, lexical, repeat=args.repeat))
     if args.lexical_only:

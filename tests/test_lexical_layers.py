@@ -1,5 +1,7 @@
-"""The lexical channel over layers (an overlay on its base): hidden paths, combined statistics,
-one index per collection shared by every branch layered on it, refresh and purges."""
+"""The lexical channel over layers (an overlay on its base): each layer's own index, the paths
+held above hidden, filters, refresh when a branch is re-layered, purges, and a base's index
+shared by every branch layered on it. Random layered corpora are checked against the chunks
+the branch sees, computed here."""
 
 from __future__ import annotations
 
@@ -11,19 +13,21 @@ from typing import Any
 
 import pytest
 
-from freshmark.adapters.lexical.bm25 import Bm25
-from freshmark.adapters.lexical.index import LexicalIndex
-from freshmark.adapters.lexical.layers import LayeredLexical
-from freshmark.adapters.lexical.registry import (
-    forget_lexical,
-    lexical_for,
-    snapshot_path,
-    write_lexical_snapshot,
+from freshmark.adapters.lexical.tantivy_engine import (
+    TantivyChannel,
+    TantivyEngine,
+    index_directory,
 )
+from freshmark.adapters.lexical.tantivy_store import (
+    STATE_FILE,
+    TantivyCollection,
+    document_tokens,
+)
+from freshmark.core.classify import search_kind
+from freshmark.core.kinds import EXCLUDED_FILE_KINDS
 from freshmark.core.manifest import Manifest
 from freshmark.core.request import SearchRequest
 from freshmark.core.stamp import TOMBSTONED, ChunkRecord
-from freshmark.core.tokenize import tokenize
 from freshmark.services.retrieval.hybrid import hybrid_search
 
 WORDS = ("order cancel refund user invoice total ship cart item payment log message retry "
@@ -44,13 +48,7 @@ def record(doc_id: str, path: str, text: str, *, status: str = "live",
                        updated_gen=updated_gen)
 
 
-def lexical_of(name: str, records: Iterable[ChunkRecord]) -> LexicalIndex:
-    lexical = LexicalIndex(name)
-    lexical.apply(records)
-    return lexical
-
-
-# -- random layered corpora and the flat index of their visible chunks ---------------------------
+# -- random layered corpora and the chunks their branch sees ------------------------------------
 @dataclass
 class Corpus:
     layers: list[list[ChunkRecord]]  # top first
@@ -61,13 +59,9 @@ class Corpus:
         return [r for records, hidden in zip(self.layers, self.hidden, strict=True)
                 for r in records if r.path not in hidden]
 
-    def layered(self) -> LayeredLexical:
-        return LayeredLexical([(lexical_of(f"layer{depth}", records), hidden)
-                               for depth, (records, hidden)
-                               in enumerate(zip(self.layers, self.hidden, strict=True))])
-
-    def flat(self) -> LexicalIndex:
-        return lexical_of("flat", self.visible())
+    def branch(self, seed: int) -> FakeLayeredIndex:
+        return FakeLayeredIndex(*[FakeCollection(f"s{seed}-layer{depth}", records)
+                                  for depth, records in enumerate(self.layers)])
 
 
 def _text(rng: random.Random) -> str:
@@ -116,133 +110,6 @@ FILTERS = [dict(include_history=h, include_excluded=e, kinds=k)
            for h in (False, True) for e in (False, True) for k in (None, ("source", "doc"))]
 
 
-def _same_hits(layered: list, flat: list) -> None:
-    assert [(h.id, h.rank, h.tombstoned) for h in layered] == \
-        [(h.id, h.rank, h.tombstoned) for h in flat]
-    assert [h.score for h in layered] == pytest.approx([h.score for h in flat], rel=1e-5)
-
-
-# -- Bm25 with hidden paths ---------------------------------------------------------------------
-def _two_files() -> Bm25:
-    bm25 = Bm25()
-    bm25.add("a1", tokenize("def restock(order): pass"), path="src/a.py")
-    bm25.add("a2", tokenize("def restock_all(): pass"), path="src/a.py")
-    bm25.add("b1", tokenize("def restock_one(item): pass"), path="src/b.py")
-    return bm25
-
-
-def test_hidden_paths_score_zero() -> None:
-    bm25 = _two_files()
-    scores = bm25.scores(["restock"], hidden=frozenset({"src/a.py"}))
-    assert bm25.score_of(scores, "b1") > 0
-    assert [doc_id for doc_id, _ in bm25.top(scores, 5, True)] == ["b1"]
-    assert bm25.score_of(scores, "a1", frozenset({"src/a.py"})) is None
-
-
-def test_hidden_paths_do_not_count() -> None:
-    bm25 = _two_files()
-    hidden = frozenset({"src/a.py"})
-    assert bm25.count(True, None, hidden) == 1
-    assert bm25.stats(["restock"], hidden).documents == 1
-    assert bm25.stats(["restock"], hidden).df == {"restock": 1}
-    assert set(bm25.file_scores(["restock"], hidden=hidden)) == {"src/b.py"}
-    assert bm25.best_per_file(bm25.scores(["restock"]), ["src/a.py", "src/b.py"],
-                              hidden)[0][0] == "b1"
-
-
-def test_hidden_paths_unknown_to_an_index_hide_nothing() -> None:
-    bm25 = _two_files()
-    assert bm25.count(True, None, frozenset({"src/elsewhere.py"})) == 3
-
-
-def test_hidden_paths_do_not_count_in_passing_share() -> None:
-    base = lexical_of("base", [record("a", "src/mod0.py", "order"),
-                               record("g", "gen/orders_pb2.py", "order")])
-    overlay = lexical_of("overlay", [record("a", "src/mod0.py", "order refund")])
-    assert base.passing_share(False, False) == 0.5
-    # The generated file is the only visible base chunk; the overlay's chunk passes.
-    layered = LayeredLexical([(overlay, frozenset()), (base, frozenset({"src/mod0.py"}))])
-    assert layered.passing_share(False, False) == 0.5
-    layered = LayeredLexical([(overlay, frozenset()), (base, frozenset({"gen/orders_pb2.py",
-                                                                        "src/mod0.py"}))])
-    assert layered.passing_share(False, False) == 1.0
-    assert len(layered) == 1
-
-
-def test_hidden_mask_follows_a_compaction() -> None:
-    bm25 = _two_files()
-    hidden = frozenset({"src/b.py"})
-    assert bm25.count(True, None, hidden) == 2
-    bm25.remove("a2")
-    bm25.compact()  # slots and file ids renumbered: the kept mask must not be reused
-    assert bm25.count(True, None, hidden) == 1
-    assert [i for i, _ in bm25.top(bm25.scores(["restock"], hidden=hidden), 5, True)] == ["a1"]
-
-
-def test_plain_search_equals_search_with_nothing_hidden() -> None:
-    corpus = random_corpus(seed=3, depth=1)
-    lexical = corpus.flat()
-    single = LayeredLexical([(lexical, frozenset())])
-    for terms, weights in random_queries(3):
-        for options in FILTERS:
-            expected = lexical.search_with_files(terms, 50, 5, weights=weights, **options)
-            assert single.search_with_files(terms, 50, 5, weights=weights, **options) == expected
-
-
-# -- a layered search is the flat search of the visible chunks ----------------------------------
-SEEDS = range(12)
-
-
-@pytest.mark.parametrize("seed", SEEDS)
-def test_layered_chunk_hits_equal_flat_hits_over_visible_chunks(seed: int) -> None:
-    corpus = random_corpus(seed, depth=2 + seed % 2)
-    layered, flat = corpus.layered(), corpus.flat()
-    every_id = [r.id for records in corpus.layers for r in records] + ["nope"]
-    for terms, weights in random_queries(seed):
-        for options in FILTERS:
-            hits, extra = layered.search(terms, 100, score_ids=every_id, weights=weights,
-                                         **options)
-            flat_hits, flat_extra = flat.search(terms, 100, score_ids=every_id,
-                                                weights=weights, **options)
-            _same_hits(hits, flat_hits)
-            assert extra == pytest.approx(flat_extra, rel=1e-5)
-            top, _ = layered.search(terms, 3, weights=weights, **options)
-            flat_top, _ = flat.search(terms, 3, weights=weights, **options)
-            assert [h.score for h in top] == pytest.approx([h.score for h in flat_top], rel=1e-5)
-
-
-@pytest.mark.parametrize("seed", SEEDS)
-def test_layered_file_matches_equal_flat_file_matches(seed: int) -> None:
-    corpus = random_corpus(seed, depth=2 + seed % 2)
-    layered, flat = corpus.layered(), corpus.flat()
-    for terms, weights in random_queries(seed):
-        for options in FILTERS:
-            _, _, files = layered.search_with_files(terms, 20, 4, weights=weights, **options)
-            _, _, flat_files = flat.search_with_files(terms, 20, 4, weights=weights, **options)
-            assert files.scores == pytest.approx(flat_files.scores, rel=1e-6)
-            _same_hits(files.best_chunks, flat_files.best_chunks)
-            assert files.best_chunk_scores == pytest.approx(flat_files.best_chunk_scores,
-                                                            rel=1e-5)
-
-
-def test_chain_of_three_layers_hides_paths_held_above() -> None:
-    a, b, c = "src/mod0.py", "src/mod1.py", "src/mod2.py"
-    base = lexical_of("base", [record("a#0", a, "refund base"), record("b#0", b, "refund base"),
-                               record("c#0", c, "refund base")])
-    middle = lexical_of("middle", [record("a#0", a, "refund middle"),
-                                   record("b#0", b, "refund middle")])
-    top = lexical_of("top", [record("a#0", a, "refund top"),
-                             record("b#0", b, "refund", status=TOMBSTONED)])
-    layered = LayeredLexical([(top, frozenset()), (middle, frozenset({a, b})),
-                              (base, frozenset({a, b}))])
-    hits, _ = layered.search(["refund"], 10, include_history=True)
-    found = {h.id: h.tombstoned for h in hits}
-    assert found == {"a#0": False, "b#0": True, "c#0": False}
-    texts, _ = layered.search(["top", "middle", "base"], 10, include_history=True)
-    assert {h.id for h in texts} == {"a#0", "c#0"}  # a from the top, c from the base only
-
-
-# -- refresh, sharing, purges --------------------------------------------------------------------
 class FakeCollection:
     """A branch collection as the lexical index reads it, written like index runs."""
 
@@ -312,120 +179,184 @@ class FakeLayeredIndex:
         return list(found.values())
 
 
-@pytest.fixture
-def fresh_cache() -> Iterator[None]:
-    forget_lexical()
+FILTERS = [dict(include_history=h, include_excluded=e, kinds=k)
+           for h in (False, True) for e in (False, True) for k in (None, ("source", "doc"))]
+
+
+def _passes(r: ChunkRecord, include_history: bool, include_excluded: bool,
+            kinds: Sequence[str] | None) -> bool:
+    kind = search_kind(r.path, r.file_kind)
+    if not include_history and r.status == TOMBSTONED:
+        return False
+    if kinds is not None:
+        return kind in kinds
+    return include_excluded or kind not in EXCLUDED_FILE_KINDS
+
+
+def _matches(r: ChunkRecord, terms: Iterable[str]) -> bool:
+    return bool(set(terms) & set(document_tokens(r)))
+
+
+@pytest.fixture(autouse=True)
+def fresh_engine() -> Iterator[None]:
+    TantivyEngine(None).forget()
     yield
-    forget_lexical()
+    TantivyEngine(None).forget()
 
 
+def channel(view: Any, cache_dir: Path | None = None) -> TantivyChannel:
+    return TantivyEngine(cache_dir).channel(view)
+
+
+def ids(hits: Iterable[Any]) -> set[str]:
+    return {h.id for h in hits}
+
+
+# -- a layered search finds exactly the visible chunks that match --------------------------------
+SEEDS = range(8)
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_layered_chunk_hits_are_the_visible_chunks_that_match(seed: int) -> None:
+    corpus = random_corpus(seed, depth=2 + seed % 2)
+    layered = channel(corpus.branch(seed))
+    every_id = [r.id for records in corpus.layers for r in records] + ["nope"]
+    for terms, weights in random_queries(seed):
+        for options in FILTERS:
+            hits, extra = layered.search(terms, 100, score_ids=every_id, weights=weights,
+                                         **options)
+            assert ids(hits) == {r.id for r in corpus.visible()
+                                 if _passes(r, **options) and _matches(r, terms)}
+            assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
+            assert all(h.tombstoned == (h.id in {r.id for r in corpus.visible()
+                                                 if r.status == TOMBSTONED}) for h in hits)
+            shown = {r.id for r in corpus.visible()
+                     if options["include_history"] or r.status != TOMBSTONED}
+            assert set(extra) == shown  # asked by id: kinds do not apply, hidden ones absent
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_layered_file_matches_are_the_visible_live_files_that_match(seed: int) -> None:
+    corpus = random_corpus(seed, depth=2 + seed % 2)
+    layered = channel(corpus.branch(seed))
+    for terms, weights in random_queries(seed):
+        for options in FILTERS:
+            _, _, files = layered.search_with_files(terms, 20, 4, weights=weights, **options)
+            live = [r for r in corpus.visible() if r.status != TOMBSTONED
+                    and _passes(r, False, True, options["kinds"])]
+            assert set(files.scores) == {r.path for r in live if _matches(r, terms)}
+            best = {h.id: h for h in files.best_chunks}
+            assert set(best) <= {r.id for r in live if _matches(r, terms)}
+            assert len({r.path for r in live if r.id in best}) == len(best)
+
+
+def test_chain_of_three_layers_hides_paths_held_above() -> None:
+    a, b, c = "src/mod0.py", "src/mod1.py", "src/mod2.py"
+    base = FakeCollection("base", [record("a#0", a, "refund base"), record("b#0", b, "refund base"),
+                                   record("c#0", c, "refund base")])
+    middle = FakeCollection("middle", [record("a#0", a, "refund middle"),
+                                       record("b#0", b, "refund middle")])
+    top = FakeCollection("top", [record("a#0", a, "refund top"),
+                                 record("b#0", b, "refund", status=TOMBSTONED)])
+    layered = channel(FakeLayeredIndex(top, middle, base))
+    hits, _ = layered.search(["refund"], 10, include_history=True)
+    assert {h.id: h.tombstoned for h in hits} == {"a#0": False, "b#0": True, "c#0": False}
+    texts, _ = layered.search(["top", "middle", "base"], 10, include_history=True)
+    assert ids(texts) == {"a#0", "c#0"}  # a from the top, c from the base only
+
+
+# -- refresh, sharing, purges --------------------------------------------------------------------
 def _base() -> FakeCollection:
     return FakeCollection("base", [record("a#0", "src/mod0.py", "def refund(order): pass"),
                                    record("b#0", "src/mod1.py", "def refund_all(): pass")])
 
 
-@pytest.mark.usefixtures("fresh_cache")
-def test_base_lexical_index_is_shared_by_base_and_overlay_searches() -> None:
+def test_a_base_index_on_disk_is_shared_by_base_and_overlay_searches(tmp_path: Path) -> None:
     base = _base()
     first = FakeCollection("first", [record("a#0", "src/mod0.py", "def refund(o): retry()")])
     second = FakeCollection("second", [record("b#0", "src/mod1.py", "def refund_all(): 1")])
-    base_lexical = lexical_for(base, None)  # type: ignore[arg-type]
     for overlay in (first, second):
-        layered = lexical_for(FakeLayeredIndex(overlay, base), None)  # type: ignore[arg-type]
-        assert isinstance(layered, LayeredLexical)
-        assert layered.indexes[1] is base_lexical
-    assert lexical_for(base, None) is base_lexical  # type: ignore[arg-type]
+        channel(FakeLayeredIndex(overlay, base), tmp_path)
+    held = {name: TantivyCollection(name, index_directory(tmp_path, name)).searcher().num_docs
+            for name in ("base", "first", "second")}
+    assert held == {"base": 2, "first": 1, "second": 1}  # each layer's own chunks, once
 
 
-@pytest.mark.usefixtures("fresh_cache")
-def test_layered_lexical_for_saves_each_layers_snapshot(tmp_path: Path) -> None:
+def test_a_run_on_an_overlay_catches_up_its_own_collection_only(tmp_path: Path) -> None:
     base, overlay = _base(), FakeCollection("overlay", [record("c#0", "src/mod2.py", "x")])
-    lexical_for(FakeLayeredIndex(overlay, base), tmp_path)  # type: ignore[arg-type]
-    assert snapshot_path(tmp_path, "base").exists()
-    assert snapshot_path(tmp_path, "overlay").exists()
-
-
-def test_indexer_snapshot_of_a_layered_index_is_its_own_collections(tmp_path: Path) -> None:
-    base, overlay = _base(), FakeCollection("overlay", [record("c#0", "src/mod2.py", "x")])
-    assert write_lexical_snapshot(FakeLayeredIndex(overlay, base), tmp_path) == 1  # type: ignore
-    assert snapshot_path(tmp_path, "overlay").exists()
-    assert not snapshot_path(tmp_path, "base").exists()
+    TantivyEngine(tmp_path).after_run(FakeLayeredIndex(overlay, base), True)  # type: ignore
+    assert (index_directory(tmp_path, "overlay") / STATE_FILE).exists()
+    assert not index_directory(tmp_path, "base").exists()
 
 
 def test_refresh_takes_new_hidden_sets() -> None:
     base, overlay = _base(), FakeCollection("overlay")
     source = FakeLayeredIndex(overlay, base)
-    layered = LayeredLexical([(LexicalIndex("overlay"), frozenset()),
-                              (LexicalIndex("base"), frozenset())])
-    layered.refresh(source)
-    assert {h.id for h in layered.search(["refund"], 5)[0]} == {"a#0", "b#0"}
+    assert ids(channel(source).search(["refund"], 5)[0]) == {"a#0", "b#0"}
     overlay.run([record("b#0", "src/mod1.py", "def settle(): pass")])
-    layered.refresh(source)
-    assert layered.hidden == [frozenset(), frozenset({"src/mod1.py"})]
-    assert {h.id for h in layered.search(["refund"], 5)[0]} == {"a#0"}
-    assert {h.id for h in layered.search(["settle"], 5)[0]} == {"b#0"}
+    layered = channel(source)
+    assert ids(layered.search(["refund"], 5)[0]) == {"a#0"}
+    assert ids(layered.search(["settle"], 5)[0]) == {"b#0"}
 
 
 def test_refresh_follows_a_re_layered_branch() -> None:
     old_base, new_base = _base(), FakeCollection("new-base", [record("n#0", "src/mod5.py",
                                                                      "def refund_new(): 1")])
     overlay = FakeCollection("overlay", [record("c#0", "src/mod2.py", "refund")])
-    layered = LayeredLexical([(LexicalIndex("overlay"), frozenset()),
-                              (LexicalIndex("base"), frozenset())])
-    layered.refresh(FakeLayeredIndex(overlay, old_base))
-    layered.refresh(FakeLayeredIndex(overlay, new_base))
-    assert [x.collection for x in layered.indexes] == ["overlay", "new-base"]
-    assert {h.id for h in layered.search(["refund"], 5)[0]} == {"c#0", "n#0"}
+    layered = channel(FakeLayeredIndex(overlay, old_base))
+    layered.refresh(FakeLayeredIndex(overlay, new_base))  # type: ignore[arg-type]
+    assert ids(layered.search(["refund"], 5)[0]) == {"c#0", "n#0"}
 
 
 def test_purged_generation_forces_a_rebuild() -> None:
     overlay = FakeCollection("overlay", [record("a#0", "src/mod0.py", "def refund(): pass"),
                                          record("b#0", "src/mod1.py", "def refund(): pass")])
-    lexical = LexicalIndex("overlay")
-    lexical.refresh(overlay)
+    lexical = TantivyCollection("overlay", None)
+    lexical.refresh(overlay)  # type: ignore[arg-type]
     overlay.run(delete=["b#0"])  # re-layered onto a moved base: records deleted, not tombstoned
     assert overlay.manifest.purged_generation == overlay.manifest.generation
-    lexical.refresh(overlay)
-    assert "b#0" not in lexical.live and "a#0" in lexical.live
+    lexical.refresh(overlay)  # type: ignore[arg-type]
+    hits, _ = TantivyChannel([(lexical, frozenset())], None).search(["refund"], 5,
+                                                                    include_history=True)
+    assert ids(hits) == {"a#0"}
     assert lexical.generation == overlay.manifest.generation
 
 
 def test_a_purge_already_seen_does_not_rebuild_again() -> None:
     overlay = FakeCollection("overlay", [record("a#0", "src/mod0.py", "x")])
     overlay.run(delete=["a#0"])
-    lexical = LexicalIndex("overlay")
-    lexical.refresh(overlay)
+    lexical = TantivyCollection("overlay", None)
+    lexical.refresh(overlay)  # type: ignore[arg-type]
     overlay.run([record("b#0", "src/mod1.py", "y")])
-    assert lexical.refresh(overlay) == 1  # only the new record, not a rebuild
+    assert lexical.refresh(overlay) == 1  # type: ignore[arg-type]  # the new record only
 
 
-def test_forget_on_a_layered_index_leaves_lower_layers_alone() -> None:
-    base = lexical_of("base", [record("a#0", "src/mod0.py", "refund")])
-    overlay = lexical_of("overlay", [record("c#0", "src/mod2.py", "refund")])
-    layered = LayeredLexical([(overlay, frozenset()), (base, frozenset())])
-    layered.forget(["a#0", "c#0"])
-    assert "a#0" in base.live and "c#0" not in overlay.live
+def test_forget_on_a_layered_channel_leaves_lower_layers_alone() -> None:
+    base = FakeCollection("base", [record("a#0", "src/mod0.py", "refund")])
+    overlay = FakeCollection("overlay", [record("c#0", "src/mod2.py", "refund")])
+    channel(FakeLayeredIndex(overlay, base)).forget(["a#0", "c#0"])
+    assert ids(channel(base).search(["refund"], 5)[0]) == {"a#0"}
+    assert ids(channel(overlay).search(["refund"], 5)[0]) == set()
 
 
-@pytest.mark.usefixtures("fresh_cache")
-def test_bm25_search_on_a_layered_index_returns_visible_chunks() -> None:
+def test_lexical_search_on_a_layered_index_returns_visible_chunks() -> None:
     base = _base()
     overlay = FakeCollection("overlay", [record("a#0", "src/mod0.py", "def settle(): pass")])
-    results, _ = hybrid_search(FakeLayeredIndex(overlay, base), None,
+    results, _ = hybrid_search(FakeLayeredIndex(overlay, base), None,  # type: ignore[arg-type]
                                SearchRequest.build("refund", k=5, channels="bm25"))
     assert [c.record.id for c in results] == ["b#0"]
 
 
-@pytest.mark.usefixtures("fresh_cache")
 def test_base_records_of_a_newer_generation_are_not_applied_to_the_overlay() -> None:
     base = _base()
     overlay = FakeCollection("overlay", [record("c#0", "src/mod2.py", "def other(): pass")])
     layered_index = FakeLayeredIndex(overlay, base)
-    lexical_for(layered_index, None)  # type: ignore[arg-type]
+    channel(layered_index)
     # A base run in flight: its records carry the base's next generation, above the overlay's.
     base.records["b#0"] = replace(base.records["b#0"], text="def refund_all(): retry()",
                                   updated_gen=base.manifest.generation + 5)
-    hybrid_search(layered_index, None, SearchRequest.build("refund", k=5, channels="bm25"))  # type: ignore[arg-type]
-    overlay_lexical = lexical_for(overlay, None)  # type: ignore[arg-type]
-    assert isinstance(overlay_lexical, LexicalIndex) and "b#0" not in overlay_lexical.live
-    assert overlay_lexical.generation == overlay.manifest.generation
+    hybrid_search(layered_index, None,  # type: ignore[arg-type]
+                  SearchRequest.build("refund", k=5, channels="bm25"))
+    own = channel(overlay)
+    assert ids(own.search(["refund", "retry"], 5, include_history=True)[0]) == set()
+    assert own.refresh(overlay) == 0  # type: ignore[arg-type]  # still at its generation

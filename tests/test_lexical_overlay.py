@@ -1,9 +1,10 @@
 """The lexical channel on real overlay branches (indexer, store, ``overlay.LayeredIndex``): one
-index per collection, shared with the base, equal to an index of the chunks the branch sees."""
+index per collection, the base's shared, finding exactly the chunks the branch sees."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from repo_builder import git
@@ -19,9 +20,8 @@ from test_overlay import (
 )
 
 from freshmark.adapters.embedding.hashing import HashingEmbedder
-from freshmark.adapters.lexical.index import LexicalIndex
-from freshmark.adapters.lexical.layers import LayeredLexical
-from freshmark.adapters.lexical.registry import forget_lexical, lexical_for
+from freshmark.adapters.lexical.tantivy_engine import TantivyEngine, index_directory
+from freshmark.adapters.lexical.tantivy_store import TantivyCollection, document_tokens
 from freshmark.adapters.store.layered import LayeredIndex
 from freshmark.core.request import SearchRequest
 from freshmark.core.tokenize import query_terms
@@ -31,73 +31,66 @@ QUERIES = ("cancel order", "delivered shipped", "refund", "idempotent handler", 
 
 
 @pytest.fixture(autouse=True)
-def fresh_cache() -> Iterator[None]:
-    forget_lexical()
+def fresh_engine() -> Iterator[None]:
+    TantivyEngine(None).forget()
     yield
-    forget_lexical()
+    TantivyEngine(None).forget()
 
 
-def layered_lexical(index: LayeredIndex) -> LayeredLexical:
-    lexical = lexical_for(index, None)  # type: ignore[arg-type]
-    assert isinstance(lexical, LayeredLexical)
-    return lexical
-
-
-def assert_equals_an_index_of_what_the_branch_sees(index: LayeredIndex) -> None:
-    flat = LexicalIndex("flat")
-    flat.apply(index.iter_records())  # the visible records of every layer
-    layered = layered_lexical(index)
+def assert_finds_the_chunks_the_branch_sees(index: LayeredIndex, cache: Path) -> None:
+    visible = {r.id: r for r in index.iter_records()}  # the visible records of every layer
+    channel = TantivyEngine(cache).channel(index)  # type: ignore[arg-type]
     for query in QUERIES:
+        terms = query_terms(query)
         for history in (False, True):
-            hits, _, files = layered.search_with_files(query_terms(query), 20, 5,
-                                                       include_history=history)
-            flat_hits, _, flat_files = flat.search_with_files(query_terms(query), 20, 5,
-                                                              include_history=history)
-            assert {h.id: h.score for h in hits} == pytest.approx(
-                {h.id: h.score for h in flat_hits}, rel=1e-5)
-            assert files.scores == pytest.approx(flat_files.scores, rel=1e-6)
+            hits, _, files = channel.search_with_files(terms, 200, 5, include_history=history)
+            shown = {i for i, r in visible.items() if set(terms) & set(document_tokens(r))
+                     and (history or r.status == "live")}
+            assert {h.id for h in hits} == shown, query
+            assert set(files.scores) == {visible[i].path for i in shown
+                                         if visible[i].status == "live"}, query
 
 
-def test_overlay_search_shares_the_base_lexical_index(store_env, make_repo) -> None:
+def test_overlay_search_reads_the_base_index_without_copying_it(store_env, make_repo,
+                                                                tmp_path: Path) -> None:
     repo = feature_branch(make_repo)
     index_branch(repo)
-    base_lexical = lexical_for(store().branch(key(repo), "main"), None)
-    layered = layered_lexical(view(repo, "feature"))
-    assert [x.collection for x in layered.indexes] == [view(repo, "feature").name,
-                                                        base_lexical.collection]
-    assert layered.indexes[1] is base_lexical
-    assert layered.hidden[1] == frozenset({ORDER})
+    base, feature = store().branch(key(repo), "main"), view(repo, "feature")
+    assert base is not None
+    TantivyEngine(tmp_path).channel(feature)  # type: ignore[arg-type]
+    held = {name: TantivyCollection(name, index_directory(tmp_path, name)).searcher().num_docs
+            for name in (base.name, feature.name)}
+    assert held == {base.name: base.count(), feature.name: feature.top.count()}
 
 
-def test_overlay_lexical_search_equals_an_index_of_the_visible_chunks(store_env,
-                                                                      make_repo) -> None:
+def test_overlay_lexical_search_finds_the_visible_chunks(store_env, make_repo,
+                                                        tmp_path: Path) -> None:
     repo = feature_branch(make_repo)
     index_branch(repo)
-    assert_equals_an_index_of_what_the_branch_sees(view(repo, "feature"))
+    assert_finds_the_chunks_the_branch_sees(view(repo, "feature"), tmp_path)
     move_base(repo)  # the base's index moves on by its own generation
     index_branch(repo)
-    assert_equals_an_index_of_what_the_branch_sees(view(repo, "feature"))
+    assert_finds_the_chunks_the_branch_sees(view(repo, "feature"), tmp_path)
 
 
-def test_overlay_lexical_index_rebuilds_after_a_merge_purges_records(store_env,
-                                                                     make_repo) -> None:
+def test_overlay_lexical_index_rebuilds_after_a_merge_purges_records(store_env, make_repo,
+                                                                     tmp_path: Path) -> None:
     repo = feature_branch(make_repo)
     index_branch(repo)
     move_base(repo)
     index_branch(repo)
     before = view(repo, "feature")
-    service_ids = [r.id for r in before.top.iter_records() if r.path == SERVICE_PATH]
-    own = layered_lexical(before).indexes[0]
-    assert service_ids and all(i in own.live or i in own.history for i in service_ids)
+    service_ids = {r.id for r in before.top.iter_records() if r.path == SERVICE_PATH}
+    assert service_ids
+    assert_finds_the_chunks_the_branch_sees(before, tmp_path)  # the overlay's index holds them
     git(repo.path, "merge", "-q", "--no-edit", "main")
     index_branch(repo)  # the overlay's copy of the service file is deleted, not tombstoned
     index = view(repo, "feature")
     assert index.manifest.purged_generation == index.manifest.generation
-    layered = layered_lexical(index)
-    assert layered.indexes[0] is own
-    assert not any(i in own.live or i in own.history for i in service_ids)
-    assert len(own) == index.top.count()
-    assert_equals_an_index_of_what_the_branch_sees(index)
+    own = TantivyCollection(index.name, index_directory(tmp_path, index.name))
+    own.refresh(index.top)
+    assert own.searcher().num_docs == index.top.count()
+    assert_finds_the_chunks_the_branch_sees(index, tmp_path)
 
 
 def test_hybrid_search_on_an_overlay_returns_only_visible_chunks(store_env, make_repo) -> None:

@@ -183,3 +183,22 @@ def test_a_tombstoned_chunk_leaves_its_files_document(corpus: BranchIndex,
     assert "src/store/cache.py" in files.scores  # Cache.get is live
     hits, _ = lexical.search(query_terms("evict"), 5, include_history=True)
     assert [(h.id, h.tombstoned) for h in hits] == [(evict, True)]
+
+
+def test_a_snake_case_query_finds_camel_case_code(corpus: BranchIndex, tmp_path: Path) -> None:
+    Writer(corpus, get_embedder("hashing", Settings.from_env().cache_dir)).run(
+        [make_record("src/net/codec.py", "decodeBodyChunk", "def decodeBodyChunk(b): 1\n")])
+    hits, _ = channel(corpus, tmp_path).search(query_terms("decode_body_chunk"), 3)
+    assert [h.id for h in hits][:1] == [chunk_id("src/net/codec.py", "decodeBodyChunk", 0)]
+
+
+def test_a_rewritten_chunk_is_found_by_its_new_text_only(corpus: BranchIndex,
+                                                         tmp_path: Path) -> None:
+    backoff = chunk_id("src/net/retry.py", "backoff", 0)
+    lexical = channel(corpus, tmp_path)
+    assert [h.id for h in lexical.search(query_terms("attempt"), 3)[0]] == [backoff]
+    Writer(corpus, get_embedder("hashing", Settings.from_env().cache_dir)).run(
+        [make_record("src/net/retry.py", "backoff", "def backoff(tries):\n    sleep(tries)\n")])
+    lexical = channel(corpus, tmp_path)
+    assert lexical.search(query_terms("attempt"), 3)[0] == []
+    assert [h.id for h in lexical.search(query_terms("sleep tries"), 3)[0]] == [backoff]

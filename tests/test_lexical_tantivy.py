@@ -1,6 +1,6 @@
-"""The tantivy lexical engine on real stores and real repositories: the same ranking as the
-numpy BM25 engine, its filters, catch-up by generation, one on-disk index shared by processes,
-and a writer killed with its lock held blocking nobody."""
+"""The tantivy lexical engine on real stores and real repositories: its filters, overlays,
+catch-up by generation, one on-disk index shared by processes, and a writer killed with its
+lock held blocking nobody. What it scores: tests/test_lexical_scoring.py."""
 
 from __future__ import annotations
 
@@ -20,9 +20,14 @@ from test_overlay import ORDER, feature_branch, index_branch, view
 from test_retrieval import CODE, Writer, make_record
 
 from freshmark.adapters.embedding import get_embedder
-from freshmark.adapters.lexical.registry import Bm25Engine, forget_lexical, lexical_engine
+from freshmark.adapters.lexical.registry import lexical_engine
 from freshmark.adapters.lexical.tantivy_engine import TantivyEngine, index_directory
-from freshmark.adapters.lexical.tantivy_store import STATE_FILE, IndexState, TantivyCollection
+from freshmark.adapters.lexical.tantivy_store import (
+    STATE_FILE,
+    IndexState,
+    TantivyCollection,
+    document_tokens,
+)
 from freshmark.adapters.store.chroma import BranchIndex, Store
 from freshmark.core.errors import ConfigError
 from freshmark.core.manifest import Manifest, collection_name
@@ -37,10 +42,8 @@ ROOT = Path(__file__).resolve().parents[1]
 
 @pytest.fixture(autouse=True)
 def fresh_engines() -> Iterator[None]:
-    forget_lexical()
     TantivyEngine(None).forget()
     yield
-    forget_lexical()
     TantivyEngine(None).forget()
 
 
@@ -126,13 +129,10 @@ def test_overlay_hides_the_base_chunks_of_paths_it_holds(store_env, make_repo,
     ids = [hit.id for hit in hits]
     assert len(ids) == len(set(ids))  # the base's chunk of a path the overlay holds is hidden
     assert ORDER in {record.path for record in branch.own.iter_records()}
-    expected, _ = Bm25Engine(None).channel(branch).search(  # type: ignore[arg-type]
-        terms, 50, include_history=True)
-    # Statistics per layer (hidden chunks and document lengths) differ: the same hits, the same
-    # best one, scores within 10 % on a corpus this small.
-    assert set(ids) == {h.id for h in expected} and ids[0] == expected[0].id
-    assert {h.id: h.score for h in hits} == pytest.approx({h.id: h.score for h in expected},
-                                                          rel=0.1)
+    visible = {record.id: record for record in branch.iter_records()}  # one per id, top first
+    matching = {i for i, r in visible.items() if set(terms) & set(document_tokens(r))}
+    assert set(ids) == matching
+    assert {visible[i].branch for i in ids if visible[i].path == ORDER} == {"feature"}
 
 
 CHILD = textwrap.dedent("""
@@ -204,10 +204,8 @@ def test_an_index_of_another_schema_is_rebuilt_not_trusted(shop: BranchIndex,
     assert TantivyCollection(shop.name, directory).refresh(shop) == len(CODE)
 
 
-def test_index_runs_and_searches_use_the_tantivy_engine_when_chosen(
-    fm_home: Path, make_repo, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setenv("FRESHMARK_LEXICAL", "tantivy")
+def test_index_runs_leave_the_tantivy_index_current_for_search(fm_home: Path,
+                                                                make_repo) -> None:
     shop = build_shop(make_repo)  # index runs: the engine's after_run catches the index up
     settings = Settings.from_env()
     view = Store.open(settings).branch(f"path:{shop.path.resolve()}", "main")
@@ -216,14 +214,10 @@ def test_index_runs_and_searches_use_the_tantivy_engine_when_chosen(
     assert state is not None and state.generation == view.manifest.generation
     request = SearchRequest.build("cancel order", k=5)
     found = search(request, str(shop.path), settings=settings).to_dict()["results"]
-    monkeypatch.setenv("FRESHMARK_LEXICAL", "bm25")
-    expected = search(request, str(shop.path), settings=Settings.from_env()).to_dict()["results"]
-    assert found and [r["path"] for r in found][:3] == [r["path"] for r in expected][:3]
+    assert found and found[0]["path"].endswith("service.py")
 
 
 def test_settings_choose_the_lexical_engine(fm_home: Path) -> None:
     assert isinstance(lexical_engine(Settings.from_env()), TantivyEngine)
-    bm25 = Settings.from_env({"FRESHMARK_HOME": str(fm_home), "FRESHMARK_LEXICAL": "bm25"})
-    assert isinstance(lexical_engine(bm25), Bm25Engine)
     with pytest.raises(ConfigError, match="FRESHMARK_LEXICAL"):
-        Settings.from_env({"FRESHMARK_LEXICAL": "lucene"})
+        Settings.from_env({"FRESHMARK_LEXICAL": "bm25"})

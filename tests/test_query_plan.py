@@ -3,7 +3,6 @@ embedded whole in windows (``freshmark.query``, pure)."""
 
 from __future__ import annotations
 
-from freshmark.adapters.lexical.bm25 import Bm25
 from freshmark.core.query import (
     IDENTIFIER_WEIGHT,
     MAX_WINDOWS,
@@ -14,7 +13,6 @@ from freshmark.core.query import (
     plan_query,
     strip_boilerplate,
 )
-from freshmark.core.tokenize import tokenize
 
 REPORT = """separability_matrix gives the wrong answer for nested models
 
@@ -77,39 +75,6 @@ def test_long_report_is_embedded_in_bounded_windows_first_counting_double():
     plan = plan_query(REPORT * 40)
     assert 1 < len(plan.windows) <= MAX_WINDOWS
     assert plan.window_weights[0] == 2.0 and set(plan.window_weights[1:]) == {1.0}
-
-
-def test_term_weights_scale_bm25_scores():
-    bm25 = Bm25()
-    bm25.add("a", tokenize("alpha beta"))
-    bm25.add("b", tokenize("gamma delta"))
-    bm25.add("c", tokenize("unrelated words"))
-    plain = dict(bm25.search(["alpha", "gamma"], 2, include_excluded=True))
-    weighted = dict(bm25.search(["alpha", "gamma"], 2, include_excluded=True,
-                                weights={"gamma": 3.0}))
-    assert plain["a"] == plain["b"]
-    assert weighted["b"] > weighted["a"] == plain["a"]
-
-
-def test_whole_file_scores_add_up_evidence_spread_over_chunks():
-    bm25 = Bm25()
-    bm25.add("spread-1", tokenize("def read_table(): parse header"), path="io/reader.py")
-    bm25.add("spread-2", tokenize("def write_table(): emit rows"), path="io/reader.py")
-    bm25.add("single", tokenize("def read_table(): write_table()"), path="io/other.py")
-    for number in range(5):
-        bm25.add(f"noise-{number}", tokenize(f"def noise_{number}(): pass"),
-                 path=f"noise_{number}.py")
-    files = bm25.file_scores(["parse", "header", "emit", "rows"])
-    assert set(files) == {"io/reader.py"}
-    both = bm25.file_scores(["read_table", "write_table", "parse"])
-    assert both["io/reader.py"] > both["io/other.py"]
-
-
-def test_whole_file_scores_respect_kinds():
-    bm25 = Bm25()
-    bm25.add("src", tokenize("def refund(): pass"), kind="source", path="pay.py")
-    bm25.add("doc", tokenize("refund refund refund"), kind="doc", path="pay.md")
-    assert set(bm25.file_scores(["refund"], kinds=["source"])) == {"pay.py"}
 
 
 def test_environment_dump_and_template_lines_are_dropped_from_long_reports():

@@ -15,19 +15,19 @@ import numpy as np
 import pytest
 
 from freshmark.adapters.embedding import get_embedder
-from freshmark.adapters.lexical.index import LexicalIndex
-from freshmark.adapters.lexical.registry import (
-    Bm25Engine,
-    forget_lexical,
-    lexical_for,
-    snapshot_path,
+from freshmark.adapters.lexical.tantivy_engine import (
+    TantivyChannel,
+    TantivyEngine,
+    index_directory,
 )
+from freshmark.adapters.lexical.tantivy_store import TantivyCollection
 from freshmark.adapters.store.chroma import BranchIndex, Store
 from freshmark.core.errors import BadInput
 from freshmark.core.manifest import Manifest, collection_name
 from freshmark.core.request import DEFAULT_KINDS, MAX_QUERY_BYTES, SearchRequest
 from freshmark.core.settings import Settings
 from freshmark.core.stamp import TOMBSTONED, ChunkRecord, chunk_id, sha256_hex, utc_now_iso
+from freshmark.core.tokenize import query_terms
 from freshmark.services.retrieval.channels import MAX_VECTOR_READ, vector_channel
 from freshmark.services.retrieval.hybrid import hybrid_search
 
@@ -91,9 +91,9 @@ class Writer:
 
 @pytest.fixture
 def settings(store_env: str) -> Iterator[Settings]:
-    forget_lexical()
+    TantivyEngine(None).forget()
     yield Settings.from_env()
-    forget_lexical()
+    TantivyEngine(None).forget()
 
 
 @pytest.fixture
@@ -183,8 +183,9 @@ def test_tombstone_leaves_both_channels_at_once(index: BranchIndex, embedder: ob
     assert gone in [c.record.id for c in search(index, embedder, "cancel_order restock")]
     Writer(index, embedder).run(tombstone=[gone])
     assert gone not in [c.record.id for c in search(index, embedder, "cancel_order restock")]
-    lexical = lexical_for(index, None)
-    assert gone not in lexical.live and gone in lexical.history
+    hits, _ = TantivyEngine(None).channel(index).search(query_terms("cancel_order restock"), 10,
+                                                        include_history=True)
+    assert (gone, True) in [(h.id, h.tombstoned) for h in hits]
 
 
 def test_tombstoned_chunk_is_found_with_history(index: BranchIndex, embedder: object) -> None:
@@ -267,7 +268,7 @@ def test_vector_channel_never_asks_the_store_to_filter_and_reads_a_bounded_numbe
 
 
 def test_refresh_fetches_only_what_changed(index: BranchIndex, embedder: object) -> None:
-    lexical = LexicalIndex(index.name)
+    lexical = TantivyCollection(index.name, None)
     assert lexical.refresh(index) == len(CODE)
     assert lexical.refresh(index) == 0  # same generation: one manifest read, no fetch
     Writer(index, embedder).run([make_record("src/a.py", "alpha", "def alpha(): pass\n")])
@@ -277,14 +278,14 @@ def test_refresh_fetches_only_what_changed(index: BranchIndex, embedder: object)
 def test_in_flight_writes_are_fetched_again_when_the_run_ends(
     index: BranchIndex, embedder: object
 ) -> None:
-    lexical = LexicalIndex(index.name)
+    lexical = TantivyCollection(index.name, None)
     lexical.refresh(index)
     writer = Writer(index, embedder)
     writer.run([make_record("src/a.py", "alpha", "def alpha(): pass\n")], advance=False)
     assert lexical.refresh(index) == 0  # the run has not finished: manifest unchanged
     writer.run([make_record("src/b.py", "beta", "def beta(): pass\n")])
     assert lexical.refresh(index) == 2  # both runs' chunks carry a generation above ours
-    hits, _ = lexical.search(["alpha"], 1)
+    hits, _ = TantivyChannel([(lexical, frozenset())], None).search(["alpha"], 1)
     assert [h.id for h in hits] == [chunk_id("src/a.py", "alpha", 0)]
 
 
@@ -300,26 +301,27 @@ def test_chunk_removed_from_the_store_is_forgotten(index: BranchIndex, embedder:
     search(index, embedder, "get_user_by_id")
     index._collection.delete(ids=[gone])  # a purge the generations cannot show
     assert gone not in [c.record.id for c in search(index, embedder, "get_user_by_id")]
-    assert gone not in lexical_for(index, None).live
+    hits, _ = TantivyEngine(None).channel(index).search(query_terms("get_user_by_id"), 10,
+                                                        include_history=True)
+    assert gone not in [h.id for h in hits]
 
 
-def test_snapshot_lets_a_new_process_fetch_only_the_delta(
+def test_the_index_on_disk_lets_a_new_process_fetch_only_the_delta(
     index: BranchIndex, embedder: object, settings: Settings
 ) -> None:
-    lexical_for(index, settings.cache_dir)
-    assert snapshot_path(settings.cache_dir, index.name).exists()
+    TantivyEngine(settings.cache_dir).channel(index)
+    directory = index_directory(settings.cache_dir, index.name)
     Writer(index, embedder).run([make_record("src/a.py", "alpha", "def alpha(): pass\n")])
-    forget_lexical()  # as if a new process started
-    loaded = LexicalIndex.load(snapshot_path(settings.cache_dir, index.name), index.name,
-                               lexical_for(index, None).identity)
-    assert loaded is not None and len(loaded) == len(CODE)
+    TantivyEngine(None).forget()  # as if a new process started
+    loaded = TantivyCollection(index.name, directory)
+    assert loaded.searcher().num_docs == len(CODE)
     assert loaded.refresh(index) == 1
 
 
 def test_recreated_collection_is_rebuilt_not_patched(
     index: BranchIndex, embedder: object, settings: Settings, repo_key: str
 ) -> None:
-    lexical_for(index, settings.cache_dir)
+    search(index, embedder, "restock")  # the process's lexical index holds the old collection
     store = Store.open(settings)
     store.drop_branch(repo_key, "main")
     manifest = Manifest(repo="shop", repo_key=repo_key, branch="main",
@@ -360,7 +362,7 @@ def test_unwritable_cache_dir_does_not_fail_search(
     blocked = tmp_path / "blocked"
     blocked.write_text("a file where the cache directory should be")
     results, _ = hybrid_search(index, embedder, SearchRequest.build("restock", k=3),
-                               lexical=Bm25Engine(blocked))  # type: ignore[arg-type]
+                               lexical=TantivyEngine(blocked))
     assert results
 
 

@@ -12,9 +12,9 @@ EXCLUDED_FILE_KINDS = frozenset({"generated", "vendored", "backup", "fixture"})
 # catalogues mention every symbol and answer almost no question about the code.
 ON_REQUEST_FILE_KINDS = frozenset({"changelog", "translation"})
 
-# Each kind's code in the lexical index's snapshots, where it is stored as one byte per chunk.
+# Each kind's code in the lexical indexes on disk, where it is stored per chunk and per file.
 # Fixed, not positions in FILE_KINDS: a new kind takes the next free code, a code is never
-# reused or renumbered (a snapshot records this table and is rebuilt if it differs).
+# reused or renumbered (an index records this table and is rebuilt if it differs).
 KIND_CODES: dict[str, int] = {
     "source": 0, "test": 1, "generated": 2, "vendored": 3, "backup": 4, "fixture": 5, "doc": 6,
     "config": 7, "changelog": 8, "translation": 9, "other": 10,

@@ -9,9 +9,8 @@ from pathlib import Path
 from freshmark.core.errors import ConfigError
 
 DEFAULT_EMBEDDER = "minilm"
-# The lexical engines (docs/lexical-index.md), the default first: on-disk tantivy, or
-# in-process numpy BM25.
-LEXICAL_ENGINES = ("tantivy", "bm25")
+# The lexical engines (docs/lexical-index.md), the default first: on-disk tantivy.
+LEXICAL_ENGINES = ("tantivy",)
 
 
 @dataclass(frozen=True)
@@ -24,8 +23,8 @@ class Settings:
     ``embed_threads`` overrides the onnxruntime threads per process (default: the cores this
     process really has, shared among the worker's processes); ``redis_url_set`` says whether
     the deployment named its Redis (``FRESHMARK_REDIS_URL``) rather than taking the default;
-    ``lexical`` the lexical engine (``tantivy``, the default: on-disk indexes shared by a
-    host's processes, or ``bm25``).
+    ``lexical`` the lexical engine (``tantivy``: on-disk indexes shared by a host's
+    processes).
     """
 
     home: Path

@@ -1,1 +1,1 @@
-"""The lexical engine: BM25 per collection, layered for overlays, snapshotted on disk."""
+"""The lexical engine: BM25 per collection on tantivy, layered for overlays, on disk."""

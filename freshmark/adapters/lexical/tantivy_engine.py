@@ -1,16 +1,15 @@
 """The lexical engine on tantivy: BM25 top-k over on-disk, memory-mapped indexes.
 
-``TantivyEngine`` is the second ``ports.LexicalEngine`` beside ``registry.Bm25Engine``
-(``FRESHMARK_LEXICAL=tantivy``). One tantivy index per collection (``tantivy_store``), shared
-by every process of a host through the page cache and updated in place by generation; a branch
-of several layers reads each layer's own index with the paths held above hidden. Scoring is
-tantivy's BM25 (k1 = 1.2, b = 0.75, Lucene's idf), block-max WAND top-k instead of scoring
-every document; a term's weight is a boost on its term query, as today's weight multiplies its
-idf. Differences from ``Bm25Engine``, measured in bench/bench_lexical_engines.py and described
-in docs/lexical-index.md: statistics count tombstoned (and not yet merged deleted) documents,
-document lengths are tantivy's one-byte norms, and whole files are documents of their own (a
-second index per collection, rebuilt per changed file from the chunks' stored tokens) scored by
-tantivy's top-k, not every file.
+``TantivyEngine`` is the ``ports.LexicalEngine`` (``registry.lexical_engine``). One tantivy
+index per collection (``tantivy_store``), shared by every process of a host through the page
+cache and updated in place by generation; a branch of several layers reads each layer's own
+index with the paths held above hidden. Scoring is tantivy's BM25 (k1 = 1.2, b = 0.75,
+Lucene's idf), block-max WAND top-k instead of scoring every document; a term's weight is a
+boost on its term query, so it multiplies that term's share of the score. Statistics count
+tombstoned (and not yet merged deleted) documents, document lengths are tantivy's one-byte
+norms, and whole files are documents of their own (a second index per collection, rebuilt per
+changed file from the chunks' stored tokens) scored by tantivy's top-k, not every file
+(docs/lexical-index.md; figures in bench/bench_lexical.py).
 """
 
 from __future__ import annotations
@@ -50,12 +49,22 @@ def _collection(name: str, cache_dir: Path | None) -> TantivyCollection:
     with _OPEN_LOCK:
         held = _OPEN.get(key)
         if held is None:
-            directory = None if cache_dir is None else index_directory(cache_dir, name)
-            held = _OPEN[key] = TantivyCollection(name, directory)
+            held = _OPEN[key] = _opened(name, cache_dir)
         _OPEN.move_to_end(key)
         while len(_OPEN) > MAX_OPEN_INDEXES:
             _OPEN.popitem(last=False)
     return held
+
+
+def _opened(name: str, cache_dir: Path | None) -> TantivyCollection:
+    """The collection's index on disk, or in memory when the cache cannot hold it: the index
+    only saves fetches from the store, an unwritable cache must not fail a search."""
+    if cache_dir is not None:
+        try:
+            return TantivyCollection(name, index_directory(cache_dir, name))
+        except OSError:
+            pass
+    return TantivyCollection(name, None)
 
 
 @dataclass(frozen=True)
@@ -100,7 +109,10 @@ class TantivyChannel:
             top.apply(newer)
 
     def forget(self, ids: Iterable[str]) -> None:
-        """From the top layer only (see ``LayeredLexical.forget``)."""
+        """Drop ids the store no longer holds, from the top layer only: an id a layered store
+        no longer returns may just be newly hidden in a lower layer, whose index the base and
+        other branches share; a lower layer learns of deleted records from its own manifest
+        (``purged_generation``) when it refreshes."""
         self._layers[0].collection.forget(ids)
 
     def _queries(self) -> list[LayerQuery]:
@@ -170,11 +182,13 @@ class TantivyEngine:
                 del _OPEN[key]
 
     def drop(self, collection: str) -> None:
-        """The collection was dropped: forget it here and delete its chunk and file indexes."""
+        """The collection was dropped: forget it here and delete its chunk and file indexes
+        (and the snapshot an earlier freshmark's numpy engine may have left for it)."""
         self.forget(collection)
         if self.cache_dir is None:
             return
         directory = index_directory(self.cache_dir, collection)
         for path in (directory, directory.with_name(directory.name + ".files")):
             shutil.rmtree(path, ignore_errors=True)
+        (self.cache_dir / "lexical" / f"{collection}.npz").unlink(missing_ok=True)
 

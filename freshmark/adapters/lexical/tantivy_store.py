@@ -37,12 +37,12 @@ from typing import Any
 
 import tantivy
 
-from freshmark.adapters.lexical.index import collection_identity, document_tokens
 from freshmark.core.classify import search_kind
 from freshmark.core.kinds import KIND_CODES
 from freshmark.core.manifest import Manifest
 from freshmark.core.ports import BranchView
 from freshmark.core.stamp import TOMBSTONED, ChunkRecord
+from freshmark.core.tokenize import iter_tokens
 
 STATE_FORMAT = 1
 STATE_FILE = "freshmark-state.json"
@@ -57,6 +57,8 @@ WRITER_POLL_SECONDS = 0.05
 OPEN_ATTEMPTS = 3
 # Files whose documents are rebuilt from one read of their chunks.
 FILE_BATCH = 256
+_KIND_TABLE = hashlib.blake2b(json.dumps(KIND_CODES, sort_keys=True).encode(),
+                              digest_size=8).hexdigest()
 
 
 @cache
@@ -76,9 +78,23 @@ def schema(files: bool = False) -> tantivy.Schema:
     return builder.build()
 
 
+def collection_identity(collection: BranchView) -> str:
+    """Tells a collection apart from an earlier one of the same name (dropped and recreated) or
+    one of the same name in another store: the store's collection id and the manifest's
+    creation time; and the kind codes the documents were written with (an index written
+    under another table is rebuilt, not read with the wrong kinds)."""
+    manifest = collection.manifest
+    return (f"{manifest.repo_key}\0{manifest.branch}\0{manifest.created_at or ''}\0"
+            f"{collection.collection_id}\0{_KIND_TABLE}")
+
+
+def document_tokens(record: ChunkRecord) -> list[str]:
+    """What BM25 indexes for a chunk: its path, its symbol name and its text."""
+    return [*iter_tokens(record.path), *iter_tokens(record.symbol), *iter_tokens(record.text)]
+
+
 def file_key(path: str) -> int:
     return int.from_bytes(hashlib.blake2b(path.encode(), digest_size=8).digest(), "big")
-
 
 
 @dataclass(frozen=True)

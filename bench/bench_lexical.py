@@ -1,24 +1,25 @@
-"""The two lexical engines on one corpus: today's numpy BM25 (``bm25``) and tantivy.
+"""The lexical engine (tantivy) on one corpus: build, catch-up, queries, memory, disk, quality.
 
 Corpus: the Python standard library, then the virtualenv's site-packages (real code, distinct
 files), chunked by freshmark's ``chunk_text`` up to ``--size`` chunks (cached as JSON lines
 under ``--work``).
-Each engine is driven through its own catch-up path (``LexicalIndex.refresh`` /
-``TantivyCollection.refresh``) from a branch view over those records held in memory, so no
-Chroma store is involved: what is measured is the engine alone.
+The engine is driven through its catch-up path (``TantivyCollection.refresh``) from a branch
+view over those records held in memory, so no Chroma store is involved: what is measured is
+the engine alone.
 
-Per engine, each phase in a fresh process: full build (wall, CPU, peak RSS; bm25 includes
-writing its snapshot, tantivy its commit), a 10-file incremental catch-up in a new process
-(bm25: load the snapshot, apply, save under its 2 % rule; tantivy: open, apply, commit), the
-first query in a new process (open + answer), short (CoSQA questions) and long (issue-sized,
-weighted by ``plan_query``) query CPU p50/p95, the query process's RSS after all queries (and
-its anonymous part: tantivy's segments are file-backed maps), and the size on disk. Quality:
-top-10 overlap between the engines on those queries, whole-file top-5 overlap, and lexical MRR@10
-on CoSQA (552 snippets, 313 questions) for each engine.
+Each phase in a fresh process: full build (wall, CPU, peak RSS, its commit included), a
+10-file incremental catch-up in a new process (open, apply, commit), the first query in a new
+process (open + answer), short (CoSQA questions) and long (issue-sized, weighted by
+``plan_query``) query CPU p50/p95, the query process's RSS after all queries (and its anonymous
+part: the segments are file-backed maps), and the size on disk (chunk and file indexes).
+Quality: lexical MRR@10 on CoSQA (552 snippets, 313 questions). ``--hits OUT`` writes each
+query's top-10 ids and best-file chunks, and ``--against OLD`` prints their overlap with an
+earlier run's (the same corpus and queries), to tell a ranking change from noise.
 
 Usage::
 
-    .venv/bin/python bench/bench_lexical_engines.py [--size 100000] [--work DIR] [--json OUT]
+    .venv/bin/python bench/bench_lexical.py [--size 100000] [--work DIR] [--json OUT]
+        [--hits OUT] [--against OLD]
 """
 
 from __future__ import annotations
@@ -43,7 +44,6 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 from bench_search import chunk_rows
 
-from freshmark.adapters.lexical.index import LexicalIndex, collection_identity
 from freshmark.adapters.lexical.tantivy_engine import TantivyChannel
 from freshmark.adapters.lexical.tantivy_store import TantivyCollection
 from freshmark.core.manifest import Manifest
@@ -57,7 +57,6 @@ COSQA = next((base / "shared" / "eval" / "cosqa" / "cosqa_dev_retrieval.json"
 STDLIB = Path(sys.base_prefix) / "lib" / f"python{sys.version_info[0]}.{sys.version_info[1]}"
 SITE_PACKAGES = Path(sysconfig.get_paths()["purelib"])
 NAME = "bench-lexical"
-ENGINES = ("bm25", "tantivy")
 LONG_QUERIES = 60
 INCREMENTAL_FILES = 10
 
@@ -168,16 +167,14 @@ def _plans(texts: Sequence[str]) -> list[tuple[list[str], dict[str, float]]]:
     return [(p.terms, p.weights) for p in plans if p.terms]
 
 
-# -- one engine in this process ---------------------------------------------------------------
-def _paths(work: Path) -> tuple[Path, Path]:
-    return work / "bm25" / f"{NAME}.npz", work / "tantivy" / NAME
+# -- the engine in this process ---------------------------------------------------------------
+def _directory(work: Path) -> Path:
+    return work / "tantivy" / NAME
 
 
-def _searcher(engine: str, work: Path) -> Any:
-    snapshot, directory = _paths(work)
-    if engine == "bm25":
-        return LexicalIndex.load(snapshot, NAME, collection_identity(MemoryBranch([], 1)))
-    return TantivyChannel([(TantivyCollection(NAME, directory), frozenset())], work / "tantivy")
+def _searcher(work: Path) -> TantivyChannel:
+    return TantivyChannel([(TantivyCollection(NAME, _directory(work)), frozenset())],
+                          work / "tantivy")
 
 
 def _rss() -> dict[str, float]:
@@ -190,22 +187,14 @@ def _rss() -> dict[str, float]:
     return fields
 
 
-def child(phase: str, engine: str, work: Path, size: int) -> dict[str, Any]:
-    snapshot, directory = _paths(work)
+def child(phase: str, work: Path, size: int) -> dict[str, Any]:
     if phase in ("build", "incremental"):
         records = corpus(work, size)
         generation = 1 if phase == "build" else 2
         view = MemoryBranch(records if phase == "build" else incremented(records), generation)
         base_rss = _rss()["VmRSS"]
         cpu, wall = time.process_time(), time.perf_counter()
-        if engine == "bm25":
-            index = LexicalIndex.load(snapshot, NAME, collection_identity(view)) or \
-                LexicalIndex(NAME, collection_identity(view))
-            applied = index.refresh(view)  # type: ignore[arg-type]
-            if phase == "build" or index.unsaved_changes * 50 >= len(index):
-                index.save(snapshot)
-        else:
-            applied = TantivyCollection(NAME, directory).refresh(view)  # type: ignore[arg-type]
+        applied = TantivyCollection(NAME, _directory(work)).refresh(view)  # type: ignore[arg-type]
         return {"applied": applied, "cpu_s": time.process_time() - cpu,
                 "wall_s": time.perf_counter() - wall, "rss_before_mib": base_rss,
                 "peak_rss_mib": _rss()["peak"]}
@@ -213,7 +202,7 @@ def child(phase: str, engine: str, work: Path, size: int) -> dict[str, Any]:
     short = _plans(short_queries())
     long = _plans(json.loads((work / "long-queries.json").read_text()))
     cpu, wall = time.process_time(), time.perf_counter()
-    searcher = _searcher(engine, work)
+    searcher = _searcher(work)
     terms, weights = short[0]
     searcher.search(terms, 10, weights=weights)
     first = {"first_cpu_s": time.process_time() - cpu, "first_wall_s": time.perf_counter() - wall}
@@ -235,15 +224,15 @@ def child(phase: str, engine: str, work: Path, size: int) -> dict[str, Any]:
     return result
 
 
-def _run_child(phase: str, engine: str, work: Path, size: int) -> dict[str, Any]:
-    out = subprocess.run([sys.executable, __file__, "--child", phase, "--engine", engine,
+def _run_child(phase: str, work: Path, size: int) -> dict[str, Any]:
+    out = subprocess.run([sys.executable, __file__, "--child", phase,
                           "--work", str(work), "--size", str(size)],
                          capture_output=True, text=True, check=True)
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-def _disk_mib(path: Path) -> float:
-    files = [path] if path.is_file() else list(path.rglob("*"))
+def _disk_mib(directory: Path) -> float:
+    files = [*directory.rglob("*"), *directory.with_name(f"{directory.name}.files").rglob("*")]
     return sum(f.stat().st_size for f in files if f.is_file()) / 2**20
 
 
@@ -254,74 +243,69 @@ def overlap(a: Sequence[Sequence[str]], b: Sequence[Sequence[str]]) -> float:
     return statistics.mean(shares) if shares else 1.0
 
 
-def cosqa_mrr(work: Path) -> dict[str, float]:
+def cosqa_mrr(work: Path) -> float:
     data = json.loads(COSQA.read_text())
     rows = [{"path": f"cosqa/{key}.py", "symbol": key, "kind": "function", "signature": "",
              "start": 1, "end": 1, "text": text, "ordinal": 0}
             for key, text in data["corpus"].items()]
     records = [_record(row) for row in rows]
-    view = MemoryBranch(records, 1)
-    bm25 = LexicalIndex(NAME)
-    bm25.refresh(view)  # type: ignore[arg-type]
-    collection = TantivyCollection(NAME, work / "cosqa-tantivy" / NAME)
-    collection.refresh(view)  # type: ignore[arg-type]
-    engines = {"bm25": bm25, "tantivy": TantivyChannel([(collection, frozenset())], None)}
+    directory = work / "cosqa-tantivy" / NAME
+    for old in (directory, directory.with_name(f"{directory.name}.files")):
+        shutil.rmtree(old, ignore_errors=True)
+    collection = TantivyCollection(NAME, directory)
+    collection.refresh(MemoryBranch(records, 1))  # type: ignore[arg-type]
+    engine = TantivyChannel([(collection, frozenset())], None)
     by_id = {r.id: r.symbol for r in records}
-    scores = {}
-    for name, engine in engines.items():
-        ranks = []
-        for key, text in data["queries"].items():
-            plan = plan_query(text)
-            found, _ = engine.search(plan.terms, 10, weights=plan.weights)
-            relevant = set(data["qrels"].get(key, {}))
-            rank = next((i for i, h in enumerate(found, 1) if by_id[h.id] in relevant), None)
-            ranks.append(1.0 / rank if rank else 0.0)
-        scores[name] = statistics.mean(ranks)
-    return scores
+    ranks = []
+    for key, text in data["queries"].items():
+        plan = plan_query(text)
+        found, _ = engine.search(plan.terms, 10, weights=plan.weights)
+        relevant = set(data["qrels"].get(key, {}))
+        rank = next((i for i, h in enumerate(found, 1) if by_id[h.id] in relevant), None)
+        ranks.append(1.0 / rank if rank else 0.0)
+    return statistics.mean(ranks)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--size", type=int, default=100_000)
-    parser.add_argument("--work", type=Path, default=Path("/tmp/bench-lexical-engines"))
+    parser.add_argument("--work", type=Path, default=Path("/tmp/bench-lexical"))
     parser.add_argument("--json", type=Path)
+    parser.add_argument("--hits", type=Path, help="write each query's hits here")
+    parser.add_argument("--against", type=Path, help="hits of an earlier run to compare")
     parser.add_argument("--child", choices=("build", "incremental", "query"))
-    parser.add_argument("--engine", choices=ENGINES)
     args = parser.parse_args()
     if args.child:
-        print(json.dumps(child(args.child, args.engine, args.work, args.size)))
+        print(json.dumps(child(args.child, args.work, args.size)))
         return
     records = corpus(args.work, args.size)
     print(f"corpus: {len(records)} chunks of {len({r.path for r in records})} files "
           f"from {STDLIB} and {SITE_PACKAGES}")
     (args.work / "long-queries.json").write_text(json.dumps(long_queries(records)))
     del records
-    for path in _paths(args.work):
-        if path.is_dir():
-            shutil.rmtree(path)
-        elif path.exists():
-            path.unlink()
-    figures: dict[str, dict[str, Any]] = {}
-    for engine in ENGINES:
-        build = _run_child("build", engine, args.work, args.size)
-        query = _run_child("query", engine, args.work, args.size)
-        incremental = _run_child("incremental", engine, args.work, args.size)
-        figures[engine] = {"build": build, "query": query, "incremental": incremental,
-                           "disk_mib": _disk_mib(_paths(args.work)[ENGINES.index(engine)])}
+    directory = _directory(args.work)
+    for old in (directory, directory.with_name(f"{directory.name}.files")):
+        shutil.rmtree(old, ignore_errors=True)
+    build = _run_child("build", args.work, args.size)
+    query = _run_child("query", args.work, args.size)
+    incremental = _run_child("incremental", args.work, args.size)
+    figures = {"build": build, "query": query, "incremental": incremental,
+               "disk_mib": _disk_mib(directory)}
     _print(figures)
-    hits = {e: figures[e]["query"].pop("hits") for e in ENGINES}
-    quality = {
-        "top10_overlap_short": overlap(hits["bm25"]["short"], hits["tantivy"]["short"]),
-        "top10_overlap_long": overlap(hits["bm25"]["long"], hits["tantivy"]["long"]),
-        "top5_files_overlap_short": overlap(hits["bm25"]["files"], hits["tantivy"]["files"]),
-        "cosqa_lexical_mrr10": cosqa_mrr(args.work),
-    }
+    hits = query.pop("hits")
+    quality: dict[str, float] = {"cosqa_lexical_mrr10": cosqa_mrr(args.work)}
+    if args.against:
+        earlier = json.loads(args.against.read_text())
+        quality |= {f"{label}_overlap_with_earlier": overlap(earlier[label], hits[label])
+                    for label in ("short", "long", "files")}
     print(json.dumps(quality, indent=1))
+    if args.hits:
+        args.hits.write_text(json.dumps(hits))
     if args.json:
         args.json.write_text(json.dumps({"figures": figures, "quality": quality}, indent=1))
 
 
-def _print(figures: dict[str, dict[str, Any]]) -> None:
+def _print(figures: dict[str, Any]) -> None:
     rows = [
         ("full build wall / CPU s", lambda f: f"{f['build']['wall_s']:.1f} / "
                                               f"{f['build']['cpu_s']:.1f}"),
@@ -337,11 +321,10 @@ def _print(figures: dict[str, dict[str, Any]]) -> None:
          lambda f: f"{f['query']['long_p50_ms']:.1f} / {f['query']['long_p95_ms']:.1f}"),
         ("query process RSS / anon MiB",
          lambda f: f"{f['query']['rss']['VmRSS']:.0f} / {f['query']['rss']['RssAnon']:.0f}"),
-        ("on disk MiB", lambda f: f"{f['disk_mib']:.0f}"),
+        ("on disk MiB (chunk and file indexes)", lambda f: f"{f['disk_mib']:.0f}"),
     ]
-    print(f"{'':40} {'bm25':>18} {'tantivy':>18}")
     for label, cell in rows:
-        print(f"{label:40} {cell(figures['bm25']):>18} {cell(figures['tantivy']):>18}")
+        print(f"{label:40} {cell(figures):>18}")
 
 
 if __name__ == "__main__":
