@@ -284,9 +284,21 @@ def test_a_base_index_on_disk_is_shared_by_base_and_overlay_searches(tmp_path: P
 
 def test_a_run_on_an_overlay_catches_up_its_own_collection_only(tmp_path: Path) -> None:
     base, overlay = _base(), FakeCollection("overlay", [record("c#0", "src/mod2.py", "x")])
-    TantivyEngine(tmp_path).after_run(FakeLayeredIndex(overlay, base), True)  # type: ignore
+    counts = TantivyEngine(tmp_path).after_run(FakeLayeredIndex(overlay, base), True)  # type: ignore
     assert (index_directory(tmp_path, "overlay") / STATE_FILE).exists()
     assert not index_directory(tmp_path, "base").exists()
+    assert counts is None  # the base's chunks are not counted from a fetch of the base
+
+
+def test_a_run_on_an_overlay_counts_the_chunks_its_branch_shows(tmp_path: Path) -> None:
+    base, overlay = _base(), FakeCollection("overlay", [
+        record("a#0", "src/mod0.py", "def refund(order): settle()"),
+        record("c#0", "src/mod2.py", "x", status=TOMBSTONED)])
+    engine = TantivyEngine(tmp_path)
+    engine.after_run(base, True)  # type: ignore[arg-type]  # the base's own run
+    counts = engine.after_run(FakeLayeredIndex(overlay, base), True)  # type: ignore[arg-type]
+    # b#0 from the base, a#0 from the overlay (the base's a#0 is hidden), c#0 tombstoned.
+    assert counts is not None and (counts.live, counts.tombstoned) == (2, 1)
 
 
 def test_refresh_takes_new_hidden_sets() -> None:

@@ -48,6 +48,9 @@ class Manifest:
     purged_generation: int = 0
     schema_version: int = SCHEMA_VERSION
     created_at: str | None = None
+    # The chunks the branch shows at its last run, {"live": n, "tombstoned": m}, so ``status``
+    # reads them instead of listing ids; None until a run has counted them.
+    chunk_counts: dict[str, int] | None = None
     last_used_at: str | None = None
 
     def to_json(self) -> str:

@@ -176,15 +176,24 @@ class LexicalChannel(Protocol):
         """``search``, plus whole-file BM25 and the best chunk of the ``n_files`` best files."""
 
 
+@dataclass(frozen=True)
+class ChunkCounts:
+    """The chunks a branch shows (its visible chunks, every layer read), live and tombstoned."""
+
+    live: int
+    tombstoned: int
+
+
 class LexicalEngine(Protocol):
     """The lexical engine of a process: one channel per branch, kept in step with the store."""
 
     def channel(self, view: BranchView) -> LexicalChannel:
         """This process's channel for ``view``, caught up with the store."""
 
-    def after_run(self, view: BranchView, changed: bool) -> None:
+    def after_run(self, view: BranchView, changed: bool) -> ChunkCounts | None:
         """An index run wrote ``view`` (``changed``: it wrote records): persist what a new
-        process would otherwise rebuild."""
+        process would otherwise rebuild, and count the chunks the branch now shows (None when
+        the engine keeps nothing it could count from, or is not current)."""
 
     def forget(self, collection: str | None = None) -> None:
         """Drop what this process holds of one collection (or of all)."""

@@ -30,7 +30,13 @@ from freshmark.adapters.lexical.tantivy_query import (
     score_ids_of,
 )
 from freshmark.adapters.lexical.tantivy_store import TantivyCollection
-from freshmark.core.ports import BranchView, FileMatches, LexicalHit, TermWeights
+from freshmark.core.ports import (
+    BranchView,
+    ChunkCounts,
+    FileMatches,
+    LexicalHit,
+    TermWeights,
+)
 from freshmark.core.stamp import ChunkRecord
 
 MAX_OPEN_INDEXES = 64  # open indexes per process: a file handle and maps each, no postings held
@@ -127,6 +133,13 @@ class TantivyChannel:
         passing = sum(count(q, filters) for q in queries)
         return passing / total if total else 1.0
 
+    def counts(self) -> ChunkCounts:
+        """The chunks the branch shows, live and tombstoned (hidden ones left out)."""
+        queries = self._queries()
+        shown = sum(count(q, Filters.everything()) for q in queries)
+        live = sum(count(q, Filters(False, True, None)) for q in queries)
+        return ChunkCounts(live, shown - live)
+
     def search(
         self, terms: Sequence[str], n: int, *, include_history: bool = False,
         include_excluded: bool = False, score_ids: Iterable[str] = (),
@@ -165,16 +178,37 @@ class TantivyEngine:
         channel.refresh(view)
         return channel
 
-    def after_run(self, view: BranchView, changed: bool) -> None:
+    def after_run(self, view: BranchView, changed: bool) -> ChunkCounts | None:
         """The run's own collection caught up on disk, so no search pays the fetch (lower
-        layers are caught up by their own runs)."""
+        layers are caught up by their own runs), and the branch's chunks counted from the
+        indexes (count queries: no id is listed). None when the index could not be brought
+        to the run's generation (another writer held it, or the cache is unwritable)."""
         if self.cache_dir is None:
-            return
+            return None
         own = view.own
         try:
-            _collection(own.name, self.cache_dir).refresh(own)
+            held, manifest = _collection(own.name, self.cache_dir), own.reload_manifest()
+            held.refresh(own, manifest)
+            if held.generation != manifest.generation:
+                return None
+            return self._counts(view, self.cache_dir)
         except OSError:
-            pass  # the index only saves search time; an unwritable cache must not fail a run
+            return None  # the index only saves search time; an unwritable cache must not fail a run
+
+    @staticmethod
+    def _counts(view: BranchView, cache_dir: Path) -> ChunkCounts | None:
+        """The branch's chunks counted over its layers' indexes as they are on disk. A lower
+        layer's index missing or behind its collection gives no counts rather than being
+        caught up here: an overlay's run does not fetch its base."""
+        layers = []
+        for collection, hidden in view.layers():
+            if not index_directory(cache_dir, collection.name).is_dir():
+                return None
+            held = _collection(collection.name, cache_dir)
+            if not held.is_current(collection):
+                return None
+            layers.append((held, frozenset(hidden)))
+        return TantivyChannel(layers, cache_dir).counts()
 
     def forget(self, collection: str | None = None) -> None:
         with _OPEN_LOCK:

@@ -10,6 +10,7 @@ rank on one scale (document lengths stay per layer).
 
 from __future__ import annotations
 
+import heapq
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -148,9 +149,10 @@ def rank(queries: Sequence[LayerQuery], terms: Sequence[str], n: int, filters: F
     boosts = _boosts([q.searcher for q in queries], terms, weights)
     found = [hit for query, layer_boosts in zip(queries, boosts, strict=True)
              for hit in _top(query.searcher, query.hidden, _match(layer_boosts), n, filters)]
-    found.sort(key=lambda hit: -hit.score)
+    # Each layer's top n, merged by partial selection: never a sort of more than is kept.
+    best = heapq.nlargest(n, found, key=lambda hit: hit.score)
     return [LexicalHit(hit.id, hit.score, rank, hit.tombstoned)
-            for rank, hit in enumerate(found[:n], start=1)]
+            for rank, hit in enumerate(best, start=1)]
 
 
 def score_ids_of(queries: Sequence[LayerQuery], terms: Sequence[str], ids: list[str],
@@ -180,12 +182,14 @@ def file_matches(queries: Sequence[LayerQuery], terms: Sequence[str], n_files: i
     the ``n_files`` best stands for its file, ranked and scored as it."""
     live = Filters(False, True, filters.kinds)
     file_boosts = _boosts([q.files for q in queries], terms, weights)
+    kept = max(n_files, FILE_SCORES_KEPT)
     found = [hit for query, boosts in zip(queries, file_boosts, strict=True)
-             for hit in _top(query.files, query.hidden, _match(boosts, files=True),
-                             max(n_files, FILE_SCORES_KEPT), live, files=True)]
-    found.sort(key=lambda hit: (-hit.score, hit.path))
-    scores = {hit.path: hit.score for hit in found}
-    top = [hit.path for hit in found[:n_files]]
+             for hit in _top(query.files, query.hidden, _match(boosts, files=True), kept, live,
+                             files=True)]
+    # Best first, ties by path; each layer gave its top ``kept``, merged by partial selection.
+    ranked = heapq.nsmallest(kept, found, key=lambda hit: (-hit.score, hit.path))
+    scores = {hit.path: hit.score for hit in ranked}
+    top = [hit.path for hit in ranked[:n_files]]
     if not top:
         return FileMatches(scores, [], {})
     best: dict[str, tuple[str, float]] = {}

@@ -254,6 +254,11 @@ class TantivyCollection:
         self._reload()
         return applied
 
+    def is_current(self, view: BranchView) -> bool:
+        """Whether the committed index holds the collection at its generation (this process's
+        searcher then reloaded to it); nothing is written."""
+        return self._current(collection_identity(view), view.reload_manifest())
+
     def _current(self, identity: str, manifest: Manifest) -> bool:
         state = self.state()
         if state is None or state.identity != identity or \

@@ -9,7 +9,8 @@ The changes are worked through in batches of files (``plan.batch_changes``). A l
 be split (``FanOut``, given by a worker): its batches are then embedded by any worker process,
 each one by ``index_batch`` with the run's ``RunStamp``, so a batch writes the same records
 whoever runs it, and as often as it is run. The run's own process still writes the tombstones
-of vanished paths, the manifest and the lexical snapshot, after every batch is in.
+of vanished paths, the manifest and the lexical index (and the chunk counts it gives the
+manifest), after every batch is in.
 """
 
 from __future__ import annotations
@@ -40,7 +41,12 @@ from freshmark.services.indexing.branch_index import (
     open_branch_index,
     require_base,
 )
-from freshmark.services.indexing.layers import advance_manifest, index_overlay, index_whole
+from freshmark.services.indexing.layers import (
+    advance_manifest,
+    index_overlay,
+    index_whole,
+    record_counts,
+)
 from freshmark.services.indexing.run import IndexRun, counted_batch
 from freshmark.services.indexing.summary import IndexSummary
 from freshmark.services.repos import RepoRef
@@ -116,7 +122,9 @@ def index_repo(
     if below is not None and overlay is not None:
         summary.layered_on = overlay.branch
         summary.overlay_chunks = index.own.count()
-    lexical_engine(settings).after_run(index, changed)
+    counts = lexical_engine(settings).after_run(index, changed)
+    if counts is not None:
+        record_counts(index, manifest, counts)
     summary.files_skipped = dict(Counter(summary.files_skipped))
     summary.seconds = round(time.perf_counter() - started, 3)
     summary.embed_seconds = round(summary.embed_seconds, 3)

@@ -9,7 +9,7 @@ from freshmark.core.config import Layer
 from freshmark.core.errors import PermanentError
 from freshmark.core.manifest import Manifest
 from freshmark.core.overlay import OverlayBase, base_commit_of, plan_overlay
-from freshmark.core.ports import BranchView
+from freshmark.core.ports import BranchView, ChunkCounts
 from freshmark.core.tree import FileChange, changed_paths
 from freshmark.services.indexing.batches import FanOut
 from freshmark.services.indexing.run import IndexRun
@@ -128,6 +128,17 @@ def advance_manifest(run: IndexRun, done: Sequence[Layer], changed: bool) -> Man
     manifest.last_used_at = when
     index.save_manifest(manifest)
     return manifest
+
+
+def record_counts(index: BranchView, manifest: Manifest, counts: ChunkCounts) -> None:
+    """The chunks the branch shows, kept in its manifest for ``status`` (which then lists no
+    ids). A second, small write after ``advance_manifest``: they are counted by the lexical
+    index, which catches up to the generation that manifest published. Unchanged counts (a
+    no-op run) are not written again."""
+    wanted = {"live": counts.live, "tombstoned": counts.tombstoned}
+    if manifest.chunk_counts != wanted:
+        manifest.chunk_counts = wanted
+        index.save_manifest(manifest)
 
 
 def is_stale_target(repo: GitRepo, indexed: str | None, head: str) -> bool:

@@ -184,7 +184,7 @@ def _overlays_first(plan: list[Retirement], manifests: Sequence[Manifest]) -> li
 
 def retire(state: BranchState, retirement: Retirement) -> bool:
     """Drop the branch's index and everything kept of it (``drop.drop_branch_state``: its
-    collection, lexical snapshot, freshness rows, verdict counts and activity). A base that
+    collection, lexical index, freshness rows, verdict counts and activity). A base that
     overlays still read from is kept: False."""
     own = state.store.own_branch(retirement.repo_key, retirement.branch)
     if own is None:

@@ -3,10 +3,11 @@
 The use case behind ``freshmark drop REPO [--branch B]`` and ``DELETE /v1/repos/{repo}[/branches/
 {branch}]``, and the retirement of a branch deleted from its repository (``status``, ``audit``).
 A branch leaves, besides its collection (chunks, vectors, and the manifest in its metadata):
-its lexical snapshot, its freshness rows (its gauges), its verdict counts and its on-demand
-activity in Redis. All of them go, the collection last: a drop killed half-way leaves the
-branch listed, and running it again finishes. The embedding cache (shared by every branch,
-keyed by text) and a configured repository's mirror (shared by its branches) stay.
+its lexical index (tantivy directories), its freshness rows (its gauges), its verdict counts
+and its on-demand activity in Redis. All of them go, the collection last: a drop killed
+half-way leaves the branch listed, and running it again finishes. The embedding cache (shared
+by every branch, keyed by text) and a configured repository's mirror (shared by its branches)
+stay.
 
 A base that branch overlays are layered on is refused (``BaseInUse``, naming them): they read
 its chunks for every file they did not change. Dropping a whole repository drops its overlays

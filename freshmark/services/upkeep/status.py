@@ -39,6 +39,17 @@ def behind_head(repo: GitRepo, index: BranchView) -> dict[str, Any]:
     }
 
 
+def chunk_counts(index: BranchView) -> dict[str, int]:
+    """The chunks the branch shows, as its last run counted them in the manifest; a branch
+    last indexed before runs kept counts is counted from the store (ids listed) until its
+    next run."""
+    counts = index.manifest.chunk_counts
+    if counts is None:
+        return {"live_chunks": index.count({"status": LIVE}),
+                "tombstoned_chunks": index.count({"status": TOMBSTONED})}
+    return {"live_chunks": counts["live"], "tombstoned_chunks": counts["tombstoned"]}
+
+
 def _verdict_counts(settings: Settings, repo: str, branch: str) -> dict[str, int]:
     return VerdictStats.open(settings).counts(repo, branch)
 
@@ -80,8 +91,7 @@ def status_row(index: BranchView, repo: GitRepo | None, settings: Settings,
         "embedder": manifest.embedder,
         "base_branch": manifest.base_branch,
         "overlay": overlay_row(index),
-        "live_chunks": index.count({"status": LIVE}),
-        "tombstoned_chunks": index.count({"status": TOMBSTONED}),
+        **chunk_counts(index),
         "behind": behind,
         "verdicts": _verdict_counts(settings, manifest.repo, manifest.branch),
         "stale_dirs": stale_dirs(settings, manifest.repo, manifest.branch),
