@@ -366,6 +366,14 @@ def test_unwritable_cache_dir_does_not_fail_search(
     assert results
 
 
+def test_unwritable_cache_dir_does_not_fail_a_run_nor_count(
+    index: BranchIndex, tmp_path: Path
+) -> None:
+    blocked = tmp_path / "blocked"
+    blocked.write_text("a file where the cache directory should be")
+    assert TantivyEngine(blocked).after_run(index, True) is None  # status counts from the store
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("store_env", ["embedded"], indirect=True)
 def test_semantic_query_finds_code_without_shared_words(settings: Settings) -> None:

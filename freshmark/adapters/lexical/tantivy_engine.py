@@ -187,7 +187,10 @@ class TantivyEngine:
             return None
         own = view.own
         try:
-            held, manifest = _collection(own.name, self.cache_dir), own.reload_manifest()
+            held = _collection(own.name, self.cache_dir)
+            if held.directory is None:
+                return None  # the cache cannot hold it: no run builds a copy in its memory
+            manifest = own.reload_manifest()
             held.refresh(own, manifest)
             if held.generation != manifest.generation:
                 return None
