@@ -372,3 +372,11 @@ def test_base_records_of_a_newer_generation_are_not_applied_to_the_overlay() -> 
     own = channel(overlay)
     assert ids(own.search(["refund", "retry"], 5, include_history=True)[0]) == set()
     assert own.refresh(overlay) == 0  # type: ignore[arg-type]  # still at its generation
+
+
+def test_a_run_removes_the_snapshots_of_the_numpy_engine(tmp_path: Path) -> None:
+    old = tmp_path / "lexical"
+    old.mkdir()
+    (old / "fm-shop-main-0123.npz").write_bytes(b"PK")
+    TantivyEngine(tmp_path).after_run(_base(), True)  # type: ignore[arg-type]
+    assert not old.exists()

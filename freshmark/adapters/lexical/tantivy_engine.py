@@ -39,6 +39,7 @@ from freshmark.core.ports import (
 )
 from freshmark.core.stamp import ChunkRecord
 
+NUMPY_SNAPSHOTS = "lexical"  # under the cache directory, left by freshmark before tantivy
 MAX_OPEN_INDEXES = 64  # open indexes per process: a file handle and maps each, no postings held
 
 _OPEN: OrderedDict[tuple[str, str], TantivyCollection] = OrderedDict()
@@ -185,6 +186,8 @@ class TantivyEngine:
         to the run's generation (another writer held it, or the cache is unwritable)."""
         if self.cache_dir is None:
             return None
+        # Snapshots of the numpy engine an earlier freshmark kept: nothing reads them now.
+        shutil.rmtree(self.cache_dir / NUMPY_SNAPSHOTS, ignore_errors=True)
         own = view.own
         try:
             held = _collection(own.name, self.cache_dir)
@@ -219,13 +222,11 @@ class TantivyEngine:
                 del _OPEN[key]
 
     def drop(self, collection: str) -> None:
-        """The collection was dropped: forget it here and delete its chunk and file indexes
-        (and the snapshot an earlier freshmark's numpy engine may have left for it)."""
+        """The collection was dropped: forget it here and delete its chunk and file indexes."""
         self.forget(collection)
         if self.cache_dir is None:
             return
         directory = index_directory(self.cache_dir, collection)
         for path in (directory, directory.with_name(directory.name + ".files")):
             shutil.rmtree(path, ignore_errors=True)
-        (self.cache_dir / "lexical" / f"{collection}.npz").unlink(missing_ok=True)
 
