@@ -181,17 +181,14 @@ def test_substance_is_zero_for_chunks_that_are_not_one_definition(kind):
 
 
 def test_file_substance_is_a_chunks_body_over_its_files_thinnest_candidate():
-    accessor = _record("accessor", lines=3, kind="method")
-    work = _record("work", lines=40, kind="method")
-    outline = _record("outline", lines=200, kind="class")
-    assert file_substance([accessor, work]) == pytest.approx([0.0, 1.0 - substance("m", 1, 3)])
-    assert file_substance([outline, work]) == pytest.approx([0.0, 1.0])
+    accessor, work, outline = substance("method", 1, 3), 1.0, 0.0
+    assert file_substance(["a.py", "a.py"], [accessor, work]) == \
+        pytest.approx([0.0, 1.0 - accessor])
+    assert file_substance(["a.py", "a.py"], [outline, work]) == pytest.approx([0.0, 1.0])
 
 
 def test_file_substance_is_zero_for_a_chunk_alone_of_its_file():
-    short = _record("short", path="src/a.py", lines=3, kind="function")
-    long = _record("long", path="src/b.py", lines=40, kind="function")
-    assert file_substance([short, long]) == [0.0, 0.0]
+    assert file_substance(["a.py", "b.py"], [substance("function", 1, 3), 1.0]) == [0.0, 0.0]
 
 
 def _accessor_and_work(work_path: str) -> list:

@@ -242,14 +242,14 @@ def substance(chunk_kind: str, start_line: int, end_line: int) -> float:
     return min(1.0, math.log(lines) / math.log(SUBSTANCE_FULL_LINES))
 
 
-def file_substance(records: Sequence[ChunkRecord]) -> list[float]:
-    """Each chunk's ``substance`` less the least of its file's chunks among ``records`` (0.0 for
-    a chunk alone of its file, and for the thinnest of each file)."""
-    own = [substance(r.kind, r.start_line, r.end_line) for r in records]
+def file_substance(paths: Sequence[str], own: Sequence[float]) -> list[float]:
+    """Each chunk's own ``substance`` less the least among the chunks of its file (``paths``
+    and ``own`` side by side, one entry per candidate): 0.0 for a chunk alone of its file, and
+    for the thinnest of each file."""
     thinnest: dict[str, float] = {}
-    for record, value in zip(records, own, strict=True):
-        thinnest[record.path] = min(value, thinnest.get(record.path, value))
-    return [value - thinnest[r.path] for r, value in zip(records, own, strict=True)]
+    for path, value in zip(paths, own, strict=True):
+        thinnest[path] = min(value, thinnest.get(path, value))
+    return [value - thinnest[path] for path, value in zip(paths, own, strict=True)]
 
 
 def _scale(values: dict[int, float], min_max: bool) -> dict[int, float]:
@@ -303,7 +303,9 @@ def rerank(
     # A query that is nothing but a symbol's name (``HTTPAdapter``) asks for that symbol: the
     # body of its neighbours says nothing about it.
     lookup = any(names_only(terms, c.record.symbol) for c in candidates)
-    body = [0.0] * len(candidates) if lookup else file_substance([c.record for c in candidates])
+    body = [0.0] * len(candidates) if lookup else file_substance(
+        [c.record.path for c in candidates],
+        [substance(c.record.kind, c.record.start_line, c.record.end_line) for c in candidates])
     for i, candidate in enumerate(candidates):
         record = candidate.record
         candidate.kind = search_kind(record.path, record.file_kind)
