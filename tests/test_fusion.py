@@ -218,3 +218,14 @@ def test_substance_counts_for_nothing_when_the_query_is_only_a_symbols_name():
     ranked = rerank(_accessor_and_work("src/a.py"), ["redirects"], code_share=0.0)
     assert [c.record.id for c in ranked] == ["accessor", "work", "far"]
     assert {c.features["substance"] for c in ranked} == {0.0}
+
+
+def test_substance_counts_for_nothing_in_a_long_report():
+    from freshmark.core.query import plan_query
+
+    report = "Following redirects fails when the server answers with a relative location. " * 8
+    ranked = rerank(_accessor_and_work("src/a.py"), plan_query(report))
+    work = next(c for c in ranked if c.record.id == "work")
+    assert work.features["substance"] > 0.0
+    assert ranked[0].features["long_query"] == 1.0
+    assert [c.record.id for c in ranked][:2] == ["accessor", "work"]
