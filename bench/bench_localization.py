@@ -291,7 +291,8 @@ class PoolRecorder:
                 "candidates": [
                     {"path": c.record.path, "symbol": c.record.symbol, "kind": c.kind,
                      "chunk_kind": c.record.kind, "references": c.record.references,
-                     "start": c.record.start_line, "end": c.record.end_line, **c.features}
+                     "start": c.record.start_line, "end": c.record.end_line,
+                     "bm25": c.bm25, "vector_sim": c.vector_sim, **c.features}
                     for c in ranked]})
             return ranked
 

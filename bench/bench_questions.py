@@ -34,6 +34,11 @@ Usage::
 
     .venv/bin/python bench/bench_questions.py [--mirrors /work/.mirror] [--repos psf/requests,gin]
         [--limit N] [--embedder minilm|hashing] [--home DIR] [--json OUT] [--show-misses]
+        [--dump-pools]
+
+``--dump-pools`` keeps each question's reranked candidate pools (the chunk search's and the
+file search's, every candidate's features and whether it answers) in the ``--json`` report, so
+that a ranking rule can be studied offline without searching again.
 
 ``--repos`` takes ``owner/name`` or the name alone. ``--home`` keeps the store and the
 embedding cache between runs (default: a temporary directory).
@@ -57,7 +62,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from bench_localization import mirror_for
+from bench_localization import PoolRecorder, mirror_for
 from plain_bm25 import PlainBm25
 from question_set import Hit, Question, file_hit, first_rank, load_questions, symbol_hit
 
@@ -178,13 +183,32 @@ class Run:
     totals: dict[str, Scores] = field(default_factory=lambda: defaultdict(Scores))
     report: dict = field(default_factory=lambda: {"questions": [], "index_seconds": {}})
 
-    def ask_freshmark(self, clone: Path, query: str) -> Ranked:
+    dump_pools: bool = False
+
+    def ask_freshmark(self, clone: Path, query: str, question: Question | None = None
+                      ) -> Ranked:
         request = SearchRequest.build(query, k=DEPTH, branch=BRANCH)
         common = dict(settings=self.settings, store=self.store, embedder=self.embedder,
                       count=False)
-        chunks = search(request, str(clone), **common)  # type: ignore[arg-type]
-        files = search_files(request, str(clone), **common)  # type: ignore[arg-type]
+        with PoolRecorder() as recorder:
+            chunks = search(request, str(clone), **common)  # type: ignore[arg-type]
+            files = search_files(request, str(clone), **common)  # type: ignore[arg-type]
+        if self.dump_pools and question is not None:
+            self.keep_pools(question, recorder.pools)
         return Ranked([_hit(r.record) for r in chunks.results], [f.path for f in files.files])
+
+    def keep_pools(self, question: Question, pools: list[dict]) -> None:
+        """The chunk search's and the file search's pools, each candidate marked with whether
+        it answers the question (``answers``) and lies in an answer's file (``in_file``)."""
+        for pool in pools:
+            for c in pool["candidates"]:
+                hit = Hit(c["path"], c["symbol"], c["start"], c["end"], c["chunk_kind"])
+                c["answers"] = symbol_hit(question, hit)
+                c["in_file"] = file_hit(question, c["path"])
+        chunk_pool, file_pool = pools
+        self.report.setdefault("pools", []).append({
+            "id": question.id, "repo": question.repo, "wording": question.wording,
+            "question": question.question, "chunks": chunk_pool, "files": file_pool})
 
     def index(self, repo: str, clone: Path) -> list[ChunkRecord]:
         started = time.perf_counter()
@@ -204,7 +228,7 @@ class Run:
         baseline = PlainBaseline(self.index(repo, clone))
         self.ask_freshmark(clone, "warm up")  # the lexical index catches up once
         for question in questions:
-            answers = {"freshmark": self.ask_freshmark(clone, question.question),
+            answers = {"freshmark": self.ask_freshmark(clone, question.question, question),
                        "bm25": baseline.ask(question.question)}
             outcome: dict[str, object] = {"id": question.id, "wording": question.wording}
             for system, ranked in answers.items():
@@ -260,6 +284,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--json", type=Path, default=None)
     parser.add_argument("--show-misses", action="store_true",
                         help="print each question freshmark does not answer at rank 1")
+    parser.add_argument("--dump-pools", action="store_true",
+                        help="keep each question's reranked candidate pools in the --json report")
     args = parser.parse_args(argv)
 
     by_repo = chosen_questions(load_questions(), args.repos, args.limit)
@@ -267,7 +293,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error(f"no questions for repositories {args.repos!r}")
     home = args.home or Path(tempfile.mkdtemp(prefix="fm-questions-"))
     settings = Settings(home=home, embedder=args.embedder)
-    run = Run(settings, Store.open(settings), get_embedder(settings.embedder, settings.cache_dir))
+    run = Run(settings, Store.open(settings), get_embedder(settings.embedder, settings.cache_dir),
+              dump_pools=args.dump_pools)
     done = []
     for repo, questions in by_repo.items():
         mirror = mirror_for(args.mirrors, repo)

@@ -32,6 +32,8 @@ from freshmark.core.fusion import (
     RerankWeights,
     combined_score,
     diversify,
+    file_substance,
+    substance,
 )
 from freshmark.core.structure import Unit, definitions_first, members_first
 from freshmark.services.retrieval.hybrid import MAX_PER_FILE
@@ -45,6 +47,17 @@ def score(features: dict, w: RerankWeights) -> float:
     return combined_score({"long_query": 1.0, **features}, w)
 
 
+def with_substance(pool: dict) -> list[dict]:
+    """The pool's candidates, each with the ``substance`` feature the search gives it
+    (``fusion.file_substance``) when the pool was saved before the feature existed."""
+    candidates = pool["candidates"]
+    if not candidates or "substance" in candidates[0] or "chunk_kind" not in candidates[0]:
+        return candidates
+    body = file_substance([c["path"] for c in candidates],
+                          [substance(c["chunk_kind"], c["start"], c["end"]) for c in candidates])
+    return [{**c, "substance": value} for c, value in zip(candidates, body, strict=True)]
+
+
 def ranked_pool(pool: dict, w: RerankWeights, structure: bool = True, named: bool = True
                 ) -> list[tuple[dict, float]]:
     """(candidate, score) best first: the pool rescored, then, with ``structure``, every
@@ -52,7 +65,7 @@ def ranked_pool(pool: dict, w: RerankWeights, structure: bool = True, named: boo
     (``structure.members_first``) and, with ``named``, every definition the query names as
     code moved above the chunks that only use it (``structure.definitions_first``), as the
     search does (pools saved before chunk kinds were recorded have no containers)."""
-    scored = sorted(((c, score(c, w)) for c in pool["candidates"]), key=lambda cs: -cs[1])
+    scored = sorted(((c, score(c, w)) for c in with_substance(pool)), key=lambda cs: -cs[1])
     if not structure:
         return scored
     units = [Unit(c["path"], c["symbol"], c.get("chunk_kind", ""), s,
@@ -124,7 +137,7 @@ def main() -> int:
                              "file": (0.0, 0.8, 1.5), "hint": (0.0, 0.6, 1.0),
                              "frame": (0.0, 0.3, 1.0), "bm25": (0.0, 0.6, 1.0),
                              "symbol": (0.0, 0.4, 0.8), "qualified": (0.0, 0.6),
-                             "rrf": (0.0, 0.5)}.items():
+                             "rrf": (0.0, 0.5), "substance": (0.0, 0.3, 0.8)}.items():
             for value in values:
                 print(f"{name}={value}", evaluate(pools, replace(DEFAULT_WEIGHTS, **{name: value})))
         for extra in (0.0, 0.05, 0.2):

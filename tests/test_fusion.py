@@ -11,11 +11,13 @@ from freshmark.core.fusion import (
     RRF_K,
     Candidate,
     dedup,
+    file_substance,
     fuse,
     length_fit,
     path_hit,
     rerank,
     rrf_scores,
+    substance,
     symbol_hit,
 )
 from freshmark.core.stamp import ChunkRecord
@@ -23,11 +25,11 @@ from freshmark.core.tokenize import query_terms
 
 
 def _record(doc_id: str, *, path: str = "src/a.py", symbol: str = "f", signature: str = "",
-            lines: int = 10) -> ChunkRecord:
+            lines: int = 10, kind: str = "block") -> ChunkRecord:
     return ChunkRecord(repo="r", branch="main", commit="c" * 40, path=path, symbol=symbol,
                        start_line=1, end_line=lines, indexed_at="2026-01-01T00:00:00Z",
                        blob_sha="b" * 40, content_sha256="d" * 64, id=doc_id,
-                       signature=signature)
+                       signature=signature, kind=kind)
 
 
 def test_rrf_worked_example() -> None:
@@ -164,3 +166,66 @@ def test_long_report_ranks_the_function_its_traceback_ran_above_its_neighbours()
     ranked = rerank(candidates, plan_query(report))
     assert [c.record.id for c in ranked] == ["ran", "near"]
     assert ranked[0].features["frame_hit"] == 1.0 and ranked[1].features["frame_hit"] == 0.0
+
+
+def test_substance_grows_with_the_log_of_a_definitions_lines_up_to_forty():
+    assert substance("method", 1, 1) == 0.0
+    assert substance("method", 1, 10) == pytest.approx(math.log(10) / math.log(40))
+    assert substance("function", 1, 40) == 1.0
+    assert substance("function", 1, 400) == 1.0
+
+
+@pytest.mark.parametrize("kind", ["class", "struct", "interface", "block", "window"])
+def test_substance_is_zero_for_chunks_that_are_not_one_definition(kind):
+    assert substance(kind, 1, 300) == 0.0
+
+
+def test_file_substance_is_a_chunks_body_over_its_files_thinnest_candidate():
+    accessor, work, outline = substance("method", 1, 3), 1.0, 0.0
+    assert file_substance(["a.py", "a.py"], [accessor, work]) == \
+        pytest.approx([0.0, 1.0 - accessor])
+    assert file_substance(["a.py", "a.py"], [outline, work]) == pytest.approx([0.0, 1.0])
+
+
+def test_file_substance_is_zero_for_a_chunk_alone_of_its_file():
+    assert file_substance(["a.py", "b.py"], [substance("function", 1, 3), 1.0]) == [0.0, 0.0]
+
+
+def _accessor_and_work(work_path: str) -> list:
+    # The accessor is the better match in both channels, by a little; a third chunk of another
+    # file is a poor match in both.
+    records = {"accessor": _record("accessor", symbol="Session.redirects", lines=3,
+                                   kind="method"),
+               "work": _record("work", symbol="Session.resolve", lines=40, kind="method",
+                               path=work_path),
+               "far": _record("far", symbol="parse", path="src/c.py", kind="function")}
+    return fuse(records, [("accessor", 3.0), ("work", 2.9), ("far", 1.0)],
+                [("accessor", 0.52), ("work", 0.5), ("far", 0.1)])
+
+
+def test_rerank_puts_the_definition_with_a_body_above_its_files_accessor():
+    ranked = rerank(_accessor_and_work("src/a.py"), ["location"], code_share=0.0)
+    assert [c.record.id for c in ranked] == ["work", "accessor", "far"]
+    assert ranked[0].features["substance"] > 0.0
+
+
+def test_rerank_judges_definitions_of_different_files_by_their_match_alone():
+    ranked = rerank(_accessor_and_work("src/b.py"), ["location"], code_share=0.0)
+    assert [c.record.id for c in ranked] == ["accessor", "work", "far"]
+
+
+def test_substance_counts_for_nothing_when_the_query_is_only_a_symbols_name():
+    ranked = rerank(_accessor_and_work("src/a.py"), ["redirects"], code_share=0.0)
+    assert [c.record.id for c in ranked] == ["accessor", "work", "far"]
+    assert {c.features["substance"] for c in ranked} == {0.0}
+
+
+def test_substance_counts_for_nothing_in_a_long_report():
+    from freshmark.core.query import plan_query
+
+    report = "Following redirects fails when the server answers with a relative location. " * 8
+    ranked = rerank(_accessor_and_work("src/a.py"), plan_query(report))
+    work = next(c for c in ranked if c.record.id == "work")
+    assert work.features["substance"] > 0.0
+    assert ranked[0].features["long_query"] == 1.0
+    assert [c.record.id for c in ranked][:2] == ["accessor", "work"]

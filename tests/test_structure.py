@@ -4,7 +4,9 @@ name written with its owner picks that owner's member."""
 
 from __future__ import annotations
 
-from freshmark.core.fusion import fuse, rerank
+from dataclasses import replace
+
+from freshmark.core.fusion import DEFAULT_WEIGHTS, fuse, rerank
 from freshmark.core.query import plan_query
 from freshmark.core.stamp import ChunkRecord
 from freshmark.core.structure import Unit, members_first, qualified_hit
@@ -32,7 +34,20 @@ def test_a_class_outline_gives_its_place_to_its_member_that_matches_the_question
     other = _record("other", "log_exception", "function", path="src/flask/logging.py")
     ranked = _ranked_ids("how does the app handle an exception",
                          [outline, other, member], [9.0, 8.0, 5.0])
-    assert ranked == ["member", "other", "outline"]
+    # The member has the body the outline lacks (``substance``), so it leads on its own score
+    # and the outline, the file's second chunk, follows it as context.
+    assert ranked == ["member", "outline", "other"]
+
+
+def test_without_substance_the_outline_swaps_places_with_its_member():
+    outline = _record("outline", "Flask", "class")
+    member = _record("member", "Flask.handle_exception", "method")
+    other = _record("other", "log_exception", "function", path="src/flask/logging.py")
+    candidates = fuse({r.id: r for r in (outline, other, member)},
+                      [("outline", 9.0), ("other", 8.0), ("member", 5.0)], [])
+    ranked = rerank(candidates, plan_query("how does the app handle an exception"),
+                    replace(DEFAULT_WEIGHTS, substance=0.0))
+    assert [c.record.id for c in ranked] == ["member", "other", "outline"]
 
 
 def test_the_outline_stays_first_when_the_query_is_the_class_name():
