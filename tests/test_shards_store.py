@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 from conftest import ChromaServer
-from repo_builder import RepoBuilder
+from repo_builder import RepoBuilder, git
 
 from freshmark.adapters.store.chroma import Store
 from freshmark.core.placement import home_index
@@ -97,3 +97,15 @@ def test_drop_removes_a_repository_from_its_server_only(fleet: list[RepoBuilder]
 
     assert done.exit_code == 0, done.output
     assert {m.collection for m in store.list_manifests()} == before - gone
+
+
+def test_audit_retires_a_branch_deleted_from_its_repository_on_its_server(
+        fleet: list[RepoBuilder]) -> None:
+    git(fleet[1].path, "branch", "-D", "release")
+
+    done = run("audit", str(fleet[1].path))
+
+    assert done.exit_code == 0, done.output
+    store = Store.open(Settings.from_env())
+    assert sorted(m.branch for m in store.list_manifests("svc1")) == ["feature/x", "main"]
+    assert sum(n.startswith("fm-svc1-release") for s in store.shards for n in s.names()) == 0

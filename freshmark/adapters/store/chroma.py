@@ -180,11 +180,10 @@ class Store:
         servers, a move cut short, is listed twice)."""
         out: list[tuple[Shard, Manifest]] = []
         for shard in self.shards:
-            for name in shard.names():
-                if not name.startswith(COLLECTION_PREFIX + "-"):
+            for collection in shard.collections():
+                if not collection.name.startswith(COLLECTION_PREFIX + "-"):
                     continue
-                collection = shard.get(name)
-                manifest = manifest_of(collection) if collection is not None else None
+                manifest = manifest_of(collection)
                 if manifest is not None:
                     out.append((shard, manifest))
         return out

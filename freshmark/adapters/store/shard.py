@@ -75,9 +75,12 @@ class Shard:
         )
         return cls(client, str(path), str(path))
 
+    def collections(self) -> list[Any]:
+        """Every collection with its metadata, in one call (not one ``get`` per name)."""
+        return list(guard(f"list collections on {self.location}", self.client.list_collections))
+
     def names(self) -> list[str]:
-        collections = guard(f"list collections on {self.location}", self.client.list_collections)
-        return [c if isinstance(c, str) else c.name for c in collections]
+        return [collection.name for collection in self.collections()]
 
     def get(self, name: str) -> Any | None:
         """The collection ``name``, or None when this Chroma has none of that name."""
