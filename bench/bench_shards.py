@@ -24,6 +24,7 @@ Steps, each printed with its figures:
 from __future__ import annotations
 
 import argparse
+import os
 import random
 import re
 import shutil
@@ -183,6 +184,17 @@ def line(label: str, samples: dict[str, list[float]]) -> str:
             f"warm cpu {fig('warm_cpu')} ms  (n={len(samples['warm_wall'])})")
 
 
+def server_cpu_ms(server: ChromaServer) -> float:
+    """CPU the server process has used (user + system), from /proc."""
+    assert server.proc is not None
+    fields = Path(f"/proc/{server.proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) * 1000 / os.sysconf("SC_CLK_TCK")
+
+
+def server_share(cpu_ms: float, searches: int) -> str:
+    return f"  server cpu {cpu_ms / searches:5.1f} ms/search"
+
+
 def empty(server: ChromaServer) -> None:
     client = chromadb.HttpClient(host="127.0.0.1", port=server.port,
                                  settings=ChromaSettings(anonymized_telemetry=False))
@@ -254,8 +266,13 @@ def run(args: argparse.Namespace, work: Path, servers: list[ChromaServer]) -> in
 
     sampled = sample_by_server(repos, store, keys, args.sample)
     print(f"search, {args.sample} repositories per server, {args.rounds} warm queries each:")
+    by_location = dict(zip([shard.location for shard in store.shards], servers, strict=False))
     for location, chosen in sampled.items():
-        print(line(f"on {location}", measure(chosen, settings, store, embedder, args.rounds)))
+        before = server_cpu_ms(by_location[location])
+        samples = measure(chosen, settings, store, embedder, args.rounds)
+        print(line(f"on {location}", samples)
+              + server_share(server_cpu_ms(by_location[location]) - before,
+                             len(chosen) * (args.rounds + 1)))
     print(f"load: {uptime()}")
 
     alone_settings = settings_for(work / "home-alone", servers[3:])
@@ -263,14 +280,18 @@ def run(args: argparse.Namespace, work: Path, servers: list[ChromaServer]) -> in
     chosen = [repo for group in sampled.values() for repo in group]
     alone: dict[str, list[float]] = {"first_wall": [], "first_cpu": [], "warm_wall": [],
                                      "warm_cpu": []}
+    alone_server_ms = 0.0
     for repo in chosen:
         empty(servers[3])
         index_repo(IndexRequest(repo.path), settings=alone_settings, config=Config(),
                    store=alone_store, embedder=embedder)
+        before = server_cpu_ms(servers[3])
         for key, values in measure([repo], alone_settings, alone_store, embedder,
                                    args.rounds).items():
             alone[key] += values
-    print(line("each repository alone", alone))
+        alone_server_ms += server_cpu_ms(servers[3]) - before
+    print(line("each repository alone", alone)
+          + server_share(alone_server_ms, len(chosen) * (args.rounds + 1)))
     print(f"load: {uptime()}")
 
     empty(servers[3])
