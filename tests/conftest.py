@@ -21,7 +21,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 from repo_builder import RepoBuilder  # noqa: E402
 
-pytest_plugins = ["cluster_fixtures"]
+pytest_plugins = ["cluster_fixtures", "shard_fixtures"]
 
 
 def free_port() -> int:
@@ -101,6 +101,7 @@ def fm_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("FRESHMARK_HOME", str(home))
     monkeypatch.setenv("FRESHMARK_EMBEDDER", os.environ.get("FRESHMARK_TEST_EMBEDDER", "hashing"))
     monkeypatch.delenv("FRESHMARK_CHROMA_URL", raising=False)
+    monkeypatch.delenv("FRESHMARK_CHROMA_URLS", raising=False)
     monkeypatch.delenv("FRESHMARK_CONFIG", raising=False)
     return home
 

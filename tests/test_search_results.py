@@ -137,7 +137,7 @@ def test_a_search_reads_the_collection_once_and_sees_a_finished_run(store_env, m
     settings = Settings.from_env()
     search(SearchRequest.build("cancel order"), str(shop.path),
            settings=settings)  # the lexical index is warm
-    client = store_for(settings)._client
+    client = store_for(settings).shards[0].client
     reads: list[str] = []
     get_collection = client.get_collection
 

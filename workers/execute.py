@@ -38,7 +38,7 @@ def _retire_spec(repo: str, branch: str, reason: str) -> jobspec.JobSpec:
 def _fan_out(job: jobspec.Job, ctx: WorkerContext, repo: RepoConfig) -> Coordinator | None:
     """Large runs split only over a shared store: a batch written by another process, maybe on
     another host, must land in the collection this job stamps."""
-    if not ctx.settings.chroma_url or not ctx.config.scale_out.min_files:
+    if not ctx.settings.chroma_server_urls or not ctx.config.scale_out.min_files:
         return None
     return Coordinator(ctx, job, repo.id)
 

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from freshmark.core.errors import ConfigError
+from freshmark.core.placement import split_url_list
 
 DEFAULT_EMBEDDER = "minilm"
 # The lexical engines (docs/lexical-index.md), the default first: on-disk tantivy.
@@ -18,7 +19,8 @@ class Settings:
     """Where data lives and which services to use.
 
     ``home`` holds the embedded Chroma store, the embedding cache and the mirrors;
-    ``chroma_url`` switches the store to a Chroma server; ``embedder`` names the embedding model
+    ``chroma_url`` switches the store to a Chroma server, ``chroma_urls`` to several (each
+    repository on one of them, ``core/placement.py``); ``embedder`` names the embedding model
     (``minilm``, the real default, or ``hashing``, a fast non-semantic tier for tests only);
     ``embed_threads`` overrides the onnxruntime threads per process (default: the cores this
     process really has, shared among the worker's processes); ``redis_url_set`` says whether
@@ -35,6 +37,7 @@ class Settings:
     embed_threads: int | None = None
     redis_url_set: bool = False
     lexical: str = LEXICAL_ENGINES[0]
+    chroma_urls: tuple[str, ...] = ()
 
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None) -> Settings:
@@ -43,7 +46,9 @@ class Settings:
         config = env.get("FRESHMARK_CONFIG")
         return cls(
             home=home,
-            chroma_url=env.get("FRESHMARK_CHROMA_URL") or None,
+            chroma_url=_single_chroma_url(env),
+            chroma_urls=split_url_list(env.get("FRESHMARK_CHROMA_URLS", ""),
+                                       "FRESHMARK_CHROMA_URLS"),
             redis_url=env.get("FRESHMARK_REDIS_URL") or "redis://127.0.0.1:6379/0",
             config_path=Path(config).expanduser() if config else None,
             embedder=env.get("FRESHMARK_EMBEDDER") or DEFAULT_EMBEDDER,
@@ -51,6 +56,18 @@ class Settings:
             redis_url_set=bool(env.get("FRESHMARK_REDIS_URL")),
             lexical=_lexical_engine(env),
         )
+
+    @property
+    def chroma_server_urls(self) -> tuple[str, ...]:
+        """The Chroma servers of the store, in order (empty: the embedded store)."""
+        if self.chroma_urls:
+            return self.chroma_urls
+        return (self.chroma_url,) if self.chroma_url else ()
+
+    @property
+    def chroma_variable(self) -> str:
+        """The environment variable the servers were named in (for error messages)."""
+        return "FRESHMARK_CHROMA_URLS" if self.chroma_urls else "FRESHMARK_CHROMA_URL"
 
     @property
     def chroma_path(self) -> Path:
@@ -68,6 +85,16 @@ class Settings:
     def state_dir(self) -> Path:
         """Local state that is not part of the index (verdict counts for embedded use)."""
         return self.home / "state"
+
+
+def _single_chroma_url(env: dict[str, str]) -> str | None:
+    """``FRESHMARK_CHROMA_URL``; ConfigError when ``FRESHMARK_CHROMA_URLS`` is set too (which
+    of the two was meant is a guess, and a wrong guess writes to the wrong servers)."""
+    single = env.get("FRESHMARK_CHROMA_URL", "").strip() or None
+    if single and env.get("FRESHMARK_CHROMA_URLS", "").strip():
+        raise ConfigError("set FRESHMARK_CHROMA_URLS (several servers) or FRESHMARK_CHROMA_URL "
+                          "(one), not both")
+    return single
 
 
 def _positive_int(env: dict[str, str], name: str) -> int | None:

@@ -68,14 +68,14 @@ def open_branch(repo_arg: str | RepoHandle, *, settings: Settings, config: Confi
     return OpenedBranch(handle, repo, target, verifier, index)
 
 
-_STORES: dict[tuple[str | None, str], Store] = {}
+_STORES: dict[tuple[tuple[str, ...], str], Store] = {}
 _STORES_LOCK = threading.Lock()
 
 
 def store_for(settings: Settings) -> Store:
     """This process's store for ``settings``: a server connection is opened once, not per
     request (each open costs a heartbeat round trip)."""
-    key = (settings.chroma_url, str(settings.chroma_path))
+    key = (settings.chroma_server_urls, str(settings.chroma_path))
     with _STORES_LOCK:
         store = _STORES.get(key)
         if store is None:

@@ -1,107 +1,71 @@
 """The Chroma store: one collection per (repo, branch), overlays read with their base.
 
-Embedded (``PersistentClient`` under ``FRESHMARK_HOME/chroma``) or a Chroma server
-(``FRESHMARK_CHROMA_URL``); both behave the same to callers. Credentials in the server URL
-(``http://user:password@host:8000``) are sent as HTTP basic auth through the client's own auth
-settings (``chroma_client_auth_provider``), and never appear in a message: the store's
-``location`` and every error name the URL redacted (``http://***@host:8000``). Vectors are
-always ours (``embedding_function=None``): ``get_collection`` without it would attach Chroma's
-default embedder, which downloads a model at run time.
+Embedded (``PersistentClient`` under ``FRESHMARK_HOME/chroma``), one Chroma server
+(``FRESHMARK_CHROMA_URL``) or several (``FRESHMARK_CHROMA_URLS``); all behave the same to
+callers. With several, every collection of a repository lives on the repository's home server
+(``core/placement.py``); a collection not found there is looked for on the others, where it
+stays until ``freshmark shards move`` brings it home (``services/upkeep/shards.py``), so
+reads and writes keep using the copy that exists while a server is added. Connections and
+credentials: ``shard.py``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from pathlib import Path
+from collections.abc import Iterable, Sequence
 from typing import Any
-from urllib.parse import ParseResult, unquote, urlparse
 
-import chromadb
-from chromadb.config import Settings as ChromaSettings
-from chromadb.errors import ChromaError
-
-from freshmark.adapters.store.calls import guard
 from freshmark.adapters.store.collection import BranchIndex, manifest_metadata, manifest_of
 from freshmark.adapters.store.layered import LayeredIndex
+from freshmark.adapters.store.shard import Shard
 from freshmark.core.errors import (
     BaseGone,
     BaseInUse,
-    ConfigError,
     EmbedderMismatch,
     NotIndexed,
-    StoreNotWritable,
-    StoreUnavailable,
 )
 from freshmark.core.manifest import COLLECTION_PREFIX, Manifest, collection_name
 from freshmark.core.overlay import MAX_CHAIN_DEPTH, OverlayBase
+from freshmark.core.placement import home_index, parse_servers
 from freshmark.core.ports import BranchView
-from freshmark.core.redact import redact
 from freshmark.core.settings import Settings
 
 
 class Store:
-    """The set of branch collections in one Chroma (embedded or server)."""
+    """The set of branch collections in one Chroma or spread over several (``shards``)."""
 
-    def __init__(self, client: Any, location: str):
-        self._client = client
-        self.location = location
+    def __init__(self, shards: Sequence[Shard]):
+        if not shards:
+            raise ValueError("a store needs at least one Chroma")
+        self.shards = tuple(shards)
+        self._identities = tuple(shard.identity for shard in self.shards)
+        self.location = ", ".join(shard.location for shard in self.shards)
 
     @classmethod
     def open(cls, settings: Settings) -> Store:
-        if settings.chroma_url:
-            return cls._open_server(settings.chroma_url)
-        return cls._open_embedded(settings.chroma_path)
+        urls = settings.chroma_server_urls
+        if not urls:
+            return cls([Shard.embedded(settings.chroma_path)])
+        variable = settings.chroma_variable
+        return cls([Shard.server(server, variable)
+                    for server in parse_servers(urls, variable)])
 
-    @classmethod
-    def _open_server(cls, url: str) -> Store:
-        shown = redact(url if "://" in url else f"http://{url}")
-        try:
-            parsed = urlparse(url if "://" in url else f"http://{url}")
-            port = parsed.port
-        except ValueError as exc:
-            raise ConfigError(f"FRESHMARK_CHROMA_URL is not a URL: {shown!r}") from exc
-        if not parsed.hostname:
-            raise ConfigError(f"FRESHMARK_CHROMA_URL is not a URL: {shown!r}")
-        provider, credentials = _basic_auth(parsed, shown)
-        settings = ChromaSettings(anonymized_telemetry=False,
-                                  chroma_client_auth_provider=provider,
-                                  chroma_client_auth_credentials=credentials)
-        try:
-            client = guard(
-                f"connect to the Chroma server at {shown}",
-                lambda: chromadb.HttpClient(
-                    host=parsed.hostname or "127.0.0.1",
-                    port=port or (443 if parsed.scheme == "https" else 8000),
-                    ssl=parsed.scheme == "https",
-                    settings=settings,
-                ),
-            )
-            guard(f"reach the Chroma server at {shown}", client.heartbeat)
-        except StoreUnavailable:
-            raise
-        except Exception as exc:
-            if _refused(exc):
-                raise StoreUnavailable(f"the Chroma server at {shown} refused access (401/403); "
-                                       "give its user and password in FRESHMARK_CHROMA_URL, "
-                                       "http://user:password@host:port") from exc
-            raise
-        return cls(client, shown)
+    # -- placement --------------------------------------------------------------------------
+    def home(self, repo_key: str) -> Shard:
+        """The Chroma that holds (or will hold) every collection of ``repo_key``."""
+        return self.shards[home_index(repo_key, self._identities)]
 
-    @classmethod
-    def _open_embedded(cls, path: Path) -> Store:
-        try:
-            path.mkdir(parents=True, exist_ok=True)
-            probe = path / ".write-probe"
-            probe.write_bytes(b"")
-            probe.unlink()
-        except OSError as exc:
-            raise StoreNotWritable(
-                f"store directory {path} is not writable: {exc.strerror}"
-            ) from exc
-        client = chromadb.PersistentClient(
-            path=str(path), settings=ChromaSettings(anonymized_telemetry=False)
-        )
-        return cls(client, str(path))
+    def _search_order(self, repo_key: str) -> list[Shard]:
+        home = self.home(repo_key)
+        return [home] + [shard for shard in self.shards if shard is not home]
+
+    def _find(self, repo_key: str, name: str) -> tuple[Shard, Any] | None:
+        """Where collection ``name`` of ``repo_key`` is: its home first, then the others (a
+        collection not yet moved home after a server was added)."""
+        for shard in self._search_order(repo_key):
+            collection = shard.get(name)
+            if collection is not None:
+                return shard, collection
+        return None
 
     # -- collections ------------------------------------------------------------------------
     def branch(self, repo_key: str, branch: str, *, layered: bool = True,
@@ -139,12 +103,13 @@ class Store:
 
     def own_branch(self, repo_key: str, branch: str) -> BranchIndex | None:
         """The branch's own collection (for an overlay: without its base), or None."""
-        collection = self._get(collection_name(repo_key, branch))
-        if collection is None:
+        found = self._find(repo_key, collection_name(repo_key, branch))
+        if found is None:
             return None
+        shard, collection = found
         manifest = manifest_of(collection)
         if manifest and manifest.repo_key == repo_key and manifest.branch == branch:
-            return BranchIndex(self._client, collection, manifest)
+            return BranchIndex(shard.client, collection, manifest)
         return None
 
     def require_branch(self, repo_key: str, branch: str, repo_name: str = "") -> BranchView:
@@ -170,17 +135,9 @@ class Store:
                     f"not {manifest.embedder!r}; use the same embedder or drop the branch index"
                 )
             return existing
-        metadata = manifest_metadata(manifest)
-        collection = guard(
-            "create a collection",
-            lambda: self._client.get_or_create_collection(
-                manifest.collection,
-                embedding_function=None,
-                metadata=metadata,
-                configuration={"hnsw": {"space": "cosine"}},
-            ),
-        )
-        return BranchIndex(self._client, collection, manifest)
+        home = self.home(manifest.repo_key)
+        collection = home.create(manifest.collection, manifest_metadata(manifest))
+        return BranchIndex(home.client, collection, manifest)
 
     def drop_branch(self, repo_key: str, branch: str, *, force: bool = False) -> bool:
         """Drop the branch's own collection (an overlay's base is left alone). Refuses a base
@@ -194,7 +151,10 @@ class Store:
             names = ", ".join(sorted(m.branch for m in dependents)[:10])
             raise BaseInUse(f"{index.manifest.repo}@{branch} is the base of "
                             f"{len(dependents)} branch overlay(s): {names}; retire them first")
-        guard("drop a collection", lambda: self._client.delete_collection(index.name))
+        # Every copy: one left on another server (a move cut short) would be found again.
+        for shard in self.shards:
+            if shard.get(index.name) is not None:
+                shard.delete(index.name)
         return True
 
     def overlays_on(self, repo_key: str, branch: str,
@@ -206,56 +166,24 @@ class Store:
 
     def list_manifests(self, repo: str | None = None) -> list[Manifest]:
         """Manifests of every branch collection, optionally of one repo (by id or key)."""
-        out: list[Manifest] = []
-        for name in self._all_names():
-            if not name.startswith(COLLECTION_PREFIX + "-"):
+        found: dict[str, Manifest] = {}
+        for shard, manifest in self.placed_manifests():
+            if repo is not None and repo not in (manifest.repo, manifest.repo_key):
                 continue
-            collection = self._get(name)
-            manifest = manifest_of(collection) if collection is not None else None
-            if manifest and (repo is None or repo in (manifest.repo, manifest.repo_key)):
-                out.append(manifest)
-        return sorted(out, key=lambda m: (m.repo, m.branch))
+            # A collection on two servers (a move cut short): the home copy is the one read.
+            if manifest.collection not in found or shard is self.home(manifest.repo_key):
+                found[manifest.collection] = manifest
+        return sorted(found.values(), key=lambda m: (m.repo, m.branch))
 
-    # -- helpers ----------------------------------------------------------------------------
-    def _all_names(self) -> list[str]:
-        collections = guard("list collections", self._client.list_collections)
-        return [c if isinstance(c, str) else c.name for c in collections]
-
-    def _get(self, name: str) -> Any | None:
-        try:
-            return guard(
-                "open a collection",
-                lambda: self._client.get_collection(name, embedding_function=None),
-            )
-        except StoreUnavailable:
-            raise
-        except Exception as exc:  # chromadb raises NotFoundError (or ValueError in older clients)
-            if "does not exist" in str(exc) or type(exc).__name__ == "NotFoundError":
-                return None
-            raise
-
-
-
-_BASIC_AUTH = "chromadb.auth.basic_authn.BasicAuthClientProvider"
-
-
-def _basic_auth(parsed: ParseResult, shown: str) -> tuple[str | None, str | None]:
-    """The chromadb client's auth provider and credentials that send a URL's ``user:password``
-    as HTTP basic auth ((None, None) for a URL without credentials); ``ConfigError`` for a user
-    without a password."""
-    if parsed.username is None:
-        return None, None
-    if parsed.password is None:
-        raise ConfigError(f"FRESHMARK_CHROMA_URL {shown} names a user but no password; write "
-                          "http://user:password@host:port (basic auth) or no credentials")
-    return _BASIC_AUTH, f"{unquote(parsed.username)}:{unquote(parsed.password)}"
-
-
-def _refused(exc: BaseException) -> bool:
-    """Whether the server answered 401 or 403 (chromadb raises its own error types for a
-    Chroma answer and a bare exception with the body for a proxy's)."""
-    status = getattr(getattr(exc, "response", None), "status_code", None)
-    code = exc.code() if isinstance(exc, ChromaError) else None
-    head = str(exc)[:200]
-    return status in (401, 403) or code in (401, 403) \
-        or any(word in head for word in ("401", "403", "Unauthorized", "Forbidden"))
+    def placed_manifests(self) -> list[tuple[Shard, Manifest]]:
+        """Every branch collection's manifest with the Chroma it is on (a collection on two
+        servers, a move cut short, is listed twice)."""
+        out: list[tuple[Shard, Manifest]] = []
+        for shard in self.shards:
+            for collection in shard.collections():
+                if not collection.name.startswith(COLLECTION_PREFIX + "-"):
+                    continue
+                manifest = manifest_of(collection)
+                if manifest is not None:
+                    out.append((shard, manifest))
+        return out

@@ -26,6 +26,7 @@ EPILOG = """\b
 Where data lives:
   FRESHMARK_HOME        embedded store, caches, mirrors (default ~/.freshmark)
   FRESHMARK_CHROMA_URL  use a Chroma server instead (e.g. http://127.0.0.1:8000)
+  FRESHMARK_CHROMA_URLS several Chroma servers, comma-separated (freshmark shards)
   FRESHMARK_CONFIG      TOML config: layers, classification rules, repositories
   FRESHMARK_EMBEDDER    minilm (default, semantic) or hashing (fast test tier)
   FRESHMARK_EMBED_THREADS  model threads per process (default: the cores it really has)

@@ -18,6 +18,7 @@ from freshmark.faces.cli import answers as answer_commands
 from freshmark.faces.cli import audit as audit_commands
 from freshmark.faces.cli import cluster as cluster_commands
 from freshmark.faces.cli import search as search_commands
+from freshmark.faces.cli import shards as shard_commands
 from freshmark.faces.cli.common import (
     EPILOG,
     Freshmark,
@@ -267,7 +268,8 @@ def chunks(
         click.echo(f"{where_}  {r.symbol}  {r.commit[:7]}{kind}{flags}")
 
 
-for commands in (search_commands, cluster_commands, audit_commands, answer_commands):
+for commands in (search_commands, cluster_commands, audit_commands, answer_commands,
+                 shard_commands):
     commands.register(cli)
 
 

@@ -100,11 +100,24 @@ freshmark.io/queue: {{ . }}
 {{- join "," (concat $hosts .Values.serve.mcpAllowedHosts) }}
 {{- end }}
 
+{{/* The component (and name suffix) of Chroma shard N: chroma, chroma-1, chroma-2, ... */}}
+{{- define "freshmark.chromaComponent" -}}
+{{- if eq (int .) 0 }}chroma{{ else }}chroma-{{ . }}{{ end }}
+{{- end }}
+
+{{/* The Chroma servers, comma-separated: the in-chart shards, or the external ones. */}}
 {{- define "freshmark.chromaUrl" -}}
 {{- if .Values.chroma.enabled }}
-{{- printf "http://%s-chroma:8000" (include "freshmark.fullname" .) }}
+{{- $name := include "freshmark.fullname" . }}
+{{- $urls := list }}
+{{- range $shard := until (int .Values.chroma.shards) }}
+{{- $urls = append $urls (printf "http://%s-%s:8000" $name (include "freshmark.chromaComponent" $shard)) }}
+{{- end }}
+{{- join "," $urls }}
+{{- else if .Values.chroma.externalUrls }}
+{{- join "," .Values.chroma.externalUrls }}
 {{- else }}
-{{- required "chroma.externalUrl is required when chroma.enabled is false" .Values.chroma.externalUrl }}
+{{- required "chroma.externalUrl is required when chroma.enabled is false (or chroma.externalUrls, several servers)" .Values.chroma.externalUrl }}
 {{- end }}
 {{- end }}
 
@@ -122,8 +135,9 @@ checksum/secret: {{ include (print .Template.BasePath "/secret.yaml") . | sha256
   value: /var/lib/freshmark
 - name: FRESHMARK_EMBEDDER
   value: {{ .Values.embedder | quote }}
-- name: FRESHMARK_CHROMA_URL
-  value: {{ include "freshmark.chromaUrl" . | quote }}
+{{- $chroma := include "freshmark.chromaUrl" . }}
+- name: {{ ternary "FRESHMARK_CHROMA_URLS" "FRESHMARK_CHROMA_URL" (contains "," $chroma) }}
+  value: {{ $chroma | quote }}
 - name: FRESHMARK_VISIBILITY_TIMEOUT_SECONDS
   value: {{ .Values.timings.visibilityTimeoutSeconds | quote }}
 - name: FRESHMARK_LOCK_LEASE_SECONDS

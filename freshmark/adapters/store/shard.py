@@ -1,0 +1,119 @@
+"""One Chroma of the store: an embedded ``PersistentClient`` or a Chroma server.
+
+Credentials in a server URL (``http://user:password@host:8000``) are sent as HTTP basic auth
+through the client's own auth settings (``chroma_client_auth_provider``) and never appear in a
+message: ``location`` and every error name the URL redacted (``http://***@host:8000``). Vectors
+are always ours (``embedding_function=None``): ``get_collection`` without it would attach
+Chroma's default embedder, which downloads a model at run time.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import chromadb
+from chromadb.config import Settings as ChromaSettings
+from chromadb.errors import ChromaError
+
+from freshmark.adapters.store.calls import guard
+from freshmark.core.errors import StoreNotWritable, StoreUnavailable
+from freshmark.core.placement import ChromaServer
+
+_BASIC_AUTH = "chromadb.auth.basic_authn.BasicAuthClientProvider"
+# Every branch collection measures cosine distance (vectors are unit length).
+COLLECTION_CONFIGURATION = {"hnsw": {"space": "cosine"}}
+
+
+class Shard:
+    """One Chroma: its client, where it is (``location``, safe to show) and the ``identity``
+    placement hashes (a server's URL without credentials; the path of an embedded store)."""
+
+    def __init__(self, client: Any, location: str, identity: str):
+        self.client = client
+        self.location = location
+        self.identity = identity
+
+    @classmethod
+    def server(cls, server: ChromaServer, variable: str) -> Shard:
+        """Connect to ``server`` and check it answers; ``StoreUnavailable`` (retryable) when it
+        does not, naming ``variable`` when it refuses the credentials."""
+        provider = _BASIC_AUTH if server.username is not None else None
+        credentials = f"{server.username}:{server.password}" if provider else None
+        settings = ChromaSettings(anonymized_telemetry=False,
+                                  chroma_client_auth_provider=provider,
+                                  chroma_client_auth_credentials=credentials)
+        shown = server.shown
+        try:
+            client = guard(f"connect to the Chroma server at {shown}",
+                           lambda: chromadb.HttpClient(host=server.host, port=server.port,
+                                                       ssl=server.ssl, settings=settings))
+            guard(f"reach the Chroma server at {shown}", client.heartbeat)
+        except StoreUnavailable:
+            raise
+        except Exception as exc:
+            if _refused(exc):
+                raise StoreUnavailable(f"the Chroma server at {shown} refused access (401/403); "
+                                       f"give its user and password in {variable}, "
+                                       "http://user:password@host:port") from exc
+            raise
+        return cls(client, shown, server.identity)
+
+    @classmethod
+    def embedded(cls, path: Path) -> Shard:
+        try:
+            path.mkdir(parents=True, exist_ok=True)
+            probe = path / ".write-probe"
+            probe.write_bytes(b"")
+            probe.unlink()
+        except OSError as exc:
+            raise StoreNotWritable(
+                f"store directory {path} is not writable: {exc.strerror}"
+            ) from exc
+        client = chromadb.PersistentClient(
+            path=str(path), settings=ChromaSettings(anonymized_telemetry=False)
+        )
+        return cls(client, str(path), str(path))
+
+    def collections(self) -> list[Any]:
+        """Every collection with its metadata, in one call (not one ``get`` per name)."""
+        return list(guard(f"list collections on {self.location}", self.client.list_collections))
+
+    def names(self) -> list[str]:
+        return [collection.name for collection in self.collections()]
+
+    def get(self, name: str) -> Any | None:
+        """The collection ``name``, or None when this Chroma has none of that name."""
+        try:
+            return guard(
+                "open a collection",
+                lambda: self.client.get_collection(name, embedding_function=None),
+            )
+        except StoreUnavailable:
+            raise
+        except Exception as exc:  # chromadb raises NotFoundError (or ValueError in older clients)
+            if "does not exist" in str(exc) or type(exc).__name__ == "NotFoundError":
+                return None
+            raise
+
+    def create(self, name: str, metadata: dict[str, Any]) -> Any:
+        return guard(
+            "create a collection",
+            lambda: self.client.get_or_create_collection(
+                name, embedding_function=None, metadata=metadata,
+                configuration=COLLECTION_CONFIGURATION,
+            ),
+        )
+
+    def delete(self, name: str) -> None:
+        guard("drop a collection", lambda: self.client.delete_collection(name))
+
+
+def _refused(exc: BaseException) -> bool:
+    """Whether the server answered 401 or 403 (chromadb raises its own error types for a
+    Chroma answer and a bare exception with the body for a proxy's)."""
+    status = getattr(getattr(exc, "response", None), "status_code", None)
+    code = exc.code() if isinstance(exc, ChromaError) else None
+    head = str(exc)[:200]
+    return status in (401, 403) or code in (401, 403) \
+        or any(word in head for word in ("401", "403", "Unauthorized", "Forbidden"))
