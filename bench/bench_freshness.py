@@ -10,8 +10,8 @@ followed by its signed webhook, in phases:
    the replay into ``--replay-seconds``)
 2. steady: the next ``--steady-pushes`` commits at one push per ``--steady-interval-seconds``
 3. bursts: ``--bursts`` times ``--burst-size`` commits pushed within one second
-4. stop: every worker stopped for ``--stop-seconds`` while pushes go on at the steady rate,
-   then started again
+4. stop: every worker stopped for ``--stop-seconds`` while pushes go on (one per
+   ``--stop-interval-seconds``), then started again
 
 Per push, push → searchable: from ``git push`` to the first ``POST /v1/search`` for a symbol
 the commit changed (a function or class of a non-test ``.py`` file) that returns it ``current``
@@ -96,6 +96,7 @@ class Push:
     stamped_at: float | None = None
     searchable_at: float | None = None
     found_commit: str = ""
+    next_search_at: float = 0.0  # round robin: a push not found yet waits its turn
 
     def seconds(self) -> float | None:
         done = self.searchable_at if self.target else self.stamped_at
@@ -152,13 +153,11 @@ class Replay:
             for push in list(self.pushes):
                 if push.stamped_at is None and push.index <= hot:
                     push.stamped_at = self.now()
-            searched = 0
-            for push in self.pushes:
-                if push.target and push.stamped_at is not None and push.searchable_at is None:
-                    self._search(push)
-                    searched += 1
-                    if searched == 3:  # the oldest first; the rest on the next round
-                        break
+            waiting = [p for p in self.pushes if p.target and p.stamped_at is not None
+                       and p.searchable_at is None and p.next_search_at <= self.now()]
+            for push in sorted(waiting, key=lambda p: p.next_search_at)[:3]:
+                self._search(push)
+                push.next_search_at = self.now() + 2.0
 
     def _search(self, push: Push) -> None:
         path, symbol = push.target  # type: ignore[misc]
@@ -195,11 +194,22 @@ class Replay:
                 continue
             self.samples.append(parse_metrics(text, self.now(), self.repo_id))
 
-    def wait_drained(self, pushes: list[Push], timeout_seconds: float) -> float | None:
-        deadline = time.monotonic() + timeout_seconds
+    def wait_drained(self, pushes: list[Push], timeout_seconds: float,
+                     settle_seconds: float = 30.0) -> float | None:
+        """Seconds from the first push to the last one searchable; None if some never were:
+        every push is stamped and none became searchable for ``settle_seconds`` (those left
+        are diagnosed at the end), or ``timeout_seconds`` passed."""
+        deadline, last_change = time.monotonic() + timeout_seconds, time.monotonic()
+        found = -1
         while time.monotonic() < deadline:
-            if all(p.seconds() is not None for p in pushes):
-                return max(p.seconds() or 0 for p in pushes)
+            done = [p.seconds() for p in pushes if p.seconds() is not None]
+            if len(done) == len(pushes):
+                return max(done, default=0.0)
+            if len(done) != found:
+                found, last_change = len(done), time.monotonic()
+            stamped = all(p.stamped_at is not None for p in pushes)
+            if stamped and time.monotonic() - last_change > settle_seconds:
+                return None
             time.sleep(0.2)
         return None
 
@@ -313,8 +323,8 @@ def run_phases(replay: Replay, commits: list[Commit], args: argparse.Namespace,
         plan.append((f"burst{b + 1}", [(i * 0.9 / args.burst_size, c)
                                        for i, c in enumerate(burst)]))
     rest = rest[args.bursts * args.burst_size:]
-    stop_pushes = int(args.stop_seconds // args.steady_interval_seconds)
-    plan.append(("stop", [(i * args.steady_interval_seconds, c)
+    stop_pushes = int(args.stop_seconds // args.stop_interval_seconds)
+    plan.append(("stop", [(i * args.stop_interval_seconds, c)
                           for i, c in enumerate(rest[:stop_pushes])]))
     for phase, timed in plan:
         since = replay.now()
@@ -379,6 +389,8 @@ def main() -> None:
     parser.add_argument("--bursts", type=int, default=3)
     parser.add_argument("--burst-size", type=int, default=10)
     parser.add_argument("--stop-seconds", type=float, default=120)
+    parser.add_argument("--stop-interval-seconds", type=float, default=4,
+                        help="seconds between pushes while the workers are stopped")
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--worker-queues", default="hot,maintenance,ondemand;hot,infra")
     parser.add_argument("--hot-interval-seconds", type=int, default=300)
@@ -391,7 +403,7 @@ def main() -> None:
                         help="where the series, pushes and promtool tests are kept")
     args = parser.parse_args()
     total = (args.commits + args.steady_pushes + args.bursts * args.burst_size
-             + int(args.stop_seconds // args.steady_interval_seconds))
+             + int(args.stop_seconds // args.stop_interval_seconds))
     base, commits = first_parent_commits(args.mirror, total)
     root = Path(tempfile.mkdtemp(prefix="freshmark-bench-freshness-"))
     out = args.out
@@ -422,6 +434,8 @@ def main() -> None:
             print(json.dumps({"full_index": results["full_index"]}), flush=True)
             results.update(run_phases(replay, commits, args, meter))
             results["promtool"] = rule_checks(replay, results, out)
+            results["final_gauges"] = {f"{k[0]}|{k[1]}": v
+                                       for k, v in replay.samples[-1].gauges.items()}
             results["never_searchable"] = [
                 (p.index, p.sha[:8], p.phase, *p.target, replay.diagnose(p))
                 for p in replay.pushes if p.target and p.searchable_at is None]
