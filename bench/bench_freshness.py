@@ -194,6 +194,16 @@ class Replay:
                 continue
             self.samples.append(parse_metrics(text, self.now(), self.repo_id))
 
+    def wait_layer(self, column: int, index: int, timeout_seconds: float) -> float | None:
+        """Seconds until a layer (1 hot, 2 infra) is stamped at ``index`` or later; None if it
+        was not within ``timeout_seconds``."""
+        started = self.now()
+        while self.now() - started < timeout_seconds:
+            if self.stamps and self.stamps[-1][column] >= index:
+                return round(self.now() - started, 1)
+            time.sleep(0.5)
+        return None
+
     def wait_drained(self, pushes: list[Push], timeout_seconds: float,
                      settle_seconds: float = 30.0) -> float | None:
         """Seconds from the first push to the last one searchable; None if some never were:
@@ -236,9 +246,9 @@ def phase_figures(replay: Replay, phase: str, since: float, until: float) -> dic
             figures[f"{layer}_commits_behind_peak"] = max(behind)
         figures["queue_length_peak"] = max(sum(s.queues.values()) for s in window)
         figures["jobs_coalesced"] = window[-1].coalesced_total - window[0].coalesced_total
-    pushed = [p.index for p in replay.pushes]
-    true_behind = [sum(1 for i in pushed if i > hot) for t, hot, _ in replay.stamps
-                   if since <= t <= until]
+    pushed = [(p.pushed_at, p.index) for p in replay.pushes]
+    true_behind = [sum(1 for at, i in pushed if at <= t and i > hot)
+                   for t, hot, _ in replay.stamps if since <= t <= until]
     if true_behind:
         figures["hot_true_commits_behind_avg"] = round(statistics.fmean(true_behind), 2)
         figures["hot_true_commits_behind_peak"] = max(true_behind)
@@ -339,6 +349,9 @@ def run_phases(replay: Replay, commits: list[Commit], args: argparse.Namespace,
             start_workers(replay.cluster, args)
         pushes = [p for p in replay.pushes if p.phase == phase]
         drained = replay.wait_drained(pushes, args.drain_timeout_seconds)
+        if phase == "stop":
+            results["infra_stamped_at_last_push_after_restart_s"] = replay.wait_layer(
+                1, pushes[-1].index, args.drain_timeout_seconds)
         figures = phase_figures(replay, phase, since, replay.now())
         figures.update(meter.take(len(pushes)), drained_after_first_push_s=drained,
                        load_avg=os.getloadavg(), started_at_s=round(since, 1))
@@ -398,6 +411,8 @@ def main() -> None:
     parser.add_argument("--reconcile-seconds", type=int, default=30)
     parser.add_argument("--drain-timeout-seconds", type=float, default=300)
     parser.add_argument("--embedder", default="minilm")
+    parser.add_argument("--keep-root", action="store_true",
+                        help="keep the cluster's directory (logs, data) for a post-mortem")
     parser.add_argument("--out", type=Path,
                         default=Path(tempfile.gettempdir()) / "freshmark-freshness",
                         help="where the series, pushes and promtool tests are kept")
@@ -454,7 +469,8 @@ def main() -> None:
         if chroma is not None:
             chroma.stop()
         redis.stop()
-        shutil.rmtree(root, ignore_errors=True)
+        if not args.keep_root:
+            shutil.rmtree(root, ignore_errors=True)
     results["uptime_end"] = subprocess.getoutput("uptime")
     print(json.dumps(results, indent=2, default=str))
 
