@@ -104,11 +104,18 @@ def run_configuration(base: Path, redis_url: str, chroma_url: str, source: Path,
         {"id": repo_id, "url": f"file://{source}", "branches": [branch]}], layers=scale_out)
     env = cluster_env(root, redis_url, chroma_url, config, visibility_timeout_seconds=7200)
     env["FRESHMARK_EMBEDDER"] = args.embedder
+    if args.pin:
+        env["FRESHMARK_EMBED_THREADS"] = "1"
     cluster = Cluster(root, env)
     from workers.celery_app import create_app, make_sender
 
     try:
-        cluster.start_worker(concurrency=processes, name=label)
+        if args.pin:  # one worker process per core, each pinned to it with one embedding thread
+            for n in range(processes):
+                cluster.start_worker(concurrency=1, name=f"{label}-{n}",
+                                     cpu=n % (os.cpu_count() or 1))
+        else:
+            cluster.start_worker(concurrency=processes, name=label)
         client = cluster.client()
         send = make_sender(create_app(Settings.from_env(env), jobspec.Timings.from_env(env)))
         store = Store.open(cluster.settings())
@@ -147,6 +154,8 @@ def run_configuration(base: Path, redis_url: str, chroma_url: str, source: Path,
         "worker_cpu_s": round(worker_cpu_seconds, 1),
         "chunks_per_cpu_s": round(chunks / worker_cpu_seconds, 1) if worker_cpu_seconds else None,
         "load_avg_at_start": round(load_before, 2),
+        "uptime_at_end": subprocess.getoutput("uptime").strip(),
+        "pinned": bool(args.pin),
     }
     if split:
         row["coordination_overhead_share"] = round(1 - batch_seconds / (job_seconds * processes),
@@ -189,6 +198,10 @@ def main() -> None:
     parser.add_argument("--workers", default="1,2,4", help="worker processes per run")
     parser.add_argument("--embedder", default="minilm")
     parser.add_argument("--no-single", action="store_true", help="skip the unsplit baseline")
+    parser.add_argument("--single-workers", default="1",
+                        help="worker processes for the unsplit control runs (e.g. 1,2)")
+    parser.add_argument("--pin", action="store_true",
+                        help="one worker process per core (taskset -c), one embedding thread")
     parser.add_argument("--timeout-seconds", type=float, default=3600)
     parser.add_argument("--repeat", type=int, default=1)
     args = parser.parse_args()
@@ -201,7 +214,8 @@ def main() -> None:
                           "cores": os.cpu_count()}), flush=True)
         redis.start()
         chroma = Chroma(base)
-        plan = [] if args.no_single else [(1, False)]
+        plan = [] if args.no_single else [(int(n), False)
+                                          for n in args.single_workers.split(",")]
         plan += [(int(n), True) for n in args.workers.split(",")]
         for processes, split in plan * args.repeat:
             row = run_configuration(base, redis.url, chroma.url, source, branch, head,

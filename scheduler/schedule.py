@@ -28,6 +28,7 @@ from freshmark.adapters.telemetry.layer_advice import read_advice
 from freshmark.core import jobspec
 from freshmark.core.config import Config
 from freshmark.core.dirstats import bounded_interval
+from scheduler.auditor import FreshnessAuditor
 
 log = logging.getLogger("freshmark.scheduler")
 
@@ -91,6 +92,10 @@ class TickReport:
 
 
 class Scheduler:
+    # Audits freshness from the scheduler's own process while it is the active one (see
+    # ``scheduler.auditor``); None: only the reconcile job on a worker audits.
+    auditor: FreshnessAuditor | None = None
+
     def __init__(self, client: redis.Redis, config: Config, send: jobspec.Sender,
                  lock_ttl_seconds: float = 15.0, stale_seconds: float = 3600.0):
         self.client = client
@@ -123,6 +128,8 @@ class Scheduler:
         report.resent = tuple(jobs.resend_orphans(self.client, self.send, now=now))
         for job_key in report.resent:
             log.warning("job %s lost its worker (its lease lapsed); sent again", job_key)
+        if self.auditor is not None:
+            self.auditor.maybe_start(now)
         if self.config.adapt_layer_intervals:
             self._adapt_entries()
         fired = due_entries(self.entries, self._last_runs(), now)

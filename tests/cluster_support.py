@@ -216,13 +216,16 @@ class Cluster:
     def settings(self) -> Settings:
         return Settings.from_env(self.env)
 
-    def spawn(self, *args: str, log_name: str, host: str | None = None) -> subprocess.Popen[bytes]:
+    def spawn(self, *args: str, log_name: str, host: str | None = None,
+              cpu: int | None = None) -> subprocess.Popen[bytes]:
         """``freshmark ARGS`` in its own process group (so kill -9 takes its children too), on a
-        host of its own name when ``host`` is given (see ``on_own_host``)."""
+        host of its own name when ``host`` is given (see ``on_own_host``), pinned to one CPU
+        (``taskset``) when ``cpu`` is."""
         log = open(self.root / f"{log_name}.log", "ab")  # noqa: SIM115 - owned by the process
         argv = [*FRESHMARK, *args]
+        argv = on_own_host(host, argv) if host else argv
         proc = subprocess.Popen(
-            on_own_host(host, argv) if host else argv,
+            ["taskset", "-c", str(cpu), *argv] if cpu is not None else argv,
             cwd=REPO_ROOT, env=self.env, stdout=log, stderr=subprocess.STDOUT,
             start_new_session=True,
         )
@@ -230,11 +233,12 @@ class Cluster:
         return proc
 
     def start_worker(self, queues: str = "hot,infra,ondemand,maintenance", concurrency: int = 2,
-                     name: str = "w1", host: str | None = None) -> subprocess.Popen[bytes]:
+                     name: str = "w1", host: str | None = None,
+                     cpu: int | None = None) -> subprocess.Popen[bytes]:
         log_path = self.root / f"worker-{name}.log"
         start = log_path.stat().st_size if log_path.exists() else 0
         proc = self.spawn("worker", "--queues", queues, "--concurrency", str(concurrency),
-                          "--name", f"{name}@%h", log_name=f"worker-{name}", host=host)
+                          "--name", f"{name}@%h", log_name=f"worker-{name}", host=host, cpu=cpu)
 
         def ready() -> bool:
             return b"ready." in log_path.read_bytes()[start:] or proc.poll() is not None

@@ -70,6 +70,13 @@ def test_dedup_keeps_the_best_of_one_path_and_signature() -> None:
     assert [c.record.id for c in kept] == ["p2", "o"]
 
 
+def test_dedup_keeps_methods_of_two_classes_with_one_signature_line() -> None:
+    command = _record("c", symbol="Command.invoke", signature="def invoke(self, ctx):")
+    group = _record("g", symbol="Group.invoke", signature="def invoke(self, ctx):")
+    kept = dedup([Candidate(group), Candidate(command)])
+    assert [c.record.id for c in kept] == ["g", "c"]
+
+
 def test_dedup_leaves_chunks_without_signature_alone() -> None:
     kept = dedup([Candidate(_record("m1")), Candidate(_record("m2"))])
     assert len(kept) == 2

@@ -190,15 +190,18 @@ def rrf_scores(rankings: Iterable[Sequence[str]], k: int = RRF_K) -> dict[str, f
     return fused
 
 
-def dedup_key(record: ChunkRecord) -> tuple[str, str]:
-    """Candidates with the same (path, signature) are one unit of code (parts of a long function,
-    a chunk indexed twice); a chunk without a signature is only itself."""
-    return (record.path, record.signature or f"\0{record.id}")
+def dedup_key(record: ChunkRecord) -> tuple[str, str, str]:
+    """Candidates with the same (path, symbol, signature) are one unit of code (parts of a long
+    function, a chunk indexed twice); a chunk without a signature is only itself. The symbol
+    counts: methods of two classes of one file often share their signature line
+    (``def invoke(self, ctx: Context) -> t.Any:`` in ``Command`` and ``Group``), and keying on
+    the signature alone hid the one ranked second from every search."""
+    return (record.path, record.symbol, record.signature or f"\0{record.id}")
 
 
 def dedup(candidates: Sequence[Candidate]) -> list[Candidate]:
-    """Keep the first of each (path, signature), in the given order."""
-    seen: set[tuple[str, str]] = set()
+    """Keep the first of each (path, symbol, signature), in the given order."""
+    seen: set[tuple[str, str, str]] = set()
     kept: list[Candidate] = []
     for candidate in candidates:
         key = dedup_key(candidate.record)

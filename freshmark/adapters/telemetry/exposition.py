@@ -168,16 +168,16 @@ def render_latest(
 def setup_multiprocess(directory: Path | None = None) -> Path:
     """Switch this process (and the children it forks) to multiprocess mode; returns the dir.
 
-    Call once in the parent before forking workers. Leftover ``*.db`` files from an earlier run
-    are wiped, since their counts would otherwise be added to this run's. Without ``directory``,
+    Call once in the parent before forking workers. Without ``directory``,
     ``$PROMETHEUS_MULTIPROC_DIR`` is used, else a fresh directory under the system temp dir.
+    The directory may be shared by the processes of one machine (workers, scheduler, server);
+    see ``_clear_for_start`` for what a process starting into it removes.
     """
     chosen = directory or multiprocess_dir()
     if chosen is None:
         chosen = Path(tempfile.gettempdir()) / f"freshmark-metrics-{os.getpid()}"
     chosen.mkdir(parents=True, exist_ok=True)
-    for stale in chosen.glob("*.db"):
-        stale.unlink()
+    _clear_for_start(chosen)
     os.environ[MULTIPROC_ENV] = str(chosen)
     # prometheus-client picks its value class at import; metrics were created before this call,
     # so switch the class and re-create their values (labelled children are created lazily).
@@ -185,6 +185,38 @@ def setup_multiprocess(directory: Path | None = None) -> Path:
     for metric in EVENT_METRICS:
         _reset_values(metric)
     return chosen
+
+
+def _owner_pid(path: Path) -> int | None:
+    """The process a multiprocess file belongs to (prometheus-client names them ``TYPE_PID.db``)."""
+    tail = path.stem.rsplit("_", 1)[-1]
+    return int(tail) if tail.isdigit() else None
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # someone else's process: alive
+    return True
+
+
+def _clear_for_start(directory: Path) -> None:
+    """Wipe an earlier run's files, whose counts would otherwise be added to this run's; but a
+    process joining a group that is running (a worker restarted beside a live server) keeps
+    every file: unlinking a live process's file would hide everything it counts from then on
+    (it keeps writing to the unlinked mmap), and the dead members' counters must stay so the
+    summed counters never go back. Only the dead members' live gauges go."""
+    owners = {pid for f in directory.glob("*.db") if (pid := _owner_pid(f)) is not None}
+    running = {pid for pid in owners if pid != os.getpid() and _alive(pid)}
+    if running:
+        for pid in owners - running:
+            multiprocess.mark_process_dead(pid, str(directory))
+        return
+    for stale in directory.glob("*.db"):
+        stale.unlink()
 
 
 def _reset_values(metric: Counter | Histogram) -> None:

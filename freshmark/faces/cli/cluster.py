@@ -127,6 +127,7 @@ def serve(host: str, port: int, loglevel: str) -> None:
 def scheduler(tick_seconds: float, loglevel: str) -> None:
     """Run the layered schedules, reconcile and retirement (one active scheduler at a time)."""
     from freshmark.faces.cli.common import load_settings
+    from scheduler.auditor import FreshnessAuditor
     from scheduler.schedule import Scheduler
     from workers.celery_app import send_job
 
@@ -137,8 +138,11 @@ def scheduler(tick_seconds: float, loglevel: str) -> None:
 
         settings, config = load_settings()
         timings = jobspec.Timings.from_env()
-        sched = Scheduler(jobs.connect(settings.redis_url), config, send_job,
-                          stale_seconds=timings.stale_seconds)
+        client = jobs.connect(settings.redis_url)
+        sched = Scheduler(client, config, send_job, stale_seconds=timings.stale_seconds)
+        if config.reconcile_interval_seconds > 0 and config.repos:
+            sched.auditor = FreshnessAuditor(settings, config, client,
+                                             config.reconcile_interval_seconds)
         sched.run(_stop_on_signals(), tick_seconds=tick_seconds)
 
     _clean(run)()
