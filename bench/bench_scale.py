@@ -13,7 +13,8 @@ read from the kernel (``wait4``):
 - full index (``freshmark index``): CPU, wall, peak RSS;
 - a 10-file incremental run (10 files edited, one commit): CPU, peak RSS;
 - ``freshmark status``: CPU;
-- ``freshmark search --json``: CPU, wall;
+- ``freshmark search --json``: CPU, wall; and with ``FRESHMARK_SERVER_URL`` set to a
+  ``freshmark serve`` the bench starts (the CLI process's CPU and wall, the server warm);
 - a query process (``services.retrieval.search``): the first search (CPU and wall, store and
   lexical index opened by it), 50 short queries (CPU p50/p95) and the RSS after them (and its
   anonymous part, beside file-backed maps), then long issue-report queries (CPU p50/p95);
@@ -36,10 +37,12 @@ import math
 import os
 import re
 import shutil
+import socket
 import statistics
 import subprocess
 import sys
 import time
+import urllib.request
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -283,8 +286,107 @@ def uptime() -> str:
     return subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
 
 
+class ChromaServer:
+    """``chroma run`` on a free loopback port (``--chroma-server``): the store then lives in
+    its own process, and the freshmark processes' RSS is theirs alone."""
+
+    def __init__(self, data_dir: Path):
+        with socket.socket() as sock:
+            sock.bind(("127.0.0.1", 0))
+            self.port = int(sock.getsockname()[1])
+        binary = Path(sys.executable).parent / "chroma"
+        data_dir.mkdir(parents=True, exist_ok=True)
+        log = (data_dir.parent / "chroma-server.log").open("ab")  # noqa: SIM115 - the server's
+        self.proc = subprocess.Popen([str(binary), "run", "--path", str(data_dir), "--host",
+                                      "127.0.0.1", "--port", str(self.port)],
+                                     stdout=log, stderr=subprocess.STDOUT)
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            try:
+                with socket.create_connection(("127.0.0.1", self.port), timeout=0.5):
+                    return
+            except OSError:
+                time.sleep(0.3)
+        raise RuntimeError("chroma server did not start in time")
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def peak_rss_mib(self) -> float:
+        for line in Path(f"/proc/{self.proc.pid}/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+        return 0.0
+
+    def stop(self) -> None:
+        self.proc.terminate()
+        self.proc.wait(timeout=60)
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _answers(url: str) -> bool:
+    try:
+        with urllib.request.urlopen(f"{url}/healthz", timeout=2):
+            return True
+    except OSError:
+        return False
+
+
+def cli_search_via_server(env: dict[str, str], repo: Path, work: Path) -> dict[str, float]:
+    """``freshmark search --json`` with ``FRESHMARK_SERVER_URL`` set: the CLI process's CPU
+    (median of 3, after one search warmed the server), beside a ``freshmark serve`` of its own
+    (with a private Redis for its queue)."""
+    redis_port, port = _free_port(), _free_port()
+    logs = (work / "serve.log").open("ab")  # noqa: SIM115 - the server's
+    redis_proc = subprocess.Popen(["redis-server", "--port", str(redis_port), "--save", "",
+                                   "--appendonly", "no"], stdout=logs, stderr=logs)
+    served = {**env, "FRESHMARK_REDIS_URL": f"redis://127.0.0.1:{redis_port}/0",
+              "FRESHMARK_API_TOKEN": "bench-scale-token"}
+    server = subprocess.Popen([sys.executable, "-m", "freshmark.faces.cli.main", "serve",
+                               "--port", str(port), "--loglevel", "warning"], env=served,
+                              stdout=logs, stderr=logs)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 120
+        while not _answers(url) and time.monotonic() < deadline:
+            time.sleep(0.5)
+        client = {**served, "FRESHMARK_SERVER_URL": url}
+        args = ("search", SHORT_QUERIES[1], "--repo", str(repo), "--json")
+        warm = cli(client, *args)
+        runs = [cli(client, *args) for _ in range(3)]
+        return {"cpu_s": statistics.median(r["cpu_s"] for r in runs),
+                "wall_s": statistics.median(r["wall_s"] for r in runs),
+                "first_wall_s": warm["wall_s"]}
+    finally:
+        for proc in (server, redis_proc):
+            proc.terminate()
+            proc.wait(timeout=60)
+
+
 # -- one size ---------------------------------------------------------------------------------
 def bench_size(size: int, args: argparse.Namespace) -> dict[str, Any]:
+    """One size's row: embedded store, or a Chroma server of the bench's own."""
+    work = args.work / f"size-{size}"
+    shutil.rmtree(work / "home-chroma-server", ignore_errors=True)
+    server = ChromaServer(work / "home-chroma-server") if args.chroma_server else None
+    try:
+        row = _bench_size(size, args, server.url if server else None)
+        if server is not None:
+            row["chroma_server_peak_rss_mib"] = server.peak_rss_mib()
+            row["disk_mib"]["chroma"] = disk_mib(work / "home-chroma-server")
+        return row
+    finally:
+        if server is not None:
+            server.stop()
+
+
+def _bench_size(size: int, args: argparse.Namespace, chroma_url: str | None) -> dict[str, Any]:
     work = args.work / f"size-{size}"
     corpus = build_corpus(args.mirrors, size, work / "corpus")
     repo = work / "corpus"
@@ -297,6 +399,8 @@ def bench_size(size: int, args: argparse.Namespace) -> dict[str, Any]:
         env.pop(name, None)
     if args.lexical:
         env["FRESHMARK_LEXICAL"] = args.lexical
+    if chroma_url:
+        env["FRESHMARK_CHROMA_URL"] = chroma_url
     row: dict[str, Any] = {"size": size, "corpus": corpus, "load_before": uptime()}
     full = cli(env, "index", str(repo), "--json")
     summary = json.loads(full["stdout"])
@@ -312,6 +416,7 @@ def bench_size(size: int, args: argparse.Namespace) -> dict[str, Any]:
                      if k != "stdout"}
     row["cli_search"] = {k: v for k, v in cli(env, "search", SHORT_QUERIES[1], "--repo",
                                                str(repo), "--json").items() if k != "stdout"}
+    row["cli_search_via_server"] = cli_search_via_server(env, repo, work)
     row["queries"] = query_process(env, repo)
     row["disk_mib"] = {"chroma": disk_mib(home / "chroma"), "cache": disk_mib(home / "cache")}
     row["load_after"] = uptime()
@@ -333,6 +438,10 @@ ROWS: tuple[tuple[str, Any], ...] = (
     ("10-file incremental peak RSS (MiB)", lambda r: r["incremental"]["rss_mib"]),
     ("status CPU (s)", lambda r: r["status"]["cpu_s"]),
     ("CLI search --json CPU (s)", lambda r: r["cli_search"]["cpu_s"]),
+    ("CLI search --json CPU via a running server (s)",
+     lambda r: r["cli_search_via_server"]["cpu_s"]),
+    ("CLI search --json wall via a running server (s)",
+     lambda r: r["cli_search_via_server"]["wall_s"]),
     ("disk: Chroma (MiB)", lambda r: r["disk_mib"]["chroma"]),
     ("disk: cache, lexical + embeddings (MiB)", lambda r: r["disk_mib"]["cache"]),
 )
@@ -354,6 +463,9 @@ def print_table(rows: Sequence[dict[str, Any]]) -> None:
         print(f"| {label} | " + " | ".join(cells)
               + "".join(f" | {e:.2f}" for e in exponents) + " |")
     for r in rows:
+        if "chroma_server_peak_rss_mib" in r:
+            print(f"{r['chunks']:,} chunks: Chroma server peak RSS "
+                  f"{r['chroma_server_peak_rss_mib']:,.0f} MiB")
         print(f"{r['chunks']:,} chunks: corpus {r['corpus']}; load before: {r['load_before']}; "
               f"after: {r['load_after']}")
 
@@ -365,6 +477,9 @@ def main() -> None:
     parser.add_argument("--mirrors", type=Path, default=Path("/work/.mirror"))
     parser.add_argument("--work", type=Path, default=Path("/tmp/fm-scale"))
     parser.add_argument("--lexical", default=None, help="FRESHMARK_LEXICAL for every process.")
+    parser.add_argument("--chroma-server", action="store_true",
+                        help="Keep the store in a Chroma server the bench starts (its peak RSS "
+                             "is reported apart), not embedded in each process.")
     parser.add_argument("--json", type=Path, default=None, help="Write the rows here.")
     parser.add_argument("--queries", type=Path, default=None, help=argparse.SUPPRESS)
     args = parser.parse_args()

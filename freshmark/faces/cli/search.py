@@ -128,16 +128,16 @@ def search(query: str, repo: str, files: bool, as_json: bool, full: bool,
     unverifiable), the reason, and the three-line citation header to paste with it. For a
     changed file the current lines of the symbol are shown, not the indexed text.
     """
-    from freshmark.services.retrieval.search import search as run_search
-    from freshmark.services.retrieval.search import search_files
-
     # The options left in ``asked`` are the request's own: k, kinds, history, branch...
     request = SearchRequest.build(query, **asked)
     settings, config = load_settings()
-    if settings.server_url:
+    if settings.server_url:  # the store and its client are never imported
         response = _search_on_server(request, repo, files, bool(asked.get("kinds")),
                                      settings, config)
     else:
+        from freshmark.services.retrieval.search import search as run_search
+        from freshmark.services.retrieval.search import search_files
+
         run = search_files if files else run_search
         response = run(request, repo, settings=settings, config=config).to_dict()
     if as_json:
