@@ -20,10 +20,12 @@ class Traffic:
 
     reads: dict[str, list[int]] = field(default_factory=lambda: defaultdict(list))
     writes: dict[str, list[int]] = field(default_factory=lambda: defaultdict(list))
+    listings: int = 0  # reads of the list of every collection
 
     def clear(self) -> None:
         self.reads.clear()
         self.writes.clear()
+        self.listings = 0
 
     def largest_write(self) -> int:
         return max((n for sizes in self.writes.values() for n in sizes), default=0)
@@ -68,6 +70,10 @@ class _Client:
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._client, name)
+
+    def list_collections(self, *args: Any, **kwargs: Any) -> Any:
+        self._traffic.listings += 1
+        return self._client.list_collections(*args, **kwargs)
 
     def get_collection(self, *args: Any, **kwargs: Any) -> _Collection:
         return _Collection(self._client.get_collection(*args, **kwargs), self._traffic)

@@ -76,6 +76,19 @@ def test_an_incremental_run_reads_only_the_chunks_of_the_changed_file(store_env,
     assert traffic.largest_read() == FUNCTIONS_PER_FILE
 
 
+def test_an_incremental_run_does_not_list_every_collection(store_env, make_repo):
+    repo = forty_files(make_repo)
+    store, traffic = recorded_store()
+    first = indexed(repo, store)
+    assert traffic.listings == 1  # a first run names the repository among all indexed ones
+    traffic.clear()
+    repo.write("pkg/m7.py", module(7, "x * {j}"))
+    repo.commit("one file")
+    summary = indexed(repo, store)
+    assert summary.repo == first.repo
+    assert traffic.listings == 0
+
+
 def test_an_overlay_run_reads_only_the_changed_paths_of_its_base(store_env, make_repo):
     repo = forty_files(make_repo)
     store, traffic = recorded_store()
