@@ -11,11 +11,10 @@ from repo_builder import RepoBuilder, git
 from freshmark.adapters.embedding.hashing import HashingEmbedder
 from freshmark.adapters.git.repo import GitRepo, ObjectNotFound
 from freshmark.adapters.store.chroma import Store
-from freshmark.core.config import Config, load_config
+from freshmark.core.config import ClassifyRules, Config, load_config
 from freshmark.core.errors import EmbedderMismatch, RetryableError
 from freshmark.core.settings import Settings
 from freshmark.core.stamp import MANDATORY_FIELDS, ChunkRecord
-from freshmark.services.indexing import run as index_run
 from freshmark.services.indexing.indexer import IndexRequest, index_repo
 
 SERVICE_V1 = '''"""Order services."""
@@ -243,21 +242,21 @@ def test_force_pushed_history_is_diffed_from_the_indexed_commit(store_env, make_
     assert ("src/orders/extra.py", "extra") not in now
 
 
-def test_rerun_after_failed_run_finishes_without_duplicates(store_env, make_repo, monkeypatch):
-    monkeypatch.setattr(index_run, "FILES_PER_BATCH", 8)  # several batches, so several writes
+def test_rerun_after_failed_run_finishes_without_duplicates(store_env, make_repo):
+    config = Config(rules=ClassifyRules(batch_files=8))  # several batches, so several writes
     repo = shop_repo(make_repo)
-    first = run(repo)
+    first = run(repo, config=config)
     for i in range(30):
         repo.write(f"src/gen/mod{i}.py", f"def f{i}(x):\n    return x + {i}\n")
     repo.write("src/gen/zlast.py", "def last():\n    return 'last'\n")
     repo.commit("many files")
     # The embedder dies after its first batch: the run fails part-way, after some writes.
     with pytest.raises(RetryableError):
-        run(repo, embedder=DyingEmbedder(batches_before_death=1))
+        run(repo, config=config, embedder=DyingEmbedder(batches_before_death=1))
     store = Store.open(Settings.from_env())
     manifest = store.branch(f"path:{repo.path.resolve()}", "main").manifest
     assert manifest.commit == first["commit"]  # the previous stamp is still true
-    run(repo)
+    run(repo, config=config)
     recs = records(repo)
     ids = [r.id for r in recs]
     assert len(ids) == len(set(ids))

@@ -5,6 +5,8 @@ Example::
     [index]
     max_file_bytes = 1048576
     max_chunks_per_file = 1000        # more chunks than this: the file as long line windows
+    batch_files = 256                 # files an index run plans together
+    batch_chunks = 2000               # chunks it embeds and writes together
 
     [classify]
     generated = ["proto/gen/**"]      # added to the built-in rules
@@ -54,6 +56,11 @@ DEFAULT_LAYER = "default"
 DEFAULT_MAX_FILE_BYTES = 1024 * 1024
 # Past this many chunks a file is indexed as long line windows (0: no cap).
 DEFAULT_MAX_CHUNKS_PER_FILE = 1000
+# What an index run holds at a time, whatever the size of the repository: the files it plans
+# together (their stored chunks read, their new chunks built), and the chunks it embeds and
+# writes together (a batch whose files hold more is written in several parts).
+DEFAULT_BATCH_FILES = 256
+DEFAULT_BATCH_CHUNKS = 2000
 _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$")
 PROVIDERS = ("github", "gitlab", "gitea")
 
@@ -86,7 +93,9 @@ class RepoConfig:
 
 @dataclass(frozen=True)
 class ClassifyRules:
-    """Extra globs per file kind, on top of the built-in rules in ``core.classify``."""
+    """Extra globs per file kind, on top of the built-in rules in ``core.classify``, and the
+    ``[index]`` limits: the largest file and the most chunks per file indexed, and the batches
+    an index run works in."""
 
     generated: tuple[str, ...] = ()
     vendored: tuple[str, ...] = ()
@@ -100,6 +109,8 @@ class ClassifyRules:
     ignore: tuple[str, ...] = ()
     max_file_bytes: int = DEFAULT_MAX_FILE_BYTES
     max_chunks_per_file: int = DEFAULT_MAX_CHUNKS_PER_FILE
+    batch_files: int = DEFAULT_BATCH_FILES
+    batch_chunks: int = DEFAULT_BATCH_CHUNKS
 
 
 @dataclass(frozen=True)
@@ -277,6 +288,8 @@ def parse_config(data: dict[str, Any]) -> Config:
         max_file_bytes=_int(index, "max_file_bytes", DEFAULT_MAX_FILE_BYTES, "index"),
         max_chunks_per_file=_int(index, "max_chunks_per_file", DEFAULT_MAX_CHUNKS_PER_FILE,
                                  "index"),
+        batch_files=max(1, _int(index, "batch_files", DEFAULT_BATCH_FILES, "index")),
+        batch_chunks=max(1, _int(index, "batch_chunks", DEFAULT_BATCH_CHUNKS, "index")),
     )
     service = data.get("service", {}) or {}
     layers = _layers(data["layers"], "layers") if "layers" in data else (Layer(DEFAULT_LAYER),)

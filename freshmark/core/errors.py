@@ -70,6 +70,10 @@ class StoreUnavailable(RetryableError):
     """The Chroma store could not be reached or written."""
 
 
+class ServerUnavailable(RetryableError):
+    """The freshmark server the CLI was pointed at (``FRESHMARK_SERVER_URL``) did not answer."""
+
+
 class BrokerUnavailable(RetryableError):
     """Redis (job broker and cluster state) could not be reached."""
 

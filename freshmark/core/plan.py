@@ -69,6 +69,11 @@ class FilePlan:
         self.updated += other.updated
         self.unchanged += other.unchanged
 
+    @property
+    def records(self) -> int:
+        """Records this plan holds until it is written (new ones with their text)."""
+        return len(self.embed) + len(self.restamp) + len(self.tombstone)
+
 
 def build_records(ctx: FileContext, chunks: Sequence[Any]) -> list[ChunkRecord]:
     """Stamp chunker output (``chunking.Chunk``) with the file's context.
@@ -210,6 +215,12 @@ def batch_changes(changes: Sequence[FileChange],
     if current:
         batches.append([changes[i] for i in sorted(current)])
     return batches
+
+
+def path_groups(changes: Sequence[FileChange]) -> list[list[FileChange]]:
+    """``changes`` in groups that share no path with each other (``batch_changes``' unit): the
+    writes of one group never touch the chunks another group plans from."""
+    return [[changes[i] for i in sorted(group)] for group in _groups_sharing_a_path(changes)]
 
 
 def _groups_sharing_a_path(changes: Sequence[FileChange]) -> list[list[int]]:

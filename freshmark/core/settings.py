@@ -26,7 +26,8 @@ class Settings:
     process really has, shared among the worker's processes); ``redis_url_set`` says whether
     the deployment named its Redis (``FRESHMARK_REDIS_URL``) rather than taking the default;
     ``lexical`` the lexical engine (``tantivy``: on-disk indexes shared by a host's
-    processes).
+    processes); ``server_url`` a running ``freshmark serve`` (``FRESHMARK_SERVER_URL``) that
+    the CLI's ``search`` and ``context`` ask instead of opening the store.
     """
 
     home: Path
@@ -38,6 +39,7 @@ class Settings:
     redis_url_set: bool = False
     lexical: str = LEXICAL_ENGINES[0]
     chroma_urls: tuple[str, ...] = ()
+    server_url: str | None = None
 
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None) -> Settings:
@@ -55,6 +57,7 @@ class Settings:
             embed_threads=_positive_int(env, "FRESHMARK_EMBED_THREADS"),
             redis_url_set=bool(env.get("FRESHMARK_REDIS_URL")),
             lexical=_lexical_engine(env),
+            server_url=(env.get("FRESHMARK_SERVER_URL") or "").strip().rstrip("/") or None,
         )
 
     @property

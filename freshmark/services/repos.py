@@ -124,12 +124,17 @@ class RepoRef:
     name: str
 
     @classmethod
-    def of(cls, repo: GitRepo, repo_id: str | None, store: Store | None = None) -> RepoRef:
+    def of(cls, repo: GitRepo, repo_id: str | None, store: Store | None = None,
+           branch: str | None = None) -> RepoRef:
         """Configured repos are named by their (unique) id; a repo indexed by path takes its
-        directory name unless another indexed repository already has it (``unique_name``)."""
+        directory name unless another indexed repository already has it (``unique_name``).
+        When ``branch`` is indexed already its manifest names the repository: a run over an
+        indexed branch reads one collection, not every manifest of the store."""
         if repo_id:
             return cls(key=f"id:{repo_id}", name=repo_id)
         key, name = repo.key(), repo.default_name()
         if store is not None:
-            name = unique_name(key, repo.path, name, names_in_use(store.list_manifests()))
+            indexed = store.own_branch(key, branch) if branch else None
+            name = indexed.manifest.repo if indexed is not None else \
+                unique_name(key, repo.path, name, names_in_use(store.list_manifests()))
         return cls(key=key, name=name)

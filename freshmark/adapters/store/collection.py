@@ -200,9 +200,9 @@ class BranchIndex:
         return records, list(got["embeddings"])
 
     def paths(self) -> set[str]:
-        """Every path the collection holds a record of (live or tombstoned)."""
-        got = guard("list paths", lambda: self._collection.get(include=["metadatas"]))
-        return {str(m.get("path", "")) for m in got["metadatas"] if m}
+        """Every path the collection holds a record of (live or tombstoned), read in pages:
+        one read of every record's metadata would hold the whole collection at once."""
+        return {r.path for r in self.iter_records(include_text=False) if r.path}
 
     def purge_paths(self, paths: Sequence[str]) -> int:
         """Delete every record of ``paths`` (not tombstoned: gone); returns how many went."""

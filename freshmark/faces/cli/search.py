@@ -7,7 +7,9 @@ from typing import Any, BinaryIO
 
 import click
 
+from freshmark.core.config import Config
 from freshmark.core.request import ContextRequest, SearchRequest
+from freshmark.core.settings import Settings
 from freshmark.faces.api.shape import shaped
 from freshmark.faces.cli.common import emit_json, examples, fail_cleanly, load_settings
 
@@ -126,20 +128,38 @@ def search(query: str, repo: str, files: bool, as_json: bool, full: bool,
     unverifiable), the reason, and the three-line citation header to paste with it. For a
     changed file the current lines of the symbol are shown, not the indexed text.
     """
-    from freshmark.services.retrieval.search import search as run_search
-    from freshmark.services.retrieval.search import search_files
-
     # The options left in ``asked`` are the request's own: k, kinds, history, branch...
     request = SearchRequest.build(query, **asked)
     settings, config = load_settings()
-    run = search_files if files else run_search
-    response = run(request, repo, settings=settings, config=config).to_dict()
+    if settings.server_url:  # the store and its client are never imported
+        response = _search_on_server(request, repo, files, bool(asked.get("kinds")),
+                                     settings, config)
+    else:
+        from freshmark.services.retrieval.search import search as run_search
+        from freshmark.services.retrieval.search import search_files
+
+        run = search_files if files else run_search
+        response = run(request, repo, settings=settings, config=config).to_dict()
     if as_json:
         emit_json(shaped(response, full))
     elif files:
         _print_files(response)
     else:
         _print_results(response, full)
+
+
+def _search_on_server(request: SearchRequest, repo: str, files: bool, kinds_named: bool,
+                      settings: Settings, config: Config) -> dict[str, Any]:
+    """The answer of the configured server (every field: the output is shaped here, as for
+    a local search)."""
+    from freshmark.faces.cli.remote import ask_about
+
+    body = {"query": request.query, "branch": request.branch,
+            "k": request.k, "worktree": request.worktree, "history": request.include_history,
+            "include_excluded": request.include_excluded,
+            "kind": sorted(request.kinds) if kinds_named else None, "full": True}
+    return ask_about(repo, settings, config, "/v1/search/files" if files else "/v1/search",
+                     body)
 
 
 @click.command(epilog=examples(
@@ -217,16 +237,24 @@ def context(query: str, repo: str, branch: str | None, level: str, budget: int |
     there is named on a [MISSING] line, material that does not fit the budget on a [LEFT OUT]
     line.
     """
-    from freshmark.services.context.build import build_context
-
     settings, config = load_settings()
     request = ContextRequest.build(query, level=level, budget_tokens=budget, branch=branch,
                                    worktree=worktree)
-    slice_ = build_context(request, repo, settings=settings, config=config)
-    if as_json:
-        emit_json(slice_.to_dict())
+    if settings.server_url:
+        from freshmark.faces.cli.remote import ask_about
+
+        answer = ask_about(repo, settings, config, "/v1/context", {
+            "query": request.query, "branch": request.branch,
+            "level": request.level, "budget": request.budget_tokens,
+            "worktree": request.worktree})
     else:
-        click.echo(slice_.text(), nl=False)
+        from freshmark.services.context.build import build_context
+
+        answer = build_context(request, repo, settings=settings, config=config).to_dict()
+    if as_json:
+        emit_json(answer)
+    else:
+        click.echo(answer["text"], nl=False)
 
 
 @click.command("mcp", epilog=examples(

@@ -92,7 +92,7 @@ def index_repo(
     branch = request.branch or repo.current_branch()
     head = request.target or repo.branch_head(branch)
     store = store or Store.open(settings)
-    ref = RepoRef.of(repo, request.repo_id, store)
+    ref = RepoRef.of(repo, request.repo_id, store, branch)
     # Loaded at the first text to embed: a no-op run never pays for the model.
     embedder = embedder or LazyEmbedder(settings.embedder, settings.cache_dir,
                                         threads=settings.embed_threads)

@@ -23,6 +23,7 @@ from freshmark.core.plan import (
     FilePlan,
     batch_changes,
     build_records,
+    path_groups,
     plan_file,
     reusable_vectors,
     tombstones,
@@ -42,9 +43,6 @@ from freshmark.services.indexing.summary import IndexSummary
 from freshmark.services.repos import RepoRef
 
 log = logging.getLogger(__name__)
-
-# Files per planning batch: bounds memory and makes progress visible on big repos.
-FILES_PER_BATCH = 256
 
 # What one file's bytes or attribute patterns can raise on the way to its chunks: each skips
 # that file alone, counted by reason, and the run goes on. Anything else is the run's.
@@ -96,6 +94,9 @@ class IndexRun:
         self.when = stamp.when
         self.chunks_embedded = 0  # by this run, counted per embedder batch for progress
         self._batch = ("", 0, 0, 0)  # layer, first file, files in the batch, files in the layer
+        # Ids the current batch has upserted: their stored vectors are new, so they no longer
+        # hold the vector of the text the batch read them with (no donor for a later part).
+        self._overwritten: set[str] = set()
 
     # -- one layer --------------------------------------------------------------------------
     def changes_in(self, layer: Layer, changes: Sequence[FileChange]) -> list[FileChange]:
@@ -106,7 +107,7 @@ class IndexRun:
         total = len(mine)
         self._report(layer.name, START, 0, total)
         done = 0
-        for batch in batch_changes(mine, FILES_PER_BATCH):
+        for batch in batch_changes(mine, self.config.rules.batch_files):
             self._batch = (layer.name, done, len(batch), total)
             self.apply_batch(layer, batch)
             done += len(batch)
@@ -154,15 +155,17 @@ class IndexRun:
         return advance
 
     def tombstone_vanished(self, layer: Layer) -> None:
-        """After a full rescan (the indexed commit is gone), retire chunks of vanished paths."""
+        """After a full rescan (the indexed commit is gone), retire chunks of vanished paths:
+        the paths held are read, then the chunks of the vanished ones, a batch of paths at a
+        time (never every chunk of the layer at once)."""
         at_head = {f.path for f in self.repo.tree_files(self.head)}
-        where = {"$and": [{"status": "live"}, {"layer": layer.name}]}
-        gone = [
-            r
-            for r in self.index.iter_records(where=where, include_text=False)
-            if r.path not in at_head
-        ]
-        self._write(FilePlan(tombstone=tombstones(gone, self.head, self.when, self.generation)), [])
+        vanished = sorted(p for p in self.index.held_paths() if p not in at_head)
+        size = self.config.rules.batch_files
+        for start in range(0, len(vanished), size):
+            gone = [r for r in self.index.records_for_paths(vanished[start:start + size])
+                    if r.is_live and r.layer == layer.name]
+            self._write(FilePlan(tombstone=tombstones(gone, self.head, self.when,
+                                                      self.generation)), [])
 
     def _in_layer(self, layer: Layer, path: str | None) -> bool:
         return path is not None and self.config.layer_for(path) == layer
@@ -171,7 +174,9 @@ class IndexRun:
         return self._in_layer(layer, change.old_path) or self._in_layer(layer, change.new_path)
 
     def apply_batch(self, layer: Layer, changes: Sequence[FileChange]) -> None:
-        """Plan and write one batch: read its blobs, chunk, embed what changed, write."""
+        """Plan and write one batch: read its stored chunks, then per group of files read the
+        blobs, chunk, embed what changed and write, in parts of at most ``batch_chunks``
+        records, so a batch of big files is never held whole."""
         self.keep_claim()
         paths = {p for c in changes for p in (c.old_path, c.new_path) if p}
         existing = self.index.records_for_paths(paths)
@@ -181,10 +186,17 @@ class IndexRun:
         # A path can leave and come back in one diff (renamed away, then re-added, e.g. as a
         # symlink to its new place): the new file's plan decides about the old chunks there.
         readded = {c.new_path for c in changes if c.status != "deleted" and c.new_path}
+        self._overwritten = set()
         plan = FilePlan()
-        for change in changes:
-            plan.extend(self._plan_change(layer, change, by_path, readded))
-            self.keep_claim()
+        # Groups share no path, so a group written early never changes what a later one
+        # planned from (chunk ids are per path).
+        for group in path_groups(changes):
+            for change in group:
+                plan.extend(self._plan_change(layer, change, by_path, readded))
+                self.keep_claim()
+            if plan.records >= self.config.rules.batch_chunks:
+                self._write(plan, existing)
+                plan = FilePlan()
         self._write(plan, existing)
 
     def _plan_change(
@@ -283,16 +295,21 @@ class IndexRun:
             return build_records(ctx, chunks)
 
     # -- writes -----------------------------------------------------------------------------
-    def _write(self, plan: FilePlan, existing: Iterable[ChunkRecord]) -> None:
-        vectors = self._vectors_for(plan.embed, existing) if plan.embed else {}
-        self.keep_claim()  # a batch taken over by another process must not write as well
-        if plan.embed:
-            self.index.upsert(plan.embed, np.stack([vectors[r.text_sha256] for r in plan.embed]))
-        if plan.restamp:
-            self.index.update_metadata([(r.id, r.to_metadata()) for r in plan.restamp])
-        tombstone = _tombstones_to_write(plan)
-        if tombstone:
-            self.index.update_metadata(tombstone)
+    def _write(self, plan: FilePlan, existing: Sequence[ChunkRecord]) -> None:
+        """Embed and write ``plan`` in parts of at most ``batch_chunks`` records: new chunks
+        first, then restamps, then tombstones (never of an id written live here)."""
+        size = self.config.rules.batch_chunks
+        for start in range(0, len(plan.embed), size):
+            part = plan.embed[start:start + size]
+            donors = [r for r in existing if r.id not in self._overwritten]
+            vectors = self._vectors_for(part, donors)
+            self.keep_claim()  # a batch taken over by another process must not write as well
+            self.index.upsert(part, np.stack([vectors[r.text_sha256] for r in part]))
+            self._overwritten.update(r.id for r in part)
+        self.keep_claim()
+        updates = [(r.id, r.to_metadata()) for r in plan.restamp] + _tombstones_to_write(plan)
+        for start in range(0, len(updates), size):
+            self.index.update_metadata(updates[start:start + size])
         s = self.summary
         s.chunks_added += plan.added
         s.chunks_updated += plan.updated
