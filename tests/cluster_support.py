@@ -25,6 +25,7 @@ import sys
 import time
 import uuid
 from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -360,3 +361,21 @@ def make_remote(root: Path, name: str = "shop") -> tuple[Path, RepoBuilder]:
     work.commit("initial")
     work.push("origin", "main")
     return remote, work
+
+
+@contextmanager
+def shop_cluster(root: Path, chroma_url: str, *, service: str = "") -> Iterator[Cluster]:
+    """A cluster (no process started yet) configured with one GitHub repository ``shop``, its
+    webhooks signed with ``SECRET_ENV``, on the process database, flushed before and after."""
+    remote, work = make_remote(root / "remotes", "shop")
+    config = write_config(root / "freshmark.toml", [
+        {"id": "shop", "url": f"file://{remote}", "branches": ["main"], "provider": "github",
+         "webhook_secret_env": SECRET_ENV}], service=service)
+    client_for(PROCESS_DB).flushdb()
+    env = cluster_env(root, f"redis://{REDIS_HOST}:{REDIS_PORT}/{PROCESS_DB}", chroma_url, config)
+    running = Cluster(root, env, repos={"shop": ("shop", work)})
+    try:
+        yield running
+    finally:
+        running.stop_all()
+        client_for(PROCESS_DB).flushdb()

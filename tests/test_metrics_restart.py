@@ -9,17 +9,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from cluster_support import (
-    PROCESS_DB,
-    REDIS_HOST,
-    REDIS_PORT,
-    SECRET_ENV,
-    Cluster,
-    client_for,
-    cluster_env,
-    make_remote,
-    write_config,
-)
+from cluster_support import Cluster, shop_cluster
 
 pytestmark = [pytest.mark.slow, pytest.mark.server]
 
@@ -29,19 +19,8 @@ _ACCEPTED = re.compile(
 
 @pytest.fixture
 def cluster(tmp_path: Path, chroma_server) -> Iterator[Cluster]:
-    remote, work = make_remote(tmp_path / "remotes", "shop")
-    config = write_config(tmp_path / "freshmark.toml", [
-        {"id": "shop", "url": f"file://{remote}", "branches": ["main"], "provider": "github",
-         "webhook_secret_env": SECRET_ENV}])
-    client_for(PROCESS_DB).flushdb()
-    env = cluster_env(tmp_path, f"redis://{REDIS_HOST}:{REDIS_PORT}/{PROCESS_DB}",
-                      chroma_server.url, config)
-    running = Cluster(tmp_path, env, repos={"shop": ("shop", work)})
-    try:
+    with shop_cluster(tmp_path, chroma_server.url) as running:
         yield running
-    finally:
-        running.stop_all()
-        client_for(PROCESS_DB).flushdb()
 
 
 def _accepted(cluster: Cluster) -> float:
