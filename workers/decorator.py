@@ -1,7 +1,8 @@
 """``job_task``: the one way tasks are declared (Sentry's task wrapper is the model).
 
 Every task takes ``(job_key, job_id)`` and gets, from the decorator: its queue, an execution
-lock (the (repo, branch) lock for branch jobs, the job's own for repo-wide ones) that a heartbeat
+lock (the (repo, branch, layer) lock for a layer's run, the (repo, branch) lock for a
+whole-branch job, which excludes every layer's, the job's own for repo-wide ones) that a heartbeat
 thread renews while the job runs, the claim (attempt counting and parking), timing, outcome
 metrics, and the retry policy by error class:
 
@@ -17,7 +18,7 @@ metrics, and the retry policy by error class:
   error is not started again by reconcile or the schedule until its branch moves
   (``jobs.held_back``); one parked on an outage is.
 
-A busy branch lock is not an attempt: the message is retried shortly without counting.
+A busy execution lock is not an attempt: the message is retried shortly without counting.
 
 ``batch_task`` declares the other kind: a batch of a split index run (``workers.scaleout``),
 which is not a job. It takes the batch's message payload and gets no branch lock (the
@@ -55,8 +56,8 @@ BatchBody = Callable[[dict[str, Any], WorkerContext], dict[str, Any]]
 OUTAGES: tuple[type[BaseException], ...] = (
     RetryableError, ConnectionError, TimeoutError, redis.ConnectionError, redis.TimeoutError)
 
-# A busy branch: wait a little in place (the other layer's job of a push is usually short),
-# then hand the message back with a growing delay.
+# A busy lock: wait a little in place (the run in the way is usually short), then hand the
+# message back with a growing delay.
 LOCK_WAIT_SECONDS = 3.0
 LOCK_BUSY_RETRY_SECONDS = 1.0
 LOCK_BUSY_MAX_SECONDS = 30.0
@@ -120,10 +121,18 @@ def _fail(ctx: WorkerContext, job: jobspec.Job, error: str) -> dict[str, Any]:
     return {"outcome": "failed", "error": error}
 
 
-def _lock_name(job_key: str, lock_branch: bool) -> str:
-    """Branch jobs share their branch's lock; a repo-wide job only excludes itself."""
-    _, repo, branch, _ = parse_job_key(job_key)
-    return keys.branch_lock(repo, branch) if lock_branch else keys.job_lock(job_key)
+def _lock_names(job_key: str, lock_branch: bool, ctx: WorkerContext) -> tuple[str, list[str]]:
+    """(the lock the job holds, the locks that must be free to take it). A layer's run holds
+    its layer's lock and waits only for that layer's other run or a whole-branch job; a
+    whole-branch job (every layer, a retirement) holds the branch's lock and waits for every
+    layer's run; a repo-wide job only excludes itself."""
+    _, repo, branch, layer = parse_job_key(job_key)
+    if not lock_branch:
+        return keys.job_lock(job_key), []
+    if layer != jobspec.ALL:
+        return keys.layer_lock(repo, branch, layer), [keys.branch_lock(repo, branch)]
+    return keys.branch_lock(repo, branch), [keys.layer_lock(repo, branch, layer_.name)
+                                            for layer_ in ctx.config.layers]
 
 
 def _lock_busy_wait_seconds(task: Task, ctx: WorkerContext) -> float:
@@ -151,9 +160,9 @@ def _claim_and_run(task: Task, body: Body, ctx: WorkerContext, job_key: str, job
 def _run(task: Task, body: Body, job_key: str, job_id: str, lock_branch: bool) -> dict[str, Any]:
     ctx = current_context()
     timings = ctx.timings
-    lock = _lock_name(job_key, lock_branch)
+    lock, excludes = _lock_names(job_key, lock_branch, ctx)
     token = branch_lock.acquire(ctx.redis, lock, timings.lock_lease_seconds,
-                                wait_seconds=LOCK_WAIT_SECONDS)
+                                wait_seconds=LOCK_WAIT_SECONDS, excludes=excludes)
     if token is None:  # another run holds it: come back later, no attempt
         raise task.retry(countdown=_lock_busy_wait_seconds(task, ctx), max_retries=None)
     try:

@@ -2,22 +2,26 @@
 
 An index job never trusts the event that caused it: it fetches the mirror and indexes the
 branch's head *in the mirror*, so deliveries that arrive out of order converge on the newest
-commit. The fetch happens under the branch lock, so two jobs of one branch never interleave
-and a job that read an older head cannot finish after a newer one.
+commit. The fetch happens under the job's execution lock (its layer's, or the branch's for a
+whole-branch job), so two jobs of one layer never interleave and a job that read an older head
+cannot finish after a newer one; runs of different layers go side by side and merge their
+stamps into the manifest under the branch's short stamp lock (``_stamp_guard``).
 """
 
 from __future__ import annotations
 
+import functools
 import logging
 import time
 from pathlib import Path
 from typing import Any
 
+from freshmark.adapters import keys
 from freshmark.adapters.git.mirrors import sync_mirror
-from freshmark.adapters.queue import jobs
+from freshmark.adapters.queue import branch_lock, jobs
 from freshmark.core import jobspec
 from freshmark.core.config import RepoConfig
-from freshmark.services.indexing.indexer import IndexRequest, index_repo
+from freshmark.services.indexing.indexer import IndexRequest, StampGuard, index_repo
 from freshmark.services.upkeep import branches
 from freshmark.services.upkeep.audit import run_audit
 from freshmark.services.upkeep.drop import BranchState
@@ -43,6 +47,14 @@ def _fan_out(job: jobspec.Job, ctx: WorkerContext, repo: RepoConfig) -> Coordina
     return Coordinator(ctx, job, repo.id)
 
 
+def _stamp_guard(ctx: WorkerContext, spec: jobspec.JobSpec) -> StampGuard:
+    lock = keys.stamp_lock(spec.repo, spec.branch)
+    # The section is a manifest read and write: a lease's worth of waiting is ample.
+    return functools.partial(branch_lock.held_briefly, ctx.redis, lock,
+                             lease_seconds=ctx.timings.lock_lease_seconds,
+                             wait_seconds=ctx.timings.lock_lease_seconds)
+
+
 def _index_mirror(job: jobspec.Job, ctx: WorkerContext, repo: RepoConfig) -> dict[str, Any]:
     spec = job.spec
     state = sync_mirror(ctx.settings, repo)
@@ -62,7 +74,8 @@ def _index_mirror(job: jobspec.Job, ctx: WorkerContext, repo: RepoConfig) -> dic
         base_branch=spec.base_branch or branches.default_base(repo, spec.branch) or None,
     )
     summary = index_repo(request, settings=ctx.settings, config=ctx.config, store=ctx.store(),
-                         embedder=ctx.embedder(), fan_out=_fan_out(job, ctx, repo))
+                         embedder=ctx.embedder(), fan_out=_fan_out(job, ctx, repo),
+                         stamp_guard=_stamp_guard(ctx, spec))
     if spec.branch not in repo.branches:
         branches.touch_activity(ctx.redis, repo.id, spec.branch)
     return summary.to_dict()
@@ -78,7 +91,7 @@ def _index_working_copy(job: jobspec.Job, ctx: WorkerContext) -> dict[str, Any]:
         base_branch=spec.base_branch or None,
     )
     summary = index_repo(request, settings=ctx.settings, config=ctx.config, store=ctx.store(),
-                         embedder=ctx.embedder())
+                         embedder=ctx.embedder(), stamp_guard=_stamp_guard(ctx, spec))
     return summary.to_dict()
 
 

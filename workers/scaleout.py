@@ -4,7 +4,9 @@ A run whose diff touches at least ``[scale_out] min_files`` files (a first or fu
 merge) is split; smaller runs stay in their one task. The split needs a shared store (a Chroma
 server): batches are written by other processes, maybe on other hosts.
 
-- **The coordinator** is the index job itself, holding the branch lock for the whole run. It
+- **The coordinator** is the index job itself, holding its execution lock (its layer's, or the
+  branch's) for the whole run; runs of two layers of a branch split side by side, each under a
+  record of its own (``keys.fanout_scope``). It
   plans the diff as always, cuts it into batches (``plan.batch_changes``), starts the run's
   record in Redis (``adapters.queue.fanout``), sends one message per batch to its own queue at the
   lowest priority, and then works through the batches too, from the last one down, until
@@ -51,12 +53,14 @@ from typing import Any
 
 import redis
 
+from freshmark.adapters import keys
 from freshmark.adapters.embedding.cache import EmbeddingCache
 from freshmark.adapters.git.mirrors import mirror_path, sync_mirror
 from freshmark.adapters.git.repo import GitRepo
 from freshmark.adapters.queue import branch_lock, fanout
 from freshmark.adapters.telemetry import counters
 from freshmark.core import jobspec
+from freshmark.core.config import Layer
 from freshmark.core.errors import PermanentError
 from freshmark.core.redact import redact
 from freshmark.services.indexing.batches import BatchRunner, IndexTools, LayerBatch, RunStamp
@@ -205,7 +209,11 @@ class Coordinator:
         self.redis = ctx.redis
         self.send_batch = ctx.send_batch
         self.job_key, self.queue = job.key, job.spec.queue
-        self.repo_id, self.branch = repo_id, job.spec.branch
+        self.repo_id = repo_id
+        # The record's scope (named ``branch`` as in ``fanout``'s calls), and the scopes whose
+        # runs this one's lock excludes: a record they left was a dead coordinator's.
+        self.branch = keys.fanout_scope(job.spec.branch, job.spec.layer)
+        self.excluded_scopes = _excluded_scopes(job.spec, ctx.config.layers)
         # The record outlives a dead coordinator until its job can have come back for it.
         self.ttl_seconds = ctx.timings.visibility_timeout_seconds + self.scale_out.lease_seconds
         self.holder = branch_lock.lock_owner()
@@ -276,18 +284,29 @@ class Coordinator:
         return None
 
     def _drain_previous_run(self) -> None:
-        """A record left by a coordinator that died: stop it, then wait until none of its
-        batches can still be written (each claim released, lapsed or held by the dead)."""
-        if fanout.read(self.redis, self.repo_id, self.branch) is None:
-            return
-        fanout.cancel(self.redis, self.repo_id, self.branch, self.job_key)
-        log.warning("index %s@%s: an earlier split run was left over; draining it",
-                    self.repo_id, self.branch)
-        while True:
-            record = fanout.read(self.redis, self.repo_id, self.branch)
-            if record is None or not fanout.live_claims(record, branch_lock.holder_is_dead_here):
-                return
-            self._sleep(POLL_SECONDS)
+        """Records left by coordinators that died, of this run's scope or of one its lock
+        excludes (no live run holds those): stop each, then wait until none of its batches can
+        still be written (each claim released, lapsed or held by the dead)."""
+        for scope in (self.branch, *self.excluded_scopes):
+            if fanout.read(self.redis, self.repo_id, scope) is None:
+                continue
+            fanout.cancel(self.redis, self.repo_id, scope, self.job_key)
+            log.warning("index %s@%s: an earlier split run was left over; draining it",
+                        self.repo_id, scope)
+            while True:
+                record = fanout.read(self.redis, self.repo_id, scope)
+                if record is None or not fanout.live_claims(record,
+                                                            branch_lock.holder_is_dead_here):
+                    break
+                self._sleep(POLL_SECONDS)
+
+
+def _excluded_scopes(spec: jobspec.JobSpec, layers: Sequence[Layer]) -> list[str]:
+    """The record scopes of the runs a job's lock excludes: a layer's run excludes the
+    whole-branch run, a whole-branch run every layer's."""
+    if spec.layer != jobspec.ALL:
+        return [keys.fanout_scope(spec.branch, jobspec.ALL)]
+    return [keys.fanout_scope(spec.branch, layer.name) for layer in layers]
 
 
 # -- a helper ----------------------------------------------------------------------------------
@@ -318,8 +337,10 @@ def _mirror_holding(ctx: WorkerContext, repo_id: str, commit: str) -> Path:
 def run_batch_message(payload: dict[str, Any], ctx: WorkerContext) -> dict[str, Any]:
     """Claim and run the batch a message names, unless it is done, held or of a finished run."""
     message = BatchMessage.from_payload(payload)
-    slot = BatchSlot(ctx.redis, message.repo_id, message.stamp.branch, message.fanout_id,
-                     message.batch, branch_lock.lock_owner(), ctx.config.scale_out.lease_seconds)
+    _, _, branch, layer = jobspec.parse_job_key(message.job_key)
+    slot = BatchSlot(ctx.redis, message.repo_id, keys.fanout_scope(branch, layer),
+                     message.fanout_id, message.batch, branch_lock.lock_owner(),
+                     ctx.config.scale_out.lease_seconds)
     outcome = slot.claim()
     if outcome != "claimed":
         return {"outcome": outcome}

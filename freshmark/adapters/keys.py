@@ -25,14 +25,19 @@ PARKED = PREFIX + "parked"
 FAILED = PREFIX + "failed"
 FAILED_KEEP = 200
 
-# Execution locks (short leases a running job renews): one per (repo, branch) for branch jobs,
-# one per job key for repo-wide maintenance jobs.
+# Execution locks (short leases a running job renews): one per (repo, branch) for whole-branch
+# jobs (every layer, retirement), one per (repo, branch, layer) for a layer's runs (free only
+# while the branch's own is), one per job key for repo-wide maintenance jobs. The stamp lock is
+# held for moments: while a run merges its layers' stamps into the branch's manifest.
 BRANCH_LOCK_PREFIX = PREFIX + "lock:branch:"
+LAYER_LOCK_PREFIX = PREFIX + "lock:layer:"
+STAMP_LOCK_PREFIX = PREFIX + "lock:stamp:"
 JOB_LOCK_PREFIX = PREFIX + "lock:job:"
 # The lease of the worker holding a queued job's message (``adapters.queue.holds``), per job key.
 HOLD_PREFIX = PREFIX + "lease:hold:"
 
-# A split index run in flight (``adapters.queue.fanout``): one hash per (repo, branch) holding the
+# A split index run in flight (``adapters.queue.fanout``): one hash per (repo, branch) for a
+# whole-branch run, per (repo, branch, layer) for a layer's run (``fanout_scope``), holding the
 # run's batch claims and results. Job hash fields showing its progress while it runs.
 FANOUT_PREFIX = PREFIX + "fanout:"
 JOB_BATCHES_TOTAL = "batches_total"
@@ -61,12 +66,26 @@ def branch_lock(repo: str, branch: str) -> str:
     return f"{BRANCH_LOCK_PREFIX}{repo}:{branch}"
 
 
+def layer_lock(repo: str, branch: str, layer: str) -> str:
+    return f"{LAYER_LOCK_PREFIX}{repo}:{branch}:{layer}"
+
+
+def stamp_lock(repo: str, branch: str) -> str:
+    return f"{STAMP_LOCK_PREFIX}{repo}:{branch}"
+
+
 def job_lock(job_key: str) -> str:
     return JOB_LOCK_PREFIX + job_key
 
 
 def hold(job_key: str) -> str:
     return HOLD_PREFIX + job_key
+
+
+def fanout_scope(branch: str, layer: str) -> str:
+    """What one split run's record is kept under: its branch, and its layer unless it is
+    ``*`` (every layer: a whole-branch run)."""
+    return branch if layer == "*" else f"{branch}:{layer}"
 
 
 def fanout(repo: str, branch: str) -> str:

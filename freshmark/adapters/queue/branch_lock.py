@@ -1,11 +1,17 @@
-"""Execution locks: one job per (repo, branch) at a time across all workers, held as a lease.
+"""Execution locks: one run of a branch's layer at a time across all workers, held as a lease.
+
+A layer's run holds its (repo, branch, layer) lock, so runs of different layers of one branch go
+side by side (they write disjoint paths, ``Config.layer_for``), and a whole-branch run (every
+layer, a retirement) holds the (repo, branch) lock: each is taken only while the other kind is
+free (``acquire``'s ``excludes``, checked in the same Lua script that takes the lock).
 
 A lock lives for ``Timings.lock_lease_seconds`` (tens of seconds) and the run that holds it
 renews it every ``Timings.heartbeat_seconds`` from a ``Heartbeat`` thread, so a live job keeps
 its lock however long it runs, and a dead one's lock lapses within one lease on any host. The
 value names the holder (``host:pid:nonce``) so a worker on the same host takes over at once from
 a process that died (an OOM-killed prefork child), without waiting for the lease to lapse.
-Lock names come from ``adapters.keys`` (``branch_lock``, or ``job_lock`` for repo-wide jobs).
+Lock names come from ``adapters.keys`` (``branch_lock``, ``layer_lock``, or ``job_lock`` for
+repo-wide jobs).
 """
 
 from __future__ import annotations
@@ -16,10 +22,13 @@ import socket
 import threading
 import time
 import uuid
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 
 import redis
 
-from freshmark.adapters.queue import jobs, scripts
+from freshmark.adapters.queue import scripts
+from freshmark.core.errors import RetryableError
 
 log = logging.getLogger("freshmark.worker")
 
@@ -30,6 +39,7 @@ RENEWED, RETAKEN, LOST = "renewed", "retaken", "lost"
 _RELEASE = scripts.lua("branch_lock_release")
 _STEAL = scripts.lua("branch_lock_steal")
 _RENEW = scripts.lua("branch_lock_renew")
+_TAKE = scripts.lua("branch_lock_take")
 
 
 def lock_owner() -> str:
@@ -55,27 +65,56 @@ def _milliseconds(seconds: float) -> int:
     return max(1, int(seconds * 1000))
 
 
-def _try(client: redis.Redis, name: str, token: str, lease_ms: int) -> bool:
-    if client.set(name, token, nx=True, px=lease_ms):
+def _try(client: redis.Redis, name: str, excludes: Sequence[str], token: str,
+         lease_ms: int) -> bool:
+    reply = client.register_script(_TAKE)([name, *excludes], [token, lease_ms])
+    if _text(reply[0]) == "taken":
         return True
-    holder = jobs.read_value(client, name)
-    if holder and holder_is_dead_here(holder):
+    in_the_way, holder = _text(reply[1]), _text(reply[2])
+    if not holder or not holder_is_dead_here(holder):
+        return False
+    if in_the_way == name:
         return client.register_script(_STEAL)([name], [holder, token, lease_ms]) == 1
-    return False
+    # A dead run's lock of the other kind: cleared, then try again at once.
+    release(client, in_the_way, holder)
+    return _try(client, name, excludes, token, lease_ms)
+
+
+def _text(value: bytes | str) -> str:
+    return value.decode() if isinstance(value, bytes) else str(value)
 
 
 def acquire(
-    client: redis.Redis, name: str, lease_seconds: float, wait_seconds: float = 0.0
+    client: redis.Redis, name: str, lease_seconds: float, wait_seconds: float = 0.0,
+    excludes: Sequence[str] = (),
 ) -> str | None:
-    """The lock's token, or None if another live process still holds it after
-    ``wait_seconds`` (a short wait lets the other layer's job of a push finish first)."""
+    """The lock's token, or None if another live process still holds it, or one of the locks
+    ``excludes`` names, after ``wait_seconds`` (a short wait lets a run in the way finish)."""
     token, lease_ms = lock_owner(), _milliseconds(lease_seconds)
     deadline = time.monotonic() + wait_seconds
-    while not _try(client, name, token, lease_ms):
+    while not _try(client, name, excludes, token, lease_ms):
         if time.monotonic() >= deadline:
             return None
         time.sleep(POLL_SECONDS)
     return token
+
+
+@contextmanager
+def held_briefly(client: redis.Redis, name: str, *, lease_seconds: float,
+                 wait_seconds: float) -> Iterator[None]:
+    """Hold ``name`` for a short section (no heartbeat: the section must end within the lease).
+    Raises ``LockBusy`` if it is still held by another live process after ``wait_seconds``."""
+    token = acquire(client, name, lease_seconds, wait_seconds=wait_seconds)
+    if token is None:
+        raise LockBusy(f"{name} was held for more than {wait_seconds:.0f} s")
+    try:
+        yield
+    finally:
+        release(client, name, token)
+
+
+class LockBusy(RetryableError):
+    """A short lock stayed held by another live process for longer than its wait."""
 
 
 def renew(client: redis.Redis, name: str, token: str, lease_seconds: float) -> str:

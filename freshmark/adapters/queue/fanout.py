@@ -5,8 +5,9 @@ the branch lock) starts a record, sends one message per batch and works through 
 itself too; any worker process that receives a batch message may help (``workers.scaleout``).
 The coordinator writes the manifest only once the record holds a result for every batch.
 
-Every state change is one Lua script on the record (``keys.fanout(repo, branch)``). Lease times
-come from the Redis server's clock, so hosts with skewed clocks agree on them:
+Every state change is one Lua script on the record (``keys.fanout(repo, scope)``: the
+``branch`` argument of the functions below is the run's ``keys.fanout_scope``, its branch and
+layer). Lease times come from the Redis server's clock, so hosts with skewed clocks agree on them:
 
 - ``claim``: take batch n if it is not done and no live claim holds it. A claim past its lease,
   or held by a process the caller knows is dead (``take_over_from``), is taken over.

@@ -1,9 +1,10 @@
 """Bring a branch collection to the branch head: diff, chunk, embed, stamp (I/O edge of ``plan``).
 
-One run per (repo, branch): for each layer, diff the layer's indexed commit to the head, re-chunk
-only changed files, re-embed only changed chunks (vectors are reused from the store and the
-cache by text hash), tombstone what is gone, and write the manifest last. A crash anywhere
-before that leaves the previous stamp true; the next run plans the same writes and finishes.
+One run per (repo, branch, layer) at a time: for each layer, diff the layer's indexed commit to
+the head, re-chunk only changed files, re-embed only changed chunks (vectors are reused from the
+store and the cache by text hash), tombstone what is gone, and write the manifest last. A crash
+anywhere before that leaves the previous stamp true; the next run plans the same writes and
+finishes.
 
 The changes are worked through in batches of files (``plan.batch_changes``). A large run can
 be split (``FanOut``, given by a worker): its batches are then embedded by any worker process,
@@ -15,9 +16,11 @@ manifest), after every batch is in.
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections import Counter
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -51,6 +54,10 @@ from freshmark.services.indexing.run import IndexRun, counted_batch
 from freshmark.services.indexing.summary import IndexSummary
 from freshmark.services.repos import RepoRef
 
+# Held while a run reads and writes its branch's manifest: runs of other layers of the branch
+# may be stamping at the same moment in other processes.
+StampGuard = Callable[[], AbstractContextManager[object]]
+
 
 @dataclass(frozen=True)
 class IndexRequest:
@@ -78,13 +85,15 @@ def index_repo(
     request: IndexRequest, *, settings: Settings, config: Config,
     progress: Progress | None = None, store: Store | None = None,
     embedder: Embedder | None = None, fan_out: FanOut | None = None,
+    stamp_guard: StampGuard = contextlib.nullcontext,
 ) -> IndexSummary:
     """Index the requested branch to its head (or to ``request.target``).
 
     A target older than what is indexed is refused as a no-op, so stamps never move
     backwards; a ``layer`` run stamps only that layer. ``fan_out`` (a worker's) splits a run
     it ``wants`` into batches that other worker processes help to embed; the manifest is
-    still written here, last, once every batch is in.
+    still written here, last, once every batch is in. ``stamp_guard`` (a worker's) excludes
+    other processes' runs of the branch's other layers while the manifest is read and written.
     """
     started = time.perf_counter()
     repo = GitRepo.open(request.repo_path)
@@ -117,14 +126,16 @@ def index_repo(
     else:
         changed, done = index_whole(run, index, layers, request.target, fan_out)
     summary.noop = not changed
-    manifest = advance_manifest(run, done, changed)
+    with stamp_guard():
+        manifest = advance_manifest(run, done, changed)
     overlay = OverlayBase.of(manifest)
     if below is not None and overlay is not None:
         summary.layered_on = overlay.branch
         summary.overlay_chunks = index.own.count()
     counts = lexical_engine(settings).after_run(index, changed)
     if counts is not None:
-        record_counts(index, manifest, counts)
+        with stamp_guard():
+            record_counts(index, counts)
     summary.files_skipped = dict(Counter(summary.files_skipped))
     summary.seconds = round(time.perf_counter() - started, 3)
     summary.embed_seconds = round(summary.embed_seconds, 3)

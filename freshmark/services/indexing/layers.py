@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from freshmark.adapters.git.repo import GitRepo
 from freshmark.core.config import Layer
@@ -112,12 +113,24 @@ def has_commit(repo: GitRepo, sha: str) -> bool:
 
 def advance_manifest(run: IndexRun, done: Sequence[Layer], changed: bool) -> Manifest:
     """Stamp the layers ``done`` at the run's head, last (the manifest is the stamp of record);
-    the generation moves only if the run wrote anything."""
+    the generation moves only if the run wrote anything.
+
+    Runs of other layers of the branch may stamp meanwhile (the caller holds the branch's
+    stamp lock around this, so each merges into the manifest as it is now): their layers'
+    stamps and overlay bases are kept as they are."""
     index, head, when = run.index, run.head, run.when
     manifest = index.reload_manifest()
     if run.overlay_stamp is not None:
-        manifest.overlay = run.overlay_stamp
-    generation = run.generation if changed else manifest.generation
+        manifest.overlay = _merged_overlay(manifest, run.overlay_stamp, done)
+    generation = manifest.generation
+    if changed:
+        generation = run.generation
+        if manifest.generation >= generation:
+            # Another layer's run published this generation while this one wrote records at it:
+            # a follower caught up to it may never fetch them, so publish the next one as a
+            # purge (followers rebuild from the store).
+            generation = manifest.generation + 1
+            run.purged = True
     if run.purged:
         manifest.purged_generation = generation
     for layer in done:
@@ -130,11 +143,24 @@ def advance_manifest(run: IndexRun, done: Sequence[Layer], changed: bool) -> Man
     return manifest
 
 
-def record_counts(index: BranchView, manifest: Manifest, counts: ChunkCounts) -> None:
+def _merged_overlay(manifest: Manifest, stamp: dict[str, Any], done: Sequence[Layer]
+                    ) -> dict[str, Any]:
+    """The run's overlay stamp, with the bases of layers it did not run as the manifest has
+    them now (another layer's run may have moved its own)."""
+    current = OverlayBase.of(manifest)
+    layered_on = dict(current.layered_on) if current is not None else {}
+    ran = {layer.name for layer in done}
+    layered_on.update({name: commit for name, commit in stamp["layered_on"].items()
+                       if name in ran or name not in layered_on})
+    return {**stamp, "layered_on": layered_on}
+
+
+def record_counts(index: BranchView, counts: ChunkCounts) -> None:
     """The chunks the branch shows, kept in its manifest for ``status`` (which then lists no
-    ids). A second, small write after ``advance_manifest``: they are counted by the lexical
-    index, which catches up to the generation that manifest published. Unchanged counts (a
-    no-op run) are not written again."""
+    ids). A second, small write after ``advance_manifest`` (under the same stamp lock, into the
+    manifest as it is now): they are counted by the lexical index, which catches up to the
+    generation that manifest published. Unchanged counts (a no-op run) are not written again."""
+    manifest = index.reload_manifest()
     wanted = {"live": counts.live, "tombstoned": counts.tombstoned}
     if manifest.chunk_counts != wanted:
         manifest.chunk_counts = wanted
