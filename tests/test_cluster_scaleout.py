@@ -44,6 +44,8 @@ from freshmark.services.indexing.indexer import IndexRequest, index_repo
 pytestmark = [pytest.mark.slow, pytest.mark.server]
 
 FILES_PER_BATCH = 5
+# Pushes queue a run of the one layer: its split run's record is kept under (main, default).
+SCOPE = keys.fanout_scope("main", "default")
 SCALE_OUT = f"""[scale_out]
 min_files = 40
 files_per_batch = {FILES_PER_BATCH}
@@ -133,8 +135,8 @@ def _stop_helper_mid_batch(cluster: Cluster, client: redis.Redis,
     repo_id, _ = cluster.repos["shop"]
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
-        record = fanout.read(client, repo_id, "main")
-        lock = client.get(keys.branch_lock(repo_id, "main"))
+        record = fanout.read(client, repo_id, SCOPE)
+        lock = client.get(keys.layer_lock(repo_id, "main", "default"))
         for claim in record.claims.values() if record and lock else ():
             if _pid_of(claim.holder) == _pid_of(lock):
                 continue  # the coordinator's own batch
@@ -144,7 +146,7 @@ def _stop_helper_mid_batch(cluster: Cluster, client: redis.Redis,
                 continue
             helper = next(w for w in workers if w.pid == group)
             os.killpg(helper.pid, signal.SIGSTOP)
-            now = fanout.read(client, repo_id, "main")
+            now = fanout.read(client, repo_id, SCOPE)
             if now and claim.batch not in now.results and now.claims.get(claim.batch) == claim:
                 return helper, claim
             os.killpg(helper.pid, signal.SIGCONT)  # it finished first: catch the next one
@@ -154,7 +156,7 @@ def _stop_helper_mid_batch(cluster: Cluster, client: redis.Redis,
 
 def _wait_for_all_but(client: redis.Redis, repo_id: str, missing: int) -> fanout.Record:
     def all_but_one_in() -> fanout.Record | None:
-        record = fanout.read(client, repo_id, "main")
+        record = fanout.read(client, repo_id, SCOPE)
         ready = record is not None and len(record.results) == record.total - 1
         return record if ready and missing not in record.results else None
 
@@ -249,12 +251,12 @@ def test_a_helper_whose_run_is_cancelled_gives_its_claim_back_at_once(cluster: C
     coordinator = next(w for w in workers if w is not helper)
     os.killpg(coordinator.pid, signal.SIGSTOP)  # only the helper acts on the record now
     try:
-        run_id = fanout.read(client, repo_id, "main").id
-        assert fanout.cancel(client, repo_id, "main", f"index:{repo_id}:main:default")
+        run_id = fanout.read(client, repo_id, SCOPE).id
+        assert fanout.cancel(client, repo_id, SCOPE, f"index:{repo_id}:main:default")
         os.killpg(helper.pid, signal.SIGCONT)
 
         def given_back() -> bool:
-            record = fanout.read(client, repo_id, "main")
+            record = fanout.read(client, repo_id, SCOPE)
             return record is not None and record.id == run_id \
                 and frozen.batch not in record.claims
 

@@ -94,3 +94,20 @@ def test_a_short_lock_held_by_another_run_raises_busy(redis_client: redis.Redis)
             raise AssertionError("entered a section another run holds")
     except branch_lock.LockBusy:
         pass
+
+
+def test_a_lapsed_layer_lock_is_not_taken_back_while_a_whole_branch_job_holds_the_branch(
+        redis_client: redis.Redis) -> None:
+    token = _layer_run(redis_client, HOT)
+    assert token
+    redis_client.delete(HOT)  # its lease lapsed (renewals stalled)
+    assert _whole_branch_run(redis_client)
+    assert branch_lock.renew(redis_client, HOT, token, 30, [BRANCH]) == branch_lock.LOST
+    assert not redis_client.exists(HOT)
+
+
+def test_a_lapsed_layer_lock_nobody_took_is_taken_back(redis_client: redis.Redis) -> None:
+    token = _layer_run(redis_client, HOT)
+    assert token
+    redis_client.delete(HOT)
+    assert branch_lock.renew(redis_client, HOT, token, 30, [BRANCH]) == branch_lock.RETAKEN

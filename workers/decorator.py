@@ -167,7 +167,7 @@ def _run(task: Task, body: Body, job_key: str, job_id: str, lock_branch: bool) -
         raise task.retry(countdown=_lock_busy_wait_seconds(task, ctx), max_retries=None)
     try:
         with branch_lock.Heartbeat(ctx.redis, lock, token, lease_seconds=timings.lock_lease_seconds,
-                                   every_seconds=timings.heartbeat_seconds):
+                                   every_seconds=timings.heartbeat_seconds, excludes=excludes):
             return _claim_and_run(task, body, ctx, job_key, job_id, lock, token)
     finally:
         branch_lock.release(ctx.redis, lock, token)

@@ -117,10 +117,12 @@ class LockBusy(RetryableError):
     """A short lock stayed held by another live process for longer than its wait."""
 
 
-def renew(client: redis.Redis, name: str, token: str, lease_seconds: float) -> str:
-    """``RENEWED``, ``RETAKEN`` (it had lapsed, nobody took it) or ``LOST`` (another holder)."""
+def renew(client: redis.Redis, name: str, token: str, lease_seconds: float,
+          excludes: Sequence[str] = ()) -> str:
+    """``RENEWED``, ``RETAKEN`` (it had lapsed, nobody took it nor a lock in ``excludes``) or
+    ``LOST`` (another holder, or a run that excludes this one)."""
     script = client.register_script(_RENEW)
-    return str(script([name], [token, _milliseconds(lease_seconds)]))
+    return _text(script([name, *excludes], [token, _milliseconds(lease_seconds)]))
 
 
 def release(client: redis.Redis, name: str, token: str) -> bool:
@@ -134,8 +136,9 @@ class Heartbeat:
     reported once and no longer renewed (this run's ``finish`` will then find its job stale)."""
 
     def __init__(self, client: redis.Redis, name: str, token: str, *, lease_seconds: float,
-                 every_seconds: float):
+                 every_seconds: float, excludes: Sequence[str] = ()):
         self.client, self.name, self.token = client, name, token
+        self.excludes = tuple(excludes)
         self.lease_seconds, self.every_seconds = lease_seconds, every_seconds
         self.lost = False
         self._stop = threading.Event()
@@ -152,7 +155,8 @@ class Heartbeat:
     def _beat(self) -> None:
         while not self._stop.wait(self.every_seconds):
             try:
-                outcome = renew(self.client, self.name, self.token, self.lease_seconds)
+                outcome = renew(self.client, self.name, self.token, self.lease_seconds,
+                                self.excludes)
             except (redis.RedisError, OSError) as exc:
                 log.warning("could not renew %s (will retry): %s", self.name, exc)
                 continue
