@@ -26,6 +26,9 @@ def collection_name(repo_key: str, branch: str) -> str:
     return f"{COLLECTION_PREFIX}-{slug}-{digest}" if slug else f"{COLLECTION_PREFIX}-{digest}"
 
 
+MAX_REWINDS = 32
+
+
 @dataclass
 class Manifest:
     """What a branch collection holds: the stamp of record for (repo, branch)."""
@@ -46,6 +49,11 @@ class Manifest:
     generation: int = 0
     # Records were deleted (not tombstoned) at this generation: followers rebuild from scratch.
     purged_generation: int = 0
+    # Generations a layer's run published after another layer's run had published the one it
+    # wrote at, as [published, written] pairs, newest last (``MAX_REWINDS`` kept; the newest
+    # dropped one's published generation in ``rewinds_dropped_at``): see ``rewound_held``.
+    rewinds: list[list[int]] = field(default_factory=list)
+    rewinds_dropped_at: int = 0
     schema_version: int = SCHEMA_VERSION
     created_at: str | None = None
     # The chunks the branch shows at its last run, {"live": n, "tombstoned": m}, so ``status``
@@ -61,6 +69,25 @@ class Manifest:
         data = json.loads(text)
         known = set(cls.__dataclass_fields__)
         return cls(**{k: v for k, v in data.items() if k in known})
+
+    def rewind(self, published: int, written: int) -> None:
+        """Record that generation ``published`` holds records written at ``written``, which
+        another run had published meanwhile."""
+        self.rewinds.append([published, written])
+        while len(self.rewinds) > MAX_REWINDS:
+            self.rewinds_dropped_at = max(self.rewinds_dropped_at, self.rewinds.pop(0)[0])
+
+    def rewound_held(self, held: int) -> int:
+        """The generation a follower that holds ``held`` must fetch records above: lower than
+        ``held`` when a later publication holds records written at or below it (runs of two
+        layers overlapped; a follower caught up in between never saw them), -1 (rebuild) when
+        the rewinds it would need are no longer kept."""
+        if held < 0 or held >= self.generation:
+            return held
+        if held < self.rewinds_dropped_at:
+            return -1
+        return min([held, *(written - 1 for published, written in self.rewinds
+                             if written <= held < published)])
 
     def layer_commit(self, layer: str) -> str | None:
         stamp = self.layers.get(layer)

@@ -274,6 +274,7 @@ class TantivyCollection:
         held = -1 if state is None or state.identity != identity else state.generation
         if held >= 0 and (generation < held or int(manifest.purged_generation) > held):
             held = -1  # recreated, or records deleted that generations cannot show
+        held = manifest.rewound_held(held)  # records of overlapping layer runs published late
         if held < 0:
             writer.chunks.delete_all_documents()
             writer.files.delete_all_documents()

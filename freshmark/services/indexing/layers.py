@@ -127,10 +127,10 @@ def advance_manifest(run: IndexRun, done: Sequence[Layer], changed: bool) -> Man
         generation = run.generation
         if manifest.generation >= generation:
             # Another layer's run published this generation while this one wrote records at it:
-            # a follower caught up to it may never fetch them, so publish the next one as a
-            # purge (followers rebuild from the store).
+            # a follower caught up to it would never fetch them, so the next generation is
+            # published with a rewind to this run's (followers fetch from there again).
+            manifest.rewind(manifest.generation + 1, generation)
             generation = manifest.generation + 1
-            run.purged = True
     if run.purged:
         manifest.purged_generation = generation
     for layer in done:
