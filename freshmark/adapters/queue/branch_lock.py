@@ -68,9 +68,9 @@ def _milliseconds(seconds: float) -> int:
 def _try(client: redis.Redis, name: str, excludes: Sequence[str], token: str,
          lease_ms: int) -> bool:
     reply = client.register_script(_TAKE)([name, *excludes], [token, lease_ms])
-    if _text(reply[0]) == "taken":
+    if reply[0] == "taken":  # the queue's clients decode replies to str (``jobs.connect``)
         return True
-    in_the_way, holder = _text(reply[1]), _text(reply[2])
+    in_the_way, holder = str(reply[1]), str(reply[2])
     if not holder or not holder_is_dead_here(holder):
         return False
     if in_the_way == name:
@@ -78,10 +78,6 @@ def _try(client: redis.Redis, name: str, excludes: Sequence[str], token: str,
     # A dead run's lock of the other kind: cleared, then try again at once.
     release(client, in_the_way, holder)
     return _try(client, name, excludes, token, lease_ms)
-
-
-def _text(value: bytes | str) -> str:
-    return value.decode() if isinstance(value, bytes) else str(value)
 
 
 def acquire(
@@ -122,7 +118,7 @@ def renew(client: redis.Redis, name: str, token: str, lease_seconds: float,
     """``RENEWED``, ``RETAKEN`` (it had lapsed, nobody took it nor a lock in ``excludes``) or
     ``LOST`` (another holder, or a run that excludes this one)."""
     script = client.register_script(_RENEW)
-    return _text(script([name, *excludes], [token, _milliseconds(lease_seconds)]))
+    return str(script([name, *excludes], [token, _milliseconds(lease_seconds)]))
 
 
 def release(client: redis.Redis, name: str, token: str) -> bool:
