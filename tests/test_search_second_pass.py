@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from freshmark.core.config import Config
-from freshmark.core.infile import report_names, second_pass
+from freshmark.core.infile import CALLED, RAN, UNNAMED, report_names, second_pass
 from freshmark.core.query import plan_query
 from freshmark.core.request import SearchRequest
 from freshmark.core.settings import Settings
@@ -115,16 +115,28 @@ def test_a_call_of_a_class_does_not_name_its_outline():
     assert names.names("seaborn/axisgrid.py", "PairGrid", "function")
 
 
-def test_a_named_definition_takes_its_files_first_place_and_other_files_keep_theirs():
+LEADS = {"ran": RAN, "called": CALLED}
+
+
+def lead(item: tuple[str, str]) -> int:
+    return LEADS.get(item[1], UNNAMED)
+
+
+def test_a_definition_a_frame_ran_takes_its_files_first_place_and_other_files_keep_theirs():
     ranked = [("a.py", "big"), ("b.py", "other"), ("a.py", "small"), ("b.py", "more")]
-    joining = [("a.py", "named"), ("b.py", "named")]
-    out = second_pass(ranked, joining, ["a.py"], lambda c: c[0], lambda c: c[1] == "named")
-    assert out == [("a.py", "named"), ("b.py", "other"), ("a.py", "big"), ("b.py", "more"),
+    joining = [("a.py", "ran"), ("b.py", "ran")]
+    out = second_pass(ranked, joining, ["a.py"], lambda c: c[0], lead)
+    assert out == [("a.py", "ran"), ("b.py", "other"), ("a.py", "big"), ("b.py", "more"),
                    ("a.py", "small")]
+
+
+def test_a_called_definition_follows_its_files_best_chunk():
+    ranked = [("a.py", "big"), ("a.py", "small"), ("a.py", "tiny")]
+    out = second_pass(ranked, [("a.py", "called")], ["a.py"], lambda c: c[0], lead)
+    assert out == [("a.py", "big"), ("a.py", "called"), ("a.py", "small"), ("a.py", "tiny")]
 
 
 def test_without_a_named_definition_the_ranking_is_unchanged():
     ranked = [("a.py", "big"), ("b.py", "other"), ("a.py", "small")]
-    out = second_pass(ranked, [("a.py", "extra")], ["a.py", "b.py"], lambda c: c[0],
-                      lambda c: False)
+    out = second_pass(ranked, [("a.py", "extra")], ["a.py", "b.py"], lambda c: c[0], lead)
     assert out == ranked

@@ -7,9 +7,10 @@ channels rank the whole index, and the file's other chunks that matched the repo
 crowd it out). The report itself often says which function: it calls it in its example
 (``xr.where(cond, x, y)``), or a traceback frame in that file ran it. So, for a long query,
 the best few files of the ranking get a second look at every definition they hold: the ones
-the report calls or whose frame it shows move to the front of their file's places in the
-ranking (those already among the candidates keep their order among themselves; others join
-from the file, the most similar to the report first), and the chunks they displace follow.
+a traceback frame ran move to the front of their file's places in the ranking, the ones the
+report's code calls to just after the file's best chunk (those already among the candidates
+before those that join from the file, the most similar to the report first), and the chunks
+they displace follow.
 
 Files keep their places (the file answer is untouched) and the ranking stays one ranking of
 one pool (the top k for any k is its first k): the pool is the candidates plus the named
@@ -47,6 +48,13 @@ _NOT_CALLS = frozenset({
 _NOT_ONE_DEFINITION = frozenset({"block", "window"}) | CONTAINER_KINDS
 
 
+# A chunk's place in its file after the second pass, first to last: what a traceback frame
+# ran (the error came from there), the file's best chunk, what the report's code calls (often
+# the entry point the user called, with the fault deeper: it joins the best chunk rather than
+# displacing it), then the rest in their order.
+RAN, BEST, CALLED, UNNAMED = 0, 1, 2, 3
+
+
 @dataclass(frozen=True)
 class ReportNames:
     """What a report says about definitions: the names its code calls, and the (path hint,
@@ -56,15 +64,21 @@ class ReportNames:
     frames: tuple[tuple[str, str], ...]
 
     def names(self, path: str, symbol: str, chunk_kind: str) -> bool:
-        """Whether the report calls this definition, or shows a frame of this file running it
-        (a ``Class.method`` symbol is named by ``method``); never an outline or a block."""
+        """Whether the report calls this definition or shows a frame of it running."""
+        return self.lead(path, symbol, chunk_kind) < UNNAMED
+
+    def lead(self, path: str, symbol: str, chunk_kind: str) -> int:
+        """Where the report puts this definition in its file: ``RAN`` when a traceback frame
+        of this file ran it (a ``Class.method`` symbol is named by ``method``), ``CALLED``
+        when the report's code calls it, else ``UNNAMED``; an outline or a block is never
+        named."""
         name = symbol.rpartition(".")[2]
         if chunk_kind in _NOT_ONE_DEFINITION or not name or name.startswith("<"):
-            return False
-        if name in self.called:
-            return True
-        return any(function == name and path_hint_match(path, [hint])
-                   for hint, function in self.frames)
+            return UNNAMED
+        if any(function == name and path_hint_match(path, [hint])
+               for hint, function in self.frames):
+            return RAN
+        return CALLED if name in self.called else UNNAMED
 
 
 def report_names(text: str, frames: Sequence[tuple[str, str]]) -> ReportNames:
@@ -84,15 +98,16 @@ def second_pass(
     joining: Sequence[T],
     files: Sequence[str],
     path_of: Callable[[T], str],
-    named: Callable[[T], bool],
+    lead: Callable[[T], int],
 ) -> list[T]:
-    """``ranked`` with, in each of ``files``, the chunks ``named`` by the report first.
+    """``ranked`` with, in each of ``files``, the chunks in the order of their ``lead``
+    (``RAN``, the file's best chunk, ``CALLED``, ``UNNAMED``; ties keep their order).
 
     ``joining``: definitions of those files that are not in ``ranked``, best first (the
-    caller orders them, e.g. by similarity to the report); only the named ones join. A
-    file's chunks fill the places its chunks held in ``ranked``, named ones first (ranked
-    ones before joining ones), then the rest in their order; what no longer fits follows the
-    whole ranking, in that order. Other files' chunks keep their places.
+    caller orders them, e.g. by similarity to the report); only named ones join, after the
+    file's own chunks of the same lead. A file's chunks fill the places its chunks held in
+    ``ranked``; what no longer fits follows the whole ranking, in that order. Other files'
+    chunks keep their places.
     """
     wanted = set(files)
     places: dict[str, list[int]] = {}
@@ -104,9 +119,11 @@ def second_pass(
     overflow: list[T] = []
     for path in files:
         slots = places.get(path, [])
-        own = [ranked[i] for i in slots]
-        joins = [item for item in joining if path_of(item) == path and named(item)]
-        order = [i for i in own if named(i)] + joins + [i for i in own if not named(i)]
+        own = [(BEST if n == 0 and lead(ranked[i]) > BEST else lead(ranked[i]), ranked[i])
+               for n, i in enumerate(slots)]
+        joins = [(lead(item), item) for item in joining if path_of(item) == path]
+        order = [item for _, item in
+                 sorted(own + [j for j in joins if j[0] < UNNAMED], key=lambda li: li[0])]
         for slot, item in zip(slots, order, strict=False):
             out[slot] = item
         overflow += order[len(slots):]

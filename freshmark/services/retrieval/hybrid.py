@@ -184,7 +184,7 @@ class _Ranking:
         joining.sort(key=lambda c: -(c.vector_sim or 0.0))
         slot_scores = [c.score for c in ranked]
         out = second_pass(ranked, dedup(joining), files, lambda c: c.record.path,
-                          lambda c: names.names(c.record.path, c.record.symbol, c.record.kind))
+                          lambda c: names.lead(c.record.path, c.record.symbol, c.record.kind))
         # A chunk takes the score of the place it fills, so scores fall down the ranking.
         floor = slot_scores[-1] if slot_scores else 0.0
         for index, candidate in enumerate(out):
