@@ -122,18 +122,18 @@ def lead(item: tuple[str, str]) -> int:
     return LEADS.get(item[1], UNNAMED)
 
 
-def test_a_definition_a_frame_ran_takes_its_files_first_place_and_other_files_keep_theirs():
+def test_a_definition_a_frame_ran_leads_its_file_and_only_files_passed_change():
     ranked = [("a.py", "big"), ("b.py", "other"), ("a.py", "small"), ("b.py", "more")]
     joining = [("a.py", "ran"), ("b.py", "ran")]
     out = second_pass(ranked, joining, ["a.py"], lambda c: c[0], lead)
-    assert out == [("a.py", "ran"), ("b.py", "other"), ("a.py", "big"), ("b.py", "more"),
-                   ("a.py", "small")]
+    assert out == [("a.py", "ran"), ("a.py", "big"), ("b.py", "other"), ("a.py", "small"),
+                   ("b.py", "more")]
 
 
-def test_a_called_definition_follows_its_files_best_chunk():
-    ranked = [("a.py", "big"), ("a.py", "small"), ("a.py", "tiny")]
-    out = second_pass(ranked, [("a.py", "called")], ["a.py"], lambda c: c[0], lead)
-    assert out == [("a.py", "big"), ("a.py", "called"), ("a.py", "small"), ("a.py", "tiny")]
+def test_a_called_definition_comes_right_after_its_files_best_chunk():
+    ranked = [("a.py", "big"), ("b.py", "other"), ("a.py", "small"), ("a.py", "called")]
+    out = second_pass(ranked, [], ["a.py"], lambda c: c[0], lead)
+    assert out == [("a.py", "big"), ("a.py", "called"), ("b.py", "other"), ("a.py", "small")]
 
 
 def test_without_a_named_definition_the_ranking_is_unchanged():

@@ -6,13 +6,12 @@ among the file's first two chunks of the answer, or not among the candidates at 
 channels rank the whole index, and the file's other chunks that matched the report's words
 crowd it out). The report itself often says which function: it calls it in its example
 (``xr.where(cond, x, y)``), or a traceback frame in that file ran it. So, for a long query,
-the best few files of the ranking get a second look at every definition they hold: the ones
-a traceback frame ran move to the front of their file's places in the ranking, the ones the
-report's code calls to just after the file's best chunk (those already among the candidates
-before those that join from the file, the most similar to the report first), and the chunks
-they displace follow.
+the best few files of the ranking get a second look at every definition they hold: where the
+file's best chunk stood, the ones a traceback frame ran come first, then the best chunk, then
+the ones the report's code calls (those already among the candidates before those that join
+from the file, the most similar to the report first); the rest keep their order.
 
-Files keep their places (the file answer is untouched) and the ranking stays one ranking of
+Files keep their order (the file answer is untouched) and the ranking stays one ranking of
 one pool (the top k for any k is its first k): the pool is the candidates plus the named
 definitions of the best files, both fixed by the query, not by k.
 """
@@ -100,31 +99,35 @@ def second_pass(
     path_of: Callable[[T], str],
     lead: Callable[[T], int],
 ) -> list[T]:
-    """``ranked`` with, in each of ``files``, the chunks in the order of their ``lead``
-    (``RAN``, the file's best chunk, ``CALLED``, ``UNNAMED``; ties keep their order).
+    """``ranked`` with each of ``files`` led by what the report names in it.
 
-    ``joining``: definitions of those files that are not in ``ranked``, best first (the
-    caller orders them, e.g. by similarity to the report); only named ones join, after the
-    file's own chunks of the same lead. A file's chunks fill the places its chunks held in
-    ``ranked``; what no longer fits follows the whole ranking, in that order. Other files'
-    chunks keep their places.
+    A file's head is its chunks that a frame ran (``RAN``), then its best chunk, then the ones
+    the report's code calls (``CALLED``); it takes the place of the file's best chunk, the
+    named chunks leaving their own places. ``joining``: definitions of those files that are
+    not in ``ranked``, best first (the caller orders them, e.g. by similarity to the report);
+    only named ones join, after the file's own chunks of the same lead. Every other chunk keeps
+    its order.
     """
     wanted = set(files)
-    places: dict[str, list[int]] = {}
-    for index, item in enumerate(ranked):
+    own: dict[str, list[T]] = {}
+    for item in ranked:
+        if path_of(item) in wanted:
+            own.setdefault(path_of(item), []).append(item)
+    heads: dict[str, list[T]] = {}
+    moved: set[int] = set()
+    for path, items in own.items():
+        leads = [(BEST if n == 0 and lead(item) > BEST else lead(item), item)
+                 for n, item in enumerate(items)]
+        leads += [(lead(item), item) for item in joining
+                  if path_of(item) == path and lead(item) < UNNAMED]
+        head = [item for level, item in sorted(leads, key=lambda li: li[0]) if level < UNNAMED]
+        heads[path] = head
+        moved.update(id(item) for item in head)
+    out: list[T] = []
+    for item in ranked:
         path = path_of(item)
-        if path in wanted:
-            places.setdefault(path, []).append(index)
-    out = list(ranked)
-    overflow: list[T] = []
-    for path in files:
-        slots = places.get(path, [])
-        own = [(BEST if n == 0 and lead(ranked[i]) > BEST else lead(ranked[i]), ranked[i])
-               for n, i in enumerate(slots)]
-        joins = [(lead(item), item) for item in joining if path_of(item) == path]
-        order = [item for _, item in
-                 sorted(own + [j for j in joins if j[0] < UNNAMED], key=lambda li: li[0])]
-        for slot, item in zip(slots, order, strict=False):
-            out[slot] = item
-        overflow += order[len(slots):]
-    return out + overflow
+        if path in heads:
+            out += heads.pop(path)
+        elif id(item) not in moved:
+            out.append(item)
+    return out
