@@ -34,7 +34,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench_localization import function_hit
+from bench_localization import DEV, function_hit
 from tune_rerank import ranked_pool
 
 from freshmark.core.chunking import chunk_text
@@ -152,10 +152,11 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("reports", nargs="+", type=Path)
     parser.add_argument("--mirrors", type=Path, default=Path("/work/.mirror"))
-    parser.add_argument("--data", type=Path,
-                        default=ROOT.parent / "shared" / "eval" / "swebench" / "dev.jsonl")
+    parser.add_argument("--data", type=Path, default=DEV)
     parser.add_argument("--files", default="1,2,3")
     parser.add_argument("--fit", action="store_true")
+    parser.add_argument("--show", action="store_true",
+                        help="print each report whose function Acc@1 or @5 the pass changes")
     args = parser.parse_args()
     rows = {r["instance_id"]: r for r in map(json.loads, args.data.read_text().splitlines())}
     studies = []
@@ -169,6 +170,15 @@ def main() -> int:
         print(f"second pass over {n_files} files:", "all", accuracy(studies, n_files),
               *(f"{r} {accuracy([s for s in studies if repo_of(s.pool['instance']) == r], n_files)}"
                 for r in repos))
+    if args.show:
+        for study in studies:
+            gold = study.pool["gold_functions"]
+            before, after = study.answer(0), study.answer(max(map(int, args.files.split(","))))
+            changed = [(function_hit(before[:c], gold), function_hit(after[:c], gold))
+                       for c in (1, 5)]
+            if any(b != a for b, a in changed):
+                print(study.pool["instance"], "Acc@1, Acc@5 before -> after:", changed,
+                      "top 5 after:", [s for _, s in after[:5]])
     if args.fit:
         for n_files in map(int, args.files.split(",")):
             totals = dict.fromkeys(CUTOFFS, 0.0)
