@@ -39,7 +39,13 @@ from tune_rerank import ranked_pool
 
 from freshmark.core.chunking import chunk_text
 from freshmark.core.fusion import DEFAULT_WEIGHTS, diversify
-from freshmark.core.infile import ReportNames, best_files, report_names, second_pass
+from freshmark.core.infile import (
+    IN_FILE_WEIGHTS,
+    ReportNames,
+    best_files,
+    report_names,
+    second_pass,
+)
 from freshmark.core.query import plan_query
 from freshmark.services.retrieval.hybrid import MAX_PER_FILE
 
@@ -179,6 +185,12 @@ def main() -> int:
             if any(b != a for b, a in changed):
                 print(study.pool["instance"], "Acc@1, Acc@5 before -> after:", changed,
                       "top 5 after:", [s for _, s in after[:5]])
+    fixed = np.array([IN_FILE_WEIGHTS.get(name, 0.0) for name in FEATURES])
+    for n_files in map(int, args.files.split(",")):
+        by_repo = {r: [s for s in studies if repo_of(s.pool["instance"]) == r] for r in repos}
+        print(f"in-file order of the search (IN_FILE_WEIGHTS), {n_files} files:", "all",
+              accuracy(studies, n_files, fixed),
+              *(f"{r} {accuracy(group, n_files, fixed)}" for r, group in by_repo.items()))
     if args.fit:
         for n_files in map(int, args.files.split(",")):
             totals = dict.fromkeys(CUTOFFS, 0.0)

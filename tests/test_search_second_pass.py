@@ -7,7 +7,15 @@ from __future__ import annotations
 import pytest
 
 from freshmark.core.config import Config
-from freshmark.core.infile import CALLED, RAN, UNNAMED, report_names, second_pass
+from freshmark.core.infile import (
+    CALLED,
+    RAN,
+    UNNAMED,
+    in_file_order,
+    in_file_score,
+    report_names,
+    second_pass,
+)
 from freshmark.core.query import plan_query
 from freshmark.core.request import SearchRequest
 from freshmark.core.settings import Settings
@@ -140,3 +148,14 @@ def test_without_a_named_definition_the_ranking_is_unchanged():
     ranked = [("a.py", "big"), ("b.py", "other"), ("a.py", "small")]
     out = second_pass(ranked, [("a.py", "extra")], ["a.py", "b.py"], lambda c: c[0], lead)
     assert out == ranked
+
+
+def test_the_in_file_order_moves_a_files_chunks_among_its_own_places_only():
+    ranked = [("a.py", 1.0), ("b.py", 9.0), ("a.py", 5.0), ("b.py", 0.0)]
+    out = in_file_order(ranked, ["a.py"], lambda c: c[0], lambda c: c[1])
+    assert out == [("a.py", 5.0), ("b.py", 9.0), ("a.py", 1.0), ("b.py", 0.0)]
+
+
+def test_a_class_outline_scores_below_a_definition_with_the_same_evidence_in_its_file():
+    evidence = {"rrf_norm": 0.5, "bm25_norm": 0.5, "symbol_hit": 1.0, "length_fit": 1.0}
+    assert in_file_score({**evidence, "container": 1.0}) < in_file_score(evidence)

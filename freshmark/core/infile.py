@@ -19,7 +19,7 @@ definitions of the best files, both fixed by the query, not by k.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
@@ -85,6 +85,34 @@ def report_names(text: str, frames: Sequence[tuple[str, str]]) -> ReportNames:
     ``frames`` (``query.traceback_frames``)."""
     called = {m.group(1) for m in _CALL.finditer(text)}
     return ReportNames(frozenset(called - _NOT_CALLS), tuple(frames))
+
+
+# The order of a best file's own chunks before its head is built: a linear score over the
+# rerank's features, round values near the weights a logistic regression fitted on the chunks
+# of the changed files against their files' other chunks, each repository held out in turn
+# (seaborn, xarray, astropy; bench/tune_second_pass.py --fit). Inside one file, the file-wide
+# features are equal and drop out; the symbol name, BM25 and the channels' agreement tell
+# the changed function from its neighbours, and a class outline or module block is not it.
+IN_FILE_WEIGHTS = {"rrf_norm": 1.2, "bm25_norm": 1.0, "symbol_hit": 1.2, "length_fit": 0.4,
+                   "substance": 0.4, "named": 1.0, "container": -0.8}
+
+
+def in_file_score(features: Mapping[str, float]) -> float:
+    """A chunk's score within its file (``IN_FILE_WEIGHTS``; a missing feature counts 0)."""
+    return sum(weight * features.get(name, 0.0) for name, weight in IN_FILE_WEIGHTS.items())
+
+
+def in_file_order(ranked: Sequence[T], files: Sequence[str], path_of: Callable[[T], str],
+                  score_of: Callable[[T], float]) -> list[T]:
+    """``ranked`` with the chunks of each of ``files`` re-ordered among their own places by
+    ``score_of`` (best first; ties keep their order); other chunks keep their places."""
+    out = list(ranked)
+    for path in files:
+        slots = [i for i, item in enumerate(ranked) if path_of(item) == path]
+        order = sorted((ranked[i] for i in slots), key=lambda item: -score_of(item))
+        for slot, item in zip(slots, order, strict=True):
+            out[slot] = item
+    return out
 
 
 def best_files(paths_in_order: Sequence[str], n: int = SECOND_PASS_FILES) -> list[str]:

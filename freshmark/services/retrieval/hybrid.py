@@ -14,6 +14,7 @@ from dataclasses import asdict, dataclass, field, replace
 import numpy as np
 
 from freshmark.adapters.lexical.tantivy_engine import TantivyEngine
+from freshmark.core.chunking.model import CONTAINER_KINDS
 from freshmark.core.classify import search_kind
 from freshmark.core.fusion import (
     DEFAULT_WEIGHTS,
@@ -27,7 +28,14 @@ from freshmark.core.fusion import (
     group_files,
     rerank,
 )
-from freshmark.core.infile import best_files, report_names, second_pass
+from freshmark.core.infile import (
+    UNNAMED,
+    best_files,
+    in_file_order,
+    in_file_score,
+    report_names,
+    second_pass,
+)
 from freshmark.core.ports import BranchView, Embedder, LexicalChannel, LexicalEngine, LexicalHit
 from freshmark.core.query import QueryPlan, plan_query
 from freshmark.core.request import SearchRequest
@@ -56,6 +64,8 @@ FILE_ANSWER_POOL = 60
 FILE_POOL = 20
 # Chunks one file may hold among a chunk answer's results before other files get their turn.
 MAX_PER_FILE = 2
+# Chunks that are not one definition (the in-file order's ``container`` feature).
+_NOT_DEFINITIONS = frozenset({"block", "window"}) | CONTAINER_KINDS
 # Best chunks a file answer shows of each file.
 CHUNKS_PER_FILE = 3
 
@@ -183,8 +193,17 @@ class _Ranking:
             fill_missing_scores(self.view, self.vector, joining, {})
         joining.sort(key=lambda c: -(c.vector_sim or 0.0))
         slot_scores = [c.score for c in ranked]
+
+        def lead(c: Candidate) -> int:
+            return names.lead(c.record.path, c.record.symbol, c.record.kind)
+
+        def score_in_file(c: Candidate) -> float:
+            return in_file_score({**c.features, "named": float(lead(c) < UNNAMED),
+                                  "container": float(c.record.kind in _NOT_DEFINITIONS)})
+
+        ranked = in_file_order(ranked, files, lambda c: c.record.path, score_in_file)
         out = second_pass(ranked, dedup(joining), files, lambda c: c.record.path,
-                          lambda c: names.lead(c.record.path, c.record.symbol, c.record.kind))
+                          lead)
         # A chunk takes the score of the place it fills, so scores fall down the ranking.
         floor = slot_scores[-1] if slot_scores else 0.0
         for index, candidate in enumerate(out):
