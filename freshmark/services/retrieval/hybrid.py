@@ -14,16 +14,27 @@ from dataclasses import asdict, dataclass, field, replace
 import numpy as np
 
 from freshmark.adapters.lexical.tantivy_engine import TantivyEngine
+from freshmark.core.chunking.model import CONTAINER_KINDS
+from freshmark.core.classify import search_kind
 from freshmark.core.fusion import (
     DEFAULT_WEIGHTS,
     Candidate,
     FileCandidate,
     RerankWeights,
     dedup,
+    dedup_key,
     diversify,
     fuse,
     group_files,
     rerank,
+)
+from freshmark.core.infile import (
+    UNNAMED,
+    best_files,
+    in_file_order,
+    in_file_score,
+    report_names,
+    second_pass,
 )
 from freshmark.core.ports import BranchView, Embedder, LexicalChannel, LexicalEngine, LexicalHit
 from freshmark.core.query import QueryPlan, plan_query
@@ -32,6 +43,7 @@ from freshmark.core.stamp import ChunkRecord
 from freshmark.services.retrieval.channels import (
     fill_missing_scores,
     lexical_channel,
+    passes_filter,
     vector_channel,
 )
 
@@ -52,6 +64,8 @@ FILE_ANSWER_POOL = 60
 FILE_POOL = 20
 # Chunks one file may hold among a chunk answer's results before other files get their turn.
 MAX_PER_FILE = 2
+# Chunks that are not one definition (the in-file order's ``container`` feature).
+_NOT_DEFINITIONS = frozenset({"block", "window"}) | CONTAINER_KINDS
 # Best chunks a file answer shows of each file.
 CHUNKS_PER_FILE = 3
 
@@ -114,6 +128,7 @@ class _Ranking:
     lexical: LexicalEngine
     weights: RerankWeights
     timings: SearchTimings = field(default_factory=SearchTimings)
+    vector: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.float32))
 
     def pool(self, n: int, whole_files: bool) -> list[Candidate]:
         """Every candidate both channels found (``n`` each, plus with ``whole_files`` the best
@@ -124,6 +139,7 @@ class _Ranking:
         started = time.perf_counter()
         vector = embed_plan(self.embedder, self.plan) if use_vectors else \
             np.zeros(0, dtype=np.float32)
+        self.vector = vector
         self.timings.embed_seconds = time.perf_counter() - started
 
         started = time.perf_counter()
@@ -157,6 +173,44 @@ class _Ranking:
         self.timings.vector_seconds += fill_seconds
         self.timings.fusion_seconds = time.perf_counter() - started - fill_seconds
         return ranked
+
+    def second_pass(self, ranked: list[Candidate]) -> list[Candidate]:
+        """``ranked`` with the definitions the report calls or shows a frame of first in
+        their file, for the best files (``infile.second_pass``); definitions of those files
+        that the channels missed join, the most similar to the report first."""
+        started = time.perf_counter()
+        names = report_names(self.plan.text, self.plan.frames)
+        files = best_files([c.record.path for c in ranked])
+        held = {dedup_key(c.record) for c in ranked}
+        request = self.request
+        ids = [r.id for r in self.view.records_for_paths(files)
+               if dedup_key(r) not in held and names.names(r.path, r.symbol, r.kind)]
+        records = [r for r in (self.view.get(ids=ids, include_text=True) if ids else [])
+                   if passes_filter(r, request.include_history, request.kinds)]
+        joining = [Candidate(record=r, kind=search_kind(r.path, r.file_kind),
+                             features={"named_in_file": 1.0}) for r in records]
+        if joining and self.vector.size:
+            fill_missing_scores(self.view, self.vector, joining, {})
+        joining.sort(key=lambda c: -(c.vector_sim or 0.0))
+        slot_scores = [c.score for c in ranked]
+
+        def lead(c: Candidate) -> int:
+            return names.lead(c.record.path, c.record.symbol, c.record.kind)
+
+        def score_in_file(c: Candidate) -> float:
+            return in_file_score({**c.features, "named": float(lead(c) < UNNAMED),
+                                  "container": float(c.record.kind in _NOT_DEFINITIONS)})
+
+        ranked = in_file_order(ranked, files, lambda c: c.record.path, score_in_file)
+        out = second_pass(ranked, dedup(joining), files, lambda c: c.record.path,
+                          lead)
+        # A chunk takes the score of the place it fills, so scores fall down the ranking.
+        floor = slot_scores[-1] if slot_scores else 0.0
+        for index, candidate in enumerate(out):
+            candidate.score = slot_scores[index] if index < len(slot_scores) else \
+                min(candidate.score, floor)
+        self.timings.fusion_seconds += time.perf_counter() - started
+        return out
 
     def _vector_hits(self, lexical: LexicalChannel, vector: np.ndarray, n: int) -> Hits:
         request = self.request
@@ -212,6 +266,8 @@ def hybrid_search(
     # A question or a few names asks for a function: its own chunks rank it. An issue report
     # asks which code is at fault: evidence spread over a file counts.
     ranked = ranking.pool(POOL, whole_files=plan.long)
+    if plan.long:
+        ranked = ranking.second_pass(ranked)
     return diversify(ranked, k, max_per_file), ranking.timings
 
 

@@ -1,0 +1,214 @@
+"""The second pass inside an issue report's best files (``core/infile.py``) studied offline on
+candidate pools saved by ``bench_localization.py --dump-pools``.
+
+For each saved pool: the ranking the search gives it (``tune_rerank.ranked_pool``), then the
+second pass over its best files, with the definitions the pool lacks read from the file at the
+report's base commit in the repository's mirror and chunked as the indexer does (in the
+search they join from the store, the most similar to the report first; here in file order).
+Function Acc@1/5/10 of the chunk answer is reported before and after, per repository; file
+answers do not change (the pass keeps every file's places).
+
+``--fit`` also fits an in-file order (a logistic regression over the candidates' features,
+chunks of a gold file against the other chunks of that file) with each repository held out,
+and scores it on that repository only: the check of whether a learned order inside the file
+would beat the rerank's.
+
+Usage::
+
+    .venv/bin/python bench/tune_second_pass.py REPORT.json [...] --mirrors /work/.mirror
+        [--data ../shared/eval/swebench/dev.jsonl] [--files 1,2,3] [--fit]
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import json
+import subprocess
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from bench_localization import DEV, function_hit
+from tune_rerank import ranked_pool
+
+from freshmark.core.chunking import chunk_text
+from freshmark.core.fusion import DEFAULT_WEIGHTS, diversify
+from freshmark.core.infile import (
+    IN_FILE_WEIGHTS,
+    ReportNames,
+    best_files,
+    report_names,
+    second_pass,
+)
+from freshmark.core.query import plan_query
+from freshmark.services.retrieval.hybrid import MAX_PER_FILE
+
+CUTOFFS = (1, 5, 10)
+FEATURES = ("rrf_norm", "bm25_norm", "vector_norm", "symbol_hit", "length_fit", "frame_hit",
+            "substance", "named", "container")
+_CONTAINERS = {"class", "block", "window", "module", "interface"}
+
+
+def repo_of(instance: str) -> str:
+    return instance.split("__")[0]
+
+
+@functools.cache
+def file_definitions(mirror: str, commit: str, path: str) -> list[dict]:
+    """The functions and methods of ``path`` at ``commit``, as pool entries."""
+    shown = subprocess.run(["git", "show", f"{commit}:{path}"], cwd=mirror, capture_output=True,
+                           text=True)
+    if shown.returncode != 0:
+        return []
+    return [{"path": path, "symbol": c.symbol, "chunk_kind": c.kind}
+            for c in chunk_text(path, shown.stdout) if c.kind in ("function", "method")]
+
+
+class Study:
+    """One saved pool with its report, ranked as the search ranks it."""
+
+    def __init__(self, pool: dict, row: dict, mirror: Path | None) -> None:
+        self.pool, self.row, self.mirror = pool, row, mirror
+        plan = plan_query(row["problem_statement"])
+        self.names: ReportNames = report_names(plan.text, plan.frames)
+        self.ranked = [c for c, _ in ranked_pool(pool, DEFAULT_WEIGHTS)]
+        for c in self.ranked:
+            c["named"] = float(self.named(c))
+            c["container"] = float(c.get("chunk_kind") in _CONTAINERS)
+
+    def named(self, c: dict) -> bool:
+        return self.names.names(c["path"], c["symbol"], c.get("chunk_kind", "function"))
+
+    def lead(self, c: dict) -> int:
+        return self.names.lead(c["path"], c["symbol"], c.get("chunk_kind", "function"))
+
+    def joining(self, files: Sequence[str]) -> list[dict]:
+        if self.mirror is None:
+            return []
+        out: list[dict] = []
+        for path in files:
+            held = {c["symbol"] for c in self.ranked if c["path"] == path}
+            out += [c for c in file_definitions(str(self.mirror), self.row["base_commit"], path)
+                    if c["symbol"] not in held]
+        return out
+
+    def answer(self, n_files: int, weights: np.ndarray | None = None) -> list[tuple[str, str]]:
+        """(path, symbol) of the chunk answer (k = 10) after the second pass over the best
+        ``n_files`` files (0: none), each file's own chunks first put in the order of
+        ``weights`` over ``FEATURES`` when given."""
+        ranked = list(self.ranked)
+        files = best_files([c["path"] for c in ranked], n_files)
+        if weights is not None:
+            for path in files:
+                slots = [i for i, c in enumerate(ranked) if c["path"] == path]
+                order = sorted((ranked[i] for i in slots), key=lambda c: -(vector(c) @ weights))
+                for slot, c in zip(slots, order, strict=True):
+                    ranked[slot] = c
+        if n_files:
+            ranked = second_pass(ranked, self.joining(files), files, lambda c: c["path"],
+                                 self.lead)
+        return [(c["path"], c["symbol"]) for c in
+                diversify(ranked, 10, MAX_PER_FILE, path_of=lambda c: c["path"])]
+
+
+def vector(c: dict) -> np.ndarray:
+    return np.array([float(c.get(name, 0.0)) for name in FEATURES])
+
+
+def fit(studies: Sequence[Study], n_files: int, l2: float = 1.0) -> np.ndarray:
+    """Logistic regression (gradient descent, L2) of 'this chunk is a changed function' over
+    the chunks of the best files that hold one."""
+    rows, labels = [], []
+    for study in studies:
+        gold = study.pool["gold_functions"]
+        for path in best_files([c["path"] for c in study.ranked], n_files):
+            same = [c for c in study.ranked if c["path"] == path]
+            ys = [function_hit([(c["path"], c["symbol"])], gold) for c in same]
+            if any(ys) and not all(ys):
+                rows += [vector(c) for c in same]
+                labels += [float(y) for y in ys]
+    x, y = np.array(rows), np.array(labels)
+    w, b = np.zeros(len(FEATURES)), 0.0
+    for _ in range(3000):
+        p = 1.0 / (1.0 + np.exp(-(x @ w + b)))
+        w -= 0.5 * (x.T @ (p - y) / len(y) + l2 * w / len(y))
+        b -= 0.5 * float(np.mean(p - y))
+    return w
+
+
+def accuracy(studies: Sequence[Study], n_files: int, weights: np.ndarray | None = None
+             ) -> dict[str, float]:
+    scored = [s for s in studies if s.pool["gold_functions"]]
+    hits = dict.fromkeys(CUTOFFS, 0)
+    for study in scored:
+        chunks = study.answer(n_files, weights)
+        for cutoff in CUTOFFS:
+            hits[cutoff] += function_hit(chunks[:cutoff], study.pool["gold_functions"])
+    return {f"fAcc@{c}": round(hits[c] / max(len(scored), 1), 3) for c in CUTOFFS} | \
+        {"n": len(scored)}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("reports", nargs="+", type=Path)
+    parser.add_argument("--mirrors", type=Path, default=Path("/work/.mirror"))
+    parser.add_argument("--data", type=Path, default=DEV)
+    parser.add_argument("--files", default="1,2,3")
+    parser.add_argument("--fit", action="store_true")
+    parser.add_argument("--show", action="store_true",
+                        help="print each report whose function Acc@1 or @5 the pass changes")
+    args = parser.parse_args()
+    rows = {r["instance_id"]: r for r in map(json.loads, args.data.read_text().splitlines())}
+    studies = []
+    for report in args.reports:
+        for pool in json.loads(report.read_text()).get("pools", []):
+            row = rows[pool["instance"]]
+            mirror = args.mirrors / row["repo"].replace("/", "+") / "repo"
+            studies.append(Study(pool, row, mirror if mirror.exists() else None))
+    repos = sorted({repo_of(s.pool["instance"]) for s in studies})
+    for n_files in [0, *map(int, args.files.split(","))]:
+        print(f"second pass over {n_files} files:", "all", accuracy(studies, n_files),
+              *(f"{r} {accuracy([s for s in studies if repo_of(s.pool['instance']) == r], n_files)}"
+                for r in repos))
+    if args.show:
+        for study in studies:
+            gold = study.pool["gold_functions"]
+            before, after = study.answer(0), study.answer(max(map(int, args.files.split(","))))
+            changed = [(function_hit(before[:c], gold), function_hit(after[:c], gold))
+                       for c in (1, 5)]
+            if any(b != a for b, a in changed):
+                print(study.pool["instance"], "Acc@1, Acc@5 before -> after:", changed,
+                      "top 5 after:", [s for _, s in after[:5]])
+    fixed = np.array([IN_FILE_WEIGHTS.get(name, 0.0) for name in FEATURES])
+    for n_files in map(int, args.files.split(",")):
+        by_repo = {r: [s for s in studies if repo_of(s.pool["instance"]) == r] for r in repos}
+        print(f"in-file order of the search (IN_FILE_WEIGHTS), {n_files} files:", "all",
+              accuracy(studies, n_files, fixed),
+              *(f"{r} {accuracy(group, n_files, fixed)}" for r, group in by_repo.items()))
+    if args.fit:
+        for n_files in map(int, args.files.split(",")):
+            totals = dict.fromkeys(CUTOFFS, 0.0)
+            count = 0
+            for held in repos:
+                train = [s for s in studies if repo_of(s.pool["instance"]) != held]
+                test = [s for s in studies if repo_of(s.pool["instance"]) == held]
+                weights = fit(train, n_files)
+                figures = accuracy(test, n_files, weights)
+                print(f"fitted order, {n_files} files, {held} held out: {figures}",
+                      dict(zip(FEATURES, np.round(weights, 2).tolist(), strict=True)))
+                for cutoff in CUTOFFS:
+                    totals[cutoff] += figures[f"fAcc@{cutoff}"] * figures["n"]
+                count += int(figures["n"])
+            print(f"fitted order, {n_files} files, held out together:",
+                  {f"fAcc@{c}": round(totals[c] / max(count, 1), 3) for c in CUTOFFS})
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
