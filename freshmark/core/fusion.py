@@ -50,7 +50,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar, overload
 
-from freshmark.core.chunking.model import CONTAINER_KINDS
+from freshmark.core.chunking.model import NOT_ONE_DEFINITION
 from freshmark.core.classify import search_kind
 from freshmark.core.query import QueryPlan, deepest_frame, frame_match, path_hint_match
 from freshmark.core.stamp import ChunkRecord
@@ -75,9 +75,6 @@ FIT_MAX_LINES = 150
 # log of their lines (3 lines: 0.30, 10: 0.62, 20: 0.81), so a body of a few statements counts
 # for much more than a one-line accessor, and 40 lines no less than 120.
 SUBSTANCE_FULL_LINES = 40
-# Chunks that are not one definition: a module block, a fallback window, and outlines
-# (``CONTAINER_KINDS``), whose length is their members', not their own work.
-_NOT_ONE_DEFINITION = frozenset({"block", "window"}) | CONTAINER_KINDS
 # How much each file kind is worth as an answer when nothing else tells them apart: the
 # implementation first, then tests (they show usage), then configuration and prose.
 KIND_PRIOR = {"source": 1.0, "test": 0.5, "config": 0.4, "doc": 0.35, "other": 0.35}
@@ -243,7 +240,8 @@ def length_fit(start_line: int, end_line: int) -> float:
 def substance(chunk_kind: str, start_line: int, end_line: int) -> float:
     """How much body a definition has: ln(lines) / ln(SUBSTANCE_FULL_LINES), at most 1.0; 0.0
     for a chunk that is not one definition (a module block, a window, a class outline)."""
-    if chunk_kind in _NOT_ONE_DEFINITION:
+    # An outline's length is its members', not its own work.
+    if chunk_kind in NOT_ONE_DEFINITION:
         return 0.0
     lines = max(1, end_line - start_line + 1)
     return min(1.0, math.log(lines) / math.log(SUBSTANCE_FULL_LINES))

@@ -23,7 +23,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
-from freshmark.core.chunking.model import CONTAINER_KINDS
+from freshmark.core.chunking.model import NOT_ONE_DEFINITION
 from freshmark.core.query import path_hint_match
 
 T = TypeVar("T")
@@ -42,9 +42,6 @@ _NOT_CALLS = frozenset({
 })
 
 
-# Chunks that are not one definition: a call of a class names its constructor, not the
-# outline, and module blocks and windows have no name to call.
-_NOT_ONE_DEFINITION = frozenset({"block", "window"}) | CONTAINER_KINDS
 
 
 # A chunk's place in its file after the second pass, first to last: what a traceback frame
@@ -72,7 +69,8 @@ class ReportNames:
         when the report's code calls it, else ``UNNAMED``; an outline or a block is never
         named."""
         name = symbol.rpartition(".")[2]
-        if chunk_kind in _NOT_ONE_DEFINITION or not name or name.startswith("<"):
+        # A call of a class names its constructor, not the outline; blocks have no name.
+        if chunk_kind in NOT_ONE_DEFINITION or not name or name.startswith("<"):
             return UNNAMED
         if any(function == name and path_hint_match(path, [hint])
                for hint, function in self.frames):

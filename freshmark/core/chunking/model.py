@@ -21,6 +21,8 @@ KINDS = (
 )
 # Kinds whose chunk summarises members (their bodies are separate chunks, elided here).
 CONTAINER_KINDS = frozenset({"class", "interface", "struct", "enum", "trait", "impl", "module"})
+# Chunks that are not one definition: a module block, a fallback window and the outlines.
+NOT_ONE_DEFINITION = frozenset({"block", "window"}) | CONTAINER_KINDS
 
 
 @dataclass

@@ -14,7 +14,7 @@ from dataclasses import asdict, dataclass, field, replace
 import numpy as np
 
 from freshmark.adapters.lexical.tantivy_engine import TantivyEngine
-from freshmark.core.chunking.model import CONTAINER_KINDS
+from freshmark.core.chunking.model import NOT_ONE_DEFINITION
 from freshmark.core.classify import search_kind
 from freshmark.core.fusion import (
     DEFAULT_WEIGHTS,
@@ -64,8 +64,6 @@ FILE_ANSWER_POOL = 60
 FILE_POOL = 20
 # Chunks one file may hold among a chunk answer's results before other files get their turn.
 MAX_PER_FILE = 2
-# Chunks that are not one definition (the in-file order's ``container`` feature).
-_NOT_DEFINITIONS = frozenset({"block", "window"}) | CONTAINER_KINDS
 # Best chunks a file answer shows of each file.
 CHUNKS_PER_FILE = 3
 
@@ -199,7 +197,7 @@ class _Ranking:
 
         def score_in_file(c: Candidate) -> float:
             return in_file_score({**c.features, "named": float(lead(c) < UNNAMED),
-                                  "container": float(c.record.kind in _NOT_DEFINITIONS)})
+                                  "container": float(c.record.kind in NOT_ONE_DEFINITION)})
 
         ranked = in_file_order(ranked, files, lambda c: c.record.path, score_in_file)
         out = second_pass(ranked, dedup(joining), files, lambda c: c.record.path,
