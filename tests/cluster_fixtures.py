@@ -8,7 +8,16 @@ from pathlib import Path
 
 import pytest
 import redis
-from cluster_support import SUITE_REDIS, UNIT_DB, PrivateRedis, client_for, flushed
+from cluster_support import (
+    PROCESS_DB,
+    REDIS_HOST,
+    REDIS_PORT,
+    SUITE_REDIS,
+    UNIT_DB,
+    PrivateRedis,
+    client_for,
+    flushed,
+)
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -23,6 +32,14 @@ def suite_redis(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
 def redis_client() -> Iterator[redis.Redis]:
     """Database 11 of the suite's Redis, empty at the start and the end of the test."""
     yield from flushed(client_for(UNIT_DB))
+
+
+@pytest.fixture
+def process_db() -> Iterator[str]:
+    """The URL of database 12 of the suite's Redis (for worker and server processes), empty at
+    the start and the end of the test."""
+    for _ in flushed(client_for(PROCESS_DB)):
+        yield f"redis://{REDIS_HOST}:{REDIS_PORT}/{PROCESS_DB}"
 
 
 @pytest.fixture

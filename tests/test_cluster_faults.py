@@ -8,20 +8,15 @@ import re
 import signal
 import time
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from celery import Celery
 from cluster_support import (
-    PROCESS_DB,
-    REDIS_HOST,
-    REDIS_PORT,
     SECRET_ENV,
     Cluster,
     PrivateRedis,
     can_run_on_own_host,
-    client_for,
     cluster_env,
     make_remote,
     wait_until,
@@ -66,13 +61,6 @@ def _cluster(root: Path, redis_url: str, chroma_url: str, *, service: str = "",
                       visibility_timeout_seconds=visibility_timeout_seconds,
                       lock_lease_seconds=LEASE_SECONDS)
     return Cluster(root, env), repo_id, work
-
-
-@pytest.fixture
-def process_db() -> Iterator[str]:
-    client_for(PROCESS_DB).flushdb()
-    yield f"redis://{REDIS_HOST}:{REDIS_PORT}/{PROCESS_DB}"
-    client_for(PROCESS_DB).flushdb()
 
 
 def _big_commit(work: RepoBuilder, files: int = 100) -> str:

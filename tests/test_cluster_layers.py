@@ -10,17 +10,12 @@ the lock under test.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from cluster_support import (
-    PROCESS_DB,
-    REDIS_HOST,
-    REDIS_PORT,
     SECRET_ENV,
     Cluster,
-    client_for,
     cluster_env,
     make_remote,
     wait_until,
@@ -48,13 +43,6 @@ queue = "infra"
 """
 HELD_RUN_LIMIT_SECONDS = 600  # the held run's time limits (a share of it) never stop it
 DEADLINE_SECONDS = 120  # a wait for an event, generous for a loaded 2-core machine
-
-
-@pytest.fixture
-def process_db() -> Iterator[str]:
-    client_for(PROCESS_DB).flushdb()
-    yield f"redis://{REDIS_HOST}:{REDIS_PORT}/{PROCESS_DB}"
-    client_for(PROCESS_DB).flushdb()
 
 
 def _layer_commit(cluster: Cluster, repo_id: str, layer: str) -> str | None:

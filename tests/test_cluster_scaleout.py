@@ -19,12 +19,8 @@ import numpy as np
 import pytest
 import redis
 from cluster_support import (
-    PROCESS_DB,
-    REDIS_HOST,
-    REDIS_PORT,
     SECRET_ENV,
     Cluster,
-    client_for,
     cluster_env,
     make_remote,
     wait_until,
@@ -51,13 +47,6 @@ min_files = 40
 files_per_batch = {FILES_PER_BATCH}
 lease_seconds = 120
 """
-
-
-@pytest.fixture
-def process_db() -> Iterator[str]:
-    client_for(PROCESS_DB).flushdb()
-    yield f"redis://{REDIS_HOST}:{REDIS_PORT}/{PROCESS_DB}"
-    client_for(PROCESS_DB).flushdb()
 
 
 @pytest.fixture
