@@ -164,6 +164,19 @@ def index(path: Path, **kwargs: Any) -> dict:
     return index_repo(request, settings=Settings.from_env(), config=Config()).to_dict()
 
 
+def indexed_project(repo: RepoBuilder, files: dict[str, str], *, package: str) -> RepoBuilder:
+    """Write ``files`` beside a few unrelated modules of ``package`` (so term statistics look
+    like a project's, not a handful of files'), commit and index the head."""
+    for path, text in files.items():
+        repo.write(path, text)
+    for number in range(6):
+        repo.write(f"{package}/module_{number}.py",
+                   f"def helper_{number}(value):\n    return value + {number}\n")
+    repo.commit(repo.path.name)
+    index_repo(IndexRequest(repo.path), settings=Settings.from_env(), config=Config())
+    return repo
+
+
 def build_shop(make_repo, *, index_before_change: bool = True) -> Shop:
     """The shop with its three commits; indexed at ``initial`` and ``drop handler``."""
     repo = make_repo("shop")

@@ -7,6 +7,7 @@ import json
 
 import pytest
 from click.testing import CliRunner
+from search_fixtures import indexed_project
 
 from freshmark.core.config import Config
 from freshmark.core.errors import BadInput
@@ -59,18 +60,13 @@ CHANGELOG = '''# Changelog
 
 @pytest.fixture
 def hooks(make_repo, fm_home):
-    repo = make_repo("hooks")
-    repo.write("scheduler/webhooks.py", SIGNATURE_SOURCE)
-    repo.write("tests/test_webhooks.py", SIGNATURE_TEST)
-    repo.write("docs/webhooks.md", SIGNATURE_DOC)
-    repo.write("locale/fr/LC_MESSAGES/messages.po", TRANSLATION)
-    repo.write("CHANGELOG.md", CHANGELOG)
-    for number in range(6):  # a few unrelated files, so term statistics look like a project
-        repo.write(f"pkg/module_{number}.py",
-                   f"def helper_{number}(value):\n    return value + {number}\n")
-    repo.commit("hooks")
-    index_repo(IndexRequest(repo.path), settings=Settings.from_env(), config=Config())
-    return repo
+    return indexed_project(make_repo("hooks"), {
+        "scheduler/webhooks.py": SIGNATURE_SOURCE,
+        "tests/test_webhooks.py": SIGNATURE_TEST,
+        "docs/webhooks.md": SIGNATURE_DOC,
+        "locale/fr/LC_MESSAGES/messages.po": TRANSLATION,
+        "CHANGELOG.md": CHANGELOG,
+    }, package="pkg")
 
 
 QUESTION = "how is the webhook signature checked"

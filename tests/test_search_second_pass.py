@@ -5,8 +5,8 @@ file, on a repository built and indexed here; other files keep their places."""
 from __future__ import annotations
 
 import pytest
+from search_fixtures import indexed_project
 
-from freshmark.core.config import Config
 from freshmark.core.infile import (
     CALLED,
     RAN,
@@ -19,7 +19,6 @@ from freshmark.core.infile import (
 from freshmark.core.query import plan_query
 from freshmark.core.request import SearchRequest
 from freshmark.core.settings import Settings
-from freshmark.services.indexing.indexer import IndexRequest, index_repo
 from freshmark.services.retrieval.search import search
 
 # Many definitions of palette.py share the report's words; the one its traceback shows
@@ -92,15 +91,9 @@ KeyError: nan
 
 @pytest.fixture
 def plots(make_repo, fm_home):
-    repo = make_repo("plots")
-    repo.write("plots/palette.py", PALETTE)
-    repo.write("plots/utils.py", UTILS)
-    for number in range(6):  # a few unrelated files, so term statistics look like a project
-        repo.write(f"plots/module_{number}.py",
-                   f"def helper_{number}(value):\n    return value + {number}\n")
-    repo.commit("plots")
-    index_repo(IndexRequest(repo.path), settings=Settings.from_env(), config=Config())
-    return repo
+    return indexed_project(make_repo("plots"),
+                           {"plots/palette.py": PALETTE, "plots/utils.py": UTILS},
+                           package="plots")
 
 
 def test_a_function_a_reports_traceback_ran_is_first_in_its_file(plots):

@@ -5,11 +5,10 @@ outranks the accessor and the constructor that share the question's words (``sub
 from __future__ import annotations
 
 import pytest
+from search_fixtures import indexed_project
 
-from freshmark.core.config import Config
 from freshmark.core.request import SearchRequest
 from freshmark.core.settings import Settings
-from freshmark.services.indexing.indexer import IndexRequest, index_repo
 from freshmark.services.retrieval.search import search
 
 SESSION = '''"""Sessions keep settings across requests."""
@@ -49,14 +48,8 @@ class TooMany(Exception):
 
 @pytest.fixture
 def sessions(make_repo, fm_home):
-    repo = make_repo("sessions")
-    repo.write("client/sessions.py", SESSION)
-    for number in range(6):  # a few unrelated files, so term statistics look like a project
-        repo.write(f"client/module_{number}.py",
-                   f"def helper_{number}(value):\n    return value + {number}\n")
-    repo.commit("sessions")
-    index_repo(IndexRequest(repo.path), settings=Settings.from_env(), config=Config())
-    return repo
+    return indexed_project(make_repo("sessions"), {"client/sessions.py": SESSION},
+                           package="client")
 
 
 def test_the_definition_that_does_the_work_outranks_its_files_accessor(sessions):
