@@ -39,7 +39,8 @@ doc's above the doc. Every feature is in [0, 1] and kept on the candidate, so a 
 why a result ranks where it does.
 
 After the rerank, ``diversify`` caps the chunks one file may place before other files get their
-turn, and ``group_files`` turns the ranking into files, each scored by its best chunk plus a
+turn (for a question, a chunk past the cap waits for one chunk of another file, not for all of
+them), and ``group_files`` turns the ranking into files, each scored by its best chunk plus a
 little for its second best.
 """
 
@@ -388,35 +389,41 @@ def _candidate_path(candidate: Candidate) -> str:
 
 
 @overload
-def diversify(ranked: Sequence[Candidate], k: int, max_per_file: int) -> list[Candidate]: ...
+def diversify(ranked: Sequence[Candidate], k: int, max_per_file: int, *,
+              give_way: int | None = None) -> list[Candidate]: ...
 
 
 @overload
 def diversify(ranked: Sequence[T], k: int, max_per_file: int,
-              path_of: Callable[[T], str]) -> list[T]: ...
+              path_of: Callable[[T], str], *, give_way: int | None = None) -> list[T]: ...
 
 
 def diversify(ranked: Sequence[T], k: int, max_per_file: int,
-              path_of: Callable[[Any], str] = _candidate_path) -> list[T]:
-    """The first ``k`` of ``ranked`` with at most ``max_per_file`` chunks of one file, then,
-    if that leaves room, the held-back chunks after them, in their order (0: no cap).
-    ``path_of`` gives an item's file (a candidate's record path; saved pools in the benches
-    hold plain dicts)."""
+              path_of: Callable[[Any], str] = _candidate_path, *,
+              give_way: int | None = None) -> list[T]:
+    """The first ``k`` of ``ranked`` with at most ``max_per_file`` chunks of one file placed
+    before other files get their turn (0: no cap). A chunk past the cap is held back: until
+    the end (``give_way`` None), or only until ``give_way`` chunks of the ranking have been
+    placed after it. ``path_of`` gives an item's file (a candidate's record path; saved pools
+    in the benches hold plain dicts). For any ``k`` the result is a prefix of one order."""
     if max_per_file <= 0:
         return list(ranked[:k])
     taken: list[T] = []
-    held: list[T] = []
+    held: list[tuple[int, T]] = []  # (places taken when it may come back, chunk)
     per_file: dict[str, int] = {}
     for candidate in ranked:
-        if len(taken) == k:
+        while held and held[0][0] <= len(taken):
+            taken.append(held.pop(0)[1])
+        if len(taken) >= k:
             break
         path = path_of(candidate)
         if per_file.get(path, 0) < max_per_file:
             per_file[path] = per_file.get(path, 0) + 1
             taken.append(candidate)
         else:
-            held.append(candidate)
-    return taken + held[: k - len(taken)]
+            due = len(taken) + give_way if give_way is not None else len(ranked)
+            held.append((due, candidate))
+    return (taken + [candidate for _, candidate in held])[:k]
 
 
 def group_files(ranked: Sequence[Candidate], chunks_per_file: int) -> list[FileCandidate]:

@@ -64,6 +64,10 @@ FILE_ANSWER_POOL = 60
 FILE_POOL = 20
 # Chunks one file may hold among a chunk answer's results before other files get their turn.
 MAX_PER_FILE = 2
+# For a question (not an issue report) a chunk past that cap waits for this many chunks of the
+# ranking, not for the end: its file is usually the right one (file R@1 0.83 on the everyday
+# questions), and held to the end the file's third definition never showed in the top 10.
+QUESTION_GIVE_WAY = 1
 # Best chunks a file answer shows of each file.
 CHUNKS_PER_FILE = 3
 
@@ -266,7 +270,8 @@ def hybrid_search(
     ranked = ranking.pool(POOL, whole_files=plan.long)
     if plan.long:
         ranked = ranking.second_pass(ranked)
-    return diversify(ranked, k, max_per_file), ranking.timings
+    give_way = None if plan.long else QUESTION_GIVE_WAY
+    return diversify(ranked, k, max_per_file, give_way=give_way), ranking.timings
 
 
 def file_search(
