@@ -258,6 +258,12 @@ def test_diversify_gives_a_held_chunk_back_after_one_chunk_of_another_file() -> 
     assert _names(top) == ["a1", "a2", "b1", "a3", "c1", "d1"]
 
 
+def test_diversify_past_the_cap_gives_a_file_at_most_every_other_place() -> None:
+    ranking = [("a", f"a{n}") for n in range(1, 6)] + [("b", "b1"), ("c", "c1"), ("d", "d1")]
+    top = diversify(ranking, 8, 2, lambda item: item[0], give_way=1)
+    assert _names(top) == ["a1", "a2", "b1", "a3", "c1", "a4", "d1", "a5"]
+
+
 def test_diversify_with_give_way_is_a_prefix_of_one_order_for_any_k() -> None:
     whole = diversify(RANKING, len(RANKING), 2, lambda item: item[0], give_way=1)
     assert sorted(whole) == sorted(RANKING)

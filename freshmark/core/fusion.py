@@ -40,8 +40,8 @@ why a result ranks where it does.
 
 After the rerank, ``diversify`` caps the chunks one file may place before other files get their
 turn (for a question, a chunk past the cap waits for one chunk of another file, not for all of
-them), and ``group_files`` turns the ranking into files, each scored by its best chunk plus a
-little for its second best.
+them: past its cap a file takes at most every other place), and ``group_files`` turns the
+ranking into files, each scored by its best chunk plus a little for its second best.
 """
 
 from __future__ import annotations
@@ -402,28 +402,34 @@ def diversify(ranked: Sequence[T], k: int, max_per_file: int,
               path_of: Callable[[Any], str] = _candidate_path, *,
               give_way: int | None = None) -> list[T]:
     """The first ``k`` of ``ranked`` with at most ``max_per_file`` chunks of one file placed
-    before other files get their turn (0: no cap). A chunk past the cap is held back: until
-    the end (``give_way`` None), or only until ``give_way`` chunks of the ranking have been
-    placed after it. ``path_of`` gives an item's file (a candidate's record path; saved pools
-    in the benches hold plain dicts). For any ``k`` the result is a prefix of one order."""
+    before other files get their turn (0: no cap). Chunks past the cap are held back, in their
+    order: until the end (``give_way`` None), or each until ``give_way`` chunks within the cap
+    have been placed since it or the held chunk before it came back, so past its cap a file
+    takes at most every other place (``give_way`` 1). ``path_of`` gives an item's file (a
+    candidate's record path; saved pools in the benches hold plain dicts). For any ``k`` the
+    result is a prefix of one order."""
     if max_per_file <= 0:
         return list(ranked[:k])
     taken: list[T] = []
-    held: list[tuple[int, T]] = []  # (places taken when it may come back, chunk)
+    held: list[T] = []
     per_file: dict[str, int] = {}
+    placed = 0  # chunks within the cap placed since the first held chunk was held or came back
     for candidate in ranked:
-        while held and held[0][0] <= len(taken):
-            taken.append(held.pop(0)[1])
         if len(taken) >= k:
             break
         path = path_of(candidate)
         if per_file.get(path, 0) < max_per_file:
             per_file[path] = per_file.get(path, 0) + 1
             taken.append(candidate)
+            placed += 1
+            if give_way is not None and held and placed >= give_way:
+                taken.append(held.pop(0))
+                placed = 0
         else:
-            due = len(taken) + give_way if give_way is not None else len(ranked)
-            held.append((due, candidate))
-    return (taken + [candidate for _, candidate in held])[:k]
+            if not held:
+                placed = 0
+            held.append(candidate)
+    return (taken + held)[:k]
 
 
 def group_files(ranked: Sequence[Candidate], chunks_per_file: int) -> list[FileCandidate]:
