@@ -288,3 +288,11 @@ def test_js_chained_assignment_is_a_unit_named_by_its_first_target() -> None:
     assert (chunk.symbol, chunk.kind, chunk.start_line, chunk.end_line) == (
         "res.set", "function", 1, 4
     )
+
+
+def test_js_function_wrapped_in_a_call_argument_is_the_unit_of_that_property() -> None:
+    source = "defineGetter(req, 'host', deprecate.function(function host(){\n  return 1;\n}));\n"
+    (chunk,) = chunk_text("lib/request.js", source)
+    assert (chunk.symbol, chunk.kind, chunk.start_line, chunk.end_line) == (
+        "req.host", "function", 1, 3
+    )

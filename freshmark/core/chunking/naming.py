@@ -146,11 +146,10 @@ def _js_call_argument(node: Node, call: Node, src: bytes) -> Decl | None:
     if arguments is None:
         return None
     args = arguments.named_children
-    functions = [i for i, arg in enumerate(args) if arg.type in _FUNCTION_VALUES]
+    functions = [(i, f) for i, f in enumerate(map(_js_function_value, args)) if f is not None]
     if len(functions) != 1:
         return None
-    index = functions[0]
-    function = args[index]
+    index, function = functions[0]
     name = _js_property_name(args[max(index - 2, 0) : index], src)
     if not name:
         own = function.child_by_field_name("name")
@@ -158,6 +157,17 @@ def _js_call_argument(node: Node, call: Node, src: bytes) -> Decl | None:
     if not name:
         return None
     return Decl(name, "function", node, function.child_by_field_name("body"))
+
+
+def _js_function_value(arg: Node) -> Node | None:
+    """The function an argument passes: itself, or the one function a wrapping call is given
+    (``deprecate.function(function host () {})``)."""
+    if arg.type in _FUNCTION_VALUES:
+        return arg
+    arguments = arg.child_by_field_name("arguments") if arg.type == "call_expression" else None
+    inner = [a for a in arguments.named_children if a.type in _FUNCTION_VALUES] \
+        if arguments is not None else []
+    return inner[0] if len(inner) == 1 else None
 
 
 def _js_property_name(before: list[Node], src: bytes) -> str:
