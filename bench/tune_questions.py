@@ -4,7 +4,7 @@ answers, so a ranking is scored without searching again.
 
 Two rankings, each put through the search's own steps after scoring (``fusion.structured``'s
 rules: containers give way to members, a named definition above its callers; then
-``fusion.diversify`` with the search's per-file cap, k = 10):
+``fusion.diversify`` with the search's per-file cap and a question's give-way, k = 10):
 
 - ``rerank``: ``fusion.combined_score`` with the default weights, or with ``--substance W``
   (0 shows the ranking without the substance feature);
@@ -36,7 +36,7 @@ sys.path.insert(0, str(ROOT))
 from freshmark.core.chunking.model import CONTAINER_KINDS
 from freshmark.core.fusion import DEFAULT_WEIGHTS, RerankWeights, combined_score, diversify
 from freshmark.core.structure import Unit, definitions_first, members_first
-from freshmark.services.retrieval.hybrid import MAX_PER_FILE
+from freshmark.services.retrieval.hybrid import MAX_PER_FILE, QUESTION_GIVE_WAY
 
 CUTOFFS = (1, 3, 5)
 DEPTH = 10
@@ -59,7 +59,7 @@ def ranked(pool: dict, scorer: Scorer) -> list[dict]:
              for c, s in scored]
     order = definitions_first(units, members_first(units, pool["terms"]), pool["code_names"])
     return diversify([scored[p.index][0] for p in order], DEPTH, MAX_PER_FILE,
-                     path_of=lambda c: c["path"])
+                     path_of=lambda c: c["path"], give_way=QUESTION_GIVE_WAY)
 
 
 def figures(questions: Sequence[dict], scorer_for: Callable[[dict], Scorer]) -> dict[str, float]:

@@ -219,3 +219,80 @@ def test_commonjs_prototype_and_exports_assignments_are_units() -> None:
         ("<module>", "block", 8, 8, ""),
     ]
     assert chunks[1].references == ["sum"]
+
+
+GETTERS_JS = dedent(
+    """\
+    /**
+     * The protocol, "http" or "https".
+     *
+     * @public
+     */
+    defineGetter(req, 'protocol', function protocol(){
+      return this.socket.encrypted ? 'https' : 'http';
+    });
+
+    defineGetter(this, 'fresh', () => {
+      return isFresh(this.headers);
+    });
+
+    app.use(function logger(req, res, next) {
+      next();
+    });
+
+    describe('app', function () {
+      it('works', function () {});
+    });
+
+    app.get('/', function (req, res) {
+      res.send('hi');
+    });
+    """
+)
+
+
+def test_js_function_passed_with_an_object_and_a_property_name_is_a_unit_of_that_name() -> None:
+    chunks = by_symbol(chunk_text("lib/request.js", GETTERS_JS))
+    protocol = chunks["req.protocol"]
+    assert (protocol.kind, protocol.start_line, protocol.end_line) == ("function", 1, 8)
+    assert protocol.doc == 'The protocol, "http" or "https".\n\n@public'
+    assert protocol.signature == "defineGetter(req, 'protocol', function protocol()"
+    assert chunks["fresh"].references == ["defineGetter", "isFresh"]
+
+
+def test_js_named_function_passed_to_a_call_is_a_unit_of_its_own_name() -> None:
+    logger = by_symbol(chunk_text("app.js", GETTERS_JS))["logger"]
+    assert (logger.kind, logger.start_line, logger.end_line) == ("function", 14, 16)
+
+
+def test_js_anonymous_function_after_a_plain_string_stays_module_code() -> None:
+    chunks = chunk_text("test/app.js", GETTERS_JS)
+    assert [(c.symbol, c.kind) for c in chunks] == [
+        ("req.protocol", "function"),
+        ("fresh", "function"),
+        ("logger", "function"),
+        ("<module>", "block"),
+    ]
+    assert (chunks[-1].start_line, chunks[-1].end_line) == (18, 24)
+
+
+def test_js_call_given_two_functions_names_none_of_them() -> None:
+    source = "promise.then(function done() {\n  ok();\n}, function failed() {\n  no();\n});\n"
+    (chunk,) = chunk_text("lib/p.js", source)
+    assert (chunk.symbol, chunk.kind) == ("<module>", "block")
+
+
+def test_js_chained_assignment_is_a_unit_named_by_its_first_target() -> None:
+    source = "res.set =\nres.header = function header(field, val) {\n  return this;\n};\n"
+    (chunk,) = chunk_text("lib/response.js", source)
+    assert (chunk.symbol, chunk.kind, chunk.start_line, chunk.end_line) == (
+        "res.set", "function", 1, 4
+    )
+
+
+def test_js_function_wrapped_in_a_call_argument_is_the_unit_of_that_property() -> None:
+    source = "defineGetter(req, 'host', deprecate.function(function host(){\n  return 1;\n}));\n"
+    (chunk,) = chunk_text("lib/request.js", source)
+    assert (chunk.symbol, chunk.kind, chunk.start_line, chunk.end_line) == (
+        "req.host", "function", 1, 3
+    )

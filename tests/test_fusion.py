@@ -11,6 +11,7 @@ from freshmark.core.fusion import (
     RRF_K,
     Candidate,
     dedup,
+    diversify,
     file_substance,
     fuse,
     length_fit,
@@ -236,3 +237,35 @@ def test_substance_counts_for_nothing_in_a_long_report():
     assert work.features["substance"] > 0.0
     assert ranked[0].features["long_query"] == 1.0
     assert [c.record.id for c in ranked][:2] == ["accessor", "work"]
+
+
+# A ranking of (file, name) pairs: file a holds the first three, then b, c, d, e one each.
+RANKING = [("a", "a1"), ("a", "a2"), ("a", "a3"), ("b", "b1"), ("c", "c1"), ("d", "d1"),
+           ("e", "e1")]
+
+
+def _names(items: list[tuple[str, str]]) -> list[str]:
+    return [name for _, name in items]
+
+
+def test_diversify_holds_a_files_chunk_past_the_cap_until_the_end() -> None:
+    top = diversify(RANKING, 6, 2, lambda item: item[0])
+    assert _names(top) == ["a1", "a2", "b1", "c1", "d1", "e1"]
+
+
+def test_diversify_gives_a_held_chunk_back_after_one_chunk_of_another_file() -> None:
+    top = diversify(RANKING, 6, 2, lambda item: item[0], give_way=1)
+    assert _names(top) == ["a1", "a2", "b1", "a3", "c1", "d1"]
+
+
+def test_diversify_past_the_cap_gives_a_file_at_most_every_other_place() -> None:
+    ranking = [("a", f"a{n}") for n in range(1, 6)] + [("b", "b1"), ("c", "c1"), ("d", "d1")]
+    top = diversify(ranking, 8, 2, lambda item: item[0], give_way=1)
+    assert _names(top) == ["a1", "a2", "b1", "a3", "c1", "a4", "d1", "a5"]
+
+
+def test_diversify_with_give_way_is_a_prefix_of_one_order_for_any_k() -> None:
+    whole = diversify(RANKING, len(RANKING), 2, lambda item: item[0], give_way=1)
+    assert sorted(whole) == sorted(RANKING)
+    for k in range(1, len(RANKING) + 1):
+        assert diversify(RANKING, k, 2, lambda item: item[0], give_way=1) == whole[:k]

@@ -29,3 +29,33 @@ def test_a_method_named_with_its_class_is_the_first_result(packages, query, path
     response = search(SearchRequest.build(query, k=1), str(repo), settings=settings, count=False)
     (first,) = response.results
     assert (first.record.path, first.record.symbol) == (path, query)
+
+
+def _result_paths(packages, query: str) -> list[str]:
+    repo, settings = packages
+    response = search(SearchRequest.build(query, k=10), str(repo), settings=settings, count=False)
+    return [result.record.path for result in response.results]
+
+
+def test_a_questions_best_file_keeps_every_other_place_past_the_per_file_cap(packages):
+    paths = _result_paths(packages, "how does a connection pool hand out and release connections")
+    best = paths[0]
+    past_cap = [i for i, path in enumerate(paths) if path == best][2:]
+    assert past_cap  # held to the end before: two chunks of the file at most
+    assert all(later - earlier > 1 for earlier, later in zip(past_cap, past_cap[1:], strict=False))
+
+
+ISSUE_REPORT = (
+    "Task retry raises MaxRetriesExceededError too early. When a task calls self.retry with "
+    "countdown and max_retries the retry counter is compared before the request is updated, so "
+    "the last retry never runs. Traceback: File celery/app/task.py, line 700, in retry raise "
+    "self.MaxRetriesExceededError. Expected the task to run max_retries times before failing; "
+    "the autoretry wrapper in celery/app/autoretry.py also passes the exception along. Steps: "
+    "define a task with autoretry_for=(ConnectionError,) and retry_backoff=True and call it."
+)
+
+
+def test_an_issue_report_keeps_at_most_two_chunks_of_a_file_in_its_results(packages):
+    paths = _result_paths(packages, ISSUE_REPORT)
+    assert len(paths) == 10
+    assert max(paths.count(path) for path in paths) == 2

@@ -156,6 +156,17 @@ def test_tombstoned_rename_names_its_successor(repo):
                              "ensure_cancellable is now at src/rules/order.py#L1-L3")
 
 
+def test_getter_defined_through_a_call_is_found_at_its_new_lines(repo):
+    getter = "defineGetter(req, 'host', function host(){\n  return this.get('Host');\n});\n"
+    repo.write("lib/request.js", getter).commit("host getter")
+    record = stamp(repo, repo.head(), "lib/request.js", "req.host", language="javascript")
+    above = "/**\n * Protocol.\n */\n\ndefineGetter(req, 'protocol', () => 'http');\n\n"
+    repo.write("lib/request.js", above + getter.replace("'Host'", "'X-Host'")).commit("edit")
+    result = verifier(repo).verify(record)
+    assert result.verdict is Verdict.CHANGED
+    assert (result.current_start_line, result.current_end_line) == (7, 9)
+
+
 def test_changed_text_file_window_follows_its_line_range(repo):
     repo.write("docs/notes.txt", "alpha\nbeta\ngamma\n").commit("notes")
     record = stamp(repo, repo.head(), "docs/notes.txt", "<module>", kind="window")

@@ -39,8 +39,9 @@ doc's above the doc. Every feature is in [0, 1] and kept on the candidate, so a 
 why a result ranks where it does.
 
 After the rerank, ``diversify`` caps the chunks one file may place before other files get their
-turn, and ``group_files`` turns the ranking into files, each scored by its best chunk plus a
-little for its second best.
+turn (for a question, a chunk past the cap waits for one chunk of another file, not for all of
+them: past its cap a file takes at most every other place), and ``group_files`` turns the
+ranking into files, each scored by its best chunk plus a little for its second best.
 """
 
 from __future__ import annotations
@@ -388,35 +389,47 @@ def _candidate_path(candidate: Candidate) -> str:
 
 
 @overload
-def diversify(ranked: Sequence[Candidate], k: int, max_per_file: int) -> list[Candidate]: ...
+def diversify(ranked: Sequence[Candidate], k: int, max_per_file: int, *,
+              give_way: int | None = None) -> list[Candidate]: ...
 
 
 @overload
 def diversify(ranked: Sequence[T], k: int, max_per_file: int,
-              path_of: Callable[[T], str]) -> list[T]: ...
+              path_of: Callable[[T], str], *, give_way: int | None = None) -> list[T]: ...
 
 
 def diversify(ranked: Sequence[T], k: int, max_per_file: int,
-              path_of: Callable[[Any], str] = _candidate_path) -> list[T]:
-    """The first ``k`` of ``ranked`` with at most ``max_per_file`` chunks of one file, then,
-    if that leaves room, the held-back chunks after them, in their order (0: no cap).
-    ``path_of`` gives an item's file (a candidate's record path; saved pools in the benches
-    hold plain dicts)."""
+              path_of: Callable[[Any], str] = _candidate_path, *,
+              give_way: int | None = None) -> list[T]:
+    """The first ``k`` of ``ranked`` with at most ``max_per_file`` chunks of one file placed
+    before other files get their turn (0: no cap). Chunks past the cap are held back, in their
+    order: until the end (``give_way`` None), or each until ``give_way`` chunks within the cap
+    have been placed since it or the held chunk before it came back, so past its cap a file
+    takes at most every other place (``give_way`` 1). ``path_of`` gives an item's file (a
+    candidate's record path; saved pools in the benches hold plain dicts). For any ``k`` the
+    result is a prefix of one order."""
     if max_per_file <= 0:
         return list(ranked[:k])
     taken: list[T] = []
     held: list[T] = []
     per_file: dict[str, int] = {}
+    placed = 0  # chunks within the cap placed since the first held chunk was held or came back
     for candidate in ranked:
-        if len(taken) == k:
+        if len(taken) >= k:
             break
         path = path_of(candidate)
         if per_file.get(path, 0) < max_per_file:
             per_file[path] = per_file.get(path, 0) + 1
             taken.append(candidate)
+            placed += 1
+            if give_way is not None and held and placed >= give_way:
+                taken.append(held.pop(0))
+                placed = 0
         else:
+            if not held:
+                placed = 0
             held.append(candidate)
-    return taken + held[: k - len(taken)]
+    return (taken + held)[:k]
 
 
 def group_files(ranked: Sequence[Candidate], chunks_per_file: int) -> list[FileCandidate]:

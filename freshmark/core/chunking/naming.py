@@ -98,28 +98,89 @@ _EXPORT_PREFIXES = ("module.exports.", "exports.", "this.")
 
 def _js_expression(node: Node, src: bytes, rules: Rules) -> Decl | None:
     """``Cart.prototype.add = function () {}`` is ``Cart.add``; ``exports.f = () => {}`` is
-    ``f``; a TypeScript ``namespace`` parses as an expression statement too."""
+    ``f``; ``res.set = res.header = function () {}`` is ``res.set``; a named function passed
+    to a call is a unit too (``_js_call_argument``); a TypeScript ``namespace`` parses as an
+    expression statement."""
     child = node.named_children[0] if node.named_child_count else None
     if child is not None and child.type == "internal_module":
         decl = _default(child, src, rules)
         if decl is not None:
             decl.kind = "module"
         return decl
+    if child is not None and child.type == "call_expression":
+        return _js_call_argument(node, child, src)
     if child is None or child.type != "assignment_expression":
         return None
     left = child.child_by_field_name("left")
     right = child.child_by_field_name("right")
-    if left is None or right is None or left.type not in {"identifier", "member_expression"}:
+    while right is not None and right.type == "assignment_expression":  # `a = b = function`
+        right = right.child_by_field_name("right")
+    if left is None or right is None or left.type not in _JS_TARGETS:
         return None
     if right.type not in _FUNCTION_VALUES | _CLASS_VALUES:
         return None
     target = "".join(node_text(src, left).split())
     method = ".prototype." in target
-    for prefix in _EXPORT_PREFIXES:
-        target = target.removeprefix(prefix)
-    name = target.replace(".prototype.", ".")
+    name = _js_target_name(target)
     kind = "class" if right.type in _CLASS_VALUES else ("method" if method else "function")
     return Decl(name, kind, node, right.child_by_field_name("body"), forced_kind=method)
+
+
+_JS_TARGETS = frozenset({"identifier", "member_expression"})
+_JS_NAME = re.compile(r"[A-Za-z_$][\w$]*")
+
+
+def _js_target_name(target: str) -> str:
+    for prefix in _EXPORT_PREFIXES:
+        target = target.removeprefix(prefix)
+    return target.replace(".prototype.", ".")
+
+
+def _js_call_argument(node: Node, call: Node, src: bytes) -> Decl | None:
+    """A function passed to a call at statement level, when the code names it:
+    ``defineGetter(req, 'protocol', function () {})`` is ``req.protocol`` (an object and a
+    property name right before the function), ``app.use(function logger() {})`` is
+    ``logger``. An anonymous function after a plain string (``describe('app', ...)``, a route
+    path) names nothing, and neither does a call given several functions."""
+    arguments = call.child_by_field_name("arguments")
+    if arguments is None:
+        return None
+    args = arguments.named_children
+    functions = [(i, f) for i, f in enumerate(map(_js_function_value, args)) if f is not None]
+    if len(functions) != 1:
+        return None
+    index, function = functions[0]
+    name = _js_property_name(args[max(index - 2, 0) : index], src)
+    if not name:
+        own = function.child_by_field_name("name")
+        name = node_text(src, own) if own is not None else ""
+    if not name:
+        return None
+    return Decl(name, "function", node, function.child_by_field_name("body"))
+
+
+def _js_function_value(arg: Node) -> Node | None:
+    """The function an argument passes: itself, or the one function a wrapping call is given
+    (``deprecate.function(function host () {})``)."""
+    if arg.type in _FUNCTION_VALUES:
+        return arg
+    arguments = arg.child_by_field_name("arguments") if arg.type == "call_expression" else None
+    inner = [a for a in arguments.named_children if a.type in _FUNCTION_VALUES] \
+        if arguments is not None else []
+    return inner[0] if len(inner) == 1 else None
+
+
+def _js_property_name(before: list[Node], src: bytes) -> str:
+    """``owner.name`` from the two arguments ``owner, 'name'``; "" when they are not that."""
+    if len(before) != 2 or before[1].type != "string":
+        return ""
+    owner, literal = before
+    if owner.type not in _JS_TARGETS | {"this"}:
+        return ""
+    name = node_text(src, literal)[1:-1]
+    if not _JS_NAME.fullmatch(name):
+        return ""
+    return _js_target_name("".join(node_text(src, owner).split()) + "." + name)
 
 
 def _js_field(node: Node, src: bytes, rules: Rules) -> Decl | None:

@@ -64,6 +64,10 @@ FILE_ANSWER_POOL = 60
 FILE_POOL = 20
 # Chunks one file may hold among a chunk answer's results before other files get their turn.
 MAX_PER_FILE = 2
+# For a question (not an issue report) a chunk past that cap waits for this many chunks of other
+# files, not for the end: its file is usually the right one (file R@1 0.83 on the everyday
+# questions), and held to the end the file's third definition never showed in the top 10.
+QUESTION_GIVE_WAY = 1
 # Best chunks a file answer shows of each file.
 CHUNKS_PER_FILE = 3
 
@@ -255,8 +259,9 @@ def hybrid_search(
 
     The ranking prefers source over tests over docs whatever ``request.kinds`` names.
     ``max_per_file``: chunks of one file among the results before other files get their turn
-    (0: no cap). ``lexical``: the lexical engine (by default tantivy indexes held in this
-    process's memory only).
+    (0: no cap); past it, a question's file takes every other place (``QUESTION_GIVE_WAY``), an
+    issue report's file waits for the end. ``lexical``: the lexical engine (by default tantivy
+    indexes held in this process's memory only).
     """
     k = request.k if k is None else k
     plan = plan_query(request.query)
@@ -266,7 +271,8 @@ def hybrid_search(
     ranked = ranking.pool(POOL, whole_files=plan.long)
     if plan.long:
         ranked = ranking.second_pass(ranked)
-    return diversify(ranked, k, max_per_file), ranking.timings
+    give_way = None if plan.long else QUESTION_GIVE_WAY
+    return diversify(ranked, k, max_per_file, give_way=give_way), ranking.timings
 
 
 def file_search(
