@@ -109,8 +109,9 @@ def run_retire(job: jobspec.Job, ctx: WorkerContext) -> dict[str, Any]:
         return {"noop": True, "reason": "branch exists in the mirror"}
     key = branches.repo_key(repo.id)
     retirement = branches.Retirement(repo.id, key, job.spec.branch, "deleted")
-    dropped = branches.retire(BranchState.open(ctx.settings, ctx.store(), ctx.redis),
-                              retirement)
+    # The job holds the branch's lock already (a whole-branch job).
+    branch_state = BranchState.open(ctx.settings, ctx.store(), ctx.redis, config=ctx.config)
+    dropped = branches.retire(branch_state.lock_held(), retirement)
     return {"noop": not dropped, "dropped": dropped}
 
 
@@ -138,6 +139,7 @@ def run_retire_idle(job: jobspec.Job, ctx: WorkerContext) -> dict[str, Any]:
     plan = branches.plan_retirements(
         store.list_manifests(), ctx.config, heads, branches.activity(ctx.redis), time.time()
     )
-    state = BranchState.open(ctx.settings, store, ctx.redis)
+    # Each branch is retired under its own lock (``BranchState.guard``), waiting for its runs.
+    state = BranchState.open(ctx.settings, store, ctx.redis, config=ctx.config)
     dropped = [r for r in plan if branches.retire(state, r)]
     return {"noop": not dropped, "retired": [f"{r.repo}@{r.branch} ({r.reason})" for r in dropped]}
