@@ -57,7 +57,9 @@ def _stamp_guard(ctx: WorkerContext, spec: jobspec.JobSpec) -> StampGuard:
 
 def _index_mirror(job: jobspec.Job, ctx: WorkerContext, repo: RepoConfig) -> dict[str, Any]:
     spec = job.spec
+    fetch_started = time.perf_counter()
     state = sync_mirror(ctx.settings, repo)
+    fetch_seconds = round(time.perf_counter() - fetch_started, 3)
     if spec.branch not in state.heads:
         # Gone (its delete event may have been lost) or not created yet: retire what exists.
         if ctx.store().branch(branches.repo_key(repo.id), spec.branch) is not None:
@@ -78,7 +80,7 @@ def _index_mirror(job: jobspec.Job, ctx: WorkerContext, repo: RepoConfig) -> dic
                          stamp_guard=_stamp_guard(ctx, spec))
     if spec.branch not in repo.branches:
         branches.touch_activity(ctx.redis, repo.id, spec.branch)
-    return summary.to_dict()
+    return {**summary.to_dict(), "fetch_seconds": fetch_seconds}
 
 
 def _index_working_copy(job: jobspec.Job, ctx: WorkerContext) -> dict[str, Any]:
