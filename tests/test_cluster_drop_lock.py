@@ -8,6 +8,7 @@ initial clone), while the run holds its layer's lock.
 
 from __future__ import annotations
 
+import subprocess
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -16,6 +17,8 @@ from pathlib import Path
 import httpx
 import pytest
 from cluster_support import (
+    FRESHMARK,
+    REPO_ROOT,
     SECRET_ENV,
     Cluster,
     cluster_env,
@@ -130,6 +133,15 @@ def test_a_drop_while_an_index_run_holds_the_branch_is_busy_and_drops_nothing(
     held.remote.release()
     wait_until(lambda: held.layer_commit("hot") == held.second, DEADLINE_SECONDS,
                "the held run stamped its head after the refused drop")
+
+
+def test_the_cli_drop_while_an_index_run_holds_the_branch_exits_3_busy(held: Held) -> None:
+    done = subprocess.run([*FRESHMARK, "drop", held.repo_id, "--branch", "main"], cwd=REPO_ROOT,
+                          env=held.cluster.env, capture_output=True, text=True, timeout=120)
+
+    assert done.returncode == 3, done.stderr
+    assert f"busy: an index run holds branch {held.repo_id}@main; retry" in done.stderr
+    assert held.layer_commit("hot") == held.first
 
 
 def test_a_drop_after_the_run_leaves_no_collection_lexical_index_or_manifest(
