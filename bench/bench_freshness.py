@@ -22,6 +22,11 @@ written as a promtool test of ``FreshmarkHotLayerStale`` (steady phase repeated 
 not fire; the stop phase with its last sample held 35 min: must fire). CPU seconds of the worker
 processes per phase against the embeddings computed (rows added to the embedding cache).
 
+Where each push's time went (git push, webhook, pick-up, lock and claim, fetch, run to the
+stamp, the stamp seen, the search) is read against the workers' logs
+(``freshness_breakdown.py``): one line per steady push is printed, every push is written to
+``breakdown.json``, and each phase's medians are in the results under ``breakdown``.
+
     PYTHONPATH=. .venv/bin/python bench/bench_freshness.py
         [--mirror /work/.mirror/pallets+click/repo]
         [--commits 200] [--replay-seconds 240] [--steady-pushes 30] [--bursts 3]
@@ -51,6 +56,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
 from bench_cluster import Chroma, percentile  # noqa: E402 - after the path tweak
 from cluster_support import SECRET_ENV, Cluster, PrivateRedis, cluster_env, write_config
+from freshness_breakdown import PushTimes, breakdown, summarize, worker_runs
 from freshness_replay import (
     Commit,
     Sample,
@@ -97,6 +103,19 @@ class Push:
     searchable_at: float | None = None
     found_commit: str = ""
     next_search_at: float = 0.0  # round robin: a push not found yet waits its turn
+    # wall-clock, for the breakdown against the workers' logs (``freshness_breakdown``)
+    push_started_wall: float = 0.0
+    pushed_wall: float = 0.0
+    webhook_answered_wall: float = 0.0
+    stamp_seen_wall: float | None = None
+    searchable_wall: float | None = None
+    searches: int = 0
+    search_call_seconds: float | None = None
+
+    def times(self) -> PushTimes:
+        return PushTimes(self.index, self.phase, self.push_started_wall, self.pushed_wall,
+                         self.webhook_answered_wall, self.stamp_seen_wall,
+                         self.searchable_wall, self.searches, self.search_call_seconds)
 
     def seconds(self) -> float | None:
         done = self.searchable_at if self.target else self.stamped_at
@@ -133,10 +152,12 @@ class Replay:
 
     def push(self, commit: Commit, phase: str) -> None:
         record = Push(self.position[commit.sha], commit.sha, phase, commit.target,
-                      commit.files_changed, pushed_at=self.now())
+                      commit.files_changed, pushed_at=self.now(), push_started_wall=time.time())
         subprocess.run(["git", "--git-dir", str(self.mirror), "push", "--quiet",
                         f"file://{self.remote}", f"{commit.sha}:refs/heads/main"], check=True)
+        record.pushed_wall = time.time()
         answer = self.cluster.push_webhook(self.repo_id, commit.sha, before=commit.parent)
+        record.webhook_answered_wall = time.time()
         record.outcomes = ",".join(j["outcome"] for j in answer.json().get("jobs", []))
         self.pushes.append(record)
 
@@ -152,7 +173,7 @@ class Replay:
             self.stamps.append((self.now(), hot, infra))
             for push in list(self.pushes):
                 if push.stamped_at is None and push.index <= hot:
-                    push.stamped_at = self.now()
+                    push.stamped_at, push.stamp_seen_wall = self.now(), time.time()
             waiting = [p for p in self.pushes if p.target and p.stamped_at is not None
                        and p.searchable_at is None and p.next_search_at <= self.now()]
             for push in sorted(waiting, key=lambda p: p.next_search_at)[:3]:
@@ -161,6 +182,8 @@ class Replay:
 
     def _search(self, push: Push) -> None:
         path, symbol = push.target  # type: ignore[misc]
+        push.searches += 1
+        asked = time.perf_counter()
         try:
             answer = self.http.post("/v1/search", json={
                 "query": symbol, "repo": self.repo_id, "k": SEARCH_K})
@@ -170,6 +193,8 @@ class Replay:
             if (hit["path"], hit["symbol"]) == (path, symbol) and hit["verdict"] in SAFE \
                     and self.position.get(hit["commit"], -1) >= push.index:
                 push.searchable_at, push.found_commit = self.now(), hit["commit"]
+                push.searchable_wall = time.time()
+                push.search_call_seconds = round(time.perf_counter() - asked, 3)
                 return
 
     def diagnose(self, push: Push) -> str:
@@ -386,6 +411,20 @@ def rule_checks(replay: Replay, results: dict[str, object], out: Path) -> dict[s
     return checks
 
 
+def push_breakdown(replay: Replay, out: Path) -> dict[str, object]:
+    """Per push, where its time went (``freshness_breakdown``): every row to
+    ``breakdown.json``, one line per steady push printed, and each phase's medians."""
+    runs = worker_runs(sorted(replay.cluster.root.glob("worker-*.log")))
+    rows = [row for push in replay.pushes
+            if (row := breakdown(push.times(), runs, replay.position)) is not None]
+    (out / "breakdown.json").write_text(json.dumps(rows))
+    for row in rows:
+        if row["phase"] == "steady":
+            print(json.dumps({"push": row}), flush=True)
+    phases = dict.fromkeys(p.phase for p in replay.pushes)
+    return {phase: summarize([r for r in rows if r["phase"] == phase]) for phase in phases}
+
+
 def _interrupted(*_: object) -> None:
     raise KeyboardInterrupt  # SIGTERM: stop the cluster on the way out (finally blocks)
 
@@ -451,6 +490,7 @@ def main() -> None:
             results["promtool"] = rule_checks(replay, results, out)
             results["final_gauges"] = {f"{k[0]}|{k[1]}": v
                                        for k, v in replay.samples[-1].gauges.items()}
+            results["breakdown"] = push_breakdown(replay, out)
             results["never_searchable"] = [
                 (p.index, p.sha[:8], p.phase, *p.target, replay.diagnose(p))
                 for p in replay.pushes if p.target and p.searchable_at is None]

@@ -28,10 +28,8 @@ warning when it loops or leads nowhere).
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import os
-import re
 import threading
 import time
 from collections.abc import Callable
@@ -138,12 +136,6 @@ class _OverflowLog(logging.Handler):
             self.tally.note_overflow()
 
 
-def watch_label(root: Path) -> str:
-    """A job-key-safe name for a working copy: its directory name plus a digest of its path."""
-    name = re.sub(r"[^A-Za-z0-9_.-]+", "-", root.name).strip("-.")[:40] or "repo"
-    return f"wc-{name}-{hashlib.sha256(str(root).encode()).hexdigest()[:8]}"
-
-
 def _git_state(root: Path) -> tuple[str | None, dict[str, str]]:
     """(checked-out branch or None when detached/unborn, every local branch head)."""
     repo = pygit2.Repository(str(root))
@@ -221,7 +213,7 @@ class WorkingCopyWatcher:
         self.debounce_seconds = options.debounce_seconds
         self.max_wait_seconds = options.max_wait_seconds
         self.burst_events = options.burst_events
-        self.label = watch_label(self.root)
+        self.label = jobspec.working_copy_label(self.root)
         self.tally = EventTally()
         self.polling = options.polling
         self.observer = _observer(options)

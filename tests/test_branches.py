@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -121,7 +122,7 @@ def test_retire_drops_the_collection_and_the_activity(tmp_path: Path,
     store.create_branch(manifest("feature"))
     branches.touch_activity(redis_client, "shop", "feature")
     retired = branches.Retirement("shop", "id:shop", "feature", "deleted")
-    assert branches.retire(BranchState.open(settings, store, redis_client), retired)
+    assert branches.retire(BranchState.open(settings, store, redis_client, config=CONFIG), retired)
     assert store.branch("id:shop", "feature") is None
     assert not branches.is_active(redis_client, "shop", "feature")
 
@@ -131,8 +132,25 @@ def test_retire_stops_exporting_the_branch_freshness(tmp_path: Path,
     settings = Settings(home=tmp_path / "home")
     store = Store.open(settings)
     store.create_branch(manifest("feature"))
-    state = BranchState.open(settings, store, redis_client)
+    state = BranchState.open(settings, store, redis_client, config=CONFIG)
     state.freshness.publish([FreshnessRow("shop", "feature", "default", 0, 1, 0, 0, 0.0, 0.0,
                                           60.0, 0.0)])
     assert branches.retire(state, branches.Retirement("shop", "id:shop", "feature", "deleted"))
     assert state.freshness.load() == []
+
+
+def test_retire_keeps_a_branch_an_index_run_holds(tmp_path: Path,
+                                                  redis_client: redis.Redis) -> None:
+    settings = Settings(home=tmp_path / "home")
+    store = Store.open(settings)
+    store.create_branch(manifest("feature"))
+    state = BranchState.open(settings, store, redis_client, config=CONFIG)
+    state = dataclasses.replace(state, guard=dataclasses.replace(state.guard, wait_seconds=0.2))
+    layer = CONFIG.layers[0].name
+    redis_client.set(keys.layer_lock("shop", "feature", layer), "another-host:1:run")
+
+    kept = branches.retire(state, branches.Retirement("shop", "id:shop", "feature", "idle"))
+
+    assert not kept
+    assert store.branch("id:shop", "feature") is not None
+    assert not redis_client.exists(keys.branch_wants("shop", "feature"))

@@ -93,3 +93,50 @@ def test_only_changed_files_its_imports_name_are_looked_at():
 def test_a_method_is_a_dependency_only_when_its_class_is_named_too():
     assert not is_dependency(record("a.py", (), ("save",)), "OrderRepo.save")
     assert is_dependency(record("a.py", (), ("OrderRepo", "save")), "OrderRepo.save")
+
+
+def _count_parses(monkeypatch) -> list[str]:
+    """A fresh process-wide cache, and the paths parsed for their definitions from now on."""
+    from freshmark.services.retrieval import drift
+
+    parsed: list[str] = []
+    real = drift.symbol_spans
+
+    def counted(path: str, text: str):
+        parsed.append(path)
+        return real(path, text)
+
+    monkeypatch.setattr(drift, "symbol_spans", counted)
+    monkeypatch.setattr(drift, "BLOB_DEFINITIONS", drift.BlobDefinitions())
+    return parsed
+
+
+def test_a_dependency_file_is_parsed_once_per_blob_across_searches(fm_home, make_repo,
+                                                                     monkeypatch):
+    repo = _app(make_repo)
+    repo.write("app/util.py", UTIL_V1.replace("x - 1", "x - 2"))
+    repo.commit("change the unused helper")
+    parsed = _count_parses(monkeypatch)
+    find(repo.path, "compute_total order", "compute_total")
+    first = list(parsed)
+
+    find(repo.path, "compute_total order", "compute_total")
+
+    assert first == ["app/util.py", "app/util.py"]  # at the stamp's commit and at the head
+    assert parsed == first
+
+
+def test_a_dependency_changed_between_two_searches_drifts_in_the_second(fm_home, make_repo,
+                                                                        monkeypatch):
+    repo = _app(make_repo)
+    repo.write("app/util.py", UTIL_V1.replace("x - 1", "x - 2"))
+    repo.commit("change the unused helper")
+    _count_parses(monkeypatch)
+    assert not find(repo.path, "compute_total order", "compute_total").get("drift")
+    repo.write("app/util.py", UTIL_V1.replace("x + 1", "x + 3"))
+    changed = repo.commit("change the helper it uses")
+
+    result = find(repo.path, "compute_total order", "compute_total")
+
+    assert [(n["symbol"], n["change"], n["commit"]) for n in result["drift"]] == [
+        ("used", "changed", changed)]

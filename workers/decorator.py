@@ -18,7 +18,10 @@ metrics, and the retry policy by error class:
   error is not started again by reconcile or the schedule until its branch moves
   (``jobs.held_back``); one parked on an outage is.
 
-A busy execution lock is not an attempt: the message is retried shortly without counting.
+A busy execution lock is not an attempt: the message is retried shortly without counting. A
+whole-branch job kept out by layer runs marks the branch meanwhile (``branch_lock.Wants``): no
+new layer run starts until it has run, so a stream of hot-layer runs cannot starve it; the mark
+lapses a couple of seconds after the job's next try is due.
 
 ``batch_task`` declares the other kind: a batch of a split index run (``workers.scaleout``),
 which is not a job. It takes the batch's message payload and gets no branch lock (the
@@ -29,8 +32,10 @@ fails is handed back to the coordinator, whose job then meets the error under th
 from __future__ import annotations
 
 import logging
+import socket
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import redis
@@ -61,6 +66,8 @@ OUTAGES: tuple[type[BaseException], ...] = (
 LOCK_WAIT_SECONDS = 3.0
 LOCK_BUSY_RETRY_SECONDS = 1.0
 LOCK_BUSY_MAX_SECONDS = 30.0
+# How long a waiting whole-branch job's mark outlives its next try (a dead waiter's bound).
+WANTS_SLACK_SECONDS = 2.0
 
 
 def _count(queue: str, outcome: str) -> None:
@@ -121,18 +128,42 @@ def _fail(ctx: WorkerContext, job: jobspec.Job, error: str) -> dict[str, Any]:
     return {"outcome": "failed", "error": error}
 
 
-def _lock_names(job_key: str, lock_branch: bool, ctx: WorkerContext) -> tuple[str, list[str]]:
-    """(the lock the job holds, the locks that must be free to take it). A layer's run holds
-    its layer's lock and waits only for that layer's other run or a whole-branch job; a
-    whole-branch job (every layer, a retirement) holds the branch's lock and waits for every
-    layer's run; a repo-wide job only excludes itself."""
+@dataclass(frozen=True)
+class _Locks:
+    """The lock a job holds; the locks that must stay free while it holds it (``excludes``);
+    the whole-branch job's mark a layer run does not start under (``defers_to``), or the mark
+    a whole-branch job sets while it waits (``wants``)."""
+
+    name: str
+    excludes: list[str]
+    defers_to: list[str]
+    wants: str | None = None
+
+
+def _lock_names(job_key: str, lock_branch: bool, ctx: WorkerContext) -> _Locks:
+    """A layer's run holds its layer's lock and waits only for that layer's other run or a
+    whole-branch job (running, or waiting: writer preference); a whole-branch job (every
+    layer, a retirement) holds the branch's lock and waits for every layer's run; a repo-wide
+    job only excludes itself."""
     _, repo, branch, layer = parse_job_key(job_key)
     if not lock_branch:
-        return keys.job_lock(job_key), []
+        return _Locks(keys.job_lock(job_key), [], [])
     if layer != jobspec.ALL:
-        return keys.layer_lock(repo, branch, layer), [keys.branch_lock(repo, branch)]
-    return keys.branch_lock(repo, branch), [keys.layer_lock(repo, branch, layer_.name)
-                                            for layer_ in ctx.config.layers]
+        return _Locks(keys.layer_lock(repo, branch, layer), [keys.branch_lock(repo, branch)],
+                      [keys.branch_wants(repo, branch)])
+    return _Locks(keys.branch_lock(repo, branch),
+                  keys.layer_locks(repo, branch, (layer_.name for layer_ in ctx.config.layers)),
+                  [], keys.branch_wants(repo, branch))
+
+
+def _wants(locks: _Locks, job_key: str, retry_in_seconds: float) -> branch_lock.Wants | None:
+    if locks.wants is None:
+        return None
+    # Not a process's token (no pid): the job's next try may run in another process, so the
+    # mark outlives this one by design and is bounded by its lease alone.
+    owner = f"{socket.gethostname()}:job:{job_key}"
+    return branch_lock.Wants(locks.wants, owner,
+                             LOCK_WAIT_SECONDS + retry_in_seconds + WANTS_SLACK_SECONDS)
 
 
 def _lock_busy_wait_seconds(task: Task, ctx: WorkerContext) -> float:
@@ -160,17 +191,22 @@ def _claim_and_run(task: Task, body: Body, ctx: WorkerContext, job_key: str, job
 def _run(task: Task, body: Body, job_key: str, job_id: str, lock_branch: bool) -> dict[str, Any]:
     ctx = current_context()
     timings = ctx.timings
-    lock, excludes = _lock_names(job_key, lock_branch, ctx)
-    token = branch_lock.acquire(ctx.redis, lock, timings.lock_lease_seconds,
-                                wait_seconds=LOCK_WAIT_SECONDS, excludes=excludes)
+    locks = _lock_names(job_key, lock_branch, ctx)
+    retry_in_seconds = _lock_busy_wait_seconds(task, ctx)
+    token = branch_lock.acquire(ctx.redis, locks.name, timings.lock_lease_seconds,
+                                wait_seconds=LOCK_WAIT_SECONDS,
+                                excludes=[*locks.excludes, *locks.defers_to],
+                                wants=_wants(locks, job_key, retry_in_seconds))
     if token is None:  # another run holds it: come back later, no attempt
-        raise task.retry(countdown=_lock_busy_wait_seconds(task, ctx), max_retries=None)
+        raise task.retry(countdown=retry_in_seconds, max_retries=None)
     try:
-        with branch_lock.Heartbeat(ctx.redis, lock, token, lease_seconds=timings.lock_lease_seconds,
-                                   every_seconds=timings.heartbeat_seconds, excludes=excludes):
-            return _claim_and_run(task, body, ctx, job_key, job_id, lock, token)
+        with branch_lock.Heartbeat(ctx.redis, locks.name, token,
+                                   lease_seconds=timings.lock_lease_seconds,
+                                   every_seconds=timings.heartbeat_seconds,
+                                   excludes=locks.excludes):
+            return _claim_and_run(task, body, ctx, job_key, job_id, locks.name, token)
     finally:
-        branch_lock.release(ctx.redis, lock, token)
+        branch_lock.release(ctx.redis, locks.name, token)
 
 
 def job_task(name: str, *, queue: str, lock_branch: bool) -> Callable[[Body], Task]:

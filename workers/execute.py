@@ -57,7 +57,9 @@ def _stamp_guard(ctx: WorkerContext, spec: jobspec.JobSpec) -> StampGuard:
 
 def _index_mirror(job: jobspec.Job, ctx: WorkerContext, repo: RepoConfig) -> dict[str, Any]:
     spec = job.spec
+    fetch_started = time.perf_counter()
     state = sync_mirror(ctx.settings, repo)
+    fetch_seconds = round(time.perf_counter() - fetch_started, 3)
     if spec.branch not in state.heads:
         # Gone (its delete event may have been lost) or not created yet: retire what exists.
         if ctx.store().branch(branches.repo_key(repo.id), spec.branch) is not None:
@@ -78,7 +80,7 @@ def _index_mirror(job: jobspec.Job, ctx: WorkerContext, repo: RepoConfig) -> dic
                          stamp_guard=_stamp_guard(ctx, spec))
     if spec.branch not in repo.branches:
         branches.touch_activity(ctx.redis, repo.id, spec.branch)
-    return summary.to_dict()
+    return {**summary.to_dict(), "fetch_seconds": fetch_seconds}
 
 
 def _index_working_copy(job: jobspec.Job, ctx: WorkerContext) -> dict[str, Any]:
@@ -109,8 +111,9 @@ def run_retire(job: jobspec.Job, ctx: WorkerContext) -> dict[str, Any]:
         return {"noop": True, "reason": "branch exists in the mirror"}
     key = branches.repo_key(repo.id)
     retirement = branches.Retirement(repo.id, key, job.spec.branch, "deleted")
-    dropped = branches.retire(BranchState.open(ctx.settings, ctx.store(), ctx.redis),
-                              retirement)
+    # The job holds the branch's lock already (a whole-branch job).
+    branch_state = BranchState.open(ctx.settings, ctx.store(), ctx.redis, config=ctx.config)
+    dropped = branches.retire(branch_state.lock_held(), retirement)
     return {"noop": not dropped, "dropped": dropped}
 
 
@@ -138,6 +141,7 @@ def run_retire_idle(job: jobspec.Job, ctx: WorkerContext) -> dict[str, Any]:
     plan = branches.plan_retirements(
         store.list_manifests(), ctx.config, heads, branches.activity(ctx.redis), time.time()
     )
-    state = BranchState.open(ctx.settings, store, ctx.redis)
+    # Each branch is retired under its own lock (``BranchState.guard``), waiting for its runs.
+    state = BranchState.open(ctx.settings, store, ctx.redis, config=ctx.config)
     dropped = [r for r in plan if branches.retire(state, r)]
     return {"noop": not dropped, "retired": [f"{r.repo}@{r.branch} ({r.reason})" for r in dropped]}

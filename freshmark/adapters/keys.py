@@ -7,6 +7,8 @@ same database under the bare queue names below.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 PREFIX = "freshmark:"
 
 # kombu's Redis transport keeps one list per queue and priority step; step 0 is the bare name.
@@ -28,8 +30,11 @@ FAILED_KEEP = 200
 # Execution locks (short leases a running job renews): one per (repo, branch) for whole-branch
 # jobs (every layer, retirement), one per (repo, branch, layer) for a layer's runs (free only
 # while the branch's own is), one per job key for repo-wide maintenance jobs. The stamp lock is
-# held for moments: while a run merges its layers' stamps into the branch's manifest.
+# held for moments: while a run merges its layers' stamps into the branch's manifest. A
+# whole-branch job (or a drop) waiting for the branch's lock sets the branch's "wants" mark, a
+# short lease no new layer run starts under (writer preference); it lapses by itself.
 BRANCH_LOCK_PREFIX = PREFIX + "lock:branch:"
+BRANCH_WANTS_PREFIX = PREFIX + "lock:wants:"
 LAYER_LOCK_PREFIX = PREFIX + "lock:layer:"
 STAMP_LOCK_PREFIX = PREFIX + "lock:stamp:"
 JOB_LOCK_PREFIX = PREFIX + "lock:job:"
@@ -68,6 +73,15 @@ def branch_lock(repo: str, branch: str) -> str:
 
 def layer_lock(repo: str, branch: str, layer: str) -> str:
     return f"{LAYER_LOCK_PREFIX}{repo}:{branch}:{layer}"
+
+
+def branch_wants(repo: str, branch: str) -> str:
+    return f"{BRANCH_WANTS_PREFIX}{repo}:{branch}"
+
+
+def layer_locks(repo: str, branch: str, layers: Iterable[str]) -> list[str]:
+    """Every layer's lock of a branch: what a whole-branch job (or a drop) waits to be free."""
+    return [layer_lock(repo, branch, layer) for layer in layers]
 
 
 def stamp_lock(repo: str, branch: str) -> str:

@@ -26,6 +26,10 @@ class RetryableError(FreshmarkError):
     exit_code = 3
 
 
+class BranchBusy(RetryableError):
+    """An index run holds the branch a drop or retirement must change; retry once it ends."""
+
+
 class NotARepository(PermanentError):
     pass
 

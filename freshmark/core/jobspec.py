@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
 import random
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from freshmark.core.errors import ConfigError
 
@@ -20,6 +23,13 @@ BUILTIN_QUEUES: tuple[str, ...] = (QUEUE_HOT, QUEUE_INFRA, QUEUE_ONDEMAND, QUEUE
 def job_key(kind: str, repo: str, branch: str, layer: str) -> str:
     """The identity of a job: one pending job per (kind, repo, branch, layer)."""
     return f"{kind}:{repo}:{branch}:{layer}"
+
+
+def working_copy_label(root: Path) -> str:
+    """The job-key-safe repository name of a watched working copy (its jobs and locks): its
+    directory name plus a digest of its resolved path."""
+    name = re.sub(r"[^A-Za-z0-9_.-]+", "-", root.name).strip("-.")[:40] or "repo"
+    return f"wc-{name}-{hashlib.sha256(str(root).encode()).hexdigest()[:8]}"
 
 
 def parse_job_key(key: str) -> tuple[str, str, str, str]:

@@ -12,6 +12,12 @@ value names the holder (``host:pid:nonce``) so a worker on the same host takes o
 a process that died (an OOM-killed prefork child), without waiting for the lease to lapse.
 Lock names come from ``adapters.keys`` (``branch_lock``, ``layer_lock``, or ``job_lock`` for
 repo-wide jobs).
+
+A whole-branch taker would starve behind a stream of layer runs (one of them nearly always
+holds a layer's lock), so it takes with ``wants``: while the locks in its way stay held it keeps
+the branch's mark set (``keys.branch_wants``), which layer runs name among their ``excludes``
+when they take (never when they renew: a run already going finishes). The mark is a lease of a
+few seconds past the taker's next try, so a taker that died lets layer runs go again soon.
 """
 
 from __future__ import annotations
@@ -24,6 +30,7 @@ import time
 import uuid
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 
 import redis
 
@@ -80,18 +87,34 @@ def _try(client: redis.Redis, name: str, excludes: Sequence[str], token: str,
     return _try(client, name, excludes, token, lease_ms)
 
 
+@dataclass(frozen=True)
+class Wants:
+    """A waiting taker's claim to go first: the mark ``key`` holds ``owner`` for ``seconds``
+    after each try (enough to cover the taker's next try, short enough for a dead one)."""
+
+    key: str
+    owner: str
+    seconds: float
+
+
 def acquire(
     client: redis.Redis, name: str, lease_seconds: float, wait_seconds: float = 0.0,
-    excludes: Sequence[str] = (),
+    excludes: Sequence[str] = (), wants: Wants | None = None,
 ) -> str | None:
     """The lock's token, or None if another live process still holds it, or one of the locks
-    ``excludes`` names, after ``wait_seconds`` (a short wait lets a run in the way finish)."""
+    ``excludes`` names, after ``wait_seconds`` (a short wait lets a run in the way finish).
+    With ``wants`` the mark is set while it waits and cleared once the lock is taken; a taker
+    that gives up leaves it to lapse (it will try again)."""
     token, lease_ms = lock_owner(), _milliseconds(lease_seconds)
     deadline = time.monotonic() + wait_seconds
     while not _try(client, name, excludes, token, lease_ms):
+        if wants is not None:
+            client.set(wants.key, wants.owner, px=_milliseconds(wants.seconds))
         if time.monotonic() >= deadline:
             return None
         time.sleep(POLL_SECONDS)
+    if wants is not None:
+        release(client, wants.key, wants.owner)
     return token
 
 

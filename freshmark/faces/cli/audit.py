@@ -91,7 +91,7 @@ def _run(target: str | None, branch: str | None, config_file: Path | None, as_js
     store = Store.open(settings)
     sources = _refresh_heads(settings, config, store, target)
     report = audit(settings, config, target=target, branch=branch, freshness=freshness,
-                   store=store, retire=BranchState.open(settings, store))
+                   store=store, retire=BranchState.open(settings, store, config=config))
     for repo, gone, retired in report.gone:
         click.echo(f"freshmark: note: {repo}@{gone} was deleted from the repository; "
                    + ("its index was dropped" if retired else

@@ -125,7 +125,7 @@ def _status_rows(
 
     store = Store.open(settings)
     return branch_status(path, branch, settings=settings, config=config, store=store,
-                         retire=BranchState.open(settings, store))
+                         retire=BranchState.open(settings, store, config=config))
 
 
 def _head_label(behind: dict[str, Any]) -> str:
@@ -214,7 +214,7 @@ def drop(repo: str, branch: str | None, as_json: bool) -> None:
 
     settings, config = load_settings()
     report = drop_index(repo, branch, settings=settings, config=config,
-                        state=BranchState.open(settings))
+                        state=BranchState.open(settings, config=config))
     if as_json:
         emit_json(report.to_dict())
     else:

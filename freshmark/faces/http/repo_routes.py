@@ -4,7 +4,8 @@
 The repository is named as for search (its id, name or key: ``faces.api.served``), never as a
 host path; its copy need not exist any more. Answers: 200 ``{"repo", "dropped": [branch...]}``;
 404 nothing indexed under that name or branch; 409 a base that branch overlays use (named in
-the message); 503 the store is down. Errors have the API's ``{"detail": {"error", "message"}}``.
+the message); 503 the store is down, or an index run holds the branch for longer than the
+drop waits (``BranchBusy``: retry). Errors have the API's ``{"detail": {"error", "message"}}``.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ def _drop(repo: str, branch: str | None, settings: Any, config: Any) -> dict[str
         store = store_for(settings)
         handle = served_repo(repo, settings=settings, config=config, store=store,
                              copy_needed=False)
-        state = BranchState.open(settings, store)
+        state = BranchState.open(settings, store, config=config)
         return drop_index(handle, branch, settings=settings, config=config,
                           state=state).to_dict()
 

@@ -128,14 +128,17 @@ def index_repo(
     summary.noop = not changed
     with stamp_guard():
         manifest = advance_manifest(run, done, changed)
+    summary.stamped_after_seconds = round(time.perf_counter() - started, 3)
     overlay = OverlayBase.of(manifest)
     if below is not None and overlay is not None:
         summary.layered_on = overlay.branch
         summary.overlay_chunks = index.own.count()
+    lexical_started = time.perf_counter()
     counts = lexical_engine(settings).after_run(index, changed)
     if counts is not None:
         with stamp_guard():
             record_counts(index, counts)
+    summary.lexical_seconds = round(time.perf_counter() - lexical_started, 3)
     summary.files_skipped = dict(Counter(summary.files_skipped))
     summary.seconds = round(time.perf_counter() - started, 3)
     summary.embed_seconds = round(summary.embed_seconds, 3)

@@ -36,6 +36,8 @@ class IndexSummary:
     embeddings_reused: int = 0
     embed_seconds: float = 0.0
     seconds: float = 0.0
+    stamped_after_seconds: float = 0.0  # from the run's start to its manifest written
+    lexical_seconds: float = 0.0  # the lexical index brought up after the stamp
     noop: bool = True
     layered_on: str | None = None  # an overlay's base branch
     base_note: str | None = None  # why a base the user named did not apply

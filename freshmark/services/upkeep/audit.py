@@ -388,7 +388,8 @@ def run_audit(settings: Settings, config: Config | None = None, redis: Any | Non
     """
     freshness = freshness_store_for(settings, redis)
     store = store or Store.open(settings)
-    retire = BranchState.open(settings, store, redis)
+    config = config or load_config(settings.config_path)
+    retire = BranchState.open(settings, store, redis, config=config)
     report = audit(settings, config, store=store, freshness=freshness, now_seconds=now_seconds,
                    retire=retire)
     publish_report(freshness, report, full=True)

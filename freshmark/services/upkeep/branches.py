@@ -26,7 +26,7 @@ from freshmark.adapters.git.names import is_valid_branch_name
 from freshmark.adapters.queue import jobs
 from freshmark.core import jobspec
 from freshmark.core.config import Config, RepoConfig
-from freshmark.core.errors import BadInput, BranchNotFound
+from freshmark.core.errors import BadInput, BranchBusy, BranchNotFound
 from freshmark.core.manifest import Manifest
 from freshmark.services.upkeep.drop import BranchState, drop_branch_state
 
@@ -184,8 +184,9 @@ def _overlays_first(plan: list[Retirement], manifests: Sequence[Manifest]) -> li
 
 def retire(state: BranchState, retirement: Retirement) -> bool:
     """Drop the branch's index and everything kept of it (``drop.drop_branch_state``: its
-    collection, lexical index, freshness rows, verdict counts and activity). A base that
-    overlays still read from is kept: False."""
+    collection, lexical index, freshness rows, verdict counts and activity) under the branch's
+    lock (``state.guard``). A base that overlays still read from is kept: False, as is a
+    branch an index run holds for longer than the guard waits."""
     own = state.store.own_branch(retirement.repo_key, retirement.branch)
     if own is None:
         if state.redis is not None:
@@ -198,7 +199,12 @@ def retire(state: BranchState, retirement: Retirement) -> bool:
         log.info("not retiring %s@%s: branch overlays are layered on it", retirement.repo,
                  retirement.branch)
         return False
-    drop_branch_state(state, own.manifest)
+    try:
+        with state.guard.holding([(retirement.repo_key, retirement.branch)]):
+            drop_branch_state(state, own.manifest)
+    except BranchBusy as exc:  # an index run holds it: the next retirement job tries again
+        log.info("not retiring %s@%s now: %s", retirement.repo, retirement.branch, exc)
+        return False
     log.info("retired %s@%s (%s): collection dropped", retirement.repo, retirement.branch,
              retirement.reason)
     return True

@@ -9,6 +9,10 @@ half-way leaves the branch listed, and running it again finishes. The embedding 
 by every branch, keyed by text) and a configured repository's mirror (shared by its branches)
 stay.
 
+A drop or retirement holds the lock of every branch it drops (``branch_guard``), so it never
+runs beside an index run of the branch: it waits a few seconds for the runs in its way, then
+fails with ``BranchBusy`` (retry); a retirement that finds the branch busy keeps it this time.
+
 A base that branch overlays are layered on is refused (``BaseInUse``, naming them): they read
 its chunks for every file they did not change. Dropping a whole repository drops its overlays
 before their bases.
@@ -16,6 +20,8 @@ before their bases.
 
 from __future__ import annotations
 
+import dataclasses
+import logging
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -24,15 +30,20 @@ from redis import Redis
 
 from freshmark.adapters import keys
 from freshmark.adapters.lexical.registry import lexical_engine
+from freshmark.adapters.queue import jobs
 from freshmark.adapters.store.chroma import Store
 from freshmark.adapters.telemetry.freshness import FreshnessStore, freshness_store_for
 from freshmark.adapters.telemetry.verdict_stats import VerdictStats
+from freshmark.core import jobspec
 from freshmark.core.config import Config
-from freshmark.core.errors import BaseInUse, NotIndexed, RepositoryGone
+from freshmark.core.errors import BaseInUse, BranchBusy, NotIndexed, RepositoryGone
 from freshmark.core.manifest import Manifest
 from freshmark.core.ports import LexicalEngine
 from freshmark.core.settings import Settings
 from freshmark.services.repos import RepoHandle, resolve_repo
+from freshmark.services.upkeep.branch_guard import BranchGuard
+
+log = logging.getLogger("freshmark.upkeep")
 
 SHOWN_BRANCHES = 10
 
@@ -46,16 +57,25 @@ class BranchState:
     freshness: FreshnessStore
     verdicts: VerdictStats
     redis: Redis | None = None  # only where the deployment has one
+    guard: BranchGuard = BranchGuard(None)  # holds a branch's lock while it is dropped
 
     @classmethod
     def open(cls, settings: Settings, store: Store | None = None,
-             client: Redis | None = None) -> BranchState:
+             client: Redis | None = None, *, config: Config) -> BranchState:
         """The deployment's stores; Redis only when ``FRESHMARK_REDIS_URL`` names one (or
-        ``client`` is the process's own)."""
+        ``client`` is the process's own), and with it the branch locks of ``config``'s
+        layers."""
         if client is None and settings.redis_url_set:
-            client = Redis.from_url(settings.redis_url)
+            client = jobs.connect(settings.redis_url)
+        guard = BranchGuard(client, tuple(layer.name for layer in config.layers),
+                            jobspec.Timings.from_env())
         return cls(store or Store.open(settings), lexical_engine(settings),
-                   freshness_store_for(settings, client), VerdictStats.open(settings), client)
+                   freshness_store_for(settings, client), VerdictStats.open(settings), client,
+                   guard)
+
+    def lock_held(self) -> BranchState:
+        """The same stores for a caller that holds the branch's lock already (a retire job)."""
+        return dataclasses.replace(self, guard=BranchGuard(None))
 
 
 @dataclass
@@ -87,18 +107,24 @@ def drop_index(target: str | RepoHandle, branch: str | None, *, settings: Settin
             indexed = ", ".join(sorted(m.branch for m in manifests)[:SHOWN_BRANCHES])
             raise NotIndexed(f"{report.repo}@{branch[:80]} is not indexed; indexed: {indexed}")
         _refuse_a_base_in_use(chosen[0], manifests, label)
-    for manifest in chosen:
-        drop_branch_state(state, manifest)
-        report.dropped.append(manifest.branch)
+    with state.guard.holding((m.repo_key, m.branch) for m in chosen):
+        for manifest in chosen:
+            drop_branch_state(state, manifest)
+            report.dropped.append(manifest.branch)
     return report
 
 
 def retire_gone_branch(state: BranchState, manifest: Manifest) -> bool:
     """Drop a branch deleted from its repository; False (kept) while overlays are layered on
-    it."""
+    it, or while an index run holds it (the next audit tries again)."""
     if state.store.overlays_on(manifest.repo_key, manifest.branch):
         return False
-    drop_branch_state(state, manifest)
+    try:
+        with state.guard.holding([(manifest.repo_key, manifest.branch)]):
+            drop_branch_state(state, manifest)
+    except BranchBusy as exc:
+        log.info("not retiring %s@%s now: %s", manifest.repo, manifest.branch, exc)
+        return False
     return True
 
 
