@@ -69,9 +69,11 @@ class Held:
 
     def on_home(self, name: str) -> Cluster:
         """The same cluster seen by processes with a home (mirror) of their own, so that the
-        held fetch's mirror lock is not in their way."""
+        held fetch's mirror lock is not in their way. Its processes join the cluster's list,
+        so the fixture's ``stop_all`` stops them too."""
         home = self.cluster.root / f"home-{name}"
-        return Cluster(self.cluster.root, {**self.cluster.env, "FRESHMARK_HOME": str(home)})
+        return Cluster(self.cluster.root, {**self.cluster.env, "FRESHMARK_HOME": str(home)},
+                       procs=self.cluster.procs, base_url=self.cluster.base_url)
 
     def layer_commit(self, layer: str) -> str | None:
         manifest = self.cluster.manifest(self.repo_id)
