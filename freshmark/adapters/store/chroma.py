@@ -16,6 +16,7 @@ from typing import Any
 
 from freshmark.adapters.store.collection import BranchIndex, manifest_metadata, manifest_of
 from freshmark.adapters.store.layered import LayeredIndex
+from freshmark.adapters.store.names import REGISTRY, NameRegistry
 from freshmark.adapters.store.shard import Shard
 from freshmark.core.errors import (
     BaseGone,
@@ -66,6 +67,13 @@ class Store:
             if collection is not None:
                 return shard, collection
         return None
+
+    def names(self) -> NameRegistry:
+        """The store's repository names (``names.py``) on the server placement gives the
+        registry, written from the manifests the first time (a store from before it)."""
+        registry = NameRegistry(self.home(REGISTRY).create(REGISTRY, {"freshmark": "names"}))
+        registry.ensure_seeded(self.list_manifests)
+        return registry
 
     # -- collections ------------------------------------------------------------------------
     def branch(self, repo_key: str, branch: str, *, layered: bool = True,
