@@ -12,7 +12,13 @@ from freshmark.adapters.git.repo import GitRepo
 from freshmark.adapters.store.chroma import Store
 from freshmark.adapters.store.names import NameRegistry
 from freshmark.core.config import Config
-from freshmark.core.errors import BadInput, ConfigError, NotIndexed, RepositoryGone
+from freshmark.core.errors import (
+    BadInput,
+    ConfigError,
+    NotIndexed,
+    RepositoryGone,
+    StoreUnavailable,
+)
 from freshmark.core.manifest import Manifest
 from freshmark.core.settings import Settings
 
@@ -97,7 +103,7 @@ def resolve_repo(
         return RepoHandle(key=f"id:{arg}", name=arg, path=mirror_path(settings, arg), repo_id=arg)
     if store is not None:
         gone_key = f"path:{candidate.resolve()}"
-        if store.list_manifests(gone_key):
+        if _indexed_key(store, gone_key):
             raise RepositoryGone(
                 f"repository at {candidate.resolve()} was indexed but is gone (moved or deleted); "
                 "index it again from its new location"
@@ -114,6 +120,15 @@ def resolve_repo(
     raise NotIndexed(
         f"no repository {arg!r}: not a path on this machine, not in the config, never indexed"
     )
+
+
+def _indexed_key(store: Store, key: str) -> bool:
+    """Whether ``key`` has an indexed branch; False when its server cannot tell (the lookup
+    by name that follows then says whether the repository may be on a server that is down)."""
+    try:
+        return bool(store.list_manifests(key))
+    except StoreUnavailable:
+        return False
 
 
 @dataclass(frozen=True)
