@@ -57,6 +57,8 @@ WRITER_POLL_SECONDS = 0.05
 OPEN_ATTEMPTS = 3
 # Files whose documents are rebuilt from one read of their chunks.
 FILE_BATCH = 256
+# Chunks written between two commits of a catch-up (each group's files rebuilt after it).
+COMMIT_RECORDS = 10_000
 _KIND_TABLE = hashlib.blake2b(json.dumps(KIND_CODES, sort_keys=True).encode(),
                               digest_size=8).hexdigest()
 
@@ -312,8 +314,13 @@ class TantivyCollection:
         self._reload()
 
     def _write(self, writer: Writers, records: Iterable[ChunkRecord], replace: bool) -> int:
-        """Index chunks as they now are, commit, then rebuild the documents of their files from
-        the committed chunks (a chunk id names its path: a chunk never moves between files)."""
+        """Index chunks as they now are, then rebuild the documents of their files from the
+        committed chunks (a chunk id names its path: a chunk never moves between files).
+
+        Committed every ``COMMIT_RECORDS`` chunks, each group's files rebuilt after it: the
+        writers' memory and the paths held are bounded by a group, not by the records read (a
+        catch-up of a whole collection streams through here). A path whose chunks span two
+        groups is rebuilt after each, the second time whole."""
         applied, paths = 0, set()
         for record in records:
             if replace:
@@ -321,8 +328,13 @@ class TantivyCollection:
             writer.chunks.add_document(_document(record))
             paths.add(record.path)
             applied += 1
-        writer.chunks.commit()
-        self._rebuild_files(writer.files, paths)
+            if applied % COMMIT_RECORDS == 0:
+                writer.chunks.commit()
+                self._rebuild_files(writer.files, paths)
+                paths = set()
+        if paths or not applied:
+            writer.chunks.commit()
+            self._rebuild_files(writer.files, paths)
         return applied
 
     def _paths_of(self, ids: Sequence[str]) -> set[str]:
