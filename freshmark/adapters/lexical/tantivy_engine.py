@@ -29,12 +29,13 @@ from freshmark.adapters.lexical.tantivy_query import (
     rank,
     score_ids_of,
 )
-from freshmark.adapters.lexical.tantivy_store import TantivyCollection
+from freshmark.adapters.lexical.tantivy_store import WRITER_WAIT_SECONDS, TantivyCollection
 from freshmark.core.ports import (
     BranchView,
     ChunkCounts,
     FileMatches,
     LexicalHit,
+    LexicalRunWriter,
     TermWeights,
 )
 from freshmark.core.stamp import ChunkRecord
@@ -163,6 +164,39 @@ class TantivyChannel:
         return hits, extra, file_matches(queries, terms, n_files, filters, weights)
 
 
+class TantivyRunWriter:
+    """A collection's first index run written to this host's index as the run writes it to
+    the store (``ports.LexicalRunWriter``): chunk documents as each part is written, file
+    documents once per path when the run is done, then the index is adopted as current
+    without reading the collection back. Anything it did not see (a batch another process
+    wrote, metadata-only updates, a busy writer) makes it incomplete: the run is then caught
+    up from the store as any other."""
+
+    def __init__(self, collection: TantivyCollection) -> None:
+        self.collection = collection
+        self.complete = True
+        self._paths: set[str] = set()  # the run's paths: a few bytes each, no chunk text
+
+    def written(self, records: Sequence[ChunkRecord]) -> None:
+        if not self.complete or not records:
+            return
+        paths = self.collection.apply_chunks(records, WRITER_WAIT_SECONDS)
+        if paths is None:
+            self.complete = False
+        else:
+            self._paths |= paths
+
+    def missed(self) -> None:
+        self.complete = False
+
+    def finish(self, view: BranchView) -> None:
+        """The run published ``view.manifest``: its files' documents built, then the index
+        adopted if the run wrote it whole."""
+        if self.complete and self.collection.rebuild_files(self._paths, WRITER_WAIT_SECONDS):
+            self.collection.adopt(view, view.manifest)
+        self._paths = set()
+
+
 class TantivyEngine:
     """The lexical engine (``ports.LexicalEngine``) over on-disk tantivy indexes.
 
@@ -179,11 +213,28 @@ class TantivyEngine:
         channel.refresh(view)
         return channel
 
-    def after_run(self, view: BranchView, changed: bool) -> ChunkCounts | None:
+    def first_run_writer(self, view: BranchView) -> TantivyRunWriter | None:
+        """A writer for the first run of a plain branch's collection (nothing published yet:
+        generation 0), its host index emptied for it; None for any other run, or when the
+        cache cannot hold an index."""
+        if self.cache_dir is None or view.below is not None or view.manifest.generation != 0:
+            return None
+        try:
+            held = _collection(view.own.name, self.cache_dir)
+            if held.directory is None or not held.start_first_run():
+                return None
+        except OSError:
+            return None
+        return TantivyRunWriter(held)
+
+    def after_run(self, view: BranchView, changed: bool,
+                  written: LexicalRunWriter | None = None) -> ChunkCounts | None:
         """The run's own collection caught up on disk, so no search pays the fetch (lower
         layers are caught up by their own runs), and the branch's chunks counted from the
-        indexes (count queries: no id is listed). None when the index could not be brought
-        to the run's generation (another writer held it, or the cache is unwritable)."""
+        indexes (count queries: no id is listed). A first run ``written`` through whole is
+        adopted as it is, without reading the collection back. None when the index could
+        not be brought to the run's generation (another writer held it, or the cache is
+        unwritable)."""
         if self.cache_dir is None:
             return None
         # Snapshots of the numpy engine an earlier freshmark kept: nothing reads them now.
@@ -194,6 +245,8 @@ class TantivyEngine:
             if held.directory is None:
                 return None  # the cache cannot hold it: no run builds a copy in its memory
             manifest = own.reload_manifest()
+            if written is not None:
+                written.finish(own)
             held.refresh(own, manifest)
             if held.generation != manifest.generation:
                 return None

@@ -286,6 +286,67 @@ class TantivyCollection:
         self._set_state(IndexState(identity, generation))
         return applied
 
+    # -- a first run written through (no read-back) ------------------------------------------
+    def start_first_run(self) -> bool:
+        """Empty the index and its state for a collection's first run, whose records are then
+        written here as the run writes them to the store (``apply``); False when the writer
+        stays busy (the run is then caught up after it, as any)."""
+        try:
+            with self._writer(WRITER_WAIT_SECONDS) as writer:
+                for held in (writer.chunks, writer.files):
+                    held.delete_all_documents()
+                    held.commit()
+                self._clear_state()
+        except WriterBusy:
+            return False
+        self._reload()
+        return True
+
+    def apply_chunks(self, records: Sequence[ChunkRecord], wait_seconds: float) -> set[str] | None:
+        """Index chunks as they now are, their files' documents left for ``rebuild_files``
+        (once per path, after the last of its chunks); their paths, None if the writer stays
+        busy."""
+        try:
+            with self._writer(wait_seconds) as writer:
+                _, paths = self._write_chunks(writer, records, replace=True)
+        except WriterBusy:
+            return None
+        return paths
+
+    def rebuild_files(self, paths: Iterable[str], wait_seconds: float) -> bool:
+        """The file documents of ``paths`` from their committed chunks; False if busy."""
+        try:
+            with self._writer(wait_seconds) as writer:
+                self._rebuild_files(writer.files, paths)
+        except WriterBusy:
+            return False
+        self._reload()
+        return True
+
+    def adopt(self, view: BranchView, manifest: Manifest) -> bool:
+        """Record the index as holding ``view`` at ``manifest``'s generation when it holds as
+        many chunks as the collection now does: the run wrote every record here as it wrote
+        it to the store (its ids a subset of the collection's, so equal counts are equal
+        sets); a record another process wrote meanwhile makes the counts differ, and the
+        usual catch-up reads it. ``manifest`` is read before the count."""
+        try:
+            with self._writer(WRITER_WAIT_SECONDS):
+                self.index.reload()
+                if self.index.searcher().num_docs != view.count():
+                    return False
+                self._set_state(IndexState(collection_identity(view), int(manifest.generation)))
+        except WriterBusy:
+            return False
+        self._reload()
+        return True
+
+    def _clear_state(self) -> None:
+        path = self.state_path
+        if path is None:
+            self._memory_state = None
+        else:
+            path.unlink(missing_ok=True)
+
     def apply(self, records: Iterable[ChunkRecord], wait_seconds: float = 0.0) -> int:
         """Index records as they now are (an in-flight catch-up); skipped if the writer is busy."""
         try:
@@ -315,12 +376,17 @@ class TantivyCollection:
 
     def _write(self, writer: Writers, records: Iterable[ChunkRecord], replace: bool) -> int:
         """Index chunks as they now are, then rebuild the documents of their files from the
-        committed chunks (a chunk id names its path: a chunk never moves between files).
+        committed chunks (a chunk id names its path: a chunk never moves between files)."""
+        applied, paths = self._write_chunks(writer, records, replace)
+        self._rebuild_files(writer.files, paths)
+        return applied
 
-        Committed every ``COMMIT_RECORDS`` chunks, each group's files rebuilt after it: the
-        writers' memory and the paths held are bounded by a group, not by the records read (a
-        catch-up of a whole collection streams through here). A path whose chunks span two
-        groups is rebuilt after each, the second time whole."""
+    @staticmethod
+    def _write_chunks(writer: Writers, records: Iterable[ChunkRecord],
+                      replace: bool) -> tuple[int, set[str]]:
+        """Chunk documents, committed every ``COMMIT_RECORDS`` (a catch-up of a whole
+        collection streams through here: the writer's memory is bounded by a group, not by
+        the collection); the paths they are of."""
         applied, paths = 0, set()
         for record in records:
             if replace:
@@ -330,12 +396,8 @@ class TantivyCollection:
             applied += 1
             if applied % COMMIT_RECORDS == 0:
                 writer.chunks.commit()
-                self._rebuild_files(writer.files, paths)
-                paths = set()
-        if paths or not applied:
-            writer.chunks.commit()
-            self._rebuild_files(writer.files, paths)
-        return applied
+        writer.chunks.commit()
+        return applied, paths
 
     def _paths_of(self, ids: Sequence[str]) -> set[str]:
         """The paths the committed index holds ``ids`` under."""
@@ -346,7 +408,9 @@ class TantivyCollection:
 
     def _rebuild_files(self, writer: tantivy.IndexWriter, paths: Iterable[str]) -> None:
         """Each path's file document: the tokens of its live chunks, as committed; a path
-        without live chunks loses its document. Read ``FILE_BATCH`` paths at a time."""
+        without live chunks loses its document. Read and committed ``FILE_BATCH`` paths at a
+        time; each path once (a document rebuilt twice would leave a deleted one counted in
+        the statistics until a merge)."""
         self.index.reload()
         searcher = self.index.searcher()
         ordered = sorted(paths)
@@ -372,7 +436,9 @@ class TantivyCollection:
                 writer.delete_documents_by_term("path", path)
                 if path in tokens:
                     writer.add_document(_file_document(path, tokens[path], kinds[path]))
-        writer.commit()
+            writer.commit()  # a batch of files at a time: the writer never holds them all
+        if not ordered:
+            writer.commit()
 
     def _set_state(self, state: IndexState) -> None:
         path = self.state_path

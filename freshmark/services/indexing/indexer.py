@@ -119,7 +119,11 @@ def index_repo(
     summary.layers = [layer_.name for layer_ in layers]
     tools = IndexTools(config, embedder, EmbeddingCache(settings.cache_dir / "embeddings.sqlite"))
     stamp = RunStamp(ref.key, ref.name, branch, head, index.manifest.generation + 1, utc_now_iso())
-    run = IndexRun(repo, index, stamp, tools, summary, progress)
+    lexical = lexical_engine(settings)
+    # A first run writes its records to the host's lexical index as it writes them to the
+    # store: nothing is read back after it.
+    run = IndexRun(repo, index, stamp, tools, summary, progress,
+                   lexical=lexical.first_run_writer(index))
     below = index.below
     if below is not None:
         changed, done = index_overlay(run, index, below, layers, request.target)
@@ -132,7 +136,7 @@ def index_repo(
     if below is not None and overlay is not None:
         summary.layered_on = overlay.branch
         summary.overlay_chunks = index.own.count()
-    counts = lexical_engine(settings).after_run(index, changed)
+    counts = lexical.after_run(index, changed, run.lexical)
     if counts is not None:
         with stamp_guard():
             record_counts(index, counts)
