@@ -89,7 +89,8 @@ class Store:
     def names(self) -> NameRegistry:
         """The store's repository names (``names.py``) on the server placement gives the
         registry, written from the manifests the first time (a store from before it)."""
-        registry = NameRegistry(self.home(REGISTRY).create(REGISTRY, {"freshmark": "names"}))
+        home = self.home(REGISTRY)
+        registry = NameRegistry(home.get(REGISTRY) or home.create(REGISTRY, {"freshmark": "names"}))
         registry.ensure_seeded(self._every_manifest)
         return registry
 

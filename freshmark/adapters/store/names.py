@@ -62,12 +62,16 @@ class NameRegistry:
         return got[0].get("key") if got else None
 
     def claim(self, name: str, key: str) -> bool:
-        """Take ``name`` for ``key`` unless another key holds it; True when ``key`` holds it."""
-        self._add([(_name_id(name), {"key": key})])
-        if self.owner_of(name) != key:
-            return False
-        self._add([(_key_id(key), {"name": name})])
-        return True
+        """Take ``name`` for ``key`` (which has none yet) unless another key holds it; True
+        when ``key`` holds it. Both records go in one write; when the name was taken, the
+        key's record written with it is deleted again (the rare case pays the second write)."""
+        self._add([(_name_id(name), {"key": key}), (_key_id(key), {"name": name})])
+        if self.owner_of(name) == key:
+            return True
+        if self.name_of(key) == name:
+            guard("release a repository name",
+                  lambda: self._collection.delete(ids=[_key_id(key)]))
+        return False
 
     def release(self, key: str) -> None:
         """``key`` is no longer indexed: its name is free for another repository."""
