@@ -16,6 +16,7 @@ from freshmark.adapters.store.chroma import Store
 from freshmark.core.ports import BranchView
 from freshmark.core.settings import Settings
 from freshmark.core.tokenize import query_terms
+from freshmark.services.indexing.run import IndexRun
 
 QUERIES = ("f3_1", "f17_2 m17", "f29_0 x")  # names: no ties among the hits compared
 
@@ -56,3 +57,29 @@ def test_a_first_index_written_through_finds_what_a_catch_up_finds(store_env, ma
     for query in QUERIES:
         terms = query_terms(query)
         assert written.search_with_files(terms, 3, 2) == caught_up.search_with_files(terms, 3, 2)
+
+
+def test_a_first_index_that_fails_releases_the_lexical_index_to_the_next_run(
+        store_env, make_repo, monkeypatch: pytest.MonkeyPatch):
+    repo = forty_files(make_repo)
+    store = Store.open(Settings.from_env())
+    original = IndexRun.apply_batch
+    batches: list[int] = []
+    dying = [True]
+
+    def fails_after_one_batch(run: IndexRun, layer, changes) -> None:
+        if batches and dying[0]:
+            raise RuntimeError("the run dies mid-way")
+        batches.append(len(changes))
+        original(run, layer, changes)
+
+    monkeypatch.setattr(IndexRun, "apply_batch", fails_after_one_batch)
+    # The failure is kept, traceback and all (as a worker that reports it does): what the
+    # failed run held must have been released by the run itself, not by garbage collection.
+    with pytest.raises(RuntimeError) as failure:
+        indexed(repo, store)
+    dying[0] = False
+    view = _branch(store, indexed(repo, store).collection)
+    channel = TantivyEngine(Settings.from_env().cache_dir).channel(view)
+    assert channel.counts().live == FILES * FUNCTIONS_PER_FILE
+    assert failure.value.args == ("the run dies mid-way",)

@@ -199,6 +199,9 @@ class LexicalRunWriter(Protocol):
         """The run published ``view.manifest``: take the index as current if it holds the
         collection whole."""
 
+    def close(self) -> None:
+        """Release what the writer holds (the run ended, or failed)."""
+
 
 class LexicalEngine(Protocol):
     """The lexical engine of a process: one channel per branch, kept in step with the store."""

@@ -18,6 +18,7 @@ import shutil
 import threading
 from collections import OrderedDict
 from collections.abc import Iterable, Sequence
+from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -29,7 +30,13 @@ from freshmark.adapters.lexical.tantivy_query import (
     rank,
     score_ids_of,
 )
-from freshmark.adapters.lexical.tantivy_store import WRITER_WAIT_SECONDS, TantivyCollection
+from freshmark.adapters.lexical.tantivy_store import (
+    COMMIT_RECORDS,
+    WRITER_WAIT_SECONDS,
+    TantivyCollection,
+    WriterBusy,
+    Writers,
+)
 from freshmark.core.ports import (
     BranchView,
     ChunkCounts,
@@ -166,8 +173,9 @@ class TantivyChannel:
 
 class TantivyRunWriter:
     """A collection's first index run written to this host's index as the run writes it to
-    the store (``ports.LexicalRunWriter``): chunk documents as each part is written, file
-    documents once per path when the run is done, then the index is adopted as current
+    the store (``ports.LexicalRunWriter``): the index's writers held for the run, chunk
+    documents added as each part is written and committed every ``COMMIT_RECORDS``, file
+    documents built once per path when the run is done; then the index is adopted as current
     without reading the collection back. Anything it did not see (a batch another process
     wrote, metadata-only updates, a busy writer) makes it incomplete: the run is then caught
     up from the store as any other."""
@@ -175,26 +183,48 @@ class TantivyRunWriter:
     def __init__(self, collection: TantivyCollection) -> None:
         self.collection = collection
         self.complete = True
+        self._held = ExitStack()
+        self._writers: Writers | None = None
         self._paths: set[str] = set()  # the run's paths: a few bytes each, no chunk text
+        self._uncommitted = 0
+
+    def _writer(self) -> Writers | None:
+        if self._writers is None and self.complete:
+            try:
+                self._writers = self._held.enter_context(
+                    self.collection.writers(WRITER_WAIT_SECONDS))
+            except WriterBusy:
+                self.missed()
+        return self._writers
 
     def written(self, records: Sequence[ChunkRecord]) -> None:
-        if not self.complete or not records:
+        writer = self._writer() if records else None
+        if writer is None:
             return
-        paths = self.collection.apply_chunks(records, WRITER_WAIT_SECONDS)
-        if paths is None:
-            self.complete = False
-        else:
-            self._paths |= paths
+        self._paths |= self.collection.add_chunks(writer, records)
+        self._uncommitted += len(records)
+        if self._uncommitted >= COMMIT_RECORDS:  # the writer's memory bounded by a group
+            writer.chunks.commit()
+            self._uncommitted = 0
 
     def missed(self) -> None:
         self.complete = False
+        self.close()
 
     def finish(self, view: BranchView) -> None:
-        """The run published ``view.manifest``: its files' documents built, then the index
-        adopted if the run wrote it whole."""
-        if self.complete and self.collection.rebuild_files(self._paths, WRITER_WAIT_SECONDS):
+        """The run published ``view.manifest``: its files' documents built, the writers
+        released, then the index adopted if the run wrote it whole."""
+        writer = self._writer()
+        if writer is not None:
+            self.collection.rebuild_files(writer, self._paths)
+        self.close()
+        if self.complete:
             self.collection.adopt(view, view.manifest)
-        self._paths = set()
+
+    def close(self) -> None:
+        """Release the writers (what was not committed is dropped)."""
+        self._writers, self._paths = None, set()
+        self._held.close()
 
 
 class TantivyEngine:

@@ -29,7 +29,7 @@ import shutil
 import threading
 import time
 from collections.abc import Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -302,26 +302,24 @@ class TantivyCollection:
         self._reload()
         return True
 
-    def apply_chunks(self, records: Sequence[ChunkRecord], wait_seconds: float) -> set[str] | None:
-        """Index chunks as they now are, their files' documents left for ``rebuild_files``
-        (once per path, after the last of its chunks); their paths, None if the writer stays
-        busy."""
-        try:
-            with self._writer(wait_seconds) as writer:
-                _, paths = self._write_chunks(writer, records, replace=True)
-        except WriterBusy:
-            return None
+    def writers(self, wait_seconds: float) -> AbstractContextManager[Writers]:
+        """This index's writers, held (a first run written through keeps them for the run);
+        ``WriterBusy`` if another holder keeps them ``wait_seconds``."""
+        return self._writer(wait_seconds)
+
+    def add_chunks(self, writer: Writers, records: Iterable[ChunkRecord]) -> set[str]:
+        """Chunk documents added as the records now are, not committed; their paths."""
+        paths = set()
+        for record in records:
+            writer.chunks.delete_documents_by_term("id", record.id)
+            writer.chunks.add_document(_document(record))
+            paths.add(record.path)
         return paths
 
-    def rebuild_files(self, paths: Iterable[str], wait_seconds: float) -> bool:
-        """The file documents of ``paths`` from their committed chunks; False if busy."""
-        try:
-            with self._writer(wait_seconds) as writer:
-                self._rebuild_files(writer.files, paths)
-        except WriterBusy:
-            return False
-        self._reload()
-        return True
+    def rebuild_files(self, writer: Writers, paths: Iterable[str]) -> None:
+        """The chunks committed, then the file documents of ``paths`` rebuilt from them."""
+        writer.chunks.commit()
+        self._rebuild_files(writer.files, paths)
 
     def adopt(self, view: BranchView, manifest: Manifest) -> bool:
         """Record the index as holding ``view`` at ``manifest``'s generation when it holds as
