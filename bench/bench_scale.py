@@ -269,6 +269,33 @@ def run_queries(repo: Path) -> None:
                       "file_mib": memory.get("RssFile", 0.0)}))
 
 
+def run_catch_up(repo: Path) -> None:
+    """In this (new) process, on a host whose cache never saw the branch: open the branch,
+    then build its lexical index from the store (the catch-up a follower makes); its CPU,
+    wall and RSS before and after (peak RSS from ``wait4``)."""
+    from freshmark.adapters.lexical.registry import lexical_engine
+    from freshmark.core.config import Config
+    from freshmark.core.settings import Settings
+    from freshmark.services.open_branch import open_branch
+
+    settings = Settings.from_env()
+    opened = open_branch(str(repo), settings=settings, config=Config(), branch=None,
+                         worktree=False, store=None, need_index=True)
+    assert opened.index is not None
+    before = _memory_mib()
+    cpu, wall = time.process_time(), time.perf_counter()
+    lexical_engine(settings).channel(opened.index)
+    print(json.dumps({"cpu_s": time.process_time() - cpu, "wall_s": time.perf_counter() - wall,
+                      "rss_before_mib": before.get("VmRSS", 0.0)}))
+
+
+def catch_up_process(env: dict[str, str], repo: Path) -> dict[str, Any]:
+    """The follower's catch-up, with the host's lexical indexes deleted first."""
+    shutil.rmtree(Path(env["FRESHMARK_HOME"]) / "cache" / "tantivy", ignore_errors=True)
+    got = _run([sys.executable, str(Path(__file__).resolve()), "--catch-up", str(repo)], env)
+    return {**json.loads(got["stdout"].splitlines()[-1]), "rss_mib": got["rss_mib"]}
+
+
 def _percentiles_ms(samples: Sequence[float]) -> dict[str, float]:
     ordered = sorted(samples)
     p95 = ordered[min(len(ordered) - 1, math.ceil(0.95 * len(ordered)) - 1)]
@@ -408,6 +435,12 @@ def _bench_size(size: int, args: argparse.Namespace, chroma_url: str | None) -> 
     row["index"] = {k: full[k] for k in ("cpu_s", "wall_s", "rss_mib")}
     print(f"  full index: {row['chunks']} chunks, {full['cpu_s']:.0f} s CPU, "
           f"{full['rss_mib']:.0f} MiB ({uptime()})", flush=True)
+    if args.catch_up_only:
+        row["catch_up"] = catch_up_process(env, repo)
+        print(f"  catch-up on a new host: {json.dumps(row['catch_up'])}", flush=True)
+        row["disk_mib"] = {"chroma": disk_mib(home / "chroma"), "cache": disk_mib(home / "cache")}
+        row["load_after"] = uptime()
+        return row
     row["first_query"] = query_process(env, repo)  # the first process after the index
     edit_files(repo, EDITED_FILES, 1)
     incremental = cli(env, "index", str(repo), "--json")
@@ -481,10 +514,17 @@ def main() -> None:
                         help="Keep the store in a Chroma server the bench starts (its peak RSS "
                              "is reported apart), not embedded in each process.")
     parser.add_argument("--json", type=Path, default=None, help="Write the rows here.")
+    parser.add_argument("--catch-up-only", action="store_true",
+                        help="Only the full index and, after it, the lexical catch-up of a "
+                             "host that never saw the branch (its lexical indexes deleted).")
     parser.add_argument("--queries", type=Path, default=None, help=argparse.SUPPRESS)
+    parser.add_argument("--catch-up", type=Path, default=None, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.queries is not None:
         run_queries(args.queries)
+        return
+    if args.catch_up is not None:
+        run_catch_up(args.catch_up)
         return
     rows = []
     for size in (int(s) for s in args.sizes.split(",")):
@@ -492,7 +532,8 @@ def main() -> None:
         rows.append(bench_size(size, args))
         if args.json:
             args.json.write_text(json.dumps(rows, indent=1))
-        print_table(rows)
+        if not args.catch_up_only:
+            print_table(rows)
 
 
 if __name__ == "__main__":

@@ -80,7 +80,7 @@ def test_an_incremental_run_does_not_list_every_collection(store_env, make_repo)
     repo = forty_files(make_repo)
     store, traffic = recorded_store()
     first = indexed(repo, store)
-    assert traffic.listings == 1  # a first run names the repository among all indexed ones
+    assert traffic.listings <= 1  # only to seed the store's name registry, if it has none yet
     traffic.clear()
     repo.write("pkg/m7.py", module(7, "x * {j}"))
     repo.commit("one file")

@@ -20,6 +20,7 @@ from test_overlay import ORDER, feature_branch, index_branch, view
 from test_retrieval import CODE, Writer, make_record
 
 from freshmark.adapters.embedding import get_embedder
+from freshmark.adapters.lexical import tantivy_store
 from freshmark.adapters.lexical.registry import lexical_engine
 from freshmark.adapters.lexical.tantivy_engine import TantivyEngine, index_directory
 from freshmark.adapters.lexical.tantivy_store import (
@@ -221,3 +222,13 @@ def test_settings_choose_the_lexical_engine(fm_home: Path) -> None:
     assert isinstance(lexical_engine(Settings.from_env()), TantivyEngine)
     with pytest.raises(ConfigError, match="FRESHMARK_LEXICAL"):
         Settings.from_env({"FRESHMARK_LEXICAL": "bm25"})
+
+
+def test_a_catch_up_committed_in_groups_scores_as_one_committed_at_once(
+        shop: BranchIndex, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    whole = TantivyEngine(tmp_path / "whole").channel(shop)
+    monkeypatch.setattr(tantivy_store, "COMMIT_RECORDS", 1)  # every file's chunks split apart
+    grouped = TantivyEngine(tmp_path / "grouped").channel(shop)
+    for query in ("order", "cancel order restock", "invoice total"):
+        terms = query_terms(query)
+        assert grouped.search_with_files(terms, 5, 3) == whole.search_with_files(terms, 5, 3)

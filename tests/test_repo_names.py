@@ -9,6 +9,8 @@ from click.testing import CliRunner
 from repo_builder import RepoBuilder
 
 from freshmark.adapters.store.chroma import Store
+from freshmark.adapters.store.names import REGISTRY
+from freshmark.adapters.store.shard import Shard
 from freshmark.core.config import Config
 from freshmark.core.errors import BadInput
 from freshmark.core.settings import Settings
@@ -76,7 +78,7 @@ def test_a_name_shared_by_two_indexed_repositories_is_an_error_listing_both(
         fm_home: Path, two_freshes: tuple[RepoBuilder, RepoBuilder],
         monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     # Indexes built before names were unique can still share one.
-    monkeypatch.setattr(repos, "unique_name", lambda key, path, wanted, taken: wanted)
+    monkeypatch.setattr(repos, "registered_name", lambda registry, key, path, wanted: wanted)
     for repo in two_freshes:
         _index(repo)
     monkeypatch.chdir(tmp_path)
@@ -84,3 +86,39 @@ def test_a_name_shared_by_two_indexed_repositories_is_an_error_listing_both(
     with pytest.raises(BadInput, match="'fresh' is ambiguous: fresh at .*/a/fresh; fresh at "
                                        ".*/b/fresh; pass its path instead"):
         resolve_repo("fresh", settings, Config(), Store.open(settings))
+
+
+def _names(settings: Settings) -> dict[str, str]:
+    return {m.repo: m.repo_path for m in Store.open(settings).list_manifests()}
+
+
+def test_a_first_index_reads_names_by_id_without_listing_the_store(
+        fm_home: Path, two_freshes: tuple[RepoBuilder, RepoBuilder],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    _index(two_freshes[0])  # the registry exists from here on
+    listed: list[str] = []
+    original = Shard.collections
+    monkeypatch.setattr(Shard, "collections",
+                        lambda shard: listed.append(shard.location) or original(shard))
+    _index(two_freshes[1])
+    assert listed == [] and _names(Settings.from_env())["b/fresh"] == str(
+        two_freshes[1].path.resolve())
+
+
+def test_a_store_indexed_before_the_registry_keeps_its_names_taken(
+        fm_home: Path, two_freshes: tuple[RepoBuilder, RepoBuilder]) -> None:
+    _index(two_freshes[0])
+    settings = Settings.from_env()
+    Store.open(settings).shards[0].delete(REGISTRY)  # as a store written before it
+    _index(two_freshes[1])
+    assert _names(settings) == {"fresh": str(two_freshes[0].path.resolve()),
+                                "b/fresh": str(two_freshes[1].path.resolve())}
+
+
+def test_dropping_a_repository_frees_its_name(
+        fm_home: Path, two_freshes: tuple[RepoBuilder, RepoBuilder]) -> None:
+    _index(two_freshes[0])
+    dropped = CliRunner().invoke(cli, ["drop", str(two_freshes[0].path)])
+    assert dropped.exit_code == 0, dropped.output
+    _index(two_freshes[1])
+    assert _names(Settings.from_env()) == {"fresh": str(two_freshes[1].path.resolve())}

@@ -184,16 +184,41 @@ class ChunkCounts:
     tombstoned: int
 
 
+class LexicalRunWriter(Protocol):
+    """A branch's first index run written to the lexical index as the run writes the store,
+    so that the index needs no read of the collection after the run."""
+
+    def written(self, records: Sequence[ChunkRecord]) -> None:
+        """Records the run just wrote to the store (upserted whole)."""
+
+    def missed(self) -> None:
+        """The run wrote something this writer did not see (metadata only, or another
+        process's batch): the index is then caught up from the store after the run."""
+
+    def finish(self, view: BranchView) -> None:
+        """The run published ``view.manifest``: take the index as current if it holds the
+        collection whole."""
+
+    def close(self) -> None:
+        """Release what the writer holds (the run ended, or failed)."""
+
+
 class LexicalEngine(Protocol):
     """The lexical engine of a process: one channel per branch, kept in step with the store."""
 
     def channel(self, view: BranchView) -> LexicalChannel:
         """This process's channel for ``view``, caught up with the store."""
 
-    def after_run(self, view: BranchView, changed: bool) -> ChunkCounts | None:
-        """An index run wrote ``view`` (``changed``: it wrote records): persist what a new
-        process would otherwise rebuild, and count the chunks the branch now shows (None when
-        the engine keeps nothing it could count from, or is not current)."""
+    def first_run_writer(self, view: BranchView) -> LexicalRunWriter | None:
+        """A writer for the first index run of ``view``'s collection, or None (not a first
+        run, or nothing on this host to write)."""
+
+    def after_run(self, view: BranchView, changed: bool,
+                  written: LexicalRunWriter | None = None) -> ChunkCounts | None:
+        """An index run wrote ``view`` (``changed``: it wrote records; ``written``: through
+        this writer too): persist what a new process would otherwise rebuild, and count the
+        chunks the branch now shows (None when the engine keeps nothing it could count from,
+        or is not current)."""
 
     def forget(self, collection: str | None = None) -> None:
         """Drop what this process holds of one collection (or of all)."""

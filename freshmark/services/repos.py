@@ -3,15 +3,22 @@
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 from freshmark.adapters.git.mirrors import mirror_path
 from freshmark.adapters.git.repo import GitRepo
 from freshmark.adapters.store.chroma import Store
+from freshmark.adapters.store.names import NameRegistry
 from freshmark.core.config import Config
-from freshmark.core.errors import BadInput, ConfigError, NotIndexed, RepositoryGone
+from freshmark.core.errors import (
+    BadInput,
+    ConfigError,
+    NotIndexed,
+    RepositoryGone,
+    StoreUnavailable,
+)
 from freshmark.core.manifest import Manifest
 from freshmark.core.settings import Settings
 
@@ -60,16 +67,15 @@ def unique_name(key: str, path: Path, wanted: str, taken: Mapping[str, str]) -> 
     for name, owner in taken.items():
         if owner == key:
             return name
+    choices = name_choices(key, path, wanted)
+    return next((name for name in choices if name not in taken), choices[-1])
+
+
+def name_choices(key: str, path: Path, wanted: str) -> tuple[str, str, str]:
+    """The names a new repository may take, in order: its directory name, its
+    parent-qualified name, that plus a digest of its key (unique to the key)."""
     qualified = f"{path.parent.name}/{wanted}" if path.parent.name else wanted
-    for name in (wanted, qualified):
-        if name not in taken:
-            return name
-    return f"{qualified}-{hashlib.sha256(key.encode()).hexdigest()[:8]}"
-
-
-def names_in_use(manifests: Iterable[Manifest]) -> dict[str, str]:
-    """Repository name -> index key, over every indexed branch."""
-    return {m.repo: m.repo_key for m in manifests}
+    return wanted, qualified, f"{qualified}-{hashlib.sha256(key.encode()).hexdigest()[:8]}"
 
 
 def _only_candidate(arg: str, manifests: list[Manifest]) -> Manifest | None:
@@ -97,7 +103,7 @@ def resolve_repo(
         return RepoHandle(key=f"id:{arg}", name=arg, path=mirror_path(settings, arg), repo_id=arg)
     if store is not None:
         gone_key = f"path:{candidate.resolve()}"
-        if store.list_manifests(gone_key):
+        if _indexed_key(store, gone_key):
             raise RepositoryGone(
                 f"repository at {candidate.resolve()} was indexed but is gone (moved or deleted); "
                 "index it again from its new location"
@@ -114,6 +120,15 @@ def resolve_repo(
     raise NotIndexed(
         f"no repository {arg!r}: not a path on this machine, not in the config, never indexed"
     )
+
+
+def _indexed_key(store: Store, key: str) -> bool:
+    """Whether ``key`` has an indexed branch; False when its server cannot tell (the lookup
+    by name that follows then says whether the repository may be on a server that is down)."""
+    try:
+        return bool(store.list_manifests(key))
+    except StoreUnavailable:
+        return False
 
 
 @dataclass(frozen=True)
@@ -136,5 +151,17 @@ class RepoRef:
         if store is not None:
             indexed = store.own_branch(key, branch) if branch else None
             name = indexed.manifest.repo if indexed is not None else \
-                unique_name(key, repo.path, name, names_in_use(store.list_manifests()))
+                registered_name(store.names(), key, repo.path, name)
         return cls(key=key, name=name)
+
+
+def registered_name(registry: NameRegistry, key: str, path: Path, wanted: str) -> str:
+    """The name ``key`` holds in the store's registry, or the first of ``unique_name``'s
+    choices it can claim there: a few reads by id, whatever the repositories held."""
+    held = registry.name_of(key)
+    if held is not None:
+        return held
+    for name in name_choices(key, path, wanted):
+        if registry.claim(name, key):
+            return name
+    raise AssertionError("the last choice carries the key's digest")  # pragma: no cover

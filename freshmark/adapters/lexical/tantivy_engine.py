@@ -18,6 +18,7 @@ import shutil
 import threading
 from collections import OrderedDict
 from collections.abc import Iterable, Sequence
+from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -29,12 +30,19 @@ from freshmark.adapters.lexical.tantivy_query import (
     rank,
     score_ids_of,
 )
-from freshmark.adapters.lexical.tantivy_store import TantivyCollection
+from freshmark.adapters.lexical.tantivy_store import (
+    COMMIT_RECORDS,
+    WRITER_WAIT_SECONDS,
+    TantivyCollection,
+    WriterBusy,
+    Writers,
+)
 from freshmark.core.ports import (
     BranchView,
     ChunkCounts,
     FileMatches,
     LexicalHit,
+    LexicalRunWriter,
     TermWeights,
 )
 from freshmark.core.stamp import ChunkRecord
@@ -163,6 +171,62 @@ class TantivyChannel:
         return hits, extra, file_matches(queries, terms, n_files, filters, weights)
 
 
+class TantivyRunWriter:
+    """A collection's first index run written to this host's index as the run writes it to
+    the store (``ports.LexicalRunWriter``): the index's writers held for the run, chunk
+    documents added as each part is written and committed every ``COMMIT_RECORDS``, file
+    documents built once per path when the run is done; then the index is adopted as current
+    without reading the collection back. Anything it did not see (a batch another process
+    wrote, metadata-only updates, a busy writer) makes it incomplete: the run is then caught
+    up from the store as any other."""
+
+    def __init__(self, collection: TantivyCollection) -> None:
+        self.collection = collection
+        self.complete = True
+        self._held = ExitStack()
+        self._writers: Writers | None = None
+        self._paths: set[str] = set()  # the run's paths: a few bytes each, no chunk text
+        self._uncommitted = 0
+
+    def _writer(self) -> Writers | None:
+        if self._writers is None and self.complete:
+            try:
+                self._writers = self._held.enter_context(
+                    self.collection.writers(WRITER_WAIT_SECONDS))
+            except WriterBusy:
+                self.missed()
+        return self._writers
+
+    def written(self, records: Sequence[ChunkRecord]) -> None:
+        writer = self._writer() if records else None
+        if writer is None:
+            return
+        self._paths |= self.collection.add_chunks(writer, records)
+        self._uncommitted += len(records)
+        if self._uncommitted >= COMMIT_RECORDS:  # the writer's memory bounded by a group
+            writer.chunks.commit()
+            self._uncommitted = 0
+
+    def missed(self) -> None:
+        self.complete = False
+        self.close()
+
+    def finish(self, view: BranchView) -> None:
+        """The run published ``view.manifest``: its files' documents built, the writers
+        released, then the index adopted if the run wrote it whole."""
+        writer = self._writer()
+        if writer is not None:
+            self.collection.rebuild_files(writer, self._paths)
+        self.close()
+        if self.complete:
+            self.collection.adopt(view, view.manifest)
+
+    def close(self) -> None:
+        """Release the writers (what was not committed is dropped)."""
+        self._writers, self._paths = None, set()
+        self._held.close()
+
+
 class TantivyEngine:
     """The lexical engine (``ports.LexicalEngine``) over on-disk tantivy indexes.
 
@@ -179,11 +243,28 @@ class TantivyEngine:
         channel.refresh(view)
         return channel
 
-    def after_run(self, view: BranchView, changed: bool) -> ChunkCounts | None:
+    def first_run_writer(self, view: BranchView) -> TantivyRunWriter | None:
+        """A writer for the first run of a plain branch's collection (nothing published yet:
+        generation 0), its host index emptied for it; None for any other run, or when the
+        cache cannot hold an index."""
+        if self.cache_dir is None or view.below is not None or view.manifest.generation != 0:
+            return None
+        try:
+            held = _collection(view.own.name, self.cache_dir)
+            if held.directory is None or not held.start_first_run():
+                return None
+        except OSError:
+            return None
+        return TantivyRunWriter(held)
+
+    def after_run(self, view: BranchView, changed: bool,
+                  written: LexicalRunWriter | None = None) -> ChunkCounts | None:
         """The run's own collection caught up on disk, so no search pays the fetch (lower
         layers are caught up by their own runs), and the branch's chunks counted from the
-        indexes (count queries: no id is listed). None when the index could not be brought
-        to the run's generation (another writer held it, or the cache is unwritable)."""
+        indexes (count queries: no id is listed). A first run ``written`` through whole is
+        adopted as it is, without reading the collection back. None when the index could
+        not be brought to the run's generation (another writer held it, or the cache is
+        unwritable)."""
         if self.cache_dir is None:
             return None
         # Snapshots of the numpy engine an earlier freshmark kept: nothing reads them now.
@@ -194,6 +275,8 @@ class TantivyEngine:
             if held.directory is None:
                 return None  # the cache cannot hold it: no run builds a copy in its memory
             manifest = own.reload_manifest()
+            if written is not None:
+                written.finish(own)
             held.refresh(own, manifest)
             if held.generation != manifest.generation:
                 return None

@@ -29,7 +29,7 @@ import shutil
 import threading
 import time
 from collections.abc import Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -57,6 +57,8 @@ WRITER_POLL_SECONDS = 0.05
 OPEN_ATTEMPTS = 3
 # Files whose documents are rebuilt from one read of their chunks.
 FILE_BATCH = 256
+# Chunks written between two commits of a catch-up (each group's files rebuilt after it).
+COMMIT_RECORDS = 10_000
 _KIND_TABLE = hashlib.blake2b(json.dumps(KIND_CODES, sort_keys=True).encode(),
                               digest_size=8).hexdigest()
 
@@ -284,6 +286,65 @@ class TantivyCollection:
         self._set_state(IndexState(identity, generation))
         return applied
 
+    # -- a first run written through (no read-back) ------------------------------------------
+    def start_first_run(self) -> bool:
+        """Empty the index and its state for a collection's first run, whose records are then
+        written here as the run writes them to the store (``apply``); False when the writer
+        stays busy (the run is then caught up after it, as any)."""
+        try:
+            with self._writer(WRITER_WAIT_SECONDS) as writer:
+                for held in (writer.chunks, writer.files):
+                    held.delete_all_documents()
+                    held.commit()
+                self._clear_state()
+        except WriterBusy:
+            return False
+        self._reload()
+        return True
+
+    def writers(self, wait_seconds: float) -> AbstractContextManager[Writers]:
+        """This index's writers, held (a first run written through keeps them for the run);
+        ``WriterBusy`` if another holder keeps them ``wait_seconds``."""
+        return self._writer(wait_seconds)
+
+    def add_chunks(self, writer: Writers, records: Iterable[ChunkRecord]) -> set[str]:
+        """Chunk documents added as the records now are, not committed; their paths."""
+        paths = set()
+        for record in records:
+            writer.chunks.delete_documents_by_term("id", record.id)
+            writer.chunks.add_document(_document(record))
+            paths.add(record.path)
+        return paths
+
+    def rebuild_files(self, writer: Writers, paths: Iterable[str]) -> None:
+        """The chunks committed, then the file documents of ``paths`` rebuilt from them."""
+        writer.chunks.commit()
+        self._rebuild_files(writer.files, paths)
+
+    def adopt(self, view: BranchView, manifest: Manifest) -> bool:
+        """Record the index as holding ``view`` at ``manifest``'s generation when it holds as
+        many chunks as the collection now does: the run wrote every record here as it wrote
+        it to the store (its ids a subset of the collection's, so equal counts are equal
+        sets); a record another process wrote meanwhile makes the counts differ, and the
+        usual catch-up reads it. ``manifest`` is read before the count."""
+        try:
+            with self._writer(WRITER_WAIT_SECONDS):
+                self.index.reload()
+                if self.index.searcher().num_docs != view.count():
+                    return False
+                self._set_state(IndexState(collection_identity(view), int(manifest.generation)))
+        except WriterBusy:
+            return False
+        self._reload()
+        return True
+
+    def _clear_state(self) -> None:
+        path = self.state_path
+        if path is None:
+            self._memory_state = None
+        else:
+            path.unlink(missing_ok=True)
+
     def apply(self, records: Iterable[ChunkRecord], wait_seconds: float = 0.0) -> int:
         """Index records as they now are (an in-flight catch-up); skipped if the writer is busy."""
         try:
@@ -312,8 +373,18 @@ class TantivyCollection:
         self._reload()
 
     def _write(self, writer: Writers, records: Iterable[ChunkRecord], replace: bool) -> int:
-        """Index chunks as they now are, commit, then rebuild the documents of their files from
-        the committed chunks (a chunk id names its path: a chunk never moves between files)."""
+        """Index chunks as they now are, then rebuild the documents of their files from the
+        committed chunks (a chunk id names its path: a chunk never moves between files)."""
+        applied, paths = self._write_chunks(writer, records, replace)
+        self._rebuild_files(writer.files, paths)
+        return applied
+
+    @staticmethod
+    def _write_chunks(writer: Writers, records: Iterable[ChunkRecord],
+                      replace: bool) -> tuple[int, set[str]]:
+        """Chunk documents, committed every ``COMMIT_RECORDS`` (a catch-up of a whole
+        collection streams through here: the writer's memory is bounded by a group, not by
+        the collection); the paths they are of."""
         applied, paths = 0, set()
         for record in records:
             if replace:
@@ -321,9 +392,10 @@ class TantivyCollection:
             writer.chunks.add_document(_document(record))
             paths.add(record.path)
             applied += 1
+            if applied % COMMIT_RECORDS == 0:
+                writer.chunks.commit()
         writer.chunks.commit()
-        self._rebuild_files(writer.files, paths)
-        return applied
+        return applied, paths
 
     def _paths_of(self, ids: Sequence[str]) -> set[str]:
         """The paths the committed index holds ``ids`` under."""
@@ -334,7 +406,9 @@ class TantivyCollection:
 
     def _rebuild_files(self, writer: tantivy.IndexWriter, paths: Iterable[str]) -> None:
         """Each path's file document: the tokens of its live chunks, as committed; a path
-        without live chunks loses its document. Read ``FILE_BATCH`` paths at a time."""
+        without live chunks loses its document. Read and committed ``FILE_BATCH`` paths at a
+        time; each path once (a document rebuilt twice would leave a deleted one counted in
+        the statistics until a merge)."""
         self.index.reload()
         searcher = self.index.searcher()
         ordered = sorted(paths)
@@ -360,7 +434,9 @@ class TantivyCollection:
                 writer.delete_documents_by_term("path", path)
                 if path in tokens:
                     writer.add_document(_file_document(path, tokens[path], kinds[path]))
-        writer.commit()
+            writer.commit()  # a batch of files at a time: the writer never holds them all
+        if not ordered:
+            writer.commit()
 
     def _set_state(self, state: IndexState) -> None:
         path = self.state_path

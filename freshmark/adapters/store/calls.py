@@ -6,6 +6,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any, TypeVar
 
 from freshmark.core.errors import FreshmarkError, StoreUnavailable
+from freshmark.core.redact import redact
 
 # Chroma refuses larger writes (client.get_max_batch_size() reports 5,461 here).
 MAX_BATCH = 5000
@@ -45,7 +46,7 @@ def guard(what: str, fn: Callable[[], T]) -> T:
     except Exception as exc:
         if is_connection_error(exc):
             raise StoreUnavailable(
-                f"Chroma store unreachable while trying to {what}: {exc}"
+                f"Chroma store unreachable while trying to {what}: {redact(str(exc))}"
             ) from exc
         raise
 

@@ -16,18 +16,22 @@ from typing import Any
 
 from freshmark.adapters.store.collection import BranchIndex, manifest_metadata, manifest_of
 from freshmark.adapters.store.layered import LayeredIndex
+from freshmark.adapters.store.names import REGISTRY, NameRegistry
 from freshmark.adapters.store.shard import Shard
 from freshmark.core.errors import (
     BaseGone,
     BaseInUse,
     EmbedderMismatch,
     NotIndexed,
+    StoreUnavailable,
 )
 from freshmark.core.manifest import COLLECTION_PREFIX, Manifest, collection_name
 from freshmark.core.overlay import MAX_CHAIN_DEPTH, OverlayBase
 from freshmark.core.placement import home_index, parse_servers
 from freshmark.core.ports import BranchView
 from freshmark.core.settings import Settings
+
+REPO_KEY_PREFIXES = ("path:", "id:")  # a repository key, not a name (``services/repos``)
 
 
 class Store:
@@ -39,6 +43,8 @@ class Store:
         self.shards = tuple(shards)
         self._identities = tuple(shard.identity for shard in self.shards)
         self.location = ", ".join(shard.location for shard in self.shards)
+        # Servers the last listing could not reach: location -> error (no credentials).
+        self.unreachable: dict[str, str] = {}
 
     @classmethod
     def open(cls, settings: Settings) -> Store:
@@ -46,10 +52,16 @@ class Store:
         if not urls:
             return cls([Shard.embedded(settings.chroma_path)])
         variable = settings.chroma_variable
-        return cls([Shard.server(server, variable)
-                    for server in parse_servers(urls, variable)])
+        shards = [Shard.server(server, variable) for server in parse_servers(urls, variable)]
+        if len(shards) == 1:
+            _ = shards[0].client  # the one server: nothing works without it, say so at once
+        return cls(shards)
 
     # -- placement --------------------------------------------------------------------------
+    def _shown(self, shard: Shard) -> str:
+        """The server a branch's errors name: only when there are several to tell apart."""
+        return shard.location if len(self.shards) > 1 else ""
+
     def home(self, repo_key: str) -> Shard:
         """The Chroma that holds (or will hold) every collection of ``repo_key``."""
         return self.shards[home_index(repo_key, self._identities)]
@@ -61,11 +73,34 @@ class Store:
     def _find(self, repo_key: str, name: str) -> tuple[Shard, Any] | None:
         """Where collection ``name`` of ``repo_key`` is: its home first, then the others (a
         collection not yet moved home after a server was added)."""
+        home = self.home(repo_key)
         for shard in self._search_order(repo_key):
-            collection = shard.get(name)
+            try:
+                collection = shard.get(name)
+            except StoreUnavailable as exc:
+                if shard is home:
+                    raise StoreUnavailable(f"{exc} (the server that holds this repository; "
+                                           "retry when it is back)") from exc
+                continue  # a copy left there by a move cut short is found again when it is back
             if collection is not None:
                 return shard, collection
         return None
+
+    def names(self) -> NameRegistry:
+        """The store's repository names (``names.py``) on the server placement gives the
+        registry, written from the manifests the first time (a store from before it)."""
+        home = self.home(REGISTRY)
+        registry = NameRegistry(home.get(REGISTRY) or home.create(REGISTRY, {"freshmark": "names"}))
+        registry.ensure_seeded(self._every_manifest)
+        return registry
+
+    def _every_manifest(self) -> list[Manifest]:
+        """Every manifest, from every server: ``StoreUnavailable`` rather than a partial list
+        (the registry is seeded once, from a complete one)."""
+        manifests = self.list_manifests()
+        if self.unreachable:
+            raise StoreUnavailable("; ".join(self.unreachable.values()))
+        return manifests
 
     # -- collections ------------------------------------------------------------------------
     def branch(self, repo_key: str, branch: str, *, layered: bool = True,
@@ -109,7 +144,7 @@ class Store:
         shard, collection = found
         manifest = manifest_of(collection)
         if manifest and manifest.repo_key == repo_key and manifest.branch == branch:
-            return BranchIndex(shard.client, collection, manifest)
+            return BranchIndex(shard.client, collection, manifest, self._shown(shard))
         return None
 
     def require_branch(self, repo_key: str, branch: str, repo_name: str = "") -> BranchView:
@@ -137,7 +172,7 @@ class Store:
             return existing
         home = self.home(manifest.repo_key)
         collection = home.create(manifest.collection, manifest_metadata(manifest))
-        return BranchIndex(home.client, collection, manifest)
+        return BranchIndex(home.client, collection, manifest, self._shown(home))
 
     def drop_branch(self, repo_key: str, branch: str, *, force: bool = False) -> bool:
         """Drop the branch's own collection (an overlay's base is left alone). Refuses a base
@@ -167,7 +202,10 @@ class Store:
     def list_manifests(self, repo: str | None = None) -> list[Manifest]:
         """Manifests of every branch collection, optionally of one repo (by id or key)."""
         found: dict[str, Manifest] = {}
-        for shard, manifest in self.placed_manifests():
+        placed = self.placed_manifests()
+        if repo is not None:
+            self._require_reachable(repo, placed)
+        for shard, manifest in placed:
             if repo is not None and repo not in (manifest.repo, manifest.repo_key):
                 continue
             # A collection on two servers (a move cut short): the home copy is the one read.
@@ -177,13 +215,39 @@ class Store:
 
     def placed_manifests(self) -> list[tuple[Shard, Manifest]]:
         """Every branch collection's manifest with the Chroma it is on (a collection on two
-        servers, a move cut short, is listed twice)."""
+        servers, a move cut short, is listed twice). Of several servers, one that cannot be
+        reached is left out and named in ``unreachable`` (location -> error): the
+        repositories on the others are still listed."""
         out: list[tuple[Shard, Manifest]] = []
+        self.unreachable = {}
         for shard in self.shards:
-            for collection in shard.collections():
+            try:
+                collections = shard.collections()
+            except StoreUnavailable as exc:
+                if len(self.shards) == 1:
+                    raise
+                self.unreachable[shard.location] = str(exc)
+                continue
+            for collection in collections:
                 if not collection.name.startswith(COLLECTION_PREFIX + "-"):
                     continue
                 manifest = manifest_of(collection)
                 if manifest is not None:
                     out.append((shard, manifest))
         return out
+
+    def _require_reachable(self, repo: str, placed: list[tuple[Shard, Manifest]]) -> None:
+        """``StoreUnavailable`` when a repository (its key, or a name) may be on a server that
+        could not be listed: its home server, or, for a name found on no server, any."""
+        if not self.unreachable:
+            return
+        if repo.startswith(REPO_KEY_PREFIXES):
+            home = self.home(repo).location
+            if home in self.unreachable:
+                raise StoreUnavailable(f"{self.unreachable[home]} (the server that holds this "
+                                       "repository; retry when it is back)")
+            return
+        if not any(repo == manifest.repo for _, manifest in placed):
+            down = "; ".join(self.unreachable.values())
+            raise StoreUnavailable(f"repository {repo[:200]!r} may be on a Chroma server that "
+                                   f"cannot be reached: {down}; retry when it is back")

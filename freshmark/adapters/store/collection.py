@@ -44,13 +44,19 @@ class BranchIndex:
     As a ``BranchView`` it is a branch of one layer: nothing below it, it writes to itself.
     """
 
-    def __init__(self, client: Any, collection: Any, manifest: Manifest):
+    def __init__(self, client: Any, collection: Any, manifest: Manifest, location: str = ""):
         self._client = client
+        self._location = location  # the Chroma it is on, as errors may show it
         self._collection = collection
         self.manifest = manifest
         # ``manifest`` was read from the store just now (``Store.branch`` fetched the collection);
         # the request that opened this index may use that read once instead of fetching again.
         self._opened_manifest_unused = True
+
+    def _on(self, what: str) -> str:
+        """``what`` a call does, naming the Chroma server when there are several to tell
+        apart (a lost server then says which)."""
+        return f"{what} on {self._location}" if self._location else what
 
     @property
     def name(self) -> str:
@@ -86,7 +92,7 @@ class BranchIndex:
     # -- manifest ---------------------------------------------------------------------------
     def reload_manifest(self) -> Manifest:
         collection = guard(
-            "read a manifest",
+            self._on("read a manifest"),
             lambda: self._client.get_collection(self.name, embedding_function=None),
         )
         manifest = manifest_of(collection)
@@ -107,7 +113,7 @@ class BranchIndex:
     def save_manifest(self, manifest: Manifest) -> None:
         """Replace the manifest (written last in a run: it is the stamp of record)."""
         metadata = manifest_metadata(manifest)
-        guard("write a manifest", lambda: self._collection.modify(metadata=metadata))
+        guard(self._on("write a manifest"), lambda: self._collection.modify(metadata=metadata))
         self.manifest = manifest
 
     # -- writes -----------------------------------------------------------------------------
@@ -127,7 +133,7 @@ class BranchIndex:
                     metadatas=[r.to_metadata() for r in part],
                 )
 
-            guard("write chunks", write)
+            guard(self._on("write chunks"), write)
 
     def update_metadata(self, updates: Sequence[tuple[str, dict[str, Any]]]) -> None:
         """Merge metadata into existing chunks (text and vectors untouched): stamps, tombstones."""
@@ -137,7 +143,7 @@ class BranchIndex:
                     ids=[u[0] for u in part], metadatas=[u[1] for u in part]
                 )
 
-            guard("update chunk metadata", update)
+            guard(self._on("update chunk metadata"), update)
 
     # -- reads ------------------------------------------------------------------------------
     def get(
@@ -168,13 +174,15 @@ class BranchIndex:
         """
         include = ["metadatas", "documents"] if include_text else ["metadatas"]
         kwargs = {"where": where} if where is not None else {}
-        ids = guard("list chunk ids", lambda: self._collection.get(include=[], **kwargs))["ids"]
+        ids = guard(self._on("list chunk ids"),
+                    lambda: self._collection.get(include=[], **kwargs))["ids"]
         for part in batches(ids, READ_PAGE):
             yield from self._get_page(include, ids=list(part))
 
     def _get_page(self, include: list[str], **kwargs: Any) -> list[ChunkRecord]:
         kwargs = {k: v for k, v in kwargs.items() if v is not None}
-        got = guard("read chunks", lambda: self._collection.get(include=include, **kwargs))
+        got = guard(self._on("read chunks"),
+                    lambda: self._collection.get(include=include, **kwargs))
         docs = got.get("documents") or [None] * len(got["ids"])
         return [
             ChunkRecord.from_metadata(i, d, m or {})
@@ -193,7 +201,7 @@ class BranchIndex:
     def read_all(self) -> tuple[list[ChunkRecord], list[Any]]:
         """Every record with its text, and its vector (same order), in one read: for a small
         collection (an overlay) kept in memory."""
-        got = guard("read chunks", lambda: self._collection.get(
+        got = guard(self._on("read chunks"), lambda: self._collection.get(
             include=["metadatas", "documents", "embeddings"]))
         records = [ChunkRecord.from_metadata(i, d, m or {})
                    for i, d, m in zip(got["ids"], got["documents"], got["metadatas"], strict=True)]
@@ -211,12 +219,12 @@ class BranchIndex:
             def list_ids(where: dict[str, Any] = where) -> Any:
                 return self._collection.get(where=where, include=[])
 
-            ids = guard("list chunk ids", list_ids)["ids"]
+            ids = guard(self._on("list chunk ids"), list_ids)["ids"]
             for batch in batches(ids, MAX_BATCH):
                 def delete(batch: Sequence[str] = batch) -> Any:
                     return self._collection.delete(ids=list(batch))
 
-                guard("delete chunks", delete)
+                guard(self._on("delete chunks"), delete)
             removed += len(ids)
         return removed
 
@@ -226,7 +234,7 @@ class BranchIndex:
             def read(part: Sequence[str] = part) -> Any:
                 return self._collection.get(ids=list(part), include=["embeddings"])
 
-            got = guard("read vectors", read)
+            got = guard(self._on("read vectors"), read)
             for record_id, vector in zip(got["ids"], got["embeddings"], strict=True):
                 out[record_id] = np.asarray(vector, dtype=np.float32)
         return out
@@ -237,7 +245,7 @@ class BranchIndex:
         """Nearest chunks by cosine distance (0 = same direction); fewer if fewer exist."""
         n = max(1, n)
         got = guard(
-            "search vectors",
+            self._on("search vectors"),
             lambda: self._collection.query(
                 query_embeddings=[np.asarray(vector, dtype=np.float32)],
                 n_results=n,
@@ -262,7 +270,7 @@ class BranchIndex:
         """Ids of the nearest chunks and their cosine distances, nearest first: no text or
         metadata is read, which is most of a query's cost when many neighbours are asked."""
         got = guard(
-            "search vectors",
+            self._on("search vectors"),
             lambda: self._collection.query(
                 query_embeddings=[np.asarray(vector, dtype=np.float32)],
                 n_results=max(1, n), where=where, include=["distances"],
@@ -272,7 +280,7 @@ class BranchIndex:
 
     def count(self, where: dict[str, Any] | None = None) -> int:
         if where is None:
-            return int(guard("count chunks", self._collection.count))
+            return int(guard(self._on("count chunks"), self._collection.count))
         # One ids-only read: paging with offsets re-scans and costs several times more.
-        got = guard("count chunks", lambda: self._collection.get(where=where, include=[]))
+        got = guard(self._on("count chunks"), lambda: self._collection.get(where=where, include=[]))
         return len(got["ids"])

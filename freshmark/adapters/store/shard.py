@@ -9,6 +9,7 @@ Chroma's default embedder, which downloads a model at run time.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -27,37 +28,36 @@ COLLECTION_CONFIGURATION = {"hnsw": {"space": "cosine"}}
 
 class Shard:
     """One Chroma: its client, where it is (``location``, safe to show) and the ``identity``
-    placement hashes (a server's URL without credentials; the path of an embedded store)."""
+    placement hashes (a server's URL without credentials; the path of an embedded store).
 
-    def __init__(self, client: Any, location: str, identity: str):
-        self.client = client
+    A server is connected to on first use, not when the store is opened: a server that is
+    down fails the requests that need it (``StoreUnavailable`` naming it, retryable), and
+    repositories on the other servers keep working. A failed connection is tried again by
+    the next call."""
+
+    def __init__(self, client: Any | None, location: str, identity: str,
+                 connect: Callable[[], Any] | None = None):
+        self._client = client
+        self._connect = connect
         self.location = location
         self.identity = identity
 
+    @property
+    def client(self) -> Any:
+        if self._client is None:
+            assert self._connect is not None
+            self._client = self._connect()
+        return self._client
+
+    @client.setter
+    def client(self, client: Any) -> None:
+        self._client = client
+
     @classmethod
     def server(cls, server: ChromaServer, variable: str) -> Shard:
-        """Connect to ``server`` and check it answers; ``StoreUnavailable`` (retryable) when it
-        does not, naming ``variable`` when it refuses the credentials."""
-        provider = _BASIC_AUTH if server.username is not None else None
-        credentials = f"{server.username}:{server.password}" if provider else None
-        settings = ChromaSettings(anonymized_telemetry=False,
-                                  chroma_client_auth_provider=provider,
-                                  chroma_client_auth_credentials=credentials)
-        shown = server.shown
-        try:
-            client = guard(f"connect to the Chroma server at {shown}",
-                           lambda: chromadb.HttpClient(host=server.host, port=server.port,
-                                                       ssl=server.ssl, settings=settings))
-            guard(f"reach the Chroma server at {shown}", client.heartbeat)
-        except StoreUnavailable:
-            raise
-        except Exception as exc:
-            if _refused(exc):
-                raise StoreUnavailable(f"the Chroma server at {shown} refused access (401/403); "
-                                       f"give its user and password in {variable}, "
-                                       "http://user:password@host:port") from exc
-            raise
-        return cls(client, shown, server.identity)
+        """``server`` as a shard, connected on first use (``_connect``)."""
+        return cls(None, server.shown, server.identity,
+                   connect=lambda: _connect(server, variable))
 
     @classmethod
     def embedded(cls, path: Path) -> Shard:
@@ -86,7 +86,7 @@ class Shard:
         """The collection ``name``, or None when this Chroma has none of that name."""
         try:
             return guard(
-                "open a collection",
+                f"open a collection on {self.location}",
                 lambda: self.client.get_collection(name, embedding_function=None),
             )
         except StoreUnavailable:
@@ -107,6 +107,31 @@ class Shard:
 
     def delete(self, name: str) -> None:
         guard("drop a collection", lambda: self.client.delete_collection(name))
+
+
+def _connect(server: ChromaServer, variable: str) -> Any:
+    """A client of ``server`` that answered a heartbeat; ``StoreUnavailable`` (retryable)
+    when it does not, naming ``variable`` when it refuses the credentials."""
+    provider = _BASIC_AUTH if server.username is not None else None
+    credentials = f"{server.username}:{server.password}" if provider else None
+    settings = ChromaSettings(anonymized_telemetry=False,
+                              chroma_client_auth_provider=provider,
+                              chroma_client_auth_credentials=credentials)
+    shown = server.shown
+    try:
+        client = guard(f"connect to the Chroma server at {shown}",
+                       lambda: chromadb.HttpClient(host=server.host, port=server.port,
+                                                   ssl=server.ssl, settings=settings))
+        guard(f"reach the Chroma server at {shown}", client.heartbeat)
+    except StoreUnavailable:
+        raise
+    except Exception as exc:
+        if _refused(exc):
+            raise StoreUnavailable(f"the Chroma server at {shown} refused access (401/403); "
+                                   f"give its user and password in {variable}, "
+                                   "http://user:password@host:port") from exc
+        raise
+    return client
 
 
 def _refused(exc: BaseException) -> bool:

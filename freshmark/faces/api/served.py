@@ -18,7 +18,14 @@ from pathlib import Path
 from freshmark.adapters.git.mirrors import mirror_path
 from freshmark.adapters.store.chroma import Store
 from freshmark.core.config import Config
-from freshmark.core.errors import BadInput, ConfigError, FreshmarkError, NotIndexed, RepositoryGone
+from freshmark.core.errors import (
+    BadInput,
+    ConfigError,
+    FreshmarkError,
+    NotIndexed,
+    RepositoryGone,
+    StoreUnavailable,
+)
 from freshmark.core.manifest import Manifest
 from freshmark.core.request import MAX_BUDGET_TOKENS as CORE_MAX_BUDGET_TOKENS
 from freshmark.core.settings import Settings
@@ -67,6 +74,9 @@ def _configured(name: str, settings: Settings, config: Config) -> RepoHandle | N
 
 def _indexed(name: str, store: Store) -> RepoHandle | None:
     found = [m for m in store.list_manifests() if _matches(m, name)]
+    if not found and store.unreachable:  # it may be on a server that did not answer
+        raise StoreUnavailable("repository not found on the Chroma servers that answered: "
+                               + "; ".join(store.unreachable.values()))
     if not found:
         return None
     exact = [m for m in found if m.repo_key in (name, f"id:{name}")]

@@ -119,22 +119,30 @@ def index_repo(
     summary.layers = [layer_.name for layer_ in layers]
     tools = IndexTools(config, embedder, EmbeddingCache(settings.cache_dir / "embeddings.sqlite"))
     stamp = RunStamp(ref.key, ref.name, branch, head, index.manifest.generation + 1, utc_now_iso())
-    run = IndexRun(repo, index, stamp, tools, summary, progress)
-    below = index.below
-    if below is not None:
-        changed, done = index_overlay(run, index, below, layers, request.target)
-    else:
-        changed, done = index_whole(run, index, layers, request.target, fan_out)
-    summary.noop = not changed
-    with stamp_guard():
-        manifest = advance_manifest(run, done, changed)
-    summary.stamped_after_seconds = round(time.perf_counter() - started, 3)
-    overlay = OverlayBase.of(manifest)
-    if below is not None and overlay is not None:
-        summary.layered_on = overlay.branch
-        summary.overlay_chunks = index.own.count()
-    lexical_started = time.perf_counter()
-    counts = lexical_engine(settings).after_run(index, changed)
+    lexical = lexical_engine(settings)
+    # A first run writes its records to the host's lexical index as it writes them to the
+    # store: nothing is read back after it.
+    written = lexical.first_run_writer(index)
+    run = IndexRun(repo, index, stamp, tools, summary, progress, lexical=written)
+    try:
+        below = index.below
+        if below is not None:
+            changed, done = index_overlay(run, index, below, layers, request.target)
+        else:
+            changed, done = index_whole(run, index, layers, request.target, fan_out)
+        summary.noop = not changed
+        with stamp_guard():
+            manifest = advance_manifest(run, done, changed)
+        summary.stamped_after_seconds = round(time.perf_counter() - started, 3)
+        overlay = OverlayBase.of(manifest)
+        if below is not None and overlay is not None:
+            summary.layered_on = overlay.branch
+            summary.overlay_chunks = index.own.count()
+        lexical_started = time.perf_counter()
+        counts = lexical.after_run(index, changed, written)
+    finally:
+        if written is not None:
+            written.close()  # a failed run releases the lexical index's writers
     if counts is not None:
         with stamp_guard():
             record_counts(index, counts)

@@ -28,7 +28,7 @@ from freshmark.core.plan import (
     reusable_vectors,
     tombstones,
 )
-from freshmark.core.ports import BranchView
+from freshmark.core.ports import BranchView, LexicalRunWriter
 from freshmark.core.progress import DONE, START, WORKING, IndexProgress, Progress
 from freshmark.core.stamp import ChunkRecord, sha256_hex
 from freshmark.core.tree import MODE_SYMLINK, FileChange
@@ -80,8 +80,10 @@ class IndexRun:
         summary: IndexSummary,
         progress: Progress | None = None,
         keep_claim: Callable[[], None] = no_claim,
+        lexical: LexicalRunWriter | None = None,
     ):
         self.repo, self.index, self.stamp = repo, index, stamp
+        self.lexical = lexical  # a first run's records, written to the lexical index too
         self.ref = RepoRef(stamp.repo_key, stamp.repo_name)
         self.branch, self.head = stamp.branch, stamp.head
         self.tools = tools
@@ -116,6 +118,8 @@ class IndexRun:
 
     def index_split(self, work: Sequence[tuple[Layer, list[FileChange]]], fan_out: FanOut) -> None:
         """Every layer's changes as batches that any worker may embed; back when all are in."""
+        if self.lexical is not None:
+            self.lexical.missed()  # other processes write batches the writer never sees
         batches = [
             LayerBatch(layer.name, tuple(group))
             for layer, changes in work
@@ -306,8 +310,12 @@ class IndexRun:
             self.keep_claim()  # a batch taken over by another process must not write as well
             self.index.upsert(part, np.stack([vectors[r.text_sha256] for r in part]))
             self._overwritten.update(r.id for r in part)
+            if self.lexical is not None:
+                self.lexical.written(part)
         self.keep_claim()
         updates = [(r.id, r.to_metadata()) for r in plan.restamp] + _tombstones_to_write(plan)
+        if updates and self.lexical is not None:
+            self.lexical.missed()
         for start in range(0, len(updates), size):
             self.index.update_metadata(updates[start:start + size])
         s = self.summary

@@ -372,6 +372,9 @@ def audit(settings: Settings, config: Config | None = None, *, target: str | Non
         except FreshmarkError as exc:
             report.problems.append(f"{manifest.repo}@{manifest.branch}: {exc}")
             report.failed.append((manifest.repo, manifest.branch))
+    for location, error in store.unreachable.items():
+        report.problems.append(f"Chroma server {location}: its repositories were not "
+                               f"audited: {error}")
     return report
 
 

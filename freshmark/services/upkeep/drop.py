@@ -111,6 +111,8 @@ def drop_index(target: str | RepoHandle, branch: str | None, *, settings: Settin
         for manifest in chosen:
             drop_branch_state(state, manifest)
             report.dropped.append(manifest.branch)
+        if len(chosen) == len(manifests):  # nothing of the repository is left: its name is free
+            state.store.names().release(repo_key)
     return report
 
 
