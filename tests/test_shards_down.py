@@ -17,6 +17,7 @@ from freshmark.core.placement import home_index, parse_servers
 from freshmark.faces.cli.main import cli
 
 REPOS = 4
+MAX_REPOS = 24  # 24 repositories all placed on one of three servers: p ~ 1e-11
 PASSWORD = "s3cret-pa55"
 
 
@@ -38,8 +39,13 @@ def one_server_down(fm_home: Path, make_repo, chroma_shards: list[ChromaServer],
     monkeypatch.setenv("FRESHMARK_CHROMA_URLS", ",".join(_urls(servers)))
     monkeypatch.delenv("FRESHMARK_REDIS_URL", raising=False)
     identities = [s.identity for s in parse_servers(_urls(servers), "FRESHMARK_CHROMA_URLS")]
-    repos, homes = [], []
-    for number in range(REPOS):
+    repos: list[RepoBuilder] = []
+    homes: list[int] = []
+    # Placement hashes each repository's path (new in every run): repositories are added until
+    # they span at least two servers, so one can be stopped with others still answering.
+    for number in range(MAX_REPOS):
+        if len(repos) >= REPOS and len(set(homes)) > 1:
+            break
         repo = make_repo(f"svc{number}")
         repo.write("src/app.py", f"def handler_{number}():\n    return {number}\n").commit("one")
         done = run("index", str(repo.path))
