@@ -8,14 +8,16 @@ of rules over what the pool says of the file:
     score = (s1 + second · max(s2, 0) + third · max(s3, 0)
              + (hint · path_hint + whole · file_norm
                 + spread · log(1 + more) / log(1 + MORE_SCALE)) · kind_prior
-             - size · log10(max(lines, 100) / 100)) · kind_prior ^ kind
+             - size · log10(max(lines, 100) / 100) + flow · called) · kind_prior ^ kind
 
 ``s1..s3`` are its best chunk scores, ``path_hint`` whether the report names the file (a path,
 a frame, a dotted module name), ``file_norm`` its whole-file BM25 over the best file's,
 ``kind_prior`` the rerank's preference of source over tests over docs, ``more`` how many
 more of its chunks the pool holds than one, ``lines`` the file's length at the report's base
-commit (read from the mirror with ``--mirrors``; without it ``size`` stays 0). The shipped
-rule is ``second = FILE_EXTRA_SHARE`` and every other term 0.
+commit (read from the mirror with ``--mirrors``; without it ``size`` stays 0), ``called`` the
+best score among the first ``FLOW_CALLERS`` chunks of other files that call one of the file's
+definitions (a report written against a public API whose fix is in the module the API hands
+the work to). The shipped rule is ``second = FILE_EXTRA_SHARE`` and every other term 0.
 
 Leave-one-repository-out: for each repository, the rule with the best MRR on the other
 repositories (R@5 no lower than the shipped rule's there, ties to the simplest) is scored on
@@ -55,6 +57,27 @@ from freshmark.core.fusion import DEFAULT_WEIGHTS, FILE_EXTRA_SHARE
 CUTOFFS = (1, 5, 10)
 DEPTH = 10
 MORE_SCALE = 10
+# ``flow``: the best chunks whose calls count (``call_flow``).
+FLOW_CALLERS = 5
+# Chunk kinds that define no name a caller could call.
+_NOT_DEFINITIONS = frozenset({"block", "window"})
+
+
+def call_flow(ranked: Sequence[tuple[dict, float]], callers: int) -> dict[str, float]:
+    """For each file, the best score (from 0) among the first ``callers`` chunks of other files
+    that call one of its definitions (a name in their ``references`` that a chunk of the file
+    defines: a function, a method, a class); files nothing calls are left out."""
+    defined: dict[str, set[str]] = defaultdict(set)
+    for c, _ in ranked:
+        if c.get("chunk_kind", "") not in _NOT_DEFINITIONS:
+            defined[c["path"]].add(c["symbol"].rpartition(".")[2])
+    flow: dict[str, float] = {}
+    for caller, score in ranked[:callers]:
+        called = set(caller.get("references") or ())
+        for path, names in defined.items():
+            if path != caller["path"] and called & names:
+                flow[path] = max(flow.get(path, 0.0), max(score, 0.0))
+    return flow
 
 
 @dataclass(frozen=True)
@@ -66,6 +89,7 @@ class Rule:
     whole: float = 0.0
     kind: float = 0.0
     size: float = 0.0
+    flow: float = 0.0
 
     def label(self) -> str:
         return ",".join(f"{k}={v:g}" for k, v in vars(self).items())
@@ -86,6 +110,7 @@ class FileView:
     best_bm25: float = 0.0
     best_vector: float = 0.0
     lines: int = 0
+    called: float = 0.0
 
 
 @dataclass
@@ -101,13 +126,14 @@ class Study:
 
 def study(pool: dict) -> Study:
     ranked = ranked_pool(pool, DEFAULT_WEIGHTS)
+    flow = call_flow(ranked, FLOW_CALLERS)
     by_path: dict[str, list[tuple[dict, float]]] = defaultdict(list)
     for c, s in ranked:
         by_path[c["path"]].append((c, s))
     files = [FileView(path, [s for _, s in chunks], max(c.get("path_hint", 0.0) for c, _ in chunks),
                       chunks[0][0].get("file_norm", 0.0), chunks[0][0].get("kind_prior", 1.0),
                       len(chunks), max(c.get("bm25_norm", 0.0) for c, _ in chunks),
-                      max(c.get("vector_norm", 0.0) for c, _ in chunks))
+                      max(c.get("vector_norm", 0.0) for c, _ in chunks), 0, flow.get(path, 0.0))
              for path, chunks in by_path.items()]
     return Study(pool["instance"], set(pool["gold_files"]), files)
 
@@ -134,7 +160,8 @@ def file_score(f: FileView, rule: Rule) -> float:
     s = f.scores + [0.0, 0.0]
     more = math.log1p(f.chunks - 1) / math.log1p(MORE_SCALE)
     total = s[0] + rule.second * max(s[1], 0.0) + rule.third * max(s[2], 0.0) + \
-        (rule.hint * f.path_hint + rule.whole * f.file_norm + rule.spread * more) * f.kind_prior
+        (rule.hint * f.path_hint + rule.whole * f.file_norm + rule.spread * more) * f.kind_prior \
+        + rule.flow * f.called
     if rule.size and f.lines:
         total -= rule.size * math.log10(max(f.lines, 100) / 100)
     prior = f.kind_prior ** rule.kind
@@ -169,6 +196,17 @@ def grid(sized: bool) -> list[Rule]:
     return [Rule(*values) for values in itertools.product(
         (0.0, 0.1, 0.2, 0.3, 0.5), (0.0, 0.1, 0.2), (0.0, 0.15, 0.3, 0.6), (0.0, 0.1, 0.2),
         (0.0, 0.2, 0.4), (0.0, 1.0), (0.0, 0.05, 0.1, 0.2) if sized else (0.0,))]
+
+
+FAMILIES = {"second": (0.0, 0.05, 0.1, 0.2, 0.3, 0.5), "third": (0.0, 0.1, 0.2),
+            "hint": (0.0, 0.15, 0.3, 0.6), "spread": (0.0, 0.1, 0.2), "whole": (0.0, 0.2, 0.4),
+            "kind": (0.0, 1.0), "size": (0.0, 0.05, 0.1, 0.2), "flow": (0.0, 0.1, 0.2, 0.3)}
+
+
+def held_out(studies: Sequence[Study], rules: Sequence[Rule]) -> dict[str, Rule]:
+    """The rule chosen for each repository on the others (``choose``)."""
+    return {held: choose([s for s in studies if s.repo != held], rules)
+            for held in sorted({s.repo for s in studies})}
 
 
 def choose(studies: Sequence[Study], rules: Sequence[Rule]) -> Rule:
@@ -212,6 +250,12 @@ def main() -> int:
             for s in studies:
                 print(f"  {s.instance}: {gold_rank(s, shipped)} -> {gold_rank(s, rule)}")
         return 0
+    for name, values in FAMILIES.items():
+        if name == "size" and not args.mirrors:
+            continue
+        picked_one = held_out(studies, [replace(shipped, **{name: v}) for v in values])
+        print(f"{name} alone, held out: {figures(studies, picked_one)}; chose "
+              + ", ".join(f"{repo}: {getattr(r, name):g}" for repo, r in picked_one.items()))
     rules = grid(bool(args.mirrors))
     picked: dict[str, Rule] = {}
     for held in repos:
