@@ -12,11 +12,12 @@ from conftest import ChromaServer
 from repo_builder import RepoBuilder, git
 
 from freshmark.adapters.store.chroma import Store
-from freshmark.core.placement import home_index
+from freshmark.core.placement import home_index, parse_servers
 from freshmark.core.settings import Settings
 from freshmark.faces.cli.main import cli
 
 REPOS = 6
+MAX_REPOS = 24
 
 
 def run(*args: str):
@@ -42,8 +43,20 @@ def build_repo(make_repo, number: int) -> RepoBuilder:
 @pytest.fixture
 def fleet(fm_home: Path, make_repo, chroma_shards: list[ChromaServer],
           monkeypatch: pytest.MonkeyPatch) -> list[RepoBuilder]:
-    use_servers(monkeypatch, chroma_shards[:3])
-    return [build_repo(make_repo, number) for number in range(REPOS)]
+    servers = chroma_shards[:3]
+    use_servers(monkeypatch, servers)
+    identities = [s.identity for s in parse_servers([s.url for s in servers],
+                                                    "FRESHMARK_CHROMA_URLS")]
+    repos: list[RepoBuilder] = []
+    homes: set[int] = set()
+    # Placement hashes each repository's path and the servers' ports (new in every run):
+    # repositories are added until they span at least two servers (six on one: 1 run in 243).
+    for number in range(MAX_REPOS):
+        if len(repos) >= REPOS and len(homes) > 1:
+            break
+        repos.append(build_repo(make_repo, number))
+        homes.add(home_index(f"path:{repos[-1].path.resolve()}", identities))
+    return repos
 
 
 def collections_by_server(store: Store) -> dict[str, set[str]]:
