@@ -139,6 +139,25 @@ def _pings(client: redis.Redis) -> bool:
 TEST_REDIS_PORT_ENV = "FRESHMARK_TEST_REDIS_PORT"
 
 
+# Two layers of one repository on queues of their own, each run as soon as it is asked for
+# (the layer tests hold one layer's run and watch the other's).
+HOT_AND_INFRA_LAYERS = """
+[[layers]]
+name = "hot"
+globs = ["src/**"]
+interval_seconds = 0
+queue = "hot"
+
+[[layers]]
+name = "infra"
+globs = ["infra/**"]
+interval_seconds = 0
+queue = "infra"
+"""
+HELD_RUN_LIMIT_SECONDS = 600  # a held run's time limits (a share of it) never stop it
+EVENT_DEADLINE_SECONDS = 120  # a wait for an event, generous for a loaded 2-core machine
+
+
 @dataclass
 class SuiteRedis:
     """The suite's Redis: a redis-server of its own (``owned``), or the caller's on
@@ -301,6 +320,11 @@ class Cluster:
     def manifest(self, repo_id: str, branch: str = "main") -> Manifest | None:
         index = Store.open(self.settings()).branch(f"id:{repo_id}", branch)
         return index.manifest if index is not None else None
+
+    def layer_commit(self, repo_id: str, layer: str, branch: str = "main") -> str | None:
+        """The commit ``layer`` of the branch is stamped at; None before its first stamp."""
+        found = self.manifest(repo_id, branch)
+        return found.layer_commit(layer) if found is not None else None
 
     def wait_for_stamp(self, repo_id: str, commit: str, branch: str = "main",
                        timeout_seconds: float = 60) -> Manifest:

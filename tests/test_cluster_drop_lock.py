@@ -17,7 +17,10 @@ from pathlib import Path
 import httpx
 import pytest
 from cluster_support import (
+    EVENT_DEADLINE_SECONDS,
     FRESHMARK,
+    HELD_RUN_LIMIT_SECONDS,
+    HOT_AND_INFRA_LAYERS,
     REPO_ROOT,
     SECRET_ENV,
     Cluster,
@@ -36,21 +39,6 @@ from freshmark.core.manifest import collection_name
 
 pytestmark = [pytest.mark.slow, pytest.mark.server]
 
-LAYERS = """
-[[layers]]
-name = "hot"
-globs = ["src/**"]
-interval_seconds = 0
-queue = "hot"
-
-[[layers]]
-name = "infra"
-globs = ["infra/**"]
-interval_seconds = 0
-queue = "infra"
-"""
-HELD_RUN_LIMIT_SECONDS = 600  # the held run's time limits (a share of it) never stop it
-DEADLINE_SECONDS = 120  # a wait for an event, generous for a loaded 2-core machine
 TOKEN = "drop-lock-token"
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
 
@@ -76,8 +64,7 @@ class Held:
                        procs=self.cluster.procs, base_url=self.cluster.base_url)
 
     def layer_commit(self, layer: str) -> str | None:
-        manifest = self.cluster.manifest(self.repo_id)
-        return manifest.layer_commit(layer) if manifest is not None else None
+        return self.cluster.layer_commit(self.repo_id, layer)
 
     def drop(self) -> httpx.Response:
         return httpx.delete(f"{self.cluster.base_url}/v1/repos/{self.repo_id}/branches/main",
@@ -93,7 +80,7 @@ def held(tmp_path: Path, process_db: str, chroma_server) -> Iterator[Held]:
         {"id": repo_id, "url": f"{remote.url}/shop.git", "branches": ["main"],
          "provider": "github", "webhook_secret_env": SECRET_ENV}],
         service=f'reconcile_interval_seconds = 0\napi_token_env = "{SECRET_ENV}_API"',
-        layers=LAYERS)
+        layers=HOT_AND_INFRA_LAYERS)
     env = cluster_env(tmp_path, process_db, chroma_server.url, config,
                       visibility_timeout_seconds=HELD_RUN_LIMIT_SECONDS)
     env[f"{SECRET_ENV}_API"] = TOKEN
@@ -105,7 +92,7 @@ def held(tmp_path: Path, process_db: str, chroma_server) -> Iterator[Held]:
         assert cluster.push_webhook(repo_id, state.first).status_code == 202
         wait_until(lambda: state.layer_commit("infra") == state.first
                    and state.layer_commit("hot") == state.first,
-                   DEADLINE_SECONDS, "both layers stamped at the first commit")
+                   EVENT_DEADLINE_SECONDS, "both layers stamped at the first commit")
         cluster.stop_all()  # the hot worker is started again alone; infra jobs wait unserved
         cluster.start_server()
         cluster.start_worker(queues="hot", concurrency=1, name="hot")
@@ -114,7 +101,7 @@ def held(tmp_path: Path, process_db: str, chroma_server) -> Iterator[Held]:
         state.second = work.commit("second")
         work.push("origin", "main")
         assert cluster.push_webhook(repo_id, state.second).status_code == 202
-        assert remote.paused.wait(DEADLINE_SECONDS), "the hot run never fetched"
+        assert remote.paused.wait(EVENT_DEADLINE_SECONDS), "the hot run never fetched"
         hot_job = keys.job(f"index:{repo_id}:main:hot")
         assert cluster.client().hget(hot_job, "state") == "running"
         yield state
@@ -133,7 +120,7 @@ def test_a_drop_while_an_index_run_holds_the_branch_is_busy_and_drops_nothing(
     assert f"busy: an index run holds branch {held.repo_id}@main; retry" in detail["message"]
     assert held.layer_commit("hot") == held.first
     held.remote.release()
-    wait_until(lambda: held.layer_commit("hot") == held.second, DEADLINE_SECONDS,
+    wait_until(lambda: held.layer_commit("hot") == held.second, EVENT_DEADLINE_SECONDS,
                "the held run stamped its head after the refused drop")
 
 
@@ -149,7 +136,7 @@ def test_the_cli_drop_while_an_index_run_holds_the_branch_exits_3_busy(held: Hel
 def test_a_drop_after_the_run_leaves_no_collection_lexical_index_or_manifest(
         held: Held) -> None:
     held.remote.release()
-    wait_until(lambda: held.layer_commit("hot") == held.second, DEADLINE_SECONDS,
+    wait_until(lambda: held.layer_commit("hot") == held.second, EVENT_DEADLINE_SECONDS,
                "the held run stamped its head")
     collection = collection_name(f"id:{held.repo_id}", "main")
     lexical = index_directory(held.cluster.settings().cache_dir, collection)
@@ -174,18 +161,18 @@ def test_a_waiting_whole_branch_job_runs_before_a_layer_run_queued_after_it(
     assert asked.status_code == 202, asked.text
     client = held.cluster.client()
     wait_until(lambda: client.exists(keys.branch_wants(held.repo_id, "main")),
-               DEADLINE_SECONDS, "the whole-branch job to mark the branch as wanted")
+               EVENT_DEADLINE_SECONDS, "the whole-branch job to mark the branch as wanted")
     infra = held.on_home("infra")
     infra.start_worker(queues="infra", concurrency=1, name="infra")
     infra_log = held.cluster.root / "worker-infra.log"
-    wait_until(lambda: b"retry: Retry in" in infra_log.read_bytes(), DEADLINE_SECONDS,
+    wait_until(lambda: b"retry: Retry in" in infra_log.read_bytes(), EVENT_DEADLINE_SECONDS,
                "the infra run to be turned away while the whole-branch job waits")
 
     held.remote.release()
 
     whole_log = held.cluster.root / "worker-whole.log"
     wait_until(lambda: f"job index:{held.repo_id}:main:infra noop".encode()
-               in infra_log.read_bytes(), DEADLINE_SECONDS,
+               in infra_log.read_bytes(), EVENT_DEADLINE_SECONDS,
                "the infra run, after the whole-branch job, found nothing left to do")
     assert f"job index:{held.repo_id}:main:* success".encode() in whole_log.read_bytes()
     assert held.layer_commit("infra") == held.second

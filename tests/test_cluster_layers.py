@@ -14,6 +14,9 @@ from pathlib import Path
 
 import pytest
 from cluster_support import (
+    EVENT_DEADLINE_SECONDS,
+    HELD_RUN_LIMIT_SECONDS,
+    HOT_AND_INFRA_LAYERS,
     SECRET_ENV,
     Cluster,
     cluster_env,
@@ -28,26 +31,6 @@ from freshmark.core.manifest import Manifest
 
 pytestmark = [pytest.mark.slow, pytest.mark.server]
 
-LAYERS = """
-[[layers]]
-name = "hot"
-globs = ["src/**"]
-interval_seconds = 0
-queue = "hot"
-
-[[layers]]
-name = "infra"
-globs = ["infra/**"]
-interval_seconds = 0
-queue = "infra"
-"""
-HELD_RUN_LIMIT_SECONDS = 600  # the held run's time limits (a share of it) never stop it
-DEADLINE_SECONDS = 120  # a wait for an event, generous for a loaded 2-core machine
-
-
-def _layer_commit(cluster: Cluster, repo_id: str, layer: str) -> str | None:
-    manifest = cluster.manifest(repo_id)
-    return manifest.layer_commit(layer) if manifest is not None else None
 
 
 def test_hot_run_stamps_while_an_infra_run_on_the_branch_is_held(
@@ -59,7 +42,7 @@ def test_hot_run_stamps_while_an_infra_run_on_the_branch_is_held(
     config = write_config(tmp_path / "freshmark.toml", [
         {"id": repo_id, "url": f"{remote.url}/shop.git", "branches": ["main"],
          "provider": "github", "webhook_secret_env": SECRET_ENV}],
-        service="reconcile_interval_seconds = 0", layers=LAYERS)
+        service="reconcile_interval_seconds = 0", layers=HOT_AND_INFRA_LAYERS)
     env = cluster_env(tmp_path, process_db, chroma_server.url, config,
                       visibility_timeout_seconds=HELD_RUN_LIMIT_SECONDS)
     infra_side = Cluster(tmp_path, env)
@@ -69,19 +52,19 @@ def test_hot_run_stamps_while_an_infra_run_on_the_branch_is_held(
         infra_side.start_worker(queues="infra", concurrency=1, name="infra")
         infra_side.start_server()
         assert infra_side.push_webhook(repo_id, head).status_code == 202
-        assert remote.paused.wait(DEADLINE_SECONDS), "the infra run never fetched"
+        assert remote.paused.wait(EVENT_DEADLINE_SECONDS), "the infra run never fetched"
         infra_job = keys.job(f"index:{repo_id}:main:infra")
         assert infra_side.client().hget(infra_job, "state") == "running"
 
         hot_side.start_worker(queues="hot", concurrency=1, name="hot")
-        wait_until(lambda: _layer_commit(hot_side, repo_id, "hot") == head, DEADLINE_SECONDS,
+        wait_until(lambda: hot_side.layer_commit(repo_id, "hot") == head, EVENT_DEADLINE_SECONDS,
                    "the hot layer stamped while the infra run is held")
         assert infra_side.client().hget(infra_job, "state") == "running"
-        assert _layer_commit(hot_side, repo_id, "infra") is None
+        assert hot_side.layer_commit(repo_id, "infra") is None
 
         remote.release()
         manifest: Manifest = infra_side.wait_for_stamp(repo_id, head,
-                                                       timeout_seconds=DEADLINE_SECONDS)
+                                                       timeout_seconds=EVENT_DEADLINE_SECONDS)
     finally:
         hot_side.stop_all()
         infra_side.stop_all()
