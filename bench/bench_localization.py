@@ -292,7 +292,8 @@ class PoolRecorder:
                     {"path": c.record.path, "symbol": c.record.symbol, "kind": c.kind,
                      "chunk_kind": c.record.kind, "references": c.record.references,
                      "start": c.record.start_line, "end": c.record.end_line,
-                     "bm25": c.bm25, "vector_sim": c.vector_sim, **c.features}
+                     "bm25": c.bm25, "vector_sim": c.vector_sim, "rrf": c.rrf,
+                     "bm25_rank": c.bm25_rank, "vector_rank": c.vector_rank, **c.features}
                     for c in ranked]})
             return ranked
 

@@ -12,7 +12,7 @@ Two sets:
 Usage::
 
     .venv/bin/python bench/bench_quality.py [--set cosqa|own|all] [--embedder minilm]
-        [--home DIR] [--json OUT] [--show-misses]
+        [--home DIR] [--json OUT] [--show-misses] [--dump-pools]
 
 ``--home`` keeps the store and the embedding cache between runs (default: a temporary dir;
 pass one to avoid re-embedding). Prints one table per set; ``--json`` also writes the figures.
@@ -109,10 +109,12 @@ class MemoEmbedder:
 
 def run_systems(
     index: BranchIndex, embedder: MemoEmbedder, queries: list[tuple[str, str, Relevant]],
-    settings: Settings,
+    settings: Settings, pools: list[dict] | None = None,
 ) -> dict[str, Scores]:
     """Score every system on every query over the same collection (hybrid through the lexical
-    engine ``settings`` names, as is "bm25": its channel alone)."""
+    engine ``settings`` names, as is "bm25": its channel alone). With ``pools``, each query's
+    whole reranked hybrid pool is appended to it (every candidate's features, whether it is
+    relevant), for re-scoring offline."""
     engine = lexical_engine(settings)  # as a search process holds it
     lexical = engine.channel(index)
     systems = {name: Scores() for name in ("bm25", "vector", "rrf", "hybrid")}
@@ -127,7 +129,20 @@ def run_systems(
             found, _ = hybrid_search(index, embedder, SearchRequest.build(text, k=DEPTH),
                                      lexical=engine, **kwargs)
             systems[name].add(query_id, [c.record for c in found], relevant)
+        if pools is not None:
+            pools.append(_pool(index, embedder, engine, query_id, text, relevant))
     return systems
+
+
+def _pool(index: BranchIndex, embedder: MemoEmbedder, engine: object, query_id: str,
+          text: str, relevant: Relevant) -> dict:
+    """The query's hybrid ranking of its whole pool (k larger than any pool), explained."""
+    found, _ = hybrid_search(index, embedder, SearchRequest.build(text, k=100),
+                             k=10_000, lexical=engine)  # type: ignore[arg-type]
+    return {"id": query_id, "query": text,
+            "candidates": [{"path": c.record.path, "symbol": c.record.symbol,
+                            "relevant": relevant(c.record), **c.explain(), **c.features}
+                           for c in found]}
 
 
 # -- CoSQA ------------------------------------------------------------------------------------
@@ -173,14 +188,15 @@ def stored_collection(store: Store, key: str, records: list[ChunkRecord],
     return index
 
 
-def bench_cosqa(settings: Settings, embedder: MemoEmbedder) -> dict[str, Scores]:
+def bench_cosqa(settings: Settings, embedder: MemoEmbedder,
+                pools: list[dict] | None = None) -> dict[str, Scores]:
     data = json.loads(COSQA.read_text())
     store = Store.open(settings)
     index = stored_collection(store, "cosqa-dev", cosqa_records(data["corpus"]), embedder,
                               settings.cache_dir / "bench" / "cosqa")
     queries = [(qid, text, _in(set(data["qrels"][qid])))
                for qid, text in data["queries"].items()]
-    return run_systems(index, embedder, queries, settings)
+    return run_systems(index, embedder, queries, settings, pools)
 
 
 def _in(relevant_ids: set[str]) -> Relevant:
@@ -216,7 +232,8 @@ def _expected(expected: list[dict[str, str]]) -> Relevant:
     return lambda record: (record.path, record.symbol) in pairs
 
 
-def bench_own(settings: Settings, embedder: MemoEmbedder, work: Path) -> dict[str, Scores]:
+def bench_own(settings: Settings, embedder: MemoEmbedder, work: Path,
+              pools: list[dict] | None = None) -> dict[str, Scores]:
     spec = json.loads(LABELLED.read_text())
     repo = work / "polyglot"
     if not (repo / ".git").exists():
@@ -235,7 +252,7 @@ def bench_own(settings: Settings, embedder: MemoEmbedder, work: Path) -> dict[st
     present = tuple(f"{d}/" for d in spec["sources"] if (repo / d).is_dir())
     queries = [(q["id"], q["query"], _expected(q["expected"])) for q in spec["queries"]
                if q["expected"][0]["path"].startswith(present)]
-    return run_systems(index, embedder, queries, settings)  # type: ignore[arg-type]
+    return run_systems(index, embedder, queries, settings, pools)  # type: ignore[arg-type]
 
 
 # -- report -----------------------------------------------------------------------------------
@@ -263,22 +280,29 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", type=Path, default=None)
     parser.add_argument("--show-misses", action="store_true")
     parser.add_argument("--lexical", choices=LEXICAL_ENGINES, default=LEXICAL_ENGINES[0])
+    parser.add_argument("--dump-pools", action="store_true",
+                        help="keep each query's reranked hybrid pool in the --json report")
     args = parser.parse_args(argv)
     home = args.home or Path(tempfile.mkdtemp(prefix="fm-quality-"))
     settings = Settings(home=home, embedder=args.embedder, lexical=args.lexical)
     embedder = MemoEmbedder(get_embedder(args.embedder, settings.cache_dir))
     print(f"embedder: {embedder.id}; lexical: {settings.lexical}; store: {settings.chroma_path}")
     results: dict[str, dict[str, dict[str, float]]] = {}
+    pools: dict[str, list[dict]] = {"cosqa": [], "own": []}
     if args.set in ("cosqa", "all"):
-        systems = bench_cosqa(settings, embedder)
+        systems = bench_cosqa(settings, embedder, pools["cosqa"] if args.dump_pools else None)
         print_table("CoSQA dev", systems, args.show_misses)
         results["cosqa"] = {name: s.summary() for name, s in systems.items()}
     if args.set in ("own", "all"):
-        systems = bench_own(settings, embedder, home / "work")
+        systems = bench_own(settings, embedder, home / "work",
+                            pools["own"] if args.dump_pools else None)
         print_table("labelled multi-language set", systems, args.show_misses)
         results["own"] = {name: s.summary() for name, s in systems.items()}
     if args.json:
-        args.json.write_text(json.dumps(results, indent=2))
+        report: dict[str, object] = {**results}
+        if args.dump_pools:
+            report["pools"] = pools
+        args.json.write_text(json.dumps(report, indent=2))
     return 0
 
 

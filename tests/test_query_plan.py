@@ -38,6 +38,20 @@ def test_short_query_keeps_every_term_at_weight_one():
     assert {"deleted", "files", "tombstoned"} <= set(plan.terms)
 
 
+def test_a_question_leaves_the_language_it_names_out_of_its_terms():
+    plan = plan_query("python parse a string into datetime")
+    assert plan.terms == ["parse", "string", "into", "datetime"]
+    assert plan.windows == ["python parse a string into datetime"]
+
+
+def test_a_query_that_only_names_a_language_searches_for_it():
+    assert plan_query("python").terms == ["python"]
+
+
+def test_a_long_report_keeps_the_language_it_names():
+    assert "python" in plan_query(REPORT + " python").terms
+
+
 def test_identifiers_weigh_more_than_prose():
     plan = plan_query(REPORT)
     assert plan.weights["separability_matrix"] >= IDENTIFIER_WEIGHT
