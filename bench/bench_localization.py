@@ -253,6 +253,7 @@ def evaluate_repo(repo: str, instances: list[Instance], clone: Path, args: argpa
             outcome[system] = {"rank": rank, "top": files[:5]}
             line.append(f"{system}={rank or '-'}")
         report["instances"].append(outcome)
+        write_report(args, report, totals)  # a long run that is stopped keeps what it measured
         print(" ".join(line), file=sys.stderr, flush=True)
         if args.show_misses and outcome.get("hybrid", {}).get("rank") is None:  # type: ignore
             print(f"   gold {inst.gold_files} top {outcome['hybrid']['top']}",  # type: ignore
@@ -387,10 +388,14 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     print(f"\nembedder {embedder.id}; {totals[args.systems[0]].n} instances\n")
     print_table(totals, args.systems, done_repos)
+    write_report(args, report, totals)
+    return 0
+
+
+def write_report(args: argparse.Namespace, report: dict, totals: dict[str, Scores]) -> None:
     if args.json:
         report["figures"] = {key: scores.row() for key, scores in totals.items()}
         args.json.write_text(json.dumps(report, indent=2))
-    return 0
 
 
 if __name__ == "__main__":
