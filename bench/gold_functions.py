@@ -4,7 +4,8 @@ The dataset names each changed function by its diff hunk header: git's nearest d
 above the change, which inside a nested function is the nested one (``entry`` inside
 ``MatrixShaping._eval_col_insert``, ``_gather`` inside ``Mul.flatten``). Chunks stop at
 methods, so no chunk's symbol carries such a name and the report could never count as a hit.
-Such a name is scored as the innermost chunk that holds its definition.
+Such a name is scored as the innermost chunks that hold a definition of it (every one: a
+hunk header gives a name, not a place, as it does for methods of the same name).
 """
 
 from __future__ import annotations
@@ -21,8 +22,8 @@ def _defines(name: str) -> re.Pattern[str]:
 
 def chunk_names(path: str, text: str, name: str) -> list[str]:
     """``[name]`` when a chunk of ``text`` (the file ``path``) has ``name`` among its symbol's
-    dotted parts or no chunk defines it; otherwise the last symbol part of the smallest chunk
-    whose text holds ``def name`` / ``class name``."""
+    dotted parts or no chunk defines it; otherwise the last symbol parts of the innermost
+    chunks whose text holds ``def name`` / ``class name``, in file order."""
     chunks = chunk_text(path, text)
     if any(name in chunk.symbol.split(".") for chunk in chunks):
         return [name]
@@ -30,8 +31,10 @@ def chunk_names(path: str, text: str, name: str) -> list[str]:
     holding = [c for c in chunks if pattern.search(c.text)]
     if not holding:
         return [name]
-    inner = min(holding, key=lambda c: c.end_line - c.start_line)
-    return [inner.symbol.rsplit(".", 1)[-1]]
+    inner = [c for c in holding if not any(
+        o is not c and c.start_line <= o.start_line and o.end_line <= c.end_line
+        and (o.start_line, o.end_line) != (c.start_line, c.end_line) for o in holding)]
+    return list(dict.fromkeys(c.symbol.rsplit(".", 1)[-1] for c in inner))
 
 
 def resolve(functions: Sequence[tuple[str, str]], read: Callable[[str], str | None]

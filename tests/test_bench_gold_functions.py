@@ -27,11 +27,17 @@ class MatrixShaping(object):
 
     def col_insert(self, pos, other):
         return self._eval_col_insert(pos, other)
+
+    def _eval_row_del(self, row):
+        def entry(i, j):
+            return self[i, j] if i < row else self[i + 1, j]
+        return self._new(self.rows - 1, self.cols, entry)
 '''
 
 
-def test_a_nested_function_counts_as_the_method_that_holds_it() -> None:
-    assert gf.chunk_names("sympy/matrices/common.py", MATRIX, "entry") == ["_eval_col_insert"]
+def test_a_nested_function_counts_as_each_method_that_holds_one_of_its_name() -> None:
+    assert gf.chunk_names("sympy/matrices/common.py", MATRIX, "entry") == \
+        ["_eval_col_insert", "_eval_row_del"]
 
 
 def test_a_method_keeps_its_own_name() -> None:
@@ -45,4 +51,5 @@ def test_a_name_defined_nowhere_in_the_file_is_kept() -> None:
 def test_resolve_keeps_the_names_of_a_file_missing_at_the_base_commit() -> None:
     texts = {"sympy/matrices/common.py": MATRIX}
     resolved = gf.resolve([("sympy/matrices/common.py", "entry"), ("gone.py", "f")], texts.get)
-    assert resolved == [("sympy/matrices/common.py", "_eval_col_insert"), ("gone.py", "f")]
+    assert resolved == [("sympy/matrices/common.py", "_eval_col_insert"),
+                        ("sympy/matrices/common.py", "_eval_row_del"), ("gone.py", "f")]
