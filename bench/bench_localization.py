@@ -43,12 +43,14 @@ import time
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
+from gold_functions import resolve
 from plain_bm25 import PlainBm25
 
 from freshmark.adapters.embedding import get_embedder
@@ -224,6 +226,8 @@ def evaluate_repo(repo: str, instances: list[Instance], clone: Path, args: argpa
     pools: list[dict] = report.setdefault("pools", [])
     for number, inst in enumerate(present, start=1):
         git("update-ref", f"refs/heads/{BRANCH}", inst.base_commit, cwd=clone)
+        hunk_functions = inst.gold_functions
+        inst.gold_functions = resolve(hunk_functions, partial(file_at, clone, inst.base_commit))
         started = time.perf_counter()
         index_repo(IndexRequest(clone, branch=BRANCH), settings=settings, config=config,
                    store=store, embedder=embedder)  # type: ignore[arg-type]
@@ -243,7 +247,8 @@ def evaluate_repo(repo: str, instances: list[Instance], clone: Path, args: argpa
                 search_files(SearchRequest.build(inst.query, branch=BRANCH, k=DEPTH), str(clone),
                              settings=settings, store=store, embedder=embedder, count=False)
             pools.append({"instance": inst.instance_id, "gold_files": inst.gold_files,
-                          "gold_functions": inst.gold_functions, **recorder.pools[-1]})
+                          "gold_functions": inst.gold_functions,
+                          "hunk_functions": hunk_functions, **recorder.pools[-1]})
         for system in args.systems:
             started = time.perf_counter()
             files, chunks = run_system(system, inst, clone, settings, store, embedder, baseline)
@@ -253,6 +258,7 @@ def evaluate_repo(repo: str, instances: list[Instance], clone: Path, args: argpa
             outcome[system] = {"rank": rank, "top": files[:5]}
             line.append(f"{system}={rank or '-'}")
         report["instances"].append(outcome)
+        write_report(args, report, totals)  # a long run that is stopped keeps what it measured
         print(" ".join(line), file=sys.stderr, flush=True)
         if args.show_misses and outcome.get("hybrid", {}).get("rank") is None:  # type: ignore
             print(f"   gold {inst.gold_files} top {outcome['hybrid']['top']}",  # type: ignore
@@ -265,6 +271,11 @@ def evaluate_repo(repo: str, instances: list[Instance], clone: Path, args: argpa
         if catch_up_seconds else None,
     }
     print(f"{repo}: index {report['index_seconds'][repo]}", file=sys.stderr)
+
+
+def file_at(clone: Path, commit: str, path: str) -> str | None:
+    shown = subprocess.run(["git", "show", f"{commit}:{path}"], cwd=clone, capture_output=True)
+    return shown.stdout.decode("utf-8", "replace") if shown.returncode == 0 else None
 
 
 def has_commit(clone: Path, commit: str) -> bool:
@@ -388,10 +399,14 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     print(f"\nembedder {embedder.id}; {totals[args.systems[0]].n} instances\n")
     print_table(totals, args.systems, done_repos)
+    write_report(args, report, totals)
+    return 0
+
+
+def write_report(args: argparse.Namespace, report: dict, totals: dict[str, Scores]) -> None:
     if args.json:
         report["figures"] = {key: scores.row() for key, scores in totals.items()}
         args.json.write_text(json.dumps(report, indent=2))
-    return 0
 
 
 if __name__ == "__main__":
