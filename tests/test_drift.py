@@ -6,6 +6,7 @@ from __future__ import annotations
 from search_fixtures import PATHS, build_shop, index
 
 from freshmark.core.drift import imported_paths, is_dependency
+from freshmark.core.lru import LruCache
 from freshmark.core.request import SearchRequest
 from freshmark.core.settings import Settings
 from freshmark.core.stamp import ChunkRecord
@@ -107,7 +108,7 @@ def _count_parses(monkeypatch) -> list[str]:
         return real(path, text)
 
     monkeypatch.setattr(drift, "symbol_spans", counted)
-    monkeypatch.setattr(drift, "BLOB_DEFINITIONS", drift.BlobDefinitions())
+    monkeypatch.setattr(drift, "BLOB_DEFINITIONS", LruCache(drift.DEFINITIONS_CACHED))
     return parsed
 
 

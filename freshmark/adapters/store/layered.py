@@ -17,8 +17,6 @@ vector, metadata) up first, so the cost of a branch is the chunks of its changed
 from __future__ import annotations
 
 import math
-import threading
-from collections import OrderedDict
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -27,6 +25,7 @@ import numpy as np
 
 from freshmark.adapters.store.calls import path_filters
 from freshmark.adapters.store.collection import BranchIndex
+from freshmark.core.lru import LruCache
 from freshmark.core.manifest import Manifest
 from freshmark.core.ports import BranchView
 from freshmark.core.stamp import ChunkRecord
@@ -38,25 +37,9 @@ MAX_SNAPSHOT_CHUNKS = 20_000
 QUERY_SPARE = 8
 
 # What overlays hold, per collection state, shared by the views a process opens per request.
-_CACHE: OrderedDict[tuple[str, ...], Any] = OrderedDict()
-_CACHE_LOCK = threading.Lock()
 MAX_CACHED = 256
-
-
-def _cached(key: tuple[str, ...]) -> Any:
-    with _CACHE_LOCK:
-        value = _CACHE.get(key)
-        if value is not None:
-            _CACHE.move_to_end(key)
-        return value
-
-
-def _remember(key: tuple[str, ...], value: Any) -> Any:
-    with _CACHE_LOCK:
-        _CACHE[key] = value
-        while len(_CACHE) > MAX_CACHED:
-            _CACHE.popitem(last=False)
-    return value
+_CACHE: LruCache[tuple[str, ...], Any] = LruCache(MAX_CACHED)
+_cached, _remember = _CACHE.get, _CACHE.put
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,7 @@ chunker's own symbol names). Files over ``MAX_DEPENDENCY_BYTES`` are not read. W
 targets are checked against their head commit: uncommitted edits are the worktree verdicts'
 business, not drift's.
 
-A file's definitions are parsed once per blob in a process (``BlobDefinitions``, a bounded LRU
+A file's definitions are parsed once per blob in a process (``BLOB_DEFINITIONS``, a bounded LRU
 keyed by blob id and path): a blob's text never changes, and a server answering searches
 between index runs meets the same few files' blobs in request after request. Parsing them
 again was most of a search's CPU.
@@ -15,8 +15,6 @@ again was most of a search's CPU.
 
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
 from dataclasses import replace
 
 from freshmark.adapters.git.repo import GitRepo
@@ -29,6 +27,7 @@ from freshmark.core.drift import (
     notes_for_file,
 )
 from freshmark.core.errors import PermanentError
+from freshmark.core.lru import LruCache
 from freshmark.core.stamp import ChunkRecord
 from freshmark.core.verdicts import Verdict
 from freshmark.services.retrieval.results import VerifiedResult
@@ -40,31 +39,8 @@ DEFINITIONS_CACHED = 256  # files' definitions kept per process (about a file's 
 Definitions = dict[str, str]
 
 
-class BlobDefinitions:
-    """Symbol -> its lines, per (blob id, path), the least recently used dropped first; shared
-    by a process's request threads."""
-
-    def __init__(self, size: int = DEFINITIONS_CACHED):
-        self.size = size
-        self._held: OrderedDict[tuple[str, str], Definitions] = OrderedDict()
-        self._guard = threading.Lock()
-
-    def get(self, blob: str, path: str) -> Definitions | None:
-        with self._guard:
-            found = self._held.get((blob, path))
-            if found is not None:
-                self._held.move_to_end((blob, path))
-            return found
-
-    def put(self, blob: str, path: str, definitions: Definitions) -> None:
-        with self._guard:
-            self._held[(blob, path)] = definitions
-            self._held.move_to_end((blob, path))
-            while len(self._held) > self.size:
-                self._held.popitem(last=False)
-
-
-BLOB_DEFINITIONS = BlobDefinitions()
+# Symbol -> its lines, per (blob id, path), shared by a process's request threads.
+BLOB_DEFINITIONS: LruCache[tuple[str, str], Definitions] = LruCache(DEFINITIONS_CACHED)
 
 
 class DriftReader:
@@ -109,10 +85,10 @@ class DriftReader:
         blob = self.repo.blob_at(commit, path)
         if blob is None:
             return None
-        cached = BLOB_DEFINITIONS.get(blob, path)
+        cached = BLOB_DEFINITIONS.get((blob, path))
         if cached is None:
             cached = self._parse_definitions(blob, path)
-            BLOB_DEFINITIONS.put(blob, path, cached)
+            BLOB_DEFINITIONS.put((blob, path), cached)
         return cached
 
     def _parse_definitions(self, blob: str, path: str) -> Definitions:
