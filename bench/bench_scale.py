@@ -269,6 +269,34 @@ def run_queries(repo: Path) -> None:
                       "file_mib": memory.get("RssFile", 0.0)}))
 
 
+def run_warm_incremental(repo: Path) -> None:
+    """In this (new) process, as a worker runs pushes: one 10-file incremental run to warm
+    it (imports, store, embedder), then another 10-file commit indexed and measured alone:
+    the CPU and RSS growth of a run in a process that is already up."""
+    from freshmark.core.config import load_config
+    from freshmark.core.settings import Settings
+    from freshmark.services.indexing.indexer import IndexRequest, index_repo
+
+    settings = Settings.from_env()
+    config = load_config(settings.config_path)
+    times = []
+    for _ in range(2):
+        edit_files(repo, EDITED_FILES, 1 + _edit_rounds(repo))
+        before = _memory_mib()
+        cpu, wall = time.process_time(), time.perf_counter()
+        index_repo(IndexRequest(repo_path=repo), settings=settings, config=config)
+        times.append({"cpu_s": time.process_time() - cpu, "wall_s": time.perf_counter() - wall,
+                      "rss_before_mib": before.get("VmRSS", 0.0),
+                      "rss_after_mib": _memory_mib().get("VmRSS", 0.0)})
+    print(json.dumps({"first": times[0], **times[1]}))
+
+
+def warm_incremental_process(env: dict[str, str], repo: Path) -> dict[str, Any]:
+    got = _run([sys.executable, str(Path(__file__).resolve()), "--warm-incremental",
+                str(repo)], env)
+    return {**json.loads(got["stdout"].splitlines()[-1]), "process_rss_mib": got["rss_mib"]}
+
+
 def run_catch_up(repo: Path) -> None:
     """In this (new) process, on a host whose cache never saw the branch: open the branch,
     then build its lexical index from the store (the catch-up a follower makes); its CPU,
@@ -365,10 +393,11 @@ def _answers(url: str) -> bool:
         return False
 
 
-def cli_search_via_server(env: dict[str, str], repo: Path, work: Path) -> dict[str, float]:
-    """``freshmark search --json`` with ``FRESHMARK_SERVER_URL`` set: the CLI process's CPU
-    (median of 3, after one search warmed the server), beside a ``freshmark serve`` of its own
-    (with a private Redis for its queue)."""
+def cli_via_server(env: dict[str, str], repo: Path, work: Path) -> dict[str, dict[str, float]]:
+    """``freshmark search --json`` and ``freshmark status --json`` with
+    ``FRESHMARK_SERVER_URL`` set: the CLI process's CPU (median of 3, after one call warmed
+    the server), beside a ``freshmark serve`` of its own (with a private Redis for its
+    queue)."""
     redis_port, port = _free_port(), _free_port()
     logs = (work / "serve.log").open("ab")  # noqa: SIM115 - the server's
     redis_proc = subprocess.Popen(["redis-server", "--port", str(redis_port), "--save", "",
@@ -384,23 +413,43 @@ def cli_search_via_server(env: dict[str, str], repo: Path, work: Path) -> dict[s
         while not _answers(url) and time.monotonic() < deadline:
             time.sleep(0.5)
         client = {**served, "FRESHMARK_SERVER_URL": url}
-        args = ("search", SHORT_QUERIES[1], "--repo", str(repo), "--json")
-        warm = cli(client, *args)
-        runs = [cli(client, *args) for _ in range(3)]
-        return {"cpu_s": statistics.median(r["cpu_s"] for r in runs),
-                "wall_s": statistics.median(r["wall_s"] for r in runs),
-                "first_wall_s": warm["wall_s"]}
+        out = {}
+        for name, args in (("search", ("search", SHORT_QUERIES[1], "--repo", str(repo),
+                                       "--json")),
+                           ("status", ("status", str(repo), "--json"))):
+            warm = cli(client, *args)
+            runs = [cli(client, *args) for _ in range(3)]
+            out[name] = {"cpu_s": statistics.median(r["cpu_s"] for r in runs),
+                         "wall_s": statistics.median(r["wall_s"] for r in runs),
+                         "first_wall_s": warm["wall_s"]}
+        return out
     finally:
         for proc in (server, redis_proc):
             proc.terminate()
             proc.wait(timeout=60)
 
 
+def _earlier_row(rows_json: Path | None, size: int) -> dict[str, Any] | None:
+    """The row of ``size`` an earlier run wrote to ``rows_json`` (``--after-index``)."""
+    if rows_json is None:
+        return None
+    rows = [r for r in json.loads(rows_json.read_text()) if r["size"] == size]
+    if not rows:
+        raise SystemExit(f"{rows_json} has no row of {size:,} chunks")
+    return dict(rows[-1])
+
+
+def _edit_rounds(repo: Path) -> int:
+    """How many edit commits the corpus has had (its first commit is the corpus)."""
+    return int(_git(repo, "rev-list", "--count", "HEAD")) - 1
+
+
 # -- one size ---------------------------------------------------------------------------------
 def bench_size(size: int, args: argparse.Namespace) -> dict[str, Any]:
     """One size's row: embedded store, or a Chroma server of the bench's own."""
     work = args.work / f"size-{size}"
-    shutil.rmtree(work / "home-chroma-server", ignore_errors=True)
+    if args.after_index is None:
+        shutil.rmtree(work / "home-chroma-server", ignore_errors=True)
     server = ChromaServer(work / "home-chroma-server") if args.chroma_server else None
     try:
         row = _bench_size(size, args, server.url if server else None)
@@ -418,8 +467,10 @@ def _bench_size(size: int, args: argparse.Namespace, chroma_url: str | None) -> 
     corpus = build_corpus(args.mirrors, size, work / "corpus")
     repo = work / "corpus"
     home = work / "home"
-    shutil.rmtree(home, ignore_errors=True)
-    home.mkdir(parents=True)
+    earlier = _earlier_row(args.after_index, size)
+    if earlier is None:
+        shutil.rmtree(home, ignore_errors=True)
+        home.mkdir(parents=True)
     env = {**os.environ, "FRESHMARK_HOME": str(home), "FRESHMARK_EMBEDDER": "hashing",
            "PYTHONPATH": str(ROOT)}
     for name in ("FRESHMARK_CONFIG", "FRESHMARK_CHROMA_URL", "FRESHMARK_SERVER_URL"):
@@ -429,12 +480,16 @@ def _bench_size(size: int, args: argparse.Namespace, chroma_url: str | None) -> 
     if chroma_url:
         env["FRESHMARK_CHROMA_URL"] = chroma_url
     row: dict[str, Any] = {"size": size, "corpus": corpus, "load_before": uptime()}
-    full = cli(env, "index", str(repo), "--json")
-    summary = json.loads(full["stdout"])
-    row["chunks"] = int(summary.get("chunks_added", 0))
-    row["index"] = {k: full[k] for k in ("cpu_s", "wall_s", "rss_mib")}
-    print(f"  full index: {row['chunks']} chunks, {full['cpu_s']:.0f} s CPU, "
-          f"{full['rss_mib']:.0f} MiB ({uptime()})", flush=True)
+    if earlier is None:
+        full = cli(env, "index", str(repo), "--json")
+        summary = json.loads(full["stdout"])
+        row["chunks"] = int(summary.get("chunks_added", 0))
+        row["index"] = {k: full[k] for k in ("cpu_s", "wall_s", "rss_mib")}
+        print(f"  full index: {row['chunks']} chunks, {full['cpu_s']:.0f} s CPU, "
+              f"{full['rss_mib']:.0f} MiB ({uptime()})", flush=True)
+    else:  # the index an earlier run left, with that run's full-index figures
+        row.update(chunks=earlier["chunks"], index=earlier["index"],
+                   index_from=str(args.after_index))
     if args.catch_up_only:
         row["catch_up"] = catch_up_process(env, repo)
         print(f"  catch-up on a new host: {json.dumps(row['catch_up'])}", flush=True)
@@ -442,14 +497,17 @@ def _bench_size(size: int, args: argparse.Namespace, chroma_url: str | None) -> 
         row["load_after"] = uptime()
         return row
     row["first_query"] = query_process(env, repo)  # the first process after the index
-    edit_files(repo, EDITED_FILES, 1)
+    edit_files(repo, EDITED_FILES, 1 if earlier is None else 1 + _edit_rounds(repo))
     incremental = cli(env, "index", str(repo), "--json")
     row["incremental"] = {k: incremental[k] for k in ("cpu_s", "wall_s", "rss_mib")}
+    row["warm_incremental"] = warm_incremental_process(env, repo)
     row["status"] = {k: v for k, v in cli(env, "status", str(repo), "--json").items()
                      if k != "stdout"}
     row["cli_search"] = {k: v for k, v in cli(env, "search", SHORT_QUERIES[1], "--repo",
                                                str(repo), "--json").items() if k != "stdout"}
-    row["cli_search_via_server"] = cli_search_via_server(env, repo, work)
+    via_server = cli_via_server(env, repo, work)
+    row["cli_search_via_server"] = via_server["search"]
+    row["status_via_server"] = via_server["status"]
     row["queries"] = query_process(env, repo)
     row["disk_mib"] = {"chroma": disk_mib(home / "chroma"), "cache": disk_mib(home / "cache")}
     row["load_after"] = uptime()
@@ -469,7 +527,11 @@ ROWS: tuple[tuple[str, Any], ...] = (
     ("full index CPU (s)", lambda r: r["index"]["cpu_s"]),
     ("10-file incremental CPU (s)", lambda r: r["incremental"]["cpu_s"]),
     ("10-file incremental peak RSS (MiB)", lambda r: r["incremental"]["rss_mib"]),
+    ("10-file incremental CPU in a warm process (s)",
+     lambda r: r["warm_incremental"]["cpu_s"]),
+    ("  its process's peak RSS (MiB)", lambda r: r["warm_incremental"]["process_rss_mib"]),
     ("status CPU (s)", lambda r: r["status"]["cpu_s"]),
+    ("status CPU via a running server (s)", lambda r: r["status_via_server"]["cpu_s"]),
     ("CLI search --json CPU (s)", lambda r: r["cli_search"]["cpu_s"]),
     ("CLI search --json CPU via a running server (s)",
      lambda r: r["cli_search_via_server"]["cpu_s"]),
@@ -517,14 +579,22 @@ def main() -> None:
     parser.add_argument("--catch-up-only", action="store_true",
                         help="Only the full index and, after it, the lexical catch-up of a "
                              "host that never saw the branch (its lexical indexes deleted).")
+    parser.add_argument("--after-index", type=Path, default=None, metavar="ROWS_JSON",
+                        help="Keep the store, corpus and index an earlier run of the same "
+                             "--work left (its --json, whose full-index figures are carried "
+                             "over) and measure everything after the full index again.")
     parser.add_argument("--queries", type=Path, default=None, help=argparse.SUPPRESS)
     parser.add_argument("--catch-up", type=Path, default=None, help=argparse.SUPPRESS)
+    parser.add_argument("--warm-incremental", type=Path, default=None, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.queries is not None:
         run_queries(args.queries)
         return
     if args.catch_up is not None:
         run_catch_up(args.catch_up)
+        return
+    if args.warm_incremental is not None:
+        run_warm_incremental(args.warm_incremental)
         return
     rows = []
     for size in (int(s) for s in args.sizes.split(",")):

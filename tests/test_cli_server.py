@@ -156,3 +156,42 @@ def test_a_token_the_server_refuses_is_a_configuration_error(shop, server):
     assert result.exit_code == 2
     assert "refused the request (401)" in result.stderr
     assert "not-the-token" not in result.stderr
+
+
+def test_status_through_the_server_equals_the_local_status(shop, server):
+    args = ("status", str(shop.path), "--json")
+    local, remote = run(*args), through(server, *args)
+    assert local.exit_code == 0, local.output
+    assert remote.exit_code == 0, remote.output
+    rows = json.loads(remote.stdout)
+    assert [row["branch"] for row in rows] == ["main"]
+    assert rows[0]["live_chunks"] > 0
+    assert rows == json.loads(local.stdout)
+
+
+def test_status_of_one_branch_through_the_server_names_only_that_branch(shop, server):
+    result = through(server, "status", str(shop.path), "--branch", "main")
+    assert result.exit_code == 0, result.output
+    assert result.stdout.startswith(f"{shop.path.name}@main")
+    assert "chunks:" in result.stdout
+
+
+def test_status_of_a_branch_never_indexed_through_the_server_is_not_indexed(shop, server):
+    result = through(server, "status", str(shop.path), "--branch", "feature/x{1}")
+    assert result.exit_code == 2, result.output
+    assert "feature/x{1}" in result.stderr
+
+
+def test_status_over_http_needs_a_token_and_names_no_host_path(shop, server):
+    import urllib.error
+    import urllib.request
+
+    route = f"{server}/v1/repos/{shop.path.name}/status"
+    with pytest.raises(urllib.error.HTTPError) as refused:
+        urllib.request.urlopen(route, timeout=30)
+    assert refused.value.code == 401
+    asked = urllib.request.Request(route, headers={"Authorization": f"Bearer {TOKEN}"})
+    with urllib.request.urlopen(asked, timeout=30) as answer:
+        body = answer.read().decode()
+    assert json.loads(body)["branches"][0]["branch"] == "main"
+    assert str(shop.path) not in body

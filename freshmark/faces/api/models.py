@@ -411,3 +411,31 @@ class CheckAnswerResponseModel(BaseModel):
     missing_precision: float | None
     references: list[ReferenceCheckModel]
     missing: list[MissingCheckModel]
+
+
+class BranchStatusModel(BaseModel):
+    """One branch of ``GET /v1/repos/{repo}/status`` (``freshmark status --json`` has the same
+    rows). A branch deleted from its repository has only the first fields and ``gone``."""
+
+    model_config = ConfigDict(extra="allow")
+    repo: str
+    branch: str
+    collection: str
+    gone: bool = Field(description="The branch was deleted from its repository.")
+    retired: bool | None = Field(None, description="For a gone branch: its index was dropped.")
+    commit: str | None = Field(None, description="Commit every layer is indexed at.")
+    indexed_at: str | None = None
+    layers: dict[str, dict[str, Any]] | None = Field(
+        None, description="Per layer: the commit and time it was last stamped at.")
+    embedder: str | None = None
+    live_chunks: int | None = None
+    tombstoned_chunks: int | None = None
+    behind: dict[str, Any] | None = Field(
+        None, description="The branch head as the server reads it, commits and files "
+                          "between the indexed commit and it, or why it could not be read.")
+    verdicts: dict[str, int] | None = Field(None, description="Verdicts served by searches.")
+
+
+class StatusResponseModel(BaseModel):
+    repo: str
+    branches: list[BranchStatusModel]

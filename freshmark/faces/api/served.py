@@ -122,13 +122,17 @@ def check_budget(budget: object) -> None:
         raise BadInput(f"budget {budget} is over the {MAX_BUDGET_TOKENS}-token limit")
 
 
+def without_host_path(text: str, handle: RepoHandle) -> str:
+    """``text`` with the repository's location on this host replaced by its name."""
+    for where in sorted({str(handle.path), str(handle.path.resolve())}, key=len, reverse=True):
+        text = text.replace(where, handle.name)
+    return text
+
+
 def scrubbed(exc: FreshmarkError, handle: RepoHandle) -> FreshmarkError:
     """The same error with the repository's location on this host replaced by its name."""
-    message = str(exc)
-    for where in sorted({str(handle.path), str(handle.path.resolve())}, key=len, reverse=True):
-        message = message.replace(where, handle.name)
     clean = copy.copy(exc)
-    clean.args = (message,)
+    clean.args = (without_host_path(str(exc), handle),)
     return clean
 
 

@@ -128,6 +128,19 @@ def _status_rows(
                          retire=BranchState.open(settings, store, config=config))
 
 
+def _status_on_server(repo: str, branch: str | None, settings: Settings,
+                      config: Config) -> list[dict[str, Any]]:
+    """The configured server's status rows (a gone branch is reported there, not dropped)."""
+    import urllib.parse
+
+    from freshmark.faces.cli.remote import ask_about
+
+    route = "/v1/repos/{repo}/status"
+    if branch:
+        route += "?" + urllib.parse.urlencode({"branch": branch})
+    return list(ask_about(repo, settings, config, route)["branches"])
+
+
 def _head_label(behind: dict[str, Any]) -> str:
     """``abc123def456 (remote's, fetched just now)``: the head and where it was read."""
     import time
@@ -187,7 +200,10 @@ def status(path: Path, branch: str | None, as_json: bool) -> None:
     """Per branch: indexed commit and time, per-layer stamps, chunk counts, embedder,
     how far the index is behind the branch head, and the verdict counts of searches."""
     settings, config = load_settings()
-    rows = _status_rows(path, branch, settings, config)
+    if settings.server_url:  # the store and its client are never imported
+        rows = _status_on_server(str(path), branch, settings, config)
+    else:
+        rows = _status_rows(path, branch, settings, config)
     if as_json:
         emit_json(rows)
         return

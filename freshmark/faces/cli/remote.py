@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import urllib.error
+import urllib.parse
 import urllib.request
 from pathlib import Path
 from typing import Any
@@ -44,39 +45,51 @@ def server_token(config: Config, env: dict[str, str] | None = None) -> str | Non
 
 
 def ask_about(repo: str, settings: Settings, config: Config, route: str,
-              body: dict[str, Any]) -> dict[str, Any]:
+              body: dict[str, Any] | None = None) -> dict[str, Any]:
     """``ask`` about the repository ``repo`` names. A path on this machine is sent as the name
     ``freshmark index`` gives it (its directory's name), and the answer must come from that
     repository's own collection: where another repository already held the name, the index
-    gave this one another, and an answer about the other one is refused (``NotIndexed``)."""
+    gave this one another, and an answer about the other one is refused (``NotIndexed``).
+    ``route`` may hold ``{repo}`` (a GET route naming the repository: ``body`` is None)."""
     from freshmark.adapters.git.repo import GitRepo
 
     candidate = Path(repo).expanduser()
     if not candidate.exists():
-        return ask(settings, config, route, {**body, "repo": repo})
+        return _ask_for(repo, settings, config, route, body)
     local = GitRepo.discover(candidate)
     name = local.default_name()
-    answer = ask(settings, config, route, {**body, "repo": name})
-    index = answer.get("index") or {}
-    branch, collection = index.get("branch"), index.get("collection")
-    if branch and collection and collection != collection_name(local.key(), str(branch)):
-        raise NotIndexed(f"the server's repository {name!r} is another one than {repo}; pass "
-                         "--repo the name this one was indexed under (freshmark status shows "
-                         "it)")
+    answer = _ask_for(name, settings, config, route, body)
+    indexes = answer.get("branches") or [answer.get("index") or {}]
+    for index in indexes:
+        branch, collection = index.get("branch"), index.get("collection")
+        if branch and collection and collection != collection_name(local.key(), str(branch)):
+            raise NotIndexed(f"the server's repository {name!r} is another one than {repo}; "
+                             "pass --repo the name this one was indexed under (freshmark "
+                             "status shows it)")
     return answer
 
 
-def ask(settings: Settings, config: Config, route: str, body: dict[str, Any]) -> dict[str, Any]:
-    """POST ``body`` to the server's ``route``; its JSON answer, or the freshmark error its
-    status stands for (unreachable or 5xx: ``ServerUnavailable``, exit 3, retry)."""
+def _ask_for(name: str, settings: Settings, config: Config, route: str,
+             body: dict[str, Any] | None) -> dict[str, Any]:
+    if body is None:
+        return ask(settings, config, route.format(repo=urllib.parse.quote(name, safe="")))
+    return ask(settings, config, route, {**body, "repo": name})
+
+
+def ask(settings: Settings, config: Config, route: str,
+        body: dict[str, Any] | None = None) -> dict[str, Any]:
+    """POST ``body`` to the server's ``route`` (GET it without a body); its JSON answer, or
+    the freshmark error its status stands for (unreachable or 5xx: ``ServerUnavailable``,
+    exit 3, retry)."""
     base = settings.server_url or ""
     shown = redact(base)
     headers = {"Content-Type": "application/json", "Accept": "application/json"}
     token = server_token(config)
     if token:
         headers["Authorization"] = f"Bearer {token}"
-    request = urllib.request.Request(f"{base}{route}", data=json.dumps(body).encode(),
-                                     headers=headers, method="POST")
+    data = None if body is None else json.dumps(body).encode()
+    request = urllib.request.Request(f"{base}{route}", data=data, headers=headers,
+                                     method="GET" if body is None else "POST")
     try:
         with urllib.request.urlopen(request, timeout=ANSWER_TIMEOUT_SECONDS) as answer:
             return dict(json.loads(answer.read()))

@@ -14,7 +14,7 @@ from freshmark.core.overlay import OverlayBase
 from freshmark.core.ports import BranchView
 from freshmark.core.settings import Settings
 from freshmark.core.stamp import LIVE, TOMBSTONED
-from freshmark.services.repos import resolve_repo
+from freshmark.services.repos import RepoHandle, resolve_repo
 from freshmark.services.upkeep.dir_report import stale_dirs
 from freshmark.services.upkeep.drop import BranchState, retire_gone_branch
 from freshmark.services.upkeep.heads import LOCAL, HeadSource, refresh_heads
@@ -111,9 +111,19 @@ def branch_status(
     path: Path, branch: str | None, *, settings: Settings, config: Config, store: Store,
     retire: BranchState | None = None,
 ) -> list[dict[str, Any]]:
-    """Status rows for one branch, or for every indexed branch of the repository. A branch
-    deleted from the repository gets a ``gone_row`` and, with ``retire``, its index dropped."""
+    """Status rows for one branch, or for every indexed branch of the repository at ``path``
+    (a path or a configured or indexed repository's id). A branch deleted from the repository
+    gets a ``gone_row`` and, with ``retire``, its index dropped."""
     handle = resolve_repo(str(path), settings, config, store)
+    return handle_status(handle, branch, settings=settings, config=config, store=store,
+                         retire=retire, index_hint=str(path))
+
+
+def handle_status(
+    handle: RepoHandle, branch: str | None, *, settings: Settings, config: Config,
+    store: Store, retire: BranchState | None = None, index_hint: str | None = None,
+) -> list[dict[str, Any]]:
+    """``branch_status`` of a repository already resolved (a server names it, never a path)."""
     source = refresh_heads(settings, config, handle.repo_id)  # the same heads as ``audit``
     try:
         repo: GitRepo | None = handle.open()
@@ -126,7 +136,8 @@ def branch_status(
         indexes = [i for m in manifests
                    if (i := _open(store, m.repo_key, m.branch, handle.name)) is not None]
     if not indexes:
-        raise NotIndexed(f"{handle.name} has no indexed branch yet; run: freshmark index {path}")
+        raise NotIndexed(f"{handle.name} has no indexed branch yet; run: freshmark index "
+                         f"{index_hint or handle.name}")
     heads = set(repo.branches()) if repo is not None else None
     rows = []
     for index in indexes:
