@@ -69,6 +69,7 @@ def _late_phases() -> dict[str, tuple[Any, str]]:
     return {
         **phases,
         "open_branch_index": (indexer, "open_branch_index"),
+        "lexical_first_run_writer": (TantivyEngine, "first_run_writer"),
         "diff": (GitRepo, "diff"),
         "manifest": (indexer, "advance_manifest"),
         "lexical_after_run": (TantivyEngine, "after_run"),
