@@ -83,6 +83,7 @@ class Clock:
     def __init__(self) -> None:
         self.wall: dict[str, float] = {}
         self.cpu: dict[str, float] = {}
+        self.calls: dict[str, list[float]] = {}  # CPU seconds of each call
         self.profiler: cProfile.Profile | None = None
         self._depth = 0
 
@@ -100,6 +101,7 @@ class Clock:
                     self.profiler.enable()  # type: ignore[union-attr]
                 self.wall[name] = self.wall.get(name, 0.0) + time.perf_counter() - wall
                 self.cpu[name] = self.cpu.get(name, 0.0) + time.process_time() - cpu
+                self.calls.setdefault(name, []).append(round(time.process_time() - cpu, 3))
 
         return timed
 
@@ -143,7 +145,9 @@ def run_once(base: Path, redis_url: str, chroma_url: str, source: Path, branch: 
         if clock.profiler is not None:
             clock.profiler.disable()
             out = io.StringIO()
-            pstats.Stats(clock.profiler, stream=out).sort_stats("tottime").print_stats(25)
+            stats = pstats.Stats(clock.profiler, stream=out)
+            stats.sort_stats("tottime").print_stats(25)
+            stats.sort_stats("cumulative").print_stats("tantivy_(engine|store)", 20)
             profile_text = out.getvalue()
     finally:
         for owner, attribute, original in reversed(patched):
@@ -159,6 +163,8 @@ def run_once(base: Path, redis_url: str, chroma_url: str, source: Path, branch: 
     for name in clock.wall:
         row[f"{name}_wall_s"] = round(clock.wall[name], 3)
         row[f"{name}_cpu_s"] = round(clock.cpu[name], 3)
+    # In the order they ran: the coordinator alone runs them from the last one down.
+    row["batch_cpu_s_each"] = clock.calls.get("batches", [])
     row["uptime"] = subprocess.getoutput("uptime").strip()
     return row, profile_text
 
