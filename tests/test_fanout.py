@@ -70,7 +70,7 @@ def test_scale_out_settings_are_read_from_the_config() -> None:
     assert not ScaleOut(min_files=0).splits(10**6)  # 0 turns splitting off
 
 
-def test_claimable_offers_free_lapsed_and_dead_held_batches_lowest_first() -> None:
+def test_claimable_offers_free_lapsed_and_dead_held_batches_highest_first() -> None:
     record = fanout.Record(
         id="f1", job=JOB_KEY, head="c" * 40, total=5, state=fanout.RUNNING,
         claims={1: fanout.BatchClaim(1, "h:1:dead", 200.0),
@@ -79,7 +79,7 @@ def test_claimable_offers_free_lapsed_and_dead_held_batches_lowest_first() -> No
         results={4: {}}, errors={}, now=100.0,
     )
     offered = fanout.claimable(record, is_dead=lambda holder: holder.endswith("dead"))
-    assert offered == [0, 1, 3]
+    assert offered == [3, 1, 0]
     assert [c.batch for c in fanout.live_claims(record, lambda h: h.endswith("dead"))] == [2]
 
 

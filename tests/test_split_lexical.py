@@ -51,7 +51,6 @@ class InOrder:
 
     def __init__(self, alter: Alter = lambda number, sent: sent) -> None:
         self.alter = alter
-        self.batches: list[LayerBatch] = []  # as the run numbered them
 
     def wants(self, files: int) -> bool:
         return True
@@ -59,7 +58,6 @@ class InOrder:
     def run(self, stamp: RunStamp, batches: Sequence[LayerBatch], run_here: BatchRunner,
             take_lexical: LexicalTaker | None = None) -> list[dict[str, Any]]:
         results = []
-        self.batches = list(batches)
         for number, batch in enumerate(batches):
             result = run_here(batch, no_claim)
             sent = str(result.pop(LEXICAL_RESULT, ""))

@@ -6,14 +6,13 @@ server): batches are written by other processes, maybe on other hosts.
 
 - **The coordinator** is the index job itself, holding its execution lock (its layer's, or the
   branch's) for the whole run; runs of two layers of a branch split side by side, each under a
-  record of its own (``keys.fanout_scope``). It plans the diff as always, cuts it into
-  batches (``plan.batch_changes``) numbered largest first, starts the run's record in Redis
-  (``adapters.queue.fanout``), sends one message per batch, in that order, to its own queue at
-  the lowest priority, and then works through the batches too, the largest left first, until
-  every batch has a result (so the run ends on its smallest batches, not on a big one that one
-  process embeds while the others wait); on a first run it writes each batch's lexical
-  documents to its host's lexical index as the batch comes in (``split_lexical``). Only then
-  does ``index_repo`` go on to the tombstones of vanished paths, the manifest and the lexical
+  record of its own (``keys.fanout_scope``). It
+  plans the diff as always, cuts it into batches (``plan.batch_changes``), starts the run's
+  record in Redis (``adapters.queue.fanout``), sends one message per batch to its own queue at the
+  lowest priority, and then works through the batches too, from the last one down, until
+  every batch has a result; on a first run it writes each batch's lexical documents to its
+  host's lexical index as the batch comes in (``split_lexical``). Only then does
+  ``index_repo`` go on to the tombstones of vanished paths, the manifest and the lexical
   snapshot: the stamp appears when everything is in.
 - **A helper** is any worker process that takes a batch message: it claims the batch, embeds
   and writes it (``indexer.index_batch``, the coordinator's own per-batch code, with the run's

@@ -125,11 +125,11 @@ IsDead = Callable[[str], bool]
 
 
 def claimable(record: Record, is_dead: IsDead) -> list[int]:
-    """Batches that may be claimed now, lowest number first (a run numbers its batches largest
-    first, and helpers take their messages in that order too): not done, and unclaimed, past
-    their lease or held by a process known dead."""
+    """Batches that may be claimed now, highest number first (helpers take messages from the
+    lowest, so the coordinator meets them last): not done, and unclaimed, past their lease or
+    held by a process known dead."""
     found: list[int] = []
-    for batch in range(record.total):
+    for batch in range(record.total - 1, -1, -1):
         claim = record.claims.get(batch)
         if batch in record.results:
             continue

@@ -122,11 +122,11 @@ class IndexRun:
         """Every layer's changes as batches that any worker may embed; back when all are in.
         A first run's lexical writer is fed each batch's documents as the batch comes in,
         whoever wrote it (``split_lexical``)."""
-        batches = self._largest_first([
+        batches = [
             LayerBatch(layer.name, tuple(group))
             for layer, changes in work
             for group in batch_changes(self.changes_in(layer, changes), fan_out.files_per_batch)
-        ])
+        ]
         feed = SplitFeed(self.lexical, self.index, batches) if self.lexical is not None else None
         for counts in fan_out.run(self.stamp, batches, self.run_claimed_batch,
                                   feed.take if feed is not None else None):
@@ -134,25 +134,6 @@ class IndexRun:
         self.summary.batches = len(batches)
         if feed is not None:
             self.summary.batches_read_back = feed.read_back
-
-    def _largest_first(self, batches: list[LayerBatch]) -> list[LayerBatch]:
-        """Batches numbered by the bytes they read, largest first (diff order among equals):
-        every process takes the largest batch left, so a split run ends on its smallest ones
-        instead of one worker embedding a big last batch while the others wait."""
-        return sorted(batches, key=self._bytes_to_read, reverse=True)
-
-    def _bytes_to_read(self, batch: LayerBatch) -> int:
-        limit = self.config.rules.max_file_bytes
-        total = 0
-        for change in batch.changes:
-            if change.status == "deleted" or not change.new_blob:
-                continue
-            try:
-                size = self.repo.blob_size(change.new_blob)
-            except ObjectNotFound:
-                continue  # skipped when the batch runs, counted there
-            total += 0 if limit and size > limit else size  # an oversized blob is not read
-        return total
 
     def run_claimed_batch(
         self, batch: LayerBatch, keep_claim: Callable[[], None]
