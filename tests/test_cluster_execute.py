@@ -12,6 +12,7 @@ from cluster_support import Recorder, make_remote
 from repo_builder import RepoBuilder
 
 from freshmark.adapters import keys
+from freshmark.adapters.embedding import LazyEmbedder
 from freshmark.adapters.store.chroma import Store
 from freshmark.core import jobspec
 from freshmark.core.config import Config, RepoConfig
@@ -35,6 +36,21 @@ def _context(tmp_path: Path, client: redis.Redis, config: Config) -> WorkerConte
 def _job(**fields: str) -> jobspec.Job:
     spec = jobspec.JobSpec(**{"kind": jobspec.KIND_INDEX, "repo": "shop", **fields})
     return jobspec.Job(key=spec.key, id="j1", spec=spec, attempts=1, created_at=0.0)
+
+
+@pytest.mark.slow
+def test_a_worker_whose_index_job_has_nothing_to_embed_loads_no_model(
+        tmp_path: Path, remote, redis_client: redis.Redis) -> None:
+    path, _ = remote
+    config = Config(repos=(RepoConfig("shop", f"file://{path}"),))
+    settings = Settings(home=tmp_path / "home", embedder="minilm")
+    for fresh_process in range(2):  # the first indexes the remote, the second finds it indexed
+        ctx = WorkerContext(settings=settings, config=config, timings=jobspec.Timings(),
+                            redis=redis_client, send=Recorder())
+        summary = execute.run_index(_job(branch="main"), ctx)
+        embedder = ctx.embedder()
+        assert isinstance(embedder, LazyEmbedder)
+        assert (summary["noop"], embedder.loaded) == ((False, True), (True, False))[fresh_process]
 
 
 def test_index_job_fetches_the_mirror_and_stamps_the_head(tmp_path: Path, remote,

@@ -30,11 +30,13 @@ from prometheus_client import CollectorRegistry, multiprocess
 from repo_builder import RepoBuilder
 
 from freshmark.adapters import keys
+from freshmark.adapters.lexical.tantivy_engine import TantivyChannel, TantivyEngine
 from freshmark.adapters.queue import fanout
 from freshmark.adapters.store.chroma import Store
 from freshmark.core.config import Config
 from freshmark.core.settings import Settings
 from freshmark.core.stamp import LIVE
+from freshmark.core.tokenize import query_terms
 from freshmark.services.indexing.indexer import IndexRequest, index_repo
 
 pytestmark = [pytest.mark.slow, pytest.mark.server]
@@ -172,6 +174,41 @@ def test_split_full_index_writes_what_a_single_task_index_writes(cluster: Cluste
     stored = Store.open(cluster.settings()).branch(f"id:{repo_id}", "main").embeddings_for(some)
     expected = unsplit.embeddings_for(some)
     assert all(np.allclose(stored[i], expected[i]) for i in some)
+
+
+def _first_runs(cluster: Cluster) -> dict[str, float]:
+    """First runs by how the lexical index got their chunks, summed over every process."""
+    registry = CollectorRegistry()
+    multiprocess.MultiProcessCollector(registry, path=str(cluster.root / "prometheus"))
+    return {outcome: registry.get_sample_value("freshmark_lexical_first_runs_total",
+                                               {"outcome": outcome}) or 0.0
+            for outcome in ("written", "caught_up")}
+
+
+def _scores(channel: TantivyChannel, query: str) -> dict[str, float]:
+    """Every hit's score (hits of equal score are ordered by where each index put them)."""
+    hits, _ = channel.search(query_terms(query), 10_000)
+    return {hit.id: round(hit.score, 4) for hit in hits}
+
+
+def test_a_split_first_run_writes_its_lexical_index_from_every_batch_as_it_comes_in(
+        cluster: Cluster, tmp_path: Path) -> None:
+    repo_id, work = cluster.repos["shop"]
+    _start(cluster)
+    head = _big_commit(work)
+    _push(cluster, head)
+    cluster.wait_for_stamp(repo_id, head, timeout_seconds=150)
+    wait_until(lambda: sum(_first_runs(cluster).values()), 60, "the lexical index after the run")
+    assert _batches_written(cluster)["helper"] > 0  # documents came from another process
+    assert _first_runs(cluster) == {"written": 1.0, "caught_up": 0.0}  # nothing read back
+    view = Store.open(cluster.settings()).branch(f"id:{repo_id}", "main")
+    assert view is not None
+    written = TantivyEngine(cluster.settings().cache_dir).channel(view)
+    TantivyEngine(None).forget()
+    caught_up = TantivyEngine(tmp_path / "elsewhere").channel(view)  # a host that never saw it
+    assert written.counts() == caught_up.counts()
+    for query in ("handler_3 order", "Module 17", "total"):
+        assert _scores(written, query) == _scores(caught_up, query)
 
 
 def test_manifest_is_not_written_until_the_last_batch_is_in(cluster: Cluster) -> None:

@@ -96,6 +96,28 @@ def test_a_batch_completed_twice_counts_once(redis_client: redis.Redis) -> None:
     assert _claim(redis_client, 0, "h:2:b") == "done"
 
 
+def test_a_batch_completed_twice_keeps_the_lexical_documents_of_the_first(
+        redis_client: redis.Redis) -> None:
+    _start(redis_client)
+    for documents, outcome in (('{"documents": [1]}', "completed"),
+                               ('{"documents": [2]}', "duplicate")):
+        assert fanout.complete(redis_client, "shop", "main", "f1", 0, JOB_KEY,
+                               {"chunks_added": 1}, documents) == outcome
+    assert _record(redis_client).lexical == {0: '{"documents": [1]}'}
+
+
+def test_lexical_documents_taken_leave_the_record_and_the_counts_stay(
+        redis_client: redis.Redis) -> None:
+    _start(redis_client)
+    for batch in (0, 1):
+        fanout.complete(redis_client, "shop", "main", "f1", batch, JOB_KEY,
+                        {"chunks_added": batch}, f'{{"documents": [{batch}]}}')
+    assert fanout.taken(redis_client, "shop", "main", "f1", [0])
+    record = _record(redis_client)
+    assert record.lexical == {1: '{"documents": [1]}'}
+    assert record.results == {0: {"chunks_added": 0}, 1: {"chunks_added": 1}}
+
+
 def test_a_live_claim_is_busy_for_others_until_its_lease_lapses(redis_client: redis.Redis) -> None:
     _start(redis_client)
     assert _claim(redis_client, 1, "h:1:a", lease_seconds=0.2) == "claimed"

@@ -21,10 +21,10 @@ from freshmark.adapters.lexical.tantivy_engine import (
 from freshmark.adapters.lexical.tantivy_store import (
     STATE_FILE,
     TantivyCollection,
-    document_tokens,
 )
 from freshmark.core.classify import search_kind
 from freshmark.core.kinds import EXCLUDED_FILE_KINDS
+from freshmark.core.lexical_document import document_tokens
 from freshmark.core.manifest import Manifest
 from freshmark.core.request import SearchRequest
 from freshmark.core.stamp import TOMBSTONED, ChunkRecord

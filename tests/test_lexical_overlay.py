@@ -21,8 +21,9 @@ from test_overlay import (
 
 from freshmark.adapters.embedding.hashing import HashingEmbedder
 from freshmark.adapters.lexical.tantivy_engine import TantivyEngine, index_directory
-from freshmark.adapters.lexical.tantivy_store import TantivyCollection, document_tokens
+from freshmark.adapters.lexical.tantivy_store import TantivyCollection
 from freshmark.adapters.store.layered import LayeredIndex
+from freshmark.core.lexical_document import document_tokens
 from freshmark.core.request import SearchRequest
 from freshmark.core.tokenize import query_terms
 from freshmark.services.retrieval.hybrid import hybrid_search

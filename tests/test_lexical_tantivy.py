@@ -27,10 +27,10 @@ from freshmark.adapters.lexical.tantivy_store import (
     STATE_FILE,
     IndexState,
     TantivyCollection,
-    document_tokens,
 )
 from freshmark.adapters.store.chroma import BranchIndex, Store
 from freshmark.core.errors import ConfigError
+from freshmark.core.lexical_document import document_tokens
 from freshmark.core.manifest import Manifest, collection_name
 from freshmark.core.request import SearchRequest
 from freshmark.core.settings import Settings

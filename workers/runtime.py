@@ -16,7 +16,7 @@ from typing import Any
 import redis
 from celery import signals
 
-from freshmark.adapters.embedding import get_embedder
+from freshmark.adapters.embedding import LazyEmbedder
 from freshmark.adapters.embedding.threads import available_threads
 from freshmark.adapters.queue import jobs
 from freshmark.adapters.store.chroma import Store
@@ -53,11 +53,15 @@ class WorkerContext:
         Prefork children share the machine's cores, so each one gets its share of threads
         (``FRESHMARK_WORKER_CONCURRENCY`` is set by ``freshmark worker``) of the cores the
         process really has; ``FRESHMARK_EMBED_THREADS`` overrides it.
+
+        The model loads at the first text the process embeds, not when a job starts: a split
+        run's coordinator sends its batches out first, so helpers load their models while it
+        loads its own (not one after the other), and a run with nothing to embed loads none.
         """
         if self._embedder is None:
             children = max(1, int(os.environ.get("FRESHMARK_WORKER_CONCURRENCY", "1")))
             threads = self.settings.embed_threads or available_threads(children)
-            self._embedder = get_embedder(self.settings.embedder, self.settings.cache_dir,
+            self._embedder = LazyEmbedder(self.settings.embedder, self.settings.cache_dir,
                                           threads=threads)
         return self._embedder
 

@@ -10,12 +10,15 @@ server): batches are written by other processes, maybe on other hosts.
   plans the diff as always, cuts it into batches (``plan.batch_changes``), starts the run's
   record in Redis (``adapters.queue.fanout``), sends one message per batch to its own queue at the
   lowest priority, and then works through the batches too, from the last one down, until
-  every batch has a result. Only then does ``index_repo`` go on to the tombstones of vanished
-  paths, the manifest and the lexical snapshot: the stamp appears when everything is in.
+  every batch has a result; on a first run it writes each batch's lexical documents to its
+  host's lexical index as the batch comes in (``split_lexical``). Only then does
+  ``index_repo`` go on to the tombstones of vanished paths, the manifest and the lexical
+  snapshot: the stamp appears when everything is in.
 - **A helper** is any worker process that takes a batch message: it claims the batch, embeds
   and writes it (``indexer.index_batch``, the coordinator's own per-batch code, with the run's
-  stamp), and records its counts. A batch that is done, held by a live process, or of a run that
-  is over is dropped, so a redelivered or duplicate message is harmless.
+  stamp), and records its counts (and, when the message asks, its lexical documents). A
+  batch that is done, held by a live process, or of a run that is over is dropped, so a
+  redelivered or duplicate message is harmless.
 
 Waiting on a Redis record rather than a Celery chord: a chord's counter on the Redis result
 backend counts every delivery, so a batch delivered twice could fire the callback while another
@@ -63,7 +66,14 @@ from freshmark.core import jobspec
 from freshmark.core.config import Layer
 from freshmark.core.errors import PermanentError
 from freshmark.core.redact import redact
-from freshmark.services.indexing.batches import BatchRunner, IndexTools, LayerBatch, RunStamp
+from freshmark.services.indexing.batches import (
+    LEXICAL_RESULT,
+    BatchRunner,
+    IndexTools,
+    LayerBatch,
+    LexicalTaker,
+    RunStamp,
+)
 from freshmark.services.indexing.indexer import index_batch
 from workers.runtime import WorkerContext
 
@@ -88,6 +98,7 @@ class BatchMessage:
     queue: str
     stamp: RunStamp
     work: LayerBatch
+    lexical: bool = False  # the coordinator takes the batch's lexical documents
 
     @property
     def label(self) -> str:
@@ -96,7 +107,8 @@ class BatchMessage:
     def to_payload(self) -> dict[str, Any]:
         return {"repo_id": self.repo_id, "job_key": self.job_key, "fanout_id": self.fanout_id,
                 "batch": self.batch, "total": self.total, "queue": self.queue,
-                "stamp": self.stamp.to_dict(), "work": self.work.to_dict()}
+                "stamp": self.stamp.to_dict(), "work": self.work.to_dict(),
+                "lexical": self.lexical}
 
     @classmethod
     def from_payload(cls, payload: dict[str, Any]) -> BatchMessage:
@@ -105,6 +117,7 @@ class BatchMessage:
             fanout_id=payload["fanout_id"],
             batch=int(payload["batch"]), total=int(payload["total"]), queue=payload["queue"],
             stamp=RunStamp.from_dict(payload["stamp"]), work=LayerBatch.from_dict(payload["work"]),
+            lexical=bool(payload.get("lexical", False)),
         )
 
 
@@ -138,9 +151,9 @@ class BatchSlot:
         fanout.release(self.client, self.repo_id, self.branch, self.fanout_id, self.batch,
                        self.holder, error)
 
-    def complete(self, job_key: str, counts: dict[str, Any]) -> str:
+    def complete(self, job_key: str, counts: dict[str, Any], lexical: str = "") -> str:
         return fanout.complete(self.client, self.repo_id, self.branch, self.fanout_id,
-                               self.batch, job_key, counts)
+                               self.batch, job_key, counts, lexical)
 
 
 class Lease:
@@ -188,7 +201,10 @@ def _run_claimed(slot: BatchSlot, job_key: str, queue: str, runner: str,
         _give_back(slot, redact(f"{type(exc).__name__}: {exc}"))
         raise
     seconds = time.perf_counter() - started
-    outcome = slot.complete(job_key, counts)
+    # The lexical documents travel apart from the counts: the coordinator drops them once
+    # taken, while the counts stay in the record it reads until the run ends.
+    lexical = str(counts.pop(LEXICAL_RESULT, ""))
+    outcome = slot.complete(job_key, counts, lexical)
     if outcome == "gone":  # cancelled between the last renewal and the result
         _give_back(slot)
     counters.INDEX_BATCHES_TOTAL.labels(queue=queue, runner=runner).inc()
@@ -222,8 +238,8 @@ class Coordinator:
     def wants(self, files: int) -> bool:
         return self.scale_out.splits(files)
 
-    def run(self, stamp: RunStamp, batches: Sequence[LayerBatch],
-            run_here: BatchRunner) -> list[dict[str, Any]]:
+    def run(self, stamp: RunStamp, batches: Sequence[LayerBatch], run_here: BatchRunner,
+            take_lexical: LexicalTaker | None = None) -> list[dict[str, Any]]:
         self._drain_previous_run()
         fanout_id = uuid.uuid4().hex
         fanout.start(self.redis, self.repo_id, self.branch, fanout_id=fanout_id,
@@ -233,9 +249,10 @@ class Coordinator:
         try:
             for number, batch in enumerate(batches):
                 message = BatchMessage(self.repo_id, self.job_key, fanout_id, number,
-                                       len(batches), self.queue, stamp, batch)
+                                       len(batches), self.queue, stamp, batch,
+                                       lexical=take_lexical is not None)
                 self.send_batch(message.to_payload(), self.queue)
-            results = self._work_until_all_in(fanout_id, batches, run_here)
+            results = self._work_until_all_in(fanout_id, batches, run_here, take_lexical)
         except BaseException:
             # Helpers stop at their next renew; the job's next attempt drains and re-plans.
             with contextlib.suppress(redis.RedisError):
@@ -256,9 +273,13 @@ class Coordinator:
         return record
 
     def _work_until_all_in(self, fanout_id: str, batches: Sequence[LayerBatch],
-                           run_here: BatchRunner) -> list[dict[str, Any]]:
+                           run_here: BatchRunner,
+                           take_lexical: LexicalTaker | None) -> list[dict[str, Any]]:
+        taken: set[int] = set()
         while True:
             record = self._read(fanout_id)
+            if take_lexical is not None:
+                self._take_lexical(record, taken, take_lexical)
             if record.all_in:
                 return record.results_in_order()
             batch = self._claim_next(record, fanout_id)
@@ -273,6 +294,17 @@ class Coordinator:
             with contextlib.suppress(fanout.BatchLost):  # taken over: its holder writes it
                 _run_claimed(self._slot(fanout_id, batch), self.job_key, self.queue,
                              RUNNER_COORDINATOR, run)
+
+    def _take_lexical(self, record: fanout.Record, taken: set[int],
+                      take: LexicalTaker) -> None:
+        """Each batch that came in since the last read, to ``take`` with the documents it
+        sent (set with its result), which then leave the record."""
+        new = sorted(set(record.results) - taken)
+        for batch in new:
+            take(batch, record.lexical.get(batch, ""))
+        taken.update(new)
+        fanout.taken(self.redis, self.repo_id, self.branch, record.id,
+                     [b for b in new if b in record.lexical])
 
     def _claim_next(self, record: fanout.Record, fanout_id: str) -> int | None:
         for batch in fanout.claimable(record, branch_lock.holder_is_dead_here):
@@ -350,7 +382,7 @@ def run_batch_message(payload: dict[str, Any], ctx: WorkerContext) -> dict[str, 
         cache = EmbeddingCache(ctx.settings.cache_dir / "embeddings.sqlite")
         tools = IndexTools(ctx.config, ctx.embedder(), cache)
         return index_batch(path, stamp=message.stamp, batch=message.work, tools=tools,
-                           store=ctx.store(), keep_claim=keep_claim)
+                           store=ctx.store(), keep_claim=keep_claim, lexical=message.lexical)
 
     started = time.perf_counter()
     try:

@@ -19,6 +19,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
+from freshmark.core.lexical_document import LexicalDocument
 from freshmark.core.manifest import Manifest
 from freshmark.core.stamp import ChunkRecord
 
@@ -188,8 +189,9 @@ class LexicalRunWriter(Protocol):
     """A branch's first index run written to the lexical index as the run writes the store,
     so that the index needs no read of the collection after the run."""
 
-    def written(self, records: Sequence[ChunkRecord]) -> None:
-        """Records the run just wrote to the store (upserted whole)."""
+    def written(self, records: Sequence[ChunkRecord | LexicalDocument]) -> None:
+        """Records the run just wrote to the store (upserted whole), or what the lexical
+        index reads of them (a batch another process wrote)."""
 
     def missed(self) -> None:
         """The run wrote something this writer did not see (metadata only, or another

@@ -37,6 +37,8 @@ from freshmark.adapters.lexical.tantivy_store import (
     WriterBusy,
     Writers,
 )
+from freshmark.adapters.telemetry import counters
+from freshmark.core.lexical_document import LexicalDocument
 from freshmark.core.ports import (
     BranchView,
     ChunkCounts,
@@ -176,9 +178,10 @@ class TantivyRunWriter:
     the store (``ports.LexicalRunWriter``): the index's writers held for the run, chunk
     documents added as each part is written and committed every ``COMMIT_RECORDS``, file
     documents built once per path when the run is done; then the index is adopted as current
-    without reading the collection back. Anything it did not see (a batch another process
-    wrote, metadata-only updates, a busy writer) makes it incomplete: the run is then caught
-    up from the store as any other."""
+    without reading the collection back. A split run's batches come to it from whichever
+    process wrote them (``services.indexing.split_lexical``). Anything it did not see
+    (metadata-only updates, a busy writer, a batch whose documents did not come) makes it
+    incomplete: the run is then caught up from the store as any other."""
 
     def __init__(self, collection: TantivyCollection) -> None:
         self.collection = collection
@@ -197,7 +200,7 @@ class TantivyRunWriter:
                 self.missed()
         return self._writers
 
-    def written(self, records: Sequence[ChunkRecord]) -> None:
+    def written(self, records: Sequence[ChunkRecord | LexicalDocument]) -> None:
         writer = self._writer() if records else None
         if writer is None:
             return
@@ -218,8 +221,8 @@ class TantivyRunWriter:
         if writer is not None:
             self.collection.rebuild_files(writer, self._paths)
         self.close()
-        if self.complete:
-            self.collection.adopt(view, view.manifest)
+        adopted = self.complete and self.collection.adopt(view, view.manifest)
+        counters.LEXICAL_FIRST_RUNS_TOTAL.labels("written" if adopted else "caught_up").inc()
 
     def close(self) -> None:
         """Release the writers (what was not committed is dropped)."""

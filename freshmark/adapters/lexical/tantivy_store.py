@@ -39,10 +39,10 @@ import tantivy
 
 from freshmark.core.classify import search_kind
 from freshmark.core.kinds import KIND_CODES
+from freshmark.core.lexical_document import LexicalDocument
 from freshmark.core.manifest import Manifest
 from freshmark.core.ports import BranchView
 from freshmark.core.stamp import TOMBSTONED, ChunkRecord
-from freshmark.core.tokenize import iter_tokens
 
 STATE_FORMAT = 1
 STATE_FILE = "freshmark-state.json"
@@ -90,9 +90,6 @@ def collection_identity(collection: BranchView) -> str:
             f"{collection.collection_id}\0{_KIND_TABLE}")
 
 
-def document_tokens(record: ChunkRecord) -> list[str]:
-    """What BM25 indexes for a chunk: its path, its symbol name and its text."""
-    return [*iter_tokens(record.path), *iter_tokens(record.symbol), *iter_tokens(record.text)]
 
 
 def file_key(path: str) -> int:
@@ -134,14 +131,15 @@ class IndexState:
         os.replace(temp, path)
 
 
-def _document(record: ChunkRecord) -> tantivy.Document:
+def _document(record: ChunkRecord | LexicalDocument) -> tantivy.Document:
+    chunk = record if isinstance(record, LexicalDocument) else LexicalDocument.of(record)
     document = tantivy.Document()
-    document.add_text("id", record.id)
-    document.add_text("tokens", " ".join(document_tokens(record)))
-    document.add_text("path", record.path)
-    document.add_unsigned("kind", KIND_CODES.get(search_kind(record.path, record.file_kind), 0))
-    document.add_unsigned("tombstoned", int(record.status == TOMBSTONED))
-    document.add_unsigned("file", file_key(record.path))
+    document.add_text("id", chunk.id)
+    document.add_text("tokens", chunk.tokens)
+    document.add_text("path", chunk.path)
+    document.add_unsigned("kind", KIND_CODES.get(search_kind(chunk.path, chunk.file_kind), 0))
+    document.add_unsigned("tombstoned", int(chunk.status == TOMBSTONED))
+    document.add_unsigned("file", file_key(chunk.path))
     return document
 
 
@@ -307,7 +305,8 @@ class TantivyCollection:
         ``WriterBusy`` if another holder keeps them ``wait_seconds``."""
         return self._writer(wait_seconds)
 
-    def add_chunks(self, writer: Writers, records: Iterable[ChunkRecord]) -> set[str]:
+    def add_chunks(self, writer: Writers,
+                   records: Iterable[ChunkRecord | LexicalDocument]) -> set[str]:
         """Chunk documents added as the records now are, not committed; their paths."""
         paths = set()
         for record in records:

@@ -22,15 +22,18 @@ layer). Lease times come from the Redis server's clock, so hosts with skewed clo
 
 Fields: ``id``, ``job`` (job key), ``head``, ``total``, ``done``, ``state`` (running |
 cancelled), ``ttl_ms``, ``claim:<n>`` = ``<holder> <lease_until>``, ``result:<n>`` = JSON
-counts, ``error:<n>`` = the last error of a released batch. Every script call by a live
-participant refreshes the TTL, so a record outlives its last participant by ``ttl_ms``.
+counts, ``lexical:<n>`` = what the coordinator's lexical index needs of the records batch n
+wrote (set with its result, dropped once the coordinator has taken it: the record holds the
+text of the batches not yet taken only), ``error:<n>`` = the last error of a released batch.
+Every script call by a live participant refreshes the TTL, so a record outlives its last
+participant by ``ttl_ms``.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 import redis
@@ -48,6 +51,7 @@ _RENEW = scripts.lua("fanout_renew", prelude="fanout_prelude")
 _COMPLETE = scripts.lua("fanout_complete", prelude="fanout_prelude")
 _RELEASE = scripts.lua("fanout_release", prelude="fanout_prelude")
 _CANCEL = scripts.lua("fanout_cancel")
+_TAKEN = scripts.lua("fanout_taken")
 _REMOVE = scripts.lua("fanout_remove")
 
 
@@ -81,12 +85,14 @@ class Record:
     results: dict[int, dict[str, Any]]
     errors: dict[int, str]
     now: float
+    lexical: dict[int, str] = field(default_factory=dict)  # as stored: JSON, not parsed
 
     @classmethod
     def from_hash(cls, data: dict[str, str], now: float) -> Record:
         claims: dict[int, BatchClaim] = {}
         results: dict[int, dict[str, Any]] = {}
         errors: dict[int, str] = {}
+        lexical: dict[int, str] = {}
         for name, value in data.items():
             kind, _, number = name.partition(":")
             if not number.isdigit():
@@ -99,10 +105,12 @@ class Record:
                 results[batch] = json.loads(value)
             elif kind == "error":
                 errors[batch] = value
+            elif kind == "lexical":
+                lexical[batch] = value
         return cls(
             id=data.get("id", ""), job=data.get("job", ""), head=data.get("head", ""),
             total=int(data.get("total", 0) or 0), state=data.get("state", ""),
-            claims=claims, results=results, errors=errors, now=now,
+            claims=claims, results=results, errors=errors, now=now, lexical=lexical,
         )
 
     @property
@@ -175,11 +183,21 @@ def renew(client: redis.Redis, repo: str, branch: str, fanout_id: str, batch: in
 
 
 def complete(client: redis.Redis, repo: str, branch: str, fanout_id: str, batch: int,
-             job_key: str, result: dict[str, Any]) -> str:
-    """completed | duplicate (another run of the batch was in first) | gone."""
-    args = [fanout_id, batch, json.dumps(result, sort_keys=True), keys.JOB_BATCHES_DONE]
+             job_key: str, result: dict[str, Any], lexical: str = "") -> str:
+    """completed | duplicate (another run of the batch was in first) | gone. ``lexical``
+    (JSON) is kept with the result of the run of the batch that was in first."""
+    args = [fanout_id, batch, json.dumps(result, sort_keys=True), keys.JOB_BATCHES_DONE,
+            lexical]
     reply = _run(client, _COMPLETE, [keys.fanout(repo, branch), keys.job(job_key)], args)
     return str(reply[0])
+
+
+def taken(client: redis.Redis, repo: str, branch: str, fanout_id: str,
+          batches: Sequence[int]) -> bool:
+    """The coordinator took these batches' lexical documents: drop them from the record."""
+    if not batches:
+        return True
+    return bool(_run(client, _TAKEN, [keys.fanout(repo, branch)], [fanout_id, *batches]))
 
 
 def release(client: redis.Redis, repo: str, branch: str, fanout_id: str, batch: int,

@@ -75,6 +75,12 @@ EMBEDDING_CACHE_WRITE_FAILURES_TOTAL = Counter(
     "freshmark_embedding_cache_write_failures_total",
     "Writes to the embedding cache that failed (a full disk); the run went on without them.",
 )
+LEXICAL_FIRST_RUNS_TOTAL = Counter(
+    "freshmark_lexical_first_runs_total",
+    "First index runs of a collection by how the host's lexical index got their chunks: "
+    "written as the run wrote them (written), or read back from the store after it (caught_up).",
+    ["outcome"],
+)
 
 EVENT_METRICS: tuple[Counter | Histogram, ...] = (
     JOBS_TOTAL,
@@ -89,4 +95,5 @@ EVENT_METRICS: tuple[Counter | Histogram, ...] = (
     FILES_SKIPPED_TOTAL,
     CHUNKS_CAPPED_TOTAL,
     EMBEDDING_CACHE_WRITE_FAILURES_TOTAL,
+    LEXICAL_FIRST_RUNS_TOTAL,
 )

@@ -58,23 +58,34 @@ class LayerBatch:
 
 
 # Runs one claimed batch in this process; its argument raises ``BatchLost`` once the claim is
-# gone (called before every write), and it returns the batch's ``batch_counts``.
+# gone (called before every write), and it returns the batch's ``batch_counts`` (with, under
+# ``LEXICAL_RESULT``, what the run's lexical index needs of the records it wrote, when asked).
 BatchRunner = Callable[[LayerBatch, Callable[[], None]], dict[str, Any]]
+
+# The key of a batch's result that holds its lexical documents (``split_lexical``, JSON): the
+# fan-out carries it to the coordinator apart from the counts.
+LEXICAL_RESULT = "lexical"
+
+# Called in the coordinating process once per batch, as soon as its result is in: the batch's
+# number and its lexical documents as the batch sent them ('' : none sent).
+LexicalTaker = Callable[[int, str], None]
 
 
 class FanOut(Protocol):
     """Spreads a large run's batches over worker processes (``workers.scaleout``).
 
     ``run`` returns each batch's counts, in batch order, once every batch is in; the calling
-    process works on batches itself through ``run_here`` while it waits.
+    process works on batches itself through ``run_here`` while it waits. With ``take_lexical``
+    every batch, wherever it runs, also sends back its lexical documents, handed to
+    ``take_lexical`` in this process once per batch as the batches come in.
     """
 
     files_per_batch: int
 
     def wants(self, files: int) -> bool: ...
 
-    def run(self, stamp: RunStamp, batches: Sequence[LayerBatch],
-            run_here: BatchRunner) -> list[dict[str, Any]]: ...
+    def run(self, stamp: RunStamp, batches: Sequence[LayerBatch], run_here: BatchRunner,
+            take_lexical: LexicalTaker | None = None) -> list[dict[str, Any]]: ...
 
 
 def no_claim() -> None:

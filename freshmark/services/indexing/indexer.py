@@ -11,7 +11,8 @@ be split (``FanOut``, given by a worker): its batches are then embedded by any w
 each one by ``index_batch`` with the run's ``RunStamp``, so a batch writes the same records
 whoever runs it, and as often as it is run. The run's own process still writes the tombstones
 of vanished paths, the manifest and the lexical index (and the chunk counts it gives the
-manifest), after every batch is in.
+manifest), after every batch is in; a first run's lexical index is written as the batches come
+in (``split_lexical``), so it is not read back from the store then.
 """
 
 from __future__ import annotations
@@ -155,11 +156,12 @@ def index_repo(
 
 def index_batch(
     repo_path: Path | str, *, stamp: RunStamp, batch: LayerBatch, tools: IndexTools,
-    store: Store, keep_claim: Callable[[], None] = no_claim,
+    store: Store, keep_claim: Callable[[], None] = no_claim, lexical: bool = False,
 ) -> dict[str, Any]:
     """One batch of a split run, in a process that helps its coordinator: the same plan and
     records as the coordinator's own ``IndexRun`` would write, and no manifest. Returns the
-    batch's counts (``IndexSummary.batch_counts``)."""
+    batch's counts (``IndexSummary.batch_counts``), and with ``lexical`` the documents the
+    coordinator's lexical index takes of what it wrote (``split_lexical``)."""
     repo = GitRepo.open(repo_path)
     index = branch_for_batch(store, stamp, tools.embedder)
-    return counted_batch(repo, index, stamp, tools, batch, keep_claim)
+    return counted_batch(repo, index, stamp, tools, batch, keep_claim, lexical)

@@ -33,12 +33,14 @@ from freshmark.core.progress import DONE, START, WORKING, IndexProgress, Progres
 from freshmark.core.stamp import ChunkRecord, sha256_hex
 from freshmark.core.tree import MODE_SYMLINK, FileChange
 from freshmark.services.indexing.batches import (
+    LEXICAL_RESULT,
     FanOut,
     IndexTools,
     LayerBatch,
     RunStamp,
     no_claim,
 )
+from freshmark.services.indexing.split_lexical import BatchDocuments, SplitFeed
 from freshmark.services.indexing.summary import IndexSummary
 from freshmark.services.repos import RepoRef
 
@@ -117,24 +119,29 @@ class IndexRun:
         self._report(layer.name, DONE, total, total, total)
 
     def index_split(self, work: Sequence[tuple[Layer, list[FileChange]]], fan_out: FanOut) -> None:
-        """Every layer's changes as batches that any worker may embed; back when all are in."""
-        if self.lexical is not None:
-            self.lexical.missed()  # other processes write batches the writer never sees
+        """Every layer's changes as batches that any worker may embed; back when all are in.
+        A first run's lexical writer is fed each batch's documents as the batch comes in,
+        whoever wrote it (``split_lexical``)."""
         batches = [
             LayerBatch(layer.name, tuple(group))
             for layer, changes in work
             for group in batch_changes(self.changes_in(layer, changes), fan_out.files_per_batch)
         ]
-        for counts in fan_out.run(self.stamp, batches, self.run_claimed_batch):
+        feed = SplitFeed(self.lexical, self.index, batches) if self.lexical is not None else None
+        for counts in fan_out.run(self.stamp, batches, self.run_claimed_batch,
+                                  feed.take if feed is not None else None):
             self.summary.add_batch_counts(counts)
         self.summary.batches = len(batches)
+        if feed is not None:
+            self.summary.batches_read_back = feed.read_back
 
     def run_claimed_batch(
         self, batch: LayerBatch, keep_claim: Callable[[], None]
     ) -> dict[str, Any]:
         """One batch of a split run in this process, counted apart: the counts of every batch
         come back together from the fan-out, whoever ran it."""
-        return counted_batch(self.repo, self.index, self.stamp, self.tools, batch, keep_claim)
+        return counted_batch(self.repo, self.index, self.stamp, self.tools, batch, keep_claim,
+                             lexical=self.lexical is not None)
 
     def _report(self, layer: str, phase: str, files_done: int, files_total: int,
                 files_written: int = 0) -> None:
@@ -314,7 +321,9 @@ class IndexRun:
                 self.lexical.written(part)
         self.keep_claim()
         updates = [(r.id, r.to_metadata()) for r in plan.restamp] + _tombstones_to_write(plan)
-        if updates and self.lexical is not None:
+        # Metadata written without the text, or chunks an earlier attempt wrote and this run
+        # found unchanged: records the writer never sees whole.
+        if (updates or plan.unchanged) and self.lexical is not None:
             self.lexical.missed()
         for start in range(0, len(updates), size):
             self.index.update_metadata(updates[start:start + size])
@@ -357,10 +366,16 @@ def _tombstones_to_write(plan: FilePlan) -> list[tuple[str, dict[str, Any]]]:
 
 
 def counted_batch(repo: GitRepo, index: BranchView, stamp: RunStamp, tools: IndexTools,
-                  batch: LayerBatch, keep_claim: Callable[[], None]) -> dict[str, Any]:
-    """One batch of a run, counted apart (``IndexSummary.batch_counts``)."""
+                  batch: LayerBatch, keep_claim: Callable[[], None],
+                  lexical: bool = False) -> dict[str, Any]:
+    """One batch of a run, counted apart (``IndexSummary.batch_counts``); with ``lexical``,
+    the lexical documents of what it wrote under ``LEXICAL_RESULT`` (``split_lexical``)."""
     counts = IndexSummary(repo=stamp.repo_name, branch=stamp.branch, collection=index.name,
                           embedder=tools.embedder.id, commit=stamp.head)
-    run = IndexRun(repo, index, stamp, tools, counts, None, keep_claim)
+    documents = BatchDocuments() if lexical else None
+    run = IndexRun(repo, index, stamp, tools, counts, None, keep_claim, lexical=documents)
     run.apply_batch(tools.config.layer(batch.layer), batch.changes)
-    return counts.batch_counts()
+    result = counts.batch_counts()
+    if documents is not None:
+        result[LEXICAL_RESULT] = documents.to_json()
+    return result

@@ -44,6 +44,7 @@ class IndexSummary:
     overlay_chunks: int | None = None  # chunks in an overlay's own collection after the run
     chunks_purged: int = 0  # overlay chunks dropped because the base serves their files again
     batches: int = 0  # batch tasks the run was split into (0: it ran in one process)
+    batches_read_back: int = 0  # of those, read back from the store for the lexical index
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
