@@ -155,7 +155,7 @@ def test_batch_documents_over_the_bound_are_not_kept() -> None:
 
     one = LexicalDocument.of(record(1)).size_bytes
     documents = split_lexical.BatchDocuments(max_bytes=2 * one + one // 2)
-    documents.written([record(1), record(2)])
+    documents.written([LexicalDocument.of(record(1)), LexicalDocument.of(record(2))])
     assert json.loads(documents.to_json())["documents"][1][0] == "id2"
-    documents.written([record(3)])
+    documents.written([LexicalDocument.of(record(3))])
     assert documents.to_json() == "" and documents.documents is None

@@ -189,9 +189,9 @@ class LexicalRunWriter(Protocol):
     """A branch's first index run written to the lexical index as the run writes the store,
     so that the index needs no read of the collection after the run."""
 
-    def written(self, records: Sequence[ChunkRecord | LexicalDocument]) -> None:
-        """Records the run just wrote to the store (upserted whole), or what the lexical
-        index reads of them (a batch another process wrote)."""
+    def written(self, documents: Sequence[LexicalDocument]) -> None:
+        """What the lexical index reads of records the run just wrote to the store (upserted
+        whole), in this process or another one (a batch of a split run)."""
 
     def missed(self) -> None:
         """The run wrote something this writer did not see (metadata only, or another

@@ -200,12 +200,12 @@ class TantivyRunWriter:
                 self.missed()
         return self._writers
 
-    def written(self, records: Sequence[ChunkRecord | LexicalDocument]) -> None:
-        writer = self._writer() if records else None
+    def written(self, documents: Sequence[LexicalDocument]) -> None:
+        writer = self._writer() if documents else None
         if writer is None:
             return
-        self._paths |= self.collection.add_chunks(writer, records)
-        self._uncommitted += len(records)
+        self._paths |= self.collection.add_chunks(writer, documents)
+        self._uncommitted += len(documents)
         if self._uncommitted >= COMMIT_RECORDS:  # the writer's memory bounded by a group
             writer.chunks.commit()
             self._uncommitted = 0

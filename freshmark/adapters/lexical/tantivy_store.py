@@ -131,8 +131,7 @@ class IndexState:
         os.replace(temp, path)
 
 
-def _document(record: ChunkRecord | LexicalDocument) -> tantivy.Document:
-    chunk = record if isinstance(record, LexicalDocument) else LexicalDocument.of(record)
+def _document(chunk: LexicalDocument) -> tantivy.Document:
     document = tantivy.Document()
     document.add_text("id", chunk.id)
     document.add_text("tokens", chunk.tokens)
@@ -305,14 +304,13 @@ class TantivyCollection:
         ``WriterBusy`` if another holder keeps them ``wait_seconds``."""
         return self._writer(wait_seconds)
 
-    def add_chunks(self, writer: Writers,
-                   records: Iterable[ChunkRecord | LexicalDocument]) -> set[str]:
-        """Chunk documents added as the records now are, not committed; their paths."""
+    def add_chunks(self, writer: Writers, documents: Iterable[LexicalDocument]) -> set[str]:
+        """Chunk documents added, not committed; their paths."""
         paths = set()
-        for record in records:
-            writer.chunks.delete_documents_by_term("id", record.id)
-            writer.chunks.add_document(_document(record))
-            paths.add(record.path)
+        for document in documents:
+            writer.chunks.delete_documents_by_term("id", document.id)
+            writer.chunks.add_document(_document(document))
+            paths.add(document.path)
         return paths
 
     def rebuild_files(self, writer: Writers, paths: Iterable[str]) -> None:
@@ -388,7 +386,7 @@ class TantivyCollection:
         for record in records:
             if replace:
                 writer.chunks.delete_documents_by_term("id", record.id)
-            writer.chunks.add_document(_document(record))
+            writer.chunks.add_document(_document(LexicalDocument.of(record)))
             paths.add(record.path)
             applied += 1
             if applied % COMMIT_RECORDS == 0:

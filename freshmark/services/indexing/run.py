@@ -18,6 +18,7 @@ from freshmark.core.chunking import chunk_text_capped
 from freshmark.core.chunking.languages import detect_language
 from freshmark.core.classify import SKIP_OVERSIZED, FileClass, classify, decode_text
 from freshmark.core.config import Layer
+from freshmark.core.lexical_document import LexicalDocument
 from freshmark.core.plan import (
     FileContext,
     FilePlan,
@@ -318,7 +319,7 @@ class IndexRun:
             self.index.upsert(part, np.stack([vectors[r.text_sha256] for r in part]))
             self._overwritten.update(r.id for r in part)
             if self.lexical is not None:
-                self.lexical.written(part)
+                self.lexical.written([LexicalDocument.of(r) for r in part])
         self.keep_claim()
         updates = [(r.id, r.to_metadata()) for r in plan.restamp] + _tombstones_to_write(plan)
         # Metadata written without the text, or chunks an earlier attempt wrote and this run

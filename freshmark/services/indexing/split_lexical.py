@@ -25,7 +25,6 @@ from collections.abc import Sequence
 
 from freshmark.core.lexical_document import LexicalDocument
 from freshmark.core.ports import BranchView, LexicalRunWriter
-from freshmark.core.stamp import ChunkRecord
 from freshmark.services.indexing.batches import LayerBatch
 
 log = logging.getLogger(__name__)
@@ -42,12 +41,10 @@ class BatchDocuments:
         self._bytes = 0
         self._max_bytes = MAX_BATCH_DOCUMENT_BYTES if max_bytes is None else max_bytes
 
-    def written(self, records: Sequence[ChunkRecord | LexicalDocument]) -> None:
-        for record in records:
+    def written(self, documents: Sequence[LexicalDocument]) -> None:
+        for document in documents:
             if self.documents is None:
                 return
-            document = record if isinstance(record, LexicalDocument) else \
-                LexicalDocument.of(record)
             self._bytes += document.size_bytes
             if self._bytes > self._max_bytes:
                 self.missed()  # held no longer: the batch's text is not kept whole
@@ -97,9 +94,9 @@ class SplitFeed:
                         "up from the store after the run", number + 1, type(exc).__name__, exc)
             self.writer.missed()
 
-    def _documents(self, number: int, sent: str) -> Sequence[ChunkRecord | LexicalDocument]:
+    def _documents(self, number: int, sent: str) -> list[LexicalDocument]:
         if sent:
             return [LexicalDocument.from_row(row) for row in json.loads(sent)["documents"]]
         self.read_back += 1
-        return self.index.records_for_paths(batch_paths(self.batches[number]),
-                                            include_text=True)
+        return [LexicalDocument.of(r) for r in self.index.records_for_paths(
+            batch_paths(self.batches[number]), include_text=True)]
