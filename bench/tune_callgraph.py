@@ -143,10 +143,14 @@ class Rule:
     name_only: float = 0.5
     binary: bool = False
     outside: bool = False
+    # The first file keeps its place: a called file is gold no more often there than an
+    # uncalled one (``base_rates``); the lift only reorders the files after it.
+    keep_first: bool = False
 
     def label(self) -> str:
         return (f"lift={self.lift:g} callers={self.callers} name_only={self.name_only:g}"
-                f"{' binary' if self.binary else ''}{' outside' if self.outside else ''}")
+                f"{' binary' if self.binary else ''}{' outside' if self.outside else ''}"
+                f"{' keep_first' if self.keep_first else ''}")
 
 
 SHIPPED = Rule()
@@ -165,6 +169,7 @@ class Study:
 
     def order(self, rule: Rule) -> list[str]:
         scores = dict(self.files)
+        first = max(scores, key=lambda p: scores[p]) if scores and rule.keep_first else None
         if rule.lift:
             called, _ = callee_flow(self.ranked, self.graph, rule.callers, rule.name_only)
             top = max(called.values(), default=0.0) or 1.0
@@ -174,7 +179,8 @@ class Study:
                     scores[path] += rule.lift * share
                 elif rule.outside:
                     scores[path] = rule.lift * share
-        return sorted(scores, key=lambda p: -scores[p])
+        order = sorted(scores, key=lambda p: -scores[p])
+        return order if first is None else [first, *(p for p in order if p != first)]
 
     def rank(self, rule: Rule) -> int | None:
         return rank_of(self.order(rule), self.gold)
@@ -211,8 +217,8 @@ def diagnose(studies: Sequence[Study]) -> None:
 
 
 def rules(callers: Sequence[int], lifts: Sequence[float]) -> list[Rule]:
-    return [Rule(lift, c, n, b) for c in callers for n in (0.0, 0.5, 1.0)
-            for b in (False, True) for lift in lifts]
+    return [Rule(lift, c, n, b, keep_first=k) for k in (False, True) for c in callers
+            for n in (0.0, 0.5, 1.0) for b in (False, True) for lift in lifts]
 
 
 def choose(studies: Sequence[Study], candidates: Sequence[Rule]) -> Rule:
