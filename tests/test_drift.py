@@ -141,3 +141,30 @@ def test_a_dependency_changed_between_two_searches_drifts_in_the_second(fm_home,
 
     assert [(n["symbol"], n["change"], n["commit"]) for n in result["drift"]] == [
         ("used", "changed", changed)]
+
+
+def test_the_paths_changed_since_a_stamp_are_diffed_once_per_head_across_searches(
+        fm_home, make_repo, monkeypatch):
+    from freshmark.adapters.git.repo import GitRepo
+    from freshmark.services.retrieval import drift
+
+    repo = _app(make_repo)
+    repo.write("app/util.py", UTIL_V1.replace("x - 1", "x - 2"))
+    repo.commit("change the unused helper")
+    monkeypatch.setattr(drift, "CHANGED_PATHS", LruCache(drift.CHANGED_PATHS_CACHED))
+    diffs: list[tuple[str, str]] = []
+    real = GitRepo.paths_changed_between
+
+    def counted(self, old: str, new: str) -> set[str]:
+        diffs.append((old, new))
+        return real(self, old, new)
+
+    monkeypatch.setattr(GitRepo, "paths_changed_between", counted)
+    find(repo.path, "compute_total order", "compute_total")
+    find(repo.path, "compute_total order", "compute_total")
+    assert len(diffs) == 1
+    repo.write("app/util.py", UTIL_V1.replace("x + 1", "x + 3"))
+    repo.commit("change the helper it uses")
+
+    assert find(repo.path, "compute_total order", "compute_total")["drift"]
+    assert len(diffs) == 2  # a new head is a new pair

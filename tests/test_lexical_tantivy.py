@@ -98,6 +98,20 @@ def test_tombstoned_chunk_is_hidden_unless_history(shop: BranchIndex, tmp_path: 
     assert hits[0].id == gone and hits[0].tombstoned
 
 
+def test_the_share_of_chunks_passing_filters_follows_a_run_that_tombstones_one(
+        shop: BranchIndex, tmp_path: Path) -> None:
+    engine = TantivyEngine(tmp_path)
+    shown = engine.channel(shop).passing_share(False, True)
+    assert shown == 1.0
+    assert engine.channel(shop).passing_share(False, True) == shown  # the same state again
+    writer(shop).run(tombstone=[chunk_id("src/orders/service.py", "OrderService.cancel_order",
+                                         0)])
+
+    after = engine.channel(shop).passing_share(False, True)
+
+    assert after == pytest.approx((len(CODE) - 1) / len(CODE))
+
+
 def test_catch_up_fetches_only_the_records_of_new_runs(shop: BranchIndex,
                                                        tmp_path: Path) -> None:
     collection = TantivyCollection(shop.name, index_directory(tmp_path, shop.name))

@@ -39,6 +39,7 @@ from freshmark.adapters.lexical.tantivy_store import (
 )
 from freshmark.adapters.telemetry import counters
 from freshmark.core.lexical_document import LexicalDocument
+from freshmark.core.lru import LruCache
 from freshmark.core.ports import (
     BranchView,
     ChunkCounts,
@@ -90,6 +91,21 @@ class _Layer:
     hidden: frozenset[str]
 
 
+# Chunks of a layer that pass a request's filters, per state of the layer's index: the same
+# for every query until the index changes, while a count reads the filter's postings of the
+# whole layer (8 ms a count at 1M chunks). The key holds the searched state's document count
+# too, so a commit another process made is not answered from an older count.
+PASSING_COUNTS: LruCache[tuple[object, ...], int] = LruCache(256)
+
+
+def _passing(layer: _Layer, query: LayerQuery, filters: Filters) -> int:
+    collection = layer.collection
+    key = (collection.collection, collection.generation, query.searcher.num_docs, filters,
+           layer.hidden)
+    found = PASSING_COUNTS.get(key)
+    return found if found is not None else PASSING_COUNTS.put(key, count(query, filters))
+
+
 class TantivyChannel:
     """BM25 over the visible chunks of one branch (``ports.LexicalChannel``), a tantivy index
     per layer, top first; a layer's chunks of a path held above are hidden."""
@@ -139,9 +155,10 @@ class TantivyChannel:
     def passing_share(self, include_history: bool, include_excluded: bool,
                       kinds: Iterable[str] | None = None) -> float:
         filters = Filters.of(include_history, include_excluded, kinds)
-        queries = self._queries()
-        total = sum(count(q, Filters.everything()) for q in queries)
-        passing = sum(count(q, filters) for q in queries)
+        pairs = [(layer, query) for layer, query in zip(self._layers, self._queries(),
+                                                        strict=True)]
+        total = sum(_passing(layer, query, Filters.everything()) for layer, query in pairs)
+        passing = sum(_passing(layer, query, filters) for layer, query in pairs)
         return passing / total if total else 1.0
 
     def counts(self) -> ChunkCounts:

@@ -10,7 +10,9 @@ business, not drift's.
 A file's definitions are parsed once per blob in a process (``BLOB_DEFINITIONS``, a bounded LRU
 keyed by blob id and path): a blob's text never changes, and a server answering searches
 between index runs meets the same few files' blobs in request after request. Parsing them
-again was most of a search's CPU.
+again was most of a search's CPU. The paths changed between a stamp commit and the head are
+kept the same way (``CHANGED_PATHS``, keyed by the two commit ids): every search between two
+runs asks for the same pair, and the tree diff grows with the tree (34 ms on a 40k-file tree).
 """
 
 from __future__ import annotations
@@ -35,12 +37,15 @@ from freshmark.services.retrieval.results import VerifiedResult
 MAX_DEPENDENCY_BYTES = 512 * 1024
 MAX_COMMITS_SEARCHED = 200
 DEFINITIONS_CACHED = 256  # files' definitions kept per process (about a file's text each)
+CHANGED_PATHS_CACHED = 8  # (stamp commit, head) pairs: a branch's runs, heads of a few branches
 
 Definitions = dict[str, str]
 
 
 # Symbol -> its lines, per (blob id, path), shared by a process's request threads.
 BLOB_DEFINITIONS: LruCache[tuple[str, str], Definitions] = LruCache(DEFINITIONS_CACHED)
+# Paths changed between two commits (commit ids name their trees, whatever the repository).
+CHANGED_PATHS: LruCache[tuple[str, str], frozenset[str]] = LruCache(CHANGED_PATHS_CACHED)
 
 
 class DriftReader:
@@ -48,7 +53,7 @@ class DriftReader:
 
     def __init__(self, repo: GitRepo, head: str):
         self.repo, self.head = repo, head
-        self._changed: dict[str, set[str]] = {}
+        self._changed: dict[str, frozenset[str]] = {}
         self._definitions: dict[tuple[str, str], dict[str, str] | None] = {}
         self._last_commit: dict[tuple[str, str], str | None] = {}
 
@@ -69,9 +74,14 @@ class DriftReader:
         except PermanentError:  # a stamp commit gone from the clone: nothing to compare
             return []
 
-    def _changed_since(self, commit: str) -> set[str]:
+    def _changed_since(self, commit: str) -> frozenset[str]:
         if commit not in self._changed:
-            self._changed[commit] = self.repo.paths_changed_between(commit, self.head)
+            pair = (commit, self.head)
+            changed = CHANGED_PATHS.get(pair)
+            if changed is None:
+                changed = CHANGED_PATHS.put(
+                    pair, frozenset(self.repo.paths_changed_between(commit, self.head)))
+            self._changed[commit] = changed
         return self._changed[commit]
 
     def _defined(self, commit: str, path: str) -> dict[str, str] | None:
