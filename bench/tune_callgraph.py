@@ -41,7 +41,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bench_localization import DEV
-from tune_rerank import ranked_pool
+from tune_rerank import file_scores, ranked_pool
 
 from freshmark.core.chunking import chunk_text
 from freshmark.core.fusion import DEFAULT_WEIGHTS, FILE_EXTRA_SHARE
@@ -111,14 +111,7 @@ def callee_flow(ranked: Sequence[tuple[dict, float]], graph: SymbolGraph, caller
 
 
 def shipped_files(ranked: Sequence[tuple[dict, float]]) -> dict[str, float]:
-    best: dict[str, float] = {}
-    more: dict[str, float] = {}
-    for c, s in ranked:
-        if c["path"] not in best:
-            best[c["path"]], more[c["path"]] = s, 0.0
-        elif not more[c["path"]]:
-            more[c["path"]] = max(s, 0.0)
-    return {p: best[p] + FILE_EXTRA_SHARE * more[p] for p in best}
+    return file_scores(ranked, FILE_EXTRA_SHARE)
 
 
 def rank_of(order: Sequence[str], gold: set[str]) -> int | None:

@@ -18,6 +18,7 @@ import argparse
 import itertools
 import json
 import sys
+from collections.abc import Sequence
 from dataclasses import asdict, replace
 from pathlib import Path
 
@@ -76,7 +77,9 @@ def ranked_pool(pool: dict, w: RerankWeights, structure: bool = True, named: boo
     return [(scored[p.index][0], p.score) for p in order]
 
 
-def file_ranking(ranked: list[tuple[dict, float]], extra: float) -> list[str]:
+def file_scores(ranked: Sequence[tuple[dict, float]], extra: float) -> dict[str, float]:
+    """Each file's score as ``fusion.group_files`` gives it: its best chunk's, plus ``extra``
+    times its second one's (when positive)."""
     best: dict[str, float] = {}
     more: dict[str, float] = {}
     for c, s in ranked:
@@ -84,7 +87,12 @@ def file_ranking(ranked: list[tuple[dict, float]], extra: float) -> list[str]:
             best[c["path"]], more[c["path"]] = s, 0.0
         elif not more[c["path"]]:
             more[c["path"]] = max(s, 0.0)
-    return sorted(best, key=lambda p: -(best[p] + extra * more[p]))
+    return {p: best[p] + extra * more[p] for p in best}
+
+
+def file_ranking(ranked: list[tuple[dict, float]], extra: float) -> list[str]:
+    scores = file_scores(ranked, extra)
+    return sorted(scores, key=lambda p: -scores[p])
 
 
 def chunk_ranking(ranked: list[tuple[dict, float]], max_per_file: int = MAX_PER_FILE,

@@ -9,10 +9,11 @@ from pathlib import Path
 BENCH = Path(__file__).resolve().parents[1] / "bench"
 sys.path.insert(0, str(BENCH))
 
+from test_tune_files import _candidate  # noqa: E402
 from tune_callgraph import callee_flow, shipped_files  # noqa: E402
 
 from freshmark.core.chunking import chunk_text  # noqa: E402
-from freshmark.core.fusion import Candidate, group_files  # noqa: E402
+from freshmark.core.fusion import group_files  # noqa: E402
 from freshmark.core.stamp import ChunkRecord  # noqa: E402
 from freshmark.services.context.symbol_graph import SymbolGraph  # noqa: E402
 
@@ -39,13 +40,6 @@ def _records(path: str, text: str) -> list[ChunkRecord]:
                         blob_sha="", content_sha256="", kind=c.kind, id=f"{path}:{c.symbol}",
                         imports=list(c.imports), references=list(c.references))
             for c in chunk_text(path, text)]
-
-
-def _candidate(doc_id: str, path: str, score: float) -> Candidate:
-    record = ChunkRecord(repo="r", branch="main", commit="c" * 40, path=path, symbol=doc_id,
-                         start_line=1, end_line=10, indexed_at="2026-01-01T00:00:00Z",
-                         blob_sha="b" * 40, content_sha256="d" * 64, id=doc_id)
-    return Candidate(record=record, score=score, kind="source")
 
 
 def test_the_shipped_rule_orders_files_as_group_files_does() -> None:
