@@ -33,6 +33,7 @@ from freshmark.services.upkeep.audit import (
     freshness_row,
     index_fingerprint,
     layer_stamps,
+    refresh_branch,
     run_audit,
     stale_by_layer,
 )
@@ -280,6 +281,43 @@ def test_new_index_run_invalidates_reused_counts(shop: RepoBuilder, settings: Se
     index = Store.open(settings).branch(f"path:{shop.path.resolve()}", "main")
     assert index is not None
     assert index_fingerprint(index.manifest) != before
+
+
+def test_a_refresh_after_a_run_publishes_the_branch_fresh_without_waiting_for_the_audit(
+    shop: RepoBuilder, settings: Settings, tmp_path: Path
+) -> None:
+    freshness = FileFreshnessStore(tmp_path / "state")
+    shop.write("src/orders.py", functions("orders", 6)).commit("more orders")
+    freshness.publish(audit(settings, CONFIG).rows)
+    assert rows_by_layer(freshness.load())["hot"].stale_chunks > 0
+    index_repo(IndexRequest(shop.path), settings=settings, config=CONFIG)
+
+    refreshed = refresh_branch(settings, CONFIG, Store.open(settings), freshness,
+                               f"path:{shop.path.resolve()}", "main")
+
+    published = rows_by_layer(freshness.load_branch("shop", "main"))
+    assert published == rows_by_layer(refreshed)
+    for layer in ("hot", "infra"):
+        assert published[layer].stale_chunks == 0 and published[layer].commits_behind == 0
+
+
+def test_a_refresh_carries_the_chunk_totals_and_leaves_the_recount_to_the_next_audit(
+    shop: RepoBuilder, settings: Settings, tmp_path: Path
+) -> None:
+    freshness = FileFreshnessStore(tmp_path / "state")
+    freshness.publish(audit(settings, CONFIG).rows)
+    before = rows_by_layer(freshness.load())["hot"]
+    shop.write("src/brand_new.py", functions("fresh", 4)).commit("four more functions")
+    index_repo(IndexRequest(shop.path), settings=settings, config=CONFIG)
+
+    carried = rows_by_layer(refresh_branch(settings, CONFIG, Store.open(settings), freshness,
+                                           f"path:{shop.path.resolve()}", "main"))["hot"]
+    recounted = rows_by_layer(audit(settings, CONFIG, freshness=freshness).rows)["hot"]
+
+    assert (carried.tracked_chunks, carried.index_fingerprint) == (
+        before.tracked_chunks, before.index_fingerprint)
+    assert recounted.tracked_chunks == before.tracked_chunks + 4
+    assert recounted.index_fingerprint != before.index_fingerprint
 
 
 def test_indexed_commit_lost_to_a_force_push_counts_everything_stale(

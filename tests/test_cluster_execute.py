@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -14,6 +15,7 @@ from repo_builder import RepoBuilder
 from freshmark.adapters import keys
 from freshmark.adapters.embedding import LazyEmbedder
 from freshmark.adapters.store.chroma import Store
+from freshmark.adapters.telemetry.freshness import FreshnessRow, freshness_store_for
 from freshmark.core import jobspec
 from freshmark.core.config import Config, RepoConfig
 from freshmark.core.settings import Settings
@@ -63,6 +65,29 @@ def test_index_job_fetches_the_mirror_and_stamps_the_head(tmp_path: Path, remote
     summary = execute.run_index(_job(branch="main"), ctx)
     assert summary["commit"] == head
     assert ctx.store().branch("id:shop", "main").manifest.commit == head
+
+
+def test_an_index_job_publishes_the_branch_fresh_without_waiting_for_the_audit(
+        tmp_path: Path, remote, redis_client: redis.Redis) -> None:
+    path, work = remote
+    config = Config(repos=(RepoConfig("shop", f"file://{path}"),))
+    ctx = _context(tmp_path, redis_client, config)
+    freshness = freshness_store_for(ctx.settings, redis_client)
+    execute.run_index(_job(branch="main"), ctx)
+    stale_before = [_with_stale(row) for row in freshness.load_branch("shop", "main")]
+    freshness.publish(stale_before)  # what an audit between the push and the run would show
+    work.write("src/new.py", "N = 1\n").commit("new")
+    work.push("origin", "main")
+
+    execute.run_index(_job(branch="main"), ctx)
+
+    rows = freshness.load_branch("shop", "main")
+    assert rows and all(r.stale_chunks == 0 and r.commits_behind == 0 for r in rows)
+    assert all(r.tracked_chunks > 0 for r in rows)
+
+
+def _with_stale(row: FreshnessRow) -> FreshnessRow:
+    return dataclasses.replace(row, stale_chunks=row.tracked_chunks, commits_behind=1)
 
 
 def test_index_job_for_a_missing_branch_is_a_noop(tmp_path: Path, remote,

@@ -129,6 +129,15 @@ def test_redis_store_serves_rows_published_by_another_client(redis_db: redis.Red
     assert redis_db.hexists(keys.FRESHNESS_LATEST, keys.freshness_field("shop", "main"))
 
 
+def test_both_stores_load_one_branch_alone(tmp_path: Path, redis_db: redis.Redis) -> None:
+    for store in (FileFreshnessStore(tmp_path), RedisFreshnessStore(redis_db)):
+        store.publish([row(branch="main", stale_chunks=1), row(branch="dev", stale_chunks=2)])
+
+        assert [(r.branch, r.stale_chunks) for r in store.load_branch("shop", "dev")] == [
+            ("dev", 2)]
+        assert store.load_branch("shop", "never-indexed") == []
+
+
 def test_full_publish_drops_branches_that_are_gone(tmp_path: Path) -> None:
     store = FileFreshnessStore(tmp_path)
     store.publish([row(branch="main"), row(branch="old-feature")])

@@ -19,11 +19,12 @@ from typing import Any
 from freshmark.adapters import keys
 from freshmark.adapters.git.mirrors import sync_mirror
 from freshmark.adapters.queue import branch_lock, jobs
+from freshmark.adapters.telemetry.freshness import freshness_store_for
 from freshmark.core import jobspec
 from freshmark.core.config import RepoConfig
 from freshmark.services.indexing.indexer import IndexRequest, StampGuard, index_repo
 from freshmark.services.upkeep import branches
-from freshmark.services.upkeep.audit import run_audit
+from freshmark.services.upkeep.audit import refresh_branch, run_audit
 from freshmark.services.upkeep.drop import BranchState
 from freshmark.services.upkeep.reconcile import reconcile_all
 from workers.runtime import WorkerContext
@@ -80,7 +81,17 @@ def _index_mirror(job: jobspec.Job, ctx: WorkerContext, repo: RepoConfig) -> dic
                          stamp_guard=_stamp_guard(ctx, spec))
     if spec.branch not in repo.branches:
         branches.touch_activity(ctx.redis, repo.id, spec.branch)
+    _refresh_freshness(ctx, branches.repo_key(repo.id), spec.branch)
     return {**summary.to_dict(), "fetch_seconds": fetch_seconds}
+
+
+def _refresh_freshness(ctx: WorkerContext, repo_key: str, branch: str) -> None:
+    """Publish the branch's freshness as the run left it (``audit.refresh_branch``)."""
+    try:
+        refresh_branch(ctx.settings, ctx.config, ctx.store(),
+                       freshness_store_for(ctx.settings, ctx.redis), repo_key, branch)
+    except Exception as exc:  # the run itself succeeded; the next scheduled audit measures it
+        log.warning("freshness refresh of %s@%s failed: %s", repo_key, branch, exc)
 
 
 def _index_working_copy(job: jobspec.Job, ctx: WorkerContext) -> dict[str, Any]:

@@ -82,6 +82,9 @@ class FreshnessStore(Protocol):
 
     def load(self) -> list[FreshnessRow]: ...
 
+    def load_branch(self, repo: str, branch: str) -> list[FreshnessRow]:
+        """The rows last published for one (repo, branch); empty if none."""
+
     def forget(self, repo: str, branch: str) -> None:
         """Stop exporting (repo, branch): its index was dropped."""
 
@@ -119,6 +122,10 @@ class RedisFreshnessStore:
 
     def load(self) -> list[FreshnessRow]:
         return _rows_from_groups(json.loads(raw) for raw in self._redis.hvals(self._key))
+
+    def load_branch(self, repo: str, branch: str) -> list[FreshnessRow]:
+        raw = self._redis.hget(self._key, keys.freshness_field(repo, branch))
+        return _rows_from_groups([json.loads(raw)] if raw else [])
 
     def forget(self, repo: str, branch: str) -> None:
         self._redis.hdel(self._key, keys.freshness_field(repo, branch))
@@ -163,6 +170,10 @@ class FileFreshnessStore:
 
     def load(self) -> list[FreshnessRow]:
         return _rows_from_groups(self._read_groups().values())
+
+    def load_branch(self, repo: str, branch: str) -> list[FreshnessRow]:
+        group = self._read_groups().get(keys.freshness_field(repo, branch))
+        return _rows_from_groups([group] if isinstance(group, list) else [])
 
 
 def freshness_store_for(settings: Settings, redis: Any | None = None) -> FreshnessStore:

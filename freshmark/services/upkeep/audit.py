@@ -208,6 +208,7 @@ class _BranchAudit:
     previous: dict[str, FreshnessRow]
     problems: list[str]
     layer_names: list[str] = field(default_factory=list)
+    carry_counts: bool = False
     _stale: dict[str | None, dict[str, int] | None] = field(default_factory=dict)
     _counted: dict[str, LayerCounts] | None = None
 
@@ -243,13 +244,18 @@ class _BranchAudit:
                 moved |= changed_paths(self.repo.diff(layered_on, now))
         return moved - self.index.held_paths()
 
-    def counts(self, layer: str) -> LayerCounts:
+    def counts(self, layer: str) -> tuple[LayerCounts, str]:
+        """The layer's counts and the index state they describe. The last row's are reused while
+        that state is unchanged, or always with ``carry_counts`` (a refresh right after a run,
+        which must not count the whole layer: the row keeps the old state's fingerprint, so the
+        next scheduled audit recounts)."""
         last = self.previous.get(layer)
-        if last is not None and last.index_fingerprint == fingerprint_of(self.index):
-            return LayerCounts(last.tracked_chunks, last.tombstoned_chunks)
+        fingerprint = fingerprint_of(self.index)
+        if last is not None and (self.carry_counts or last.index_fingerprint == fingerprint):
+            return LayerCounts(last.tracked_chunks, last.tombstoned_chunks), last.index_fingerprint
         if self._counted is None:
             self._counted = count_layers(self.index, self.layer_names)
-        return self._counted.get(layer, LayerCounts(0, 0))
+        return self._counted.get(layer, LayerCounts(0, 0)), fingerprint
 
     def behind(self, commit: str | None) -> tuple[int, float | None]:
         if commit == self.head:
@@ -263,7 +269,7 @@ class _BranchAudit:
 
     def row(self, stamp: LayerStamp) -> FreshnessRow:
         manifest = self.index.manifest
-        counts = self.counts(stamp.name)
+        counts, fingerprint = self.counts(stamp.name)
         stale = self.stale_counts(stamp.commit)
         if stale is None:
             self.problems.append(
@@ -276,7 +282,7 @@ class _BranchAudit:
             manifest, stamp,
             stale_chunks=counts.tracked_chunks if stale is None else stale.get(stamp.name, 0),
             counts=counts, commits_behind=commits_behind, oldest_unindexed_seconds=oldest,
-            now_seconds=self.now_seconds, fingerprint=fingerprint_of(self.index),
+            now_seconds=self.now_seconds, fingerprint=fingerprint,
         )
 
 
@@ -295,12 +301,13 @@ def _repo_path(manifest: Manifest, settings: Settings) -> Path:
 
 def audit_branch(repo: GitRepo, index: BranchView, layers: Sequence[Layer], *,
                  now_seconds: float, previous: dict[str, FreshnessRow],
-                 problems: list[str]) -> list[FreshnessRow]:
-    """Rows for every stamped layer of one branch collection."""
+                 problems: list[str], carry_counts: bool = False) -> list[FreshnessRow]:
+    """Rows for every stamped layer of one branch collection (``carry_counts``: see
+    ``_BranchAudit.counts``)."""
     manifest = index.manifest
     stamps = layer_stamps(manifest, layers)
     run = _BranchAudit(repo, index, repo.branch_head(manifest.branch), now_seconds, previous,
-                       problems, [stamp.name for stamp in stamps])
+                       problems, [stamp.name for stamp in stamps], carry_counts)
     return [run.row(stamp) for stamp in stamps]
 
 
@@ -397,6 +404,31 @@ def run_audit(settings: Settings, config: Config | None = None, redis: Any | Non
                    retire=retire)
     publish_report(freshness, report, full=True)
     return report
+
+
+def refresh_branch(settings: Settings, config: Config, store: Store,
+                   freshness: FreshnessStore, repo_key: str, branch: str,
+                   now_seconds: float | None = None) -> list[FreshnessRow]:
+    """Measure one branch again right after an index run and publish its rows.
+
+    Without it ``/metrics`` shows the staleness from before the run until the next scheduled
+    audit (every reconcile, 30 s by default): a layer that caught up within a second would read
+    stale for half a minute. Only the cheap parts are measured (the diff from each layer's
+    stamp to the head, commits behind); the chunk totals are carried from the branch's last
+    rows, so the refresh costs the diff, not the layer. Returns the rows published (none for a
+    branch no longer indexed).
+    """
+    index = store.branch(repo_key, branch)
+    if index is None:
+        return []
+    manifest = index.manifest
+    repo = GitRepo.open(_repo_path(manifest, settings))
+    previous = {row.layer: row for row in freshness.load_branch(manifest.repo, branch)}
+    rows = audit_branch(repo, index, _layers_for(config, manifest.repo),
+                        now_seconds=time.time() if now_seconds is None else now_seconds,
+                        previous=previous, problems=[], carry_counts=True)
+    freshness.publish(rows)
+    return rows
 
 
 def publish_report(freshness: FreshnessStore, report: AuditReport, full: bool) -> None:
