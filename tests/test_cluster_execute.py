@@ -108,6 +108,18 @@ def test_watch_job_indexes_the_working_copy_in_place(tmp_path: Path,
     assert manifest.commit == head
 
 
+def test_a_watch_job_publishes_the_working_copys_freshness(tmp_path: Path,
+                                                          redis_client: redis.Redis) -> None:
+    work = RepoBuilder.init(tmp_path / "wc")
+    work.write("src/a.py", "def a():\n    return 1\n").commit("a")
+    ctx = _context(tmp_path, redis_client, Config())
+
+    execute.run_index(_job(repo="wc-x", branch="main", path=str(work.path)), ctx)
+
+    rows = freshness_store_for(ctx.settings, redis_client).load()
+    assert [(r.branch, r.stale_chunks, r.tracked_chunks) for r in rows] == [("main", 0, 1)]
+
+
 def test_retire_job_keeps_a_branch_that_still_exists(tmp_path: Path, remote,
                                                      redis_client: redis.Redis) -> None:
     path, _ = remote

@@ -18,6 +18,7 @@ from typing import Any
 
 from freshmark.adapters import keys
 from freshmark.adapters.git.mirrors import sync_mirror
+from freshmark.adapters.git.repo import GitRepo
 from freshmark.adapters.queue import branch_lock, jobs
 from freshmark.adapters.telemetry.freshness import freshness_store_for
 from freshmark.core import jobspec
@@ -105,6 +106,7 @@ def _index_working_copy(job: jobspec.Job, ctx: WorkerContext) -> dict[str, Any]:
     )
     summary = index_repo(request, settings=ctx.settings, config=ctx.config, store=ctx.store(),
                          embedder=ctx.embedder(), stamp_guard=_stamp_guard(ctx, spec))
+    _refresh_freshness(ctx, GitRepo.discover(request.repo_path).key(), summary.branch)
     return summary.to_dict()
 
 
