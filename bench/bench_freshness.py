@@ -16,7 +16,9 @@ followed by its signed webhook, in phases:
 Per push, push → searchable: from ``git push`` to the first ``POST /v1/search`` for a symbol
 the commit changed (a function or class of a non-test ``.py`` file) that returns it ``current``
 with a stamp at that commit or a later one (which coalesced it). Commits that changed no such
-symbol count from push to the hot layer's stamp. ``/metrics`` is scraped every second (stale
+symbol count from push to the hot layer's stamp, and so does a push whose symbol is gone at
+the stamp that covered it (``superseded``: a later commit of the same coalesced run removed
+it, so there is nothing of it left to find). ``/metrics`` is scraped every second (stale
 ratio per layer, commits_behind, queue lengths, jobs coalesced); the hot layer's series is
 written as a promtool test of ``FreshmarkHotLayerStale`` (steady phase repeated to 40 min: must
 not fire; the stop phase with its last sample held 35 min: must fire). CPU seconds of the worker
@@ -60,6 +62,7 @@ from freshness_breakdown import PushTimes, breakdown, summarize, worker_runs
 from freshness_replay import (
     Commit,
     Sample,
+    defines,
     first_parent_commits,
     parse_metrics,
     promtool_test,
@@ -111,6 +114,9 @@ class Push:
     searchable_wall: float | None = None
     searches: int = 0
     search_call_seconds: float | None = None
+    # the symbol is gone at the stamp that covered the push: a later commit of the same run
+    # removed it, so the push is done at that stamp (nothing of it is left to find)
+    superseded: bool = False
 
     def times(self) -> PushTimes:
         return PushTimes(self.index, self.phase, self.push_started_wall, self.pushed_wall,
@@ -118,7 +124,7 @@ class Push:
                          self.searchable_wall, self.searches, self.search_call_seconds)
 
     def seconds(self) -> float | None:
-        done = self.searchable_at if self.target else self.stamped_at
+        done = self.searchable_at if self.target and not self.superseded else self.stamped_at
         return None if done is None else done - self.pushed_at
 
 
@@ -139,7 +145,7 @@ class Replay:
     def __init__(self, cluster: Cluster, repo_id: str, mirror: Path, remote: Path,
                  order: list[str]):
         self.cluster, self.repo_id, self.mirror, self.remote = cluster, repo_id, mirror, remote
-        self.position = {sha: i for i, sha in enumerate(order)}
+        self.order, self.position = order, {sha: i for i, sha in enumerate(order)}
         self.pushes: list[Push] = []
         self.samples: list[Sample] = []
         self.stamps: list[tuple[float, int, int]] = []  # (t, hot position, infra position)
@@ -174,8 +180,11 @@ class Replay:
             for push in list(self.pushes):
                 if push.stamped_at is None and push.index <= hot:
                     push.stamped_at, push.stamp_seen_wall = self.now(), time.time()
+                    push.superseded = push.target is not None and not defines(
+                        self.mirror, self.order[hot], *push.target)
             waiting = [p for p in self.pushes if p.target and p.stamped_at is not None
-                       and p.searchable_at is None and p.next_search_at <= self.now()]
+                       and not p.superseded and p.searchable_at is None
+                       and p.next_search_at <= self.now()]
             for push in sorted(waiting, key=lambda p: p.next_search_at)[:3]:
                 self._search(push)
                 push.next_search_at = self.now() + 2.0
@@ -256,6 +265,7 @@ def phase_figures(replay: Replay, phase: str, since: float, until: float) -> dic
     figures: dict[str, object] = {
         "pushes": len(pushes), "with_symbol": sum(1 for p in pushes if p.target),
         "searchable": len(latencies), "never_searchable": len(pushes) - len(latencies),
+        "superseded": sum(1 for p in pushes if p.superseded),
         "outcomes": _count(",".join(p.outcomes for p in pushes).split(",")),
         "window_s": round(until - since, 1),
     }
@@ -493,7 +503,9 @@ def main() -> None:
             results["breakdown"] = push_breakdown(replay, out)
             results["never_searchable"] = [
                 (p.index, p.sha[:8], p.phase, *p.target, replay.diagnose(p))
-                for p in replay.pushes if p.target and p.searchable_at is None]
+                for p in replay.pushes if p.target and p.seconds() is None]
+            results["superseded"] = [(p.index, p.sha[:8], p.phase, *p.target)
+                                     for p in replay.pushes if p.superseded and p.target]
         finally:
             replay.stop.set()
             for thread in threads:

@@ -69,6 +69,17 @@ def changed_symbol(mirror: Path, parent: str, sha: str) -> tuple[str, str] | Non
     return (best[2], best[3]) if best else None
 
 
+def defines(mirror: Path, commit: str, path: str, symbol: str) -> bool:
+    """Whether ``path`` at ``commit`` holds a chunk named ``symbol``, chunked as the indexer
+    does: a push whose symbol a later commit removed before the run that coalesced both is
+    superseded, not lost (it can never be found ``current`` at that run's stamp)."""
+    shown = subprocess.run(["git", "--git-dir", str(mirror), "show", f"{commit}:{path}"],
+                           capture_output=True, text=True)
+    if shown.returncode != 0:  # the file is gone at that commit
+        return False
+    return any(chunk.symbol == symbol for chunk in chunk_text(path, shown.stdout))
+
+
 def _file_diffs(diff: str) -> list[tuple[str, str]]:
     parts = re.split(r"^diff --git a/\S+ b/(\S+)\n", diff, flags=re.MULTILINE)
     return list(zip(parts[1::2], parts[2::2], strict=True))
