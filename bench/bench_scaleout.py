@@ -5,8 +5,10 @@ Real processes: a private redis-server, a Chroma server and ``freshmark worker -
 is cloned from a local mirror; ``--limit-files`` keeps every k-th file of its head (a spread of
 small and large files) in one commit, to keep the run short. Each configuration starts from
 nothing: a fresh ``FRESHMARK_HOME`` (no embedding cache, no mirror, models loaded cold in each
-process) and a collection of its own. The unsplit single task (``min_files = 0``) on one process
-is the baseline.
+process) and a collection of its own; with ``--warm-model`` each home starts with the model
+graph a host builds once (4.3 s of CPU here, which otherwise one process pays while the others
+wait for it) and nothing else. The unsplit single task (``min_files = 0``) on one process is
+the baseline.
 
 Figures per configuration:
 
@@ -14,7 +16,9 @@ Figures per configuration:
   own duration (its ``freshmark_job_duration_seconds``; mirror clone included)
 - chunks/s, overall and per worker process (chunks written / job seconds / N)
 - worker CPU seconds (user + system of the worker's whole process tree, from ``getrusage``
-  once it is stopped and reaped), the steadier figure on a shared machine
+  once it is stopped and reaped), the steadier figure on a shared machine; and the CPU seconds
+  the Chroma server and Redis used meanwhile (with every core pinned to a worker, that time is
+  taken from the workers)
 - speed-up against the split run on one process and against the unsplit single task
 - batches written by the job's own process and by helpers
 - coordination overhead: the share of process time (job seconds × N) spent outside batches —
@@ -54,6 +58,7 @@ from prometheus_client import CollectorRegistry, multiprocess
 from repo_builder import git
 
 from freshmark.adapters import keys
+from freshmark.adapters.embedding import get_embedder
 from freshmark.adapters.queue import jobs
 from freshmark.adapters.store.chroma import Store
 from freshmark.core import jobspec
@@ -88,12 +93,23 @@ def _children_cpu_seconds() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
+def _services_cpu_seconds(pids: list[int]) -> float:
+    """CPU seconds the shared services (the Chroma server, Redis) have used so far: what they
+    take from the cores the pinned workers run on."""
+    tick, total = os.sysconf("SC_CLK_TCK"), 0.0
+    for pid in pids:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        total += (int(fields[11]) + int(fields[12])) / tick
+    return total
+
+
 def metric(registry: CollectorRegistry, name: str, labels: dict[str, str]) -> float:
     return registry.get_sample_value(name, labels) or 0.0
 
 
 def run_configuration(base: Path, redis_url: str, chroma_url: str, source: Path, branch: str,
-                      head: str, processes: int, split: bool, args: argparse.Namespace) -> dict:
+                      head: str, processes: int, split: bool, args: argparse.Namespace,
+                      service_pids: list[int]) -> dict:
     label = f"{processes}p-{'split' if split else 'single'}"
     repo_id = f"bench-{label}-{uuid.uuid4().hex[:6]}"
     root = base / repo_id
@@ -104,6 +120,9 @@ def run_configuration(base: Path, redis_url: str, chroma_url: str, source: Path,
         {"id": repo_id, "url": f"file://{source}", "branches": [branch]}], layers=scale_out)
     env = cluster_env(root, redis_url, chroma_url, config, visibility_timeout_seconds=7200)
     env["FRESHMARK_EMBEDDER"] = args.embedder
+    if args.warm_model:  # a host that built its model graph before: only the graph is copied
+        shutil.copytree(base / "model-seed" / "models", Path(env["FRESHMARK_HOME"]) / "cache"
+                        / "models")
     if args.pin:
         env["FRESHMARK_EMBED_THREADS"] = "1"
     cluster = Cluster(root, env)
@@ -121,6 +140,7 @@ def run_configuration(base: Path, redis_url: str, chroma_url: str, source: Path,
         store = Store.open(cluster.settings())
         spec = jobspec.JobSpec(kind=jobspec.KIND_INDEX, repo=repo_id, branch=branch)
         load_before = os.getloadavg()[0]
+        services_before = _services_cpu_seconds(service_pids)
         started = time.perf_counter()
         jobs.submit(client, spec, send)
 
@@ -130,6 +150,7 @@ def run_configuration(base: Path, redis_url: str, chroma_url: str, source: Path,
 
         wait_until(stamped, args.timeout_seconds, f"{label} to stamp {head[:8]}")
         wall_seconds = time.perf_counter() - started
+        services_seconds = _services_cpu_seconds(service_pids) - services_before
         wait_until(lambda: not client.exists(keys.job(spec.key)), 120, "the job to finish")
         chunks = store.branch(f"id:{repo_id}", branch).count()
     finally:
@@ -153,6 +174,7 @@ def run_configuration(base: Path, redis_url: str, chroma_url: str, source: Path,
         "batch_s_total": round(batch_seconds, 1),
         "worker_cpu_s": round(worker_cpu_seconds, 1),
         "chunks_per_cpu_s": round(chunks / worker_cpu_seconds, 1) if worker_cpu_seconds else None,
+        "services_cpu_s": round(services_seconds, 1),
         "load_avg_at_start": round(load_before, 2),
         "uptime_at_end": subprocess.getoutput("uptime").strip(),
         "pinned": bool(args.pin),
@@ -202,6 +224,9 @@ def main() -> None:
                         help="worker processes for the unsplit control runs (e.g. 1,2)")
     parser.add_argument("--pin", action="store_true",
                         help="one worker process per core (taskset -c), one embedding thread")
+    parser.add_argument("--warm-model", action="store_true",
+                        help="copy a model graph built once into every configuration's home "
+                             "(a host that has run before); the embedding cache stays empty")
     parser.add_argument("--timeout-seconds", type=float, default=3600)
     parser.add_argument("--repeat", type=int, default=1)
     args = parser.parse_args()
@@ -213,13 +238,16 @@ def main() -> None:
         print(json.dumps({"repository": str(args.repo), "files": files, "head": head,
                           "cores": os.cpu_count()}), flush=True)
         redis.start()
+        if args.warm_model:
+            get_embedder(args.embedder, base / "model-seed")
         chroma = Chroma(base)
+        service_pids = [p.pid for p in (chroma.proc, redis.proc) if p is not None]
         plan = [] if args.no_single else [(int(n), False)
                                           for n in args.single_workers.split(",")]
         plan += [(int(n), True) for n in args.workers.split(",")]
         for processes, split in plan * args.repeat:
             row = run_configuration(base, redis.url, chroma.url, source, branch, head,
-                                    processes, split, args)
+                                    processes, split, args, service_pids)
             rows.append(row)
             print(json.dumps(row), flush=True)
     finally:
