@@ -8,7 +8,9 @@ running workers without a restart.
 from __future__ import annotations
 
 import logging
+import multiprocessing
 import os
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -16,19 +18,23 @@ from typing import Any
 import redis
 from celery import signals
 
-from freshmark.adapters.embedding import LazyEmbedder
+from freshmark.adapters.embedding import LazyEmbedder, model_build_pending, prepare_embedder
 from freshmark.adapters.embedding.threads import available_threads
 from freshmark.adapters.queue import jobs
 from freshmark.adapters.store.chroma import Store
 from freshmark.adapters.telemetry import exposition as metrics
 from freshmark.core import jobspec
 from freshmark.core.config import Config, load_config
+from freshmark.core.errors import ConfigError
 from freshmark.core.ports import Embedder
 from freshmark.core.redact import install_log_redaction
 from freshmark.core.settings import Settings
 from workers.celery_app import BatchSender, send_batch, send_job
 
 log = logging.getLogger("freshmark.worker")
+
+# A graph build takes ~4 s of CPU; past this the worker starts anyway and its first job builds.
+MODEL_PREPARE_TIMEOUT_SECONDS = 300.0
 
 
 @dataclass
@@ -110,6 +116,47 @@ def _on_worker_init(**_: Any) -> None:
     port = int(os.environ.get("FRESHMARK_WORKER_METRICS_PORT", "0") or 0)
     if port:
         metrics.start_metrics_server(port)
+
+
+@signals.celeryd_after_setup.connect
+def _on_worker_setup(**_: Any) -> None:
+    """In the parent, with logging set up, before the pool forks and the worker consumes."""
+    prepare_model(os.environ.get("FRESHMARK_WORKER_QUEUES", ""))
+
+
+def prepare_model(queues: str) -> None:
+    """Build the model graph before the worker takes jobs, when it consumes a queue that embeds
+    (any but maintenance), so a new host's or pod's first job does not wait for the build.
+
+    The build runs in a process of its own (spawned, not forked): the pool children fork from
+    this parent with none of the build's memory or threads. A failed or overlong build is
+    logged and the worker starts anyway: its first job builds, or reports what is wrong.
+    """
+    if not set(filter(None, queues.split(","))) - {jobspec.QUEUE_MAINTENANCE}:
+        return
+    settings = Settings.from_env()
+    try:
+        if not model_build_pending(settings.embedder, settings.cache_dir):
+            return
+    except ConfigError as exc:  # no model package, an unknown name: the first job says so
+        log.warning("model graph not prepared: %s", exc)
+        return
+    started = time.monotonic()
+    build = multiprocessing.get_context("spawn").Process(
+        target=prepare_embedder, args=(settings.embedder, settings.cache_dir),
+        name="freshmark-model-prepare")
+    build.start()
+    build.join(MODEL_PREPARE_TIMEOUT_SECONDS)
+    if build.is_alive():
+        build.terminate()
+        build.join()
+        log.warning("model graph not ready after %.0f s; the first job builds it",
+                    MODEL_PREPARE_TIMEOUT_SECONDS)
+    elif build.exitcode != 0:
+        log.warning("model graph build failed (exit %s); the first job tries again",
+                    build.exitcode)
+    else:
+        log.info("model graph ready in %.1f s", time.monotonic() - started)
 
 
 @signals.after_setup_logger.connect

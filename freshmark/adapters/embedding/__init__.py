@@ -22,7 +22,13 @@ import numpy as np
 
 from freshmark.adapters.embedding.cache import EmbeddingCache, embed_with_cache, text_sha256
 from freshmark.adapters.embedding.hashing import HashingEmbedder
-from freshmark.adapters.embedding.minilm import load_minilm
+from freshmark.adapters.embedding.minilm import (
+    cached_weights_sha256,
+    ensure_model_file,
+    load_minilm,
+    locate_model_files,
+    model_file_path,
+)
 from freshmark.core.errors import ConfigError
 from freshmark.core.ports import Embedder
 
@@ -109,3 +115,31 @@ __all__ = [
     "get_embedder",
     "text_sha256",
 ]
+
+
+def model_build_pending(name: str, cache_dir: Path) -> bool:
+    """Whether the embedder called ``name`` has a model graph not yet built under ``cache_dir``
+    (checked without building or loading it)."""
+    if name not in _EMBEDDER_NAMES:
+        raise ConfigError(f"unknown embedder {name!r}; known: {', '.join(KNOWN_EMBEDDERS)}")
+    variant = _EMBEDDER_NAMES[name]
+    if variant is None:
+        return False
+    files = locate_model_files()
+    weights_sha = cached_weights_sha256(files.weights, Path(cache_dir))
+    return not model_file_path(Path(cache_dir), weights_sha, variant).is_file()
+
+
+def prepare_embedder(name: str, cache_dir: Path) -> None:
+    """Build the model graph of the embedder called ``name`` under ``cache_dir`` unless a
+    process already has; nothing for an embedder without one (hashing).
+
+    A worker calls it before it takes jobs: on a new host or pod the build costs ~4 s of CPU,
+    which its first job would otherwise pay while every other process waits on the build's
+    lock.
+    """
+    if name not in _EMBEDDER_NAMES:
+        raise ConfigError(f"unknown embedder {name!r}; known: {', '.join(KNOWN_EMBEDDERS)}")
+    variant = _EMBEDDER_NAMES[name]
+    if variant is not None:
+        ensure_model_file(locate_model_files(), Path(cache_dir), variant)

@@ -74,12 +74,17 @@ def _clean(fn: Any) -> Any:
               help="Serve this worker's /metrics on a port (0: off).")
 def worker(queues: str, concurrency: int, pool: str, name: str | None, loglevel: str,
            metrics_port: int) -> None:
-    """Run a Celery worker for index jobs (late acks, prefetch 1, one job per process)."""
+    """Run a Celery worker for index jobs (late acks, prefetch 1, one job per process).
+
+    A worker of any queue but maintenance builds the model graph first when its host has
+    none yet (~4 s of CPU, once), so its first job does not wait for it.
+    """
     import os
 
     if metrics_port:
         os.environ["FRESHMARK_WORKER_METRICS_PORT"] = str(metrics_port)
     os.environ["FRESHMARK_WORKER_CONCURRENCY"] = str(concurrency)
+    os.environ["FRESHMARK_WORKER_QUEUES"] = queues  # a worker that embeds prepares its model
     from workers.celery_app import app
 
     quiet_chatty_loggers()  # named loggers keep their level through Celery's setup and fork
