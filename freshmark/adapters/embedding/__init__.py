@@ -48,11 +48,17 @@ _POOLED_NAMES = frozenset({"minilm-pool"})
 KNOWN_EMBEDDERS = tuple(_EMBEDDER_NAMES)
 
 
-def embedder_id(name: str) -> str:
-    """The ``id`` the embedder called ``name`` stamps, known without loading it."""
+def _variant(name: str) -> str | None:
+    """The MiniLM variant of the embedder called ``name`` (None: hashing); ConfigError for a
+    name no embedder has."""
     if name not in _EMBEDDER_NAMES:
         raise ConfigError(f"unknown embedder {name!r}; known: {', '.join(KNOWN_EMBEDDERS)}")
-    variant = _EMBEDDER_NAMES[name]
+    return _EMBEDDER_NAMES[name]
+
+
+def embedder_id(name: str) -> str:
+    """The ``id`` the embedder called ``name`` stamps, known without loading it."""
+    variant = _variant(name)
     if variant is None:
         return f"hashing-v1/{HASHING_DIM}"
     return f"{MINILM_MODEL_NAME}/onnx-{variant}" + ("+pool" if name in _POOLED_NAMES else "")
@@ -95,34 +101,18 @@ def get_embedder(name: str, cache_dir: Path, threads: int | None = None) -> Embe
     ``threads`` caps onnxruntime's intra-op threads (default: the CPUs this process may use).
     Raises ConfigError for an unknown name or when the model package is not installed.
     """
-    if name not in _EMBEDDER_NAMES:
-        raise ConfigError(f"unknown embedder {name!r}; known: {', '.join(KNOWN_EMBEDDERS)}")
-    variant = _EMBEDDER_NAMES[name]
+    variant = _variant(name)
     if variant is None:
         return HashingEmbedder()
     return load_minilm(variant, Path(cache_dir), threads=threads,
                        long_text="pool" if name in _POOLED_NAMES else "head")
 
 
-__all__ = [
-    "DEFAULT_MINILM_VARIANT",
-    "KNOWN_EMBEDDERS",
-    "LazyEmbedder",
-    "Embedder",
-    "EmbeddingCache",
-    "embed_with_cache",
-    "embedder_id",
-    "get_embedder",
-    "text_sha256",
-]
-
 
 def model_build_pending(name: str, cache_dir: Path) -> bool:
     """Whether the embedder called ``name`` has a model graph not yet built under ``cache_dir``
     (checked without building or loading it)."""
-    if name not in _EMBEDDER_NAMES:
-        raise ConfigError(f"unknown embedder {name!r}; known: {', '.join(KNOWN_EMBEDDERS)}")
-    variant = _EMBEDDER_NAMES[name]
+    variant = _variant(name)
     if variant is None:
         return False
     files = locate_model_files()
@@ -138,8 +128,21 @@ def prepare_embedder(name: str, cache_dir: Path) -> None:
     which its first job would otherwise pay while every other process waits on the build's
     lock.
     """
-    if name not in _EMBEDDER_NAMES:
-        raise ConfigError(f"unknown embedder {name!r}; known: {', '.join(KNOWN_EMBEDDERS)}")
-    variant = _EMBEDDER_NAMES[name]
+    variant = _variant(name)
     if variant is not None:
         ensure_model_file(locate_model_files(), Path(cache_dir), variant)
+
+
+__all__ = [
+    "DEFAULT_MINILM_VARIANT",
+    "KNOWN_EMBEDDERS",
+    "LazyEmbedder",
+    "Embedder",
+    "EmbeddingCache",
+    "embed_with_cache",
+    "embedder_id",
+    "get_embedder",
+    "model_build_pending",
+    "prepare_embedder",
+    "text_sha256",
+]
