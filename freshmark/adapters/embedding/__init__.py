@@ -23,11 +23,10 @@ import numpy as np
 from freshmark.adapters.embedding.cache import EmbeddingCache, embed_with_cache, text_sha256
 from freshmark.adapters.embedding.hashing import HashingEmbedder
 from freshmark.adapters.embedding.minilm import (
-    cached_weights_sha256,
+    cached_model_file,
     ensure_model_file,
     load_minilm,
     locate_model_files,
-    model_file_path,
 )
 from freshmark.core.errors import ConfigError
 from freshmark.core.ports import Embedder
@@ -108,16 +107,13 @@ def get_embedder(name: str, cache_dir: Path, threads: int | None = None) -> Embe
                        long_text="pool" if name in _POOLED_NAMES else "head")
 
 
-
 def model_build_pending(name: str, cache_dir: Path) -> bool:
     """Whether the embedder called ``name`` has a model graph not yet built under ``cache_dir``
     (checked without building or loading it)."""
     variant = _variant(name)
     if variant is None:
         return False
-    files = locate_model_files()
-    weights_sha = cached_weights_sha256(files.weights, Path(cache_dir))
-    return not model_file_path(Path(cache_dir), weights_sha, variant).is_file()
+    return not cached_model_file(locate_model_files(), Path(cache_dir), variant).is_file()
 
 
 def prepare_embedder(name: str, cache_dir: Path) -> None:

@@ -217,9 +217,9 @@ def _quantize_int8(fp32_path: Path, out_path: Path) -> None:
         logging.getLogger().removeFilter(advice_filter)
 
 
-def _build_variant(files: ModelFiles, cache_dir: Path, weights_sha: str, variant: str) -> None:
-    """Build ``variant`` into a temp file and move it into place; the caller holds the lock."""
-    target = model_file_path(cache_dir, weights_sha, variant)
+def _build_variant(files: ModelFiles, cache_dir: Path, target: Path, variant: str) -> None:
+    """Build ``variant`` into a temp file and move it into ``target``; the caller holds the
+    lock."""
     # Under the lock no other builder of this target is running: any temp file is a leftover
     # of a killed build.
     for leftover in target.parent.glob(f".{target.name}.*.tmp"):
@@ -237,18 +237,22 @@ def _build_variant(files: ModelFiles, cache_dir: Path, weights_sha: str, variant
         temp.unlink(missing_ok=True)
 
 
-def ensure_model_file(files: ModelFiles, cache_dir: Path, variant: str) -> Path:
-    """Path of the cached graph for ``variant``, building it first if no process has yet."""
+def cached_model_file(files: ModelFiles, cache_dir: Path, variant: str) -> Path:
+    """Where the graph of these weights for ``variant`` is cached (built or not yet)."""
     if variant not in VARIANTS:
         raise ConfigError(f"unknown MiniLM variant {variant!r}; known: {', '.join(VARIANTS)}")
-    weights_sha = cached_weights_sha256(files.weights, cache_dir)
-    target = model_file_path(cache_dir, weights_sha, variant)
+    return model_file_path(cache_dir, cached_weights_sha256(files.weights, cache_dir), variant)
+
+
+def ensure_model_file(files: ModelFiles, cache_dir: Path, variant: str) -> Path:
+    """Path of the cached graph for ``variant``, building it first if no process has yet."""
+    target = cached_model_file(files, cache_dir, variant)
     if target.is_file():
         return target
     target.parent.mkdir(parents=True, exist_ok=True)
     with _exclusive_lock(target.with_name(target.name + ".lock")):
         if not target.is_file():  # another process may have finished while this one waited
-            _build_variant(files, cache_dir, weights_sha, variant)
+            _build_variant(files, cache_dir, target, variant)
     return target
 
 
