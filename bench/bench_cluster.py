@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import shutil
 import statistics
@@ -58,6 +59,12 @@ def module_text(i: int, version: int = 0, functions: int = 8) -> str:
         for j in range(functions)
     )
     return f'"""Module {i}."""\n\n{body}'
+
+
+def process_stat(stat: Path) -> tuple[int, float]:
+    """(process group, user + system CPU seconds) of one ``/proc/<pid>/stat``."""
+    fields = stat.read_text().rsplit(")", 1)[1].split()  # after the command, which may hold ")"
+    return int(fields[2]), (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def percentile(values: list[float], fraction: float) -> float:

@@ -56,7 +56,7 @@ import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
-from bench_cluster import Chroma, percentile  # noqa: E402 - after the path tweak
+from bench_cluster import Chroma, percentile, process_stat  # noqa: E402 - after the path tweak
 from cluster_support import SECRET_ENV, Cluster, PrivateRedis, cluster_env, write_config
 from freshness_breakdown import PushTimes, breakdown, summarize, worker_runs
 from freshness_replay import (
@@ -130,14 +130,14 @@ class Push:
 
 def cpu_seconds(groups: list[int]) -> dict[int, float]:
     """User + system CPU seconds of the live processes of each given process group."""
-    totals, tick = dict.fromkeys(groups, 0.0), os.sysconf("SC_CLK_TCK")
+    totals = dict.fromkeys(groups, 0.0)
     for stat in Path("/proc").glob("[0-9]*/stat"):
         try:
-            fields = stat.read_text().rsplit(")", 1)[1].split()
+            group, cpu = process_stat(stat)
         except OSError:
             continue
-        if int(fields[2]) in totals:
-            totals[int(fields[2])] += (int(fields[11]) + int(fields[12])) / tick
+        if group in totals:
+            totals[group] += cpu
     return totals
 
 

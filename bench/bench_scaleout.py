@@ -52,7 +52,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
-from bench_cluster import Chroma  # noqa: E402 - after the path tweak
+from bench_cluster import Chroma, process_stat  # noqa: E402 - after the path tweak
 from cluster_support import Cluster, PrivateRedis, cluster_env, wait_until, write_config
 from prometheus_client import CollectorRegistry, multiprocess
 from repo_builder import git
@@ -96,11 +96,7 @@ def _children_cpu_seconds() -> float:
 def _services_cpu_seconds(pids: list[int]) -> float:
     """CPU seconds the shared services (the Chroma server, Redis) have used so far: what they
     take from the cores the pinned workers run on."""
-    tick, total = os.sysconf("SC_CLK_TCK"), 0.0
-    for pid in pids:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-        total += (int(fields[11]) + int(fields[12])) / tick
-    return total
+    return sum(process_stat(Path(f"/proc/{pid}/stat"))[1] for pid in pids)
 
 
 def metric(registry: CollectorRegistry, name: str, labels: dict[str, str]) -> float:

@@ -24,7 +24,6 @@ Steps, each printed with its figures:
 from __future__ import annotations
 
 import argparse
-import os
 import random
 import re
 import shutil
@@ -42,7 +41,8 @@ from chromadb.config import Settings as ChromaSettings
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
-from conftest import ChromaServer  # noqa: E402 - after the path tweak
+from bench_cluster import process_stat  # noqa: E402 - after the path tweak
+from conftest import ChromaServer  # noqa: E402
 from repo_builder import RepoBuilder  # noqa: E402
 
 from freshmark.adapters.embedding import get_embedder  # noqa: E402
@@ -187,8 +187,7 @@ def line(label: str, samples: dict[str, list[float]]) -> str:
 def server_cpu_ms(server: ChromaServer) -> float:
     """CPU the server process has used (user + system), from /proc."""
     assert server.proc is not None
-    fields = Path(f"/proc/{server.proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) * 1000 / os.sysconf("SC_CLK_TCK")
+    return process_stat(Path(f"/proc/{server.proc.pid}/stat"))[1] * 1000
 
 
 def server_share(cpu_ms: float, searches: int) -> str:

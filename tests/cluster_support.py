@@ -388,6 +388,21 @@ def make_remote(root: Path, name: str = "shop") -> tuple[Path, RepoBuilder]:
 
 
 @contextmanager
+def unit_cluster(root: Path, **env: str) -> Iterator[Cluster]:
+    """A cluster (no process started yet) on the unit database, configured with a repository
+    ``shop`` that need not exist and no reachable Chroma: for processes that start, not index.
+    ``env`` overrides the processes' environment."""
+    config = write_config(root / "freshmark.toml", [
+        {"id": "shop", "url": f"file://{root}/shop.git", "branches": ["main"]}])
+    running = Cluster(root, {**cluster_env(root, f"redis://{REDIS_HOST}:{REDIS_PORT}/{UNIT_DB}",
+                                           "http://127.0.0.1:9", config), **env})
+    try:
+        yield running
+    finally:
+        running.stop_all()
+
+
+@contextmanager
 def shop_cluster(root: Path, chroma_url: str, *, service: str = "") -> Iterator[Cluster]:
     """A cluster (no process started yet) configured with one GitHub repository ``shop``, its
     webhooks signed with ``SECRET_ENV``, on the process database, flushed before and after."""

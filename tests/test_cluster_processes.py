@@ -7,15 +7,7 @@ from pathlib import Path
 
 import pytest
 import redis
-from cluster_support import (
-    REDIS_HOST,
-    REDIS_PORT,
-    UNIT_DB,
-    Cluster,
-    cluster_env,
-    wait_until,
-    write_config,
-)
+from cluster_support import Cluster, unit_cluster, wait_until
 from repo_builder import RepoBuilder
 
 from freshmark.adapters import keys
@@ -26,13 +18,8 @@ pytestmark = pytest.mark.slow
 
 @pytest.fixture
 def cluster(tmp_path: Path, redis_client: redis.Redis) -> Iterator[Cluster]:
-    config = write_config(tmp_path / "freshmark.toml", [
-        {"id": "shop", "url": f"file://{tmp_path}/shop.git", "branches": ["main"]}])
-    env = cluster_env(tmp_path, f"redis://{REDIS_HOST}:{REDIS_PORT}/{UNIT_DB}",
-                      "http://127.0.0.1:9", config)
-    running = Cluster(tmp_path, env)
-    yield running
-    running.stop_all()
+    with unit_cluster(tmp_path) as running:
+        yield running
 
 
 def test_second_scheduler_process_stays_standby(cluster: Cluster,

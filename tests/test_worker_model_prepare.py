@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 import redis
-from cluster_support import REDIS_HOST, REDIS_PORT, UNIT_DB, Cluster, cluster_env, write_config
+from cluster_support import Cluster, unit_cluster
 
 from freshmark.adapters.embedding import model_build_pending
 
@@ -18,14 +18,8 @@ pytestmark = pytest.mark.slow
 
 @pytest.fixture
 def cluster(tmp_path: Path, redis_client: redis.Redis) -> Iterator[Cluster]:
-    config = write_config(tmp_path / "freshmark.toml", [
-        {"id": "shop", "url": f"file://{tmp_path}/shop.git", "branches": ["main"]}])
-    env = cluster_env(tmp_path, f"redis://{REDIS_HOST}:{REDIS_PORT}/{UNIT_DB}",
-                      "http://127.0.0.1:9", config)
-    env["FRESHMARK_EMBEDDER"] = "minilm"
-    running = Cluster(tmp_path, env)
-    yield running
-    running.stop_all()
+    with unit_cluster(tmp_path, FRESHMARK_EMBEDDER="minilm") as running:
+        yield running
 
 
 def _cache(cluster: Cluster) -> Path:
