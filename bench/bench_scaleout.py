@@ -58,7 +58,7 @@ from prometheus_client import CollectorRegistry, multiprocess
 from repo_builder import git
 
 from freshmark.adapters import keys
-from freshmark.adapters.embedding import get_embedder
+from freshmark.adapters.embedding import prepare_embedder
 from freshmark.adapters.queue import jobs
 from freshmark.adapters.store.chroma import Store
 from freshmark.core import jobspec
@@ -116,9 +116,9 @@ def run_configuration(base: Path, redis_url: str, chroma_url: str, source: Path,
         {"id": repo_id, "url": f"file://{source}", "branches": [branch]}], layers=scale_out)
     env = cluster_env(root, redis_url, chroma_url, config, visibility_timeout_seconds=7200)
     env["FRESHMARK_EMBEDDER"] = args.embedder
-    if args.warm_model:  # a host that built its model graph before: only the graph is copied
-        shutil.copytree(base / "model-seed" / "models", Path(env["FRESHMARK_HOME"]) / "cache"
-                        / "models")
+    seed = base / "model-seed" / "models"
+    if args.warm_model and seed.is_dir():  # a host that built its graph before: only it is copied
+        shutil.copytree(seed, Path(env["FRESHMARK_HOME"]) / "cache" / "models")
     if args.pin:
         env["FRESHMARK_EMBED_THREADS"] = "1"
     cluster = Cluster(root, env)
@@ -235,7 +235,7 @@ def main() -> None:
                           "cores": os.cpu_count()}), flush=True)
         redis.start()
         if args.warm_model:
-            get_embedder(args.embedder, base / "model-seed")
+            prepare_embedder(args.embedder, base / "model-seed")  # none for hashing
         chroma = Chroma(base)
         service_pids = [p.pid for p in (chroma.proc, redis.proc) if p is not None]
         plan = [] if args.no_single else [(int(n), False)
