@@ -33,8 +33,12 @@ another file, by chunk kind (class outlines, module blocks, methods, ...).
 Usage::
 
     .venv/bin/python bench/bench_questions.py [--mirrors /work/.mirror] [--repos psf/requests,gin]
-        [--limit N] [--embedder minilm|hashing] [--home DIR] [--json OUT] [--show-misses]
-        [--dump-pools]
+        [--limit N] [--embedder minilm|hashing] [--questions DIR] [--home DIR] [--json OUT]
+        [--show-misses] [--dump-pools]
+
+``--questions bench/questions/heldout`` runs the held-out set: questions on other
+repositories, written after the ranking was tuned on ``bench/questions`` and never used to
+tune it (``bench/questions/heldout/README.md``).
 
 ``--dump-pools`` keeps each question's reranked candidate pools (the chunk search's and the
 file search's, every candidate's features and whether it answers) in the ``--json`` report, so
@@ -64,7 +68,15 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 from bench_localization import PoolRecorder, mirror_for
 from plain_bm25 import PlainBm25
-from question_set import Hit, Question, file_hit, first_rank, load_questions, symbol_hit
+from question_set import (
+    QUESTIONS_DIR,
+    Hit,
+    Question,
+    file_hit,
+    first_rank,
+    load_questions,
+    symbol_hit,
+)
 
 from freshmark.adapters.embedding import get_embedder
 from freshmark.adapters.git.repo import GitRepo
@@ -280,6 +292,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--repos", default="", help="comma-separated owner/name (or name) list")
     parser.add_argument("--limit", type=int, default=0, help="questions per repository")
     parser.add_argument("--embedder", default="minilm", help="minilm (real model) or hashing")
+    parser.add_argument("--questions", type=Path, default=QUESTIONS_DIR,
+                        help="folder of question files (default bench/questions; the held-out "
+                             "set: bench/questions/heldout)")
     parser.add_argument("--home", type=Path, default=None)
     parser.add_argument("--json", type=Path, default=None)
     parser.add_argument("--show-misses", action="store_true",
@@ -288,7 +303,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="keep each question's reranked candidate pools in the --json report")
     args = parser.parse_args(argv)
 
-    by_repo = chosen_questions(load_questions(), args.repos, args.limit)
+    by_repo = chosen_questions(load_questions(args.questions), args.repos, args.limit)
     if not by_repo:
         parser.error(f"no questions for repositories {args.repos!r}")
     home = args.home or Path(tempfile.mkdtemp(prefix="fm-questions-"))

@@ -38,6 +38,15 @@ def test_the_set_loads_without_problems(questions: list[qs.Question]) -> None:
     assert qs.set_problems(qs.read_rows()) == []
 
 
+def test_the_held_out_set_loads_without_problems_and_shares_no_repository() -> None:
+    held_out = qs.QUESTIONS_DIR / "heldout"
+    assert qs.set_problems(qs.read_rows(held_out)) == []
+    questions = qs.load_questions(held_out)
+    assert len(questions) >= 80
+    assert len({q.language for q in questions}) >= 3
+    assert not {q.repo for q in questions} & {q.repo for q in qs.load_questions()}
+
+
 def test_the_set_has_at_least_80_questions_over_at_least_4_repositories(
     questions: list[qs.Question],
 ) -> None:
