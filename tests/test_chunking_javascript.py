@@ -296,3 +296,73 @@ def test_js_function_wrapped_in_a_call_argument_is_the_unit_of_that_property() -
     assert (chunk.symbol, chunk.kind, chunk.start_line, chunk.end_line) == (
         "req.host", "function", 1, 3
     )
+
+
+REQUEST_JS = dedent(
+    """\
+    const only = require('./only.js');
+
+    module.exports = {
+      /**
+       * Request host.
+       */
+      get host () {
+        return this.get('Host');
+      },
+
+      set host (value) {
+        this.header.host = value;
+      },
+
+      maxIps: 0,
+
+      get (field) {
+        return this.req.headers[field];
+      },
+
+      parse: function (str) {
+        return str.split('&');
+      },
+
+      'stringify': (obj) => only(obj),
+
+      [Symbol.for('inspect')] () {
+        return this.toJSON();
+      }
+    };
+    """
+)
+
+
+def test_js_exported_object_of_functions_is_a_container_of_its_getters_setters_and_methods(
+) -> None:
+    chunks = chunk_text("lib/request.js", REQUEST_JS)
+    assert [(c.symbol, c.kind, c.start_line, c.end_line) for c in chunks] == [
+        ("<module>", "block", 1, 1),
+        ("module.exports", "class", 3, 30),
+        ("module.exports.host", "method", 4, 9),
+        ("module.exports.host", "method", 11, 13),
+        ("module.exports.get", "method", 17, 19),
+        ("module.exports.parse", "method", 21, 23),
+        ("module.exports.stringify", "method", 25, 25),
+        ("module.exports.[Symbol.for('inspect')]", "method", 27, 29),
+    ]
+
+
+def test_js_object_outline_keeps_its_data_and_elides_member_bodies() -> None:
+    outline = by_symbol(chunk_text("lib/request.js", REQUEST_JS))["module.exports"]
+    assert "maxIps: 0" in outline.text
+    assert "get host ()" in outline.text
+    assert "this.get('Host')" not in outline.text
+
+
+def test_js_object_assigned_through_a_variable_is_named_by_the_variable() -> None:
+    source = "const proto = module.exports = {\n  onerror (err) {\n    throw err;\n  }\n};\n"
+    symbols = [(c.symbol, c.kind) for c in chunk_text("lib/context.js", source)]
+    assert symbols == [("proto", "class"), ("proto.onerror", "method")]
+
+
+def test_js_object_of_data_alone_stays_module_code() -> None:
+    source = "module.exports = {\n  port: 80,\n  hosts: ['a', 'b'],\n};\n"
+    (chunk,) = chunk_text("lib/defaults.js", source)
+    assert (chunk.symbol, chunk.kind) == ("<module>", "block")

@@ -135,6 +135,7 @@ _JS_FUNCTIONS = _f(
     "function_declaration", "generator_function_declaration", "method_definition",
     "lexical_declaration", "variable_declaration", "field_definition",
     "public_field_definition",
+    "pair",  # `parse: function () {}` inside an object literal that is a unit
 )  # fmt: skip
 _JS_ANONYMOUS = _f("function_expression", "arrow_function", "generator_function", "class")
 _JS_KEYWORDS = _f("this", "super", "require", "undefined", "arguments", "constructor")

@@ -2,7 +2,9 @@
 
 ``describe`` answers for the unwrapped declaration node; the defaults (a ``name`` field and a
 ``body`` field) cover most grammars, the handlers below cover the rest: Go receivers, Rust
-impl blocks, C/C++ declarators, JS functions assigned to variables, typedef'd C structs.
+impl blocks, C/C++ declarators, JS functions assigned to variables, JS object literals of
+functions (``module.exports = { get host () {…} }``, a container like a class), typedef'd C
+structs.
 """
 
 from __future__ import annotations
@@ -90,7 +92,38 @@ def _js_variable(node: Node, src: bytes, rules: Rules) -> Decl | None:
         return Decl(name, "function", node, value.child_by_field_name("body"))
     if value.type in _CLASS_VALUES:
         return Decl(name, "class", node, value.child_by_field_name("body"))
-    return None
+    value = _assigned_value(value)  # `const proto = module.exports = {...}`
+    return _js_object(name, node, value) if value.type == "object" else None
+
+
+def _assigned_value(value: Node) -> Node:
+    """The value at the end of a chain of assignments (``a = b = value``)."""
+    while value.type == "assignment_expression":
+        right = value.child_by_field_name("right")
+        if right is None:
+            break
+        value = right
+    return value
+
+
+def _js_object(name: str, node: Node, value: Node) -> Decl | None:
+    """An object literal that holds functions (``module.exports = { get host () {…}, … }``,
+    ``const utils = { parse: function () {…} }``) is a container, as a class is: its
+    methods, getters, setters and function-valued properties are units of their own, and
+    the rest of it (data properties) stays in its outline. An object of data alone is
+    module code."""
+    if not any(_is_function_member(member) for member in value.named_children):
+        return None
+    return Decl(name, "class", node, value)
+
+
+def _is_function_member(member: Node) -> bool:
+    if member.type == "method_definition":
+        return True
+    if member.type != "pair":
+        return False
+    value = member.child_by_field_name("value")
+    return value is not None and value.type in _FUNCTION_VALUES
 
 
 _EXPORT_PREFIXES = ("module.exports.", "exports.", "this.")
@@ -113,13 +146,14 @@ def _js_expression(node: Node, src: bytes, rules: Rules) -> Decl | None:
         return None
     left = child.child_by_field_name("left")
     right = child.child_by_field_name("right")
-    while right is not None and right.type == "assignment_expression":  # `a = b = function`
-        right = right.child_by_field_name("right")
     if left is None or right is None or left.type not in _JS_TARGETS:
         return None
+    right = _assigned_value(right)  # `a = b = function`
+    target = "".join(node_text(src, left).split())
+    if right.type == "object":
+        return _js_object(_js_target_name(target), node, right)
     if right.type not in _FUNCTION_VALUES | _CLASS_VALUES:
         return None
-    target = "".join(node_text(src, left).split())
     method = ".prototype." in target
     name = _js_target_name(target)
     kind = "class" if right.type in _CLASS_VALUES else ("method" if method else "function")
@@ -181,6 +215,19 @@ def _js_property_name(before: list[Node], src: bytes) -> str:
     if not _JS_NAME.fullmatch(name):
         return ""
     return _js_target_name("".join(node_text(src, owner).split()) + "." + name)
+
+
+def _js_pair(node: Node, src: bytes, rules: Rules) -> Decl | None:
+    """``parse: function (str) {…}`` or ``parse: (str) => …`` inside an object literal;
+    the key names it (a quoted key without its quotes; a computed key names nothing)."""
+    key = node.child_by_field_name("key")
+    value = node.child_by_field_name("value")
+    if key is None or value is None or value.type not in _FUNCTION_VALUES:
+        return None
+    name = node_text(src, key).strip("\"'`")
+    if key.type == "computed_property_name" or not _JS_NAME.fullmatch(name):
+        return None
+    return Decl(name, "function", node, value.child_by_field_name("body"))
 
 
 def _js_field(node: Node, src: bytes, rules: Rules) -> Decl | None:
@@ -344,6 +391,7 @@ _HANDLERS: dict[str, _Handler] = {
     "variable_declaration": _js_variable,
     "expression_statement": _js_expression,
     "field_definition": _js_field,
+    "pair": _js_pair,
     "public_field_definition": _js_field,
     "function_expression": _anonymous_default,
     "arrow_function": _anonymous_default,
