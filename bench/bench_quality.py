@@ -60,7 +60,8 @@ LABELLED = ROOT / "bench" / "labelled_queries.json"
 CUTOFFS = (1, 5, 10)
 DEPTH = 10
 RRF_ONLY = RerankWeights(rrf=1.0, bm25=0.0, vector=0.0, vector_long=0.0, symbol=0.0, path=0.0,
-                         length=0.0, file=0.0, hint=0.0, kind=0.0, substance=0.0)
+                         length=0.0, file=0.0, hint=0.0, kind=0.0, substance=0.0,
+                         question_model=False)
 
 Relevant = Callable[[ChunkRecord], bool]
 

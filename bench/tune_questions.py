@@ -1,22 +1,30 @@
-"""Chunk ranking studied offline on the pools ``bench_questions.py --dump-pools`` saved: each
-question's chunk-search pool holds every candidate's features, chunk kind, lines and whether it
-answers, so a ranking is scored without searching again.
+"""Chunk ranking studied offline on the pools ``bench_questions.py --dump-pools`` saved, and the
+question model (``freshmark/core/question_model.py``) fitted on them: each question's
+chunk-search pool holds every candidate's features, chunk kind, lines and whether it answers,
+so a ranking is scored without searching again.
 
-Two rankings, each put through the search's own steps after scoring (``fusion.structured``'s
+Rankings, each put through the search's own steps after scoring (``fusion.structured``'s
 rules: containers give way to members, a named definition above its callers; then
 ``fusion.diversify`` with the search's per-file cap and a question's give-way, k = 10):
 
-- ``rerank``: ``fusion.combined_score`` with the default weights, or with ``--substance W``
-  (0 shows the ranking without the substance feature);
-- ``learned``: a logistic regression over the same features (numpy, class-balanced, L2), fitted
-  with one whole repository held out at a time and scored on that repository only
-  (leave-one-repository-out): a held-out figure, never one on the questions it was fitted on.
+- ``formula``: ``fusion.combined_score`` with the default weights, or with ``--substance W``;
+- ``model``: ``question_model.question_score`` with the shipped weights;
+- ``refit, repository held out``: the same logistic regression fitted again with one whole
+  repository of the report left out at a time (and the CoSQA pools, if given), scored on that
+  repository only: a held-out figure, never one on the questions it was fitted on.
+
+With ``--cosqa`` (a ``bench_quality.py --dump-pools --json`` report), its CoSQA pools join the
+fit, and the two halves of CoSQA (even and odd queries) are each scored by a model fitted with
+the other half. ``--fit`` prints the weights fitted on everything given, in the form of
+``question_model.QUESTION_WEIGHTS``.
 
 Usage::
 
-    .venv/bin/python bench/tune_questions.py POOLS.json [--substance W]
+    .venv/bin/python bench/tune_questions.py POOLS.json [--cosqa QUALITY.json] [--fit]
+        [--substance W]
 
-Figures: symbol Acc@1/3/5 and MRR over the chunk answer, overall and per repository.
+Figures: symbol Acc@1/3/5 and MRR over the chunk answer, overall and per repository (CoSQA:
+MRR over its 10 best).
 """
 
 from __future__ import annotations
@@ -24,6 +32,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -35,21 +44,32 @@ sys.path.insert(0, str(ROOT))
 
 from freshmark.core.chunking.model import CONTAINER_KINDS
 from freshmark.core.fusion import DEFAULT_WEIGHTS, RerankWeights, combined_score, diversify
+from freshmark.core.question_model import QUESTION_WEIGHTS, question_features, question_score
 from freshmark.core.structure import Unit, definitions_first, members_first
 from freshmark.services.retrieval.hybrid import MAX_PER_FILE, QUESTION_GIVE_WAY
 
 CUTOFFS = (1, 3, 5)
 DEPTH = 10
+NAMES = list(QUESTION_WEIGHTS)
 Scorer = Callable[[dict], float]
 
 
+def with_pool_features(candidates: list[dict]) -> list[dict]:
+    """Candidates with ``outline``, ``block`` and ``file_shared`` set as ``fusion.rerank`` sets
+    them (pools saved before the model lack them)."""
+    per_file = Counter(c["path"] for c in candidates)
+    for c in candidates:
+        kind = c.get("chunk_kind", "function")
+        c.setdefault("outline", float(kind in CONTAINER_KINDS))
+        c.setdefault("block", float(kind == "block"))
+        c.setdefault("file_shared", float(per_file[c["path"]] > 1))
+    return candidates
+
+
 def features(c: dict) -> list[float]:
-    """What the learned ranking reads of one candidate: the rerank's features (the vector
-    similarity faded for queries written as code, as the rerank does) and the chunk's kind."""
-    return [c["rrf_norm"], c["bm25_norm"], c["vector_norm"] * (1.0 - c["code_share"]),
-            c["symbol_hit"], c["path_hit"], c["length_fit"], c.get("substance", 0.0),
-            c["kind_prior"], c.get("qualified_hit", 0.0),
-            float(c["chunk_kind"] in CONTAINER_KINDS), float(c["chunk_kind"] == "block")]
+    """What the model reads of one candidate, in ``QUESTION_WEIGHTS`` order."""
+    inputs = question_features(c)
+    return [inputs[name] for name in NAMES]
 
 
 def ranked(pool: dict, scorer: Scorer) -> list[dict]:
@@ -76,10 +96,21 @@ def figures(questions: Sequence[dict], scorer_for: Callable[[dict], Scorer]) -> 
             "n": len(questions)}
 
 
+def cosqa_mrr(pools: Sequence[dict], scorer: Scorer) -> float:
+    """MRR over the 10 best of each CoSQA pool (one function per file: no structure rules)."""
+    total = 0.0
+    for pool in pools:
+        top = sorted(pool["chunks"]["candidates"], key=lambda c: -scorer(c))[:DEPTH]
+        rank = next((i for i, c in enumerate(top, start=1) if c["answers"]), None)
+        total += 1.0 / rank if rank else 0.0
+    return total / max(len(pools), 1)
+
+
 def fit_logistic(questions: Sequence[dict], l2: float = 1.0, steps: int = 3000,
-                 rate: float = 0.5) -> Scorer:
-    """A class-balanced logistic regression of ``answers`` on ``features`` (standardised),
-    by gradient descent; questions whose pool holds no answer teach nothing and are skipped."""
+                 rate: float = 0.5) -> tuple[dict[str, float], float]:
+    """A class-balanced logistic regression of ``answers`` on ``features`` (standardised, by
+    gradient descent), returned as weights in each feature's own units and an intercept;
+    questions whose pool holds no answer teach nothing and are skipped."""
     rows, labels = [], []
     for question in questions:
         candidates = question["chunks"]["candidates"]
@@ -97,7 +128,21 @@ def fit_logistic(questions: Sequence[dict], l2: float = 1.0, steps: int = 3000,
         g = (p - y) * balance
         w -= rate * (z.T @ g + l2 * w) / len(y)
         b -= rate * float(g.mean())
-    return lambda c: float(((np.asarray(features(c)) - mean) / spread) @ w + b)
+    raw = w / spread
+    return dict(zip(NAMES, (float(v) for v in raw), strict=True)), float(b - raw @ mean)
+
+
+def model_scorer(fitted: tuple[dict[str, float], float]) -> Scorer:
+    weights, intercept = fitted
+    return lambda c: question_score(c, weights, intercept)
+
+
+def cosqa_questions(report: Path) -> list[dict]:
+    """CoSQA's saved pools in the form of the questions' pools (one function per file)."""
+    pools = json.loads(report.read_text()).get("pools", {}).get("cosqa", [])
+    return [{"repo": "cosqa", "chunks": {"candidates": with_pool_features(
+        [{"chunk_kind": "function", "answers": c["relevant"], **c} for c in p["candidates"]]),
+        "terms": [], "code_names": []}} for p in pools]
 
 
 def print_row(scope: str, system: str, row: dict[str, float]) -> None:
@@ -108,30 +153,53 @@ def print_row(scope: str, system: str, row: dict[str, float]) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("report", type=Path, help="a bench_questions.py --json report")
+    parser.add_argument("--cosqa", type=Path, default=None,
+                        help="a bench_quality.py --dump-pools --json report: its CoSQA pools "
+                             "join the fit and are scored by halves")
+    parser.add_argument("--fit", action="store_true",
+                        help="print the weights fitted on every pool given")
     parser.add_argument("--substance", type=float, default=None,
-                        help="the substance weight of the rerank (default: the search's)")
+                        help="the substance weight of the formula (default: the search's)")
     args = parser.parse_args(argv)
     questions = json.loads(args.report.read_text()).get("pools", [])
     if not questions:
         parser.error("the report holds no pools: run bench_questions.py with --dump-pools")
+    for question in questions:
+        with_pool_features(question["chunks"]["candidates"])
+    cosqa = cosqa_questions(args.cosqa) if args.cosqa else []
     weights: RerankWeights = DEFAULT_WEIGHTS if args.substance is None else \
         replace(DEFAULT_WEIGHTS, substance=args.substance)
 
-    def rerank_scorer(_: dict) -> Scorer:
+    def formula(_: dict) -> Scorer:
         return lambda c: combined_score({"long_query": 0.0, **c}, weights)
 
+    def shipped(_: dict) -> Scorer:
+        return question_score
+
     repos = sorted({q["repo"] for q in questions})
-    held_out = {repo: fit_logistic([q for q in questions if q["repo"] != repo])
-                for repo in repos}
+    held_out = {repo: model_scorer(fit_logistic([q for q in questions if q["repo"] != repo]
+                                                + cosqa)) for repo in repos}
     print("| scope | system | " + " | ".join(f"Acc@{c}" for c in CUTOFFS) + " | MRR | n |")
     print("|---|---|---|---|---|---|---|")
-    print_row("all", "rerank", figures(questions, rerank_scorer))
-    print_row("all", "learned (held-out repo)",
-              figures(questions, lambda q: held_out[q["repo"]]))
-    for repo in repos:
-        mine = [q for q in questions if q["repo"] == repo]
-        print_row(repo, "rerank", figures(mine, rerank_scorer))
-        print_row(repo, "learned (held-out repo)", figures(mine, lambda _q, r=repo: held_out[r]))
+    for scope, mine in [("all", questions)] + [(r, [q for q in questions if q["repo"] == r])
+                                               for r in repos]:
+        print_row(scope, "formula", figures(mine, formula))
+        print_row(scope, "model", figures(mine, shipped))
+        print_row(scope, "refit, repository held out",
+                  figures(mine, lambda q: held_out[q["repo"]]))
+    if cosqa:
+        even, odd = cosqa[0::2], cosqa[1::2]
+        by_even, by_odd = (model_scorer(fit_logistic(questions + half)) for half in (even, odd))
+        print(f"\nCoSQA MRR, even / odd queries: formula {cosqa_mrr(even, formula({})):.4f} / "
+              f"{cosqa_mrr(odd, formula({})):.4f}; model {cosqa_mrr(even, question_score):.4f} / "
+              f"{cosqa_mrr(odd, question_score):.4f}; refit with the other half "
+              f"{cosqa_mrr(even, by_odd):.4f} / {cosqa_mrr(odd, by_even):.4f}")
+    if args.fit:
+        fitted, intercept = fit_logistic(questions + cosqa)
+        print("\nQUESTION_WEIGHTS = {")
+        for name, value in fitted.items():
+            print(f'    "{name}": {value:.3f},')
+        print(f"}}\nQUESTION_INTERCEPT = {intercept:.3f}")
     return 0
 
 

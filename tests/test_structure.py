@@ -46,7 +46,7 @@ def test_without_substance_the_outline_swaps_places_with_its_member():
     candidates = fuse({r.id: r for r in (outline, other, member)},
                       [("outline", 9.0), ("other", 8.0), ("member", 5.0)], [])
     ranked = rerank(candidates, plan_query("how does the app handle an exception"),
-                    replace(DEFAULT_WEIGHTS, substance=0.0))
+                    replace(DEFAULT_WEIGHTS, substance=0.0, question_model=False))
     assert [c.record.id for c in ranked] == ["member", "other", "outline"]
 
 

@@ -38,6 +38,12 @@ implementation chunk with half a test's evidence still ranks above the test, and
 doc's above the doc. Every feature is in [0, 1] and kept on the candidate, so a caller can say
 why a result ranks where it does.
 
+A question that describes code (``question_model.applies``: four words or more, mostly
+prose, no ``Class.method``, the embedder the model was fitted on) is scored by
+``question_model.question_score`` over the same features instead of the formula; the rerank
+also marks each candidate's ``outline``, ``block`` and ``file_shared`` (its file has other
+candidates) for it.
+
 After the rerank, ``diversify`` caps the chunks one file may place before other files get their
 turn (for a question, a chunk past the cap waits for one chunk of another file, not for all of
 them: past its cap a file takes at most every other place), and ``group_files`` turns the
@@ -47,13 +53,15 @@ ranking into files, each scored by its best chunk plus a little for its second b
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar, overload
 
-from freshmark.core.chunking.model import NOT_ONE_DEFINITION
+from freshmark.core.chunking.model import CONTAINER_KINDS, NOT_ONE_DEFINITION
 from freshmark.core.classify import search_kind
 from freshmark.core.query import QueryPlan, deepest_frame, frame_match, path_hint_match
+from freshmark.core.question_model import applies, question_score
 from freshmark.core.stamp import ChunkRecord
 from freshmark.core.structure import (
     Unit,
@@ -126,6 +134,10 @@ class RerankWeights:
     # xarray (32 reports) 0.5 cost file R@5 0.94 -> 0.88 and function Acc@5 0.66 -> 0.59.
     substance_long: float = 0.0
     kind: float = 1.0
+    # A question (not an issue report) is scored by ``question_model`` instead of this formula;
+    # off for the one-channel systems the benches compare and for file answers, which read
+    # whole-file evidence the model does not.
+    question_model: bool = True
 
 
 DEFAULT_WEIGHTS = RerankWeights()
@@ -312,6 +324,10 @@ def rerank(
     body = [0.0] * len(candidates) if lookup else file_substance(
         [c.record.path for c in candidates],
         [substance(c.record.kind, c.record.start_line, c.record.end_line) for c in candidates])
+    per_file = Counter(c.record.path for c in candidates)
+    qualified = [qualified_hit(c.record.symbol, hints) for c in candidates]
+    by_model = weights.question_model and not long and applies(
+        len(plan.text.split()) if plan else len(terms), code_share, any(qualified))
     for i, candidate in enumerate(candidates):
         record = candidate.record
         candidate.kind = search_kind(record.path, record.file_kind)
@@ -326,13 +342,17 @@ def rerank(
             "file_norm": files.get(record.path, 0.0) / best_file,
             "path_hint": path_hint_match(record.path, hints),
             "frame_hit": frame_match(record.path, record.symbol, failed),
-            "qualified_hit": qualified_hit(record.symbol, hints),
+            "qualified_hit": qualified[i],
             "kind_prior": kind_prior(candidate.kind),
             "code_share": code_share,
             "long_query": 1.0 if long else 0.0,
+            "outline": 1.0 if record.kind in CONTAINER_KINDS else 0.0,
+            "block": 1.0 if record.kind == "block" else 0.0,
+            "file_shared": 1.0 if per_file[record.path] > 1 else 0.0,
         }
         candidate.features = features
-        candidate.score = combined_score(features, weights)
+        candidate.score = question_score(features) if by_model else \
+            combined_score(features, weights)
     named = code_names(plan.identifiers, hints) if plan else []
     return structured(sorted(candidates, key=lambda c: -c.score), terms, named)
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import asdict, dataclass, field, replace
+from typing import Any
 
 import numpy as np
 
@@ -38,6 +39,7 @@ from freshmark.core.infile import (
 )
 from freshmark.core.ports import BranchView, Embedder, LexicalChannel, LexicalEngine, LexicalHit
 from freshmark.core.query import QueryPlan, plan_query
+from freshmark.core.question_model import FITTED_EMBEDDER
 from freshmark.core.request import SearchRequest
 from freshmark.core.stamp import ChunkRecord
 from freshmark.services.retrieval.channels import (
@@ -105,15 +107,20 @@ def embed_plan(embedder: Embedder, plan: QueryPlan) -> np.ndarray:
 
 # Rerank weights with the other channel's evidence switched off: ``bm25`` and ``vectors``
 # measure one channel alone (with the same kind preference, de-duplication and per-file cap).
-_CHANNEL_WEIGHTS = {
-    "bm25": {"vector": 0.0, "vector_long": 0.0},
+_CHANNEL_WEIGHTS: dict[str, dict[str, Any]] = {
+    "bm25": {"vector": 0.0, "vector_long": 0.0, "question_model": False},
     "vectors": {"rrf": 0.0, "bm25": 0.0, "symbol": 0.0, "path": 0.0, "file": 0.0, "hint": 0.0,
-                "frame": 0.0},
+                "frame": 0.0, "question_model": False},
 }
 
 
-def _channel_weights(weights: RerankWeights, channels: str) -> RerankWeights:
-    return replace(weights, **_CHANNEL_WEIGHTS.get(channels, {}))
+def _channel_weights(weights: RerankWeights, channels: str, embedder_id: str) -> RerankWeights:
+    """``weights`` for ``channels``; the question model only over the embedder it was fitted
+    on (its vector weights are fitted to that model's similarities)."""
+    changes = dict(_CHANNEL_WEIGHTS.get(channels, {}))
+    if embedder_id != FITTED_EMBEDDER:
+        changes["question_model"] = False
+    return replace(weights, **changes)
 
 
 Hits = list[tuple[ChunkRecord, float]]
@@ -170,7 +177,8 @@ class _Ranking:
             for candidate in candidates:
                 candidate.bm25 = bm25_of.get(candidate.record.id, candidate.bm25 or 0.0)
         fill_seconds = time.perf_counter() - fill_started
-        ranked = rerank(candidates, self.plan, _channel_weights(self.weights, channels),
+        ranked = rerank(candidates, self.plan,
+                        _channel_weights(self.weights, channels, self.embedder.id),
                         file_scores=file_scores if channels != "vectors" else {})
         self.timings.vector_seconds += fill_seconds
         self.timings.fusion_seconds = time.perf_counter() - started - fill_seconds
@@ -286,6 +294,8 @@ def file_search(
     they are the first ``k`` of the same ranking."""
     k = request.k if k is None else k
     plan = plan_query(request.query)
-    ranking = _Ranking(view, embedder, request, plan, lexical or TantivyEngine(None), weights)
+    # Files are ranked by the formula with whole-file evidence, whatever the query.
+    ranking = _Ranking(view, embedder, request, plan, lexical or TantivyEngine(None),
+                       replace(weights, question_model=False))
     ranked = ranking.pool(FILE_ANSWER_POOL, whole_files=True)
     return group_files(ranked, chunks_per_file)[:k], ranking.timings
