@@ -366,3 +366,24 @@ def test_js_object_of_data_alone_stays_module_code() -> None:
     source = "module.exports = {\n  port: 80,\n  hosts: ['a', 'b'],\n};\n"
     (chunk,) = chunk_text("lib/defaults.js", source)
     assert (chunk.symbol, chunk.kind) == ("<module>", "block")
+
+
+def test_js_default_export_of_an_object_of_functions_is_the_container_default() -> None:
+    source = ("export default {\n  getAdapter: (names) => {\n    return names[0];\n  },\n"
+              "  adapters: known\n};\n")
+    assert [(c.symbol, c.kind, c.start_line, c.end_line) for c in
+            chunk_text("lib/adapters.js", source)] == [
+        ("default", "class", 1, 6), ("default.getAdapter", "method", 2, 4)]
+
+
+def test_js_object_of_functions_inside_an_object_is_a_container_of_its_own() -> None:
+    source = ("module.exports = {\n  methods: {\n    save () {\n      return 1;\n    }\n  },\n"
+              "  props: { size: 1 }\n};\n")
+    assert [(c.symbol, c.kind) for c in chunk_text("lib/component.js", source)] == [
+        ("module.exports", "class"), ("module.exports.methods", "class"),
+        ("module.exports.methods.save", "method")]
+
+
+def test_js_object_passed_to_a_call_is_not_a_unit() -> None:
+    (chunk,) = chunk_text("lib/app.js", "register({ handle () {\n  return 1;\n} });\n")
+    assert (chunk.symbol, chunk.kind) == ("<module>", "block")

@@ -118,11 +118,15 @@ def _js_object(name: str, node: Node, value: Node) -> Decl | None:
 
 
 def _is_function_member(member: Node) -> bool:
+    """A method, or a property whose value is a function or an object that holds one
+    (``methods: { save () {…} }``)."""
     if member.type == "method_definition":
         return True
     if member.type != "pair":
         return False
     value = member.child_by_field_name("value")
+    if value is not None and value.type == "object":
+        return any(_is_function_member(inner) for inner in value.named_children)
     return value is not None and value.type in _FUNCTION_VALUES
 
 
@@ -218,14 +222,19 @@ def _js_property_name(before: list[Node], src: bytes) -> str:
 
 
 def _js_pair(node: Node, src: bytes, rules: Rules) -> Decl | None:
-    """``parse: function (str) {…}`` or ``parse: (str) => …`` inside an object literal;
+    """``parse: function (str) {…}`` or ``parse: (str) => …`` inside an object literal, or
+    ``methods: { save () {…} }``, an object of functions inside it (a container of its own);
     the key names it (a quoted key without its quotes; a computed key names nothing)."""
     key = node.child_by_field_name("key")
     value = node.child_by_field_name("value")
-    if key is None or value is None or value.type not in _FUNCTION_VALUES:
+    if key is None or value is None:
         return None
     name = node_text(src, key).strip("\"'`")
     if key.type == "computed_property_name" or not _JS_NAME.fullmatch(name):
+        return None
+    if value.type == "object":
+        return _js_object(name, node, value)
+    if value.type not in _FUNCTION_VALUES:
         return None
     return Decl(name, "function", node, value.child_by_field_name("body"))
 
@@ -245,6 +254,15 @@ def _anonymous_default(node: Node, src: bytes, rules: Rules) -> Decl | None:
     name = dotted(node_text(src, name_node)) if name_node is not None else "default"
     kind = "class" if node.type in _CLASS_VALUES else "function"
     return Decl(name, kind, node, node.child_by_field_name("body"))
+
+
+def _js_default_object(node: Node, src: bytes, rules: Rules) -> Decl | None:
+    """``export default { getAdapter: (a) => {…} }``: an object literal of functions exported
+    as the module's default is the container ``default``; an object anywhere else is not a
+    declaration."""
+    if node.parent is None or node.parent.type != "export_statement":
+        return None
+    return _js_object("default", node, node)
 
 
 def _ts_type_alias(node: Node, src: bytes, rules: Rules) -> Decl | None:
@@ -397,6 +415,7 @@ _HANDLERS: dict[str, _Handler] = {
     "arrow_function": _anonymous_default,
     "generator_function": _anonymous_default,
     "class": _anonymous_default,
+    "object": _js_default_object,
     "type_alias_declaration": _ts_type_alias,
     "method_declaration": _method_declaration,
     "type_declaration": _go_type_declaration,

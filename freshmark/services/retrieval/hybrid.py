@@ -177,8 +177,9 @@ class _Ranking:
             for candidate in candidates:
                 candidate.bm25 = bm25_of.get(candidate.record.id, candidate.bm25 or 0.0)
         fill_seconds = time.perf_counter() - fill_started
+        embedder_id = self.embedder.id if use_vectors else ""  # BM25 alone needs no model
         ranked = rerank(candidates, self.plan,
-                        _channel_weights(self.weights, channels, self.embedder.id),
+                        _channel_weights(self.weights, channels, embedder_id),
                         file_scores=file_scores if channels != "vectors" else {})
         self.timings.vector_seconds += fill_seconds
         self.timings.fusion_seconds = time.perf_counter() - started - fill_seconds
