@@ -125,3 +125,10 @@ def test_the_model_is_off_for_another_embedder_and_for_one_channel_alone() -> No
     assert not _channel_weights(DEFAULT_WEIGHTS, "hybrid", "hashing-v1/384").question_model
     assert not _channel_weights(DEFAULT_WEIGHTS, "bm25", FITTED_EMBEDDER).question_model
     assert not _channel_weights(DEFAULT_WEIGHTS, "vectors", FITTED_EMBEDDER).question_model
+
+
+def test_the_model_was_fitted_on_the_default_embedder() -> None:
+    from freshmark.adapters.embedding import embedder_id
+    from freshmark.core.settings import DEFAULT_EMBEDDER
+
+    assert embedder_id(DEFAULT_EMBEDDER) == FITTED_EMBEDDER
