@@ -32,7 +32,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -42,8 +41,13 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from freshmark.core.chunking.model import CONTAINER_KINDS
-from freshmark.core.fusion import DEFAULT_WEIGHTS, RerankWeights, combined_score, diversify
+from freshmark.core.fusion import (
+    DEFAULT_WEIGHTS,
+    RerankWeights,
+    combined_score,
+    diversify,
+    pool_marks,
+)
 from freshmark.core.question_model import QUESTION_WEIGHTS, question_features, question_score
 from freshmark.core.structure import Unit, definitions_first, members_first
 from freshmark.services.retrieval.hybrid import MAX_PER_FILE, QUESTION_GIVE_WAY
@@ -55,14 +59,13 @@ Scorer = Callable[[dict], float]
 
 
 def with_pool_features(candidates: list[dict]) -> list[dict]:
-    """Candidates with ``outline``, ``block`` and ``file_shared`` set as ``fusion.rerank`` sets
-    them (pools saved before the model lack them)."""
-    per_file = Counter(c["path"] for c in candidates)
-    for c in candidates:
-        kind = c.get("chunk_kind", "function")
-        c.setdefault("outline", float(kind in CONTAINER_KINDS))
-        c.setdefault("block", float(kind == "block"))
-        c.setdefault("file_shared", float(per_file[c["path"]] > 1))
+    """Candidates with ``outline``, ``block`` and ``file_shared`` set by ``fusion.pool_marks``,
+    as the search sets them (pools saved before the model lack them)."""
+    marks = pool_marks([c.get("chunk_kind", "function") for c in candidates],
+                       [c["path"] for c in candidates])
+    for candidate, mark in zip(candidates, marks, strict=True):
+        for name, value in mark.items():
+            candidate.setdefault(name, value)
     return candidates
 
 

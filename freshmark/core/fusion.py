@@ -324,7 +324,7 @@ def rerank(
     body = [0.0] * len(candidates) if lookup else file_substance(
         [c.record.path for c in candidates],
         [substance(c.record.kind, c.record.start_line, c.record.end_line) for c in candidates])
-    per_file = Counter(c.record.path for c in candidates)
+    marks = pool_marks([c.record.kind for c in candidates], [c.record.path for c in candidates])
     qualified = [qualified_hit(c.record.symbol, hints) for c in candidates]
     by_model = weights.question_model and not long and applies(
         len(plan.text.split()) if plan else len(terms), code_share, any(qualified))
@@ -346,15 +346,24 @@ def rerank(
             "kind_prior": kind_prior(candidate.kind),
             "code_share": code_share,
             "long_query": 1.0 if long else 0.0,
-            "outline": 1.0 if record.kind in CONTAINER_KINDS else 0.0,
-            "block": 1.0 if record.kind == "block" else 0.0,
-            "file_shared": 1.0 if per_file[record.path] > 1 else 0.0,
+            **marks[i],
         }
         candidate.features = features
         candidate.score = question_score(features) if by_model else \
             combined_score(features, weights)
     named = code_names(plan.identifiers, hints) if plan else []
     return structured(sorted(candidates, key=lambda c: -c.score), terms, named)
+
+
+def pool_marks(chunk_kinds: Sequence[str], paths: Sequence[str]) -> list[dict[str, float]]:
+    """Each candidate's ``outline`` (a class-like outline), ``block`` (a module block) and
+    ``file_shared`` (its file has other candidates in the pool), for ``question_model``;
+    ``chunk_kinds`` and ``paths`` side by side, one entry per candidate."""
+    per_file = Counter(paths)
+    return [{"outline": 1.0 if kind in CONTAINER_KINDS else 0.0,
+             "block": 1.0 if kind == "block" else 0.0,
+             "file_shared": 1.0 if per_file[path] > 1 else 0.0}
+            for kind, path in zip(chunk_kinds, paths, strict=True)]
 
 
 def structured(ranked: Sequence[Candidate], terms: Iterable[str],
