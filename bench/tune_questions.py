@@ -46,9 +46,13 @@ from freshmark.core.fusion import (
     RerankWeights,
     combined_score,
     diversify,
-    pool_marks,
 )
-from freshmark.core.question_model import QUESTION_WEIGHTS, question_features, question_score
+from freshmark.core.question_model import (
+    QUESTION_WEIGHTS,
+    pool_marks,
+    question_features,
+    question_score,
+)
 from freshmark.core.structure import Unit, definitions_first, members_first
 from freshmark.services.retrieval.hybrid import MAX_PER_FILE, QUESTION_GIVE_WAY
 
@@ -59,8 +63,8 @@ Scorer = Callable[[dict], float]
 
 
 def with_pool_features(candidates: list[dict]) -> list[dict]:
-    """Candidates with ``outline``, ``block`` and ``file_shared`` set by ``fusion.pool_marks``,
-    as the search sets them (pools saved before the model lack them)."""
+    """Candidates with ``outline``, ``block`` and ``file_shared`` set as the search sets them
+    (``question_model.pool_marks``; pools saved before the model lack them)."""
     marks = pool_marks([c.get("chunk_kind", "function") for c in candidates],
                        [c["path"] for c in candidates])
     for candidate, mark in zip(candidates, marks, strict=True):

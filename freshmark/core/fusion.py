@@ -53,15 +53,14 @@ ranking into files, each scored by its best chunk plus a little for its second b
 from __future__ import annotations
 
 import math
-from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar, overload
 
-from freshmark.core.chunking.model import CONTAINER_KINDS, NOT_ONE_DEFINITION
+from freshmark.core.chunking.model import NOT_ONE_DEFINITION
 from freshmark.core.classify import search_kind
 from freshmark.core.query import QueryPlan, deepest_frame, frame_match, path_hint_match
-from freshmark.core.question_model import applies, question_score
+from freshmark.core.question_model import applies, pool_marks, question_score
 from freshmark.core.stamp import ChunkRecord
 from freshmark.core.structure import (
     Unit,
@@ -353,17 +352,6 @@ def rerank(
             combined_score(features, weights)
     named = code_names(plan.identifiers, hints) if plan else []
     return structured(sorted(candidates, key=lambda c: -c.score), terms, named)
-
-
-def pool_marks(chunk_kinds: Sequence[str], paths: Sequence[str]) -> list[dict[str, float]]:
-    """Each candidate's ``outline`` (a class-like outline), ``block`` (a module block) and
-    ``file_shared`` (its file has other candidates in the pool), for ``question_model``;
-    ``chunk_kinds`` and ``paths`` side by side, one entry per candidate."""
-    per_file = Counter(paths)
-    return [{"outline": 1.0 if kind in CONTAINER_KINDS else 0.0,
-             "block": 1.0 if kind == "block" else 0.0,
-             "file_shared": 1.0 if per_file[path] > 1 else 0.0}
-            for kind, path in zip(chunk_kinds, paths, strict=True)]
 
 
 def structured(ranked: Sequence[Candidate], terms: Iterable[str],

@@ -42,7 +42,10 @@ were not fitted to; file answers, which read whole-file evidence the model does 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections import Counter
+from collections.abc import Mapping, Sequence
+
+from freshmark.core.chunking.model import CONTAINER_KINDS
 
 # The embedder whose similarities the model was fitted on (``Embedder.id``).
 FITTED_EMBEDDER = "all-MiniLM-L6-v2/onnx-int8"
@@ -72,6 +75,17 @@ QUESTION_WEIGHTS: dict[str, float] = {
     "file_shared_symbol": -0.286,
 }
 QUESTION_INTERCEPT = -21.145
+
+
+def pool_marks(chunk_kinds: Sequence[str], paths: Sequence[str]) -> list[dict[str, float]]:
+    """Each candidate's ``outline`` (a class-like outline), ``block`` (a module block) and
+    ``file_shared`` (its file has other candidates in the pool), which the model reads;
+    ``chunk_kinds`` and ``paths`` side by side, one entry per candidate."""
+    per_file = Counter(paths)
+    return [{"outline": 1.0 if kind in CONTAINER_KINDS else 0.0,
+             "block": 1.0 if kind == "block" else 0.0,
+             "file_shared": 1.0 if per_file[path] > 1 else 0.0}
+            for kind, path in zip(chunk_kinds, paths, strict=True)]
 
 
 def question_features(features: Mapping[str, float]) -> dict[str, float]:
