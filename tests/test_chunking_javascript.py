@@ -387,3 +387,55 @@ def test_js_object_of_functions_inside_an_object_is_a_container_of_its_own() -> 
 def test_js_object_passed_to_a_call_is_not_a_unit() -> None:
     (chunk,) = chunk_text("lib/app.js", "register({ handle () {\n  return 1;\n} });\n")
     assert (chunk.symbol, chunk.kind) == ("<module>", "block")
+
+
+def test_js_guarded_default_export_of_a_function_is_the_function_default() -> None:
+    source = ("const supported = typeof XMLHttpRequest !== 'undefined';\n\n"
+              "export default supported && function (config) {\n  return send(config);\n};\n")
+    chunks = chunk_text("lib/adapters/xhr.js", source)
+    assert [(c.symbol, c.kind, c.start_line, c.end_line) for c in chunks][-1] == (
+        "default", "function", 3, 5)
+
+
+def test_js_parenthesized_arrow_behind_a_guard_is_the_function_default() -> None:
+    source = "export default supported && (async (config) => {\n  return fetch(config);\n});\n"
+    (chunk,) = chunk_text("lib/adapters/fetch.js", source)
+    assert (chunk.symbol, chunk.kind) == ("default", "function")
+
+
+def test_js_guarded_default_export_without_a_function_stays_module_code() -> None:
+    (chunk,) = chunk_text("lib/env.js", "export default hasBrowserEnv && window.navigator;\n")
+    assert (chunk.symbol, chunk.kind) == ("<module>", "block")
+
+
+def test_js_variable_holding_one_function_of_a_conditional_is_that_function() -> None:
+    source = "const encode = ok ? function (str) {\n  return bytes(str);\n} : null;\n"
+    (chunk,) = chunk_text("lib/encode.js", source)
+    assert (chunk.symbol, chunk.kind) == ("encode", "function")
+
+
+DEFAULTS_JS = dedent(
+    """\
+    const defaults = {
+      adapter: ['xhr', 'http'],
+
+      transformRequest: [function transformRequest(data, headers) {
+        return JSON.stringify(data);
+      }],
+
+      hooks: [function a() {}, function b() {}]
+    };
+    """
+)
+
+
+def test_js_property_holding_an_array_of_one_function_is_a_member_named_by_its_key() -> None:
+    chunks = chunk_text("lib/defaults/index.js", DEFAULTS_JS)
+    assert [(c.symbol, c.kind, c.start_line, c.end_line) for c in chunks] == [
+        ("defaults", "class", 1, 9), ("defaults.transformRequest", "method", 4, 6)]
+
+
+def test_js_object_whose_only_function_has_a_computed_key_stays_module_code() -> None:
+    source = "module.exports = {\n  [kind]: function () {\n    return 1;\n  }\n};\n"
+    (chunk,) = chunk_text("lib/kinds.js", source)
+    assert (chunk.symbol, chunk.kind) == ("<module>", "block")

@@ -116,6 +116,15 @@ def test_compiled_builtin_rules_agree_with_config_glob_match(path: str) -> None:
 # ---- precedence -----------------------------------------------------------------------------
 
 
+def test_go_package_under_a_doc_directory_is_source() -> None:
+    assert classify_path("doc/man_docs.go", RULES) == "source"
+    assert classify_path("doc/man_docs_test.go", RULES) == "test"
+
+
+def test_other_code_under_a_doc_directory_is_doc() -> None:
+    assert classify_path("docs/conf.py", RULES) == "doc"
+
+
 def test_vendored_beats_test() -> None:
     assert classify_path("vendor/lib/client_test.go", RULES) == "vendored"
 

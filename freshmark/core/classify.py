@@ -265,9 +265,17 @@ def _path_verdict(
     markers_apply = "generated" not in disabled
     name = path.rsplit("/", 1)[-1]
     for kind, skip_reason, glob_set in _BUILTIN_GLOB_SETS:
+        if kind == "doc" and name.endswith(_PACKAGE_CODE_EXTENSIONS):
+            continue
         if kind not in disabled and glob_set.matches(path, name):
             return _PathVerdict(kind, skip_reason, markers_apply and kind in _MARKER_KINDS)
     return _PathVerdict("source", None, markers_apply)
+
+
+# Go builds every directory of .go files into a package (cobra's ``doc/`` package writes man
+# pages and markdown): a .go file under ``doc/`` is code, never documentation; a Go example
+# is a ``*_test.go`` file, which the test rule still takes.
+_PACKAGE_CODE_EXTENSIONS = (".go",)
 
 
 def classify_path(

@@ -137,8 +137,12 @@ _JS_FUNCTIONS = _f(
     "public_field_definition",
     "pair",  # `parse: function () {}` inside an object literal that is a unit
 )  # fmt: skip
-_JS_ANONYMOUS = _f("function_expression", "arrow_function", "generator_function", "class",
-                   "object")  # `export default { parse () {…} }` (``naming._js_default_object``)
+_JS_ANONYMOUS = _f(
+    "function_expression", "arrow_function", "generator_function", "class",
+    "object",  # `export default { parse () {…} }` (``naming._js_default_object``)
+    # `export default supported && function () {…}` (``naming._js_guarded_default``)
+    "binary_expression", "parenthesized_expression", "ternary_expression",
+)  # fmt: skip
 _JS_KEYWORDS = _f("this", "super", "require", "undefined", "arguments", "constructor")
 _C_TRANSPARENT = _f(
     "ERROR", "preproc_if", "preproc_ifdef", "preproc_else", "preproc_elif", "preproc_elifdef",

@@ -88,12 +88,13 @@ def _js_variable(node: Node, src: bytes, rules: Rules) -> Decl | None:
     if name_node is None or value is None or name_node.type != "identifier":
         return None
     name = node_text(src, name_node)
-    if value.type in _FUNCTION_VALUES:
-        return Decl(name, "function", node, value.child_by_field_name("body"))
+    function = _guarded_function(value)  # `const send = supported && function () {}`
+    if function is not None:
+        return Decl(name, "function", node, function.child_by_field_name("body"))
     if value.type in _CLASS_VALUES:
         return Decl(name, "class", node, value.child_by_field_name("body"))
     value = _assigned_value(value)  # `const proto = module.exports = {...}`
-    return _js_object(name, node, value) if value.type == "object" else None
+    return _js_object(name, node, value, src) if value.type == "object" else None
 
 
 def _assigned_value(value: Node) -> Node:
@@ -106,28 +107,65 @@ def _assigned_value(value: Node) -> Node:
     return value
 
 
-def _js_object(name: str, node: Node, value: Node) -> Decl | None:
+def _guarded_function(value: Node, depth: int = 0) -> Node | None:
+    """The one function a value is or holds behind a guard or parentheses:
+    ``supported && function (config) {…}``, ``(async (config) => {…})``,
+    ``ok ? function () {…} : null`` (axios exports its adapters so); None when it holds
+    none or several."""
+    if value.type in _FUNCTION_VALUES:
+        return value
+    if value.type not in _GUARDS or depth > 3:
+        return None
+    found = [function for child in value.named_children
+             if (function := _guarded_function(child, depth + 1)) is not None]
+    return found[0] if len(found) == 1 else None
+
+
+_GUARDS = frozenset({"parenthesized_expression", "binary_expression", "ternary_expression"})
+
+
+def _property_function(value: Node) -> Node | None:
+    """The function a property's value gives: itself, one behind a guard, or the one function
+    of an array (``transformRequest: [function transformRequest (data) {…}]``, a list of
+    handlers with one in it)."""
+    if value.type == "array":
+        found = [f for f in value.named_children if f.type in _FUNCTION_VALUES]
+        return found[0] if len(found) == 1 else None
+    return _guarded_function(value)
+
+
+def _js_object(name: str, node: Node, value: Node, src: bytes) -> Decl | None:
     """An object literal that holds functions (``module.exports = { get host () {…}, … }``,
     ``const utils = { parse: function () {…} }``) is a container, as a class is: its
     methods, getters, setters and function-valued properties are units of their own, and
     the rest of it (data properties) stays in its outline. An object of data alone is
-    module code."""
-    if not any(_is_function_member(member) for member in value.named_children):
+    module code, and so is one whose functions all sit under keys that name nothing."""
+    if not any(_is_function_member(member, src) for member in value.named_children):
         return None
     return Decl(name, "class", node, value)
 
 
-def _is_function_member(member: Node) -> bool:
-    """A method, or a property whose value is a function or an object that holds one
-    (``methods: { save () {…} }``)."""
+def _is_function_member(member: Node, src: bytes) -> bool:
+    """A method, or a property under a key that names it whose value is a function
+    (``_property_function``) or an object that holds one (``methods: { save () {…} }``)."""
     if member.type == "method_definition":
         return True
-    if member.type != "pair":
+    if member.type != "pair" or not _pair_name(member, src):
         return False
     value = member.child_by_field_name("value")
     if value is not None and value.type == "object":
-        return any(_is_function_member(inner) for inner in value.named_children)
-    return value is not None and value.type in _FUNCTION_VALUES
+        return any(_is_function_member(inner, src) for inner in value.named_children)
+    return value is not None and _property_function(value) is not None
+
+
+def _pair_name(pair: Node, src: bytes) -> str:
+    """What a property's key names: the key without its quotes; "" for a computed key or a
+    string that is not an identifier (``'Content-Type'``)."""
+    key = pair.child_by_field_name("key")
+    if key is None or key.type == "computed_property_name":
+        return ""
+    name = node_text(src, key).strip("\"'`")
+    return name if _JS_NAME.fullmatch(name) else ""
 
 
 _EXPORT_PREFIXES = ("module.exports.", "exports.", "this.")
@@ -155,7 +193,7 @@ def _js_expression(node: Node, src: bytes, rules: Rules) -> Decl | None:
     right = _assigned_value(right)  # `a = b = function`
     target = "".join(node_text(src, left).split())
     if right.type == "object":
-        return _js_object(_js_target_name(target), node, right)
+        return _js_object(_js_target_name(target), node, right, src)
     if right.type not in _FUNCTION_VALUES | _CLASS_VALUES:
         return None
     method = ".prototype." in target
@@ -222,21 +260,20 @@ def _js_property_name(before: list[Node], src: bytes) -> str:
 
 
 def _js_pair(node: Node, src: bytes, rules: Rules) -> Decl | None:
-    """``parse: function (str) {…}`` or ``parse: (str) => …`` inside an object literal, or
-    ``methods: { save () {…} }``, an object of functions inside it (a container of its own);
-    the key names it (a quoted key without its quotes; a computed key names nothing)."""
-    key = node.child_by_field_name("key")
+    """``parse: function (str) {…}``, ``parse: (str) => …`` or ``transformRequest:
+    [function (data) {…}]`` inside an object literal, or ``methods: { save () {…} }``, an
+    object of functions inside it (a container of its own); the key names it
+    (``_pair_name``)."""
+    name = _pair_name(node, src)
     value = node.child_by_field_name("value")
-    if key is None or value is None:
-        return None
-    name = node_text(src, key).strip("\"'`")
-    if key.type == "computed_property_name" or not _JS_NAME.fullmatch(name):
+    if not name or value is None:
         return None
     if value.type == "object":
-        return _js_object(name, node, value)
-    if value.type not in _FUNCTION_VALUES:
+        return _js_object(name, node, value, src)
+    function = _property_function(value)
+    if function is None:
         return None
-    return Decl(name, "function", node, value.child_by_field_name("body"))
+    return Decl(name, "function", node, function.child_by_field_name("body"))
 
 
 def _js_field(node: Node, src: bytes, rules: Rules) -> Decl | None:
@@ -262,7 +299,19 @@ def _js_default_object(node: Node, src: bytes, rules: Rules) -> Decl | None:
     declaration."""
     if node.parent is None or node.parent.type != "export_statement":
         return None
-    return _js_object("default", node, node)
+    return _js_object("default", node, node, src)
+
+
+def _js_guarded_default(node: Node, src: bytes, rules: Rules) -> Decl | None:
+    """``export default supported && function (config) {…}``: the function a guarded default
+    export holds is the function ``default``; such an expression anywhere else is not a
+    declaration."""
+    if node.parent is None or node.parent.type != "export_statement":
+        return None
+    function = _guarded_function(node)
+    if function is None:
+        return None
+    return Decl("default", "function", node, function.child_by_field_name("body"))
 
 
 def _ts_type_alias(node: Node, src: bytes, rules: Rules) -> Decl | None:
@@ -416,6 +465,9 @@ _HANDLERS: dict[str, _Handler] = {
     "generator_function": _anonymous_default,
     "class": _anonymous_default,
     "object": _js_default_object,
+    "binary_expression": _js_guarded_default,
+    "parenthesized_expression": _js_guarded_default,
+    "ternary_expression": _js_guarded_default,
     "type_alias_declaration": _ts_type_alias,
     "method_declaration": _method_declaration,
     "type_declaration": _go_type_declaration,
