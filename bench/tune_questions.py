@@ -16,12 +16,15 @@ rules: containers give way to members, a named definition above its callers; the
 With ``--cosqa`` (a ``bench_quality.py --dump-pools --json`` report), its CoSQA pools join the
 fit, and the two halves of CoSQA (even and odd queries) are each scored by a model fitted with
 the other half. ``--fit`` prints the weights fitted on everything given, in the form of
-``question_model.QUESTION_WEIGHTS``.
+``question_model.QUESTION_WEIGHTS``. With ``--blind-repos`` (owner/name or name, comma
+separated), those repositories' pools are never fitted on: they are scored by the formula, the
+shipped model and a model fitted on every other pool given, the check a refit must pass before
+it ships.
 
 Usage::
 
-    .venv/bin/python bench/tune_questions.py POOLS.json [--cosqa QUALITY.json] [--fit]
-        [--substance W]
+    .venv/bin/python bench/tune_questions.py POOLS.json [POOLS.json ...]
+        [--cosqa QUALITY.json] [--blind-repos a,b] [--fit] [--substance W]
 
 Figures: symbol Acc@1/3/5 and MRR over the chunk answer, overall and per repository (CoSQA:
 MRR over its 10 best).
@@ -152,6 +155,22 @@ def cosqa_questions(report: Path) -> list[dict]:
         "terms": [], "code_names": []}} for p in pools]
 
 
+def pools_of(report: Path) -> list[dict]:
+    """The question pools a ``bench_questions.py --dump-pools --json`` report saved, with the
+    marks the model reads."""
+    questions = json.loads(report.read_text()).get("pools", [])
+    for question in questions:
+        with_pool_features(question["chunks"]["candidates"])
+    return questions
+
+
+def by_repository(questions: Sequence[dict]) -> list[tuple[str, list[dict]]]:
+    """("all", every question), then each repository's questions."""
+    repos = sorted({q["repo"] for q in questions})
+    return [("all", list(questions))] + [(r, [q for q in questions if q["repo"] == r])
+                                         for r in repos]
+
+
 def print_row(scope: str, system: str, row: dict[str, float]) -> None:
     cells = " | ".join(f"{row[k]:.3f}" for k in (*(f"Acc@{c}" for c in CUTOFFS), "MRR"))
     print(f"| {scope} | {system} | {cells} | {row['n']} |")
@@ -159,7 +178,8 @@ def print_row(scope: str, system: str, row: dict[str, float]) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
-    parser.add_argument("report", type=Path, help="a bench_questions.py --json report")
+    parser.add_argument("report", type=Path, nargs="+",
+                        help="bench_questions.py --dump-pools --json reports (pools joined)")
     parser.add_argument("--cosqa", type=Path, default=None,
                         help="a bench_quality.py --dump-pools --json report: its CoSQA pools "
                              "join the fit and are scored by halves")
@@ -167,12 +187,20 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="print the weights fitted on every pool given")
     parser.add_argument("--substance", type=float, default=None,
                         help="the substance weight of the formula (default: the search's)")
+    parser.add_argument("--blind-repos", default="",
+                        help="repositories whose pools are never fitted on: scored by the "
+                             "formula, the shipped model and the model fitted on the rest")
     args = parser.parse_args(argv)
-    questions = json.loads(args.report.read_text()).get("pools", [])
+    pools = [q for report in args.report for q in pools_of(report)]
+    blind_names = {name for name in args.blind_repos.split(",") if name}
+
+    def is_blind(question: dict) -> bool:
+        return question["repo"] in blind_names or question["repo"].split("/")[-1] in blind_names
+
+    blind = [q for q in pools if is_blind(q)]
+    questions = [q for q in pools if not is_blind(q)]
     if not questions:
-        parser.error("the report holds no pools: run bench_questions.py with --dump-pools")
-    for question in questions:
-        with_pool_features(question["chunks"]["candidates"])
+        parser.error("the reports hold no pools: run bench_questions.py with --dump-pools")
     cosqa = cosqa_questions(args.cosqa) if args.cosqa else []
     weights: RerankWeights = DEFAULT_WEIGHTS if args.substance is None else \
         replace(DEFAULT_WEIGHTS, substance=args.substance)
@@ -188,8 +216,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                                                 + cosqa)) for repo in repos}
     print("| scope | system | " + " | ".join(f"Acc@{c}" for c in CUTOFFS) + " | MRR | n |")
     print("|---|---|---|---|---|---|---|")
-    for scope, mine in [("all", questions)] + [(r, [q for q in questions if q["repo"] == r])
-                                               for r in repos]:
+    for scope, mine in by_repository(questions):
         print_row(scope, "formula", figures(mine, formula))
         print_row(scope, "model", figures(mine, shipped))
         print_row(scope, "refit, repository held out",
@@ -201,6 +228,13 @@ def main(argv: Sequence[str] | None = None) -> int:
               f"{cosqa_mrr(odd, formula({})):.4f}; model {cosqa_mrr(even, question_score):.4f} / "
               f"{cosqa_mrr(odd, question_score):.4f}; refit with the other half "
               f"{cosqa_mrr(even, by_odd):.4f} / {cosqa_mrr(odd, by_even):.4f}")
+    if blind:
+        everything = model_scorer(fit_logistic(questions + cosqa))
+        print("\nBlind repositories (never fitted on):")
+        for scope, mine in by_repository(blind):
+            print_row(scope, "formula", figures(mine, formula))
+            print_row(scope, "model", figures(mine, shipped))
+            print_row(scope, "refit on every report given", figures(mine, lambda _: everything))
     if args.fit:
         fitted, intercept = fit_logistic(questions + cosqa)
         print("\nQUESTION_WEIGHTS = {")
