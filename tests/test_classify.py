@@ -103,6 +103,7 @@ SAMPLE_PATHS = [
     "a.py", "src/vendor/x.go", "vendor.go", "x/vendors/y.go", "pkg/a.egg-info/PKG-INFO",
     "egg-info/x", "docs", "my_docs/x.md", "a/docs/b/c.py", "build.py", "src/build/x.c",
     "Dockerfile.dev", "x.min.js", "min.js", "a/b/#x#", "tests", "tests/a", "mytests/a.py",
+    "examples/a.py", "src/examples/a.py", "demo", "samples/x/y.rs",
 ]
 
 
@@ -116,13 +117,23 @@ def test_compiled_builtin_rules_agree_with_config_glob_match(path: str) -> None:
 # ---- precedence -----------------------------------------------------------------------------
 
 
-def test_go_package_under_a_doc_directory_is_source() -> None:
+def test_go_package_under_a_doc_or_examples_directory_is_source() -> None:
     assert classify_path("doc/man_docs.go", RULES) == "source"
     assert classify_path("doc/man_docs_test.go", RULES) == "test"
+    assert classify_path("examples/server/main.go", RULES) == "source"
 
 
 def test_other_code_under_a_doc_directory_is_doc() -> None:
     assert classify_path("docs/conf.py", RULES) == "doc"
+
+
+@pytest.mark.parametrize("path", ["examples/pm.js", "demo/app.py", "samples/basic/main.rs"])
+def test_programs_in_a_top_level_examples_directory_are_doc(path: str) -> None:
+    assert classify_path(path, RULES) == "doc"
+
+
+def test_a_package_named_example_inside_the_source_tree_is_source() -> None:
+    assert classify_path("src/example/app.py", RULES) == "source"
 
 
 def test_vendored_beats_test() -> None:

@@ -127,6 +127,9 @@ _BUILTIN_RULES: tuple[tuple[str, str | None, tuple[str, ...]], ...] = (
         "*.md", "*.markdown", "*.mdx", "*.rst", "*.txt", "*.adoc", "*.asciidoc", "**/docs/**",
         "**/doc/**", "README", "LICENSE", "LICENCE", "COPYING", "NOTICE", "AUTHORS",
         "CONTRIBUTORS", "CONTRIBUTING",
+        # Programs that show the code in use, as GitHub linguist files them: callers of the
+        # implementation, which a question about the implementation should not get first.
+        "examples/**", "example/**", "demos/**", "demo/**", "samples/**", "sample/**",
     )),
     ("config", None, (
         "*.toml", "*.yaml", "*.yml", "*.json", "*.jsonc", "*.json5", "*.ini", "*.cfg", "*.conf",
@@ -273,8 +276,8 @@ def _path_verdict(
 
 
 # Go builds every directory of .go files into a package (cobra's ``doc/`` package writes man
-# pages and markdown): a .go file under ``doc/`` is code, never documentation; a Go example
-# is a ``*_test.go`` file, which the test rule still takes.
+# pages and markdown): a .go file under ``doc/`` or ``examples/`` is a package's code, never
+# documentation; a ``*_test.go`` file is still a test.
 _PACKAGE_CODE_EXTENSIONS = (".go",)
 
 
