@@ -146,16 +146,10 @@ def _js_object(name: str, node: Node, value: Node, src: bytes) -> Decl | None:
 
 
 def _is_function_member(member: Node, src: bytes) -> bool:
-    """A method, or a property under a key that names it whose value is a function
-    (``_property_function``) or an object that holds one (``methods: { save () {…} }``)."""
+    """A method, or a property that is a unit of its own (``_pair_decl``)."""
     if member.type == "method_definition":
         return True
-    if member.type != "pair" or not _pair_name(member, src):
-        return False
-    value = member.child_by_field_name("value")
-    if value is not None and value.type == "object":
-        return any(_is_function_member(inner, src) for inner in value.named_children)
-    return value is not None and _property_function(value) is not None
+    return member.type == "pair" and _pair_decl(member, src) is not None
 
 
 def _pair_name(pair: Node, src: bytes) -> str:
@@ -260,6 +254,10 @@ def _js_property_name(before: list[Node], src: bytes) -> str:
 
 
 def _js_pair(node: Node, src: bytes, rules: Rules) -> Decl | None:
+    return _pair_decl(node, src)
+
+
+def _pair_decl(node: Node, src: bytes) -> Decl | None:
     """``parse: function (str) {…}``, ``parse: (str) => …`` or ``transformRequest:
     [function (data) {…}]`` inside an object literal, or ``methods: { save () {…} }``, an
     object of functions inside it (a container of its own); the key names it
