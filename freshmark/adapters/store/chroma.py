@@ -54,7 +54,7 @@ class Store:
         variable = settings.chroma_variable
         shards = [Shard.server(server, variable) for server in parse_servers(urls, variable)]
         if len(shards) == 1:
-            _ = shards[0].client  # the one server: nothing works without it, say so at once
+            shards[0].require()  # the one server: nothing works without it, say so at once
         return cls(shards)
 
     # -- placement --------------------------------------------------------------------------

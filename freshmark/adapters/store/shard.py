@@ -5,19 +5,22 @@ through the client's own auth settings (``chroma_client_auth_provider``) and nev
 message: ``location`` and every error name the URL redacted (``http://***@host:8000``). Vectors
 are always ours (``embedding_function=None``): ``get_collection`` without it would attach
 Chroma's default embedder, which downloads a model at run time.
+
+chromadb is imported when a Chroma is first used, not when the store is opened: the import
+costs ~0.7 s of CPU. Until then a Chroma lists its collections from the embedded store's file
+or a server's REST listing (``catalog.py``), so a process that reads only manifests
+(``status``) never pays it.
 """
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import chromadb
-from chromadb.config import Settings as ChromaSettings
-from chromadb.errors import ChromaError
-
 from freshmark.adapters.store.calls import guard
+from freshmark.adapters.store.catalog import Catalog, EmbeddedCatalog, ServerCatalog
 from freshmark.core.errors import StoreNotWritable, StoreUnavailable
 from freshmark.core.placement import ChromaServer
 
@@ -36,17 +39,21 @@ class Shard:
     the next call."""
 
     def __init__(self, client: Any | None, location: str, identity: str,
-                 connect: Callable[[], Any] | None = None):
+                 connect: Callable[[], Any] | None = None,
+                 catalog: Catalog | None = None):
         self._client = client
         self._connect = connect
+        self._catalog = catalog  # lists collections while no client is open
+        self._connecting = threading.Lock()
         self.location = location
         self.identity = identity
 
     @property
     def client(self) -> Any:
-        if self._client is None:
-            assert self._connect is not None
-            self._client = self._connect()
+        with self._connecting:  # threads of a server share one client
+            if self._client is None:
+                assert self._connect is not None
+                self._client = self._connect()
         return self._client
 
     @client.setter
@@ -57,7 +64,7 @@ class Shard:
     def server(cls, server: ChromaServer, variable: str) -> Shard:
         """``server`` as a shard, connected on first use (``_connect``)."""
         return cls(None, server.shown, server.identity,
-                   connect=lambda: _connect(server, variable))
+                   connect=lambda: _connect(server, variable), catalog=ServerCatalog(server))
 
     @classmethod
     def embedded(cls, path: Path) -> Shard:
@@ -70,13 +77,22 @@ class Shard:
             raise StoreNotWritable(
                 f"store directory {path} is not writable: {exc.strerror}"
             ) from exc
-        client = chromadb.PersistentClient(
-            path=str(path), settings=ChromaSettings(anonymized_telemetry=False)
-        )
-        return cls(client, str(path), str(path))
+        return cls(None, str(path), str(path), connect=lambda: _persistent(path),
+                   catalog=EmbeddedCatalog(path))
+
+    def require(self) -> None:
+        """Fail now, naming this Chroma, when it cannot be used: a heartbeat without the
+        client when it answers, else the client's connection, whose error says why."""
+        if self._catalog is None or not self._catalog.reachable():
+            _ = self.client
 
     def collections(self) -> list[Any]:
-        """Every collection with its metadata, in one call (not one ``get`` per name)."""
+        """Every collection with its metadata, in one call (not one ``get`` per name); from
+        the embedded store's file while this process has no client open."""
+        if self._client is None and self._catalog is not None:
+            listed = self._catalog.collections()
+            if listed is not None:
+                return list(listed)
         return list(guard(f"list collections on {self.location}", self.client.list_collections))
 
     def names(self) -> list[str]:
@@ -109,9 +125,21 @@ class Shard:
         guard("drop a collection", lambda: self.client.delete_collection(name))
 
 
+def _persistent(path: Path) -> Any:
+    """The embedded Chroma's client."""
+    import chromadb
+    from chromadb.config import Settings as ChromaSettings
+
+    return chromadb.PersistentClient(path=str(path),
+                                     settings=ChromaSettings(anonymized_telemetry=False))
+
+
 def _connect(server: ChromaServer, variable: str) -> Any:
     """A client of ``server`` that answered a heartbeat; ``StoreUnavailable`` (retryable)
     when it does not, naming ``variable`` when it refuses the credentials."""
+    import chromadb
+    from chromadb.config import Settings as ChromaSettings
+
     provider = _BASIC_AUTH if server.username is not None else None
     credentials = f"{server.username}:{server.password}" if provider else None
     settings = ChromaSettings(anonymized_telemetry=False,
@@ -137,6 +165,8 @@ def _connect(server: ChromaServer, variable: str) -> Any:
 def _refused(exc: BaseException) -> bool:
     """Whether the server answered 401 or 403 (chromadb raises its own error types for a
     Chroma answer and a bare exception with the body for a proxy's)."""
+    from chromadb.errors import ChromaError
+
     status = getattr(getattr(exc, "response", None), "status_code", None)
     code = exc.code() if isinstance(exc, ChromaError) else None
     head = str(exc)[:200]

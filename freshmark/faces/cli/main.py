@@ -13,6 +13,7 @@ import click
 
 from freshmark.core.config import Config
 from freshmark.core.globs import glob_match
+from freshmark.core.manifest import Manifest
 from freshmark.core.settings import Settings
 from freshmark.faces.cli import answers as answer_commands
 from freshmark.faces.cli import audit as audit_commands
@@ -120,12 +121,18 @@ def _status_rows(
     path: Path, branch: str | None, settings: Settings, config: Config
 ) -> list[dict[str, Any]]:
     from freshmark.adapters.store.chroma import Store
-    from freshmark.services.upkeep.drop import BranchState
     from freshmark.services.upkeep.status import branch_status
 
     store = Store.open(settings)
+
+    def retire(manifest: Manifest) -> bool:
+        """Drop a branch deleted from its repository (opened only when there is one)."""
+        from freshmark.services.upkeep.drop import BranchState, retire_gone_branch
+
+        return retire_gone_branch(BranchState.open(settings, store, config=config), manifest)
+
     return branch_status(path, branch, settings=settings, config=config, store=store,
-                         retire=BranchState.open(settings, store, config=config))
+                         retire=retire)
 
 
 def _status_on_server(repo: str, branch: str | None, settings: Settings,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -10,23 +11,22 @@ from freshmark.adapters.store.chroma import Store
 from freshmark.adapters.telemetry.verdict_stats import VerdictStats
 from freshmark.core.config import Config
 from freshmark.core.errors import BaseGone, FreshmarkError, NotIndexed
+from freshmark.core.manifest import Manifest
 from freshmark.core.overlay import OverlayBase
 from freshmark.core.ports import BranchView
 from freshmark.core.settings import Settings
 from freshmark.core.stamp import LIVE, TOMBSTONED
 from freshmark.services.repos import RepoHandle, resolve_repo
 from freshmark.services.upkeep.dir_report import stale_dirs
-from freshmark.services.upkeep.drop import BranchState, retire_gone_branch
 from freshmark.services.upkeep.heads import LOCAL, HeadSource, refresh_heads
 
 
-def behind_head(repo: GitRepo, index: BranchView) -> dict[str, Any]:
+def behind_head(repo: GitRepo, manifest: Manifest) -> dict[str, Any]:
     """Commits and files between the indexed commit and the branch head.
 
     The reference is the manifest's commit, where every layer last agreed (the index is only as
     fresh as its stalest layer); before any all-layer run, the first layer's stamp.
     """
-    manifest = index.manifest
     head = repo.branch_head(manifest.branch)
     layer_commits = (s.get("commit") for s in manifest.layers.values())
     indexed = manifest.commit or next((c for c in layer_commits if c), None)
@@ -72,26 +72,41 @@ def overlay_row(index: BranchView) -> dict[str, Any] | None:
     }
 
 
-def status_row(index: BranchView, repo: GitRepo | None, settings: Settings,
-               source: HeadSource | None = None) -> dict[str, Any]:
-    manifest = index.manifest
+def held_row(store: Store, manifest: Manifest, repo_name: str) -> dict[str, Any] | None:
+    """The branch's chunk counts and overlay: from its manifest alone when the manifest says
+    them (no collection opened: a ``status`` process reads the store's listing only), else
+    from its collection. None when the collection went between the listing and now."""
+    if manifest.chunk_counts is not None and OverlayBase.of(manifest) is None:
+        counts = manifest.chunk_counts
+        return {"overlay": None, "live_chunks": counts["live"],
+                "tombstoned_chunks": counts["tombstoned"]}
+    index = _open(store, manifest.repo_key, manifest.branch, repo_name)
+    if index is None:
+        return None
+    return {"overlay": overlay_row(index), **chunk_counts(index)}
+
+
+def status_row(manifest: Manifest, held: dict[str, Any], repo: GitRepo | None,
+               settings: Settings, source: HeadSource | None = None) -> dict[str, Any]:
+    """A branch's row: its manifest, what it holds (``held_row``) and how far behind it is."""
     behind: dict[str, Any]
     try:
-        behind = behind_head(repo, index) if repo else {"error": "repository not reachable"}
+        behind = behind_head(repo, manifest) if repo else {"error": "repository not reachable"}
     except FreshmarkError as exc:
         behind = {"error": str(exc)}
     behind.update((source or HeadSource(LOCAL)).to_json())
     return {
         "repo": manifest.repo,
         "branch": manifest.branch,
-        "collection": index.name,
+        "collection": manifest.collection,
         "commit": manifest.commit,
         "indexed_at": manifest.indexed_at,
         "layers": manifest.layers,
         "embedder": manifest.embedder,
         "base_branch": manifest.base_branch,
-        "overlay": overlay_row(index),
-        **chunk_counts(index),
+        "overlay": held["overlay"],
+        "live_chunks": held["live_chunks"],
+        "tombstoned_chunks": held["tombstoned_chunks"],
         "behind": behind,
         "verdicts": _verdict_counts(settings, manifest.repo, manifest.branch),
         "stale_dirs": stale_dirs(settings, manifest.repo, manifest.branch),
@@ -99,21 +114,21 @@ def status_row(index: BranchView, repo: GitRepo | None, settings: Settings,
     }
 
 
-def gone_row(index: BranchView, retired: bool) -> dict[str, Any]:
+def gone_row(manifest: Manifest, retired: bool) -> dict[str, Any]:
     """A branch deleted from its repository: said so, not an error; ``retired`` when its index
     was dropped (kept while overlays are layered on it)."""
-    manifest = index.manifest
-    return {"repo": manifest.repo, "branch": manifest.branch, "collection": index.name,
+    return {"repo": manifest.repo, "branch": manifest.branch, "collection": manifest.collection,
             "gone": True, "retired": retired}
 
 
 def branch_status(
     path: Path, branch: str | None, *, settings: Settings, config: Config, store: Store,
-    retire: BranchState | None = None,
+    retire: Callable[[Manifest], bool] | None = None,
 ) -> list[dict[str, Any]]:
     """Status rows for one branch, or for every indexed branch of the repository at ``path``
     (a path or a configured or indexed repository's id). A branch deleted from the repository
-    gets a ``gone_row`` and, with ``retire``, its index dropped."""
+    gets a ``gone_row`` and, with ``retire``, its index dropped (``retire`` says whether it
+    was: an index that overlays use is kept)."""
     handle = resolve_repo(str(path), settings, config, store)
     return handle_status(handle, branch, settings=settings, config=config, store=store,
                          retire=retire, index_hint=str(path))
@@ -121,31 +136,33 @@ def branch_status(
 
 def handle_status(
     handle: RepoHandle, branch: str | None, *, settings: Settings, config: Config,
-    store: Store, retire: BranchState | None = None, index_hint: str | None = None,
+    store: Store, retire: Callable[[Manifest], bool] | None = None,
+    index_hint: str | None = None,
 ) -> list[dict[str, Any]]:
-    """``branch_status`` of a repository already resolved (a server names it, never a path)."""
+    """``branch_status`` of a repository already resolved (a server names it, never a path).
+
+    Rows come from the manifests of one listing; a collection is opened only for what a
+    manifest does not say (an overlay's own size, counts from before runs kept them)."""
     source = refresh_heads(settings, config, handle.repo_id)  # the same heads as ``audit``
     try:
         repo: GitRepo | None = handle.open()
     except FreshmarkError:
         repo = None
-    if branch:
-        indexes = [_open(store, handle.key, branch, handle.name, required=True)]
-    else:
-        manifests = store.list_manifests(handle.key)
-        indexes = [i for m in manifests
-                   if (i := _open(store, m.repo_key, m.branch, handle.name)) is not None]
-    if not indexes:
+    manifests = [m for m in store.list_manifests(handle.key) if branch in (None, m.branch)]
+    if branch and not any(m.commit or m.layers for m in manifests):
+        # Not indexed, or a first run that never finished: the store says which, and what is.
+        _open(store, handle.key, branch, handle.name, required=True)
+    if not manifests:
         raise NotIndexed(f"{handle.name} has no indexed branch yet; run: freshmark index "
                          f"{index_hint or handle.name}")
     heads = set(repo.branches()) if repo is not None else None
     rows = []
-    for index in indexes:
-        if heads is not None and index.manifest.branch not in heads:
-            retired = retire is not None and retire_gone_branch(retire, index.manifest)
-            rows.append(gone_row(index, retired))
-        else:
-            rows.append(status_row(index, repo, settings, source))
+    for manifest in manifests:
+        if heads is not None and manifest.branch not in heads:
+            retired = retire is not None and retire(manifest)
+            rows.append(gone_row(manifest, retired))
+        elif (held := held_row(store, manifest, handle.name)) is not None:
+            rows.append(status_row(manifest, held, repo, settings, source))
     return rows
 
 
