@@ -16,8 +16,10 @@ read from the kernel (``wait4``):
 - ``freshmark search --json``: CPU, wall; and with ``FRESHMARK_SERVER_URL`` set to a
   ``freshmark serve`` the bench starts (the CLI process's CPU and wall, the server warm);
 - a query process (``services.retrieval.search``): the first search (CPU and wall, store and
-  lexical index opened by it), 50 short queries (CPU p50/p95) and the RSS after them (and its
-  anonymous part, beside file-backed maps), then long issue-report queries (CPU p50/p95);
+  lexical index opened by it; Chroma's client library imported before, as a server or worker
+  does at start: the CLI rows include that import), 50 short queries (CPU p50/p95) and the
+  RSS after them (and its anonymous part, beside file-backed maps), then long issue-report
+  queries (CPU p50/p95);
 - disk: the Chroma directory and the cache (lexical snapshots or indexes, embedding cache).
 
 The last table gives each row's growth exponent between consecutive sizes (1: linear in the
@@ -247,12 +249,14 @@ def _memory_mib() -> dict[str, float]:
 
 def run_queries(repo: Path) -> None:
     """In this (new) process: the first search, short queries, RSS, long queries."""
+    from freshmark.adapters.store.shard import import_client_library
     from freshmark.core.config import Config
     from freshmark.core.request import SearchRequest
     from freshmark.core.settings import Settings
     from freshmark.services.retrieval.search import search
 
     settings, config = Settings.from_env(), Config()
+    import_client_library()  # as ``freshmark serve`` and a worker do at start
 
     def one(query: str) -> tuple[float, float]:
         cpu, wall = time.process_time(), time.perf_counter()

@@ -5,6 +5,7 @@ importing chromadb (~0.7 s of CPU)."""
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 import subprocess
 import sys
@@ -100,3 +101,16 @@ def test_status_reads_manifests_without_importing_chromadb(store_env: str, make_
     (row,) = json.loads("\n".join(status_lines))
     assert row["branch"] == "main" and row["live_chunks"] > 0
     assert json.loads(last) == {"chromadb_imported": False}
+
+
+def test_the_api_server_imports_chromas_client_at_start_not_in_its_first_search(
+        fm_home: Path) -> None:
+    probe = ("import sys\n"
+             "from freshmark.faces.http.app import create_app\n"
+             "before = 'chromadb' in sys.modules\n"
+             "create_app(bind_host='127.0.0.1')\n"
+             "print(before, 'chromadb' in sys.modules)\n")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                          timeout=120, check=True,
+                          env={**os.environ, "FRESHMARK_REDIS_URL": "redis://127.0.0.1:1/0"})
+    assert done.stdout.split() == ["False", "True"]

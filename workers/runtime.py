@@ -22,6 +22,7 @@ from freshmark.adapters.embedding import LazyEmbedder, model_build_pending, prep
 from freshmark.adapters.embedding.threads import available_threads
 from freshmark.adapters.queue import jobs
 from freshmark.adapters.store.chroma import Store
+from freshmark.adapters.store.shard import import_client_library
 from freshmark.adapters.telemetry import exposition as metrics
 from freshmark.core import jobspec
 from freshmark.core.config import Config, load_config
@@ -120,8 +121,10 @@ def _on_worker_init(**_: Any) -> None:
 
 @signals.celeryd_after_setup.connect
 def _on_worker_setup(**_: Any) -> None:
-    """In the parent, with logging set up, before the pool forks and the worker consumes."""
+    """In the parent, with logging set up, before the pool forks and the worker consumes:
+    the model graph built, Chroma's client library imported (the children share it)."""
     prepare_model(os.environ.get("FRESHMARK_WORKER_QUEUES", ""))
+    import_client_library()
 
 
 def prepare_model(queues: str) -> None:

@@ -9,7 +9,8 @@ Chroma's default embedder, which downloads a model at run time.
 chromadb is imported when a Chroma is first used, not when the store is opened: the import
 costs ~0.7 s of CPU. Until then a Chroma lists its collections from the embedded store's file
 or a server's REST listing (``catalog.py``), so a process that reads only manifests
-(``status``) never pays it.
+(``status``) never pays it; long-lived processes import it at start
+(``import_client_library``).
 """
 
 from __future__ import annotations
@@ -123,6 +124,13 @@ class Shard:
 
     def delete(self, name: str) -> None:
         guard("drop a collection", lambda: self.client.delete_collection(name))
+
+
+def import_client_library() -> None:
+    """Import chromadb now. A long-lived process calls it at start (the API server; a worker's
+    parent before its pool forks, so the children share it): its first request or job then
+    does not pay the import."""
+    import chromadb  # noqa: F401
 
 
 def _persistent(path: Path) -> Any:

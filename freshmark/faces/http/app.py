@@ -38,6 +38,7 @@ from freshmark import __version__
 from freshmark.adapters import keys
 from freshmark.adapters.git.mirrors import remote_branches
 from freshmark.adapters.queue import jobs
+from freshmark.adapters.store.shard import import_client_library
 from freshmark.adapters.telemetry import exposition as metrics
 from freshmark.adapters.telemetry.freshness import freshness_store_for
 from freshmark.adapters.telemetry.verdict_stats import VerdictStats
@@ -247,6 +248,7 @@ def create_app(
     token set, only a loopback-only server stays open (None: unknown, so closed)."""
     settings = settings or Settings.from_env()
     config = config or load_config(settings.config_path)
+    import_client_library()  # at start, not in the first search's time
     client = client or jobs.connect(settings.redis_url)
     send = send or _default_send()
     env = os.environ if env is None else env

@@ -348,4 +348,7 @@ def create_asgi_app(server: Any | None = None, path: str = "/",
 
 def run_stdio() -> None:
     """Serve the tools on stdin/stdout until the client disconnects."""
+    from freshmark.adapters.store.shard import import_client_library
+
+    import_client_library()  # at start, not in the first tool call's time
     mcp.run("stdio")
