@@ -11,6 +11,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from freshmark.core.embed_text import vector_key
 from freshmark.core.stamp import LIVE, TOMBSTONED, ChunkRecord, chunk_id, sha256_hex
 from freshmark.core.tree import FileChange
 
@@ -182,15 +183,17 @@ def tombstones(
 def reusable_vectors(
     needed: Sequence[ChunkRecord], donors: Iterable[ChunkRecord]
 ) -> dict[str, str]:
-    """Map text sha -> id of a stored chunk with the same text, whose vector can be copied.
-
-    Renames and moved code re-embed nothing: the old chunk's vector serves the new one.
-    """
-    wanted = {r.text_sha256 for r in needed}
+    """Map vector key (``embed_text``) -> id of a stored chunk of the same symbol and text,
+    whose vector can be copied. Renamed files and moved code re-embed nothing: the copied
+    vector's name line holds the old path, the one difference, until the chunk changes."""
+    keys_by_code: dict[tuple[str, str], set[str]] = {}
+    for record in needed:
+        keys_by_code.setdefault((record.symbol, record.text_sha256), set()).add(
+            vector_key(record))
     out: dict[str, str] = {}
     for donor in donors:
-        if donor.text_sha256 in wanted and donor.text_sha256 not in out:
-            out[donor.text_sha256] = donor.id
+        for key in keys_by_code.get((donor.symbol, donor.text_sha256), ()):
+            out.setdefault(key, donor.id)
     return out
 
 

@@ -18,6 +18,7 @@ from freshmark.core.chunking import chunk_text_capped
 from freshmark.core.chunking.languages import detect_language
 from freshmark.core.classify import SKIP_OVERSIZED, FileClass, classify, decode_text
 from freshmark.core.config import Layer
+from freshmark.core.embed_text import embedding_text, vector_key
 from freshmark.core.lexical_document import LexicalDocument
 from freshmark.core.plan import (
     FileContext,
@@ -316,7 +317,7 @@ class IndexRun:
             donors = [r for r in existing if r.id not in self._overwritten]
             vectors = self._vectors_for(part, donors)
             self.keep_claim()  # a batch taken over by another process must not write as well
-            self.index.upsert(part, np.stack([vectors[r.text_sha256] for r in part]))
+            self.index.upsert(part, np.stack([vectors[vector_key(r)] for r in part]))
             self._overwritten.update(r.id for r in part)
             if self.lexical is not None:
                 self.lexical.written([LexicalDocument.of(r) for r in part])
@@ -339,8 +340,8 @@ class IndexRun:
     ) -> dict[str, np.ndarray]:
         donors = reusable_vectors(records, existing)
         by_donor = self.index.embeddings_for(list(donors.values())) if donors else {}
-        vectors = {sha: by_donor[i] for sha, i in donors.items() if i in by_donor}
-        texts = {r.text_sha256: r.text for r in records if r.text_sha256 not in vectors}
+        vectors = {key: by_donor[i] for key, i in donors.items() if i in by_donor}
+        texts = {vector_key(r): embedding_text(r) for r in records if vector_key(r) not in vectors}
         started = time.perf_counter()
         computed, n_computed, n_cached = embed_with_cache(
             self.embedder, self.cache, texts, progress=self._embedding_progress(len(texts))
