@@ -42,6 +42,7 @@ from freshmark.adapters.embedding import get_embedder
 from freshmark.adapters.lexical.registry import lexical_engine
 from freshmark.adapters.store.chroma import BranchIndex, Store
 from freshmark.core.config import load_config
+from freshmark.core.embed_text import embedding_text
 from freshmark.core.fusion import RerankWeights
 from freshmark.core.manifest import Manifest, collection_name
 from freshmark.core.request import DEFAULT_KINDS, SearchRequest
@@ -171,12 +172,13 @@ def stored_collection(store: Store, key: str, records: list[ChunkRecord],
         if existing.manifest.embedder == embedder.id and existing.count() == len(records):
             return existing
         store.drop_branch(key, "bench")
-    digest = sha256_hex("\0".join(r.text for r in records) + embedder.id)[:16]
+    texts = [embedding_text(r) for r in records]  # what the indexer embeds for each
+    digest = sha256_hex("\0".join(texts) + embedder.id)[:16]
     cached = vectors_file.with_suffix(f".{digest}.npy")
     if cached.exists():
         vectors = np.load(cached)
     else:
-        vectors = embedder.embed([r.text for r in records])
+        vectors = embedder.embed(texts)
         cached.parent.mkdir(parents=True, exist_ok=True)
         np.save(cached, vectors)
     manifest = Manifest(repo=key, repo_key=key, branch="bench", embedder=embedder.id,
