@@ -185,6 +185,16 @@ def _wait_running(cluster: Cluster, repo_id: str, head: str) -> dict[str, str]:
     return client.hgetall(job)
 
 
+def _wait_maintenance_done(cluster: Cluster) -> None:
+    """The idle-branch retirement the scheduler fires when it starts has run: it fetches every
+    mirror, and would otherwise take a pack meant for the index job."""
+    client = cluster.client()
+    retire = jobspec.JobSpec(kind=jobspec.KIND_RETIRE_IDLE, repo=jobspec.ALL,
+                             queue=jobspec.QUEUE_MAINTENANCE, reason="retire_idle").key
+    wait_until(lambda: client.hexists(keys.SCHEDULE_LAST_RUN, "retire_idle")
+               and not client.exists(keys.job(retire)), 60, "the startup retirement to run")
+
+
 def _holder_host_and_pid(running_job: dict[str, str]) -> tuple[str, int]:
     host, pid, _ = running_job["lock_token"].split(":")
     return host, int(pid)
@@ -275,6 +285,7 @@ def test_job_of_a_killed_pool_child_runs_again(tmp_path: Path, private_redis: Pr
         cluster.start_scheduler()
         cluster.push_webhook(repo_id, work.head())
         cluster.wait_for_stamp(repo_id, work.head())  # pack 1: the mirror's clone
+        _wait_maintenance_done(cluster)  # its fetch must not be the one held
         remote.pause_on_pack = 2
         head = _big_commit(work, files=KILLED_JOB_FILES)
         assert cluster.push_webhook(repo_id, head).status_code == 202
