@@ -341,7 +341,8 @@ class IndexRun:
         donors = reusable_vectors(records, existing)
         by_donor = self.index.embeddings_for(list(donors.values())) if donors else {}
         vectors = {key: by_donor[i] for key, i in donors.items() if i in by_donor}
-        texts = {vector_key(r): embedding_text(r) for r in records if vector_key(r) not in vectors}
+        texts = {key: embedding_text(r) for r in records
+                 if (key := vector_key(r)) not in vectors}
         started = time.perf_counter()
         computed, n_computed, n_cached = embed_with_cache(
             self.embedder, self.cache, texts, progress=self._embedding_progress(len(texts))

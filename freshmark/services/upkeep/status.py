@@ -47,6 +47,11 @@ def chunk_counts(index: BranchView) -> dict[str, int]:
     if counts is None:
         return {"live_chunks": index.count({"status": LIVE}),
                 "tombstoned_chunks": index.count({"status": TOMBSTONED})}
+    return _row_counts(counts)
+
+
+def _row_counts(counts: dict[str, int]) -> dict[str, int]:
+    """A manifest's ``chunk_counts`` as a status row names them."""
     return {"live_chunks": counts["live"], "tombstoned_chunks": counts["tombstoned"]}
 
 
@@ -77,9 +82,7 @@ def held_row(store: Store, manifest: Manifest, repo_name: str) -> dict[str, Any]
     them (no collection opened: a ``status`` process reads the store's listing only), else
     from its collection. None when the collection went between the listing and now."""
     if manifest.chunk_counts is not None and OverlayBase.of(manifest) is None:
-        counts = manifest.chunk_counts
-        return {"overlay": None, "live_chunks": counts["live"],
-                "tombstoned_chunks": counts["tombstoned"]}
+        return {"overlay": None, **_row_counts(manifest.chunk_counts)}
     index = _open(store, manifest.repo_key, manifest.branch, repo_name)
     if index is None:
         return None
