@@ -234,3 +234,16 @@ def test_embedder_id_is_known_without_loading_the_model(name: str, tmp_path: Pat
     if name == "hashing":  # loading MiniLM belongs to the slow tier (test_embedding_minilm)
         lazy.embed_query("x")
         assert lazy.loaded and lazy._loaded is not None and lazy._loaded.id == lazy.id
+
+
+def test_the_hashing_tier_never_imports_onnxruntime(tmp_path: Path) -> None:
+    """The MiniLM module (onnxruntime, tokenizers) is imported when a model is needed: a
+    hashing-tier process, a no-op run or ``status`` does not pay for it."""
+    probe = ("import sys\n"
+             "from freshmark.adapters.embedding import LazyEmbedder, get_embedder\n"
+             f"get_embedder('hashing', {str(tmp_path)!r}).embed(['x'])\n"
+             f"LazyEmbedder('minilm', {str(tmp_path)!r})\n"
+             "print('onnxruntime' in sys.modules, 'tokenizers' in sys.modules)\n")
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                         check=True, timeout=60)
+    assert out.stdout.split() == ["False", "False"]

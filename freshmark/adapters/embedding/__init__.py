@@ -15,19 +15,15 @@ Names:
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Sequence
 from pathlib import Path
+from types import ModuleType
 
 import numpy as np
 
 from freshmark.adapters.embedding.cache import EmbeddingCache, embed_with_cache, text_sha256
 from freshmark.adapters.embedding.hashing import HashingEmbedder
-from freshmark.adapters.embedding.minilm import (
-    cached_model_file,
-    ensure_model_file,
-    load_minilm,
-    locate_model_files,
-)
 from freshmark.core.errors import ConfigError
 from freshmark.core.ports import Embedder
 
@@ -53,6 +49,13 @@ def _variant(name: str) -> str | None:
     if name not in _EMBEDDER_NAMES:
         raise ConfigError(f"unknown embedder {name!r}; known: {', '.join(KNOWN_EMBEDDERS)}")
     return _EMBEDDER_NAMES[name]
+
+
+def _minilm() -> ModuleType:
+    """The MiniLM module, imported when a model is needed: it imports onnxruntime and
+    tokenizers (~30 ms), which a no-op run, a BM25-only search, ``status`` or the hashing tier
+    never use."""
+    return importlib.import_module("freshmark.adapters.embedding.minilm")
 
 
 def embedder_id(name: str) -> str:
@@ -103,7 +106,7 @@ def get_embedder(name: str, cache_dir: Path, threads: int | None = None) -> Embe
     variant = _variant(name)
     if variant is None:
         return HashingEmbedder()
-    return load_minilm(variant, Path(cache_dir), threads=threads,
+    return _minilm().load_minilm(variant, Path(cache_dir), threads=threads,
                        long_text="pool" if name in _POOLED_NAMES else "head")
 
 
@@ -113,7 +116,9 @@ def model_build_pending(name: str, cache_dir: Path) -> bool:
     variant = _variant(name)
     if variant is None:
         return False
-    return not cached_model_file(locate_model_files(), Path(cache_dir), variant).is_file()
+    minilm = _minilm()
+    return not minilm.cached_model_file(minilm.locate_model_files(), Path(cache_dir),
+                                        variant).is_file()
 
 
 def prepare_embedder(name: str, cache_dir: Path) -> None:
@@ -126,7 +131,8 @@ def prepare_embedder(name: str, cache_dir: Path) -> None:
     """
     variant = _variant(name)
     if variant is not None:
-        ensure_model_file(locate_model_files(), Path(cache_dir), variant)
+        minilm = _minilm()
+        minilm.ensure_model_file(minilm.locate_model_files(), Path(cache_dir), variant)
 
 
 __all__ = [
