@@ -58,3 +58,22 @@ def test_an_indexed_chunk_holds_the_vector_of_its_name_line_and_source(fm_home, 
     embedder = HashingEmbedder()
     assert np.allclose(stored, embedder.embed([embedding_text(chunk)])[0], atol=1e-6)
     assert not np.allclose(stored, embedder.embed([chunk.text])[0], atol=1e-3)
+
+
+def test_copies_of_stored_chunks_in_new_files_borrow_their_vectors(fm_home, make_repo):
+    """Two new files holding the chunks of a file changed in the same run (a licence header
+    or a helper copied into many modules) borrow those chunks' vectors: each donor is read
+    once (a store read naming one id twice is refused)."""
+    repo = shop_repo(make_repo)
+    run(repo)
+    domain = repo.path / "src/orders/domain/order.py"
+    source = domain.read_text()
+    repo.write("src/copies/a/order.py", source)
+    repo.write("src/copies/b/order.py", source)
+    repo.write("src/orders/domain/order.py", source + "\n\ndef added():\n    return 1\n")
+    repo.commit("two copies", when="2026-03-12T10:00:00Z")
+    summary = run(repo)
+    copied = [r for r in records(repo) if r.path.startswith("src/copies/")]
+    assert summary["chunks_added"] == len(copied) + 1 and copied
+    assert summary["embeddings_computed"] == 1  # ``added``
+    assert summary["embeddings_reused"] == len(copied)

@@ -157,7 +157,7 @@ class BranchIndex:
         include = ["metadatas", "documents"] if include_text else ["metadatas"]
         if ids is not None:
             out: list[ChunkRecord] = []
-            for part in batches(list(ids), READ_PAGE):
+            for part in batches(list(dict.fromkeys(ids)), READ_PAGE):  # Chroma refuses repeats
                 out.extend(self._get_page(include, ids=list(part), where=where))
             return out
         if limit is not None:
@@ -230,7 +230,7 @@ class BranchIndex:
 
     def embeddings_for(self, ids: Sequence[str]) -> dict[str, np.ndarray]:
         out: dict[str, np.ndarray] = {}
-        for part in batches(list(ids), READ_PAGE):
+        for part in batches(list(dict.fromkeys(ids)), READ_PAGE):  # Chroma refuses repeats
             def read(part: Sequence[str] = part) -> Any:
                 return self._collection.get(ids=list(part), include=["embeddings"])
 

@@ -341,6 +341,7 @@ class IndexRun:
         donors = reusable_vectors(records, existing)
         by_donor = self.index.embeddings_for(list(donors.values())) if donors else {}
         vectors = {key: by_donor[i] for key, i in donors.items() if i in by_donor}
+        borrowed = len(vectors)  # one donor may lend to several keys (copies of a chunk)
         texts = {key: embedding_text(r) for r in records
                  if (key := vector_key(r)) not in vectors}
         started = time.perf_counter()
@@ -350,7 +351,7 @@ class IndexRun:
         self.summary.embed_seconds += time.perf_counter() - started
         vectors.update(computed)
         self.summary.embeddings_computed += n_computed
-        self.summary.embeddings_reused += n_cached + len(by_donor)
+        self.summary.embeddings_reused += n_cached + borrowed
         return vectors
 
 
