@@ -255,7 +255,8 @@ def evaluate_repo(repo: str, instances: list[Instance], clone: Path, args: argpa
             seconds = time.perf_counter() - started
             rank = totals[system].add(files, chunks, inst, seconds)
             totals[f"{system}:{repo}"].add(files, chunks, inst, seconds)
-            outcome[system] = {"rank": rank, "top": files[:5]}
+            outcome[system] = {"rank": rank, "top": files[:5],
+                               "chunks": [f"{path}::{symbol}" for path, symbol in chunks[:DEPTH]]}
             line.append(f"{system}={rank or '-'}")
         report["instances"].append(outcome)
         write_report(args, report, totals)  # a long run that is stopped keeps what it measured
