@@ -107,7 +107,7 @@ def get_embedder(name: str, cache_dir: Path, threads: int | None = None) -> Embe
     if variant is None:
         return HashingEmbedder()
     return _minilm().load_minilm(variant, Path(cache_dir), threads=threads,
-                       long_text="pool" if name in _POOLED_NAMES else "head")
+                                 long_text="pool" if name in _POOLED_NAMES else "head")
 
 
 def model_build_pending(name: str, cache_dir: Path) -> bool:
