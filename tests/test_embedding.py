@@ -237,8 +237,9 @@ def test_embedder_id_is_known_without_loading_the_model(name: str, tmp_path: Pat
 
 
 def test_the_hashing_tier_never_imports_onnxruntime(tmp_path: Path) -> None:
-    """The MiniLM module (onnxruntime, tokenizers) is imported when a model is needed: a
-    hashing-tier process, a no-op run or ``status`` does not pay for it."""
+    """The MiniLM module (onnxruntime, tokenizers) is imported when a model is needed: the
+    hashing tier, and a process that only needs a MiniLM embedder's id (a no-op run,
+    ``status``), do not pay for it."""
     probe = ("import sys\n"
              "from freshmark.adapters.embedding import LazyEmbedder, get_embedder\n"
              f"get_embedder('hashing', {str(tmp_path)!r}).embed(['x'])\n"
