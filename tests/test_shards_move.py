@@ -79,7 +79,7 @@ def fleet(fm_home: Path, make_repo, chroma_shards: list[ChromaServer],
         moving = {k for k in repos if home_index(k, four) == 3}
         if len(moving) >= EACH_SIDE and len(repos) - len(moving) >= EACH_SIDE:
             break
-    assert len(moving) >= EACH_SIDE, f"{len(repos)} repositories, none placed on the fourth"
+    assert len(moving) >= EACH_SIDE, f"{len(moving)} of {len(repos)} repositories on the fourth"
     monkeypatch.setenv("FRESHMARK_CHROMA_URLS", urls(chroma_shards))
     return Fleet(chroma_shards, repos, moving)
 
