@@ -33,6 +33,12 @@ def manifest_of(collection: Any) -> Manifest | None:
         return None
 
 
+def _id_pages(ids: Iterable[str]) -> Iterator[Sequence[str]]:
+    """``ids`` in read pages, each id once: a caller may name one chunk twice (copies of a chunk
+    borrowing one vector), and Chroma refuses a read that repeats an id."""
+    return batches(list(dict.fromkeys(ids)), READ_PAGE)
+
+
 def manifest_metadata(manifest: Manifest) -> dict[str, str]:
     """The collection metadata that records ``manifest``."""
     return {MANIFEST_KEY: manifest.to_json(), "embedder": manifest.embedder}
@@ -157,7 +163,7 @@ class BranchIndex:
         include = ["metadatas", "documents"] if include_text else ["metadatas"]
         if ids is not None:
             out: list[ChunkRecord] = []
-            for part in batches(list(dict.fromkeys(ids)), READ_PAGE):  # Chroma refuses repeats
+            for part in _id_pages(ids):
                 out.extend(self._get_page(include, ids=list(part), where=where))
             return out
         if limit is not None:
@@ -230,7 +236,7 @@ class BranchIndex:
 
     def embeddings_for(self, ids: Sequence[str]) -> dict[str, np.ndarray]:
         out: dict[str, np.ndarray] = {}
-        for part in batches(list(dict.fromkeys(ids)), READ_PAGE):  # Chroma refuses repeats
+        for part in _id_pages(ids):
             def read(part: Sequence[str] = part) -> Any:
                 return self._collection.get(ids=list(part), include=["embeddings"])
 
