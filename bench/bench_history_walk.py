@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import subprocess
 import sys
 import tempfile
 import time
@@ -27,6 +26,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench_localization import git, working_clone  # noqa: E402
+
 from freshmark.core.config import Config  # noqa: E402
 from freshmark.core.settings import Settings  # noqa: E402
 from freshmark.services.indexing.indexer import IndexRequest, index_repo  # noqa: E402
@@ -34,26 +35,21 @@ from freshmark.services.indexing.indexer import IndexRequest, index_repo  # noqa
 BRANCH = "walk"
 
 
-def git(clone: Path, *args: str) -> str:
-    return subprocess.run(["git", *args], cwd=clone, check=True, capture_output=True,
-                          text=True).stdout
-
-
 def commits_to_walk(clone: Path, commits: int, step: int) -> list[str]:
     """Every ``step``-th of the last ``commits * step`` first-parent commits, oldest first."""
-    listed = git(clone, "rev-list", "--first-parent", f"-n{commits * step}", "HEAD").split()
+    listed = git("rev-list", "--first-parent", f"-n{commits * step}", "HEAD", cwd=clone).split()
     return listed[::step][::-1]
 
 
 def walk(clone: Path, commits: list[str], every: int) -> int:
-    settings = Settings.from_env()
+    settings, config = Settings.from_env(), Config()
     failures = 0
     started = time.perf_counter()
     for number, commit in enumerate(commits):
-        git(clone, "update-ref", f"refs/heads/{BRANCH}", commit)
+        git("update-ref", f"refs/heads/{BRANCH}", commit, cwd=clone)
         try:
             summary = index_repo(IndexRequest(clone, branch=BRANCH), settings=settings,
-                                 config=Config())
+                                 config=config)
         except Exception as exc:  # noqa: BLE001 - every failure is what the walk reports
             failures += 1
             print(f"FAILED run {number} at {commit}: {type(exc).__name__}: {str(exc)[:300]}",
@@ -79,10 +75,7 @@ def main() -> int:
                         help="where the clone and the index home go (default: a temp dir)")
     args = parser.parse_args()
     work = args.work or Path(tempfile.mkdtemp(prefix="fm-walk-"))
-    clone = work / "clone"
-    if not clone.exists():
-        subprocess.run(["git", "clone", "-q", "--shared", "--no-checkout", str(args.mirror),
-                        str(clone)], check=True)
+    clone = working_clone(args.mirror, work, args.mirror.resolve().parent.name)
     os.environ.setdefault("FRESHMARK_HOME", str(work / "home"))
     os.environ.setdefault("FRESHMARK_EMBEDDER", "hashing")
     return 1 if walk(clone, commits_to_walk(clone, args.commits, args.step), args.every) else 0
