@@ -59,3 +59,20 @@ def test_search_with_repo_dot_in_a_subdirectory_finds_the_repository(fm_home: Pa
     done = fm("search", "cancel order", "--repo", ".", "--json", cwd=shop.path / "src")
     assert done.returncode == 0, done.stderr
     assert "src/orders.py" in done.stdout and "cancel_order" in done.stdout
+
+
+def test_search_without_repo_searches_the_repository_the_directory_is_in(
+        fm_home: Path, shop: RepoBuilder) -> None:
+    assert fm("index", str(shop.path), cwd=shop.path).returncode == 0
+    done = fm("search", "cancel order", "--json", cwd=shop.path / "src")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["results"][0]["path"] == "src/orders.py"
+
+
+def test_context_without_repo_outside_any_repository_says_to_name_one(
+        fm_home: Path, tmp_path: Path) -> None:
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    done = fm("context", "cancel order", cwd=plain)
+    assert done.returncode == 2
+    assert "name one with --repo" in done.stderr and "Traceback" not in done.stderr

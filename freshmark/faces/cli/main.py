@@ -43,7 +43,7 @@ def cli() -> None:
     Quick start (embedded, no servers):
       freshmark index PATH           index the checked-out branch of a git repository
       freshmark status PATH          what is indexed and how far behind the head it is
-      freshmark search QUERY --repo PATH
+      freshmark search QUERY         from inside it (or --repo PATH)
     """
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 from typing import Any, BinaryIO
 
 import click
@@ -13,7 +14,8 @@ from freshmark.core.settings import Settings
 from freshmark.faces.api.shape import shaped
 from freshmark.faces.cli.common import emit_json, examples, fail_cleanly, load_settings
 
-REPO_HELP = "Repository: a path to its working copy, or its id (configured or indexed)."
+REPO_HELP = ("Repository: a path to its working copy, or its id (configured or indexed). "
+             "Default: the repository the current directory is in.")
 BRANCH_HELP = "Branch (default: the checked-out one)."
 WORKTREE_HELP = "Verify against the working tree (uncommitted edits count), not the branch head."
 
@@ -38,6 +40,21 @@ Exit codes:
 SHOWN_LINES = 12
 EXIT_ALL_SAFE = 0
 EXIT_NOT_SAFE = 1
+
+
+def repo_here(repo: str | None) -> str:
+    """The repository named, else the working copy the current directory is in (an error
+    saying to name one when it is in none)."""
+    if repo is not None:
+        return repo
+    from freshmark.adapters.git.repo import GitRepo
+    from freshmark.core.errors import BadInput, NotARepository
+
+    try:
+        return str(GitRepo.discover(Path.cwd()).path)
+    except NotARepository as exc:
+        raise BadInput("the current directory is in no git repository: name one with --repo "
+                       "(a path to its working copy, or its id)") from exc
 
 
 def _print_index(index: dict[str, Any], target: dict[str, Any]) -> None:
@@ -100,7 +117,7 @@ KIND_HELP = ("File kinds to search, comma-separated: source, test, doc, config, 
     "freshmark search cancel_order --repo shop -k 3 --kind source,test --json",
 ))
 @click.argument("query")
-@click.option("--repo", required=True, help=REPO_HELP)
+@click.option("--repo", default=None, help=REPO_HELP)
 @click.option("--branch", "-b", help=BRANCH_HELP)
 @click.option("-k", "k", type=int, default=5, show_default=True, help="How many results (1-100).")
 @click.option("--worktree", is_flag=True, help=WORKTREE_HELP)
@@ -120,7 +137,7 @@ KIND_HELP = ("File kinds to search, comma-separated: source, test, doc, config, 
               help=f"Everything: every result's whole code (not {SHOWN_LINES} lines), and in "
                    "JSON every field, nulls and ranking diagnostics (explain) included.")
 @fail_cleanly
-def search(query: str, repo: str, files: bool, as_json: bool, full: bool,
+def search(query: str, repo: str | None, files: bool, as_json: bool, full: bool,
            **asked: Any) -> None:
     """Hybrid search; every result verified against the branch head and cited.
 
@@ -130,6 +147,7 @@ def search(query: str, repo: str, files: bool, as_json: bool, full: bool,
     """
     # The options left in ``asked`` are the request's own: k, kinds, history, branch...
     request = SearchRequest.build(query, **asked)
+    repo = repo_here(repo)
     settings, config = load_settings()
     if settings.server_url:  # the store and its client are never imported
         response = _search_on_server(request, repo, files, bool(asked.get("kinds")),
@@ -168,14 +186,15 @@ def _search_on_server(request: SearchRequest, repo: str, files: bool, kinds_name
     "printf 'src/orders/service.py\\t9f3c1ab2\\n' | freshmark verify - --repo .",
 ) + "\n\n" + VERIFY_EPILOG)
 @click.argument("file", type=click.File("rb"))
-@click.option("--repo", required=True, help=REPO_HELP)
+@click.option("--repo", default=None, help=REPO_HELP)
 @click.option("--branch", "-b", help=BRANCH_HELP)
 @click.option("--worktree", is_flag=True, help=WORKTREE_HELP)
 @click.option("--json", "as_json", is_flag=True,
               help="A JSON object whose 'lines' hold one object per input line "
                    "(line, path, verdict, reason, ...).")
 @fail_cleanly
-def verify(file: BinaryIO, repo: str, branch: str | None, worktree: bool, as_json: bool) -> None:
+def verify(file: BinaryIO, repo: str | None, branch: str | None, worktree: bool,
+           as_json: bool) -> None:
     """Check a snippet list or saved search results against the code today.
 
     Malformed lines are reported with their line number; the other lines are still checked.
@@ -184,6 +203,7 @@ def verify(file: BinaryIO, repo: str, branch: str | None, worktree: bool, as_jso
     from freshmark.services.verify_snippets import verify_snippets
 
     text = decode_input(file.read())
+    repo = repo_here(repo)
     settings, config = load_settings()
     report = verify_snippets(text, repo, settings=settings, config=config, branch=branch,
                              worktree=worktree)
@@ -213,7 +233,7 @@ def _print_report(report: dict[str, Any]) -> None:
     "freshmark context OrderService.cancel_order --repo shop --budget 2000 --json",
 ))
 @click.argument("query")
-@click.option("--repo", required=True, help=REPO_HELP)
+@click.option("--repo", default=None, help=REPO_HELP)
 @click.option("--branch", "-b", help=BRANCH_HELP)
 @click.option("--level", default="L1", show_default=True,
               type=click.Choice(["L1", "L2", "L3"], case_sensitive=False),
@@ -227,7 +247,7 @@ def _print_report(report: dict[str, Any]) -> None:
               help="A JSON object with the sections, the [MISSING] and [LEFT OUT] lines and "
                    "the text.")
 @fail_cleanly
-def context(query: str, repo: str, branch: str | None, level: str, budget: int | None,
+def context(query: str, repo: str | None, branch: str | None, level: str, budget: int | None,
             worktree: bool, as_json: bool) -> None:
     """A verified context slice, ready to paste into a prompt.
 
@@ -240,6 +260,7 @@ def context(query: str, repo: str, branch: str | None, level: str, budget: int |
     settings, config = load_settings()
     request = ContextRequest.build(query, level=level, budget_tokens=budget, branch=branch,
                                    worktree=worktree)
+    repo = repo_here(repo)
     if settings.server_url:
         from freshmark.faces.cli.remote import ask_about
 
