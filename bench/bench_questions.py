@@ -34,7 +34,7 @@ Usage::
 
     .venv/bin/python bench/bench_questions.py [--mirrors /work/.mirror] [--repos psf/requests,gin]
         [--limit N] [--embedder minilm|hashing] [--questions DIR] [--home DIR] [--json OUT]
-        [--show-misses] [--dump-pools]
+        [--show-misses] [--dump-pools] [--by-name]
 
 ``--questions bench/questions/heldout`` runs the held-out set: questions on other
 repositories, written after the ranking was tuned on ``bench/questions`` and never used to
@@ -43,6 +43,11 @@ tune it (``bench/questions/heldout/README.md``).
 ``--dump-pools`` keeps each question's reranked candidate pools (the chunk search's and the
 file search's, every candidate's features and whether it answers) in the ``--json`` report, so
 that a ranking rule can be studied offline without searching again.
+
+``--by-name`` asks for each answer by its own name instead (``resolve_envvar_value``,
+``registerTypeAdapter``: the last part of its symbol), as a developer who knows the name looks
+it up; the scope is then ``by-name`` and a bare name several definitions share counts only the
+question's own answer.
 
 ``--repos`` takes ``owner/name`` or the name alone. ``--home`` keeps the store and the
 embedding cache between runs (default: a temporary directory).
@@ -59,7 +64,7 @@ import tempfile
 import time
 from collections import defaultdict
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -276,6 +281,12 @@ def print_table(totals: dict[str, Scores], scopes: Sequence[str]) -> None:
             print(f"| {scope} | {system} | {cells} | {scores.n} |")
 
 
+def by_name(question: Question) -> Question:
+    """``question`` asked as its answer's own name (the last part of its symbol)."""
+    return replace(question, question=question.answer.symbol.rsplit(".", 1)[-1],
+                   wording="by-name")
+
+
 def chosen_questions(questions: list[Question], repos: str, limit: int
                      ) -> dict[str, list[Question]]:
     wanted = {r for r in repos.split(",") if r}
@@ -301,9 +312,14 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="print each question freshmark does not answer at rank 1")
     parser.add_argument("--dump-pools", action="store_true",
                         help="keep each question's reranked candidate pools in the --json report")
+    parser.add_argument("--by-name", action="store_true",
+                        help="ask for each answer by its own name instead of the question")
     args = parser.parse_args(argv)
 
-    by_repo = chosen_questions(load_questions(args.questions), args.repos, args.limit)
+    questions = load_questions(args.questions)
+    if args.by_name:
+        questions = [by_name(q) for q in questions]
+    by_repo = chosen_questions(questions, args.repos, args.limit)
     if not by_repo:
         parser.error(f"no questions for repositories {args.repos!r}")
     home = args.home or Path(tempfile.mkdtemp(prefix="fm-questions-"))
@@ -322,7 +338,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     embedder_id = run.embedder.id  # type: ignore[attr-defined]
     print(f"\nembedder {embedder_id}; {run.totals['freshmark|all'].n} questions, k={DEPTH}\n")
-    print_table(run.totals, ["all", "code-like", "paraphrase", *done])
+    print_table(run.totals, ["all", "code-like", "paraphrase", "by-name", *done])
     misses = run.report.get("rank1_misses", {})
     for system, kinds in ((s, misses[s]) for s in SYSTEMS if s in misses):
         summary = ", ".join(f"{k}: {n}" for k, n in sorted(kinds.items(), key=lambda kv: -kv[1]))
