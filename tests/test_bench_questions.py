@@ -133,3 +133,12 @@ def test_an_alternative_answer_hits_like_the_answer() -> None:
 def test_first_rank_is_one_based_and_none_without_a_hit() -> None:
     assert qs.first_rank([False, True, True]) == 2
     assert qs.first_rank([False, False]) is None
+
+
+def test_asked_by_name_a_question_is_its_answers_own_name(questions: list[qs.Question]) -> None:
+    import bench_questions
+
+    method = next(q for q in questions if q.answer.symbol == "Parameter.resolve_envvar_value")
+    asked = bench_questions.by_name(method)
+    assert (asked.question, asked.wording) == ("resolve_envvar_value", "by-name")
+    assert asked.answer == method.answer
