@@ -151,7 +151,8 @@ class Store:
         index = self.branch(repo_key, branch)
         if index is None or (index.manifest.commit is None and not index.manifest.layers):
             label = f"{repo_name or repo_key}@{branch}"
-            raise NotIndexed(f"branch {label} has not been indexed yet; run: freshmark index")
+            raise NotIndexed(f"branch {label} has not been indexed yet; run: freshmark index "
+                             f"PATH --branch {branch} (PATH: its working copy)")
         return index
 
     def create_branch(self, manifest: Manifest, below: BranchView | None = None) -> BranchView:
