@@ -12,6 +12,7 @@ from freshmark.core.query import (
     path_hints,
     plan_query,
     strip_boilerplate,
+    traceback_frames,
 )
 
 REPORT = """separability_matrix gives the wrong answer for nested models
@@ -122,3 +123,56 @@ def test_the_deepest_project_frame_names_the_function_that_failed():
     assert frame_match("astropy/modeling/core.py", "Model.prepare", failed) == 0.0
     assert frame_match("astropy/modeling/separable.py", "_cstack", failed) == 0.0  # shallower
     assert deepest_frame(frames, ["docs/conf.py"]) is None
+
+
+IPYTHON_8 = """File ~/env/site-packages/xarray/core/dataset.py:2110, in Dataset.chunks(self)
+-> 2110     return get_chunksizes(self.variables.values())
+
+File ~/env/site-packages/xarray/core/common.py:1815, in get_chunksizes(variables)
+-> 1815     if hasattr(v.data, "chunks"):
+
+File ~/env/site-packages/xarray/backends/zarr.py:73, in ZarrArrayWrapper.__getitem__(self, k)
+---> 73     return array[key.tuple]
+"""
+
+IPYTHON_7 = """<ipython-input-3-8a3b> in <module>
+----> 1 wcs.wcs_pix2world([], [], 0)
+
+~/code/astropy/astropy/wcs/wcs.py in wcs_pix2world(self, *args, **kwargs)
+   1352         return self._array_converter(
+
+~/code/astropy/astropy/wcs/wcs.py in _return_list_of_arrays(axes, origin)
+-> 1225             raise ValueError("oops")
+"""
+
+PYTEST = """sympy/core/expr.py:124: in __eq__
+    other = _sympify(other)
+sympy/core/sympify.py:385: in sympify
+    return a._sympy_()
+E   AttributeError: 'Symbol' object has no attribute 'x'
+"""
+
+
+def test_ipython_8_frames_name_their_file_and_function_in_order():
+    assert traceback_frames(IPYTHON_8) == [("xarray/core/dataset", "chunks"),
+                                           ("xarray/core/common", "get_chunksizes"),
+                                           ("xarray/backends/zarr", "__getitem__")]
+
+
+def test_ipython_7_frames_skip_the_cell_and_read_each_file_line():
+    assert traceback_frames(IPYTHON_7) == [("~/code/astropy/astropy/wcs/wcs", "wcs_pix2world"),
+                                           ("~/code/astropy/astropy/wcs/wcs",
+                                            "_return_list_of_arrays")]
+
+
+def test_pytest_frames_name_their_file_and_function():
+    assert traceback_frames(PYTEST) == [("sympy/core/expr", "__eq__"),
+                                        ("sympy/core/sympify", "sympify")]
+
+
+def test_the_deepest_ipython_frame_in_the_project_names_the_function_that_failed():
+    frames = plan_query("Accessing chunks loads the whole array\n\n" + IPYTHON_8).frames
+    project = ["xarray/core/dataset.py", "xarray/core/common.py", "xarray/backends/zarr.py"]
+    failed = deepest_frame(frames, project)
+    assert frame_match("xarray/backends/zarr.py", "ZarrArrayWrapper.__getitem__", failed) == 1.0
+    assert "xarray/core/common" in path_hints(IPYTHON_8)

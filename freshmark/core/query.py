@@ -9,10 +9,13 @@ the signal and the prose around them mostly noise, so:
   or a code block) weigh ``IDENTIFIER_WEIGHT`` in the lexical channel, prose words 1.0, and
   English glue words are dropped once the query is long;
 - a term said several times counts more, but sub-linearly (``1 + ln(count) / 2``);
-- **paths** — ``pkg/mod/file.py``, traceback frames (``File ".../pkg/mod.py", line 3``) and
-  dotted module names (``pkg.mod.func``) — become path hints that the rerank matches against
-  result paths; the deepest frame in the project's own files names the function that failed
-  (``..., line 3, in _cstack``), which the rerank looks for among that file's chunks;
+- **paths** — ``pkg/mod/file.py``, traceback frames and dotted module names (``pkg.mod.func``)
+  — become path hints that the rerank matches against result paths; the deepest frame in the
+  project's own files names the function that failed (``..., line 3, in _cstack``), which the
+  rerank looks for among that file's chunks. Frames are read in the forms reports paste:
+  Python's (``File ".../pkg/mod.py", line 3, in f``), IPython's and Jupyter's (``File
+  ~/pkg/mod.py:3, in f(x)``; before IPython 8 ``~/pkg/mod.py in f(x)``) and pytest's
+  (``pkg/mod.py:3: in f``);
 - **boilerplate** of issue templates is dropped first: environment dumps (runs of
   ``name: version`` lines, ``pip freeze`` and ``conda list`` output), checklist lines and HTML
   wrappers — every report has them, and they name installed packages, not the project's code;
@@ -66,7 +69,15 @@ _TEMPLATE_LINE = re.compile(
     r"^\s*(?:[-*]\s*\[[ xX]\].*|</?(?:details|summary)>.*|_No response_)\s*$")
 _FENCE = re.compile(r"```.*?(?:```|$)", re.DOTALL)
 _BACKTICK = re.compile(r"`([^`\n]{1,200})`")
-_FRAME = re.compile(r'File "([^"\n]+)", line \d+(?:, in (\w+))?')
+# A traceback frame: the file it ran and, where it says, the function (a ``<module>`` frame
+# names none). Python's own form, IPython's since 8 (a method as ``Class.method``), IPython's
+# before 8 (a line of its own, the file and the call), and pytest's.
+_FRAMES = (
+    re.compile(r'File "(?P<path>[^"\n]+)", line \d+(?:, in (?P<function>\w+))?'),
+    re.compile(r'File (?P<path>[^\s",]+\.py):\d+, in (?P<function>[\w.]+)\('),
+    re.compile(r'^(?P<path>[^\s",]+\.py) in (?P<function>[\w.]+)\(', re.M),
+    re.compile(r'^\s*(?P<path>[^\s",:]+\.py):\d+: in (?P<function>\w+)$', re.M),
+)
 _PATH = re.compile(r"(?<![\w/.])((?:[\w.-]+/)+[\w.-]+\.[A-Za-z]\w{0,5})\b")
 _DOTTED = re.compile(r"\b([A-Za-z_]\w*(?:\.[A-Za-z_]\w*){1,6})\b")
 _CODE_WORD = re.compile(r"\w_\w|[a-z][A-Z]|^[A-Z][a-z]+[A-Z]|^_")
@@ -120,9 +131,7 @@ def path_hints(text: str) -> list[str]:
     """Paths the query names: files, traceback frames and dotted module names (``pkg.mod``,
     read as ``pkg/mod``; one-dot names such as ``obj.attr`` are kept too — they only count
     where a result path ends with them)."""
-    hints: list[str] = []
-    for match in _FRAME.finditer(text):
-        hints.append(match.group(1))
+    hints = [path for path, _ in _frame_matches(text)]
     hints += [m.group(1) for m in _PATH.finditer(text)]
     for match in _DOTTED.finditer(text):
         dotted = match.group(1)
@@ -136,12 +145,21 @@ def traceback_frames(text: str) -> list[tuple[str, str]]:
     """(path hint, function) of every traceback frame in ``text`` that names a function
     (``<module>`` frames name none), once each, in the order of their last appearance."""
     frames: dict[tuple[str, str], None] = {}
-    for match in _FRAME.finditer(text):
-        hint, function = normalise_path(match.group(1)), match.group(2)
+    for path, function in _frame_matches(text):
+        hint = normalise_path(path)
         if hint and function:
             frames.pop((hint, function), None)
             frames[(hint, function)] = None
     return list(frames)
+
+
+def _frame_matches(text: str) -> list[tuple[str, str | None]]:
+    """(file, function or None) of every traceback frame in ``text``, in the order they
+    appear, whatever form each is in (a ``Class.method`` function as ``method``)."""
+    found = sorted((match.start(), match.group("path"), match.group("function"))
+                   for form in _FRAMES for match in form.finditer(text))
+    return [(path, function.rpartition(".")[2] if function else None)
+            for _, path, function in found]
 
 
 def deepest_frame(frames: list[tuple[str, str]], paths: Iterable[str]
