@@ -156,10 +156,10 @@ def traceback_frames(text: str) -> list[tuple[str, str]]:
 def _frame_matches(text: str) -> list[tuple[str, str | None]]:
     """(file, function or None) of every traceback frame in ``text``, in the order they
     appear, whatever form each is in (a ``Class.method`` function as ``method``)."""
-    found = sorted((match.start(), match.group("path"), match.group("function"))
-                   for form in _FRAMES for match in form.finditer(text))
-    return [(path, function.rpartition(".")[2] if function else None)
-            for _, path, function in found]
+    found = sorted((match for form in _FRAMES for match in form.finditer(text)),
+                   key=lambda match: match.start())
+    return [(match.group("path"), (match.group("function") or "").rpartition(".")[2] or None)
+            for match in found]
 
 
 def deepest_frame(frames: list[tuple[str, str]], paths: Iterable[str]
