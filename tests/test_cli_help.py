@@ -26,7 +26,8 @@ def test_help_shows_an_example_of_the_command_itself(path: tuple[str, ...]) -> N
     assert any(line.strip().startswith(f"freshmark {' '.join(path)}") for line in example_lines)
 
 
-@pytest.mark.parametrize("args", [["index"], ["search"], ["nosuch"], ["status", "--nope", "."],
+@pytest.mark.parametrize("args", [["index", "a", "b"], ["search"], ["nosuch"],
+                                  ["status", "--nope", "."],
                                   ["context", "q", "--repo", ".", "--level", "L9"]])
 def test_a_usage_error_is_one_line_with_exit_2(args: list[str]) -> None:
     done = CliRunner().invoke(cli, args)

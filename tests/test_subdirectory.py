@@ -76,3 +76,21 @@ def test_context_without_repo_outside_any_repository_says_to_name_one(
     done = fm("context", "cancel order", cwd=plain)
     assert done.returncode == 2
     assert "name one with --repo" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_index_and_status_without_a_path_take_the_current_directory(
+        fm_home: Path, shop: RepoBuilder) -> None:
+    built = fm("index", "--json", cwd=shop.path / "src")
+    assert built.returncode == 0, built.stderr
+    assert json.loads(built.stdout)["files_seen"] == 2
+    rows = json.loads(fm("status", "--json", cwd=shop.path / "src").stdout)
+    assert [row["branch"] for row in rows] == ["main"]
+
+
+def test_index_without_a_path_outside_any_repository_is_one_line_with_exit_2(
+        fm_home: Path, tmp_path: Path) -> None:
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    done = fm("index", cwd=plain)
+    assert done.returncode == 2
+    assert "not a git repository" in done.stderr and len(done.stderr.strip().splitlines()) == 1

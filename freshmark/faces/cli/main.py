@@ -40,10 +40,10 @@ def cli() -> None:
     only what is still true: every result is verified against the current code and labelled.
 
     \b
-    Quick start (embedded, no servers):
-      freshmark index PATH           index the checked-out branch of a git repository
-      freshmark status PATH          what is indexed and how far behind the head it is
-      freshmark search QUERY         from inside it (or --repo PATH)
+    Quick start (embedded, no servers), inside a git repository:
+      freshmark index                index its checked-out branch (or: freshmark index PATH)
+      freshmark status               what is indexed and how far behind the head it is
+      freshmark search QUERY         search it (or --repo PATH, from anywhere)
     """
 
 
@@ -71,7 +71,8 @@ def _print_summary(summary: dict[str, Any]) -> None:
     "freshmark index .                       # the checked-out branch, from any subdirectory",
     "freshmark index ~/src/shop -b feature/login --base main",
 ))
-@click.argument("path", type=click.Path(file_okay=False, path_type=Path))
+@click.argument("path", required=False, default=".",
+                type=click.Path(file_okay=False, path_type=Path))
 @click.option("--branch", "-b", help="Branch to index (default: the checked-out branch).")
 @click.option("--base", help="For a branch never indexed: index it as an overlay on this "
               "indexed branch (only the files that differ are stored). Refused (exit 2) when "
@@ -94,6 +95,8 @@ def index(
     as_json: bool,
 ) -> None:
     """Bring the branch's index to the branch head (incremental after the first run).
+
+    PATH: any directory of the work tree (default: the current one).
 
     Unchanged files are skipped, changed files re-chunked, only changed chunks re-embedded,
     deleted files tombstoned. A crash or Ctrl-C leaves the previous stamp true; run it again.
@@ -199,13 +202,16 @@ def _print_status(row: dict[str, Any]) -> None:
     "freshmark status .",
     "freshmark status shop --branch main --json",
 ))
-@click.argument("path", type=click.Path(path_type=Path))
+@click.argument("path", required=False, default=".", type=click.Path(path_type=Path))
 @click.option("--branch", "-b", help="Only this branch (default: every indexed branch).")
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON array, one object per branch.")
 @fail_cleanly
 def status(path: Path, branch: str | None, as_json: bool) -> None:
     """Per branch: indexed commit and time, per-layer stamps, chunk counts, embedder,
-    how far the index is behind the branch head, and the verdict counts of searches."""
+    how far the index is behind the branch head, and the verdict counts of searches.
+
+    PATH: a directory of the work tree or a repository id (default: the current directory).
+    """
     settings, config = load_settings()
     if settings.server_url:  # the store and its client are never imported
         rows = _status_on_server(str(path), branch, settings, config)
@@ -249,7 +255,7 @@ def drop(repo: str, branch: str | None, as_json: bool) -> None:
     "freshmark chunks . --path 'src/orders/**'",
     "freshmark chunks . --all --json          # tombstoned and excluded chunks too",
 ))
-@click.argument("path", type=click.Path(path_type=Path))
+@click.argument("path", required=False, default=".", type=click.Path(path_type=Path))
 @click.option("--branch", "-b", help="Branch (default: the checked-out branch).")
 @click.option("--path", "path_glob", help="Only chunks whose path matches this glob (src/**).")
 @click.option(
@@ -265,7 +271,10 @@ def drop(repo: str, branch: str | None, as_json: bool) -> None:
 def chunks(
     path: Path, branch: str | None, path_glob: str | None, show_all: bool, as_json: bool
 ) -> None:
-    """List stamped chunks of a branch index."""
+    """List stamped chunks of a branch index.
+
+    PATH: any directory of the work tree (default: the current one).
+    """
     from freshmark.adapters.store.chroma import Store
     from freshmark.services.repos import resolve_repo
 
