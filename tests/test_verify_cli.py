@@ -156,3 +156,12 @@ def test_path_the_branch_never_had_is_unknown_not_historical(fm_home, make_repo)
     assert deleted["verdict"] == "historical" and "no longer exists" in deleted["reason"]
     assert never["verdict"] == "unverifiable"
     assert "unknown path" in never["reason"] and "no longer exists" not in never["reason"]
+
+
+def test_a_source_file_of_the_repository_is_refused_in_one_line(fm_home, make_repo):
+    shop = build_shop(make_repo, index_before_change=False)
+    source = shop.path / PATHS["service"]
+    result = run_cli("verify", str(source), "--repo", str(shop.path))
+    assert result.exit_code == 2
+    assert "not a snippet list or search results" in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1 and not result.stdout

@@ -31,7 +31,7 @@ Exit codes:
   0  every line may be used as is (current or older_identical)
   1  at least one line is not safe to use as is (changed, historical, excluded,
      unverifiable) or could not be checked (invalid: malformed, or a path leaving the repo)
-  2  the command failed: bad input (empty or binary file), unknown repository or branch,
+  2  the command failed: bad input (empty, binary or not a list), unknown repository or branch,
      repository moved or deleted
   3  a service is unavailable; retry later
 """
@@ -198,6 +198,7 @@ def verify(file: BinaryIO, repo: str | None, branch: str | None, worktree: bool,
     """Check a snippet list or saved search results against the code today.
 
     Malformed lines are reported with their line number; the other lines are still checked.
+    Input that is no such list (a source file, say) is refused as a whole (exit 2).
     """
     from freshmark.core.snippets import decode_input
     from freshmark.services.verify_snippets import verify_snippets
