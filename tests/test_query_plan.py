@@ -101,6 +101,32 @@ def test_environment_dump_and_template_lines_are_dropped_from_long_reports():
     assert "separability_matrix" in plan.terms
 
 
+def test_interpreter_banners_of_a_pasted_session_are_dropped():
+    session = (
+        'Python 3.6.9 (default, Jan 26 2021, 15:33:00)\n[GCC 8.4.0] on linux\n'
+        'Type "help", "copyright", "credits" or "license" for more information.\n'
+        "Python 3.6.4 |Anaconda custom (64-bit)| (default, Dec 21 2017, 15:39:08)\n"
+        "Type 'copyright', 'credits' or 'license' for more information\n"
+        "IPython 6.2.1 -- An enhanced Interactive Python. Type '?' for help.\n"
+        ">>> separability_matrix(cm)\n")
+    assert strip_boilerplate(session) == ">>> separability_matrix(cm)"
+    terms = set(plan_query(REPORT + session).terms)
+    assert not {"license", "copyright", "interactive", "gcc", "anaconda"} & terms
+    assert "separability_matrix" in terms
+
+
+def test_a_compiler_line_does_not_split_a_show_versions_dump():
+    dump = ("INSTALLED VERSIONS\ncommit: None\npython: 3.7.3 | packaged by conda-forge | "
+            "(default, Jul  1 2019, 21:52:21)\n[GCC 7.3.0]\npython-bits: 64\nOS: Linux\n"
+            "numpy: 1.17.2\npandas: 0.25.1\n")
+    assert strip_boilerplate(dump) == "INSTALLED VERSIONS"
+
+
+def test_a_python_version_said_in_prose_is_kept():
+    prose = "Python 3.10 (and 3.11) return a different dtype here"
+    assert strip_boilerplate(prose) == prose
+
+
 def test_name_type_lines_of_code_are_not_an_environment_dump():
     code = "```python\nclass A:\n    x: int\n    y: str\n    z: float\n    w: list\n```"
     assert strip_boilerplate(code) == code

@@ -17,8 +17,9 @@ the signal and the prose around them mostly noise, so:
   ~/pkg/mod.py:3, in f(x)``; before IPython 8 ``~/pkg/mod.py in f(x)``) and pytest's
   (``pkg/mod.py:3: in f``);
 - **boilerplate** of issue templates is dropped first: environment dumps (runs of
-  ``name: version`` lines, ``pip freeze`` and ``conda list`` output), checklist lines and HTML
-  wrappers — every report has them, and they name installed packages, not the project's code;
+  ``name: version`` lines, ``pip freeze`` and ``conda list`` output), checklist lines, HTML
+  wrappers and the interpreter's banner of a pasted session — every report has some, and they
+  name installed packages and the interpreter, not the project's code;
 - the **vector channel** embeds the query in windows of about ``WINDOW_CHARS`` characters (the
   model reads 256 tokens) and pools them, the first window (title and opening) counting double,
   so the whole report is read, not its first paragraph.
@@ -29,7 +30,7 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
 from freshmark.core.tokenize import code_share, kept_tokens, words
@@ -67,6 +68,15 @@ _ENV_LINE = re.compile(
 _MIN_ENV_RUN = 4
 _TEMPLATE_LINE = re.compile(
     r"^\s*(?:[-*]\s*\[[ xX]\].*|</?(?:details|summary)>.*|_No response_)\s*$")
+# An interpreter's banner, pasted with a session: ``Python 3.9.7 (default, Sep 16 2021,
+# 08:50:36)``, the compiler line (``[GCC 7.5.0] on linux``), ``Type "help", "copyright",
+# "credits" or "license" for more information.`` and IPython's. They name the interpreter, not the
+# project ("license" matches every file's header, "interactive" a package of that name).
+_BANNER_LINE = re.compile(
+    r"^\s*(?:Python \d+\.\d+(?:\.\d+)?\+?\s*(?:\|[^|\n]*\|\s*)?\([^)\n]*\d\d:\d\d(?::\d\d)?\).*"
+    r"|\[(?:GCC|Clang|MSC|PyPy)\b[^\]\n]*\](?: on \w+)?"
+    r"|Type [\"'](?:help|copyright)[\"'].* for more information\.?"
+    r"|IPython \d[\w.]* -- An enhanced Interactive Python\..*)\s*$")
 _FENCE = re.compile(r"```.*?(?:```|$)", re.DOTALL)
 _BACKTICK = re.compile(r"`([^`\n]{1,200})`")
 # A traceback frame: the file it ran and, where it says, the function (a ``<module>`` frame
@@ -210,22 +220,32 @@ def _looks_like_versions(lines: list[str]) -> bool:
 
 def strip_boilerplate(text: str) -> str:
     """``text`` without issue-template boilerplate: runs of ``_MIN_ENV_RUN`` or more
-    environment-dump lines (blank lines inside a run are kept in it), checklist lines and
-    ``<details>`` wrappers."""
+    environment-dump lines, checklist lines, ``<details>`` wrappers and interpreter banners."""
     lines = text.splitlines()
-    keep = [not _TEMPLATE_LINE.match(line) for line in lines]
-    run: list[int] = []
-    for number, line in enumerate([*lines, "\0end"]):
-        if line.strip() and _ENV_LINE.match(line) and line != "\0end":
-            run.append(number)
-            continue
-        if not line.strip() and run and line != "\0end":
-            continue
+    banner = [bool(_BANNER_LINE.match(line)) for line in lines]
+    keep = [not (dropped or _TEMPLATE_LINE.match(line))
+            for line, dropped in zip(lines, banner, strict=True)]
+    for run in _env_runs(lines, banner):
         if len(run) >= _MIN_ENV_RUN and _looks_like_versions([lines[i] for i in run]):
-            for dropped in run:
-                keep[dropped] = False
-        run = []
+            for number in run:
+                keep[number] = False
     return "\n".join(line for line, kept in zip(lines, keep, strict=True) if kept)
+
+
+def _env_runs(lines: list[str], banner: list[bool]) -> Iterator[list[int]]:
+    """Numbers of the environment-dump lines of each run. Blank lines and a compiler line
+    (``[GCC 7.3.0]`` after ``python: 3.7.3 (...)`` in ``show_versions()``) do not end a run."""
+    run: list[int] = []
+    for number, line in enumerate(lines):
+        if line.strip() and _ENV_LINE.match(line):
+            run.append(number)
+        elif run and (banner[number] or not line.strip()):
+            continue
+        elif run:
+            yield run
+            run = []
+    if run:
+        yield run
 
 
 def _windows(text: str) -> list[str]:
