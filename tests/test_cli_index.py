@@ -92,6 +92,15 @@ def test_chunks_path_glob_filters(fm_home, make_repo):
     assert {c["path"] for c in listed} == {"lib/util.js"}
 
 
+def test_an_empty_listing_says_why_on_stderr(fm_home, make_repo):
+    repo = small_repo(make_repo)
+    fm("index", str(repo.path))
+    listed = fm("chunks", str(repo.path), "--path", "lib/absent.js")
+    assert listed.returncode == 0 and not listed.stdout
+    assert "no chunk of" in listed.stderr and "matches --path 'lib/absent.js'" in listed.stderr
+    assert fm("chunks", str(repo.path), "--path", "lib/absent.js", "--json").stdout.strip() == "[]"
+
+
 def test_status_reports_commits_behind_the_head(store_env, make_repo):
     repo = small_repo(make_repo)
     fm("index", str(repo.path))

@@ -293,11 +293,22 @@ def chunks(
     if as_json:
         emit_json([r.stamp() for r in records])
         return
+    if not records:
+        _say_none_listed(f"{handle.name}@{branch}", index.manifest.commit, path_glob, show_all)
     for r in records:
         flags = "" if r.is_live else f"  [{r.status} in {(r.tombstoned_in or '')[:7]}]"
         kind = "" if r.file_kind == "source" else f"  ({r.file_kind})"
         where_ = f"{r.path}#L{r.start_line}-L{r.end_line}"
         click.echo(f"{where_}  {r.symbol}  {r.commit[:7]}{kind}{flags}")
+
+
+def _say_none_listed(label: str, commit: str | None, path_glob: str | None,
+                     show_all: bool) -> None:
+    """An empty listing says why on stderr, so it is not read as a listing cut short."""
+    what = f"matches --path {path_glob!r}" if path_glob else "is listed"
+    hints = [f"indexed at {(commit or '')[:7]}" if commit else "", "" if show_all else
+             "--all adds tombstoned and excluded chunks"]
+    click.echo(f"no chunk of {label} {what} ({'; '.join(h for h in hints if h)})", err=True)
 
 
 for commands in (search_commands, cluster_commands, audit_commands, answer_commands,
