@@ -29,6 +29,7 @@ from freshmark.core import jobspec
 from freshmark.core.config import Config
 from freshmark.core.dirstats import bounded_interval
 from scheduler.auditor import FreshnessAuditor
+from scheduler.outage import Outage
 
 log = logging.getLogger("freshmark.scheduler")
 
@@ -148,18 +149,22 @@ class Scheduler:
     def run(self, stop: threading.Event, tick_seconds: float = 1.0) -> None:
         """Tick until ``stop`` is set; a Redis outage is logged and retried, never fatal."""
         leader: bool | None = None  # unknown until the first tick: log either state once
+        outage = Outage(log, "scheduler tick")
         try:
             while not stop.is_set():
                 try:
                     report = self.tick()
-                    if report.leader != leader:
-                        leader = report.leader
-                        log.info("scheduler is %s", "active" if leader else "standby")
                 except (redis.RedisError, OperationalError, OSError) as exc:
-                    log.warning("scheduler tick failed (will retry): %s", exc)
+                    stop.wait(outage.failed(exc, tick_seconds))
+                    continue
+                outage.ended()
+                if report.leader != leader:
+                    leader = report.leader
+                    log.info("scheduler is %s", "active" if leader else "standby")
                 stop.wait(tick_seconds)
         finally:
             try:
                 self.lock.release()
             except (redis.RedisError, OSError):
                 pass
+

@@ -31,7 +31,6 @@ from __future__ import annotations
 import logging
 import os
 import threading
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -46,6 +45,7 @@ from watchdog.observers.polling import PollingObserverVFS
 from freshmark.adapters.queue import jobs
 from freshmark.core import jobspec
 from freshmark.core.errors import NotARepository
+from scheduler.outage import Outage
 
 log = logging.getLogger("freshmark.watch")
 
@@ -294,12 +294,14 @@ class WorkingCopyWatcher:
         self.start()
         try:
             self.flush(immediate=True)
+            outage = Outage(log, "watch: queueing")
             while not stop.wait(flush_seconds):
                 try:
                     self.flush()
                 except (redis.RedisError, OSError) as exc:
-                    log.warning("watch: queueing failed (will retry): %s", exc)
                     self.tally.note_overflow()  # events were taken but not queued: reconcile
-                    time.sleep(1.0)
+                    stop.wait(outage.failed(exc, 1.0))
+                    continue
+                outage.ended()
         finally:
             self.stop()
