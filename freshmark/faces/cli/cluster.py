@@ -116,11 +116,17 @@ def serve(host: str, port: int, loglevel: str) -> None:
     (unless [service] metrics_require_token) need none.
     """
     from freshmark.faces.http.app import create_app
+    from freshmark.faces.http.serving import listening_socket
     from freshmark.faces.http.serving import serve as serve_app
 
     quiet_chatty_loggers()
-    # The bind address decides whether a server without a token may stay open (loopback only).
-    _clean(lambda: serve_app(create_app(bind_host=host), host, port, loglevel.lower()))()
+
+    def run() -> None:
+        listener = listening_socket(host, port)
+        # The bind address decides whether a server without a token may stay open (loopback).
+        serve_app(create_app(bind_host=host), listener, loglevel.lower())
+
+    _clean(run)()
 
 
 @click.command(epilog=examples(

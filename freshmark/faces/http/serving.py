@@ -13,10 +13,15 @@ the connection is closed. Bodies have their own deadlines (``faces.http.limits``
 from __future__ import annotations
 
 import asyncio
+import errno
+import logging
+import socket
 from typing import Any
 
 import uvicorn
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+
+from freshmark.core.errors import BadInput
 
 HEADER_TIMEOUT_SECONDS = 10.0
 KEEP_ALIVE_SECONDS = 5
@@ -73,6 +78,31 @@ def server_config(app: Any, host: str, port: int, log_level: str = "info",
                           timeout_keep_alive=KEEP_ALIVE_SECONDS, lifespan="on")
 
 
-def serve(app: Any, host: str, port: int, log_level: str = "info") -> None:
-    """Serve ``app`` until the process is asked to stop."""
-    uvicorn.Server(server_config(app, host, port, log_level)).run()
+def serve(app: Any, listener: socket.socket, log_level: str = "info") -> None:
+    """Serve ``app`` on ``listener`` (from ``listening_socket``) until asked to stop."""
+    host, port = listener.getsockname()[:2]
+    config = server_config(app, host, port, log_level)  # sets up uvicorn's loggers
+    scheme = "http://[%s]:%d" if ":" in host else "http://%s:%d"
+    logging.getLogger("uvicorn.error").info(f"serving on {scheme} (Ctrl+C to stop)", host, port)
+    uvicorn.Server(config).run(sockets=[listener])
+
+
+def listening_socket(host: str, port: int) -> socket.socket:
+    """A socket bound to ``host:port`` before the app is built, so that an address in use or
+    not on this host is one clear error (exit 2), not an app started and then stopped."""
+    try:
+        family, kind, proto, _, address = socket.getaddrinfo(
+            host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)[0]
+    except socket.gaierror as exc:
+        raise BadInput(f"cannot listen on {host}:{port}: {exc.strerror}") from exc
+    listener = socket.socket(family, kind, proto)
+    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        listener.bind(address)
+    except OSError as exc:
+        listener.close()
+        hint = (" (another server on it? choose a free one with --port)"
+                if exc.errno == errno.EADDRINUSE else "")
+        raise BadInput(f"cannot listen on {host}:{port}: {exc.strerror}{hint}") from exc
+    listener.set_inheritable(True)
+    return listener
