@@ -92,6 +92,22 @@ def test_chunks_path_glob_filters(fm_home, make_repo):
     assert {c["path"] for c in listed} == {"lib/util.js"}
 
 
+def test_one_file_is_listed_by_its_path_tombstones_only_with_all(fm_home, make_repo):
+    repo = small_repo(make_repo)
+    fm("index", str(repo.path))
+    one = json.loads(fm("chunks", str(repo.path), "--json", "--path", "app/orders.py").stdout)
+    assert [(c["path"], c["symbol"]) for c in one] == [("app/orders.py", "cancel")]
+    repo.delete("app/orders.py").commit("gone")
+    fm("index", str(repo.path))
+    listing = ["chunks", str(repo.path), "--json", "--path", "app/orders.py"]
+    assert json.loads(fm(*listing).stdout) == []
+    every = json.loads(fm(*listing, "--all").stdout)
+    assert [(c["symbol"], c["status"]) for c in every] == [("cancel", "tombstoned")]
+    generated = ["chunks", str(repo.path), "--json", "--path", "app/gen/client_pb2.py"]
+    assert json.loads(fm(*generated).stdout) == []
+    assert json.loads(fm(*generated, "--all").stdout)
+
+
 def test_an_empty_listing_says_why_on_stderr(fm_home, make_repo):
     repo = small_repo(make_repo)
     fm("index", str(repo.path))

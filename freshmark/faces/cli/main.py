@@ -257,7 +257,9 @@ def drop(repo: str, branch: str | None, as_json: bool) -> None:
 ))
 @click.argument("path", required=False, default=".", type=click.Path(path_type=Path))
 @click.option("--branch", "-b", help="Branch (default: the checked-out branch).")
-@click.option("--path", "path_glob", help="Only chunks whose path matches this glob (src/**).")
+@click.option("--path", "path_glob",
+              help="Only chunks whose path matches this glob (src/**); a plain path reads "
+                   "that file's chunks alone, not the whole index.")
 @click.option(
     "--all",
     "show_all",
@@ -283,11 +285,17 @@ def chunks(
     handle = resolve_repo(str(path), settings, config, store)
     branch = branch or handle.open().current_branch()
     index = store.require_branch(handle.key, branch, handle.name)
-    where = None if show_all else {"status": "live"}
+    if path_glob and not any(ch in path_glob for ch in "*?["):
+        # One file: read its chunks by path, not every chunk of the branch.
+        listed = index.records_for_paths([path_glob])
+    else:
+        listed = list(index.iter_records(where=None if show_all else {"status": "live"},
+                                         include_text=False))
     records = [
         r
-        for r in index.iter_records(where=where, include_text=False)
-        if (show_all or not r.is_excluded_kind) and (not path_glob or glob_match(r.path, path_glob))
+        for r in listed
+        if (show_all or (r.is_live and not r.is_excluded_kind))
+        and (not path_glob or glob_match(r.path, path_glob))
     ]
     records.sort(key=lambda r: (r.path, r.start_line, r.symbol))
     if as_json:
