@@ -167,4 +167,3 @@ class Scheduler:
                 self.lock.release()
             except (redis.RedisError, OSError):
                 pass
-

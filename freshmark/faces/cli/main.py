@@ -314,9 +314,10 @@ def _say_none_listed(label: str, commit: str | None, path_glob: str | None,
                      show_all: bool) -> None:
     """An empty listing says why on stderr, so it is not read as a listing cut short."""
     what = f"matches --path {path_glob!r}" if path_glob else "is listed"
-    hints = [f"indexed at {(commit or '')[:7]}" if commit else "", "" if show_all else
-             "--all adds tombstoned and excluded chunks"]
-    click.echo(f"no chunk of {label} {what} ({'; '.join(h for h in hints if h)})", err=True)
+    hints = [f"indexed at {commit[:7]}"] if commit else []
+    if not show_all:
+        hints.append("--all adds tombstoned and excluded chunks")
+    click.echo(f"no chunk of {label} {what} ({'; '.join(hints)})", err=True)
 
 
 for commands in (search_commands, cluster_commands, audit_commands, answer_commands,

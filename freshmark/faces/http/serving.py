@@ -82,8 +82,8 @@ def serve(app: Any, listener: socket.socket, log_level: str = "info") -> None:
     """Serve ``app`` on ``listener`` (from ``listening_socket``) until asked to stop."""
     host, port = listener.getsockname()[:2]
     config = server_config(app, host, port, log_level)  # sets up uvicorn's loggers
-    scheme = "http://[%s]:%d" if ":" in host else "http://%s:%d"
-    logging.getLogger("uvicorn.error").info(f"serving on {scheme} (Ctrl+C to stop)", host, port)
+    url = f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
+    logging.getLogger("uvicorn.error").info("serving on %s (Ctrl+C to stop)", url)
     uvicorn.Server(config).run(sockets=[listener])
 
 
