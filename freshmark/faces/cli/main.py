@@ -317,7 +317,8 @@ def _say_none_listed(label: str, commit: str | None, path_glob: str | None,
     hints = [f"indexed at {commit[:7]}"] if commit else []
     if not show_all:
         hints.append("--all adds tombstoned and excluded chunks")
-    click.echo(f"no chunk of {label} {what} ({'; '.join(hints)})", err=True)
+    why = f" ({'; '.join(hints)})" if hints else ""
+    click.echo(f"no chunk of {label} {what}{why}", err=True)
 
 
 for commands in (search_commands, cluster_commands, audit_commands, answer_commands,
