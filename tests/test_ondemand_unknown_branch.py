@@ -66,6 +66,18 @@ def test_cli_branch_index_of_an_unknown_branch_exits_2_with_one_line(
     assert jobs.pending_jobs(redis_client) == []
 
 
+def test_cli_branch_index_of_an_unconfigured_repository_names_the_configured_ones(
+        tmp_path: Path, remote_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    config = write_config(tmp_path / "fm.toml", [{"id": "shop", "url": remote_url}])
+    monkeypatch.setenv("FRESHMARK_CONFIG", str(config))
+    monkeypatch.setenv("FRESHMARK_HOME", str(tmp_path / "home"))
+    done = CliRunner().invoke(cli, ["branch", "index", "express", "main", "--local"])
+    assert done.exit_code == 2 and done.stdout == ""
+    assert done.stderr.startswith(
+        "freshmark: error: unknown repository 'express' (configured: shop); branch index works "
+        "on configured repositories. For a working copy: freshmark index PATH")
+
+
 def _http(remote_url: str, client: redis.Redis, send: Recorder) -> TestClient:
     config = Config(repos=(RepoConfig("shop", remote_url, ("main",)),),
                     api_token_env="FM_TEST_TOKEN")

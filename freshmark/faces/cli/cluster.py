@@ -214,6 +214,22 @@ def _index_locally(repo_id: str, branch: str, base: str | None) -> dict[str, Any
     return summary.to_dict()
 
 
+def _require_configured(repo_id: str) -> None:
+    """``branch index`` fetches from a configured remote; a repository indexed by path is not
+    one, and the way to index its branches is ``freshmark index``: say so."""
+    from freshmark.core.errors import BadInput
+    from freshmark.faces.cli.common import load_settings
+
+    _, config = load_settings()
+    configured = [r.id for r in config.repos]
+    if repo_id not in configured:
+        where = (f"configured: {', '.join(configured)}" if configured
+                 else "the config has no [[repos]]")
+        raise BadInput(f"unknown repository {repo_id!r} ({where}); branch index works on "
+                       "configured repositories. For a working copy: freshmark index PATH "
+                       "--branch B --base MAIN")
+
+
 def _wait_for(client: Any, job_key: str, timeout_seconds: float) -> str:
     deadline = time.monotonic() + timeout_seconds
     while time.monotonic() < deadline:
@@ -242,6 +258,7 @@ def branch_index(repo: str, branch: str, base: str | None, local: bool, wait: bo
     from freshmark.services.upkeep.branches import request_branch_index
 
     def run() -> None:
+        _require_configured(repo)
         if local:
             summary = _index_locally(repo, branch, base)
             emit_json(summary) if as_json else click.echo(
