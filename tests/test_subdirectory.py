@@ -94,3 +94,12 @@ def test_index_without_a_path_outside_any_repository_is_one_line_with_exit_2(
     done = fm("index", cwd=plain)
     assert done.returncode == 2
     assert "not a git repository" in done.stderr and len(done.stderr.strip().splitlines()) == 1
+
+
+def test_watch_without_a_path_watches_the_current_directory(
+        fm_home: Path, tmp_path: Path) -> None:
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    done = fm("watch", cwd=plain)  # the current directory is looked at, and is no repository
+    assert done.returncode == 2
+    assert "not a git repository" in done.stderr and "Missing argument" not in done.stderr

@@ -160,10 +160,12 @@ def scheduler(tick_seconds: float, loglevel: str) -> None:
 
 
 @click.command(epilog=examples(
+    "freshmark watch                          # the repository of the current directory",
     "freshmark watch ~/src/shop",
     "freshmark watch /mnt/nfs/shop --polling  # NFS and bind mounts send no inotify events",
 ))
-@click.argument("path", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.argument("path", required=False, default=".",
+                type=click.Path(exists=True, file_okay=False, path_type=Path))
 @click.option("--polling", is_flag=True, help="Poll instead of inotify (NFS, bind mounts).")
 @click.option("--poll-interval-seconds", type=float, default=1.0, show_default=True)
 @click.option("--debounce-seconds", type=float, default=2.0, show_default=True)
@@ -172,7 +174,10 @@ def scheduler(tick_seconds: float, loglevel: str) -> None:
 @click.option("--loglevel", "-l", default="INFO", show_default=True)
 def watch(path: Path, polling: bool, poll_interval_seconds: float, debounce_seconds: float,
           max_wait_seconds: float, queue: str, loglevel: str) -> None:
-    """Watch a working copy and queue debounced index jobs for its checked-out branch."""
+    """Watch a working copy and queue debounced index jobs for its checked-out branch.
+
+    PATH: any directory of the work tree (default: the current one).
+    """
     from freshmark.core.settings import Settings
     from scheduler.watch import WatchOptions, WorkingCopyWatcher
     from workers.celery_app import send_job
