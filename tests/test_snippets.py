@@ -7,7 +7,7 @@ import json
 import pytest
 
 from freshmark.core.errors import BadInput
-from freshmark.core.snippets import decode_input, parse_snippets
+from freshmark.core.snippets import decode_input, parse_snippets, refuse_other_files
 
 SEED_LIST = (
     "src/orders/services/order_service.py\t4a91c0f7d2e8\n"
@@ -118,14 +118,15 @@ def test_utf8_bom_is_dropped():
 def test_a_source_file_is_refused_as_a_whole_not_line_by_line():
     source = "package gin\n\nimport (\n\t\"net/http\"\n)\n\nfunc Recovery() HandlerFunc {\n}\n"
     with pytest.raises(BadInput, match=r"not a snippet list .*\(line 1: expected path<TAB>"):
-        parse_snippets(source)
+        refuse_other_files(parse_snippets(source))
 
 
 def test_a_json_file_that_holds_no_result_is_refused():
     with pytest.raises(BadInput, match="not a snippet list or search results"):
-        parse_snippets('{"name": "app", "version": "1.0.0"}')
+        refuse_other_files(parse_snippets('{"name": "app", "version": "1.0.0"}'))
 
 
 def test_paths_without_hashes_are_still_a_list():
     entries = parse_snippets("docs/a.md\ndocs/b.md\nnot a path\n")
+    refuse_other_files(entries)
     assert [e.error is None for e in entries] == [True, True, False]

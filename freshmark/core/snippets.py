@@ -87,14 +87,14 @@ def parse_snippets(text: str) -> list[SnippetEntry]:
     entries = _parse_json(text) if first in ("{", "[") else _parse_tsv(text)
     if not entries:
         raise BadInput("nothing to verify: no snippet lines in the input")
-    _refuse_other_files(entries)
     return entries
 
 
-def _refuse_other_files(entries: list[SnippetEntry]) -> None:
-    """``BadInput`` for input that is no snippet list at all (a source file, say): no line
-    carries a hash or a result, and most are malformed. Reporting each of its lines would
-    bury the one thing to say; a list with a few bad lines still has them reported."""
+def refuse_other_files(entries: list[SnippetEntry]) -> None:
+    """``BadInput`` for input that is no snippet list at all (a source file given to the
+    CLI, say): no line carries a hash or a result, and most are malformed. Reporting each of
+    its lines would bury the one thing to say; a list with a few bad lines still has them
+    reported. The API reports such input line by line, as its schema promises."""
     checkable = any(e.error is None and (e.hash_prefix or e.stamp is not None) for e in entries)
     malformed = [e for e in entries if e.error is not None]
     if checkable or len(malformed) * 2 <= len(entries):

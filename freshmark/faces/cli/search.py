@@ -200,10 +200,11 @@ def verify(file: BinaryIO, repo: str | None, branch: str | None, worktree: bool,
     Malformed lines are reported with their line number; the other lines are still checked.
     Input that is no such list (a source file, say) is refused as a whole (exit 2).
     """
-    from freshmark.core.snippets import decode_input
+    from freshmark.core.snippets import decode_input, parse_snippets, refuse_other_files
     from freshmark.services.verify_snippets import verify_snippets
 
     text = decode_input(file.read())
+    refuse_other_files(parse_snippets(text))
     repo = repo_here(repo)
     settings, config = load_settings()
     report = verify_snippets(text, repo, settings=settings, config=config, branch=branch,
