@@ -12,12 +12,12 @@ from pathlib import Path
 PROBE = textwrap.dedent("""
     import sys
     import overrides
-    from freshmark.adapters.store.chroma_loader import loading_chromadb
+    from freshmark.adapters.store.chroma_loader import EMBEDDED_CLIENT_MODULES, load_chromadb
 
     assert "chromadb" not in sys.modules
-    with loading_chromadb():
-        import chromadb
-        client = chromadb.PersistentClient(path=sys.argv[1])
+    load_chromadb(*EMBEDDED_CLIENT_MODULES)
+    import chromadb
+    client = chromadb.PersistentClient(path=sys.argv[1])
     # chromadb's own classes are marked as the decorator's contract says
     from chromadb.api.rust import RustBindingsAPI
     assert RustBindingsAPI.heartbeat.__override__ is True

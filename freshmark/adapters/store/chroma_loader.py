@@ -2,17 +2,19 @@
 
 chromadb marks about 170 methods with ``overrides.override``. When a class is defined, that
 decorator finds the base class by reading the caller's bytecode and compares the two
-signatures through typing introspection. That costs about 0.15 s of CPU in every process that
-imports chromadb and opens a client: the import falls from 0.55 to 0.46 s and a first
-``PersistentClient`` from 0.14 to 0.04 s (``bench/RESULTS.md``). That is 15 % of a 10-file
-incremental run in a new process.
+signatures through typing introspection. That costs about 0.1 to 0.15 s of CPU in every process
+that imports chromadb and opens a client: the import and a first embedded client take 0.61 to
+0.65 s with the checks, 0.48 to 0.53 s without. A 10-file incremental run in a new process
+went from 1.09 to 0.95 s on average (``bench/RESULTS.md``).
 
 The check guards chromadb's own development (an override whose signature drifted from its
 base). A released chromadb has already passed it, and without it the classes are the same.
 
-While chromadb's modules load (``loading_chromadb``), ``override`` only marks the method
-(``__override__``, which ``EnforceOverrides`` reads), as its contract says. The original is
-put back afterwards, so any other user of ``overrides`` keeps its checks.
+While ``load_chromadb`` imports chromadb and the API module a client needs (the client
+would import it when built), ``override`` only marks the method (``__override__``, which
+``EnforceOverrides`` reads), as its contract says. The original is put back afterwards, so any
+other user of ``overrides`` keeps its checks. Clients are built after it, so no connection is
+made while the decorator is swapped.
 
 Written here because neither library has a switch for it. Nothing depends on it: if chromadb
 stops using ``overrides``, loading is as slow as before and still correct.
@@ -29,6 +31,9 @@ from typing import Any
 
 _NAMES = ("override", "overrides")
 _lock = threading.Lock()
+# What building each kind of client imports on first use (chromadb 1.x).
+EMBEDDED_CLIENT_MODULES = ("chromadb.api.rust", "chromadb.telemetry.product.posthog")
+SERVER_CLIENT_MODULES = ("chromadb.api.fastapi",)
 
 
 def _overrides_module() -> ModuleType | None:
@@ -46,9 +51,19 @@ def _marking_override(method: Any = None, **_checks: Any) -> Any:
     return method
 
 
+def load_chromadb(*client_modules: str) -> None:
+    """Import chromadb and ``client_modules`` (``EMBEDDED_CLIENT_MODULES`` or
+    ``SERVER_CLIENT_MODULES``) without the checks; a module already imported costs nothing."""
+    with _unchecked_overrides():
+        for name in ("chromadb", *client_modules):
+            try:
+                importlib.import_module(name)
+            except ImportError:  # another chromadb layout: the client imports what it needs
+                continue
+
+
 @contextmanager
-def loading_chromadb() -> Iterator[None]:
-    """Import chromadb's modules (and build its first client) inside this block."""
+def _unchecked_overrides() -> Iterator[None]:
     module = _overrides_module()
     with _lock:
         saved: dict[str, Callable[..., Any]] = {

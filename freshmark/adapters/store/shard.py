@@ -22,7 +22,11 @@ from typing import Any
 
 from freshmark.adapters.store.calls import guard
 from freshmark.adapters.store.catalog import Catalog, EmbeddedCatalog, ServerCatalog
-from freshmark.adapters.store.chroma_loader import loading_chromadb
+from freshmark.adapters.store.chroma_loader import (
+    EMBEDDED_CLIENT_MODULES,
+    SERVER_CLIENT_MODULES,
+    load_chromadb,
+)
 from freshmark.core.errors import StoreNotWritable, StoreUnavailable
 from freshmark.core.placement import ChromaServer
 
@@ -131,26 +135,25 @@ def import_client_library() -> None:
     """Import chromadb now. A long-lived process calls it at start (the API server; a worker's
     parent before its pool forks, so the children share it): its first request or job then
     does not pay the import."""
-    with loading_chromadb():
-        import chromadb  # noqa: F401
+    load_chromadb()
 
 
 def _persistent(path: Path) -> Any:
     """The embedded Chroma's client."""
-    with loading_chromadb():  # the client's first use loads its API module
-        import chromadb
-        from chromadb.config import Settings as ChromaSettings
+    load_chromadb(*EMBEDDED_CLIENT_MODULES)
+    import chromadb
+    from chromadb.config import Settings as ChromaSettings
 
-        return chromadb.PersistentClient(path=str(path),
-                                         settings=ChromaSettings(anonymized_telemetry=False))
+    return chromadb.PersistentClient(path=str(path),
+                                     settings=ChromaSettings(anonymized_telemetry=False))
 
 
 def _connect(server: ChromaServer, variable: str) -> Any:
     """A client of ``server`` that answered a heartbeat; ``StoreUnavailable`` (retryable)
     when it does not, naming ``variable`` when it refuses the credentials."""
-    with loading_chromadb():
-        import chromadb
-        from chromadb.config import Settings as ChromaSettings
+    load_chromadb(*SERVER_CLIENT_MODULES)
+    import chromadb
+    from chromadb.config import Settings as ChromaSettings
 
     provider = _BASIC_AUTH if server.username is not None else None
     credentials = f"{server.username}:{server.password}" if provider else None
@@ -159,10 +162,9 @@ def _connect(server: ChromaServer, variable: str) -> Any:
                               chroma_client_auth_credentials=credentials)
     shown = server.shown
     try:
-        with loading_chromadb():  # the client's construction loads its API module
-            client = guard(f"connect to the Chroma server at {shown}",
-                           lambda: chromadb.HttpClient(host=server.host, port=server.port,
-                                                       ssl=server.ssl, settings=settings))
+        client = guard(f"connect to the Chroma server at {shown}",
+                       lambda: chromadb.HttpClient(host=server.host, port=server.port,
+                                                   ssl=server.ssl, settings=settings))
         guard(f"reach the Chroma server at {shown}", client.heartbeat)
     except StoreUnavailable:
         raise
