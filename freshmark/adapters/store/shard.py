@@ -135,7 +135,7 @@ def import_client_library() -> None:
     """Import chromadb now. A long-lived process calls it at start (the API server; a worker's
     parent before its pool forks, so the children share it): its first request or job then
     does not pay the import."""
-    load_chromadb()
+    load_chromadb(*EMBEDDED_CLIENT_MODULES, *SERVER_CLIENT_MODULES)
 
 
 def _persistent(path: Path) -> Any:
