@@ -282,7 +282,8 @@ def context(query: str, repo: str | None, branch: str | None, level: str, budget
 
 @click.command("mcp", epilog=examples(
     "freshmark mcp",
-    'agent config: {"command": "freshmark", "args": ["mcp"], "cwd": "~/src/shop"}',
+    'agent config: {"command": "freshmark", "args": ["mcp"]}  # each call names its repo',
+    'a tool call: search {"query": "cancel an order", "repo": "shop"}',
 ))
 @fail_cleanly
 def mcp_command() -> None:
