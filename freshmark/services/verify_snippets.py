@@ -152,7 +152,23 @@ def verify_snippets(
     Raises BadInput when there is nothing to verify; repository and branch errors as ``search``.
     The branch need not be indexed: verification reads git only.
     """
-    entries = parse_snippets(check_text(text))
+    return verify_entries(parse_snippets(check_text(text)), repo_arg, settings=settings,
+                          config=config, branch=branch, worktree=worktree, store=store,
+                          count=count)
+
+
+def verify_entries(
+    entries: list[SnippetEntry],
+    repo_arg: str | RepoHandle,
+    *,
+    settings: Settings,
+    config: Config | None = None,
+    branch: str | None = None,
+    worktree: bool = False,
+    store: Store | None = None,
+    count: bool = True,
+) -> VerifyReport:
+    """``verify_snippets`` of entries already parsed (the CLI checks them first)."""
     config = config if config is not None else load_config(settings.config_path)
     opened = open_branch(repo_arg, settings=settings, config=config, branch=branch,
                          worktree=worktree, store=store, need_index=False)

@@ -201,14 +201,14 @@ def verify(file: BinaryIO, repo: str | None, branch: str | None, worktree: bool,
     Input that is no such list (a source file, say) is refused as a whole (exit 2).
     """
     from freshmark.core.snippets import decode_input, parse_snippets, refuse_other_files
-    from freshmark.services.verify_snippets import verify_snippets
+    from freshmark.services.verify_snippets import verify_entries
 
-    text = decode_input(file.read())
-    refuse_other_files(parse_snippets(text))
+    entries = parse_snippets(decode_input(file.read()))
+    refuse_other_files(entries)  # the API reports such input line by line, as its schema says
     repo = repo_here(repo)
     settings, config = load_settings()
-    report = verify_snippets(text, repo, settings=settings, config=config, branch=branch,
-                             worktree=worktree)
+    report = verify_entries(entries, repo, settings=settings, config=config, branch=branch,
+                            worktree=worktree)
     if as_json:
         emit_json(report.to_dict())
     else:
