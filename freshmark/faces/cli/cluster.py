@@ -19,6 +19,8 @@ import click
 
 from freshmark.adapters import keys
 from freshmark.core import jobspec
+from freshmark.core.config import Config
+from freshmark.core.settings import Settings
 from freshmark.faces.cli.common import examples
 
 DEFAULT_WORKER_QUEUES = ",".join(jobspec.BUILTIN_QUEUES)
@@ -178,7 +180,6 @@ def watch(path: Path, polling: bool, poll_interval_seconds: float, debounce_seco
 
     PATH: any directory of the work tree (default: the current one).
     """
-    from freshmark.core.settings import Settings
     from scheduler.watch import WatchOptions, WorkingCopyWatcher
     from workers.celery_app import send_job
 
@@ -203,13 +204,12 @@ def watch(path: Path, polling: bool, poll_interval_seconds: float, debounce_seco
     _clean(run)()
 
 
-def _index_locally(repo_id: str, branch: str, base: str | None) -> dict[str, Any]:
+def _index_locally(settings: Settings, config: Config, repo_id: str, branch: str,
+                   base: str | None) -> dict[str, Any]:
     from freshmark.adapters.git.mirrors import sync_mirror
-    from freshmark.faces.cli.common import load_settings
     from freshmark.services.indexing.indexer import IndexRequest, index_repo
     from freshmark.services.upkeep.branches import default_base
 
-    settings, config = load_settings()
     repo = config.repo(repo_id)
     state = sync_mirror(settings, repo)
     base_branch = (base if base is not None else default_base(repo, branch)) or None
@@ -219,13 +219,11 @@ def _index_locally(repo_id: str, branch: str, base: str | None) -> dict[str, Any
     return summary.to_dict()
 
 
-def _require_configured(repo_id: str) -> None:
+def _require_configured(config: Config, repo_id: str) -> None:
     """``branch index`` fetches from a configured remote; a repository indexed by path is not
     one, and the way to index its branches is ``freshmark index``: say so."""
     from freshmark.core.errors import BadInput
-    from freshmark.faces.cli.common import load_settings
 
-    _, config = load_settings()
     configured = [r.id for r in config.repos]
     if repo_id not in configured:
         where = (f"configured: {', '.join(configured)}" if configured
@@ -263,9 +261,10 @@ def branch_index(repo: str, branch: str, base: str | None, local: bool, wait: bo
     from freshmark.services.upkeep.branches import request_branch_index
 
     def run() -> None:
-        _require_configured(repo)
+        settings, config = load_settings()
+        _require_configured(config, repo)
         if local:
-            summary = _index_locally(repo, branch, base)
+            summary = _index_locally(settings, config, repo, branch, base)
             emit_json(summary) if as_json else click.echo(
                 f"{repo}@{branch} -> {summary['commit'][:12]}: "
                 f"{summary['embeddings_computed']} embeddings computed, "
@@ -276,7 +275,6 @@ def branch_index(repo: str, branch: str, base: str | None, local: bool, wait: bo
         from freshmark.adapters.queue import jobs
         from workers.celery_app import send_job
 
-        settings, config = load_settings()
         known = remote_branches(config.repo(repo).url)
         client = jobs.connect(settings.redis_url)
         result = request_branch_index(client, config, repo, branch, send_job, base, known)
