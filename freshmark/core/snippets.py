@@ -94,7 +94,7 @@ def refuse_other_files(entries: list[SnippetEntry]) -> None:
     """``BadInput`` for input that is no snippet list at all (a source file given to the
     CLI, say): no line carries a hash or a result, and most are malformed. Reporting each of
     its lines would bury the one thing to say; a list with a few bad lines still has them
-    reported. The API reports such input line by line, as its schema promises."""
+    reported."""
     checkable = any(e.error is None and (e.hash_prefix or e.stamp is not None) for e in entries)
     malformed = [e for e in entries if e.error is not None]
     if checkable or len(malformed) * 2 <= len(entries):
