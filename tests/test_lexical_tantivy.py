@@ -30,11 +30,11 @@ from freshmark.adapters.lexical.tantivy_store import (
 )
 from freshmark.adapters.store.chroma import BranchIndex, Store
 from freshmark.core.errors import ConfigError
-from freshmark.core.lexical_document import document_tokens
+from freshmark.core.lexical_document import LexicalDocument, document_tokens
 from freshmark.core.manifest import Manifest, collection_name
 from freshmark.core.request import SearchRequest
 from freshmark.core.settings import Settings
-from freshmark.core.stamp import chunk_id, utc_now_iso
+from freshmark.core.stamp import ChunkRecord, chunk_id, utc_now_iso
 from freshmark.core.tokenize import query_terms
 from freshmark.services.retrieval.search import search
 
@@ -121,6 +121,79 @@ def test_catch_up_fetches_only_the_records_of_new_runs(shop: BranchIndex,
     assert collection.refresh(shop) == 1
     assert top_ids(TantivyEngine(tmp_path).channel(shop), "alpha") == \
         [chunk_id("src/a.py", "alpha", 0)]
+
+
+@pytest.fixture
+def tokenized(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The ids of the chunks a catch-up tokenizes (``LexicalDocument.of``, still real)."""
+    seen: list[str] = []
+    real = tantivy_store.LexicalDocument.of
+
+    def counted(record: ChunkRecord) -> LexicalDocument:
+        seen.append(record.id)
+        return real(record)
+
+    monkeypatch.setattr(tantivy_store.LexicalDocument, "of", staticmethod(counted))
+    return seen
+
+
+def restamped(path: str, symbol: str, text: str) -> ChunkRecord:
+    """A chunk as a later commit stamps it: the same text under another commit and blob."""
+    record = make_record(path, symbol, text)
+    record.commit, record.blob_sha = "f" * 40, "a" * 40
+    return record
+
+
+def test_a_catch_up_rewrites_a_changed_chunk_and_leaves_a_restamped_one(
+        shop: BranchIndex, tmp_path: Path, tokenized: list[str]) -> None:
+    collection = TantivyCollection(shop.name, index_directory(tmp_path, shop.name))
+    collection.refresh(shop)
+    (same_path, same_symbol), same_text = next(iter(CODE.items()))
+    writer(shop).run([restamped(same_path, same_symbol, same_text),
+                      make_record("src/a.py", "alpha", "def alpha(): return restock\n")])
+    tokenized.clear()
+
+    assert collection.refresh(shop) == 2  # both fetched and brought in step
+
+    assert tokenized == [chunk_id("src/a.py", "alpha", 0)]
+    channel = TantivyEngine(tmp_path).channel(shop)
+    assert chunk_id("src/a.py", "alpha", 0) in top_ids(channel, "restock", n=20)
+    assert chunk_id(same_path, same_symbol, 0) in top_ids(channel, same_symbol, n=20)
+
+
+def test_a_chunk_stamped_without_a_text_hash_is_always_rewritten(
+        shop: BranchIndex, tmp_path: Path, tokenized: list[str]) -> None:
+    collection = TantivyCollection(shop.name, index_directory(tmp_path, shop.name))
+    collection.refresh(shop)
+    (path, symbol), text = next(iter(CODE.items()))
+    older = restamped(path, symbol, text)
+    older.text_sha256 = ""  # as an older freshmark stamped it
+    writer(shop).run([older])
+    tokenized.clear()
+
+    collection.refresh(shop)
+
+    assert tokenized == [chunk_id(path, symbol, 0)]
+
+
+def test_a_catch_up_compares_with_what_another_process_committed_since(
+        shop: BranchIndex, tmp_path: Path) -> None:
+    directory = index_directory(tmp_path, shop.name)
+    this_process = TantivyCollection(shop.name, directory)
+    other_process = TantivyCollection(shop.name, directory)
+    first, second = "def alpha(): return restock\n", "def alpha(): return reorder\n"
+    writer(shop).run([make_record("src/a.py", "alpha", first)])
+    this_process.refresh(shop)  # its reader holds the first text
+    writer(shop).run([make_record("src/a.py", "alpha", second)])
+    other_process.refresh(shop)
+    writer(shop).run([make_record("src/a.py", "alpha", first)])  # the text back as it was
+
+    this_process.refresh(shop)
+
+    channel = TantivyEngine(tmp_path).channel(shop)
+    alpha = chunk_id("src/a.py", "alpha", 0)
+    assert alpha in top_ids(channel, "restock", n=20)
+    assert alpha not in top_ids(channel, "reorder", n=20)
 
 
 def test_whole_file_scores_rank_the_file_of_the_best_chunk(shop: BranchIndex,

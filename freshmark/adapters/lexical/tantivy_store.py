@@ -16,8 +16,11 @@ still decides status and text.
 Chunk documents: ``id`` (raw), ``tokens`` (``tokenize.iter_tokens`` of path, symbol and text
 joined by spaces and split again only on spaces, so tantivy keeps freshmark's code-aware tokens
 exactly; stored, to rebuild file documents), ``path`` (raw), ``kind`` (``KIND_CODES`` of
-``classify.search_kind``), ``tombstoned`` (0/1), ``file`` (a hash of the path). A file document
-holds its live chunks' tokens. Design and limits: docs/lexical-index.md ("The tantivy engine").
+``classify.search_kind``), ``tombstoned`` (0/1), ``file`` (a hash of the path), ``content``
+(stored: ``LexicalDocument.content_key``; a catch-up leaves a chunk whose key is unchanged as
+it is, so a commit that restamps a file's chunks re-tokenizes only the chunks whose text
+changed). A file document holds its live chunks' tokens. Design and limits:
+docs/lexical-index.md ("The tantivy engine").
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from functools import cache
+from itertools import islice
 from pathlib import Path
 from typing import Any
 
@@ -39,7 +43,7 @@ import tantivy
 
 from freshmark.core.classify import search_kind
 from freshmark.core.kinds import KIND_CODES
-from freshmark.core.lexical_document import LexicalDocument
+from freshmark.core.lexical_document import LexicalDocument, record_content_key
 from freshmark.core.manifest import Manifest
 from freshmark.core.ports import BranchView
 from freshmark.core.stamp import TOMBSTONED, ChunkRecord
@@ -59,6 +63,8 @@ OPEN_ATTEMPTS = 3
 FILE_BATCH = 256
 # Chunks written between two commits of a catch-up (each group's files rebuilt after it).
 COMMIT_RECORDS = 10_000
+# Records of a catch-up compared with their committed documents in one search.
+COMPARE_RECORDS = 512
 _KIND_TABLE = hashlib.blake2b(json.dumps(KIND_CODES, sort_keys=True).encode(),
                               digest_size=8).hexdigest()
 
@@ -77,6 +83,8 @@ def schema(files: bool = False) -> tantivy.Schema:
     builder.add_unsigned_field("tombstoned", indexed=True, fast=True)
     # The path as a number a search can read per hit without loading the stored document.
     builder.add_unsigned_field("file", fast=True)
+    if not files:
+        builder.add_unsigned_field("content", stored=True)
     return builder.build()
 
 
@@ -139,6 +147,7 @@ def _document(chunk: LexicalDocument) -> tantivy.Document:
     document.add_unsigned("kind", KIND_CODES.get(search_kind(chunk.path, chunk.file_kind), 0))
     document.add_unsigned("tombstoned", int(chunk.status == TOMBSTONED))
     document.add_unsigned("file", file_key(chunk.path))
+    document.add_unsigned("content", chunk.content_key)
     return document
 
 
@@ -151,6 +160,12 @@ def _file_document(path: str, tokens: Sequence[str], kind: int) -> tantivy.Docum
     document.add_unsigned("tombstoned", 0)
     document.add_unsigned("file", file_key(path))
     return document
+
+
+def _groups(records: Iterable[ChunkRecord], size: int) -> Iterator[list[ChunkRecord]]:
+    iterator = iter(records)
+    while group := list(islice(iterator, size)):
+        yield group
 
 
 def _open_index(directory: Path | None, files: bool) -> tuple[tantivy.Index, bool]:
@@ -376,23 +391,48 @@ class TantivyCollection:
         self._rebuild_files(writer.files, paths)
         return applied
 
-    @staticmethod
-    def _write_chunks(writer: Writers, records: Iterable[ChunkRecord],
+    def _write_chunks(self, writer: Writers, records: Iterable[ChunkRecord],
                       replace: bool) -> tuple[int, set[str]]:
-        """Chunk documents, committed every ``COMMIT_RECORDS`` (a catch-up of a whole
+        """Chunk documents, committed every ``COMMIT_RECORDS`` written (a catch-up of a whole
         collection streams through here: the writer's memory is bounded by a group, not by
-        the collection); the paths they are of."""
-        applied, paths = 0, set()
-        for record in records:
-            if replace:
-                writer.chunks.delete_documents_by_term("id", record.id)
-            writer.chunks.add_document(_document(LexicalDocument.of(record)))
-            paths.add(record.path)
-            applied += 1
-            if applied % COMMIT_RECORDS == 0:
-                writer.chunks.commit()
+        the collection); the records applied, and the paths of those written. With
+        ``replace``, a record whose committed document has its content key is left as it
+        is: restamped, not changed."""
+        applied, written, paths = 0, 0, set()
+        if replace:
+            self.index.reload()  # compared with what is committed, not what was last read
+        for group in _groups(records, COMPARE_RECORDS):
+            unchanged = self._unchanged(group) if replace else set()
+            for record in group:
+                applied += 1
+                if record.id in unchanged:
+                    continue
+                if replace:
+                    writer.chunks.delete_documents_by_term("id", record.id)
+                writer.chunks.add_document(_document(LexicalDocument.of(record)))
+                paths.add(record.path)
+                written += 1
+                if written % COMMIT_RECORDS == 0:
+                    writer.chunks.commit()
         writer.chunks.commit()
         return applied, paths
+
+    def _unchanged(self, records: Sequence[ChunkRecord]) -> set[str]:
+        """Ids of ``records`` whose committed document has the content key the record's
+        would have."""
+        keys = {record.id: key for record in records if (key := record_content_key(record))}
+        if not keys:
+            return set()
+        searcher = self.index.searcher()
+        hits = searcher.search(tantivy.Query.term_set_query(schema(), "id", list(keys)),
+                               len(keys), count=False).hits
+        unchanged = set()
+        for _, address in hits:
+            document = searcher.doc(address)
+            doc_id = str(document.get_first("id"))
+            if keys.get(doc_id) == document.get_first("content"):
+                unchanged.add(doc_id)
+        return unchanged
 
     def _paths_of(self, ids: Sequence[str]) -> set[str]:
         """The paths the committed index holds ``ids`` under."""
