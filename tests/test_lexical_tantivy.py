@@ -319,3 +319,29 @@ def test_a_catch_up_committed_in_groups_scores_as_one_committed_at_once(
     for query in ("order", "cancel order restock", "invoice total"):
         terms = query_terms(query)
         assert grouped.search_with_files(terms, 5, 3) == whole.search_with_files(terms, 5, 3)
+
+
+def _segment_ids(directory: Path) -> set[str]:
+    meta = json.loads((directory / "meta.json").read_text())
+    return {segment["segment_id"] for segment in meta["segments"]}
+
+
+def test_small_runs_after_a_bulk_write_do_not_merge_its_segments_again(tmp_path: Path) -> None:
+    directory = tmp_path / "bulk"
+    collection = TantivyCollection("bulk", directory)
+    bulk = 2 * max(tantivy_store.COMMIT_RECORDS, tantivy_store.FILE_COMMIT_PATHS) + 1_000
+    collection.apply([make_record(f"src/m{i}.py", f"f{i}", f"def f{i}(): return {i}\n")
+                      for i in range(bulk)], wait_seconds=5.0)  # a file each: both indexes
+    written = {}
+    for index in (directory, directory.with_name("bulk.files")):
+        meta = json.loads((index / "meta.json").read_text())
+        written[index] = {segment["segment_id"] for segment in meta["segments"]
+                          if segment["max_doc"] >= tantivy_store.COMMIT_RECORDS}
+        assert len(written[index]) >= 2
+
+    for run in range(10):  # each small run's commit is a segment of its own
+        collection.apply([make_record(f"src/n{run}.py", "g", f"def g(): return {run}\n")],
+                         wait_seconds=5.0)
+
+    for index, segments in written.items():
+        assert segments <= _segment_ids(index)

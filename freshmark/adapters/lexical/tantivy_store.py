@@ -61,8 +61,14 @@ WRITER_POLL_SECONDS = 0.05
 OPEN_ATTEMPTS = 3
 # Files whose documents are rebuilt from one read of their chunks.
 FILE_BATCH = 256
-# Chunks written between two commits of a catch-up (each group's files rebuilt after it).
-COMMIT_RECORDS = 10_000
+# Documents a bulk write (a catch-up, a first run, the file documents) commits at once: each
+# commit is a segment, and tantivy's merge policy puts every segment under ~16,800 documents
+# on one level, merged whole once it holds 8. A small run's commit lands there; segments of a
+# bulk write kept above it are not merged again by the small runs that follow (at 10,000, up
+# to 7 of them were, by whichever run came next). The writer's memory stays bounded by its
+# heap, which flushes to disk, not by the documents between commits.
+COMMIT_RECORDS = 20_000
+FILE_COMMIT_PATHS = 80 * FILE_BATCH
 # Records of a catch-up compared with their committed documents in one search.
 COMPARE_RECORDS = 512
 _KIND_TABLE = hashlib.blake2b(json.dumps(KIND_CODES, sort_keys=True).encode(),
@@ -443,9 +449,9 @@ class TantivyCollection:
 
     def _rebuild_files(self, writer: tantivy.IndexWriter, paths: Iterable[str]) -> None:
         """Each path's file document: the tokens of its live chunks, as committed; a path
-        without live chunks loses its document. Read and committed ``FILE_BATCH`` paths at a
-        time; each path once (a document rebuilt twice would leave a deleted one counted in
-        the statistics until a merge)."""
+        without live chunks loses its document. Read ``FILE_BATCH`` paths at a time and
+        committed every ``FILE_COMMIT_PATHS``; each path once (a document rebuilt twice would
+        leave a deleted one counted in the statistics until a merge)."""
         self.index.reload()
         searcher = self.index.searcher()
         ordered = sorted(paths)
@@ -471,9 +477,9 @@ class TantivyCollection:
                 writer.delete_documents_by_term("path", path)
                 if path in tokens:
                     writer.add_document(_file_document(path, tokens[path], kinds[path]))
-            writer.commit()  # a batch of files at a time: the writer never holds them all
-        if not ordered:
-            writer.commit()
+            if (start + FILE_BATCH) % FILE_COMMIT_PATHS == 0:
+                writer.commit()
+        writer.commit()
 
     def _set_state(self, state: IndexState) -> None:
         path = self.state_path
