@@ -223,7 +223,7 @@ class TantivyRunWriter:
             return
         self._paths |= self.collection.add_chunks(writer, documents)
         self._uncommitted += len(documents)
-        if self._uncommitted >= COMMIT_RECORDS:  # the writer's memory bounded by a group
+        if self._uncommitted >= COMMIT_RECORDS:  # a segment above the small runs' level
             writer.chunks.commit()
             self._uncommitted = 0
 

@@ -400,8 +400,8 @@ class TantivyCollection:
     def _write_chunks(self, writer: Writers, records: Iterable[ChunkRecord],
                       replace: bool) -> tuple[int, set[str]]:
         """Chunk documents, committed every ``COMMIT_RECORDS`` written (a catch-up of a whole
-        collection streams through here: the writer's memory is bounded by a group, not by
-        the collection); the records applied, and the paths of those written. With
+        collection streams through here, read a page at a time); the records applied, and
+        the paths of those written. With
         ``replace``, a record whose committed document has its content key is left as it
         is: restamped, not changed."""
         applied, written, paths = 0, 0, set()
