@@ -16,7 +16,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from freshmark.adapters.lexical.tantivy_store import file_key, schema, tantivy
+from freshmark.adapters.lexical.tantivy_schema import file_key, schema, tantivy
 from freshmark.core.kinds import EXCLUDED_FILE_KINDS, KIND_CODES
 from freshmark.core.ports import FileMatches, LexicalHit, TermWeights
 

@@ -13,14 +13,9 @@ documents of the paths touched, commit, then record the generation read before f
 process that finds the writer busy searches the index as committed: the re-read from Chroma
 still decides status and text.
 
-Chunk documents: ``id`` (raw), ``tokens`` (``tokenize.iter_tokens`` of path, symbol and text
-joined by spaces and split again only on spaces, so tantivy keeps freshmark's code-aware tokens
-exactly; stored, to rebuild file documents), ``path`` (raw), ``kind`` (``KIND_CODES`` of
-``classify.search_kind``), ``tombstoned`` (0/1), ``file`` (a hash of the path), ``content``
-(stored: ``LexicalDocument.content_key``; a catch-up leaves a chunk whose key is unchanged as
-it is, so a commit that restamps a file's chunks re-tokenizes only the chunks whose text
-changed). A file document holds its live chunks' tokens. Design and limits:
-docs/lexical-index.md ("The tantivy engine").
+Documents and schema: ``tantivy_schema``. A catch-up leaves a fetched chunk whose ``content``
+key is unchanged as it is, so a commit that restamps a file's chunks re-tokenizes only the
+chunks whose text changed. Design and limits: docs/lexical-index.md ("The tantivy engine").
 """
 
 from __future__ import annotations
@@ -28,29 +23,31 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import shutil
 import threading
 import time
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
-from functools import cache
 from itertools import islice
 from pathlib import Path
 from typing import Any
 
 import tantivy
 
-from freshmark.core.classify import search_kind
+from freshmark.adapters.lexical.tantivy_schema import (
+    chunk_document,
+    file_document,
+    open_index,
+    schema,
+)
 from freshmark.core.kinds import KIND_CODES
 from freshmark.core.lexical_document import LexicalDocument, record_content_key
 from freshmark.core.manifest import Manifest
 from freshmark.core.ports import BranchView
-from freshmark.core.stamp import TOMBSTONED, ChunkRecord
+from freshmark.core.stamp import ChunkRecord
 
 STATE_FORMAT = 1
 STATE_FILE = "freshmark-state.json"
-TOKENIZER = "freshmark_tokens"
 # The writer's indexing memory (tantivy flushes a segment when it is full) and threads: one,
 # the machine's cores belong to the embedder and the query processes.
 WRITER_HEAP_BYTES = 64_000_000
@@ -58,7 +55,6 @@ WRITER_THREADS = 1
 # How long a catch-up waits for another process's writer before searching what is committed.
 WRITER_WAIT_SECONDS = 5.0
 WRITER_POLL_SECONDS = 0.05
-OPEN_ATTEMPTS = 3
 # Files whose documents are rebuilt from one read of their chunks.
 FILE_BATCH = 256
 # Documents a bulk write (a catch-up, a first run, the file documents) commits at once: each
@@ -75,25 +71,6 @@ _KIND_TABLE = hashlib.blake2b(json.dumps(KIND_CODES, sort_keys=True).encode(),
                               digest_size=8).hexdigest()
 
 
-@cache
-def schema(files: bool = False) -> tantivy.Schema:
-    """The fields of chunk documents, or (``files``) of whole-file documents, whose tokens are
-    not stored."""
-    builder = tantivy.SchemaBuilder()
-    builder.add_text_field("id", stored=True, tokenizer_name="raw", index_option="basic")
-    # A chunk's tokens are stored: its file's document is rebuilt from them, not re-fetched.
-    builder.add_text_field("tokens", stored=not files, tokenizer_name=TOKENIZER,
-                           index_option="freq")
-    builder.add_text_field("path", stored=True, tokenizer_name="raw", index_option="basic")
-    builder.add_unsigned_field("kind", indexed=True, fast=True)
-    builder.add_unsigned_field("tombstoned", indexed=True, fast=True)
-    # The path as a number a search can read per hit without loading the stored document.
-    builder.add_unsigned_field("file", fast=True)
-    if not files:
-        builder.add_unsigned_field("content", stored=True)
-    return builder.build()
-
-
 def collection_identity(collection: BranchView) -> str:
     """Tells a collection apart from an earlier one of the same name (dropped and recreated) or
     one of the same name in another store: the store's collection id and the manifest's
@@ -104,10 +81,6 @@ def collection_identity(collection: BranchView) -> str:
             f"{collection.collection_id}\0{_KIND_TABLE}")
 
 
-
-
-def file_key(path: str) -> int:
-    return int.from_bytes(hashlib.blake2b(path.encode(), digest_size=8).digest(), "big")
 
 
 @dataclass(frozen=True)
@@ -145,67 +118,10 @@ class IndexState:
         os.replace(temp, path)
 
 
-def _document(chunk: LexicalDocument) -> tantivy.Document:
-    document = tantivy.Document()
-    document.add_text("id", chunk.id)
-    document.add_text("tokens", chunk.tokens)
-    document.add_text("path", chunk.path)
-    document.add_unsigned("kind", KIND_CODES.get(search_kind(chunk.path, chunk.file_kind), 0))
-    document.add_unsigned("tombstoned", int(chunk.status == TOMBSTONED))
-    document.add_unsigned("file", file_key(chunk.path))
-    document.add_unsigned("content", chunk.content_key)
-    return document
-
-
-def _file_document(path: str, tokens: Sequence[str], kind: int) -> tantivy.Document:
-    document = tantivy.Document()
-    document.add_text("id", path)
-    document.add_text("tokens", " ".join(tokens))
-    document.add_text("path", path)
-    document.add_unsigned("kind", kind)
-    document.add_unsigned("tombstoned", 0)
-    document.add_unsigned("file", file_key(path))
-    return document
-
-
 def _groups(records: Iterable[ChunkRecord], size: int) -> Iterator[list[ChunkRecord]]:
     iterator = iter(records)
     while group := list(islice(iterator, size)):
         yield group
-
-
-def _open_index(directory: Path | None, files: bool) -> tuple[tantivy.Index, bool]:
-    """The index at ``directory`` (created when missing; None: in memory), with freshmark's
-    whitespace analyzer registered, and whether it was recreated: an index of another schema
-    (an older freshmark's) is a cache, emptied with its state. Any other failure to open (two
-    processes creating it at once) is retried, never answered by deleting the index."""
-    fields = schema(files)
-    recreated = False
-    if directory is None:
-        index = tantivy.Index(fields)
-    else:
-        index, recreated = _open_on_disk(fields, directory)
-    index.register_tokenizer(TOKENIZER,
-                             tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.whitespace()).build())
-    return index, recreated
-
-
-def _open_on_disk(fields: tantivy.Schema, directory: Path) -> tuple[tantivy.Index, bool]:
-    failure: Exception | None = None
-    for _ in range(OPEN_ATTEMPTS):
-        directory.mkdir(parents=True, exist_ok=True)
-        try:
-            return tantivy.Index(fields, path=str(directory), reuse=True), False
-        except (ValueError, OSError) as error:
-            if "schema does not match" not in str(error):
-                failure = error
-                time.sleep(WRITER_POLL_SECONDS)
-                continue
-        shutil.rmtree(directory, ignore_errors=True)
-        directory.mkdir(parents=True, exist_ok=True)
-        return tantivy.Index(fields, path=str(directory), reuse=False), True
-    assert failure is not None
-    raise failure
 
 
 class TantivyCollection:
@@ -217,8 +133,8 @@ class TantivyCollection:
     def __init__(self, collection: str, directory: Path | None) -> None:
         self.collection = collection
         self.directory = directory
-        self.index, _ = _open_index(directory, files=False)
-        self.files, files_recreated = _open_index(
+        self.index, _ = open_index(directory, files=False)
+        self.files, files_recreated = open_index(
             None if directory is None else directory.with_name(f"{directory.name}.files"),
             files=True)
         if files_recreated and directory is not None:
@@ -330,7 +246,7 @@ class TantivyCollection:
         paths = set()
         for document in documents:
             writer.chunks.delete_documents_by_term("id", document.id)
-            writer.chunks.add_document(_document(document))
+            writer.chunks.add_document(chunk_document(document))
             paths.add(document.path)
         return paths
 
@@ -415,7 +331,7 @@ class TantivyCollection:
                     continue
                 if replace:
                     writer.chunks.delete_documents_by_term("id", record.id)
-                writer.chunks.add_document(_document(LexicalDocument.of(record)))
+                writer.chunks.add_document(chunk_document(LexicalDocument.of(record)))
                 paths.add(record.path)
                 written += 1
                 if written % COMMIT_RECORDS == 0:
@@ -476,7 +392,7 @@ class TantivyCollection:
             for path in batch:
                 writer.delete_documents_by_term("path", path)
                 if path in tokens:
-                    writer.add_document(_file_document(path, tokens[path], kinds[path]))
+                    writer.add_document(file_document(path, tokens[path], kinds[path]))
             if (start + FILE_BATCH) % FILE_COMMIT_PATHS == 0:
                 writer.commit()
         writer.commit()
