@@ -13,8 +13,9 @@ from search_fixtures import PATHS, build_shop, file_sha256, index
 
 from freshmark.core.request import SearchRequest
 from freshmark.core.settings import Settings
+from freshmark.core.snippets import check_text, parse_snippets
 from freshmark.services.retrieval.search import search
-from freshmark.services.verify_snippets import verify_snippets
+from freshmark.services.verify_snippets import verify_entries
 
 QUERY = "cancel order idempotent repeated request"
 
@@ -100,7 +101,8 @@ def test_seed_snippet_checker_answers_its_four_words(fm_home, make_repo):
         f"{PATHS['handler']}\t{file_sha256(shop, shop.initial, PATHS['handler'])[:12]}",
         "docs/design/error-codes.md\t",
     ])
-    report = verify_snippets(listing, str(shop.path), settings=Settings.from_env())
+    report = verify_entries(parse_snippets(check_text(listing)), str(shop.path),
+                            settings=Settings.from_env())
     words = [(line.line, line.seed_word, line.verdict) for line in report.lines]
     assert words == [(1, "可用", "current"), (2, "较旧", "changed"),
                      (3, "失效", "historical"), (4, "待补", "unverifiable")]

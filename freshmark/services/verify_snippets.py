@@ -13,7 +13,7 @@ from freshmark.core.config import Config, load_config
 from freshmark.core.errors import PermanentError, UnsafePath
 from freshmark.core.kinds import EXCLUDED_FILE_KINDS
 from freshmark.core.settings import Settings
-from freshmark.core.snippets import SnippetEntry, check_text, parse_snippets
+from freshmark.core.snippets import SnippetEntry
 from freshmark.core.stamp import MANDATORY_FIELDS, ChunkRecord
 from freshmark.core.verdicts import (
     EXCLUSION_REASONS,
@@ -136,27 +136,6 @@ def check_entry(entry: SnippetEntry, opened: OpenedBranch, config: Config) -> Ch
         return CheckedLine(entry.line, entry.path, INVALID, str(exc), entry.source_format)
 
 
-def verify_snippets(
-    text: str,
-    repo_arg: str | RepoHandle,
-    *,
-    settings: Settings,
-    config: Config | None = None,
-    branch: str | None = None,
-    worktree: bool = False,
-    store: Store | None = None,
-    count: bool = True,
-) -> VerifyReport:
-    """Verify every line of a snippet list or of JSON results; bad lines are reported, not fatal.
-
-    Raises BadInput when there is nothing to verify; repository and branch errors as ``search``.
-    The branch need not be indexed: verification reads git only.
-    """
-    return verify_entries(parse_snippets(check_text(text)), repo_arg, settings=settings,
-                          config=config, branch=branch, worktree=worktree, store=store,
-                          count=count)
-
-
 def verify_entries(
     entries: list[SnippetEntry],
     repo_arg: str | RepoHandle,
@@ -168,7 +147,9 @@ def verify_entries(
     store: Store | None = None,
     count: bool = True,
 ) -> VerifyReport:
-    """``verify_snippets`` of entries already parsed (the CLI checks them first)."""
+    """Verify every parsed line of a snippet list or of JSON results (``parse_snippets``);
+    bad lines are reported, not fatal. Repository and branch errors as ``search``. The
+    branch need not be indexed: verification reads git only."""
     config = config if config is not None else load_config(settings.config_path)
     opened = open_branch(repo_arg, settings=settings, config=config, branch=branch,
                          worktree=worktree, store=store, need_index=False)

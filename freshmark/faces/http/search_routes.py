@@ -201,14 +201,16 @@ def _answer_search(run_search: Callable[..., Any], request: SearchRequest, setti
              summary="Verify a snippet list or saved results against the code today")
 def verify_endpoint(request: VerifyRequest, settings: SettingsDep,
                     config: ConfigDep) -> dict[str, Any]:
-    from freshmark.services.verify_snippets import verify_snippets
+    from freshmark.core.snippets import check_text, parse_snippets
+    from freshmark.services.verify_snippets import verify_entries
 
     def run() -> dict[str, Any]:
         check_verify_lines(request.content)
         repo = _served(request.repo, settings, config, request.worktree)
         with no_host_paths(repo):
-            return verify_snippets(request.content, repo, settings=settings, config=config,
-                                   branch=request.branch, worktree=request.worktree).to_dict()
+            entries = parse_snippets(check_text(request.content))
+            return verify_entries(entries, repo, settings=settings, config=config,
+                                  branch=request.branch, worktree=request.worktree).to_dict()
 
     return answer(run)
 

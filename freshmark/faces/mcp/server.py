@@ -212,7 +212,8 @@ def verify(content: Content, repo: Repo, branch: Branch = None,
     Returns one entry per input line (line, path, verdict, reason, seed_word, citation) and
     'safe': true only if every line may be used as is. Malformed lines are 'invalid'.
     """
-    from freshmark.services.verify_snippets import verify_snippets
+    from freshmark.core.snippets import check_text, parse_snippets
+    from freshmark.services.verify_snippets import verify_entries
 
     def call() -> dict[str, Any]:
         check_verify_lines(content)
@@ -220,8 +221,9 @@ def verify(content: Content, repo: Repo, branch: Branch = None,
         config = load_config(settings.config_path)
         handle = _served(repo, settings, config, worktree)
         with no_host_paths(handle):
-            return verify_snippets(content, handle, settings=settings, config=config,
-                                   branch=branch, worktree=worktree).to_dict()
+            entries = parse_snippets(check_text(content))
+            return verify_entries(entries, handle, settings=settings, config=config,
+                                  branch=branch, worktree=worktree).to_dict()
 
     return _run(call)
 
