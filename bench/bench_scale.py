@@ -263,7 +263,7 @@ def run_queries(repo: Path) -> None:
     from freshmark.services.retrieval.search import search
 
     settings, config = Settings.from_env(), Config()
-    import_client_library()  # as ``freshmark serve`` and a worker do at start
+    import_client_library(settings)  # as ``freshmark serve`` and a worker do at start
 
     def one(query: str) -> tuple[float, float]:
         cpu, wall = time.process_time(), time.perf_counter()

@@ -124,7 +124,7 @@ def _on_worker_setup(**_: Any) -> None:
     """In the parent, with logging set up, before the pool forks and the worker consumes:
     the model graph built, Chroma's client library imported (the children share it)."""
     prepare_model(os.environ.get("FRESHMARK_WORKER_QUEUES", ""))
-    import_client_library()
+    import_client_library(Settings.from_env())
 
 
 def prepare_model(queues: str) -> None:

@@ -17,8 +17,12 @@ PATHS_PER_QUERY = 200
 T = TypeVar("T")
 
 _CONNECTION_ERRORS = frozenset({
-    "ConnectError", "ConnectTimeout", "ReadTimeout", "RemoteProtocolError", "ConnectionError",
-    "ConnectionRefusedError", "ReadError", "WriteError",
+    # chromadb's client (httpx)
+    "ConnectError", "ConnectTimeout", "ReadTimeout", "RemoteProtocolError", "ReadError",
+    "WriteError",
+    # the server client (``server_client.py``, the standard library's sockets)
+    "ConnectionError", "ConnectionRefusedError", "ConnectionResetError", "BrokenPipeError",
+    "RemoteDisconnected", "TimeoutError", "gaierror", "UpstreamUnavailable",
 })
 
 

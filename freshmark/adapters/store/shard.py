@@ -1,16 +1,17 @@
 """One Chroma of the store: an embedded ``PersistentClient`` or a Chroma server.
 
+A server is spoken to through its REST API (``server_client.py``), not chromadb's
+``HttpClient``, whose import and construction cost ~0.55 s of CPU in every new process.
 Credentials in a server URL (``http://user:password@host:8000``) are sent as HTTP basic auth
-through the client's own auth settings (``chroma_client_auth_provider``) and never appear in a
-message: ``location`` and every error name the URL redacted (``http://***@host:8000``). Vectors
-are always ours (``embedding_function=None``): ``get_collection`` without it would attach
-Chroma's default embedder, which downloads a model at run time.
+and never appear in a message: ``location`` and every error name the URL redacted
+(``http://***@host:8000``). Vectors are always ours (``embedding_function=None``):
+``get_collection`` without it would attach Chroma's default embedder, which downloads a model
+at run time.
 
-chromadb is imported when a Chroma is first used, not when the store is opened: the import
-costs ~0.7 s of CPU. Until then a Chroma lists its collections from the embedded store's file
-or a server's REST listing (``catalog.py``), so a process that reads only manifests
-(``status``) never pays it; long-lived processes import it at start
-(``import_client_library``).
+chromadb is imported when the embedded Chroma is first used, not when the store is opened: the
+import costs ~0.5 s of CPU. Until then it lists its collections from the store's file
+(``catalog.py``), so a process that reads only manifests (``status``) never pays it;
+long-lived processes import it at start (``import_client_library``).
 """
 
 from __future__ import annotations
@@ -21,16 +22,13 @@ from pathlib import Path
 from typing import Any
 
 from freshmark.adapters.store.calls import guard
-from freshmark.adapters.store.catalog import Catalog, EmbeddedCatalog, ServerCatalog
-from freshmark.adapters.store.chroma_loader import (
-    EMBEDDED_CLIENT_MODULES,
-    SERVER_CLIENT_MODULES,
-    load_chromadb,
-)
+from freshmark.adapters.store.catalog import Catalog, EmbeddedCatalog
+from freshmark.adapters.store.chroma_loader import EMBEDDED_CLIENT_MODULES, load_chromadb
+from freshmark.adapters.store.server_client import ChromaServerError, NotFoundError, ServerClient
 from freshmark.core.errors import StoreNotWritable, StoreUnavailable
 from freshmark.core.placement import ChromaServer
+from freshmark.core.settings import Settings
 
-_BASIC_AUTH = "chromadb.auth.basic_authn.BasicAuthClientProvider"
 # Every branch collection measures cosine distance (vectors are unit length).
 COLLECTION_CONFIGURATION = {"hnsw": {"space": "cosine"}}
 
@@ -70,7 +68,7 @@ class Shard:
     def server(cls, server: ChromaServer, variable: str) -> Shard:
         """``server`` as a shard, connected on first use (``_connect``)."""
         return cls(None, server.shown, server.identity,
-                   connect=lambda: _connect(server, variable), catalog=ServerCatalog(server))
+                   connect=lambda: _connect(server, variable))
 
     @classmethod
     def embedded(cls, path: Path) -> Shard:
@@ -113,6 +111,8 @@ class Shard:
             )
         except StoreUnavailable:
             raise
+        except NotFoundError:  # a server's answer
+            return None
         except Exception as exc:  # chromadb raises NotFoundError (or ValueError in older clients)
             if "does not exist" in str(exc) or type(exc).__name__ == "NotFoundError":
                 return None
@@ -131,11 +131,13 @@ class Shard:
         guard("drop a collection", lambda: self.client.delete_collection(name))
 
 
-def import_client_library() -> None:
-    """Import chromadb now. A long-lived process calls it at start (the API server; a worker's
-    parent before its pool forks, so the children share it): its first request or job then
-    does not pay the import."""
-    load_chromadb(*EMBEDDED_CLIENT_MODULES, *SERVER_CLIENT_MODULES)
+def import_client_library(settings: Settings) -> None:
+    """Import chromadb now when ``settings`` keep the store embedded. A long-lived process
+    calls it at start (the API server; a worker's parent before its pool forks, so the
+    children share it): its first request or job then does not pay the import. A process
+    whose Chroma is a server never imports it."""
+    if not settings.chroma_server_urls:
+        load_chromadb(*EMBEDDED_CLIENT_MODULES)
 
 
 def _persistent(path: Path) -> Any:
@@ -148,42 +150,17 @@ def _persistent(path: Path) -> Any:
                                      settings=ChromaSettings(anonymized_telemetry=False))
 
 
-def _connect(server: ChromaServer, variable: str) -> Any:
+def _connect(server: ChromaServer, variable: str) -> ServerClient:
     """A client of ``server`` that answered a heartbeat; ``StoreUnavailable`` (retryable)
     when it does not, naming ``variable`` when it refuses the credentials."""
-    load_chromadb(*SERVER_CLIENT_MODULES)
-    import chromadb
-    from chromadb.config import Settings as ChromaSettings
-
-    provider = _BASIC_AUTH if server.username is not None else None
-    credentials = f"{server.username}:{server.password}" if provider else None
-    settings = ChromaSettings(anonymized_telemetry=False,
-                              chroma_client_auth_provider=provider,
-                              chroma_client_auth_credentials=credentials)
+    client = ServerClient(server)
     shown = server.shown
     try:
-        client = guard(f"connect to the Chroma server at {shown}",
-                       lambda: chromadb.HttpClient(host=server.host, port=server.port,
-                                                   ssl=server.ssl, settings=settings))
         guard(f"reach the Chroma server at {shown}", client.heartbeat)
-    except StoreUnavailable:
-        raise
-    except Exception as exc:
-        if _refused(exc):
+    except ChromaServerError as exc:
+        if exc.status in (401, 403):
             raise StoreUnavailable(f"the Chroma server at {shown} refused access (401/403); "
                                    f"give its user and password in {variable}, "
                                    "http://user:password@host:port") from exc
         raise
     return client
-
-
-def _refused(exc: BaseException) -> bool:
-    """Whether the server answered 401 or 403 (chromadb raises its own error types for a
-    Chroma answer and a bare exception with the body for a proxy's)."""
-    from chromadb.errors import ChromaError
-
-    status = getattr(getattr(exc, "response", None), "status_code", None)
-    code = exc.code() if isinstance(exc, ChromaError) else None
-    head = str(exc)[:200]
-    return status in (401, 403) or code in (401, 403) \
-        or any(word in head for word in ("401", "403", "Unauthorized", "Forbidden"))

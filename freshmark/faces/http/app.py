@@ -248,7 +248,7 @@ def create_app(
     token set, only a loopback-only server stays open (None: unknown, so closed)."""
     settings = settings or Settings.from_env()
     config = config or load_config(settings.config_path)
-    import_client_library()  # at start, not in the first search's time
+    import_client_library(settings)  # at start, not in the first search's time
     client = client or jobs.connect(settings.redis_url)
     send = send or _default_send()
     env = os.environ if env is None else env

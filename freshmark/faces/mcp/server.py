@@ -352,5 +352,5 @@ def run_stdio() -> None:
     """Serve the tools on stdin/stdout until the client disconnects."""
     from freshmark.adapters.store.shard import import_client_library
 
-    import_client_library()  # at start, not in the first tool call's time
+    import_client_library(Settings.from_env())  # at start, not in the first tool call's time
     mcp.run("stdio")
