@@ -10,6 +10,7 @@ import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 from uuid import uuid4
 
 import chromadb
@@ -133,6 +134,37 @@ def test_updates_counts_deletes_and_renames_reach_the_server(ours, theirs, name)
         assert theirs.get_collection(f"{name}-moved").metadata == {"freshmark": "changed"}
     finally:
         collection.modify(name=name)
+
+
+def test_a_server_taking_fewer_records_a_write_gets_several_writes(ours, name,
+                                                                   monkeypatch) -> None:
+    monkeypatch.setattr(ours, "_pre_flight", {"max_batch_size": 2,
+                                              "supports_base64_encoding": True})
+    collection = created(ours, name)
+    writes: list[int] = []
+    send = collection._api.request
+
+    def counted(method: str, route: str, body: Any = None, **kwargs: Any) -> Any:
+        if route.endswith("/upsert"):
+            writes.append(len(body["ids"]))
+        return send(method, route, body, **kwargs)
+
+    monkeypatch.setattr(collection._api, "request", counted)
+    collection.upsert(ids=IDS, embeddings=vectors(), documents=DOCUMENTS, metadatas=METADATAS)
+    assert writes == [2, 1]
+    got = collection.get(include=["documents"])
+    assert sorted(zip(got["ids"], got["documents"], strict=True)) == sorted(
+        zip(IDS, DOCUMENTS, strict=True))
+
+
+def test_vectors_go_as_lists_of_floats_to_a_server_without_base64(ours, name,
+                                                                   monkeypatch) -> None:
+    monkeypatch.setattr(ours, "_pre_flight", {"supports_base64_encoding": False})
+    collection = created(ours, name)
+    collection.upsert(ids=IDS, embeddings=vectors(), documents=DOCUMENTS, metadatas=METADATAS)
+    got = collection.get(ids=IDS, include=["embeddings"])
+    order = [got["ids"].index(i) for i in IDS]
+    assert np.array_equal(np.asarray(got["embeddings"], dtype=np.float32)[order], vectors())
 
 
 def test_a_missing_collection_is_not_found(ours) -> None:

@@ -29,6 +29,7 @@ from urllib.parse import quote
 
 import numpy as np
 
+from freshmark.adapters.store.calls import MAX_BATCH
 from freshmark.core.placement import ChromaServer
 
 DEFAULT_TENANT = "default_tenant"
@@ -145,7 +146,7 @@ class ServerClient:
     def __init__(self, server: ChromaServer,
                  timeout_seconds: float = REQUEST_TIMEOUT_SECONDS):
         self._api = Transport(server, timeout_seconds)
-        self._base64_vectors: bool | None = None
+        self._pre_flight: dict[str, Any] | None = None
 
     def heartbeat(self) -> int:
         return int(self._api.request("GET", "/heartbeat")["nanosecond heartbeat"])
@@ -168,15 +169,24 @@ class ServerClient:
     def delete_collection(self, name: str) -> None:
         self._api.request("DELETE", f"{_COLLECTIONS}/{name}")
 
+    def pre_flight(self) -> dict[str, Any]:
+        """What the server says it accepts (``max_batch_size``, ``supports_base64_encoding``),
+        asked once."""
+        if self._pre_flight is None:
+            checks = self._api.request("GET", "/pre-flight-checks")
+            self._pre_flight = checks if isinstance(checks, dict) else {}
+        return self._pre_flight
+
+    def max_batch_size(self) -> int:
+        """The most records one write may carry: the server's limit, else freshmark's own."""
+        limit = self.pre_flight().get("max_batch_size")
+        return limit if isinstance(limit, int) and limit > 0 else MAX_BATCH
+
     def vectors(self, embeddings: Any) -> list[Any]:
         """``embeddings`` as the server reads them: base64 of little-endian float32 when its
         pre-flight says it can (a quarter of the JSON's size), else lists of floats."""
-        if self._base64_vectors is None:
-            checks = self._api.request("GET", "/pre-flight-checks")
-            self._base64_vectors = bool(isinstance(checks, dict)
-                                        and checks.get("supports_base64_encoding"))
         rows = np.asarray(embeddings, dtype="<f4")
-        if not self._base64_vectors:
+        if not self.pre_flight().get("supports_base64_encoding"):
             return [row.tolist() for row in rows]
         return [base64.b64encode(row.tobytes()).decode("ascii") for row in rows]
 
@@ -247,11 +257,20 @@ class ServerCollection:
     def _write(self, action: str, ids: Sequence[str], embeddings: Any,
                metadatas: Sequence[dict[str, Any]] | None,
                documents: Sequence[str] | None) -> None:
-        vectors = None if embeddings is None else self._client.vectors(embeddings)
-        self._api.request("POST", f"{self._route}/{action}", {
-            "ids": list(ids), "embeddings": vectors, "uris": None,
-            "metadatas": _listed(metadatas), "documents": _listed(documents)})
+        """One request per ``max_batch_size`` records (a server may accept fewer than
+        freshmark's ``MAX_BATCH``)."""
+        size = self._client.max_batch_size()
+        for start in range(0, len(ids), size):
+            part = slice(start, start + size)
+            vectors = None if embeddings is None else self._client.vectors(embeddings[part])
+            self._api.request("POST", f"{self._route}/{action}", {
+                "ids": list(ids[part]), "embeddings": vectors, "uris": None,
+                "metadatas": _part(metadatas, part), "documents": _part(documents, part)})
 
 
 def _listed(items: Sequence[Any] | None) -> list[Any] | None:
     return None if items is None else list(items)
+
+
+def _part(items: Sequence[Any] | None, part: slice) -> list[Any] | None:
+    return None if items is None else list(items[part])
