@@ -222,6 +222,21 @@ def test_threads_share_a_client_each_on_its_own_connection(ours, name) -> None:
     assert seen == [sorted(IDS)] * 120
 
 
+def test_a_forked_child_opens_its_own_connection(ours) -> None:
+    ours.heartbeat()
+    pid = os.fork()
+    if pid == 0:  # the child: a connection of its own, which works
+        try:
+            _, reused = ours._api._connection(None)
+            os._exit(0 if not reused and ours.heartbeat() > 0 else 1)
+        finally:
+            os._exit(2)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    assert ours._api._connection(None)[1]  # the parent's is still its own
+    assert ours.heartbeat() > 0
+
+
 def test_a_process_using_a_chroma_server_never_imports_chromadb(
         chroma_server: ChromaServer, tmp_path: Path) -> None:
     probe = ("import sys\n"

@@ -12,9 +12,9 @@ What chromadb's client does that freshmark relies on is done here too: vectors g
 float32 when the server's pre-flight says it reads them, a collection records no embedding
 function (``legacy``, as chromadb's client writes it for ``embedding_function=None``), and an
 error answer becomes an exception with Chroma's error name (``NotFoundError``). Each thread
-keeps one keep-alive connection; a connection the server closed while idle is opened again
-once. Every request has a time bound and every answer a size bound; credentials go as HTTP
-basic auth and appear in no message.
+keeps one keep-alive connection (a forked child opens its own); a connection the server closed
+while idle is opened again once. Every request has a time bound and every answer a size
+bound; credentials go as HTTP basic auth and appear in no message.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from __future__ import annotations
 import base64
 import http.client
 import json
+import os
 import threading
 from collections.abc import Sequence
 from typing import Any
@@ -102,23 +103,27 @@ class Transport:
 
     def _connection(self, timeout_seconds: float | None) -> tuple[http.client.HTTPConnection,
                                                                   bool]:
-        held: http.client.HTTPConnection | None = getattr(self._local, "connection", None)
+        """This thread's connection and whether it served a request before. One made before
+        a fork belongs to the parent: the child opens its own (a socket two processes share
+        would mix their answers)."""
+        held: tuple[int, http.client.HTTPConnection] | None = getattr(self._local, "held", None)
         timeout = timeout_seconds or self._timeout_seconds
-        if held is not None:
-            held.timeout = timeout
-            if held.sock is not None:
-                held.sock.settimeout(timeout)
-            return held, True
+        if held is not None and held[0] == os.getpid():
+            connection = held[1]
+            connection.timeout = timeout
+            if connection.sock is not None:
+                connection.sock.settimeout(timeout)
+            return connection, True
         kind = http.client.HTTPSConnection if self._server.ssl else http.client.HTTPConnection
         connection = kind(self._server.host, self._server.port, timeout=timeout)
-        self._local.connection = connection
+        self._local.held = (os.getpid(), connection)
         return connection, False
 
     def _close(self) -> None:
-        held = getattr(self._local, "connection", None)
-        self._local.connection = None
-        if held is not None:
-            held.close()
+        held = getattr(self._local, "held", None)
+        self._local.held = None
+        if held is not None and held[0] == os.getpid():
+            held[1].close()
 
 
 def _decoded(status: int, data: bytes) -> Any:
