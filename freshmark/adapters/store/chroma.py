@@ -12,8 +12,8 @@ credentials: ``shard.py``.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Any
 
+from freshmark.adapters.store.client import ChromaCollection
 from freshmark.adapters.store.collection import BranchIndex, manifest_metadata, manifest_of
 from freshmark.adapters.store.layered import LayeredIndex
 from freshmark.adapters.store.names import REGISTRY, NameRegistry
@@ -70,7 +70,7 @@ class Store:
         home = self.home(repo_key)
         return [home] + [shard for shard in self.shards if shard is not home]
 
-    def _find(self, repo_key: str, name: str) -> tuple[Shard, Any] | None:
+    def _find(self, repo_key: str, name: str) -> tuple[Shard, ChromaCollection] | None:
         """Where collection ``name`` of ``repo_key`` is: its home first, then the others (a
         collection not yet moved home after a server was added)."""
         home = self.home(repo_key)

@@ -13,6 +13,8 @@ from typing import Any
 import numpy as np
 
 from freshmark.adapters.store.calls import MAX_BATCH, READ_PAGE, batches, guard, path_filters
+from freshmark.adapters.store.catalog import ListedCollection
+from freshmark.adapters.store.client import ChromaClient, ChromaCollection
 from freshmark.core.errors import NotIndexed
 from freshmark.core.manifest import Manifest
 from freshmark.core.ports import BranchView
@@ -21,7 +23,7 @@ from freshmark.core.stamp import ChunkRecord
 MANIFEST_KEY = "freshmark_manifest"
 
 
-def manifest_of(collection: Any) -> Manifest | None:
+def manifest_of(collection: ChromaCollection | ListedCollection) -> Manifest | None:
     """The manifest a Chroma collection's metadata holds, or None (none, or unreadable)."""
     meta = collection.metadata or {}
     raw = meta.get(MANIFEST_KEY)
@@ -50,7 +52,8 @@ class BranchIndex:
     As a ``BranchView`` it is a branch of one layer: nothing below it, it writes to itself.
     """
 
-    def __init__(self, client: Any, collection: Any, manifest: Manifest, location: str = ""):
+    def __init__(self, client: ChromaClient, collection: ChromaCollection, manifest: Manifest,
+                 location: str = ""):
         self._client = client
         self._location = location  # the Chroma it is on, as errors may show it
         self._collection = collection
@@ -179,9 +182,8 @@ class BranchIndex:
         the start on every page, which makes a full read quadratic on big collections.
         """
         include = ["metadatas", "documents"] if include_text else ["metadatas"]
-        kwargs = {"where": where} if where is not None else {}
         ids = guard(self._on("list chunk ids"),
-                    lambda: self._collection.get(include=[], **kwargs))["ids"]
+                    lambda: self._collection.get(where=where, include=[]))["ids"]
         for part in batches(ids, READ_PAGE):
             yield from self._get_page(include, ids=list(part))
 

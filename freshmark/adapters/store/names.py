@@ -21,6 +21,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from freshmark.adapters.store.calls import MAX_BATCH, batches, guard
+from freshmark.adapters.store.client import ChromaCollection
 from freshmark.core.manifest import Manifest
 
 REGISTRY = "fmnames"
@@ -39,7 +40,7 @@ def _key_id(key: str) -> str:
 class NameRegistry:
     """The store's repository names (see the module docstring)."""
 
-    def __init__(self, collection: Any):
+    def __init__(self, collection: ChromaCollection):
         self._collection = collection
 
     def ensure_seeded(self, manifests: Callable[[], Iterable[Manifest]]) -> None:

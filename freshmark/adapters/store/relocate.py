@@ -13,11 +13,13 @@ deleted.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
 from freshmark.adapters.store.calls import guard
+from freshmark.adapters.store.client import ChromaCollection
 from freshmark.adapters.store.shard import Shard
 
 STAGING_PREFIX = "fmmove-"
@@ -64,7 +66,7 @@ def relocate(source: Shard, target: Shard, name: str, batch_records: int) -> Rel
     return Relocated(name, copied, "moved")
 
 
-def _fresh_staging(target: Shard, name: str, metadata: dict[str, Any]) -> Any:
+def _fresh_staging(target: Shard, name: str, metadata: Mapping[str, Any]) -> ChromaCollection:
     """An empty staging collection on ``target`` (one left by a run cut short is dropped: it
     may lack records, and pages are not resumable across a source that changed)."""
     staging = staging_name(name)
@@ -73,7 +75,7 @@ def _fresh_staging(target: Shard, name: str, metadata: dict[str, Any]) -> Any:
     return target.create(staging, dict(metadata))
 
 
-def _copy_records(source: Any, target: Any, batch_records: int) -> int:
+def _copy_records(source: ChromaCollection, target: ChromaCollection, batch_records: int) -> int:
     """Every record of ``source`` (ids, documents, metadatas, embeddings) upserted into
     ``target``, ``batch_records`` at a time, so memory holds one page."""
     copied = 0
@@ -89,11 +91,11 @@ def _copy_records(source: Any, target: Any, batch_records: int) -> int:
         copied += len(ids)
 
 
-def _count(collection: Any) -> int:
+def _count(collection: ChromaCollection) -> int:
     return int(guard("count records", collection.count))
 
 
-def _fingerprint(collection: Any) -> tuple[int, str]:
+def _fingerprint(collection: ChromaCollection) -> tuple[int, str]:
     """What says a collection was not written: its record count and its metadata (the
     manifest, written last by every index run)."""
     return _count(collection), repr(sorted((collection.metadata or {}).items()))

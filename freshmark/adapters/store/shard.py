@@ -22,8 +22,9 @@ from pathlib import Path
 from typing import Any
 
 from freshmark.adapters.store.calls import guard
-from freshmark.adapters.store.catalog import Catalog, EmbeddedCatalog
+from freshmark.adapters.store.catalog import Catalog, EmbeddedCatalog, ListedCollection
 from freshmark.adapters.store.chroma_loader import EMBEDDED_CLIENT_MODULES, load_chromadb
+from freshmark.adapters.store.client import ChromaClient, ChromaCollection
 from freshmark.adapters.store.server_client import ChromaServerError, NotFoundError, ServerClient
 from freshmark.core.errors import StoreNotWritable, StoreUnavailable
 from freshmark.core.placement import ChromaServer
@@ -42,8 +43,8 @@ class Shard:
     repositories on the other servers keep working. A failed connection is tried again by
     the next call."""
 
-    def __init__(self, client: Any | None, location: str, identity: str,
-                 connect: Callable[[], Any] | None = None,
+    def __init__(self, client: ChromaClient | None, location: str, identity: str,
+                 connect: Callable[[], ChromaClient] | None = None,
                  catalog: Catalog | None = None):
         self._client = client
         self._connect = connect
@@ -53,7 +54,7 @@ class Shard:
         self.identity = identity
 
     @property
-    def client(self) -> Any:
+    def client(self) -> ChromaClient:
         with self._connecting:  # threads of a server share one client
             if self._client is None:
                 assert self._connect is not None
@@ -61,7 +62,7 @@ class Shard:
         return self._client
 
     @client.setter
-    def client(self, client: Any) -> None:
+    def client(self, client: ChromaClient) -> None:
         self._client = client
 
     @classmethod
@@ -90,7 +91,7 @@ class Shard:
         if self._catalog is None or not self._catalog.reachable():
             _ = self.client
 
-    def collections(self) -> list[Any]:
+    def collections(self) -> list[ChromaCollection | ListedCollection]:
         """Every collection with its metadata, in one call (not one ``get`` per name); from
         the embedded store's file while this process has no client open."""
         if self._client is None and self._catalog is not None:
@@ -102,7 +103,7 @@ class Shard:
     def names(self) -> list[str]:
         return [collection.name for collection in self.collections()]
 
-    def get(self, name: str) -> Any | None:
+    def get(self, name: str) -> ChromaCollection | None:
         """The collection ``name``, or None when this Chroma has none of that name."""
         try:
             return guard(
@@ -118,7 +119,7 @@ class Shard:
                 return None
             raise
 
-    def create(self, name: str, metadata: dict[str, Any]) -> Any:
+    def create(self, name: str, metadata: dict[str, Any]) -> ChromaCollection:
         return guard(
             "create a collection",
             lambda: self.client.get_or_create_collection(
