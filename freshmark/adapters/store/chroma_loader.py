@@ -31,9 +31,9 @@ from typing import Any
 
 _NAMES = ("override", "overrides")
 _lock = threading.Lock()
-# What building each kind of client imports on first use (chromadb 1.x).
+# What building the embedded client imports on first use (chromadb 1.x). A server's client is
+# freshmark's own (``server_client.py``): it imports no chromadb.
 EMBEDDED_CLIENT_MODULES = ("chromadb.api.rust", "chromadb.telemetry.product.posthog")
-SERVER_CLIENT_MODULES = ("chromadb.api.fastapi",)
 
 
 def _overrides_module() -> ModuleType | None:
@@ -52,8 +52,8 @@ def _marking_override(method: Any = None, **_checks: Any) -> Any:
 
 
 def load_chromadb(*client_modules: str) -> None:
-    """Import chromadb and ``client_modules`` (``EMBEDDED_CLIENT_MODULES`` or
-    ``SERVER_CLIENT_MODULES``) without the checks; a module already imported costs nothing."""
+    """Import chromadb and ``client_modules`` (``EMBEDDED_CLIENT_MODULES``) without the
+    checks; a module already imported costs nothing."""
     with _unchecked_overrides():
         for name in ("chromadb", *client_modules):
             try:
