@@ -4,6 +4,7 @@ it never imports chromadb."""
 
 from __future__ import annotations
 
+import http.server
 import os
 import subprocess
 import sys
@@ -21,6 +22,7 @@ from conftest import ChromaServer
 
 from freshmark.adapters.store import server_client
 from freshmark.adapters.store.calls import guard
+from freshmark.adapters.store.chroma import Store
 from freshmark.adapters.store.server_client import (
     ChromaServerError,
     NotFoundError,
@@ -28,8 +30,9 @@ from freshmark.adapters.store.server_client import (
     ServerCollection,
 )
 from freshmark.adapters.store.shard import COLLECTION_CONFIGURATION
-from freshmark.core.errors import StoreUnavailable
+from freshmark.core.errors import ConfigError, StoreUnavailable
 from freshmark.core.placement import parse_server
+from freshmark.core.settings import Settings
 
 IDS = ["a", "b", "c"]
 DOCUMENTS = ["def add(x, y):", "class Cart:", "# notes"]
@@ -170,6 +173,25 @@ def test_vectors_go_as_lists_of_floats_to_a_server_without_base64(ours, name,
 def test_a_missing_collection_is_not_found(ours) -> None:
     with pytest.raises(NotFoundError, match="does not exist"):
         ours.get_collection(f"absent-{uuid4().hex[:8]}")
+
+
+def test_a_url_without_chromas_api_is_a_config_error_naming_it(fm_home, monkeypatch) -> None:
+    class Elsewhere(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802 (the standard library's name)
+            self.send_error(404)
+
+        def log_message(self, *_: Any) -> None:
+            pass
+
+    site = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Elsewhere)
+    threading.Thread(target=site.serve_forever, daemon=True).start()
+    try:
+        monkeypatch.setenv("FRESHMARK_CHROMA_URL", f"http://u:s3cret@127.0.0.1:{site.server_port}")
+        with pytest.raises(ConfigError, match="no Chroma API at /api/v2") as caught:
+            Store.open(Settings.from_env())
+        assert "FRESHMARK_CHROMA_URL" in str(caught.value) and "s3cret" not in str(caught.value)
+    finally:
+        site.shutdown()
 
 
 def test_a_server_that_does_not_answer_is_retryable_and_its_password_unsaid() -> None:

@@ -26,7 +26,7 @@ from freshmark.adapters.store.catalog import Catalog, EmbeddedCatalog, ListedCol
 from freshmark.adapters.store.chroma_loader import EMBEDDED_CLIENT_MODULES, load_chromadb
 from freshmark.adapters.store.client import ChromaClient, ChromaCollection
 from freshmark.adapters.store.server_client import ChromaServerError, NotFoundError, ServerClient
-from freshmark.core.errors import StoreNotWritable, StoreUnavailable
+from freshmark.core.errors import ConfigError, StoreNotWritable, StoreUnavailable
 from freshmark.core.placement import ChromaServer
 from freshmark.core.settings import Settings
 
@@ -153,7 +153,8 @@ def _persistent(path: Path) -> Any:
 
 def _connect(server: ChromaServer, variable: str) -> ServerClient:
     """A client of ``server`` that answered a heartbeat; ``StoreUnavailable`` (retryable)
-    when it does not, naming ``variable`` when it refuses the credentials."""
+    when it does not, naming ``variable`` when it refuses the credentials; ``ConfigError``
+    when what answers there has no Chroma 1.x API (``/api/v2``)."""
     client = ServerClient(server)
     shown = server.shown
     try:
@@ -163,5 +164,9 @@ def _connect(server: ChromaServer, variable: str) -> ServerClient:
             raise StoreUnavailable(f"the Chroma server at {shown} refused access (401/403); "
                                    f"give its user and password in {variable}, "
                                    "http://user:password@host:port") from exc
+        if exc.status in (404, 405):
+            raise ConfigError(f"{variable}: {shown} has no Chroma API at /api/v2 (HTTP "
+                              f"{exc.status}); it needs a Chroma server of release 1.x, as "
+                              "`chroma run` of the chromadb freshmark installs") from exc
         raise
     return client
