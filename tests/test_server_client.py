@@ -175,10 +175,19 @@ def test_a_missing_collection_is_not_found(ours) -> None:
         ours.get_collection(f"absent-{uuid4().hex[:8]}")
 
 
-def test_a_url_without_chromas_api_is_a_config_error_naming_it(fm_home, monkeypatch) -> None:
+@pytest.mark.parametrize("answer", [404, 200], ids=["not-found", "a-page-not-json"])
+def test_a_url_without_chromas_api_is_a_config_error_naming_it(fm_home, monkeypatch,
+                                                               answer: int) -> None:
     class Elsewhere(http.server.BaseHTTPRequestHandler):
         def do_GET(self) -> None:  # noqa: N802 (the standard library's name)
-            self.send_error(404)
+            if answer != 200:
+                self.send_error(answer)
+                return
+            page = b"<html>a web site</html>"
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(page)))
+            self.end_headers()
+            self.wfile.write(page)
 
         def log_message(self, *_: Any) -> None:
             pass

@@ -37,6 +37,7 @@ DEFAULT_TENANT = "default_tenant"
 DEFAULT_DATABASE = "default_database"
 REQUEST_TIMEOUT_SECONDS = 300.0  # a 5,000-record write to a loaded server takes seconds
 MAX_ANSWER_BYTES = 512 * 1024 * 1024
+NOT_JSON = "NotJSON"  # the ``kind`` of a success answer that is not JSON: not a Chroma
 _COLLECTIONS = f"/tenants/{DEFAULT_TENANT}/databases/{DEFAULT_DATABASE}/collections"
 # What chromadb's client records for a collection created with ``embedding_function=None``.
 _NO_EMBEDDING_FUNCTION = {"type": "legacy"}
@@ -133,6 +134,8 @@ def _decoded(status: int, data: bytes) -> Any:
     try:
         answer = json.loads(data) if data else None
     except ValueError:
+        if 200 <= status < 300:  # not a Chroma that answered
+            raise ChromaServerError(status, NOT_JSON, "the answer is not JSON") from None
         answer = None
     if 200 <= status < 300:
         return answer

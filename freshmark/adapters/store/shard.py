@@ -25,7 +25,12 @@ from freshmark.adapters.store.calls import guard
 from freshmark.adapters.store.catalog import Catalog, EmbeddedCatalog, ListedCollection
 from freshmark.adapters.store.chroma_loader import EMBEDDED_CLIENT_MODULES, load_chromadb
 from freshmark.adapters.store.client import ChromaClient, ChromaCollection
-from freshmark.adapters.store.server_client import ChromaServerError, NotFoundError, ServerClient
+from freshmark.adapters.store.server_client import (
+    NOT_JSON,
+    ChromaServerError,
+    NotFoundError,
+    ServerClient,
+)
 from freshmark.core.errors import ConfigError, StoreNotWritable, StoreUnavailable
 from freshmark.core.placement import ChromaServer
 from freshmark.core.settings import Settings
@@ -164,8 +169,8 @@ def _connect(server: ChromaServer, variable: str) -> ServerClient:
             raise StoreUnavailable(f"the Chroma server at {shown} refused access (401/403); "
                                    f"give its user and password in {variable}, "
                                    "http://user:password@host:port") from exc
-        if exc.status in (404, 405):
-            raise ConfigError(f"{variable}: {shown} has no Chroma API at /api/v2 (HTTP "
+        if exc.status in (404, 405) or exc.kind == NOT_JSON:
+            raise ConfigError(f"{variable}: {shown} has no Chroma API at /api/v2 ({exc.kind}, HTTP "
                               f"{exc.status}); it needs a Chroma server of release 1.x, as "
                               "`chroma run` of the chromadb freshmark installs") from exc
         raise
