@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import http.server
 import os
+import socket
 import subprocess
 import sys
 import threading
@@ -208,6 +209,21 @@ def test_a_server_that_does_not_answer_is_retryable_and_its_password_unsaid() ->
     with pytest.raises(StoreUnavailable) as caught:
         guard("reach it", down.heartbeat)
     assert "s3cret" not in str(caught.value)  # StoreUnavailable: a RetryableError
+
+
+def test_a_server_that_accepts_but_never_answers_times_out_retryably() -> None:
+    silent = socket.create_server(("127.0.0.1", 0))
+    held: list[socket.socket] = []
+    threading.Thread(target=lambda: held.append(silent.accept()[0]), daemon=True).start()
+    try:
+        client = ServerClient(parse_server(f"http://127.0.0.1:{silent.getsockname()[1]}", "URL"),
+                              timeout_seconds=0.5)
+        with pytest.raises(StoreUnavailable, match="timed out"):
+            guard("list collections", client.list_collections)
+    finally:
+        silent.close()
+        for connection in held:
+            connection.close()
 
 
 def test_an_answer_over_the_size_bound_is_refused_and_the_next_request_works(
