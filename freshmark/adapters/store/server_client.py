@@ -94,7 +94,9 @@ class Transport:
             except _STALE_CONNECTION:
                 self._close()
                 if reused and attempt == 1:
-                    continue  # the server closed it while idle: once more on a new one
+                    # The server closed it while idle: once more on a new one. Sending a call
+                    # twice is safe: freshmark's writes are upserts, updates and deletes by id.
+                    continue
                 raise
             except BaseException:
                 self._close()
