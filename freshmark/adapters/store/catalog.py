@@ -43,9 +43,6 @@ class Catalog(Protocol):
     def collections(self) -> list[ListedCollection] | None:
         """Every collection of the default database with its metadata; None: ask the client."""
 
-    def reachable(self) -> bool:
-        """Whether the Chroma answers (a server's heartbeat); False: ask the client why."""
-
 
 class EmbeddedCatalog:
     """The collections of the embedded Chroma under ``path``, read without its client."""
@@ -65,9 +62,6 @@ class EmbeddedCatalog:
         except sqlite3.Error:
             return None
         return _grouped(rows)
-
-    def reachable(self) -> bool:
-        return True  # a file on this host: opening it says what is wrong, if anything
 
 
 def _grouped(rows: list[tuple[Any, ...]]) -> list[ListedCollection]:

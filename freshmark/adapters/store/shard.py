@@ -91,9 +91,10 @@ class Shard:
                    catalog=EmbeddedCatalog(path))
 
     def require(self) -> None:
-        """Fail now, naming this Chroma, when it cannot be used: a heartbeat without the
-        client when it answers, else the client's connection, whose error says why."""
-        if self._catalog is None or not self._catalog.reachable():
+        """Fail now, naming this Chroma, when it cannot be used: a server's client connects
+        (a heartbeat), whose error says why. An embedded store's file says what is wrong, if
+        anything, when it is opened."""
+        if self._catalog is None:
             _ = self.client
 
     def collections(self) -> list[ChromaCollection | ListedCollection]:
