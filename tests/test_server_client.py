@@ -274,13 +274,13 @@ def test_a_forked_child_opens_its_own_connection(ours) -> None:
     pid = os.fork()
     if pid == 0:  # the child: a connection of its own, which works
         try:
-            _, reused = ours._api._connection(None)
+            _, reused = ours._api._connection()
             os._exit(0 if not reused and ours.heartbeat() > 0 else 1)
         finally:
             os._exit(2)
     _, status = os.waitpid(pid, 0)
     assert os.waitstatus_to_exitcode(status) == 0
-    assert ours._api._connection(None)[1]  # the parent's is still its own
+    assert ours._api._connection()[1]  # the parent's is still its own
     assert ours.heartbeat() > 0
 
 

@@ -80,14 +80,13 @@ class Transport:
             self._headers["Authorization"] = "Basic " + base64.b64encode(pair).decode()
         self._local = threading.local()
 
-    def request(self, method: str, route: str, body: Any = None,
-                timeout_seconds: float | None = None) -> Any:
+    def request(self, method: str, route: str, body: Any = None) -> Any:
         """The decoded answer of ``method`` on ``route``; ``ChromaServerError`` for an error
         answer, the socket's own error (refused, reset, timed out) when there is none."""
         payload = None if body is None else json.dumps(body, separators=(",", ":")).encode()
         path = "/api/v2" + quote(route, safe="/")
         for attempt in (1, 2):
-            connection, reused = self._connection(timeout_seconds)
+            connection, reused = self._connection()
             try:
                 connection.request(method, path, body=payload, headers=self._headers)
                 response = connection.getresponse()
@@ -107,26 +106,20 @@ class Transport:
             return _decoded(response.status, data)
         raise AssertionError("unreachable: the second attempt returns or raises")
 
-    def _connection(self, timeout_seconds: float | None) -> tuple[http.client.HTTPConnection,
-                                                                  bool]:
+    def _connection(self) -> tuple[http.client.HTTPConnection, bool]:
         """This thread's connection and whether it served a request before. One made before
         a fork belongs to the parent: the child opens its own (a socket two processes share
         would mix their answers)."""
         held: tuple[int, http.client.HTTPConnection] | None = getattr(self._local, "held", None)
-        timeout = timeout_seconds or self._timeout_seconds
         if held is not None and held[0] == os.getpid():
-            connection = held[1]
-            connection.timeout = timeout
-            if connection.sock is not None:
-                connection.sock.settimeout(timeout)
-            return connection, True
+            return held[1], True
         kind = http.client.HTTPSConnection if self._server.ssl else http.client.HTTPConnection
         connection = kind(self._server.host, self._server.port,
-                          timeout=min(timeout, CONNECT_TIMEOUT_SECONDS))
+                          timeout=min(self._timeout_seconds, CONNECT_TIMEOUT_SECONDS))
         connection.connect()
-        connection.timeout = timeout
+        connection.timeout = self._timeout_seconds
         if connection.sock is not None:
-            connection.sock.settimeout(timeout)
+            connection.sock.settimeout(self._timeout_seconds)
         self._local.held = (os.getpid(), connection)
         return connection, False
 
