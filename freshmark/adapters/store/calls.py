@@ -16,11 +16,9 @@ PATHS_PER_QUERY = 200
 
 T = TypeVar("T")
 
+# What the server client (``server_client.py``, the standard library's sockets) raises when a
+# server cannot be reached; the embedded Chroma is a file on this host.
 _CONNECTION_ERRORS = frozenset({
-    # chromadb's client (httpx)
-    "ConnectError", "ConnectTimeout", "ReadTimeout", "RemoteProtocolError", "ReadError",
-    "WriteError",
-    # the server client (``server_client.py``, the standard library's sockets)
     "ConnectionError", "ConnectionRefusedError", "ConnectionResetError", "BrokenPipeError",
     "RemoteDisconnected", "TimeoutError", "gaierror", "UpstreamUnavailable",
 })

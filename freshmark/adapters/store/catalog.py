@@ -15,7 +15,7 @@ import sqlite3
 from contextlib import closing
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from freshmark.adapters.store.server_client import DEFAULT_DATABASE, DEFAULT_TENANT
 
@@ -37,11 +37,6 @@ class ListedCollection:
 
     name: str
     metadata: dict[str, Any] = field(default_factory=dict)
-
-
-class Catalog(Protocol):
-    def collections(self) -> list[ListedCollection] | None:
-        """Every collection of the default database with its metadata; None: ask the client."""
 
 
 class EmbeddedCatalog:

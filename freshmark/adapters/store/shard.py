@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from freshmark.adapters.store.calls import guard
-from freshmark.adapters.store.catalog import Catalog, EmbeddedCatalog, ListedCollection
+from freshmark.adapters.store.catalog import EmbeddedCatalog, ListedCollection
 from freshmark.adapters.store.chroma_loader import EMBEDDED_CLIENT_MODULES, load_chromadb
 from freshmark.adapters.store.client import ChromaClient, ChromaCollection
 from freshmark.adapters.store.server_client import (
@@ -50,7 +50,7 @@ class Shard:
 
     def __init__(self, client: ChromaClient | None, location: str, identity: str,
                  connect: Callable[[], ChromaClient] | None = None,
-                 catalog: Catalog | None = None):
+                 catalog: EmbeddedCatalog | None = None):
         self._client = client
         self._connect = connect
         self._catalog = catalog  # lists collections while no client is open
