@@ -1,14 +1,12 @@
 """The server client speaks Chroma's REST API as chromadb's own client does: what one writes
-the other reads, every float32 of a vector exact, on a real Chroma server; and a process using
-it never imports chromadb."""
+the other reads, every float32 of a vector exact, on a real Chroma server. (That a process
+using it never imports chromadb: ``test_store_catalog.py``.)"""
 
 from __future__ import annotations
 
 import http.server
 import os
 import socket
-import subprocess
-import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -282,22 +280,3 @@ def test_a_forked_child_opens_its_own_connection(ours) -> None:
     assert os.waitstatus_to_exitcode(status) == 0
     assert ours._api._connection()[1]  # the parent's is still its own
     assert ours.heartbeat() > 0
-
-
-def test_a_process_using_a_chroma_server_never_imports_chromadb(
-        chroma_server: ChromaServer, tmp_path: Path) -> None:
-    probe = ("import sys\n"
-             "from freshmark.adapters.store.chroma import Store\n"
-             "from freshmark.adapters.store.shard import import_client_library\n"
-             "from freshmark.core.settings import Settings\n"
-             "settings = Settings.from_env()\n"
-             "import_client_library(settings)\n"
-             "home = Store.open(settings).shards[0]\n"
-             "home.create('fm-probe-import', {'k': 'v'})\n"
-             "print('fm-probe-import' in home.names(), 'chromadb' in sys.modules)\n"
-             "home.delete('fm-probe-import')\n")
-    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
-                          timeout=120, check=True,
-                          env={**os.environ, "FRESHMARK_HOME": str(tmp_path / "home"),
-                               "FRESHMARK_CHROMA_URL": chroma_server.url})
-    assert done.stdout.split() == ["True", "False"]

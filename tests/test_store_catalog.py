@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 import chromadb
+from conftest import ChromaServer
 from test_indexer import run, shop_repo
 
 from freshmark.adapters.store.catalog import FILE_NAME, EmbeddedCatalog
@@ -36,6 +37,13 @@ print(json.dumps({"chromadb_imported": "chromadb" in sys.modules}))
 
 def listed(collections: list) -> dict[str, dict]:
     return {c.name: dict(c.metadata or {}) for c in collections}
+
+
+def printed_words(probe: str, **env: str) -> list[str]:
+    """What ``probe`` prints, word by word, run in a new Python process with ``env`` added."""
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                          timeout=120, check=True, env={**os.environ, **env})
+    return done.stdout.split()
 
 
 def test_the_catalog_lists_what_the_client_lists(fm_home: Path, make_repo) -> None:
@@ -98,7 +106,20 @@ def test_the_api_server_imports_chromas_client_at_start_not_in_its_first_search(
              "before = 'chromadb' in sys.modules\n"
              "create_app(bind_host='127.0.0.1')\n"
              "print(before, 'chromadb' in sys.modules)\n")
-    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
-                          timeout=120, check=True,
-                          env={**os.environ, "FRESHMARK_REDIS_URL": "redis://127.0.0.1:1/0"})
-    assert done.stdout.split() == ["False", "True"]
+    assert printed_words(probe, FRESHMARK_REDIS_URL="redis://127.0.0.1:1/0") == ["False", "True"]
+
+
+def test_a_process_using_a_chroma_server_never_imports_chromadb(
+        chroma_server: ChromaServer, tmp_path: Path) -> None:
+    probe = ("import sys\n"
+             "from freshmark.adapters.store.chroma import Store\n"
+             "from freshmark.adapters.store.shard import import_client_library\n"
+             "from freshmark.core.settings import Settings\n"
+             "settings = Settings.from_env()\n"
+             "import_client_library(settings)\n"
+             "home = Store.open(settings).shards[0]\n"
+             "home.create('fm-probe-import', {'k': 'v'})\n"
+             "print('fm-probe-import' in home.names(), 'chromadb' in sys.modules)\n"
+             "home.delete('fm-probe-import')\n")
+    assert printed_words(probe, FRESHMARK_HOME=str(tmp_path / "home"),
+                         FRESHMARK_CHROMA_URL=chroma_server.url) == ["True", "False"]
