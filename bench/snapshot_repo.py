@@ -10,10 +10,11 @@ commit as their base, keeping only reports whose fixed files are in the tree.
 
 It is an approximation, said wherever its figures are reported: the code searched is the
 release's, not the base commit's. Choose reports whose base commits come shortly *after* the
-release (the fix is then not in the archive): e.g. Django 3.0a1 was cut from the main branch on
-2019-09-10, and django's pull requests 11790–12130 were opened between mid-September and
-late November 2019. Files added between the release and a base commit are missing, and a
-function the fix changed may differ a little.
+release, so that the fix is not in the archive. The dataset holds no dates: reports are chosen
+by their instance number, the pull request's number, which grows with the time it was opened
+(Django 3.0a1 was uploaded on 2019-09-10, and its reports here are numbered 11790–12130, a
+range estimated to start just after it). Files added between the release and a base commit
+are missing, and a function the fix changed may differ a little.
 
 Usage::
 

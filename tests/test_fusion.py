@@ -264,6 +264,23 @@ def test_diversify_past_the_cap_gives_a_file_at_most_every_other_place() -> None
     assert _names(top) == ["a1", "a2", "b1", "a3", "c1", "a4", "d1", "a5"]
 
 
+def test_diversify_lets_the_first_file_hold_its_own_cap() -> None:
+    top = diversify(RANKING, 6, 2, lambda item: item[0], lead_file_cap=3)
+    assert _names(top) == ["a1", "a2", "a3", "b1", "c1", "d1"]
+
+
+def test_the_lead_file_cap_is_only_the_first_files() -> None:
+    ranking = [("b", "b1"), ("a", "a1"), ("a", "a2"), ("a", "a3"), ("c", "c1")]
+    top = diversify(ranking, 5, 2, lambda item: item[0], lead_file_cap=3)
+    assert _names(top) == ["b1", "a1", "a2", "c1", "a3"]
+
+
+def test_diversify_with_a_lead_file_cap_is_a_prefix_of_one_order_for_any_k() -> None:
+    whole = diversify(RANKING, len(RANKING), 2, lambda item: item[0], lead_file_cap=3)
+    for k in range(1, len(RANKING) + 1):
+        assert diversify(RANKING, k, 2, lambda item: item[0], lead_file_cap=3) == whole[:k]
+
+
 def test_diversify_with_give_way_is_a_prefix_of_one_order_for_any_k() -> None:
     whole = diversify(RANKING, len(RANKING), 2, lambda item: item[0], give_way=1)
     assert sorted(whole) == sorted(RANKING)

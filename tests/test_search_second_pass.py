@@ -152,3 +152,13 @@ def test_the_in_file_order_moves_a_files_chunks_among_its_own_places_only():
 def test_a_class_outline_scores_below_a_definition_with_the_same_evidence_in_its_file():
     evidence = {"rrf_norm": 0.5, "bm25_norm": 0.5, "symbol_hit": 1.0, "length_fit": 1.0}
     assert in_file_score({**evidence, "container": 1.0}) < in_file_score(evidence)
+
+
+def test_a_reports_best_file_holds_three_of_the_first_results_then_other_files_come(plots):
+    prose = REPORT.split("```")[0]  # the report without its traceback: palette.py leads
+    assert plan_query(prose).long
+    response = search(SearchRequest.build(prose, k=6), str(plots.path),
+                      settings=Settings.from_env())
+    paths = [r.record.path for r in response.results]
+    assert paths[:3] == ["plots/palette.py"] * 3
+    assert "plots/palette.py" not in paths[3:5]
