@@ -26,7 +26,9 @@ Usage::
         [--json OUT] [--show-misses]
 
 ``--mirrors`` holds bare mirrors named ``owner+name/repo`` (the layout the search tool's
-``fetch`` leaves) or ``owner+name`` / ``name`` git directories. ``--home`` keeps the store and
+``fetch`` leaves) or ``owner+name`` / ``name`` git directories. A repository too large to mirror
+can be measured from a release's source archive: ``bench/snapshot_repo.py`` makes the
+repository and the ``--data`` file. ``--home`` keeps the store and
 the embedding cache between runs (default: a temporary directory).
 """
 
