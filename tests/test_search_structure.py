@@ -55,7 +55,9 @@ ISSUE_REPORT = (
 )
 
 
-def test_an_issue_report_keeps_at_most_two_chunks_of_a_file_in_its_results(packages):
+def test_an_issue_report_keeps_three_chunks_of_its_best_file_and_two_of_any_other(packages):
     paths = _result_paths(packages, ISSUE_REPORT)
     assert len(paths) == 10
-    assert max(paths.count(path) for path in paths) == 2
+    best = paths[0]
+    assert paths.count(best) == 3
+    assert max(paths.count(path) for path in paths if path != best) == 2

@@ -408,22 +408,21 @@ def _candidate_path(candidate: Candidate) -> str:
 
 @overload
 def diversify(ranked: Sequence[Candidate], k: int, max_per_file: int, *,
-              give_way: int | None = None, lead_file_cap: int | None = None
-              ) -> list[Candidate]: ...
+              give_way: int | None = None, lead_file_cap: int = 0) -> list[Candidate]: ...
 
 
 @overload
 def diversify(ranked: Sequence[T], k: int, max_per_file: int,
               path_of: Callable[[T], str], *, give_way: int | None = None,
-              lead_file_cap: int | None = None) -> list[T]: ...
+              lead_file_cap: int = 0) -> list[T]: ...
 
 
 def diversify(ranked: Sequence[T], k: int, max_per_file: int,
               path_of: Callable[[Any], str] = _candidate_path, *,
-              give_way: int | None = None, lead_file_cap: int | None = None) -> list[T]:
+              give_way: int | None = None, lead_file_cap: int = 0) -> list[T]:
     """The first ``k`` of ``ranked`` with at most ``max_per_file`` chunks of one file placed
     before other files get their turn (0: no cap); the file of the first chunk may place
-    ``lead_file_cap`` instead, when given. Chunks past the cap are held back, in their
+    ``lead_file_cap`` instead (0: the same cap). Chunks past the cap are held back, in their
     order: until the end (``give_way`` None), or each until ``give_way`` chunks within the cap
     have been placed since it or the held chunk before it came back, so past its cap a file
     takes at most every other place (``give_way`` 1). ``path_of`` gives an item's file (a
@@ -431,7 +430,7 @@ def diversify(ranked: Sequence[T], k: int, max_per_file: int,
     result is a prefix of one order."""
     if max_per_file <= 0:
         return list(ranked[:k])
-    lead_path = path_of(ranked[0]) if ranked and lead_file_cap is not None else None
+    caps = {path_of(ranked[0]): lead_file_cap} if ranked and lead_file_cap else {}
     taken: list[T] = []
     held: list[T] = []
     per_file: dict[str, int] = {}
@@ -440,8 +439,7 @@ def diversify(ranked: Sequence[T], k: int, max_per_file: int,
         if len(taken) >= k:
             break
         path = path_of(candidate)
-        cap = lead_file_cap if path == lead_path and lead_file_cap is not None else max_per_file
-        if per_file.get(path, 0) < cap:
+        if per_file.get(path, 0) < caps.get(path, max_per_file):
             per_file[path] = per_file.get(path, 0) + 1
             taken.append(candidate)
             placed += 1
