@@ -355,7 +355,8 @@ def function_answer(study: object, level: float | None, callers_per_file: int
 
     out = tsp.second_pass(ranked, study.joining(files), files, lambda c: c["path"], lead)
     return [(c["path"], c["symbol"]) for c in
-            tsp.diversify(out, 10, tsp.MAX_PER_FILE, path_of=lambda c: c["path"])]
+            tsp.diversify(out, 10, tsp.MAX_PER_FILE, path_of=lambda c: c["path"],
+                          lead_file_cap=tsp.report_lead_cap(tsp.MAX_PER_FILE))]
 
 
 def function_study(studies: Sequence[Study], level: float, callers_per_file: int) -> None:

@@ -37,7 +37,7 @@ from freshmark.core.fusion import (
     substance,
 )
 from freshmark.core.structure import Unit, definitions_first, members_first
-from freshmark.services.retrieval.hybrid import MAX_PER_FILE
+from freshmark.services.retrieval.hybrid import MAX_PER_FILE, report_lead_cap
 
 CUTOFFS = (1, 5, 10)
 FUNCTION_CUTOFFS = (5, 10)
@@ -97,9 +97,11 @@ def file_ranking(ranked: list[tuple[dict, float]], extra: float) -> list[str]:
 
 def chunk_ranking(ranked: list[tuple[dict, float]], max_per_file: int = MAX_PER_FILE,
                   k: int = 10) -> list[tuple[str, str]]:
-    """(path, symbol) of the chunk answer: the ranked pool through ``fusion.diversify``."""
+    """(path, symbol) of the chunk answer: the ranked pool through ``fusion.diversify``, the
+    best file holding an issue report's share as the search gives it."""
     return [(c["path"], c["symbol"]) for c in
-            diversify([c for c, _ in ranked], k, max_per_file, path_of=lambda c: c["path"])]
+            diversify([c for c, _ in ranked], k, max_per_file, path_of=lambda c: c["path"],
+                      lead_file_cap=report_lead_cap(max_per_file))]
 
 
 def evaluate(pools: list[dict], w: RerankWeights, extra: float = FILE_EXTRA_SHARE,

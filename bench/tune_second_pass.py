@@ -47,7 +47,7 @@ from freshmark.core.infile import (
     second_pass,
 )
 from freshmark.core.query import plan_query
-from freshmark.services.retrieval.hybrid import MAX_PER_FILE
+from freshmark.services.retrieval.hybrid import MAX_PER_FILE, report_lead_cap
 
 CUTOFFS = (1, 5, 10)
 FEATURES = ("rrf_norm", "bm25_norm", "vector_norm", "symbol_hit", "length_fit", "frame_hit",
@@ -114,7 +114,8 @@ class Study:
             ranked = second_pass(ranked, self.joining(files), files, lambda c: c["path"],
                                  self.lead)
         return [(c["path"], c["symbol"]) for c in
-                diversify(ranked, 10, MAX_PER_FILE, path_of=lambda c: c["path"])]
+                diversify(ranked, 10, MAX_PER_FILE, path_of=lambda c: c["path"],
+                          lead_file_cap=report_lead_cap(MAX_PER_FILE))]
 
 
 def vector(c: dict) -> np.ndarray:

@@ -263,6 +263,12 @@ class _Ranking:
         return lexical_hits, whole_file_hits, bm25_of, file_scores
 
 
+def report_lead_cap(max_per_file: int) -> int:
+    """Chunks an issue report's best file may hold in the chunk answer before other files get
+    their turn (the benches that re-rank saved report pools take it from here too)."""
+    return max(max_per_file, REPORT_LEAD_FILE_CHUNKS)
+
+
 def hybrid_search(
     view: BranchView, embedder: Embedder, request: SearchRequest, *, k: int | None = None,
     lexical: LexicalEngine | None = None, weights: RerankWeights = DEFAULT_WEIGHTS,
@@ -285,9 +291,8 @@ def hybrid_search(
     # asks which code is at fault: evidence spread over a file counts.
     ranked = ranking.pool(POOL, whole_files=plan.long)
     if plan.long:
-        lead_cap = max(max_per_file, REPORT_LEAD_FILE_CHUNKS)
         return diversify(ranking.second_pass(ranked), k, max_per_file,
-                         lead_file_cap=lead_cap), ranking.timings
+                         lead_file_cap=report_lead_cap(max_per_file)), ranking.timings
     return diversify(ranked, k, max_per_file, give_way=QUESTION_GIVE_WAY), ranking.timings
 
 
