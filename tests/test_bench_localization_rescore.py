@@ -44,7 +44,7 @@ def test_rescore_counts_the_changed_span_where_the_hunk_header_names_the_one_abo
     assert bl.main(["--rescore", str(report), "--data", str(data), "--systems", "hybrid"]) == 0
     row = _row(capsys.readouterr().out)
     assert (row["file_R@1"], row["MRR"]) == ("1.000", "1.000")
-    assert (row["func_Acc@5"], row["span_Acc@5"]) == ("0.000", "1.000")
+    assert (row["func_Acc@1"], row["span_Acc@1"]) == ("0.000", "1.000")
 
 
 def test_rescore_keeps_a_file_found_past_the_fifth_place(
