@@ -144,15 +144,9 @@ def test_without_a_named_definition_the_ranking_is_unchanged():
 
 
 def test_the_in_file_order_moves_a_files_chunks_among_its_own_places_only():
-    ranked = [("a.py", 1.0), ("b.py", 9.0), ("a.py", 2.0), ("b.py", 0.0), ("a.py", 5.0)]
+    ranked = [("a.py", 1.0), ("b.py", 9.0), ("a.py", 5.0), ("b.py", 0.0)]
     out = in_file_order(ranked, ["a.py"], lambda c: c[0], lambda c: c[1])
-    assert out == [("a.py", 1.0), ("b.py", 9.0), ("a.py", 5.0), ("b.py", 0.0), ("a.py", 2.0)]
-
-
-def test_the_in_file_order_keeps_each_files_first_chunk_first():
-    ranked = [("a.py", 1.0), ("b.py", 0.0), ("a.py", 5.0), ("b.py", 3.0)]
-    out = in_file_order(ranked, ["a.py", "b.py"], lambda c: c[0], lambda c: c[1])
-    assert out == ranked
+    assert out == [("a.py", 5.0), ("b.py", 9.0), ("a.py", 1.0), ("b.py", 0.0)]
 
 
 def test_a_class_outline_scores_below_a_definition_with_the_same_evidence_in_its_file():

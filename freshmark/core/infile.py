@@ -102,17 +102,11 @@ def in_file_score(features: Mapping[str, float]) -> float:
 
 def in_file_order(ranked: Sequence[T], files: Sequence[str], path_of: Callable[[T], str],
                   score_of: Callable[[T], float]) -> list[T]:
-    """``ranked`` with the chunks of each of ``files`` after its first re-ordered among their
-    own places by ``score_of`` (best first; ties keep their order); every other chunk, and each
-    file's first, keeps its place.
-
-    The first chunk is the one the rerank put first with every channel's evidence, and the
-    place an agent reads first; the in-file score was fitted to find the changed function
-    among the file's chunks by the fifth result, and let move the first one too it took the
-    first place from the right function more often than it gave it (bench/RESULTS.md)."""
+    """``ranked`` with the chunks of each of ``files`` re-ordered among their own places by
+    ``score_of`` (best first; ties keep their order); other chunks keep their places."""
     out = list(ranked)
     for path in files:
-        slots = [i for i, item in enumerate(ranked) if path_of(item) == path][1:]
+        slots = [i for i, item in enumerate(ranked) if path_of(item) == path]
         order = sorted((ranked[i] for i in slots), key=lambda item: -score_of(item))
         for slot, item in zip(slots, order, strict=True):
             out[slot] = item
