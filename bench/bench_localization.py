@@ -264,12 +264,18 @@ def evaluate_repo(repo: str, instances: list[Instance], clone: Path, args: argpa
         outcome: dict[str, object] = {"instance": inst.instance_id, "gold": inst.gold_files,
                                       "gold_functions": inst.gold_functions}
         if args.dump_pools:
+            # The file search ranks a wider pool with whole-file evidence than the chunk
+            # search does: both are kept, so a study of the chunk answer re-ranks its own pool.
+            request = SearchRequest.build(inst.query, branch=BRANCH, k=DEPTH)
+            common = dict(settings=settings, store=store, embedder=embedder, count=False)
             with PoolRecorder() as recorder:
-                search_files(SearchRequest.build(inst.query, branch=BRANCH, k=DEPTH), str(clone),
-                             settings=settings, store=store, embedder=embedder, count=False)
+                search_files(request, str(clone), **common)  # type: ignore[arg-type]
+                search(request, str(clone), **common)  # type: ignore[arg-type]
+            file_pool, chunk_pool = recorder.pools[-2:]
             pools.append({"instance": inst.instance_id, "gold_files": inst.gold_files,
                           "gold_functions": inst.gold_functions, "gold_spans": inst.gold_spans,
-                          "hunk_functions": hunk_functions, **recorder.pools[-1]})
+                          "hunk_functions": hunk_functions, **file_pool,
+                          "chunk_candidates": chunk_pool["candidates"]})
         for system in args.systems:
             started = time.perf_counter()
             files, chunks = run_system(system, inst, clone, settings, store, embedder, baseline)
@@ -385,7 +391,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--json", type=Path, default=None)
     parser.add_argument("--show-misses", action="store_true")
     parser.add_argument("--dump-pools", action="store_true",
-                        help="keep each file search's reranked candidates in the --json report")
+                        help="keep each file search's and each chunk search's reranked "
+                             "candidates in the --json report")
     parser.add_argument("--rescore", type=Path, default=None, metavar="REPORT",
                         help="score the answers a --json report of an earlier run holds again "
                              "(with the span columns), without indexing or searching")

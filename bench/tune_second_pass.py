@@ -84,7 +84,10 @@ class Study:
         self.hit = span_hit if spans else function_hit
         plan = plan_query(row["problem_statement"])
         self.names: ReportNames = report_names(plan.text, plan.frames)
-        self.ranked = [c for c, _ in ranked_pool(pool, DEFAULT_WEIGHTS)]
+        # The chunk search's own pool when the report kept it; older reports hold the file
+        # search's only (wider, with whole-file evidence: its order is not the chunk answer's).
+        chunk_pool = {**pool, "candidates": pool.get("chunk_candidates", pool["candidates"])}
+        self.ranked = [c for c, _ in ranked_pool(chunk_pool, DEFAULT_WEIGHTS)]
         for c in self.ranked:
             c["named"] = float(self.named(c))
             c["container"] = float(c.get("chunk_kind") in _CONTAINERS)
