@@ -1,7 +1,9 @@
 """Rerank weights studied offline on candidate pools saved by ``bench_localization.py
 --dump-pools``: each pool holds every candidate's features, so a weight setting is scored
-without searching again (file Recall@1/5/10 and MRR of the file answer, function Acc@5/10 of
-the chunk answer; the pool is the file search's, which for k = 10 is the chunk search's too).
+without searching again (file Recall@1/5/10 and MRR of the file answer from the file search's
+pool; function Acc@1/5/10 of the chunk ranking before the second pass, from the chunk search's
+pool when the report kept it, else from the file search's; ``tune_second_pass.py`` adds the
+second pass).
 
 Usage::
 
@@ -121,7 +123,10 @@ def evaluate(pools: list[dict], w: RerankWeights, extra: float = FILE_EXTRA_SHAR
         rr += 1.0 / rank if rank else 0.0
         if pool.get("gold_functions"):
             with_functions += 1
-            chunks = chunk_ranking(ranked, max_per_file)
+            # The chunk search's own pool when the report kept it (``--dump-pools``).
+            chunk_pool = ranked_pool({**pool, "candidates": pool["chunk_candidates"]}, w,
+                                     structure, named) if "chunk_candidates" in pool else ranked
+            chunks = chunk_ranking(chunk_pool, max_per_file)
             function_at_1 += function_hit(chunks[:1], pool["gold_functions"])
             for c in FUNCTION_CUTOFFS:
                 function_hits[c] += function_hit(chunks[:c], pool["gold_functions"])

@@ -111,7 +111,7 @@ class Study:
     def answer(self, n_files: int, weights: np.ndarray | None = None) -> list[tuple[str, str]]:
         """(path, symbol) of the chunk answer (k = 10) after the second pass over the best
         ``n_files`` files (0: none), each file's own chunks first put in the order of
-        ``weights`` over ``FEATURES`` when given (after its first, as the search does)."""
+        ``weights`` over ``FEATURES`` when given."""
         ranked = list(self.ranked)
         files = best_files([c["path"] for c in ranked], n_files)
         if weights is not None:
