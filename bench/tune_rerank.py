@@ -79,6 +79,13 @@ def ranked_pool(pool: dict, w: RerankWeights, structure: bool = True, named: boo
     return [(scored[p.index][0], p.score) for p in order]
 
 
+def chunk_pool(pool: dict) -> dict:
+    """``pool`` with the chunk search's own candidates when the report kept them
+    (``--dump-pools``); older reports hold the file search's only (wider, with whole-file
+    evidence: its order is not the chunk answer's)."""
+    return {**pool, "candidates": pool.get("chunk_candidates", pool["candidates"])}
+
+
 def file_scores(ranked: Sequence[tuple[dict, float]], extra: float) -> dict[str, float]:
     """Each file's score as ``fusion.group_files`` gives it: its best chunk's, plus ``extra``
     times its second one's (when positive)."""
@@ -123,10 +130,9 @@ def evaluate(pools: list[dict], w: RerankWeights, extra: float = FILE_EXTRA_SHAR
         rr += 1.0 / rank if rank else 0.0
         if pool.get("gold_functions"):
             with_functions += 1
-            # The chunk search's own pool when the report kept it (``--dump-pools``).
-            chunk_pool = ranked_pool({**pool, "candidates": pool["chunk_candidates"]}, w,
-                                     structure, named) if "chunk_candidates" in pool else ranked
-            chunks = chunk_ranking(chunk_pool, max_per_file)
+            chunk_ranked = ranked_pool(chunk_pool(pool), w, structure, named) \
+                if "chunk_candidates" in pool else ranked
+            chunks = chunk_ranking(chunk_ranked, max_per_file)
             function_at_1 += function_hit(chunks[:1], pool["gold_functions"])
             for c in FUNCTION_CUTOFFS:
                 function_hits[c] += function_hit(chunks[:c], pool["gold_functions"])

@@ -37,7 +37,7 @@ sys.path.insert(0, str(ROOT))
 
 from bench_localization import DEV, function_hit, mirror_for
 from gold_functions import gold_spans, span_hit
-from tune_rerank import ranked_pool
+from tune_rerank import chunk_pool, ranked_pool
 
 from freshmark.core.chunking import chunk_text
 from freshmark.core.fusion import DEFAULT_WEIGHTS, diversify
@@ -84,10 +84,7 @@ class Study:
         self.hit = span_hit if spans else function_hit
         plan = plan_query(row["problem_statement"])
         self.names: ReportNames = report_names(plan.text, plan.frames)
-        # The chunk search's own pool when the report kept it; older reports hold the file
-        # search's only (wider, with whole-file evidence: its order is not the chunk answer's).
-        chunk_pool = {**pool, "candidates": pool.get("chunk_candidates", pool["candidates"])}
-        self.ranked = [c for c, _ in ranked_pool(chunk_pool, DEFAULT_WEIGHTS)]
+        self.ranked = [c for c, _ in ranked_pool(chunk_pool(pool), DEFAULT_WEIGHTS)]
         for c in self.ranked:
             c["named"] = float(self.named(c))
             c["container"] = float(c.get("chunk_kind") in _CONTAINERS)
