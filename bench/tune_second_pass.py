@@ -8,6 +8,12 @@ search they join from the store, the most similar to the report first; here in f
 Function Acc@1/5/10 of the chunk answer is reported before and after, per repository; file
 answers do not change (the pass keeps every file's places).
 
+``--breakdown`` says where each report's changed function stands when the chunk answer misses
+it at 5: its file not among the candidates, its file past the best ``--files`` of the ranking
+(the files the pass reaches), in the pool of a best file but ordered past the fifth place,
+a definition of such a file that neither channel found (only definitions the report names
+join), or a change no definition's chunk holds (a class attribute).
+
 ``--fit`` also fits an in-file order (a logistic regression over the candidates' features,
 chunks of a gold file against the other chunks of that file) with each repository held out,
 and scores it on that repository only: the check of whether a learned order inside the file
@@ -18,6 +24,7 @@ Usage::
 
     .venv/bin/python bench/tune_second_pass.py REPORT.json [...] --mirrors /work/.mirror
         [--data ../shared/eval/swebench/dev.jsonl] [--files 1,2,3] [--fit] [--labels spans]
+        [--breakdown]
 """
 
 from __future__ import annotations
@@ -122,6 +129,49 @@ class Study:
                           lead_file_cap=report_lead_cap(MAX_PER_FILE))]
 
 
+MISS_KINDS = ("hit", "file not a candidate", "file past the best files", "ordered past 5",
+              "not found in its file", "no definition holds it")
+
+
+def miss_kind(study: Study, n_files: int, weights: np.ndarray | None) -> str:
+    """Where ``study``'s changed function stands against the chunk answer's top 5
+    (``MISS_KINDS``)."""
+    if study.hit(study.answer(n_files, weights)[:5], study.gold):
+        return "hit"
+    gold_paths = {path for path, _ in study.gold}
+    files = list(dict.fromkeys(c["path"] for c in study.ranked))
+    place = next((i for i, path in enumerate(files) if path in gold_paths), None)
+    if place is None:
+        return "file not a candidate"
+    if place >= max(n_files, 1):
+        return "file past the best files"
+    if any(study.hit([(c["path"], c["symbol"])], study.gold) for c in study.ranked):
+        return "ordered past 5"
+    defined = study.joining(sorted(gold_paths))
+    if any(study.hit([(d["path"], d["symbol"])], study.gold) for d in defined):
+        return "not found in its file"
+    return "no definition holds it"
+
+
+def breakdown(studies: Sequence[Study], n_files: int, weights: np.ndarray | None
+              ) -> dict[str, dict[str, int]]:
+    """Counts of ``miss_kind`` per repository and over all, reports with a changed function
+    only."""
+    out: dict[str, dict[str, int]] = {}
+    for study in studies:
+        if not study.gold:
+            continue
+        kind = miss_kind(study, n_files, weights)
+        for key in (repo_of(study.pool["instance"]), "all"):
+            counts = out.setdefault(key, {})
+            counts[kind] = counts.get(kind, 0) + 1
+    return out
+
+
+def _kind_order(kind: str) -> int:
+    return MISS_KINDS.index(kind) if kind in MISS_KINDS else len(MISS_KINDS)
+
+
 def vector(c: dict) -> np.ndarray:
     return np.array([float(c.get(name, 0.0)) for name in FEATURES])
 
@@ -158,6 +208,33 @@ def accuracy(studies: Sequence[Study], n_files: int, weights: np.ndarray | None 
         {"n": len(scored)}
 
 
+def print_breakdown(studies: Sequence[Study], n_files: int, weights: np.ndarray) -> None:
+    for key, counts in breakdown(studies, n_files, weights).items():
+        print(f"function at 5, second pass over {n_files} files, {key}:",
+              ", ".join(f"{kind} {counts[kind]}" for kind in sorted(counts, key=_kind_order)))
+
+
+def print_fitted(studies: Sequence[Study], repos: Sequence[str], n_files: int) -> None:
+    """An in-file order fitted with each repository held out in turn, scored on it."""
+    totals = dict.fromkeys(CUTOFFS, 0.0)
+    count = 0
+    for held in repos:
+        train = [s for s in studies if repo_of(s.pool["instance"]) != held]
+        test = [s for s in studies if repo_of(s.pool["instance"]) == held]
+        if not train:
+            print(f"fitted order, {n_files} files: {held} is the only repository, none to fit on")
+            return
+        weights = fit(train, n_files)
+        figures = accuracy(test, n_files, weights)
+        print(f"fitted order, {n_files} files, {held} held out: {figures}",
+              dict(zip(FEATURES, np.round(weights, 2).tolist(), strict=True)))
+        for cutoff in CUTOFFS:
+            totals[cutoff] += figures[f"fAcc@{cutoff}"] * figures["n"]
+        count += int(figures["n"])
+    print(f"fitted order, {n_files} files, held out together:",
+          {f"fAcc@{c}": round(totals[c] / max(count, 1), 3) for c in CUTOFFS})
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("reports", nargs="+", type=Path)
@@ -169,6 +246,8 @@ def main() -> int:
     parser.add_argument("--fit", action="store_true")
     parser.add_argument("--labels", choices=("hunks", "spans"), default="hunks",
                         help="the changed functions: the hunk headers' names or the spans")
+    parser.add_argument("--breakdown", action="store_true",
+                        help="where the changed function stands when the answer misses it at 5")
     parser.add_argument("--show", action="store_true",
                         help="print each report whose function Acc@1 or @5 the pass changes")
     args = parser.parse_args()
@@ -200,22 +279,11 @@ def main() -> int:
         print(f"in-file order of the search (IN_FILE_WEIGHTS), {n_files} files:", "all",
               accuracy(studies, n_files, fixed),
               *(f"{r} {accuracy(group, n_files, fixed)}" for r, group in by_repo.items()))
+    if args.breakdown:
+        print_breakdown(studies, max(map(int, args.files.split(","))), fixed)
     if args.fit:
         for n_files in map(int, args.files.split(",")):
-            totals = dict.fromkeys(CUTOFFS, 0.0)
-            count = 0
-            for held in repos:
-                train = [s for s in studies if repo_of(s.pool["instance"]) != held]
-                test = [s for s in studies if repo_of(s.pool["instance"]) == held]
-                weights = fit(train, n_files)
-                figures = accuracy(test, n_files, weights)
-                print(f"fitted order, {n_files} files, {held} held out: {figures}",
-                      dict(zip(FEATURES, np.round(weights, 2).tolist(), strict=True)))
-                for cutoff in CUTOFFS:
-                    totals[cutoff] += figures[f"fAcc@{cutoff}"] * figures["n"]
-                count += int(figures["n"])
-            print(f"fitted order, {n_files} files, held out together:",
-                  {f"fAcc@{c}": round(totals[c] / max(count, 1), 3) for c in CUTOFFS})
+            print_fitted(studies, repos, n_files)
     return 0
 
 
