@@ -375,8 +375,11 @@ def print_table(totals: dict[str, Scores], systems: Sequence[str], repos: Sequen
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--mirrors", type=Path, default=Path("/work/.mirror"))
-    parser.add_argument("--data", type=Path, default=DEV)
+    parser.add_argument("--mirrors", type=Path, default=Path("/work/.mirror"),
+                        help="directory of mirrors named owner+name (the fetch tool's, or a "
+                             "snapshot_repo.py set's mirrors)")
+    parser.add_argument("--data", type=Path, default=DEV,
+                        help="the reports, one JSON object per line (default: the dev set)")
     parser.add_argument("--repos", default="", help="comma-separated owner/name list")
     parser.add_argument("--limit", type=int, default=0, help="instances per repository")
     parser.add_argument("--instances", default="",
@@ -384,12 +387,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--skip", type=int, default=0,
                         help="leave out each repository's first N instances (a fresh held-out "
                              "slice after the first N were used to tune)")
-    parser.add_argument("--embedder", default="minilm")
+    parser.add_argument("--embedder", default="minilm",
+                        help="the embedder to index and search with (minilm: the real model)")
     parser.add_argument("--lexical", choices=LEXICAL_ENGINES, default=LEXICAL_ENGINES[0])
-    parser.add_argument("--home", type=Path, default=None)
-    parser.add_argument("--systems", default=",".join(SYSTEMS))
-    parser.add_argument("--json", type=Path, default=None)
-    parser.add_argument("--show-misses", action="store_true")
+    parser.add_argument("--home", type=Path, default=None,
+                        help="freshmark home to index into; kept, so a second run on it only "
+                             "indexes what changed (default: a new temporary one)")
+    parser.add_argument("--systems", default=",".join(SYSTEMS),
+                        help=f"comma-separated, of {', '.join(SYSTEMS)} (baseline: plain "
+                             "chunk BM25 over .py files)")
+    parser.add_argument("--json", type=Path, default=None,
+                        help="write the report here, after every instance (a stopped run "
+                             "keeps what it measured)")
+    parser.add_argument("--show-misses", action="store_true",
+                        help="print the fixed files and the top 5 of each report the hybrid "
+                             "search does not find")
     parser.add_argument("--dump-pools", action="store_true",
                         help="keep each file search's and each chunk search's reranked "
                              "candidates in the --json report")

@@ -242,8 +242,10 @@ def main() -> int:
                         help="directories of mirrors (a snapshot_repo.py set's mirrors too)")
     parser.add_argument("--data", type=Path, nargs="+", default=[DEV],
                         help="the reports' files (a snapshot_repo.py set's too)")
-    parser.add_argument("--files", default="1,2,3")
-    parser.add_argument("--fit", action="store_true")
+    parser.add_argument("--files", default="1,2,3",
+                        help="comma-separated numbers of best files the pass reaches, each scored")
+    parser.add_argument("--fit", action="store_true",
+                        help="fit an in-file order with each repository held out in turn")
     parser.add_argument("--labels", choices=("hunks", "spans"), default="hunks",
                         help="the changed functions: the hunk headers' names or the spans")
     parser.add_argument("--breakdown", action="store_true",
