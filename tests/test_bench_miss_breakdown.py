@@ -1,6 +1,7 @@
 """The second-pass study says where a report's changed function stands when the chunk answer
-misses it at 5: its file not found, its file past the files the pass reaches, or in its file's
-pool but ordered past the fifth place."""
+misses it at 5: its file not found, its file past the files the pass reaches, in its file's
+pool but ordered past the fifth place, a definition of its file that no channel found, or a
+change that no definition of the file holds."""
 
 from __future__ import annotations
 
