@@ -96,6 +96,10 @@ class Study:
             c["named"] = float(self.named(c))
             c["container"] = float(c.get("chunk_kind") in _CONTAINERS)
 
+    def is_gold(self, c: dict) -> bool:
+        """Whether the candidate or definition ``c`` is a changed function."""
+        return self.hit([(c["path"], c["symbol"])], self.gold)
+
     def named(self, c: dict) -> bool:
         return self.names.names(c["path"], c["symbol"], c.get("chunk_kind", "function"))
 
@@ -145,10 +149,9 @@ def miss_kind(study: Study, n_files: int, weights: np.ndarray | None) -> str:
         return "file not a candidate"
     if place >= max(n_files, 1):
         return "file past the best files"
-    if any(study.hit([(c["path"], c["symbol"])], study.gold) for c in study.ranked):
+    if any(map(study.is_gold, study.ranked)):
         return "ordered past 5"
-    defined = study.joining(sorted(gold_paths))
-    if any(study.hit([(d["path"], d["symbol"])], study.gold) for d in defined):
+    if any(map(study.is_gold, study.joining(sorted(gold_paths)))):
         return "not found in its file"
     return "no definition holds it"
 
@@ -168,10 +171,6 @@ def breakdown(studies: Sequence[Study], n_files: int, weights: np.ndarray | None
     return out
 
 
-def _kind_order(kind: str) -> int:
-    return MISS_KINDS.index(kind) if kind in MISS_KINDS else len(MISS_KINDS)
-
-
 def vector(c: dict) -> np.ndarray:
     return np.array([float(c.get(name, 0.0)) for name in FEATURES])
 
@@ -183,7 +182,7 @@ def fit(studies: Sequence[Study], n_files: int, l2: float = 1.0) -> np.ndarray:
     for study in studies:
         for path in best_files([c["path"] for c in study.ranked], n_files):
             same = [c for c in study.ranked if c["path"] == path]
-            ys = [study.hit([(c["path"], c["symbol"])], study.gold) for c in same]
+            ys = [study.is_gold(c) for c in same]
             if any(ys) and not all(ys):
                 rows += [vector(c) for c in same]
                 labels += [float(y) for y in ys]
@@ -211,7 +210,7 @@ def accuracy(studies: Sequence[Study], n_files: int, weights: np.ndarray | None 
 def print_breakdown(studies: Sequence[Study], n_files: int, weights: np.ndarray) -> None:
     for key, counts in breakdown(studies, n_files, weights).items():
         print(f"function at 5, second pass over {n_files} files, {key}:",
-              ", ".join(f"{kind} {counts[kind]}" for kind in sorted(counts, key=_kind_order)))
+              ", ".join(f"{kind} {counts[kind]}" for kind in sorted(counts, key=MISS_KINDS.index)))
 
 
 def print_fitted(studies: Sequence[Study], repos: Sequence[str], n_files: int) -> None:
