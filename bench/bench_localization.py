@@ -19,7 +19,10 @@ Systems, all on the same index and the same instances:
   lowercased, no code-aware tokens, no kinds, no rerank), files in order of first appearance;
 - ``bm25``, ``vectors``, ``hybrid``: ``freshmark search`` with only the lexical channel, only
   the vector channel, or both (the default): files from ``search_files`` (file-level answers),
-  functions from the chunk results.
+  functions from the chunk results;
+- ``hybrid-first-window`` (asked for by name): ``hybrid`` whose file answer embeds a report's
+  first window alone (its title and opening) instead of pooling its windows; its chunk answer
+  is ``hybrid``'s.
 
 Usage::
 
@@ -46,8 +49,9 @@ import sys
 import tempfile
 import time
 from collections import defaultdict
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field, replace
 from functools import partial
 from pathlib import Path
 
@@ -62,6 +66,8 @@ from freshmark.adapters.embedding import get_embedder
 from freshmark.adapters.git.repo import GitRepo
 from freshmark.adapters.store.chroma import Store
 from freshmark.core.config import load_config
+from freshmark.core.fusion import Candidate
+from freshmark.core.infile import best_files
 from freshmark.core.request import CHANNELS, SearchRequest
 from freshmark.core.settings import LEXICAL_ENGINES, Settings
 from freshmark.core.stamp import LIVE, ChunkRecord
@@ -69,6 +75,7 @@ from freshmark.core.structure import code_names
 from freshmark.services.indexing.indexer import IndexRequest, index_repo
 from freshmark.services.repos import RepoRef
 from freshmark.services.retrieval import hybrid
+from freshmark.services.retrieval.channels import fill_missing_scores, passes_filter
 from freshmark.services.retrieval.search import search, search_files
 
 DEV = ROOT.parent / "shared" / "eval" / "swebench" / "dev.jsonl"
@@ -76,7 +83,11 @@ FILE_CUTOFFS = (1, 5, 10)
 FUNCTION_CUTOFFS = (1, 5, 10)
 DEPTH = 10
 BRANCH = "bench"
-SYSTEMS = ("baseline", *CHANNELS)
+# A study of the file answer: the hybrid search, whose file answer embeds an issue report's
+# first window (title and opening) alone instead of pooling its windows; its chunk answer is
+# hybrid's. Searched beside ``hybrid`` on the same index, the two differ in that only.
+FIRST_WINDOW = "hybrid-first-window"
+SYSTEMS = ("baseline", *CHANNELS, FIRST_WINDOW)
 
 
 @dataclass
@@ -268,14 +279,16 @@ def evaluate_repo(repo: str, instances: list[Instance], clone: Path, args: argpa
             # search does: both are kept, so a study of the chunk answer re-ranks its own pool.
             request = SearchRequest.build(inst.query, branch=BRANCH, k=DEPTH)
             common = dict(settings=settings, store=store, embedder=embedder, count=False)
-            with PoolRecorder() as recorder:
+            with PoolRecorder() as recorder, DefinitionRecorder() as definitions:
                 search_files(request, str(clone), **common)  # type: ignore[arg-type]
                 search(request, str(clone), **common)  # type: ignore[arg-type]
             file_pool, chunk_pool = recorder.pools[-2:]
             pools.append({"instance": inst.instance_id, "gold_files": inst.gold_files,
                           "gold_functions": inst.gold_functions, "gold_spans": inst.gold_spans,
                           "hunk_functions": hunk_functions, **file_pool,
-                          "chunk_candidates": chunk_pool["candidates"]})
+                          "chunk_candidates": chunk_pool["candidates"],
+                          "best_file_chunks": definitions.chunks[-1] if definitions.chunks
+                          else []})
         for system in args.systems:
             started = time.perf_counter()
             files, chunks = run_system(system, inst, clone, settings, store, embedder, baseline)
@@ -343,15 +356,72 @@ class PoolRecorder:
         hybrid.rerank = self._rerank  # type: ignore[assignment]
 
 
+class DefinitionRecorder:
+    """Keeps every chunk of an issue report's best files as the second pass sees them, with
+    its BM25 and its similarity to the report (``--dump-pools``): the chunks that neither
+    channel found are what an in-file order over the whole file would be studied on."""
+
+    def __init__(self) -> None:
+        self.chunks: list[list[dict]] = []
+        self._second_pass = hybrid._Ranking.second_pass
+
+    def __enter__(self) -> DefinitionRecorder:
+        original = self._second_pass
+
+        def recording(ranking, ranked):  # type: ignore[no-untyped-def]
+            self.chunks.append(self.best_file_chunks(ranking, ranked))
+            return original(ranking, ranked)
+
+        hybrid._Ranking.second_pass = recording  # type: ignore[method-assign]
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        hybrid._Ranking.second_pass = self._second_pass  # type: ignore[method-assign]
+
+    @staticmethod
+    def best_file_chunks(ranking: hybrid._Ranking, ranked: Sequence[Candidate]) -> list[dict]:
+        request, plan = ranking.request, ranking.plan
+        pooled = {c.record.id for c in ranked}
+        files = best_files([c.record.path for c in ranked])
+        records = [r for r in ranking.view.records_for_paths(files)
+                   if passes_filter(r, request.include_history, request.kinds)]
+        if not records:
+            return []
+        _, bm25_of = ranking.lexical.channel(ranking.view).search(
+            plan.terms, 1, include_excluded=True, score_ids=[r.id for r in records],
+            kinds=request.kinds, weights=plan.weights)
+        found = [Candidate(record=r, kind=r.file_kind) for r in records]
+        fill_missing_scores(ranking.view, ranking.vector, found, bm25_of)
+        return [{"path": c.record.path, "symbol": c.record.symbol, "chunk_kind": c.record.kind,
+                 "start": c.record.start_line, "end": c.record.end_line, "bm25": c.bm25,
+                 "vector_sim": c.vector_sim, "in_pool": c.record.id in pooled}
+                for c in found]
+
+
+@contextmanager
+def first_window_only(active: bool) -> Iterator[None]:
+    """While active, the vector channel embeds a long query's first window alone."""
+    embed_plan = hybrid.embed_plan
+    if active:
+        hybrid.embed_plan = lambda embedder, plan: embed_plan(  # type: ignore[assignment]
+            embedder, replace(plan, windows=plan.windows[:1], window_weights=[1.0]))
+    try:
+        yield
+    finally:
+        hybrid.embed_plan = embed_plan  # type: ignore[assignment]
+
+
 def run_system(system: str, inst: Instance, clone: Path, settings: Settings, store: Store,
                embedder: object, baseline: PlainBaseline
                ) -> tuple[list[str], list[tuple[str, str]]]:
     if system == "baseline":
         hits = baseline.search(inst.query)
         return unique_files([r.path for r in hits]), [(r.path, r.symbol) for r in hits]
-    request = SearchRequest.build(inst.query, k=DEPTH, branch=BRANCH, channels=system)
+    channels = "hybrid" if system == FIRST_WINDOW else system
+    request = SearchRequest.build(inst.query, k=DEPTH, branch=BRANCH, channels=channels)
     common = dict(settings=settings, store=store, embedder=embedder, count=False)
-    files = search_files(request, str(clone), **common)
+    with first_window_only(system == FIRST_WINDOW):
+        files = search_files(request, str(clone), **common)
     chunks = search(request, str(clone), **common)
     return ([f.path for f in files.files],
             [(r.record.path, r.record.symbol) for r in chunks.results])
@@ -393,9 +463,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--home", type=Path, default=None,
                         help="freshmark home to index into; kept, so a second run on it only "
                              "indexes what changed (default: a new temporary one)")
-    parser.add_argument("--systems", default=",".join(SYSTEMS),
+    parser.add_argument("--systems", default=",".join(("baseline", *CHANNELS)),
                         help=f"comma-separated, of {', '.join(SYSTEMS)} (baseline: plain "
-                             "chunk BM25 over .py files)")
+                             f"chunk BM25 over .py files; {FIRST_WINDOW}: hybrid, its file "
+                             "answer embedding a report's first window alone)")
     parser.add_argument("--json", type=Path, default=None,
                         help="write the report here, after every instance (a stopped run "
                              "keeps what it measured)")
@@ -404,7 +475,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                              "search does not find")
     parser.add_argument("--dump-pools", action="store_true",
                         help="keep each file search's and each chunk search's reranked "
-                             "candidates in the --json report")
+                             "candidates, and every chunk of the chunk search's two best "
+                             "files with its BM25 and similarity, in the --json report")
     parser.add_argument("--rescore", type=Path, default=None, metavar="REPORT",
                         help="score the answers a --json report of an earlier run holds again "
                              "(with the span columns), without indexing or searching")

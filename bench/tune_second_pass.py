@@ -14,6 +14,11 @@ it at 5: its file not among the candidates, its file past the best ``--files`` o
 a definition of such a file that neither channel found (only definitions the report names
 join), or a change no definition's chunk holds (a class attribute).
 
+``--whole-file`` lets every chunk of the best files compete for the files' places, the ones
+neither channel found too (pools saved with ``best_file_chunks``: their BM25 and similarity to
+the report, scaled as the pool's, no channel rank), in the search's in-file order with a
+weight on similarity, and with ``--fit`` in an order fitted over all of them.
+
 ``--fit`` also fits an in-file order (a logistic regression over the candidates' features,
 chunks of a gold file against the other chunks of that file) with each repository held out,
 and scores it on that repository only: the check of whether a learned order inside the file
@@ -24,7 +29,7 @@ Usage::
 
     .venv/bin/python bench/tune_second_pass.py REPORT.json [...] --mirrors /work/.mirror
         [--data ../shared/eval/swebench/dev.jsonl] [--files 1,2,3] [--fit] [--labels spans]
-        [--breakdown]
+        [--breakdown] [--whole-file]
 """
 
 from __future__ import annotations
@@ -47,7 +52,7 @@ from gold_functions import gold_spans, span_hit
 from tune_rerank import chunk_pool, ranked_pool
 
 from freshmark.core.chunking import chunk_text
-from freshmark.core.fusion import DEFAULT_WEIGHTS, diversify
+from freshmark.core.fusion import DEFAULT_WEIGHTS, diversify, length_fit, substance, symbol_hit
 from freshmark.core.infile import (
     IN_FILE_WEIGHTS,
     ReportNames,
@@ -57,6 +62,7 @@ from freshmark.core.infile import (
     second_pass,
 )
 from freshmark.core.query import plan_query
+from freshmark.core.tokenize import name_forms
 from freshmark.services.retrieval.hybrid import MAX_PER_FILE, report_lead_cap
 
 CUTOFFS = (1, 5, 10)
@@ -95,6 +101,49 @@ class Study:
         for c in self.ranked:
             c["named"] = float(self.named(c))
             c["container"] = float(c.get("chunk_kind") in _CONTAINERS)
+        self.unfound = self.unfound_chunks(plan.identifiers)
+
+    def unfound_chunks(self, identifiers: Sequence[str]) -> list[dict]:
+        """The chunks of the best files that neither channel found (``best_file_chunks`` of
+        pools saved with them), with the features the rerank would give them in this pool:
+        no channel rank, BM25 and similarity scaled as the pool's."""
+        chunks = [c for c in self.pool.get("best_file_chunks", []) if not c["in_pool"]]
+        if not chunks:
+            return []
+        top_bm25 = max((c.get("bm25") or 0.0 for c in self.ranked), default=0.0) or 1.0
+        sims = [c["vector_sim"] for c in self.ranked if c.get("vector_sim") is not None]
+        low, span = min(sims, default=0.0), (max(sims, default=0.0) - min(sims, default=0.0))
+        terms = {form for word in identifiers for form in name_forms(word)}
+        thinnest: dict[str, float] = {}
+        for c in self.ranked:
+            own = substance(c.get("chunk_kind", "function"), c["start"], c["end"])
+            thinnest[c["path"]] = min(own, thinnest.get(c["path"], own))
+        out = []
+        for c in chunks:
+            own = substance(c["chunk_kind"], c["start"], c["end"])
+            out.append({**c, "rrf_norm": 0.0, "bm25_norm": (c["bm25"] or 0.0) / top_bm25,
+                        "vector_norm": ((c["vector_sim"] or 0.0) - low) / span if span else 0.0,
+                        "symbol_hit": symbol_hit(terms, c["symbol"], whole_only=True),
+                        "length_fit": length_fit(c["start"], c["end"]),
+                        "substance": max(0.0, own - thinnest.get(c["path"], own)),
+                        "frame_hit": 0.0, "named": float(self.named(c)),
+                        "container": float(c["chunk_kind"] in _CONTAINERS)})
+        return out
+
+    def whole_file_order(self, ranked: list[dict], files: Sequence[str],
+                         weights: np.ndarray) -> list[dict]:
+        """``ranked`` with each of ``files``' places filled by the best of all its chunks
+        (the pool's and the unfound ones) in the order of ``weights``; the chunks that lose
+        their places go to the end of the ranking."""
+        out, tail = list(ranked), []
+        for path in files:
+            slots = [i for i, c in enumerate(ranked) if c["path"] == path]
+            every = [ranked[i] for i in slots] + [c for c in self.unfound if c["path"] == path]
+            every.sort(key=lambda c: -float(vector(c) @ weights))
+            for slot, c in zip(slots, every, strict=False):
+                out[slot] = c
+            tail += every[len(slots):]
+        return out + tail
 
     def is_gold(self, c: dict) -> bool:
         """Whether the candidate or definition ``c`` is a changed function."""
@@ -106,28 +155,33 @@ class Study:
     def lead(self, c: dict) -> int:
         return self.names.lead(c["path"], c["symbol"], c.get("chunk_kind", "function"))
 
-    def joining(self, files: Sequence[str]) -> list[dict]:
+    def joining(self, files: Sequence[str], ranked: Sequence[dict] | None = None) -> list[dict]:
         if self.mirror is None:
             return []
         out: list[dict] = []
         for path in files:
-            held = {c["symbol"] for c in self.ranked if c["path"] == path}
+            held = {c["symbol"] for c in (self.ranked if ranked is None else ranked)
+                    if c["path"] == path}
             out += [c for c in file_definitions(str(self.mirror), self.row["base_commit"], path)
                     if c["symbol"] not in held]
         return out
 
-    def answer(self, n_files: int, weights: np.ndarray | None = None) -> list[tuple[str, str]]:
+    def answer(self, n_files: int, weights: np.ndarray | None = None,
+               whole_file: bool = False) -> list[tuple[str, str]]:
         """(path, symbol) of the chunk answer (k = 10) after the second pass over the best
         ``n_files`` files (0: none), each file's own chunks first put in the order of
-        ``weights`` over ``FEATURES`` when given."""
+        ``weights`` over ``FEATURES`` when given; with ``whole_file`` the chunks no channel
+        found compete for the file's places too (``whole_file_order``)."""
         ranked = list(self.ranked)
         files = best_files([c["path"] for c in ranked], n_files)
-        if weights is not None:
+        if weights is not None and whole_file:
+            ranked = self.whole_file_order(ranked, files, weights)
+        elif weights is not None:
             ranked = in_file_order(ranked, files, lambda c: c["path"],
                                    lambda c: float(vector(c) @ weights))
         if n_files:
-            ranked = second_pass(ranked, self.joining(files), files, lambda c: c["path"],
-                                 self.lead)
+            ranked = second_pass(ranked, self.joining(files, ranked), files,
+                                 lambda c: c["path"], self.lead)
         return [(c["path"], c["symbol"]) for c in
                 diversify(ranked, 10, MAX_PER_FILE, path_of=lambda c: c["path"],
                           lead_file_cap=report_lead_cap(MAX_PER_FILE))]
@@ -175,13 +229,16 @@ def vector(c: dict) -> np.ndarray:
     return np.array([float(c.get(name, 0.0)) for name in FEATURES])
 
 
-def fit(studies: Sequence[Study], n_files: int, l2: float = 1.0) -> np.ndarray:
+def fit(studies: Sequence[Study], n_files: int, l2: float = 1.0, whole_file: bool = False
+        ) -> np.ndarray:
     """Logistic regression (gradient descent, L2) of 'this chunk is a changed function' over
-    the chunks of the best files that hold one."""
+    the chunks of the best files that hold one (with ``whole_file`` the unfound ones too)."""
     rows, labels = [], []
     for study in studies:
         for path in best_files([c["path"] for c in study.ranked], n_files):
             same = [c for c in study.ranked if c["path"] == path]
+            if whole_file:
+                same += [c for c in study.unfound if c["path"] == path]
             ys = [study.is_gold(c) for c in same]
             if any(ys) and not all(ys):
                 rows += [vector(c) for c in same]
@@ -195,12 +252,12 @@ def fit(studies: Sequence[Study], n_files: int, l2: float = 1.0) -> np.ndarray:
     return w
 
 
-def accuracy(studies: Sequence[Study], n_files: int, weights: np.ndarray | None = None
-             ) -> dict[str, float]:
+def accuracy(studies: Sequence[Study], n_files: int, weights: np.ndarray | None = None,
+             whole_file: bool = False) -> dict[str, float]:
     scored = [s for s in studies if s.gold]
     hits = dict.fromkeys(CUTOFFS, 0)
     for study in scored:
-        chunks = study.answer(n_files, weights)
+        chunks = study.answer(n_files, weights, whole_file)
         for cutoff in CUTOFFS:
             hits[cutoff] += study.hit(chunks[:cutoff], study.gold)
     return {f"fAcc@{c}": round(hits[c] / max(len(scored), 1), 3) for c in CUTOFFS} | \
@@ -213,7 +270,8 @@ def print_breakdown(studies: Sequence[Study], n_files: int, weights: np.ndarray)
               ", ".join(f"{kind} {counts[kind]}" for kind in sorted(counts, key=MISS_KINDS.index)))
 
 
-def print_fitted(studies: Sequence[Study], repos: Sequence[str], n_files: int) -> None:
+def print_fitted(studies: Sequence[Study], repos: Sequence[str], n_files: int,
+                 whole_file: bool = False) -> None:
     """An in-file order fitted with each repository held out in turn, scored on it."""
     totals = dict.fromkeys(CUTOFFS, 0.0)
     count = 0
@@ -223,8 +281,8 @@ def print_fitted(studies: Sequence[Study], repos: Sequence[str], n_files: int) -
         if not train:
             print(f"fitted order, {n_files} files: {held} is the only repository, none to fit on")
             return
-        weights = fit(train, n_files)
-        figures = accuracy(test, n_files, weights)
+        weights = fit(train, n_files, whole_file=whole_file)
+        figures = accuracy(test, n_files, weights, whole_file)
         print(f"fitted order, {n_files} files, {held} held out: {figures}",
               dict(zip(FEATURES, np.round(weights, 2).tolist(), strict=True)))
         for cutoff in CUTOFFS:
@@ -232,6 +290,25 @@ def print_fitted(studies: Sequence[Study], repos: Sequence[str], n_files: int) -
         count += int(figures["n"])
     print(f"fitted order, {n_files} files, held out together:",
           {f"fAcc@{c}": round(totals[c] / max(count, 1), 3) for c in CUTOFFS})
+
+
+# Weights on the similarity to the report tried beside the search's in-file order when every
+# chunk of a best file competes for its places (the order itself gives similarity none).
+WHOLE_FILE_VECTOR_WEIGHTS = (0.0, 0.5, 1.0, 2.0)
+
+
+def print_whole_file(studies: Sequence[Study], repos: Sequence[str], fixed: np.ndarray) -> None:
+    """The search's in-file order over every chunk of the two best files, per weight on
+    similarity, over all and per repository."""
+    with_chunks = [s for s in studies if s.pool.get("best_file_chunks")]
+    print(f"whole-file order: {len(with_chunks)} of {len(studies)} pools hold the best files' "
+          f"chunks, {sum(len(s.unfound) for s in with_chunks)} of them unfound")
+    by_repo = {r: [s for s in with_chunks if repo_of(s.pool["instance"]) == r] for r in repos}
+    for weight in WHOLE_FILE_VECTOR_WEIGHTS:
+        weights = fixed + weight * (np.array(FEATURES) == "vector_norm")
+        print(f"whole-file order, vector_norm {weight}:", "all",
+              accuracy(with_chunks, 2, weights, True),
+              *(f"{r} {accuracy(group, 2, weights, True)}" for r, group in by_repo.items()))
 
 
 def main() -> int:
@@ -249,6 +326,10 @@ def main() -> int:
                         help="the changed functions: the hunk headers' names or the spans")
     parser.add_argument("--breakdown", action="store_true",
                         help="where the changed function stands when the answer misses it at 5")
+    parser.add_argument("--whole-file", action="store_true",
+                        help="let the chunks of the best files that no channel found compete "
+                             "for the files' places (pools saved with best_file_chunks): the "
+                             "search's order with a weight on similarity, and with --fit fitted")
     parser.add_argument("--show", action="store_true",
                         help="print each report whose function Acc@1 or @5 the pass changes")
     args = parser.parse_args()
@@ -282,9 +363,11 @@ def main() -> int:
               *(f"{r} {accuracy(group, n_files, fixed)}" for r, group in by_repo.items()))
     if args.breakdown:
         print_breakdown(studies, max(map(int, args.files.split(","))), fixed)
+    if args.whole_file:
+        print_whole_file(studies, repos, fixed)
     if args.fit:
         for n_files in map(int, args.files.split(",")):
-            print_fitted(studies, repos, n_files)
+            print_fitted(studies, repos, n_files, args.whole_file)
     return 0
 
 
