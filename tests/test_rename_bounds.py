@@ -1,5 +1,6 @@
 """Rename similarity reads no blob over the size limit: an edited, moved big file is a delete
-and an add (by blob id), while small files keep their exact renames."""
+and an add (by blob id), while small files keep their exact renames. A blob missing from a
+damaged or partial clone skips rename detection for that diff, with a warning that says so."""
 
 from __future__ import annotations
 
@@ -36,3 +37,19 @@ def test_without_a_limit_the_same_move_is_a_rename(tmp_path: Path) -> None:
     repo.similarity_max_bytes = 0
     assert ("renamed", "data/big.txt", "data/moved.txt") in {
         (c.status, c.old_path, c.new_path) for c in repo.diff(old, new)}
+
+
+def test_a_blob_missing_from_the_clone_makes_a_rename_a_delete_and_an_add_and_says_why(
+        tmp_path: Path, caplog) -> None:
+    repo = RepoBuilder.init(tmp_path / "damaged")
+    repo.write("src/old.py", "".join(f"def f{n}():\n    return {n}\n\n" for n in range(40)))
+    old = repo.commit("old")
+    git(repo.path, "mv", "src/old.py", "src/new.py")
+    repo.write("src/new.py", "# moved\n" + (repo.path / "src/new.py").read_text())
+    new = repo.commit("moved and edited")
+    deleted_blob = git(repo.path, "rev-parse", f"{old}:src/old.py").strip()
+    (repo.path / ".git" / "objects" / deleted_blob[:2] / deleted_blob[2:]).unlink()
+    changes = {(c.status, c.old_path, c.new_path) for c in GitRepo.open(repo.path).diff(old, new)}
+    assert changes == {("deleted", "src/old.py", None), ("added", None, "src/new.py")}
+    assert f"rename detection skipped for {old[:12]}..{new[:12]}" in caplog.text
+    assert "missing or unreadable" in caplog.text

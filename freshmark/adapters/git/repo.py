@@ -343,7 +343,10 @@ class GitRepo:
             except pygit2.GitError as exc:
                 # Rename detection reads blobs; one missing from a partial or damaged clone
                 # must not stop the run: without it a rename is a delete and an add.
-                log.warning("rename detection skipped for %s..%s: %s", old[:12], new[:12], exc)
+                # libgit2 names only the object (``'4a48cb…'``): say what that means.
+                log.warning("rename detection skipped for %s..%s: an object it reads is missing "
+                            "or unreadable in the clone (%s); renames there are indexed as a "
+                            "delete and an add", old[:12], new[:12], exc)
                 raw = self._commit(old).tree.diff_to_tree(new_tree,
                                                           DiffOption.INCLUDE_TYPECHANGE)
         return [change for delta in raw.deltas for change in change_from_delta(delta)]
