@@ -304,6 +304,8 @@ def print_whole_file(studies: Sequence[Study], repos: Sequence[str], fixed: np.n
     print(f"whole-file order: {len(with_chunks)} of {len(studies)} pools hold the best files' "
           f"chunks, {sum(len(s.unfound) for s in with_chunks)} of them unfound")
     by_repo = {r: [s for s in with_chunks if repo_of(s.pool["instance"]) == r] for r in repos}
+    print("the search's order on the same pools:", "all", accuracy(with_chunks, 2, fixed),
+          *(f"{r} {accuracy(group, 2, fixed)}" for r, group in by_repo.items()))
     for weight in WHOLE_FILE_VECTOR_WEIGHTS:
         weights = fixed + weight * (np.array(FEATURES) == "vector_norm")
         print(f"whole-file order, vector_norm {weight}:", "all",
