@@ -264,6 +264,22 @@ def accuracy(studies: Sequence[Study], n_files: int, weights: np.ndarray | None 
         {"n": len(scored)}
 
 
+def by_repository(studies: Sequence[Study]) -> dict[str, list[Study]]:
+    """``studies`` grouped by repository, repositories in name order."""
+    groups: dict[str, list[Study]] = {}
+    for study in studies:
+        groups.setdefault(repo_of(study.pool["instance"]), []).append(study)
+    return dict(sorted(groups.items()))
+
+
+def print_accuracy(label: str, studies: Sequence[Study], n_files: int,
+                   weights: np.ndarray | None = None, whole_file: bool = False) -> None:
+    """One line: ``label``, the ``accuracy`` over all ``studies``, then per repository."""
+    print(label, "all", accuracy(studies, n_files, weights, whole_file),
+          *(f"{repo} {accuracy(group, n_files, weights, whole_file)}"
+            for repo, group in by_repository(studies).items()))
+
+
 def print_breakdown(studies: Sequence[Study], n_files: int, weights: np.ndarray) -> None:
     for key, counts in breakdown(studies, n_files, weights).items():
         print(f"function at 5, second pass over {n_files} files, {key}:",
@@ -297,20 +313,17 @@ def print_fitted(studies: Sequence[Study], repos: Sequence[str], n_files: int,
 WHOLE_FILE_VECTOR_WEIGHTS = (0.0, 0.5, 1.0, 2.0)
 
 
-def print_whole_file(studies: Sequence[Study], repos: Sequence[str], fixed: np.ndarray) -> None:
+def print_whole_file(studies: Sequence[Study], fixed: np.ndarray) -> None:
     """The search's in-file order over every chunk of the two best files, per weight on
     similarity, over all and per repository."""
     with_chunks = [s for s in studies if s.pool.get("best_file_chunks")]
     print(f"whole-file order: {len(with_chunks)} of {len(studies)} pools hold the best files' "
           f"chunks, {sum(len(s.unfound) for s in with_chunks)} of them unfound")
-    by_repo = {r: [s for s in with_chunks if repo_of(s.pool["instance"]) == r] for r in repos}
-    print("the search's order on the same pools:", "all", accuracy(with_chunks, 2, fixed),
-          *(f"{r} {accuracy(group, 2, fixed)}" for r, group in by_repo.items()))
+    print_accuracy("the search's order on the same pools:", with_chunks, 2, fixed)
     for weight in WHOLE_FILE_VECTOR_WEIGHTS:
         weights = fixed + weight * (np.array(FEATURES) == "vector_norm")
-        print(f"whole-file order, vector_norm {weight}:", "all",
-              accuracy(with_chunks, 2, weights, True),
-              *(f"{r} {accuracy(group, 2, weights, True)}" for r, group in by_repo.items()))
+        print_accuracy(f"whole-file order, vector_norm {weight}:", with_chunks, 2, weights,
+                       whole_file=True)
 
 
 def main() -> int:
@@ -344,11 +357,8 @@ def main() -> int:
             row = rows[pool["instance"]]
             mirror = next(filter(None, (mirror_for(m, row["repo"]) for m in args.mirrors)), None)
             studies.append(Study(pool, row, mirror, spans=args.labels == "spans"))
-    repos = sorted({repo_of(s.pool["instance"]) for s in studies})
     for n_files in [0, *map(int, args.files.split(","))]:
-        print(f"second pass over {n_files} files:", "all", accuracy(studies, n_files),
-              *(f"{r} {accuracy([s for s in studies if repo_of(s.pool['instance']) == r], n_files)}"
-                for r in repos))
+        print_accuracy(f"second pass over {n_files} files:", studies, n_files)
     if args.show:
         for study in studies:
             before, after = study.answer(0), study.answer(max(map(int, args.files.split(","))))
@@ -359,17 +369,15 @@ def main() -> int:
                       "top 5 after:", [s for _, s in after[:5]])
     fixed = np.array([IN_FILE_WEIGHTS.get(name, 0.0) for name in FEATURES])
     for n_files in map(int, args.files.split(",")):
-        by_repo = {r: [s for s in studies if repo_of(s.pool["instance"]) == r] for r in repos}
-        print(f"in-file order of the search (IN_FILE_WEIGHTS), {n_files} files:", "all",
-              accuracy(studies, n_files, fixed),
-              *(f"{r} {accuracy(group, n_files, fixed)}" for r, group in by_repo.items()))
+        print_accuracy(f"in-file order of the search (IN_FILE_WEIGHTS), {n_files} files:",
+                       studies, n_files, fixed)
     if args.breakdown:
         print_breakdown(studies, max(map(int, args.files.split(","))), fixed)
     if args.whole_file:
-        print_whole_file(studies, repos, fixed)
+        print_whole_file(studies, fixed)
     if args.fit:
         for n_files in map(int, args.files.split(",")):
-            print_fitted(studies, repos, n_files, args.whole_file)
+            print_fitted(studies, list(by_repository(studies)), n_files, args.whole_file)
     return 0
 
 
