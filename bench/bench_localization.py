@@ -23,6 +23,10 @@ Systems, all on the same index and the same instances:
 - ``hybrid-first-window`` (asked for by name): ``hybrid`` whose file answer embeds a report's
   first window alone (its title and opening) instead of pooling its windows; its chunk answer
   is ``hybrid``'s.
+- ``hybrid-body`` (asked for by name): ``hybrid`` whose in-file order of a long query's best
+  files adds each pooled chunk's best 40-line piece's similarity to the report's windows
+  (``body_similarity``; the offline study is ``tune_body_similarity.py``); its file answer is
+  ``hybrid``'s.
 
 Usage::
 
@@ -55,6 +59,8 @@ from dataclasses import dataclass, field, replace
 from functools import partial
 from pathlib import Path
 
+import numpy as np
+
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
@@ -66,8 +72,10 @@ from freshmark.adapters.embedding import get_embedder
 from freshmark.adapters.git.repo import GitRepo
 from freshmark.adapters.store.chroma import Store
 from freshmark.core.config import load_config
+from freshmark.core.embed_text import name_line
 from freshmark.core.fusion import Candidate
 from freshmark.core.infile import best_files
+from freshmark.core.ports import Embedder
 from freshmark.core.request import CHANNELS, SearchRequest
 from freshmark.core.settings import LEXICAL_ENGINES, Settings
 from freshmark.core.stamp import LIVE, ChunkRecord
@@ -87,7 +95,15 @@ BRANCH = "bench"
 # first window (title and opening) alone instead of pooling its windows; its chunk answer is
 # hybrid's. Searched beside ``hybrid`` on the same index, the two differ in that only.
 FIRST_WINDOW = "hybrid-first-window"
-SYSTEMS = ("baseline", *CHANNELS, FIRST_WINDOW)
+# A study of the in-file order: the hybrid search, whose best files' pooled chunks are read
+# again in pieces and gain ``BODY_WEIGHT`` times their best piece's similarity to the report
+# (scaled 0..1 over those chunks) in the in-file order. 0.5 is the weight that gained first
+# places and lost none at 5 on 65 saved pools (bench/RESULTS.md).
+BODY = "hybrid-body"
+BODY_WEIGHT = 0.5
+PIECE_LINES = 40
+MAX_PIECES = 8
+SYSTEMS = ("baseline", *CHANNELS, FIRST_WINDOW, BODY)
 
 
 @dataclass
@@ -411,18 +427,84 @@ def first_window_only(active: bool) -> Iterator[None]:
         hybrid.embed_plan = embed_plan  # type: ignore[assignment]
 
 
+def body_pieces(source: str) -> list[str]:
+    """``source`` in pieces of ``PIECE_LINES`` lines, at most ``MAX_PIECES``."""
+    lines = source.splitlines() or [""]
+    return ["\n".join(lines[i:i + PIECE_LINES])
+            for i in range(0, len(lines), PIECE_LINES)][:MAX_PIECES]
+
+
+def unit_rows(rows: object) -> np.ndarray:
+    """``rows`` as float32 rows of unit length."""
+    m = np.asarray(rows, dtype=np.float32)
+    return m / np.maximum(np.linalg.norm(m, axis=-1, keepdims=True), 1e-9)
+
+
+def best_piece_similarity(embedder: Embedder, windows: Sequence[str],
+                          named_sources: Sequence[tuple[str, str]]) -> list[float]:
+    """For each (name line, source), its best piece's similarity to its best window."""
+    texts, owner = [], []
+    for i, (line, source) in enumerate(named_sources):
+        for piece in body_pieces(source):
+            texts.append(line + piece)
+            owner.append(i)
+    if not texts:
+        return []
+    pieces, report = unit_rows(embedder.embed(texts)), unit_rows(embedder.embed(list(windows)))
+    sims = (pieces @ report.T).max(axis=1)
+    best = [-1.0] * len(named_sources)
+    for index, sim in zip(owner, sims.tolist(), strict=True):
+        best[index] = max(best[index], sim)
+    return best
+
+
+@contextmanager
+def body_similarity(active: bool) -> Iterator[None]:
+    """While active, a long query's in-file order adds ``BODY_WEIGHT`` times each pooled chunk
+    of its best files' best piece similarity (``piece_max_norm``, scaled over those chunks)."""
+    second_pass, in_file_score = hybrid._Ranking.second_pass, hybrid.in_file_score
+    if not active:
+        yield
+        return
+
+    def read_bodies(ranking: hybrid._Ranking, ranked: list[Candidate]) -> list[Candidate]:
+        files = set(best_files([c.record.path for c in ranked]))
+        mine = [c for c in ranked if c.record.path in files]
+        texts = {r.id: r.text for r in
+                 ranking.view.get(ids=[c.record.id for c in mine], include_text=True)} \
+            if mine else {}
+        best = best_piece_similarity(
+            ranking.embedder, ranking.plan.windows,
+            [(name_line(c.record.path, c.record.symbol), texts.get(c.record.id, ""))
+             for c in mine])
+        low, high = min(best, default=0.0), max(best, default=0.0)
+        for c, value in zip(mine, best, strict=True):
+            c.features["piece_max_norm"] = (value - low) / (high - low) if high > low else 0.0
+        return second_pass(ranking, ranked)
+
+    hybrid._Ranking.second_pass = read_bodies  # type: ignore[method-assign]
+    hybrid.in_file_score = lambda features: (  # type: ignore[assignment]
+        in_file_score(features) + BODY_WEIGHT * features.get("piece_max_norm", 0.0))
+    try:
+        yield
+    finally:
+        hybrid._Ranking.second_pass = second_pass  # type: ignore[method-assign]
+        hybrid.in_file_score = in_file_score  # type: ignore[assignment]
+
+
 def run_system(system: str, inst: Instance, clone: Path, settings: Settings, store: Store,
                embedder: object, baseline: PlainBaseline
                ) -> tuple[list[str], list[tuple[str, str]]]:
     if system == "baseline":
         hits = baseline.search(inst.query)
         return unique_files([r.path for r in hits]), [(r.path, r.symbol) for r in hits]
-    channels = "hybrid" if system == FIRST_WINDOW else system
+    channels = "hybrid" if system in (FIRST_WINDOW, BODY) else system
     request = SearchRequest.build(inst.query, k=DEPTH, branch=BRANCH, channels=channels)
     common = dict(settings=settings, store=store, embedder=embedder, count=False)
     with first_window_only(system == FIRST_WINDOW):
         files = search_files(request, str(clone), **common)
-    chunks = search(request, str(clone), **common)
+    with body_similarity(system == BODY):
+        chunks = search(request, str(clone), **common)
     return ([f.path for f in files.files],
             [(r.record.path, r.record.symbol) for r in chunks.results])
 
@@ -466,7 +548,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--systems", default=",".join(("baseline", *CHANNELS)),
                         help=f"comma-separated, of {', '.join(SYSTEMS)} (baseline: plain "
                              f"chunk BM25 over .py files; {FIRST_WINDOW}: hybrid, its file "
-                             "answer embedding a report's first window alone)")
+                             f"answer embedding a report's first window alone; {BODY}: hybrid, "
+                             "its in-file order adding each chunk's best piece's similarity)")
     parser.add_argument("--json", type=Path, default=None,
                         help="write the report here, after every instance (a stopped run "
                              "keeps what it measured)")

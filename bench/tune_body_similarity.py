@@ -2,17 +2,18 @@
 
 The vector channel embeds a chunk's name line and its first 256 tokens, so a long function is
 judged by its signature and docstring; the fault a report describes is often deeper. Here the
-chunks of a report's two best files are read again in pieces of ``PIECE_LINES`` lines (each
-with the chunk's name line, up to ``MAX_PIECES``), and each chunk gets its best piece's
-similarity to the report: ``piece_pooled`` against the report's pooled vector (the vector the
-search uses), ``piece_max`` against its best window. ``head`` is the chunk embedded as the
-index embeds it (a check: it should equal the pool's ``vector_sim``).
+chunks of a report's two best files are read again in pieces of 40 lines, each with the
+chunk's name line, up to 8 (``bench_localization.body_pieces``), and each chunk gets its best
+piece's similarity to the report: ``piece_pooled`` against the report's pooled vector (the
+vector the search uses), ``piece_max`` against its best window. ``head`` is the chunk
+embedded as the index embeds it (a check: it should equal the pool's ``vector_sim``).
 
 It prints where a fix's function stands among its file's candidates by each signal (its rank,
 MRR over files that hold one and other chunks), then function Acc@1/5/10 of the chunk answer
 with the search's in-file order (``infile.IN_FILE_WEIGHTS``) plus each signal at a few
 weights, with ``--whole-file`` also when every chunk of the best files competes for the files'
-places, and ``--fit`` an in-file order fitted with each repository held out. File answers do
+places, and ``--fit`` an in-file order fitted with each repository held out. The same order
+searched online is ``bench_localization.py``'s ``hybrid-body`` system. File answers do
 not change: the in-file order keeps each file's places.
 
 Pools come from ``bench_localization.py --dump-pools``; the chunks are read from the mirror at
@@ -41,7 +42,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 import tune_second_pass as study_tools
-from bench_localization import DEV, mirror_for
+from bench_localization import DEV, body_pieces, mirror_for, unit_rows
 
 from freshmark.adapters.embedding import get_embedder
 from freshmark.core.embed_text import name_line
@@ -49,8 +50,6 @@ from freshmark.core.infile import IN_FILE_WEIGHTS, best_files
 from freshmark.core.ports import Embedder
 from freshmark.core.query import plan_query
 
-PIECE_LINES = 40
-MAX_PIECES = 8
 SIGNALS = ("head", "piece_pooled", "piece_max")
 WEIGHTS = (0.5, 1.0, 2.0, 10.0)
 BEST_FILES = 2
@@ -68,35 +67,23 @@ def chunk_source(study: study_tools.Study, c: dict) -> str:
     return "\n".join(lines[c["start"] - 1:c["end"]])
 
 
-def pieces(source: str) -> list[str]:
-    """The source in pieces of ``PIECE_LINES`` lines, at most ``MAX_PIECES``."""
-    lines = source.splitlines() or [""]
-    return ["\n".join(lines[i:i + PIECE_LINES])
-            for i in range(0, len(lines), PIECE_LINES)][:MAX_PIECES]
-
-
-def unit(rows: object) -> np.ndarray:
-    m = np.asarray(rows, dtype=np.float32)
-    return m / np.maximum(np.linalg.norm(m, axis=-1, keepdims=True), 1e-9)
-
-
 def add_signals(embedder: Embedder, study: study_tools.Study, chunks: list[dict]) -> None:
     """Sets each of ``SIGNALS`` on ``chunks``, and ``NAME_norm`` scaled to 0..1 over them."""
     if not chunks:
         return
     plan = plan_query(study.row["problem_statement"])
-    windows = unit(embedder.embed(plan.windows))
-    pooled = unit(np.asarray(plan.window_weights, dtype=np.float32) @ windows)
+    windows = unit_rows(embedder.embed(plan.windows))
+    pooled = unit_rows(np.asarray(plan.window_weights, dtype=np.float32) @ windows)
     sources = [chunk_source(study, c) for c in chunks]
     lines = [name_line(c["path"], c["symbol"]) for c in chunks]
-    head = unit(embedder.embed([line + source for line, source in zip(lines, sources,
-                                                                       strict=True)]))
+    named = [line + source for line, source in zip(lines, sources, strict=True)]
+    head = unit_rows(embedder.embed(named))
     texts, owner = [], []
     for i, (line, source) in enumerate(zip(lines, sources, strict=True)):
-        for piece in pieces(source):
+        for piece in body_pieces(source):
             texts.append(line + piece)
             owner.append(i)
-    parts, owners = unit(embedder.embed(texts)), np.array(owner)
+    parts, owners = unit_rows(embedder.embed(texts)), np.array(owner)
     against_pooled, against_windows = parts @ pooled, (parts @ windows.T).max(axis=1)
     values = {
         "head": head @ pooled,

@@ -1,6 +1,7 @@
 """The study of a chunk's whole body read against an issue report: each chunk of a report's
 best files is read in pieces, and scored by its best piece, so a fault deep in a long
-function is seen where the index's embedding of its head does not reach."""
+function is seen where the index's embedding of its head does not reach; offline on saved
+pools (``tune_body_similarity``) and online as the localization bench's ``hybrid-body``."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from pathlib import Path
 BENCH = Path(__file__).resolve().parents[1] / "bench"
 sys.path.insert(0, str(BENCH))
 
+import bench_localization as bl  # noqa: E402
 import tune_body_similarity as tbs  # noqa: E402
 import tune_second_pass as tsp  # noqa: E402
 
@@ -36,10 +38,10 @@ def _pooled(symbol: str, start: int, end: int) -> dict:
 
 
 def test_a_long_chunk_is_read_in_pieces_of_forty_lines_and_at_most_eight():
-    assert len(tbs.pieces("x\n" * 100)) == 3
-    assert tbs.pieces("x\n" * 100)[0] == "\n".join(["x"] * 40)
-    assert len(tbs.pieces("x\n" * 1000)) == tbs.MAX_PIECES
-    assert tbs.pieces("") == [""]
+    assert len(bl.body_pieces("x\n" * 100)) == 3
+    assert bl.body_pieces("x\n" * 100)[0] == "\n".join(["x"] * 40)
+    assert len(bl.body_pieces("x\n" * 1000)) == bl.MAX_PIECES
+    assert bl.body_pieces("") == [""]
 
 
 def test_the_chunk_whose_deep_body_matches_the_report_scores_best_by_its_best_piece(make_repo):
@@ -60,3 +62,22 @@ def test_the_chunk_whose_deep_body_matches_the_report_scores_best_by_its_best_pi
     assert by_symbol["layout"]["piece_max_norm"] == 1.0
     assert by_symbol["read_header"]["piece_max_norm"] == 0.0
     assert by_symbol["layout"]["piece_max"] > by_symbol["layout"]["head"]
+
+
+def test_the_online_system_reads_a_long_body_to_its_best_piece():
+    line = "tables/parser.py layout\n"
+    short = ("tables/parser.py read header\n", "def read_header(text):\n    return text.split()")
+    deep = (line, "def layout(width):\n" + PADDING + "    # reading the header section fails "
+                  "on lower-case commands in a table file\n")
+    best = bl.best_piece_similarity(HashingEmbedder(), [REPORT], [short, deep])
+    whole = HashingEmbedder().embed([line + deep[1]]) @ HashingEmbedder().embed([REPORT]).T
+    assert best[1] > best[0]
+    assert best[1] > float(whole[0, 0])
+
+
+def test_the_online_system_puts_the_search_back_when_it_ends():
+    before = (bl.hybrid._Ranking.second_pass, bl.hybrid.in_file_score)
+    with bl.body_similarity(True):
+        assert bl.hybrid._Ranking.second_pass is not before[0]
+        assert bl.hybrid.in_file_score({"piece_max_norm": 1.0}) == bl.BODY_WEIGHT
+    assert (bl.hybrid._Ranking.second_pass, bl.hybrid.in_file_score) == before
