@@ -440,22 +440,34 @@ def unit_rows(rows: object) -> np.ndarray:
     return m / np.maximum(np.linalg.norm(m, axis=-1, keepdims=True), 1e-9)
 
 
+def embed_pieces(embedder: Embedder, named_sources: Sequence[tuple[str, str]]
+                 ) -> tuple[np.ndarray, list[int]]:
+    """The unit vectors of every (name line, source)'s pieces (``body_pieces``, each after
+    its name line), and for each vector the index of the source it belongs to."""
+    texts, owners = [], []
+    for index, (line, source) in enumerate(named_sources):
+        for piece in body_pieces(source):
+            texts.append(line + piece)
+            owners.append(index)
+    return unit_rows(embedder.embed(texts)) if texts else np.zeros((0, 0)), owners
+
+
+def best_per_chunk(sims: np.ndarray, owners: Sequence[int], n: int) -> list[float]:
+    """For each of ``n`` sources, the best of its pieces' ``sims``."""
+    best = [-1.0] * n
+    for index, sim in zip(owners, sims.tolist(), strict=True):
+        best[index] = max(best[index], sim)
+    return best
+
+
 def best_piece_similarity(embedder: Embedder, windows: Sequence[str],
                           named_sources: Sequence[tuple[str, str]]) -> list[float]:
     """For each (name line, source), its best piece's similarity to its best window."""
-    texts, owner = [], []
-    for i, (line, source) in enumerate(named_sources):
-        for piece in body_pieces(source):
-            texts.append(line + piece)
-            owner.append(i)
-    if not texts:
+    pieces, owners = embed_pieces(embedder, named_sources)
+    if not owners:
         return []
-    pieces, report = unit_rows(embedder.embed(texts)), unit_rows(embedder.embed(list(windows)))
-    sims = (pieces @ report.T).max(axis=1)
-    best = [-1.0] * len(named_sources)
-    for index, sim in zip(owner, sims.tolist(), strict=True):
-        best[index] = max(best[index], sim)
-    return best
+    report = unit_rows(embedder.embed(list(windows)))
+    return best_per_chunk((pieces @ report.T).max(axis=1), owners, len(named_sources))
 
 
 @contextmanager

@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import argparse
 import functools
-import json
 import subprocess
 import sys
 import tempfile
@@ -42,7 +41,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 import tune_second_pass as study_tools
-from bench_localization import DEV, body_pieces, mirror_for, unit_rows
+from bench_localization import DEV, best_per_chunk, embed_pieces, unit_rows
 
 from freshmark.adapters.embedding import get_embedder
 from freshmark.core.embed_text import name_line
@@ -78,19 +77,12 @@ def add_signals(embedder: Embedder, study: study_tools.Study, chunks: list[dict]
     lines = [name_line(c["path"], c["symbol"]) for c in chunks]
     named = [line + source for line, source in zip(lines, sources, strict=True)]
     head = unit_rows(embedder.embed(named))
-    texts, owner = [], []
-    for i, (line, source) in enumerate(zip(lines, sources, strict=True)):
-        for piece in body_pieces(source):
-            texts.append(line + piece)
-            owner.append(i)
-    parts, owners = unit_rows(embedder.embed(texts)), np.array(owner)
-    against_pooled, against_windows = parts @ pooled, (parts @ windows.T).max(axis=1)
+    parts, owners = embed_pieces(embedder, list(zip(lines, sources, strict=True)))
     values = {
         "head": head @ pooled,
-        "piece_pooled": np.array([against_pooled[owners == i].max()
-                                  for i in range(len(chunks))]),
-        "piece_max": np.array([against_windows[owners == i].max()
-                               for i in range(len(chunks))]),
+        "piece_pooled": np.array(best_per_chunk(parts @ pooled, owners, len(chunks))),
+        "piece_max": np.array(best_per_chunk((parts @ windows.T).max(axis=1), owners,
+                                             len(chunks))),
     }
     for name, column in values.items():
         low, high = float(column.min()), float(column.max())
@@ -135,21 +127,15 @@ def main() -> int:
     parser.add_argument("--fit", action="store_true",
                         help="fit an in-file order with piece_max, each repository held out")
     args = parser.parse_args()
-    rows = {r["instance_id"]: r for data in args.data
-            for r in map(json.loads, data.read_text().splitlines())}
     embedder = get_embedder("minilm", Path(tempfile.gettempdir()) / "freshmark-study-cache")
-    studies = []
-    for report in args.reports:
-        for pool in json.loads(report.read_text()).get("pools", []):
-            row = rows[pool["instance"]]
-            mirror = next(filter(None, (mirror_for(m, row["repo"]) for m in args.mirrors)), None)
-            study = study_tools.Study(pool, row, mirror, spans=args.labels == "spans")
-            files = set(best_files([c["path"] for c in study.ranked], BEST_FILES))
-            chunks = [c for c in study.ranked if c["path"] in files]
-            if args.whole_file:
-                chunks += [c for c in study.unfound if c["path"] in files]
-            add_signals(embedder, study, chunks)
-            studies.append(study)
+    studies = study_tools.load_studies(args.reports, args.mirrors, args.data,
+                                       spans=args.labels == "spans")
+    for study in studies:
+        files = set(best_files([c["path"] for c in study.ranked], BEST_FILES))
+        chunks = [c for c in study.ranked if c["path"] in files]
+        if args.whole_file:
+            chunks += [c for c in study.unfound if c["path"] in files]
+        add_signals(embedder, study, chunks)
     check = [abs(c["head"] - c["vector_sim"]) for s in studies for c in s.ranked
              if "head" in c and c.get("vector_sim") is not None]
     print(f"head against the pool's vector_sim: median |difference| {np.median(check):.4f}")

@@ -326,6 +326,22 @@ def print_whole_file(studies: Sequence[Study], fixed: np.ndarray) -> None:
                        whole_file=True)
 
 
+def load_studies(reports: Sequence[Path], mirrors: Sequence[Path], data: Sequence[Path],
+                 spans: bool) -> list[Study]:
+    """A ``Study`` of every pool the ``reports`` saved, its report row read from ``data`` and
+    its repository's mirror found under one of ``mirrors``."""
+    # A snapshot set's rows come after the dataset's: their base commit is the snapshot's.
+    rows = {r["instance_id"]: r for path in data
+            for r in map(json.loads, path.read_text().splitlines())}
+    studies = []
+    for report in reports:
+        for pool in json.loads(report.read_text()).get("pools", []):
+            row = rows[pool["instance"]]
+            mirror = next(filter(None, (mirror_for(m, row["repo"]) for m in mirrors)), None)
+            studies.append(Study(pool, row, mirror, spans=spans))
+    return studies
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("reports", nargs="+", type=Path)
@@ -348,15 +364,7 @@ def main() -> int:
     parser.add_argument("--show", action="store_true",
                         help="print each report whose function Acc@1 or @5 the pass changes")
     args = parser.parse_args()
-    # A snapshot set's rows come after the dataset's: their base commit is the snapshot's.
-    rows = {r["instance_id"]: r for data in args.data
-            for r in map(json.loads, data.read_text().splitlines())}
-    studies = []
-    for report in args.reports:
-        for pool in json.loads(report.read_text()).get("pools", []):
-            row = rows[pool["instance"]]
-            mirror = next(filter(None, (mirror_for(m, row["repo"]) for m in args.mirrors)), None)
-            studies.append(Study(pool, row, mirror, spans=args.labels == "spans"))
+    studies = load_studies(args.reports, args.mirrors, args.data, spans=args.labels == "spans")
     for n_files in [0, *map(int, args.files.split(","))]:
         print_accuracy(f"second pass over {n_files} files:", studies, n_files)
     if args.show:
