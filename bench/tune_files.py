@@ -7,7 +7,8 @@ of rules over what the pool says of the file:
 
     score = (s1 + second · max(s2, 0) + third · max(s3, 0)
              + (hint · path_hint + whole · file_norm
-                + spread · log(1 + more) / log(1 + MORE_SCALE)) · kind_prior
+                + spread · log(1 + more) / log(1 + MORE_SCALE)
+                + churn · log(1 + commits) / log(1 + CHURN_SCALE)) · kind_prior
              - size · log10(max(lines, 100) / 100) + flow · called) · kind_prior ^ kind
 
 ``s1..s3`` are its best chunk scores, ``path_hint`` whether the report names the file (a path,
@@ -17,7 +18,10 @@ more of its chunks the pool holds than one, ``lines`` the file's length at the r
 commit (read from the mirror with ``--mirrors``; without it ``size`` stays 0), ``called`` the
 best score among the first ``FLOW_CALLERS`` chunks of other files that call one of the file's
 definitions (a report written against a public API whose fix is in the module the API hands
-the work to). The shipped rule is ``second = FILE_EXTRA_SHARE`` and every other term 0.
+the work to), ``commits`` how many of the last ``--history`` commits before the base commit
+changed the file (read from the mirror with ``--mirrors``: a file fixed often is fixed again,
+the bug-fixing frequency of Ye et al., FSE 2014). The shipped rule is
+``second = FILE_EXTRA_SHARE`` and every other term 0.
 
 Leave-one-repository-out: for each repository, the rule with the best MRR on the other
 repositories (R@5 no lower than the shipped rule's there, ties to the simplest) is scored on
@@ -26,7 +30,7 @@ the held-out one; the held-out figures are pooled over the folds.
 Usage::
 
     .venv/bin/python bench/tune_files.py REPORT.json [REPORT.json ...] [--show] [--score RULE]
-        [--mirrors /work/.mirror --data ../shared/eval/swebench/dev.jsonl]
+        [--mirrors /work/.mirror --data ../shared/eval/swebench/dev.jsonl [--history N]]
 
 ``--score second=0.1,hint=0.3`` scores one rule on every pool (no choice made), per repository.
 """
@@ -40,7 +44,7 @@ import json
 import math
 import subprocess
 import sys
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -59,6 +63,8 @@ DEPTH = 10
 MORE_SCALE = 10
 # ``flow``: the best chunks whose calls count (``call_flow``).
 FLOW_CALLERS = 5
+# ``churn``: the commit count that weighs 1 (a file changed by 20 of the last commits).
+CHURN_SCALE = 20
 # Chunk kinds that define no name a caller could call.
 _NOT_DEFINITIONS = frozenset({"block", "window"})
 
@@ -90,6 +96,7 @@ class Rule:
     kind: float = 0.0
     size: float = 0.0
     flow: float = 0.0
+    churn: float = 0.0
 
     def label(self) -> str:
         return ",".join(f"{k}={v:g}" for k, v in vars(self).items())
@@ -111,6 +118,7 @@ class FileView:
     best_vector: float = 0.0
     lines: int = 0
     called: float = 0.0
+    commits: int = 0
 
 
 @dataclass
@@ -156,12 +164,33 @@ def add_lengths(studies: Sequence[Study], mirrors: Path, data: Path) -> None:
                 out = out[size + 1:]
 
 
+def add_history(studies: Sequence[Study], mirrors: Path, data: Path, commits: int) -> None:
+    """Each file's count of the last ``commits`` commits (merges left out) before its report's
+    base commit that changed it, read from the repository's mirror. A mirror that lacks an
+    object of that history (a snapshot may leave its largest out) gives the commits read before
+    it, and says so."""
+    rows = {r["instance_id"]: r for r in map(json.loads, data.read_text().splitlines())}
+    for s in studies:
+        row = rows[s.instance]
+        mirror = mirrors / row["repo"].replace("/", "+") / "repo"
+        done = subprocess.run(["git", "log", "--no-merges", "--format=", "--name-only",
+                               f"--max-count={commits}", row["base_commit"]], cwd=mirror,
+                              capture_output=True, text=True)
+        if done.returncode:
+            print(f"{s.instance}: history read in part ({done.stderr.strip()})", file=sys.stderr)
+        log = done.stdout
+        changed = Counter(line for line in log.splitlines() if line)
+        for f in s.files:
+            f.commits = changed.get(f.path, 0)
+
+
 def file_score(f: FileView, rule: Rule) -> float:
     s = f.scores + [0.0, 0.0]
     more = math.log1p(f.chunks - 1) / math.log1p(MORE_SCALE)
+    churn = math.log1p(f.commits) / math.log1p(CHURN_SCALE)
     total = s[0] + rule.second * max(s[1], 0.0) + rule.third * max(s[2], 0.0) + \
-        (rule.hint * f.path_hint + rule.whole * f.file_norm + rule.spread * more) * f.kind_prior \
-        + rule.flow * f.called
+        (rule.hint * f.path_hint + rule.whole * f.file_norm + rule.spread * more
+         + rule.churn * churn) * f.kind_prior + rule.flow * f.called
     if rule.size and f.lines:
         total -= rule.size * math.log10(max(f.lines, 100) / 100)
     prior = f.kind_prior ** rule.kind
@@ -195,12 +224,16 @@ def figures(studies: Iterable[Study], rule: Rule | dict[str, Rule] | Callable[[F
 def grid(sized: bool) -> list[Rule]:
     return [Rule(*values) for values in itertools.product(
         (0.0, 0.1, 0.2, 0.3, 0.5), (0.0, 0.1, 0.2), (0.0, 0.15, 0.3, 0.6), (0.0, 0.1, 0.2),
-        (0.0, 0.2, 0.4), (0.0, 1.0), (0.0, 0.05, 0.1, 0.2) if sized else (0.0,))]
+        (0.0, 0.2, 0.4), (0.0, 1.0), (0.0, 0.05, 0.1, 0.2) if sized else (0.0,), (0.0,),
+        (0.0, 0.1, 0.2) if sized else (0.0,))]
 
 
 FAMILIES = {"second": (0.0, 0.05, 0.1, 0.2, 0.3, 0.5), "third": (0.0, 0.1, 0.2),
             "hint": (0.0, 0.15, 0.3, 0.6), "spread": (0.0, 0.1, 0.2), "whole": (0.0, 0.2, 0.4),
-            "kind": (0.0, 1.0), "size": (0.0, 0.05, 0.1, 0.2), "flow": (0.0, 0.1, 0.2, 0.3)}
+            "kind": (0.0, 1.0), "size": (0.0, 0.05, 0.1, 0.2), "flow": (0.0, 0.1, 0.2, 0.3),
+            "churn": (0.0, 0.05, 0.1, 0.2, 0.3)}
+# Families read from the mirrors.
+FROM_MIRRORS = frozenset({"size", "churn"})
 
 
 def held_out(studies: Sequence[Study], rules: Sequence[Rule]) -> dict[str, Rule]:
@@ -229,16 +262,22 @@ def main() -> int:
     parser.add_argument("--show", action="store_true", help="each report's gold rank")
     parser.add_argument("--score", default="", help="score one rule (k=v,...) per repository")
     parser.add_argument("--mirrors", type=Path, default=None,
-                        help="read each file's length at the report's base commit (``size``)")
+                        help="read each file's length at the report's base commit (``size``) "
+                             "and its recent changes (``churn``) from these mirrors")
     parser.add_argument("--data", type=Path, default=DEV)
+    parser.add_argument("--history", type=int, default=500, metavar="N",
+                        help="with --mirrors, count each file's changes among the last N "
+                             "commits before the base commit (``churn``; default 500)")
     args = parser.parse_args()
     studies = [study(p) for r in args.reports for p in json.loads(r.read_text()).get("pools", [])]
     if args.mirrors:
         add_lengths(studies, args.mirrors, args.data)
+        add_history(studies, args.mirrors, args.data, args.history)
     repos = sorted({s.repo for s in studies})
     print(f"{len(studies)} pools over {repos}")
     shipped = Rule()
-    for name, signal in SIGNALS.items():
+    signals = {**SIGNALS, "commits": lambda f: f.commits} if args.mirrors else SIGNALS
+    for name, signal in signals.items():
         print(f"files by {name} alone: {figures(studies, signal)}")
     if args.score:
         rule = parse_rule(args.score)
@@ -251,7 +290,7 @@ def main() -> int:
                 print(f"  {s.instance}: {gold_rank(s, shipped)} -> {gold_rank(s, rule)}")
         return 0
     for name, values in FAMILIES.items():
-        if name == "size" and not args.mirrors:
+        if name in FROM_MIRRORS and not args.mirrors:
             continue
         picked_one = held_out(studies, [replace(shipped, **{name: v}) for v in values])
         print(f"{name} alone, held out: {figures(studies, picked_one)}; chose "

@@ -3,13 +3,14 @@ its figures for the shipped rule are the search's file answers on the same pool.
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
 BENCH = Path(__file__).resolve().parents[1] / "bench"
 sys.path.insert(0, str(BENCH))
 
-from tune_files import FileView, Rule, file_score  # noqa: E402
+from tune_files import FileView, Rule, Study, add_history, file_score  # noqa: E402
 
 from freshmark.core.fusion import Candidate, group_files  # noqa: E402
 from freshmark.core.stamp import ChunkRecord  # noqa: E402
@@ -33,3 +34,22 @@ def test_the_shipped_rule_orders_files_as_group_files_does() -> None:
     studied = [v.path for v in sorted(views, key=lambda v: -file_score(v, Rule()))]
     assert searched == ["b.py", "a.py", "c.py"]
     assert studied == searched
+
+
+def test_history_counts_the_recent_commits_before_the_base_that_changed_each_file(
+        tmp_path: Path, make_repo) -> None:
+    repo = make_repo("owner+name/repo")
+    repo.write("a.py", "a = 1\n").write("b.py", "b = 1\n").commit("add")
+    repo.write("a.py", "a = 2\n").commit("a again")
+    repo.write("a.py", "a = 3\n").write("b.py", "b = 2\n").commit("both")
+    base = repo.head()
+    repo.write("b.py", "b = 3\n").commit("after the base")  # the fix's side: never counted
+    data = tmp_path / "reports.jsonl"
+    data.write_text(json.dumps({"instance_id": "owner__name-1", "repo": "owner/name",
+                                "base_commit": base}) + "\n")
+    views = [FileView(path, [1.0], 0.0, 0.0, 1.0, 1) for path in ("a.py", "b.py", "c.py")]
+    studies = [Study("owner__name-1", {"a.py"}, views)]
+
+    add_history(studies, tmp_path, data, commits=2)
+
+    assert [v.commits for v in views] == [2, 1, 0]
