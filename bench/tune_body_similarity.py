@@ -41,7 +41,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 import tune_second_pass as study_tools
-from bench_localization import DEV, best_per_chunk, embed_pieces, unit_rows
+from bench_localization import best_per_chunk, embed_pieces, unit_rows
 
 from freshmark.adapters.embedding import get_embedder
 from freshmark.core.embed_text import name_line
@@ -112,15 +112,7 @@ def in_file_ranks(studies: Sequence[study_tools.Study], fixed: np.ndarray
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("reports", nargs="+", type=Path,
-                        help="reports of bench_localization.py --dump-pools")
-    parser.add_argument("--mirrors", type=Path, nargs="+", default=[Path("/work/.mirror")],
-                        help="directories of mirrors (a snapshot_repo.py set's mirrors too)")
-    parser.add_argument("--data", type=Path, nargs="+", default=[DEV],
-                        help="the reports' files (a snapshot_repo.py set's too)")
-    parser.add_argument("--labels", choices=("hunks", "spans"), default="spans",
-                        help="the changed functions: the spans the fix changed (default) or "
-                             "the hunk headers' names")
+    study_tools.add_pool_arguments(parser, labels="spans")
     parser.add_argument("--whole-file", action="store_true",
                         help="also read the best files' chunks no channel found, and let them "
                              "compete for the files' places")

@@ -342,19 +342,27 @@ def load_studies(reports: Sequence[Path], mirrors: Sequence[Path], data: Sequenc
     return studies
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("reports", nargs="+", type=Path)
+def add_pool_arguments(parser: argparse.ArgumentParser, labels: str) -> None:
+    """The arguments every study of saved pools takes: the reports, the mirrors and report
+    files they were run on, and which changed functions count (``labels`` by default)."""
+    parser.add_argument("reports", nargs="+", type=Path,
+                        help="reports of bench_localization.py --dump-pools")
     parser.add_argument("--mirrors", type=Path, nargs="+", default=[Path("/work/.mirror")],
                         help="directories of mirrors (a snapshot_repo.py set's mirrors too)")
     parser.add_argument("--data", type=Path, nargs="+", default=[DEV],
                         help="the reports' files (a snapshot_repo.py set's too)")
+    parser.add_argument("--labels", choices=("hunks", "spans"), default=labels,
+                        help=f"the changed functions: the hunk headers' names or the spans the "
+                             f"fix changed (default {labels})")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    add_pool_arguments(parser, labels="hunks")
     parser.add_argument("--files", default="1,2,3",
                         help="comma-separated numbers of best files the pass reaches, each scored")
     parser.add_argument("--fit", action="store_true",
                         help="fit an in-file order with each repository held out in turn")
-    parser.add_argument("--labels", choices=("hunks", "spans"), default="hunks",
-                        help="the changed functions: the hunk headers' names or the spans")
     parser.add_argument("--breakdown", action="store_true",
                         help="where the changed function stands when the answer misses it at 5")
     parser.add_argument("--whole-file", action="store_true",
