@@ -19,6 +19,7 @@ from typing import Protocol
 
 import numpy as np
 
+from freshmark.adapters.sqlite_wal import connect_wal
 from freshmark.adapters.telemetry import counters
 from freshmark.core.errors import RetryableError
 
@@ -70,20 +71,23 @@ class EmbeddingCache:
     def _connect(self) -> sqlite3.Connection:
         # A connection inherited through fork shares file locks with the parent: open a new one.
         if self._connection is None or self._owner_pid != os.getpid():
-            connection = sqlite3.connect(
-                self.path, timeout=BUSY_TIMEOUT_SECONDS, check_same_thread=False
-            )
             try:
-                connection.execute("PRAGMA journal_mode=WAL")
-                connection.execute("PRAGMA synchronous=NORMAL")  # WAL keeps this crash-safe
-                connection.execute(_SCHEMA)
-                connection.commit()
+                self._connection = self._open()
             except sqlite3.OperationalError as error:
-                connection.close()
                 raise RetryableError(f"embedding cache {self.path} unavailable: {error}") from error
-            self._connection = connection
             self._owner_pid = os.getpid()
         return self._connection
+
+    def _open(self) -> sqlite3.Connection:
+        connection = connect_wal(self.path, BUSY_TIMEOUT_SECONDS, check_same_thread=False)
+        try:
+            connection.execute("PRAGMA synchronous=NORMAL")  # WAL keeps this crash-safe
+            connection.execute(_SCHEMA)
+            connection.commit()
+        except BaseException:
+            connection.close()
+            raise
+        return connection
 
     def get_many(self, embedder_id: str, text_shas: Sequence[str]) -> dict[str, np.ndarray]:
         """Cached vectors for the shas that have one; missing shas are simply absent."""

@@ -29,6 +29,7 @@ from collections.abc import Iterator, Mapping
 from contextlib import closing, contextmanager
 from pathlib import Path
 
+from freshmark.adapters.sqlite_wal import connect_wal
 from freshmark.core.dirstats import DirStaleness, fold
 from freshmark.core.settings import Settings
 from freshmark.core.stamp import utc_now_iso
@@ -89,8 +90,7 @@ class VerdictStats:
     @contextmanager
     def _connect(self) -> Iterator[sqlite3.Connection]:
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        with closing(sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_SECONDS)) as conn:
-            conn.execute("PRAGMA journal_mode=WAL")
+        with closing(connect_wal(self.path, BUSY_TIMEOUT_SECONDS)) as conn:
             conn.execute(_SCHEMA)
             conn.execute(_DIR_SCHEMA)
             with conn:  # one transaction
