@@ -452,6 +452,12 @@ def embed_pieces(embedder: Embedder, named_sources: Sequence[tuple[str, str]]
     return unit_rows(embedder.embed(texts)) if texts else np.zeros((0, 0)), owners
 
 
+def scaled(values: Sequence[float]) -> list[float]:
+    """``values`` scaled to 0..1 over themselves (all 0 when they are equal)."""
+    low, high = min(values, default=0.0), max(values, default=0.0)
+    return [(v - low) / (high - low) if high > low else 0.0 for v in values]
+
+
 def best_per_chunk(sims: np.ndarray, owners: Sequence[int], n: int) -> list[float]:
     """For each of ``n`` sources, the best of its pieces' ``sims``."""
     best = [-1.0] * n
@@ -489,9 +495,8 @@ def body_similarity(active: bool) -> Iterator[None]:
             ranking.embedder, ranking.plan.windows,
             [(name_line(c.record.path, c.record.symbol), texts.get(c.record.id, ""))
              for c in mine])
-        low, high = min(best, default=0.0), max(best, default=0.0)
-        for c, value in zip(mine, best, strict=True):
-            c.features["piece_max_norm"] = (value - low) / (high - low) if high > low else 0.0
+        for c, value in zip(mine, scaled(best), strict=True):
+            c.features["piece_max_norm"] = value
         return second_pass(ranking, ranked)
 
     hybrid._Ranking.second_pass = read_bodies  # type: ignore[method-assign]

@@ -41,7 +41,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 import tune_second_pass as study_tools
-from bench_localization import best_per_chunk, embed_pieces, unit_rows
+from bench_localization import best_per_chunk, embed_pieces, scaled, unit_rows
 
 from freshmark.adapters.embedding import get_embedder
 from freshmark.core.embed_text import name_line
@@ -85,10 +85,9 @@ def add_signals(embedder: Embedder, study: study_tools.Study, chunks: list[dict]
                                              len(chunks))),
     }
     for name, column in values.items():
-        low, high = float(column.min()), float(column.max())
-        for c, value in zip(chunks, column, strict=True):
-            c[name] = float(value)
-            c[f"{name}_norm"] = (float(value) - low) / (high - low) if high > low else 0.0
+        raw = [float(value) for value in column]
+        for c, value, norm in zip(chunks, raw, scaled(raw), strict=True):
+            c[name], c[f"{name}_norm"] = value, norm
 
 
 def in_file_ranks(studies: Sequence[study_tools.Study], fixed: np.ndarray
@@ -140,16 +139,10 @@ def main() -> int:
     if args.whole_file:
         study_tools.print_accuracy("in-file order of the search, whole file:", studies,
                                    BEST_FILES, fixed, whole_file=True)
-    base_features, base = study_tools.FEATURES, np.append(fixed, 0.0)
+    base_features = study_tools.FEATURES
     for name in SIGNALS[1:]:
-        study_tools.FEATURES = (*base_features, f"{name}_norm")
-        extra = np.array(study_tools.FEATURES) == f"{name}_norm"
-        for weight in WEIGHTS:
-            study_tools.print_accuracy(f"+ {name} {weight}:", studies, BEST_FILES,
-                                       base + weight * extra)
-            if args.whole_file:
-                study_tools.print_accuracy(f"+ {name} {weight}, whole file:", studies,
-                                           BEST_FILES, base + weight * extra, whole_file=True)
+        study_tools.print_with_signal(f"{name}_norm", WEIGHTS, studies, BEST_FILES,
+                                      base_features, fixed, args.whole_file)
     if args.fit:
         study_tools.FEATURES = (*base_features, "piece_max_norm")
         study_tools.print_fitted(studies, list(study_tools.by_repository(studies)), BEST_FILES,

@@ -45,7 +45,7 @@ import math
 import subprocess
 import sys
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -146,13 +146,19 @@ def study(pool: dict) -> Study:
     return Study(pool["instance"], set(pool["gold_files"]), files)
 
 
-def add_lengths(studies: Sequence[Study], mirrors: Path, data: Path) -> None:
-    """Each file's lines at its report's base commit, read from the repository's mirror."""
+def with_mirrors(studies: Sequence[Study], mirrors: Path, data: Path
+                 ) -> Iterator[tuple[Study, str, Path]]:
+    """Each study with its report's base commit and its repository's mirror."""
     rows = {r["instance_id"]: r for r in map(json.loads, data.read_text().splitlines())}
     for s in studies:
         row = rows[s.instance]
-        mirror = mirrors / row["repo"].replace("/", "+") / "repo"
-        specs = "".join(f"{row['base_commit']}:{f.path}\n" for f in s.files)
+        yield s, row["base_commit"], mirrors / row["repo"].replace("/", "+") / "repo"
+
+
+def add_lengths(studies: Sequence[Study], mirrors: Path, data: Path) -> None:
+    """Each file's lines at its report's base commit, read from the repository's mirror."""
+    for s, base_commit, mirror in with_mirrors(studies, mirrors, data):
+        specs = "".join(f"{base_commit}:{f.path}\n" for f in s.files)
         out = subprocess.run(["git", "cat-file", "--batch"], cwd=mirror, input=specs.encode(),
                              capture_output=True, check=True).stdout
         for f in s.files:
@@ -169,17 +175,13 @@ def add_history(studies: Sequence[Study], mirrors: Path, data: Path, commits: in
     base commit that changed it, read from the repository's mirror. A mirror that lacks an
     object of that history (a snapshot may leave its largest out) gives the commits read before
     it, and says so."""
-    rows = {r["instance_id"]: r for r in map(json.loads, data.read_text().splitlines())}
-    for s in studies:
-        row = rows[s.instance]
-        mirror = mirrors / row["repo"].replace("/", "+") / "repo"
+    for s, base_commit, mirror in with_mirrors(studies, mirrors, data):
         done = subprocess.run(["git", "log", "--no-merges", "--format=", "--name-only",
-                               f"--max-count={commits}", row["base_commit"]], cwd=mirror,
+                               f"--max-count={commits}", base_commit], cwd=mirror,
                               capture_output=True, text=True)
         if done.returncode:
             print(f"{s.instance}: history read in part ({done.stderr.strip()})", file=sys.stderr)
-        log = done.stdout
-        changed = Counter(line for line in log.splitlines() if line)
+        changed = Counter(line for line in done.stdout.splitlines() if line)
         for f in s.files:
             f.commits = changed.get(f.path, 0)
 

@@ -32,6 +32,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 import tune_second_pass as study_tools
+from bench_localization import commit_time, scaled
 
 from freshmark.core.infile import IN_FILE_WEIGHTS, best_files
 
@@ -63,11 +64,6 @@ def line_times(mirror: str, commit: str, path: str) -> dict[int, int] | None:
     return {number: times.get(sha, 0) for number, sha in line_commit.items()}
 
 
-def commit_time(mirror: str, commit: str) -> int:
-    return int(subprocess.run(["git", "show", "-s", "--format=%ct", commit], cwd=mirror,
-                              capture_output=True, text=True, check=True).stdout)
-
-
 def age_days(times: dict[int, int], start: int, end: int, now: int) -> float:
     """Days from the newest change among lines ``start..end`` to ``now``."""
     newest = max((times.get(number, 0) for number in range(start, end + 1)), default=0)
@@ -78,17 +74,15 @@ def add_recency(study: study_tools.Study, chunks: list[dict]) -> int:
     """Sets ``recent`` and ``recent_norm`` on ``chunks``; returns how many could not be blamed
     (they score 0)."""
     mirror, commit = str(study.mirror), study.row["base_commit"]
-    now = commit_time(mirror, commit)
+    now = commit_time(Path(mirror), commit)
     unread = 0
     for c in chunks:
         times = line_times(mirror, commit, c["path"])
         unread += times is None
         c["recent"] = 0.0 if times is None else \
             1.0 / (1.0 + math.log1p(age_days(times, c["start"], c["end"], now)))
-    low = min((c["recent"] for c in chunks), default=0.0)
-    high = max((c["recent"] for c in chunks), default=0.0)
-    for c in chunks:
-        c["recent_norm"] = (c["recent"] - low) / (high - low) if high > low else 0.0
+    for c, norm in zip(chunks, scaled([c["recent"] for c in chunks]), strict=True):
+        c["recent_norm"] = norm
     return unread
 
 
@@ -105,12 +99,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"{len(studies)} reports; chunks the mirrors could not blame: {unread}")
     fixed = np.array([IN_FILE_WEIGHTS.get(name, 0.0) for name in study_tools.FEATURES])
     study_tools.print_accuracy("in-file order of the search:", studies, BEST_FILES, fixed)
-    base_features, base = study_tools.FEATURES, np.append(fixed, 0.0)
-    study_tools.FEATURES = (*base_features, "recent_norm")
-    extra = np.array(study_tools.FEATURES) == "recent_norm"
-    for weight in WEIGHTS:
-        study_tools.print_accuracy(f"+ recent {weight}:", studies, BEST_FILES,
-                                   base + weight * extra)
+    study_tools.print_with_signal("recent_norm", WEIGHTS, studies, BEST_FILES,
+                                  study_tools.FEATURES, fixed)
     study_tools.print_fitted(studies, list(study_tools.by_repository(studies)), BEST_FILES)
     return 0
 

@@ -280,6 +280,24 @@ def print_accuracy(label: str, studies: Sequence[Study], n_files: int,
             for repo, group in by_repository(studies).items()))
 
 
+def print_with_signal(signal: str, weights: Sequence[float], studies: Sequence[Study],
+                      n_files: int, base_features: tuple[str, ...], fixed: np.ndarray,
+                      whole_file: bool = False) -> None:
+    """One accuracy line for the in-file order ``fixed`` (over ``base_features``) plus each of
+    ``weights`` times ``signal``, a feature the candidates hold (and with ``whole_file`` one
+    more line each). ``FEATURES`` is left as ``base_features`` and ``signal``, so that
+    ``print_fitted`` fits with it."""
+    global FEATURES
+    FEATURES = (*base_features, signal)
+    base, extra = np.append(fixed, 0.0), np.array(FEATURES) == signal
+    label = signal.removesuffix("_norm")
+    for weight in weights:
+        print_accuracy(f"+ {label} {weight}:", studies, n_files, base + weight * extra)
+        if whole_file:
+            print_accuracy(f"+ {label} {weight}, whole file:", studies, n_files,
+                           base + weight * extra, whole_file=True)
+
+
 def print_breakdown(studies: Sequence[Study], n_files: int, weights: np.ndarray) -> None:
     for key, counts in breakdown(studies, n_files, weights).items():
         print(f"function at 5, second pass over {n_files} files, {key}:",

@@ -10,7 +10,8 @@ from types import SimpleNamespace
 BENCH = Path(__file__).resolve().parents[1] / "bench"
 sys.path.insert(0, str(BENCH))
 
-from tune_recency import add_recency, age_days, commit_time, line_times  # noqa: E402
+from bench_localization import commit_time  # noqa: E402
+from tune_recency import add_recency, age_days, line_times  # noqa: E402
 
 
 def _history(make_repo) -> tuple[Path, str]:
@@ -26,7 +27,7 @@ def _history(make_repo) -> tuple[Path, str]:
 def test_a_chunk_is_as_old_as_its_newest_line_at_the_base_commit(make_repo) -> None:
     path, base = _history(make_repo)
     times = line_times(str(path), base, "a.py")
-    now = commit_time(str(path), base)
+    now = commit_time(path, base)
 
     assert times is not None
     assert age_days(times, 1, 2, now) == 10.0  # the change after the base is not seen
