@@ -12,7 +12,7 @@ from freshmark.adapters.store.chroma import Store
 from freshmark.adapters.store.names import REGISTRY
 from freshmark.adapters.store.shard import Shard
 from freshmark.core.config import Config
-from freshmark.core.errors import BadInput
+from freshmark.core.errors import BadInput, NotIndexed
 from freshmark.core.settings import Settings
 from freshmark.faces.cli.main import cli
 from freshmark.services import repos
@@ -122,3 +122,24 @@ def test_dropping_a_repository_frees_its_name(
     assert dropped.exit_code == 0, dropped.output
     _index(two_freshes[1])
     assert _names(Settings.from_env()) == {"fresh": str(two_freshes[1].path.resolve())}
+
+
+def test_an_unknown_name_is_answered_with_the_indexed_repositories_like_it(
+        fm_home: Path, two_freshes: tuple[RepoBuilder, RepoBuilder],
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    for repo in two_freshes:
+        _index(repo)
+    monkeypatch.chdir(tmp_path)
+    settings = Settings.from_env()
+    with pytest.raises(NotIndexed, match="never indexed; indexed repositories like it: "
+                                         "b/fresh, fresh$"):
+        resolve_repo("frsh", settings, Config(), Store.open(settings))
+
+
+def test_a_name_like_no_indexed_repository_points_to_where_they_are_listed(
+        fm_home: Path, two_freshes: tuple[RepoBuilder, RepoBuilder], tmp_path: Path) -> None:
+    _index(two_freshes[0])
+    done = CliRunner().invoke(cli, ["status", "inventory"])
+    assert done.exit_code == 2
+    assert "no repository 'inventory'" in done.output
+    assert "`freshmark audit` lists the indexed repositories" in done.output

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import difflib
 import hashlib
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -119,7 +121,25 @@ def resolve_repo(
             )
     raise NotIndexed(
         f"no repository {arg!r}: not a path on this machine, not in the config, never indexed"
+        + _names_like(arg, store)
     )
+
+
+def _names_like(arg: str, store: Store | None) -> str:
+    """What to name instead of ``arg``: indexed repositories whose name holds it or is close to
+    it, else where the names are listed. Only an error pays for listing the manifests."""
+    try:
+        names = sorted({m.repo for m in store.list_manifests()}) if store is not None else []
+    except StoreUnavailable:
+        names = []
+    # A name's last part too: ``seaborn`` of ``mwaskom+seaborn`` or ``b/seaborn``.
+    tail = {name: re.split(r"[/+]", name)[-1].lower() for name in names}
+    close = set(difflib.get_close_matches(arg.lower(), set(tail.values()), n=3, cutoff=0.6))
+    like = [name for name in names if arg.lower() in name.lower()] or \
+        [name for name in names if tail[name] in close]
+    if like:
+        return "; indexed repositories like it: " + ", ".join(like[:5])
+    return "; `freshmark audit` lists the indexed repositories"
 
 
 def _indexed_key(store: Store, key: str) -> bool:
