@@ -90,11 +90,11 @@ def add_signals(embedder: Embedder, study: study_tools.Study, chunks: list[dict]
             c[name], c[f"{name}_norm"] = value, norm
 
 
-def in_file_ranks(studies: Sequence[study_tools.Study], fixed: np.ndarray
-                  ) -> dict[str, list[int]]:
+def in_file_ranks(studies: Sequence[study_tools.Study], fixed: np.ndarray,
+                  signals: Sequence[str] = SIGNALS) -> dict[str, list[int]]:
     """Per signal (and BM25, and the search's in-file order), the rank of the first changed
     function among its best file's candidates, over files holding one and other chunks."""
-    keys = {name: (lambda c, n=name: c.get(n) or 0.0) for name in (*SIGNALS, "bm25")}
+    keys = {name: (lambda c, n=name: c.get(n) or 0.0) for name in (*signals, "bm25")}
     keys["in-file order"] = lambda c: float(study_tools.vector(c) @ fixed)
     ranks: dict[str, list[int]] = {name: [] for name in keys}
     for study in studies:
