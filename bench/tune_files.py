@@ -19,8 +19,9 @@ commit (read from the mirror with ``--mirrors``; without it ``size`` stays 0), `
 best score among the first ``FLOW_CALLERS`` chunks of other files that call one of the file's
 definitions (a report written against a public API whose fix is in the module the API hands
 the work to), ``commits`` how many of the last ``--history`` commits before the base commit
-changed the file (read from the mirror with ``--mirrors``: a file fixed often is fixed again,
-the bug-fixing frequency of Ye et al., FSE 2014). The shipped rule is
+changed the file (with ``--history-days``, the commits of that many days before it; read from
+the mirror with ``--mirrors``: a file fixed often is fixed again, the bug-fixing frequency of
+Ye et al., FSE 2014). The shipped rule is
 ``second = FILE_EXTRA_SHARE`` and every other term 0.
 
 Leave-one-repository-out: for each repository, the rule with the best MRR on the other
@@ -30,7 +31,8 @@ the held-out one; the held-out figures are pooled over the folds.
 Usage::
 
     .venv/bin/python bench/tune_files.py REPORT.json [REPORT.json ...] [--show] [--score RULE]
-        [--mirrors /work/.mirror --data ../shared/eval/swebench/dev.jsonl [--history N]]
+        [--mirrors /work/.mirror --data ../shared/eval/swebench/dev.jsonl
+         [--history N | --history-days D]]
 
 ``--score second=0.1,hint=0.3`` scores one rule on every pool (no choice made), per repository.
 """
@@ -53,7 +55,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from bench_localization import DEV
+from bench_localization import DEV, commit_time
 from tune_rerank import ranked_pool
 
 from freshmark.core.fusion import DEFAULT_WEIGHTS, FILE_EXTRA_SHARE
@@ -65,6 +67,7 @@ MORE_SCALE = 10
 FLOW_CALLERS = 5
 # ``churn``: the commit count that weighs 1 (a file changed by 20 of the last commits).
 CHURN_SCALE = 20
+DAY_SECONDS = 86_400
 # Chunk kinds that define no name a caller could call.
 _NOT_DEFINITIONS = frozenset({"block", "window"})
 
@@ -170,15 +173,18 @@ def add_lengths(studies: Sequence[Study], mirrors: Path, data: Path) -> None:
                 out = out[size + 1:]
 
 
-def add_history(studies: Sequence[Study], mirrors: Path, data: Path, commits: int) -> None:
-    """Each file's count of the last ``commits`` commits (merges left out) before its report's
-    base commit that changed it, read from the repository's mirror. A mirror that lacks an
-    object of that history (a snapshot may leave its largest out) gives the commits read before
-    it, and says so."""
+def add_history(studies: Sequence[Study], mirrors: Path, data: Path, commits: int,
+                days: float | None = None) -> None:
+    """Each file's count of the commits (merges left out) before its report's base commit that
+    changed it: the last ``commits`` of them, or with ``days`` those of the ``days`` days before
+    the base commit (commit rates differ tenfold between repositories), read from the
+    repository's mirror. A mirror that lacks an object of that history (a snapshot may leave its
+    largest out) gives the commits read before it, and says so."""
     for s, base_commit, mirror in with_mirrors(studies, mirrors, data):
+        window = [f"--max-count={commits}"] if days is None else \
+            [f"--since=@{commit_time(mirror, base_commit) - int(days * DAY_SECONDS)}"]
         done = subprocess.run(["git", "log", "--no-merges", "--format=", "--name-only",
-                               f"--max-count={commits}", base_commit], cwd=mirror,
-                              capture_output=True, text=True)
+                               *window, base_commit], cwd=mirror, capture_output=True, text=True)
         if done.returncode:
             print(f"{s.instance}: history read in part ({done.stderr.strip()})", file=sys.stderr)
         changed = Counter(line for line in done.stdout.splitlines() if line)
@@ -270,11 +276,14 @@ def main() -> int:
     parser.add_argument("--history", type=int, default=500, metavar="N",
                         help="with --mirrors, count each file's changes among the last N "
                              "commits before the base commit (``churn``; default 500)")
+    parser.add_argument("--history-days", type=float, default=None, metavar="D",
+                        help="with --mirrors, count them among the commits of the D days before "
+                             "the base commit instead (a window in time, not in commits)")
     args = parser.parse_args()
     studies = [study(p) for r in args.reports for p in json.loads(r.read_text()).get("pools", [])]
     if args.mirrors:
         add_lengths(studies, args.mirrors, args.data)
-        add_history(studies, args.mirrors, args.data, args.history)
+        add_history(studies, args.mirrors, args.data, args.history, args.history_days)
     repos = sorted({s.repo for s in studies})
     print(f"{len(studies)} pools over {repos}")
     shipped = Rule()

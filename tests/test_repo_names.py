@@ -137,8 +137,10 @@ def test_an_unknown_name_is_answered_with_the_indexed_repositories_like_it(
 
 
 def test_a_name_like_no_indexed_repository_points_to_where_they_are_listed(
-        fm_home: Path, two_freshes: tuple[RepoBuilder, RepoBuilder], tmp_path: Path) -> None:
+        fm_home: Path, two_freshes: tuple[RepoBuilder, RepoBuilder],
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     _index(two_freshes[0])
+    monkeypatch.chdir(tmp_path)
     done = CliRunner().invoke(cli, ["status", "inventory"])
     assert done.exit_code == 2
     assert "no repository 'inventory'" in done.output

@@ -53,3 +53,24 @@ def test_history_counts_the_recent_commits_before_the_base_that_changed_each_fil
     add_history(studies, tmp_path, data, commits=2)
 
     assert [v.commits for v in views] == [2, 1, 0]
+
+
+def test_a_history_in_days_counts_the_commits_of_that_window_before_the_base(
+        tmp_path: Path, make_repo) -> None:
+    repo = make_repo("owner+name/repo")
+    repo.write("a.py", "a = 1\n").write("b.py", "b = 1\n").commit(
+        "add", when="2020-01-01T00:00:00Z")
+    repo.write("a.py", "a = 2\n").commit("a again", when="2020-03-01T00:00:00Z")
+    repo.write("a.py", "a = 3\n").write("b.py", "b = 2\n").commit(
+        "both", when="2020-03-20T00:00:00Z")
+    base = repo.head()
+    repo.write("b.py", "b = 3\n").commit("after the base", when="2020-03-21T00:00:00Z")
+    data = tmp_path / "reports.jsonl"
+    data.write_text(json.dumps({"instance_id": "owner__name-1", "repo": "owner/name",
+                                "base_commit": base}) + "\n")
+    views = [FileView(path, [1.0], 0.0, 0.0, 1.0, 1) for path in ("a.py", "b.py")]
+    studies = [Study("owner__name-1", {"a.py"}, views)]
+
+    add_history(studies, tmp_path, data, commits=500, days=30)
+
+    assert [v.commits for v in views] == [2, 1]  # the commit of 2020-01-01 is 79 days before
