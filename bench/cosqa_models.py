@@ -26,6 +26,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench_localization import unit_rows
 from bench_quality import COSQA
 from tune_cross_encoder import BGE_QUERY_PREFIX, OnnxModel, cross_scores, default_models
 
@@ -65,11 +66,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"all-MiniLM-L6-v2 int8 vectors: MRR {mrr:.3f} ({len(questions)} questions)")
 
     bge = OnnxModel(args.models / "bge_small_en", cls=True)
-    code_rows = bge.run(codes)
-    code_rows /= np.linalg.norm(code_rows, axis=1, keepdims=True)
+    code_rows = unit_rows(bge.run(codes))
     for prefix in ("", BGE_QUERY_PREFIX):
-        rows = bge.run([prefix + question for question in questions])
-        rows /= np.linalg.norm(rows, axis=1, keepdims=True)
+        rows = unit_rows(bge.run([prefix + question for question in questions]))
         mrr = reciprocal_ranks(np.argsort(-(rows @ code_rows.T), axis=1), ids, relevant).mean()
         print(f"bge-small-en-v1.5 vectors, {'with' if prefix else 'without'} its query "
               f"instruction: MRR {mrr:.3f}")

@@ -45,7 +45,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 import tune_second_pass as study_tools
-from bench_localization import scaled
+from bench_localization import scaled, unit_rows
 from tune_body_similarity import chunk_source, in_file_ranks
 
 from freshmark.core.embed_text import name_line
@@ -101,8 +101,7 @@ def cross_scores(model: OnnxModel, query: str, passages: Sequence[str]) -> np.nd
 
 def bge_scores(model: OnnxModel, query: str, passages: Sequence[str]) -> np.ndarray:
     """bge pools by the first token ([CLS]) and compares unit vectors."""
-    rows = model.run([BGE_QUERY_PREFIX + query, *passages])
-    rows = rows / np.linalg.norm(rows, axis=1, keepdims=True)
+    rows = unit_rows(model.run([BGE_QUERY_PREFIX + query, *passages]))
     return rows[1:] @ rows[0]
 
 
