@@ -1,4 +1,4 @@
-"""Trimming an import block to what a symbol uses (pure)."""
+"""Trimming an import block to what a symbol uses (pure), in each language's import syntax."""
 
 from __future__ import annotations
 
@@ -15,10 +15,120 @@ BLOCK = [
 ]
 
 
+def kept_lines(block: list[str], user_text: str, language: str) -> list[str]:
+    return [line for _, line in used_import_lines(block, 1, user_text, language)]
+
+
 def test_used_imports_keep_aliases_and_whole_parenthesised_statements():
-    kept = used_import_lines(BLOCK, 3, "def f(x: t.Any) -> Path:\n    return collections.abc")
+    kept = used_import_lines(BLOCK, 3, "def f(x: t.Any) -> Path:\n    return collections.abc",
+                             "python")
     assert [number for number, _ in kept] == [4, 5, 6, 7, 8, 9]
 
 
 def test_unused_imports_are_dropped():
-    assert used_import_lines(BLOCK, 1, "def f():\n    return os.environ") == [(1, "import os")]
+    assert used_import_lines(BLOCK, 1, "def f():\n    return os.environ", "python") == [
+        (1, "import os")]
+
+
+def test_a_python_wildcard_import_is_kept_because_it_may_bind_any_name():
+    assert kept_lines(["from .names import *", "import os"], "def f(): return g()",
+                      "python") == ["from .names import *"]
+
+
+GO_BLOCK = [
+    "import (",
+    '\t"bytes"',
+    '\t"sort"',
+    "",
+    '\tflag "github.com/spf13/pflag"',
+    '\t"gopkg.in/yaml.v3"',
+    '\t"github.com/acme/tool/v2"',
+    '\t_ "embed"',
+    ")",
+]
+
+
+def test_go_keeps_the_packages_of_a_grouped_import_that_the_function_uses():
+    user = "func (c *Command) ParseFlags(args []string) error {\n\tb := new(bytes.Buffer)\n" \
+           "\treturn c.Flags().Parse(flag.Args())\n}"
+    assert kept_lines(GO_BLOCK, user, "go") == [
+        "import (", '\t"bytes"', '\tflag "github.com/spf13/pflag"', '\t_ "embed"', ")"]
+
+
+def test_go_names_a_package_by_its_path_without_a_version_suffix():
+    user = "func load() { yaml.Unmarshal(data, &out); tool.Run() }"
+    assert kept_lines(GO_BLOCK, user, "go") == [
+        "import (", '\t"gopkg.in/yaml.v3"', '\t"github.com/acme/tool/v2"', '\t_ "embed"', ")"]
+
+
+def test_go_single_line_imports_are_kept_by_their_package_name():
+    block = ['import "fmt"', 'import str "strings"']
+    assert kept_lines(block, "func f() { fmt.Println(str.ToUpper(s)) }", "go") == block
+    assert kept_lines(block, "func f() { fmt.Println(s) }", "go") == ['import "fmt"']
+
+
+JS_BLOCK = [
+    "import React from 'react'",
+    "import { useState, useEffect as onMount } from 'react'",
+    "import * as path from 'node:path'",
+    "import './polyfills'",
+    "import type { Options } from './options'",
+    "import {",
+    "  parse,",
+    "  stringify,",
+    "} from 'qs'",
+    "const { promisify } = require('util')",
+    "const fs = require('fs')",
+]
+
+
+def test_javascript_keeps_the_names_each_import_form_binds():
+    user = "function load(o: Options) { const [s] = useState(); onMount(); " \
+           "return stringify(path.join(fs.x)) }"
+    assert kept_lines(JS_BLOCK, user, "typescript") == [
+        "import { useState, useEffect as onMount } from 'react'",
+        "import * as path from 'node:path'",
+        "import './polyfills'",
+        "import type { Options } from './options'",
+        "import {", "  parse,", "  stringify,", "} from 'qs'",
+        "const fs = require('fs')",
+    ]
+
+
+def test_javascript_default_and_destructured_require_imports():
+    user = "function App() { return React.createElement(promisify(f)) }"
+    assert kept_lines(JS_BLOCK, user, "javascript") == [
+        "import React from 'react'", "import './polyfills'",
+        "const { promisify } = require('util')"]
+
+
+def test_java_keeps_the_classes_used_and_every_wildcard():
+    block = ["package org.acme;", "import java.util.List;", "import java.util.Map;",
+             "import java.io.*;", "import static java.lang.Math.max;"]
+    user = "List<String> top(List<String> xs) { return xs.subList(0, max(1, n)); }"
+    assert kept_lines(block, user, "java") == [
+        "package org.acme;", "import java.util.List;", "import java.io.*;",
+        "import static java.lang.Math.max;"]
+
+
+def test_rust_keeps_the_items_a_use_brings_in():
+    block = ["use std::collections::{HashMap, HashSet as Set};", "use std::fmt;",
+             "use std::io::{self, Read};", "use crate::prelude::*;", "use std::sync::Arc;"]
+    user = "fn count(s: &Set<u32>) -> io::Result<()> { write!(f, \"{}\", fmt::x) }"
+    assert kept_lines(block, user, "rust") == [
+        "use std::collections::{HashMap, HashSet as Set};", "use std::fmt;",
+        "use std::io::{self, Read};", "use crate::prelude::*;"]
+
+
+def test_php_keeps_the_classes_a_use_names():
+    block = ["use App\\Models\\User;", "use App\\Http\\Request as Req;", "use App\\Util\\Str;"]
+    user = "function show(Req $r): User { return User::find($r->id); }"
+    assert kept_lines(block, user, "php") == [
+        "use App\\Models\\User;", "use App\\Http\\Request as Req;"]
+
+
+def test_namespaces_and_headers_that_bind_unknown_names_are_kept():
+    assert kept_lines(["using System.Linq;", "using Json = Newtonsoft.Json;"],
+                      "int Sum(int[] xs) => xs.Sum();", "csharp") == ["using System.Linq;"]
+    assert kept_lines(["#include <stdio.h>", "#include \"util.h\""], "int main() { return 0; }",
+                      "c") == ["#include <stdio.h>", "#include \"util.h\""]

@@ -122,3 +122,33 @@ def test_every_section_label_equals_its_citation(clicky):
             if section.citation is not None and section.role != "call_chain":
                 lines = f"#L{section.start_line}-L{section.end_line}"
                 assert lines in section.citation.lines()[0], (level, section.anchor)
+
+
+GO_IMPORTS = ["bytes", "context", "errors", "fmt", "io", "os", "path/filepath", "sort",
+              "strings", "sync", "time", "unicode"]
+
+
+@pytest.fixture
+def cobrish(fm_home, make_repo):
+    repo = make_repo("cobrish")
+    repo.write("command.go", "package cobrish\n\nimport (\n"
+               + "".join(f'\t"{name}"\n' for name in GO_IMPORTS)
+               + '\n\tflag "github.com/spf13/pflag"\n)\n\n'
+               "// ParseFlags parses the persistent flag tree and the local flags.\n"
+               "func (c *Command) ParseFlags(args []string) error {\n"
+               "\tc.flagErrorBuf = new(bytes.Buffer)\n"
+               "\treturn c.Flags().Parse(args, flag.ContinueOnError)\n"
+               "}\n")
+    repo.commit("cobrish", when="2026-09-01T10:00:00Z")
+    index(repo.path)
+    return repo
+
+
+def test_a_go_import_group_is_trimmed_to_the_packages_the_function_uses(cobrish):
+    request = ContextRequest.build("parse the persistent flag tree and the local flags",
+                                   level="L1")
+    sections = build_context(request, str(cobrish.path), settings=Settings.from_env()).sections
+    (imports,) = [s for s in sections if s.role == "imports"]
+    kept = [line.split(None, 1)[1] for line in imports.body.splitlines()]
+    assert kept == ["package cobrish", "import (", '"bytes"',
+                    'flag "github.com/spf13/pflag"', ")"]

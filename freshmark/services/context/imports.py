@@ -19,7 +19,7 @@ _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 def _import_statements(lines: list[str], first: int) -> list[list[tuple[int, str]]]:
-    """The block's lines grouped into statements (a parenthesised import runs on)."""
+    """The block's lines grouped into statements (a parenthesised or braced import runs on)."""
     statements: list[list[tuple[int, str]]] = []
     depth = 0
     for offset, line in enumerate(lines):
@@ -27,16 +27,22 @@ def _import_statements(lines: list[str], first: int) -> list[list[tuple[int, str
             statements[-1].append((first + offset, line))
         elif _IMPORT_LINE.match(line):
             statements.append([(first + offset, line)])
-        depth = max(0, depth + line.count("(") - line.count(")"))
+        depth = max(0, depth + _opened(line))
     return statements
 
 
-def _bound_names(statement: str) -> set[str]:
-    """Names an import statement binds (``a`` for ``import a.b``, ``c`` for ``x as c``);
-    for other languages every identifier, so nothing the symbol needs is dropped."""
+def _opened(line: str) -> int:
+    """Brackets a line opens minus those it closes (a group of imports spans lines)."""
+    return line.count("(") + line.count("{") - line.count(")") - line.count("}")
+
+
+# Names an import binds, per language, or None where the line cannot tell them (a wildcard, a
+# C# namespace, a C header, a Ruby file, a side-effect import): such a line is always kept.
+def _python_names(statement: str) -> set[str] | None:
+    """``a`` for ``import a.b``, ``c`` for ``x as c``, the names after ``from m import``."""
     match = re.search(r"\bimport\b(.*)", statement, re.S)
-    if match is None:
-        return set(_IDENTIFIER.findall(statement))
+    if match is None or "*" in match.group(1):
+        return None
     names: set[str] = set()
     for item in match.group(1).replace("(", " ").replace(")", " ").split(","):
         words = item.split("#")[0].split()
@@ -46,17 +52,130 @@ def _bound_names(statement: str) -> set[str]:
     return names
 
 
-def used_import_lines(lines: list[str], first: int, user_text: str) -> list[tuple[int, str]]:
-    """(line number, line) of the import statements whose names ``user_text`` uses."""
+def _braced_names(group: str) -> set[str]:
+    """``a, b as c, type d`` (JS, TS, PHP) or ``a, b: c`` (destructuring): a, c and d."""
+    names: set[str] = set()
+    for item in group.split(","):
+        words = re.split(r"\s+as\s+|:", item.strip())[-1].split()
+        if words:
+            names.add(words[-1])
+    return names
+
+
+def _js_names(statement: str) -> set[str] | None:
+    """``import d, {a, b as c} from 'm'``, ``import * as ns from 'm'``, ``const {a} =
+    require('m')``."""
+    required = re.match(r"\s*(?:const|let|var)\s+(.+?)\s*=\s*require\(", statement, re.S)
+    if required:
+        target = required.group(1)
+        return _braced_names(target.strip("{} ")) if "{" in target else {target.strip()}
+    clause = re.match(r"\s*import\s+(?:type\s+)?(.*?)\s+from\b", statement, re.S)
+    if clause is None:
+        return None  # import 'm' for its side effects
+    braced = re.search(r"\{(.*)\}", clause.group(1), re.S)
+    names = _braced_names(braced.group(1)) if braced else set()
+    outside = re.sub(r"\{.*\}", "", clause.group(1), flags=re.S)
+    names.update(_IDENTIFIER.findall(re.sub(r"\*\s+as\b", "", outside)))
+    return names
+
+
+def _go_names(spec: str) -> set[str] | None:
+    """``alias "path"`` binds alias; ``"path/name"`` the package, whose name is not always its
+    path's last element (``yaml.v3``, ``go-sqlite3``, ``v2``), so every likely spelling."""
+    match = re.match(r'\s*(?:import\s+)?([\w.]+\s+)?"([^"]+)"', spec)
+    if match is None:
+        return None
+    alias = (match.group(1) or "").strip()
+    if alias in ("_", "."):
+        return None  # imported for its effects, or into the file's own namespace
+    if alias:
+        return {alias}
+    elements = match.group(2).split("/")
+    last = elements[-2] if re.fullmatch(r"v\d+", elements[-1]) and len(elements) > 1 \
+        else elements[-1]
+    return {last, *re.split(r"[.-]", last)}
+
+
+def _dotted_names(statement: str) -> set[str] | None:
+    """Java: ``import a.b.C;`` binds C, ``import static a.b.C.m;`` m; a wildcard, anything."""
+    match = re.match(r"\s*import\s+(?:static\s+)?([\w.]+)(\s+as\s+(\w+))?", statement)
+    if match is None or statement.rstrip().rstrip(";").endswith("*"):
+        return None
+    return {match.group(3) or match.group(1).rsplit(".", 1)[-1]}
+
+
+def _path_names(statement: str, separator: str) -> set[str] | None:
+    """Rust ``use a::b::{C, D as E};`` and PHP ``use A\\B\\{C, D}``: the last elements."""
+    body = re.sub(r"^\s*use\s+(?:function\s+|const\s+)?", "", statement).strip().rstrip(";")
+    braced = re.search(r"\{(.*)\}", body, re.S)
+    if "*" in body:
+        return None
+    if braced:
+        names = {name.split(separator)[-1] for name in _braced_names(braced.group(1))}
+        if "self" in names:
+            names.add(body[: braced.start()].rstrip(separator).split(separator)[-1])
+        return names
+    aliased = re.search(r"\s+as\s+(\w+)$", body)
+    return {aliased.group(1) if aliased else body.split(separator)[-1]}
+
+
+def _csharp_names(statement: str) -> set[str] | None:
+    """``using X = A.B;`` binds X; a namespace brought in whole can be used by any name."""
+    match = re.match(r"\s*using\s+(\w+)\s*=", statement)
+    return {match.group(1)} if match else None
+
+
+_NAMES_BY_LANGUAGE = {
+    "python": _python_names,
+    "javascript": _js_names,
+    "typescript": _js_names,
+    "tsx": _js_names,
+    "go": _go_names,
+    "java": _dotted_names,
+    "rust": lambda statement: _path_names(statement, "::"),
+    "php": lambda statement: _path_names(statement, "\\"),
+    "csharp": _csharp_names,
+}
+
+
+def _bound_names(statement: str, language: str) -> set[str] | None:
+    """The names an import statement binds; None when they cannot be told (keep it)."""
+    names_of = _NAMES_BY_LANGUAGE.get(language)
+    if names_of is None or re.match(r"\s*package\b", statement):
+        return None
+    return names_of(statement)
+
+
+def _kept(statement: list[tuple[int, str]], used: set[str], language: str
+          ) -> list[tuple[int, str]]:
+    """The statement's lines the symbol needs: all of it, none, or, for Go's ``import (…)``,
+    the opening and closing lines around the packages it uses."""
+    if language == "go" and re.match(r"\s*import\s*\($", statement[0][1]) and len(statement) > 1:
+        specs = [(number, line) for number, line in statement[1:-1]
+                 if line.strip() and not line.strip().startswith("//")
+                 and _uses(_go_names(line), used)]
+        return [statement[0], *specs, statement[-1]] if specs else []
+    text = " ".join(line for _, line in statement)
+    return statement if _uses(_bound_names(text, language), used) else []
+
+
+def _uses(names: set[str] | None, used: set[str]) -> bool:
+    return names is None or bool(names & used)
+
+
+def used_import_lines(lines: list[str], first: int, user_text: str, language: str
+                      ) -> list[tuple[int, str]]:
+    """(line number, line) of the import statements whose names ``user_text`` uses, in
+    ``language`` (chunking's names: python, go, javascript...); an import whose names cannot be
+    told from its line is kept."""
     used = set(_IDENTIFIER.findall(user_text))
     return [numbered for statement in _import_statements(lines, first)
-            if _bound_names(" ".join(line for _, line in statement)) & used
-            for numbered in statement]
+            for numbered in _kept(statement, used, language)]
 
 
 def import_block(path: str, text: str) -> tuple[int, int] | None:
     """1-based lines from the first to the last import statement before the file's first
-    definition (a multi-line import runs to its closing parenthesis); None without imports."""
+    definition (a multi-line import runs to its closing bracket); None without imports."""
     lines = text.splitlines()
     unit_starts = [start for symbol, (start, _) in symbol_spans(path, text).items()
                    if not symbol.startswith(MODULE_SYMBOL)]
@@ -65,8 +184,8 @@ def import_block(path: str, text: str) -> tuple[int, int] | None:
     if not found:
         return None
     end = found[-1]
-    depth = sum(line.count("(") - line.count(")") for line in lines[found[0] - 1 : end])
+    depth = sum(_opened(line) for line in lines[found[0] - 1 : end])
     while depth > 0 and end < first_unit - 1:
         end += 1
-        depth += lines[end - 1].count("(") - lines[end - 1].count(")")
+        depth += _opened(lines[end - 1])
     return found[0], min(end, found[0] + IMPORT_BLOCK_MAX_LINES - 1)

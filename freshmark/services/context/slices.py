@@ -180,7 +180,8 @@ class SliceBuilder:
     def import_section(self, path: str, language: str, user: Section | None = None
                        ) -> Section | None:
         """The file's import block; a long one is trimmed to the statements ``user`` (the
-        symbol's section) names, so L1's budget goes to the symbol, not to 50 imports."""
+        symbol's section) names, so L1's budget goes to the symbol, not to 50 imports (None
+        when it names none of them)."""
         text = self.today(path)
         span = import_block(path, text) if text else None
         if text is None or span is None:
@@ -190,7 +191,10 @@ class SliceBuilder:
         if end - start + 1 <= IMPORT_TRIM_OVER_LINES or user is None:
             return Section("imports", path, "imports", start, end, "high", citation,
                            _lines(text, start, end), start, language=language)
-        kept = used_import_lines(text.splitlines()[start - 1 : end], start, user.body)
+        kept = used_import_lines(text.splitlines()[start - 1 : end], start, user.body,
+                                 language)
+        if not kept:
+            return None  # the symbol uses none of them: nothing worth its budget
         body = "\n".join(f"{number:>5}  {line}" for number, line in kept[:IMPORT_KEPT_MAX_LINES])
         note = (f"(trimmed: {len(kept[:IMPORT_KEPT_MAX_LINES])} of {end - start + 1} lines, "
                 f"the imports {user.symbol} uses)")
