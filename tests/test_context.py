@@ -181,3 +181,22 @@ def test_l2_packs_the_questions_other_matches_before_imported_modules():
     match = section("candidate", "blueprints.py")
     order = packing_order([module, dependency], [match], {})
     assert [s.path for s in order] == ["app.py", "blueprints.py", "logging.py"]
+
+
+def test_a_historical_later_part_is_numbered_from_its_own_first_line(fm_home, make_repo):
+    ledger = ("def settle_ledger(value):\n"
+              + "".join(f"    total_{n} = value + {n}\n" for n in range(200))
+              + "    return reconcile_overdue_marker(total_199)\n")
+    repo = make_repo("ledger")
+    repo.write("ledger/settle.py", ledger).commit("ledger")
+    index(repo.path)
+    repo.delete("ledger/settle.py")
+    repo.commit("drop the ledger")
+    slice_ = build_context(ContextRequest.build("reconcile_overdue_marker total_199"),
+                           str(repo.path), settings=Settings.from_env())
+    references = [s for s in by_role(slice_, "reference") if s.start_line > 1]
+    assert references  # the later part of settle_ledger, deleted since
+    for section in references:
+        lines = ledger.splitlines()[section.start_line - 1 : section.end_line]
+        assert section.body.splitlines() == lines
+        assert f"{section.start_line:>5}  {lines[0]}" in section.render()

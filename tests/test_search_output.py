@@ -139,3 +139,52 @@ def test_mcp_search_is_compact_unless_full_is_asked(fm_home, make_repo):
     assert compact and all(None not in r.values() and "explain" not in r for r in compact)
     assert all(CONTRACT_FIELDS <= set(r) for r in compact)
     assert all({"tombstoned_in", "explain"} <= set(r) for r in full)
+
+
+# A definition longer than a chunk: its later part carries the signature (SPEC §5).
+LEDGER = ("def settle_ledger(value):\n"
+          + "".join(f"    total_{n} = value + {n}\n" for n in range(200))
+          + "    return reconcile_overdue_marker(total_199)\n")
+
+
+def build_ledger(make_repo):
+    repo = make_repo("ledger")
+    repo.write("ledger/settle.py", LEDGER).commit("ledger")
+    index(repo.path)
+    return repo
+
+
+def later_part(repo) -> dict:
+    response = json.loads(run_cli("search", "reconcile_overdue_marker", "--repo",
+                                  str(repo.path), "-k", "1", "--json"))
+    (result,) = response["results"]
+    assert result["start_line"] > 1  # the part the query names is not the first
+    return result
+
+
+def test_a_later_part_says_how_many_of_its_first_lines_are_the_carried_head(fm_home,
+                                                                             make_repo):
+    result = later_part(build_ledger(make_repo))
+    head = result["head_lines"]
+    text = result["text"].splitlines()
+    assert text[:head] == ["def settle_ledger(value):"]
+    file_lines = LEDGER.splitlines()[result["start_line"] - 1 : result["end_line"]]
+    assert text[head:] == file_lines  # the rest is exactly start_line..end_line
+
+
+def test_a_whole_definition_has_no_head_lines(fm_home, make_repo):
+    repo = build_billing(make_repo)
+    response = json.loads(run_cli("search", "parse_invoice", "--repo", str(repo.path),
+                                  "-k", "1", "--json", "--full"))
+    assert response["results"][0]["head_lines"] is None
+
+
+def test_human_output_marks_where_a_later_part_starts_below_its_head(fm_home, make_repo):
+    repo = build_ledger(make_repo)
+    start = later_part(repo)["start_line"]
+    out = run_cli("search", "reconcile_overdue_marker", "--repo", str(repo.path), "-k", "1",
+                  "--full")
+    shown = code_lines(out)
+    assert shown[:3] == ["    def settle_ledger(value):",
+                         f"    ⋮ (the head above; L{start} on below)",
+                         f"    {LEDGER.splitlines()[start - 1]}"]

@@ -13,6 +13,7 @@ from dataclasses import asdict, dataclass, field, fields
 from datetime import UTC, datetime
 from typing import Any
 
+from freshmark.core.chunking.model import CONTAINER_KINDS
 from freshmark.core.kinds import EXCLUDED_FILE_KINDS
 
 MANDATORY_FIELDS: tuple[str, ...] = (
@@ -124,6 +125,15 @@ class ChunkRecord:
         for name in ("id", "text", "text_sha256", "imports", "references", "updated_gen"):
             data.pop(name)
         return data
+
+    @property
+    def head_lines(self) -> int:
+        """How many of ``text``'s first lines are the definition's head, carried in front of a
+        later part of a split definition (SPEC §5: each part keeps the signature) and so not
+        at ``start_line``; 0 for a whole definition, a block or an outline."""
+        if self.kind in CONTAINER_KINDS or not self.text or self.end_line < self.start_line:
+            return 0
+        return max(0, self.text.count("\n") + 1 - (self.end_line - self.start_line + 1))
 
     @property
     def is_live(self) -> bool:

@@ -130,6 +130,10 @@ class VerifiedResultModel(BaseModel):
                                                    "since indexing (older_identical or "
                                                    "changed); the citation names it.")
     text: str = Field(description="The code: today's lines for changed, else the chunk.")
+    head_lines: int | None = Field(None, description="For a later part of a long definition: "
+                                                     "how many of the text's first lines are "
+                                                     "its head (signature), carried from above "
+                                                     "start_line; the rest is start_line on.")
     rank: int
     score: float | None = None
     explain: dict[str, Any] = Field(default_factory=dict,

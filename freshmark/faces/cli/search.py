@@ -82,15 +82,20 @@ def _print_results(response: dict[str, Any], full: bool) -> None:
 def _code_lines(result: dict[str, Any], limit: int | None) -> list[str]:
     """The result's code, at most ``limit`` lines of it (all for None) and then what was cut;
     the signature goes first when the lines shown do not hold it (a long docstring or
-    decorator list above it)."""
+    decorator list above it). A later part of a long definition carries its head: a mark
+    after it says where the part's own lines start, so no line is taken for another."""
     lines = result["text"].splitlines()
-    if limit is None or len(lines) <= limit:
-        return lines
-    kept, head = lines[:limit], []
+    carried = result.get("head_lines") or 0
+    mark = [f"⋮ (the head above; L{result['start_line']} on below)"] if carried else []
+    shown = [*lines[:carried], *mark, *lines[carried:]]
+    if limit is None or len(shown) <= limit:
+        return shown
+    kept, head = shown[:limit], []
     signature = next(iter((result.get("signature") or "").strip().splitlines()), "")
     if signature and not any(signature in line for line in kept):
-        kept, head = lines[:limit - 1], [f"signature: {signature}"]
-    return [*head, *kept, f"… {len(lines) - len(kept)} more lines (--full shows all)"]
+        kept, head = shown[:limit - 1], [f"signature: {signature}"]
+    cut = len(shown) - len(kept) - (1 if mark and mark[0] not in kept else 0)
+    return [*head, *kept, f"… {cut} more lines (--full shows all)"]
 
 
 def _print_files(response: dict[str, Any]) -> None:

@@ -295,7 +295,8 @@ class SliceBuilder:
                            if r.verification.verdict is Verdict.HISTORICAL
                            and r.record.kind not in _NO_SYMBOL_KINDS}.values())
         return [Section("reference", r.record.path, r.record.symbol, r.record.start_line,
-                        r.record.end_line, "low", r.citation, r.record.text, r.record.start_line,
+                        r.record.end_line, "low", r.citation, _own_lines(r.record),
+                        r.record.start_line,
                         "historical", "reference only — history, not today's code",
                         r.record.language)
                 for r in historical[:MAX_REFERENCES]]
@@ -326,6 +327,12 @@ class SliceBuilder:
             else:
                 out.append(pointer)
         return out
+
+
+def _own_lines(record: ChunkRecord) -> str:
+    """The chunk's text numbered from its first line: a later part's carried head is left out,
+    or every number would be off by its length."""
+    return "\n".join(record.text.splitlines()[record.head_lines:])
 
 
 def is_secondary(path: str, file_kind: str = "source") -> bool:

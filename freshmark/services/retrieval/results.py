@@ -36,6 +36,12 @@ class VerifiedResult:
             return self.verification.current_text
         return self.record.text
 
+    @property
+    def head_lines(self) -> int:
+        """The text's first lines that are its definition's head, not at ``start_line`` (a
+        later part of a split definition); today's lines for ``changed`` carry none."""
+        return 0 if self.verification.current_text is not None else self.record.head_lines
+
     def to_dict(self) -> dict[str, Any]:
         """SPEC §1 stamp fields under their names, plus verdict, reason and citation."""
         v = self.verification
@@ -50,6 +56,7 @@ class VerifiedResult:
             "current_end_line": v.current_end_line,
             "moved_to": v.moved_to,
             "text": self.text,
+            "head_lines": self.head_lines or None,
             "rank": self.rank,
             "score": None if self.score is None else round(self.score, 6),
             "explain": self.explain,
