@@ -69,6 +69,19 @@ def test_a_surrogate_pair_escape_is_ordinary_text(server, make_repo):
     assert answer.status_code == 200
 
 
+@pytest.mark.parametrize(("path", "body"), [
+    ("/v1/search", b'{"query": "q", "repo": "shop", "top_k": 3}'),
+    ("/v1/search/files", b'{"query": "q", "repo": "shop", "top_k": 3}'),
+    ("/v1/context", b'{"query": "q", "repo": "shop", "budget_tokens": 900}'),
+    ("/v1/verify", b'{"content": "a.py", "repo": "shop", "worktee": true}'),
+])
+def test_a_misspelt_field_is_named_in_a_422_not_ignored(server, path, body):
+    answer = _post(server, path, body)
+    assert answer.status_code == 422 and answer.json()["detail"]["error"] == "BadInput"
+    name = json.loads(body).keys() - {"query", "repo", "content"}
+    assert name.pop() in answer.json()["detail"]["message"]
+
+
 def test_branch_route_errors_have_the_one_error_shape(server):
     answer = _post(server, "/branches/demo", b"[]")
     assert answer.status_code == 400
@@ -97,6 +110,19 @@ def test_an_unknown_repository_for_work_says_a_repos_entry_makes_it_known(server
 def test_an_unknown_repository_to_search_says_a_repos_entry_makes_it_known(server):
     answer = _post(server, "/v1/search", b'{"query": "q", "repo": "nope"}')
     assert answer.status_code == 404 and "[[repos]]" in answer.json()["detail"]["message"]
+
+
+def test_a_misspelt_repository_name_gets_the_indexed_names_like_it(server, make_repo):
+    build_shop(make_repo)
+    answer = _post(server, "/v1/search", b'{"query": "q", "repo": "shpo"}')
+    assert answer.status_code == 404
+    assert "indexed repositories like it: shop" in answer.json()["detail"]["message"]
+
+
+def test_a_path_gets_no_names_whatever_is_indexed(server, make_repo):
+    build_shop(make_repo)
+    answer = _post(server, "/v1/search", b'{"query": "q", "repo": "/srv/shop"}')
+    assert answer.status_code == 404 and "like it" not in answer.json()["detail"]["message"]
 
 
 def test_a_configured_repository_never_indexed_is_not_called_gone(server):

@@ -126,20 +126,26 @@ def resolve_repo(
 
 
 def _names_like(arg: str, store: Store | None) -> str:
-    """What to name instead of ``arg``: indexed repositories whose name holds it or is close to
-    it, else where the names are listed. Only an error pays for listing the manifests."""
+    """What to name instead of ``arg``: indexed repositories like it, else where the names are
+    listed. Only an error pays for listing the manifests."""
     try:
-        names = sorted({m.repo for m in store.list_manifests()}) if store is not None else []
+        names = {m.repo for m in store.list_manifests()} if store is not None else set()
     except StoreUnavailable:
-        names = []
-    # A name's last part too: ``seaborn`` of ``mwaskom+seaborn`` or ``b/seaborn``.
-    tail = {name: re.split(r"[/+]", name)[-1].lower() for name in names}
-    close = set(difflib.get_close_matches(arg.lower(), set(tail.values()), n=3, cutoff=0.6))
-    like = [name for name in names if arg.lower() in name.lower()] or \
-        [name for name in names if tail[name] in close]
+        names = set()
+    like = names_like(arg, names)
     if like:
-        return "; indexed repositories like it: " + ", ".join(like[:5])
+        return "; indexed repositories like it: " + ", ".join(like)
     return "; `freshmark audit` lists the indexed repositories"
+
+
+def names_like(arg: str, names: set[str], most: int = 5) -> list[str]:
+    """The ``names`` that hold ``arg`` or whose last part is close to it (a typo), sorted."""
+    # A name's last part too: ``seaborn`` of ``mwaskom+seaborn`` or ``b/seaborn``.
+    tail = {name: re.split(r"[/+]", name)[-1].lower() for name in sorted(names)}
+    close = set(difflib.get_close_matches(arg.lower(), set(tail.values()), n=3, cutoff=0.6))
+    like = [name for name in tail if arg.lower() in name.lower()] or \
+        [name for name in tail if tail[name] in close]
+    return like[:most]
 
 
 def _indexed_key(store: Store, key: str) -> bool:

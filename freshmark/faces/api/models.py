@@ -167,7 +167,7 @@ FULL_FIELD = Field(False, description="The full answer: every field of every res
 
 
 class SearchRequest(BaseModel):
-    model_config = ConfigDict(json_schema_extra=WORKTREE_WITHOUT_BRANCH)
+    model_config = ConfigDict(json_schema_extra=WORKTREE_WITHOUT_BRANCH, extra="forbid")
 
     query: QueryText = Field(description=QUERY_DESCRIPTION,
                              examples=["cancel order idempotency"])
@@ -222,7 +222,7 @@ class SearchResponseModel(BaseModel):
 
 
 class VerifyRequest(BaseModel):
-    model_config = ConfigDict(json_schema_extra=WORKTREE_WITHOUT_BRANCH)
+    model_config = ConfigDict(json_schema_extra=WORKTREE_WITHOUT_BRANCH, extra="forbid")
 
     content: VerifyContent = Field(
         description="A snippet list (path<TAB>sha256-prefix per line) or search results as "
@@ -267,7 +267,7 @@ ContextLevel = Annotated[Literal["L1", "L2", "L3"], BeforeValidator(upper_level)
 
 
 class ContextRequest(BaseModel):
-    model_config = ConfigDict(json_schema_extra=WORKTREE_WITHOUT_BRANCH)
+    model_config = ConfigDict(json_schema_extra=WORKTREE_WITHOUT_BRANCH, extra="forbid")
 
     query: QueryText = Field(description=QUERY_DESCRIPTION,
                              examples=["how is an order cancelled twice"])
@@ -367,6 +367,8 @@ class ServedContextModel(BaseModel):
 
 
 class CheckAnswerRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
     answer: AnswerText = Field(description=(
         "The answer as the agent wrote it: references [file:Lx-Ly | symbol | "
         "high/medium/low] and [MISSING] lines."))

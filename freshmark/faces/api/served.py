@@ -29,7 +29,7 @@ from freshmark.core.errors import (
 from freshmark.core.manifest import Manifest
 from freshmark.core.request import MAX_BUDGET_TOKENS as CORE_MAX_BUDGET_TOKENS
 from freshmark.core.settings import Settings
-from freshmark.services.repos import RepoHandle
+from freshmark.services.repos import RepoHandle, names_like
 
 MAX_REPO_CHARS = 256
 # Each verify line costs a tree lookup and maybe a blob read; a prompt never needs more.
@@ -49,13 +49,23 @@ def check_repo_name(arg: object) -> str:
     return arg.strip()
 
 
-def _unknown(name: str) -> NotIndexed:
-    # A path is not echoed: the answer must read the same for every path on this host.
-    shown = "of that path" if "/" in name or "\\" in name else \
-        repr(name if len(name) <= 80 else name[:77] + "...")
-    return NotIndexed(f"no repository {shown} is configured or indexed on this server; name "
-                      "one by the id of its [[repos]] entry in the config, or by the name it "
-                      "was indexed under")
+def _unknown(name: str, store: Store) -> NotIndexed:
+    # A path is not echoed, nor answered with names: the answer must read the same for every
+    # path on this host.
+    is_path = "/" in name or "\\" in name
+    shown = "of that path" if is_path else repr(name if len(name) <= 80 else name[:77] + "...")
+    like = [] if is_path else names_like(name, _indexed_names(store))
+    hint = f" (indexed repositories like it: {', '.join(like)})" if like else ""
+    return NotIndexed(f"no repository {shown} is configured or indexed on this server{hint}; "
+                      "name one by the id of its [[repos]] entry in the config, or by the name "
+                      "it was indexed under")
+
+
+def _indexed_names(store: Store) -> set[str]:
+    try:
+        return {m.repo for m in store.list_manifests()}
+    except StoreUnavailable:
+        return set()
 
 
 def _matches(manifest: Manifest, name: str) -> bool:
@@ -95,7 +105,7 @@ def served_repo(arg: object, *, settings: Settings, config: Config, store: Store
     name = check_repo_name(arg)
     handle = _configured(name, settings, config) or _indexed(name, store)
     if handle is None:
-        raise _unknown(name)
+        raise _unknown(name, store)
     if copy_needed and not handle.path.exists() and handle.repo_id is not None \
             and not store.list_manifests(handle.key):
         raise NotIndexed(f"repository {handle.name} is configured but not indexed yet; a "
