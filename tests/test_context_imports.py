@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from freshmark.services.context.imports import used_import_lines
+from freshmark.services.context.imports import import_block, used_import_lines
 
 BLOCK = [
     "import os",
@@ -112,11 +112,11 @@ def test_java_keeps_the_classes_used_and_every_wildcard():
 
 
 def test_rust_keeps_the_items_a_use_brings_in():
-    block = ["use std::collections::{HashMap, HashSet as Set};", "use std::fmt;",
+    block = ["use std::collections::{HashMap, HashSet as Set};", "pub(crate) use std::fmt;",
              "use std::io::{self, Read};", "use crate::prelude::*;", "use std::sync::Arc;"]
     user = "fn count(s: &Set<u32>) -> io::Result<()> { write!(f, \"{}\", fmt::x) }"
     assert kept_lines(block, user, "rust") == [
-        "use std::collections::{HashMap, HashSet as Set};", "use std::fmt;",
+        "use std::collections::{HashMap, HashSet as Set};", "pub(crate) use std::fmt;",
         "use std::io::{self, Read};", "use crate::prelude::*;"]
 
 
@@ -132,3 +132,16 @@ def test_namespaces_and_headers_that_bind_unknown_names_are_kept():
                       "int Sum(int[] xs) => xs.Sum();", "csharp") == ["using System.Linq;"]
     assert kept_lines(["#include <stdio.h>", "#include \"util.h\""], "int main() { return 0; }",
                       "c") == ["#include <stdio.h>", "#include \"util.h\""]
+
+
+def test_an_example_in_a_rust_doc_comment_is_not_the_import_block():
+    text = ("/*!\nExample:\n\n```\nuse walkdir::WalkDir;\n```\n*/\n\n//! use other::Thing;\n\n"
+            "use std::fs;\nuse same_file::Handle;\npub use crate::dent::DirEntry;\n\n"
+            "fn check_loop() -> Handle { fs::x() }\n")
+    assert import_block("src/lib.rs", text) == (11, 13)
+
+
+def test_an_import_in_a_python_docstring_is_not_the_import_block():
+    text = '"""Use it so:\n\nimport shop\nshop.run()\n"""\n\nimport os\n\n\ndef f():\n    ' \
+           'return os.sep\n'
+    assert import_block("shop/run.py", text) == (7, 7)

@@ -150,5 +150,19 @@ def test_a_go_import_group_is_trimmed_to_the_packages_the_function_uses(cobrish)
     sections = build_context(request, str(cobrish.path), settings=Settings.from_env()).sections
     (imports,) = [s for s in sections if s.role == "imports"]
     kept = [line.split(None, 1)[1] for line in imports.body.splitlines()]
-    assert kept == ["package cobrish", "import (", '"bytes"',
-                    'flag "github.com/spf13/pflag"', ")"]
+    assert kept == ["import (", '"bytes"', 'flag "github.com/spf13/pflag"', ")"]
+
+
+def test_imports_are_trimmed_to_what_the_symbol_uses_not_the_code_after_it(fm_home, make_repo):
+    repo = make_repo("alpha")
+    repo.write("alpha/core.py", "".join(f"import mod_{n}\n" for n in range(15)) + "\n\n"
+               "def resolve_alpha_value(x):\n    return mod_1.resolve(x)\n\n\n"
+               "def beta(x):\n    return mod_2.other(x)\n")
+    repo.commit("alpha", when="2026-09-01T10:00:00Z")
+    index(repo.path)
+    request = ContextRequest.build("resolve_alpha_value", level="L1")
+    sections = build_context(request, str(repo.path), settings=Settings.from_env()).sections
+    (main,) = [s for s in sections if s.role == "evidence"]
+    assert "mod_2.other" in main.body  # the breathing room shows beta...
+    (imports,) = [s for s in sections if s.role == "imports"]
+    assert [line.split(None, 1)[1] for line in imports.body.splitlines()] == ["import mod_1"]

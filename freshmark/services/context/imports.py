@@ -5,14 +5,14 @@ from __future__ import annotations
 
 import re
 
-from freshmark.core.chunking import symbol_spans
-from freshmark.core.chunking.model import MODULE_SYMBOL
+from freshmark.core.chunking import file_symbols
 
 IMPORT_BLOCK_MAX_LINES = 60
 IMPORT_TRIM_OVER_LINES = 12  # a longer import block is trimmed to what the symbol uses
-IMPORT_KEPT_MAX_LINES = 20  # and capped, should the symbol use most of it
+IMPORT_KEPT_MAX_LINES = 30  # and capped, should the symbol use most of it (Java: a line a class)
 _IMPORT_LINE = re.compile(
-    r"^\s*(?:import\b|from\s+\S+\s+import\b|#\s*include\b|using\b|package\b|use\b|require\b"
+    r"^\s*(?:import\b|from\s+\S+\s+import\b|#\s*include\b|using\b|package\b"
+    r"|(?:pub(?:\([^)]*\))?\s+)?use\b|require\b"
     r"|(?:const|let|var)\s+.+=\s*require\()"
 )
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -106,7 +106,8 @@ def _dotted_names(statement: str) -> set[str] | None:
 
 def _path_names(statement: str, separator: str) -> set[str] | None:
     """Rust ``use a::b::{C, D as E};`` and PHP ``use A\\B\\{C, D}``: the last elements."""
-    body = re.sub(r"^\s*use\s+(?:function\s+|const\s+)?", "", statement).strip().rstrip(";")
+    body = re.sub(r"^\s*(?:pub(?:\([^)]*\))?\s+)?use\s+(?:function\s+|const\s+)?", "",
+                  statement).strip().rstrip(";")
     braced = re.search(r"\{(.*)\}", body, re.S)
     if "*" in body:
         return None
@@ -175,17 +176,31 @@ def used_import_lines(lines: list[str], first: int, user_text: str, language: st
 
 def import_block(path: str, text: str) -> tuple[int, int] | None:
     """1-based lines from the first to the last import statement before the file's first
-    definition (a multi-line import runs to its closing bracket); None without imports."""
+    definition (a multi-line import runs to its closing bracket); None without imports. A line
+    that reads like an import counts only where the parser found one in its statement, so an
+    example in a doc comment (Rust's ``//!``, ``/*! */``) is not taken for the imports."""
     lines = text.splitlines()
-    unit_starts = [start for symbol, (start, _) in symbol_spans(path, text).items()
-                   if not symbol.startswith(MODULE_SYMBOL)]
+    symbols = file_symbols(path, text)
+    unit_starts = [spans[0][0] for spans in symbols.units.values()]
     first_unit = min(unit_starts, default=len(lines) + 1)
-    found = [i + 1 for i, line in enumerate(lines[: first_unit - 1]) if _IMPORT_LINE.match(line)]
+    parsed_rows = None if symbols.parsed is None else \
+        {row + 1 for row, _ in symbols.parsed.facts.imports}
+    found = [number for number in range(1, first_unit)
+             if _IMPORT_LINE.match(lines[number - 1])
+             and (parsed_rows is None or any(row in parsed_rows for row in
+                                             range(number, _statement_end(lines, number) + 1)))]
     if not found:
         return None
-    end = found[-1]
-    depth = sum(_opened(line) for line in lines[found[0] - 1 : end])
-    while depth > 0 and end < first_unit - 1:
+    end = _statement_end(lines, found[-1], last=first_unit - 1)
+    return found[0], min(end, found[0] + IMPORT_BLOCK_MAX_LINES - 1)
+
+
+def _statement_end(lines: list[str], number: int, last: int | None = None) -> int:
+    """The 1-based line where the statement starting on line ``number`` closes its brackets
+    (not past ``last``)."""
+    limit = len(lines) if last is None else min(last, len(lines))
+    end, depth = number, _opened(lines[number - 1])
+    while depth > 0 and end < limit:
         end += 1
         depth += _opened(lines[end - 1])
-    return found[0], min(end, found[0] + IMPORT_BLOCK_MAX_LINES - 1)
+    return end

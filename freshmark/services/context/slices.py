@@ -191,13 +191,18 @@ class SliceBuilder:
         if end - start + 1 <= IMPORT_TRIM_OVER_LINES or user is None:
             return Section("imports", path, "imports", start, end, "high", citation,
                            _lines(text, start, end), start, language=language)
-        kept = used_import_lines(text.splitlines()[start - 1 : end], start, user.body,
+        own = user.body.splitlines()[: user.end_line - user.body_start + 1] \
+            if user.body_start else user.body.splitlines()  # not the breathing room after it
+        kept = used_import_lines(text.splitlines()[start - 1 : end], start, "\n".join(own),
                                  language)
         if not kept:
             return None  # the symbol uses none of them: nothing worth its budget
-        body = "\n".join(f"{number:>5}  {line}" for number, line in kept[:IMPORT_KEPT_MAX_LINES])
-        note = (f"(trimmed: {len(kept[:IMPORT_KEPT_MAX_LINES])} of {end - start + 1} lines, "
-                f"the imports {user.symbol} uses)")
+        shown = kept[:IMPORT_KEPT_MAX_LINES]
+        body = "\n".join(f"{number:>5}  {line}" for number, line in shown)
+        cut = f"; {len(kept) - len(shown)} more lines it uses left out" if kept[len(shown):] \
+            else ""
+        note = (f"(trimmed: {len(shown)} of {end - start + 1} lines, the imports "
+                f"{user.symbol} uses{cut})")
         return Section("imports", path, "imports", start, end, "high", citation, body, 0,
                        note=note, language=language)
 
