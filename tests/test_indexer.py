@@ -523,3 +523,52 @@ def test_noop_reindex_does_not_load_the_embedder(store_env, make_repo, monkeypat
 
     monkeypatch.setattr(freshmark.adapters.embedding, "get_embedder", no_model_allowed)
     assert run(repo)["noop"]
+
+
+PRINTER = '''package shop;
+
+public class Printer {
+  /** Prints a value as text. */
+  public String print(Object value) {
+    return print(value, value.getClass());
+  }
+
+  /** Prints a value of the given type. */
+  public String print(Object value, Class<?> type) {
+    return type.getName() + ':' + value;
+  }
+
+  /** Prints a value to a writer. */
+  public void print(Object value, java.io.Writer writer) throws java.io.IOException {
+    writer.write(print(value, value.getClass()));
+  }
+}
+'''
+FIRST_OVERLOAD = '''  /** Prints a value as text. */
+  public String print(Object value) {
+    return print(value, value.getClass());
+  }
+
+'''
+
+
+def printers(repo: RepoBuilder) -> dict[str, ChunkRecord]:
+    return {r.signature: r for r in records(repo) if r.symbol == "Printer.print"}
+
+
+def test_removing_an_overload_tombstones_that_one_and_keeps_the_others_ids(store_env,
+                                                                           make_repo):
+    repo = make_repo("printer")
+    repo.write("src/Printer.java", PRINTER).commit("printer")
+    run(repo)
+    before = printers(repo)
+    repo.write("src/Printer.java", PRINTER.replace(FIRST_OVERLOAD, "")).commit("drop one")
+    run(repo)
+    after = printers(repo)
+    assert after["public String print(Object value)"].status == "tombstoned"
+    assert after["public String print(Object value)"].tombstoned_in == repo.head()
+    for kept in ("public String print(Object value, Class<?> type)",
+                 "public void print(Object value, java.io.Writer writer) "
+                 "throws java.io.IOException"):
+        assert after[kept].status == "live" and after[kept].id == before[kept].id
+        assert after[kept].start_line == before[kept].start_line - 5

@@ -286,3 +286,78 @@ def test_a_context_slice_reads_moved_evidence_at_its_new_path(fm_home, flask):
     evidence = [s for s in slice_.sections if s.role == "evidence"]
     assert evidence and evidence[0].path == PROVIDERS
     assert "def _default(o):" in evidence[0].body
+
+
+PRINTER = '''package shop;
+
+public class Printer {
+  /** Prints a value as text. */
+  public String print(Object value) {
+    return print(value, value.getClass());
+  }
+
+  /** Prints a value of the given type. */
+  public String print(Object value, Class<?> type) {
+    StringBuilder out = new StringBuilder();
+    out.append(type.getName()).append(':').append(value);
+    return out.toString();
+  }
+
+  /** Prints a value to a writer. */
+  public void print(Object value, java.io.Writer writer) throws java.io.IOException {
+    writer.write(print(value, value.getClass()));
+    writer.flush();
+  }
+}
+'''
+FIRST_OVERLOAD = '''  /** Prints a value as text. */
+  public String print(Object value) {
+    return print(value, value.getClass());
+  }
+
+'''
+
+
+def java_chunks(repo: RepoBuilder, path: str) -> list[ChunkRecord]:
+    """The indexer's stamps of ``path`` at the head, signatures included."""
+    git_repo = GitRepo.open(repo.path)
+    blob = git_repo.blob_at(repo.head(), path)
+    assert blob is not None
+    data = git_repo.read_blob(blob)
+    return [ChunkRecord(repo.path.name, "main", repo.head(), path, chunk.symbol,
+                        chunk.start_line, chunk.end_line, "2026-03-11T10:00:00Z", blob,
+                        hashlib.sha256(data).hexdigest(), kind=chunk.kind, language="java",
+                        signature=chunk.signature, text=chunk.text)
+            for chunk in chunk_text(path, data.decode())]
+
+
+def overloads(repo: RepoBuilder) -> dict[str, ChunkRecord]:
+    return {r.signature: r for r in java_chunks(repo, "Printer.java")
+            if r.symbol == "Printer.print"}
+
+
+def test_a_removed_overload_is_historical_not_another_overload(lib):
+    lib.write("Printer.java", PRINTER).commit("printer")
+    records = overloads(lib)
+    lib.write("Printer.java", PRINTER.replace(FIRST_OVERLOAD, "")).commit("drop print(Object)")
+    check = verifier(lib)
+    removed = check.verify(records["public String print(Object value)"])
+    assert removed.verdict is Verdict.HISTORICAL
+    typed = check.verify(records["public String print(Object value, Class<?> type)"])
+    assert typed.verdict is Verdict.CHANGED and typed.current_text is not None
+    assert "Class<?> type" in typed.current_text and typed.current_start_line == 4
+
+
+def test_an_overload_whose_body_changed_is_found_by_its_signature_not_by_place(lib):
+    lib.write("Printer.java", PRINTER).commit("printer")
+    writer = overloads(lib)[
+        "public void print(Object value, java.io.Writer writer) throws java.io.IOException"]
+    head, rest = PRINTER.split(FIRST_OVERLOAD)
+    typed, written = rest.split("  /** Prints a value to a writer. */\n")
+    moved_up = head + "  /** Prints a value to a writer. */\n" + \
+        written.replace("    writer.flush();\n", "").replace("}\n}\n", "}\n\n") + typed + "}\n"
+    lib.write("Printer.java", moved_up).commit("writer first, no flush, no print(Object)")
+    assert moved_up.index("java.io.Writer writer") < moved_up.index("Class<?> type")
+    result = verifier(lib).verify(writer)
+    assert result.verdict is Verdict.CHANGED and result.current_text is not None
+    assert "java.io.Writer writer" in result.current_text and "flush" not in result.current_text

@@ -9,7 +9,10 @@ soon as code is added or removed above them. So a symbol is looked for in this o
    of its lines, at least ``KEPT_SHARE`` of them (the closest one on a tie), never by
    its positional name;
 2. a named symbol among the units: the one span of that name, else the span whose lines are
-   the indexed text, else the one closest to where it was;
+   the indexed text, else the one with its signature, else (the file as indexed at hand) the
+   one its definition became when a name's definitions before and today are paired
+   (``pair_pieces``: none when it was the overload removed), else the one closest to where
+   it was;
 3. the same name defined at any depth (``FileSymbols.nested``), chosen the same way.
 
 Nothing found means the code is gone from this file.
@@ -18,6 +21,8 @@ Nothing found means the code is gone from this file.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 from freshmark.core.chunking import MODULE_SYMBOL, FileSymbols
 from freshmark.core.stamp import ChunkRecord
@@ -55,21 +60,89 @@ def is_module_code(symbol: str) -> bool:
     return symbol == MODULE_SYMBOL or symbol.startswith(MODULE_SYMBOL + "#")
 
 
-def locate(record: ChunkRecord, symbols: FileSymbols) -> Span | None:
+def locate(record: ChunkRecord, symbols: FileSymbols,
+           indexed: Callable[[], FileSymbols | None] | None = None) -> Span | None:
     """Lines of ``record``'s code in today's file, or None when it is gone (see the module
-    docstring for the order)."""
+    docstring for the order). ``indexed`` gives the file as it was indexed (read only when
+    needed): it tells which of a name's several definitions (overloads) the record was, and
+    whether that one is gone."""
     if is_module_code(record.symbol):
         return _block(record, symbols)
     spans = symbols.units.get(record.symbol) or symbols.nested().get(record.symbol)
-    return _pick(record, spans, symbols) if spans else None
+    if not spans:
+        return None
+    return spans[0] if len(spans) == 1 else _pick(record, spans, symbols, indexed)
 
 
-def _pick(record: ChunkRecord, spans: list[Span], symbols: FileSymbols) -> Span:
-    if len(spans) == 1:
-        return spans[0]
-    indexed = record.text.strip()
-    same = [span for span in spans if symbols.text_of(span).strip() == indexed]
+def _pick(record: ChunkRecord, spans: list[Span], symbols: FileSymbols,
+          indexed: Callable[[], FileSymbols | None] | None) -> Span | None:
+    text = record.text.strip()
+    same = [span for span in spans if symbols.text_of(span).strip() == text] or \
+        [span for span in spans if symbols.signatures.get(span) == record.signature]
+    before = indexed() if indexed is not None and not same else None
+    if before is not None:
+        return _overload_today(record, spans, symbols, before)
     return min(same or spans, key=lambda span: abs(span[0] - record.start_line))
+
+
+def _overload_today(record: ChunkRecord, spans: list[Span], symbols: FileSymbols,
+                    indexed: FileSymbols) -> Span | None:
+    """The definition of the name today that the record's definition became (paired as in
+    ``pair_pieces``), None when it was the one removed."""
+    before = indexed.units.get(record.symbol) or indexed.nested().get(record.symbol) or []
+    mine = [i for i, (start, end) in enumerate(before) if start <= record.start_line <= end]
+    if not mine:
+        return min(spans, key=lambda span: abs(span[0] - record.start_line))
+    pairs = pair_pieces([_piece(indexed, span) for span in before],
+                        [_piece(symbols, span) for span in spans])
+    return spans[pairs[mine[0]]] if mine[0] in pairs else None
+
+
+def _piece(symbols: FileSymbols, span: Span) -> Piece:
+    return Piece(span[0], symbols.signatures.get(span, ""), text=symbols.text_of(span))
+
+
+@dataclass(frozen=True)
+class Piece:
+    """One definition of a name (or one part of it) as ``pair_pieces`` compares them: by
+    ``digest`` (its text's hash) when both have one, else by ``text``; lines in common only
+    where both texts are at hand."""
+
+    start_line: int
+    signature: str
+    text: str = ""
+    digest: str = ""
+
+    def same_code(self, other: Piece) -> bool:
+        if self.digest and other.digest:
+            return self.digest == other.digest
+        return bool(self.text.strip()) and self.text.strip() == other.text.strip()
+
+    def lines_in_common(self, other: Piece) -> float:
+        return line_similarity(self.text, other.text) if self.text and other.text else 0.0
+
+
+def pair_pieces(old: Sequence[Piece], new: Sequence[Piece]) -> dict[int, int]:
+    """Which of a name's definitions before (``old``) each one today (``new``) continues, as
+    old index -> new index: the same text first, then the same signature, then the most
+    lines in common (at least ``KEPT_SHARE``), the closest start line breaking ties; each is
+    paired at most once. An old one left unpaired was removed, a new one added.
+
+    Positions alone cannot tell: removing the first of three overloads shifts the others."""
+    pairs: dict[int, int] = {}
+    tests = (lambda a, b: 1.0 if a.same_code(b) else 0.0,
+             lambda a, b: 1.0 if a.signature and a.signature == b.signature else 0.0,
+             Piece.lines_in_common)
+    for score_of in tests:
+        scored = sorted(
+            (-score, abs(a.start_line - b.start_line), i, j)
+            for i, a in enumerate(old) if i not in pairs
+            for j, b in enumerate(new) if j not in pairs.values()
+            if (score := score_of(a, b)) >= KEPT_SHARE)
+        for _, _, i, j in scored:
+            if i not in pairs and j not in pairs.values():
+                pairs[i] = j
+    return pairs
 
 
 def _block(record: ChunkRecord, symbols: FileSymbols) -> Span | None:

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from freshmark.core.embed_text import vector_key
+from freshmark.core.locate import Piece, pair_pieces
 from freshmark.core.stamp import LIVE, TOMBSTONED, ChunkRecord, chunk_id, sha256_hex
 from freshmark.core.tree import FileChange
 
@@ -135,6 +136,8 @@ def plan_file(
     is gone) are tombstoned, never dropped.
     """
     plan = FilePlan()
+    existing = list(existing)
+    keep_ids(existing, fresh)
     old_by_id = {r.id: r for r in existing}
     for record in fresh:
         record.updated_gen = generation
@@ -154,6 +157,46 @@ def plan_file(
     gone = [r for r in old_by_id.values() if r.id not in fresh_ids]
     plan.tombstone.extend(tombstones(gone, commit, when, generation))
     return plan
+
+
+def keep_ids(existing: Sequence[ChunkRecord], fresh: Sequence[ChunkRecord]) -> None:
+    """Give the fresh chunks of a name held more than once (overloads, a split definition's
+    parts) the ids of the stored chunks they continue, paired by ``pair_pieces`` (the same
+    text, then the same signature: a changed signature is another overload). An ordinal alone
+    shifts when one of them is removed: the removed overload's id would take the next one's
+    code and the last one be tombstoned, a false history on both. One that continues none
+    gets an id no stored chunk holds, so a stored one left unpaired is tombstoned as itself."""
+    live: dict[str, list[ChunkRecord]] = {}
+    for record in existing:
+        if record.status == LIVE:
+            live.setdefault(record.symbol, []).append(record)
+    fresh_by_symbol: dict[str, list[ChunkRecord]] = {}
+    for record in fresh:
+        fresh_by_symbol.setdefault(record.symbol, []).append(record)
+    taken = {record.id for record in existing}
+    for symbol, group in fresh_by_symbol.items():
+        before = live.get(symbol, [])
+        if len(group) == 1 and len(before) <= 1:
+            if before:  # one definition then and now: the same, whatever changed in it
+                group[0].id = before[0].id
+            continue
+        pairs = pair_pieces([_piece(r) for r in before], [_piece(r) for r in group])
+        continued = {new_index: before[old_index].id for old_index, new_index in pairs.items()}
+        used = taken | set(continued.values())
+        ordinal = 0
+        for index, record in enumerate(group):
+            if index in continued:
+                record.id = continued[index]
+                continue
+            while chunk_id(record.path, symbol, ordinal) in used:
+                ordinal += 1
+            record.id = chunk_id(record.path, symbol, ordinal)
+            used.add(record.id)
+
+
+def _piece(record: ChunkRecord) -> Piece:
+    # Stored chunks are read without their text: compared by its hash and their signature.
+    return Piece(record.start_line, record.signature, digest=record.text_sha256)
 
 
 def tombstones(

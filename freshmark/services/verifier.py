@@ -90,6 +90,7 @@ class Verifier:
         self._head_date: str | None = None
         self._commit_dates: dict[str, str | None] = {}
         self._symbols: dict[str, FileSymbols] = {}
+        self._indexed: dict[str, FileSymbols | None] = {}
         self._moves = MoveFinder(repo, target.head, max_file_bytes)
 
     # -- reads (each counted once per path) ------------------------------------------------------
@@ -333,7 +334,18 @@ class Verifier:
                 if record.start_line <= last_line else None
         if path not in self._symbols:
             self._symbols[path] = file_symbols(path, text)
-        return locate(record, self._symbols[path])
+        return locate(record, self._symbols[path], lambda: self._indexed_symbols(record))
+
+    def _indexed_symbols(self, record: ChunkRecord) -> FileSymbols | None:
+        """The file as the record was indexed from (its blob), parsed once per blob; asked for
+        only when a name is defined more than once today. None when the blob is not here."""
+        if record.blob_sha not in self._indexed:
+            try:
+                text = self._moves.text(record.blob_sha)
+            except PermanentError:  # not in this clone (gc, a shallow or partial one)
+                text = None
+            self._indexed[record.blob_sha] = file_symbols(record.path, text) if text else None
+        return self._indexed[record.blob_sha]
 
     def _symbol_step(self, record: ChunkRecord, changed_why: str) -> Verification:
         text = self.current_text(record.path)

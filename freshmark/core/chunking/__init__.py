@@ -8,7 +8,7 @@ None of them raises on odd input: a file that cannot be parsed falls back to lin
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from tree_sitter import Node
 
@@ -184,6 +184,7 @@ class FileSymbols:
     blocks: list[Span]
     parsed: _Parsed | None = None
     _nested: dict[str, list[Span]] | None = None
+    signatures: dict[Span, str] = field(default_factory=dict)  # of the units' spans
 
     def text_of(self, span: Span) -> str:
         return "\n".join(self.lines[span[0] - 1 : span[1]])
@@ -212,10 +213,13 @@ def file_symbols(path: str, text: str, language: str | None = None) -> FileSymbo
         blocks = [(bounds[0][0] + 1, bounds[-1][1] + 1)] if bounds else []
         return FileSymbols(lines, {}, blocks)
     units: dict[str, list[Span]] = {}
+    signatures: dict[Span, str] = {}
     for unit in walk(parsed.items):
-        units.setdefault(unit.symbol, []).append((unit.start_row + 1, unit.end_row + 1))
+        span = (unit.start_row + 1, unit.end_row + 1)
+        units.setdefault(unit.symbol, []).append(span)
+        signatures[span] = unit.signature
     blocks = [(start + 1, end + 1) for start, end, _ in module_runs(parsed.items, lines)]
-    return FileSymbols(lines, units, blocks, parsed)
+    return FileSymbols(lines, units, blocks, parsed, signatures=signatures)
 
 
 def file_imports(path: str, text: str, language: str | None = None) -> list[str]:
