@@ -11,7 +11,7 @@ from pathlib import Path
 
 from repo_builder import RepoBuilder
 
-from freshmark.core.config import Config
+from freshmark.core.config import ClassifyRules, Config
 from freshmark.core.progress import DONE, START, WORKING, IndexProgress, describe
 from freshmark.core.settings import Settings
 from freshmark.faces.cli.common import ProgressPrinter
@@ -76,6 +76,17 @@ def test_a_batch_of_files_advances_as_its_chunks_are_embedded(fm_home: Path, mak
     assert any(" 32/70 files" in line for line in shown)
     assert any(" 64/70 files" in line for line in shown)
     assert shown[-1].startswith("layer default: done, 70/70 files, 70 chunks embedded")
+
+
+def test_a_batch_written_in_parts_never_counts_back(fm_home: Path, make_repo) -> None:
+    # One batch of files written in two parts of 64 chunks, each embedded 32 at a time.
+    repo = _repo(make_repo, 128)
+    events: list[IndexProgress] = []
+    config = Config(rules=ClassifyRules(batch_chunks=64))
+    index_repo(IndexRequest(repo.path), settings=Settings.from_env(), config=config,
+               progress=events.append)
+    done = [e.files_done for e in events if e.phase == WORKING]
+    assert done == sorted(done) and 32 in done and 96 in done and max(done) == 128
 
 
 def test_piped_index_prints_its_phases_on_stderr(fm_home: Path, make_repo) -> None:

@@ -100,6 +100,7 @@ class IndexRun:
         self.when = stamp.when
         self.chunks_embedded = 0  # by this run, counted per embedder batch for progress
         self._batch = ("", 0, 0, 0)  # layer, first file, files in the batch, files in the layer
+        self._part = (0, 0)  # the batch's files the part being written starts and ends at
         # Ids the current batch has upserted: their stored vectors are new, so they no longer
         # hold the vector of the text the batch read them with (no donor for a later part).
         self._overwritten: set[str] = set()
@@ -151,19 +152,22 @@ class IndexRun:
             self.progress(IndexProgress(layer, phase, files_done, files_total,
                                         self.chunks_embedded, files_written))
 
-    def _embedding_progress(self, texts_in_batch: int) -> Callable[[int], None]:
-        """Called per embedder batch: files of the current batch count as done in proportion
-        to its texts embedded, so a batch of 256 files does not jump from 0 to 100 %."""
-        embedded_in_batch = 0
+    def _embedding_progress(self, texts_in_part: int) -> Callable[[int], None]:
+        """Called per embedder batch: the files of the part being written count as done in
+        proportion to its texts embedded, so a batch of 256 files does not jump from 0 to
+        100 %, and a batch written in parts never goes back at the next part."""
+        embedded_in_part = 0
 
         def advance(count: int) -> None:
-            nonlocal embedded_in_batch
-            embedded_in_batch += count
+            nonlocal embedded_in_part
+            embedded_in_part += count
             self.chunks_embedded += count
             self.keep_claim()
-            layer, first, size, total = self._batch
-            share = min(embedded_in_batch, texts_in_batch) / max(texts_in_batch, 1)
-            self._report(layer, WORKING, first + int(size * share), total, first)
+            layer, first, _, total = self._batch
+            start, end = self._part
+            share = min(embedded_in_part, texts_in_part) / max(texts_in_part, 1)
+            self._report(layer, WORKING, first + start + int((end - start) * share), total,
+                         first)
 
         return advance
 
@@ -201,15 +205,23 @@ class IndexRun:
         readded = {c.new_path for c in changes if c.status != "deleted" and c.new_path}
         self._overwritten = set()
         plan = FilePlan()
+        planned, self._part = 0, (0, 0)
         # Groups share no path, so a group written early never changes what a later one
         # planned from (chunk ids are per path).
         for group in path_groups(changes):
             for change in group:
                 plan.extend(self._plan_change(layer, change, by_path, readded))
                 self.keep_claim()
+            planned += len(group)
             if plan.records >= self.config.rules.batch_chunks:
-                self._write(plan, existing)
+                self._write_part(plan, existing, planned)
                 plan = FilePlan()
+        self._write_part(plan, existing, planned)
+
+    def _write_part(self, plan: FilePlan, existing: list[ChunkRecord], planned: int) -> None:
+        """Write one part of a batch: the files planned since the last part, which its
+        embedding progress advances through (so the count never goes back)."""
+        self._part = (self._part[1], planned)
         self._write(plan, existing)
 
     def _plan_change(
