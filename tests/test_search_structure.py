@@ -61,3 +61,20 @@ def test_an_issue_report_keeps_three_chunks_of_its_best_file_and_two_of_any_othe
     best = paths[0]
     assert paths.count(best) == 3
     assert max(paths.count(path) for path in paths if path != best) == 2
+
+
+@pytest.mark.parametrize(("name", "path"), [
+    ("FLAG_NEEDS_VALUE", "click/_utils.py"),
+    ("URL_QUERY_ARGUMENT_PARSERS", "redis/connection.py"),
+    ("FALSE_STRINGS", "redis/connection.py"),
+    ("X_DEATH_HEADERS", "celery/app/task.py"),
+])
+def test_a_constants_name_finds_its_declaration_first_not_the_code_using_it(packages, name,
+                                                                           path):
+    repo, settings = packages
+    response = search(SearchRequest.build(name, k=3), str(repo), settings=settings,
+                      count=False)
+    first = response.results[0].record
+    assert first.path == path  # click's is an enum member of Sentinel, aliased in its module
+    assert any(line.strip().startswith((f"{name} =", f"{name}:"))
+               for line in first.text.splitlines())

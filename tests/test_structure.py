@@ -6,10 +6,19 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+import pytest
+
 from freshmark.core.fusion import DEFAULT_WEIGHTS, fuse, rerank
 from freshmark.core.query import plan_query
 from freshmark.core.stamp import ChunkRecord
-from freshmark.core.structure import Unit, members_first, qualified_hit
+from freshmark.core.structure import (
+    Placement,
+    Unit,
+    defined_in_text,
+    members_first,
+    qualified_hit,
+    text_definitions_first,
+)
 
 APP = "src/flask/app.py"
 
@@ -109,3 +118,36 @@ def test_a_name_said_in_prose_moves_no_definition():
     definition = _record("definition", "response", "function", path="src/flask/helpers.py")
     ranked = _ranked_ids("what response does a view return", [caller, definition], [9.0, 1.0])
     assert ranked == ["caller", "definition"]
+
+
+@pytest.mark.parametrize("line", [
+    "BIT_SET = 1",
+    "  public static final TypeAdapter<BitSet> BIT_SET = new TypeAdapter<BitSet>() {",
+    "const BIT_SET: ReadonlySet<string> = new Set(['GET']);",
+    "export let BIT_SET = [];",
+    "pub const BIT_SET: u8 = 3;",
+    "BIT_SET: int",
+    "    private int BIT_SET;",
+])
+def test_a_line_declaring_a_name_is_its_definition(line):
+    assert defined_in_text(f"x = 0\n{line}\ny = 1", ["BIT_SET"])
+
+
+@pytest.mark.parametrize("line", [
+    "out = BIT_SET",
+    "if BIT_SET == 3:",
+    "self.BIT_SET = 2",
+    "use(BIT_SET)",
+    "BIT_SET_FACTORY = make(BIT_SET)",
+    "def BIT_SET(x):",
+    "crate::BIT_SET::x",
+])
+def test_a_line_using_a_name_is_not_its_definition(line):
+    assert not defined_in_text(line, ["BIT_SET"])
+
+
+def test_declarations_move_to_the_top_in_their_order_with_the_tops_score():
+    order = [Placement(0, 3.0), Placement(1, 2.0), Placement(2, 1.0), Placement(3, 0.5)]
+    moved = text_definitions_first(order, [False, False, True, True])
+    assert [(p.index, p.score, p.role) for p in moved] == [
+        (2, 3.0, "named"), (3, 3.0, "named"), (0, 3.0, ""), (1, 2.0, "")]

@@ -53,6 +53,7 @@ ranking into files, each scored by its best chunk plus a little for its second b
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar, overload
@@ -65,10 +66,12 @@ from freshmark.core.stamp import ChunkRecord
 from freshmark.core.structure import (
     Unit,
     code_names,
+    defined_in_text,
     definitions_first,
     members_first,
     names_only,
     qualified_hit,
+    text_definitions_first,
 )
 from freshmark.core.tokenize import code_share as code_share_of
 from freshmark.core.tokenize import iter_tokens, name_forms, name_parts
@@ -352,19 +355,40 @@ def rerank(
         candidate.score = question_score(features) if by_model else \
             combined_score(features, weights)
     named = code_names(plan.identifiers, hints) if plan else []
-    return structured(sorted(candidates, key=lambda c: -c.score), terms, named)
+    ranked = sorted(candidates, key=lambda c: -c.score)
+    only_names = plan is not None and set(re.findall(r"\w+", plan.text)) <= {
+        word for name in [*named, *hints] for word in re.findall(r"\w+", name)}
+    return structured(ranked, terms, named, _declaring(ranked, named) if only_names else None)
+
+
+def _declaring(ranked: Sequence[Candidate], named: Sequence[str]) -> list[bool] | None:
+    """For a query that is nothing but names written as code (``BIT_SET``,
+    ``methodsWithoutBody``): which candidates declare, by a line of their text, a name that
+    no candidate is named by (a constant, a field, a module variable); None when every name
+    has its own chunk. Not for a question: there a name is as often a parameter that many
+    functions declare."""
+    held = {form for c in ranked for form in name_forms(c.record.symbol.rsplit(".", 1)[-1])}
+    unheld = [name for name in named if name.lower() not in held]
+    if not unheld:
+        return None
+    return [defined_in_text(c.record.text, unheld) for c in ranked]
 
 
 def structured(ranked: Sequence[Candidate], terms: Iterable[str],
-               named: Iterable[str] = ()) -> list[Candidate]:
+               named: Iterable[str] = (), declaring: Sequence[bool] | None = None
+               ) -> list[Candidate]:
     """``ranked`` with every class outline or module block that ranks above its members
     swapped with its best member (``structure.members_first``), then every definition the
     query names as code (``named``) moved above the chunks that only use it
-    (``structure.definitions_first``); moved chunks are marked in their features
-    (``answers_container``, ``member_answers``, ``named_definition``)."""
+    (``structure.definitions_first``), then, for a name no chunk is named by, the chunks whose
+    lines declare it (``declaring``) moved to the top (``structure.text_definitions_first``);
+    moved chunks are marked in their features (``answers_container``, ``member_answers``,
+    ``named_definition``)."""
     units = [Unit(c.record.path, c.record.symbol, c.record.kind, c.score,
                   tuple(c.record.references)) for c in ranked]
     order = definitions_first(units, members_first(units, terms), named)
+    if declaring is not None:
+        order = text_definitions_first(order, declaring)
     out: list[Candidate] = []
     for placement in order:
         candidate = ranked[placement.index]

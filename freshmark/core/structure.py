@@ -19,8 +19,10 @@ re-rank saved pools apply the same rule.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 from freshmark.core.chunking.model import CONTAINER_KINDS, MODULE_SYMBOL
 from freshmark.core.tokenize import name_forms, name_parts
@@ -136,6 +138,41 @@ def _named_definitions(units: Sequence[Unit], order: Sequence[Placement],
     return [i for i, placement in enumerate(order)
             if units[placement.index].chunk_kind not in _NOT_DEFINITIONS
             and name_forms(units[placement.index].symbol) & named]
+
+
+# Words that may open a declaration before the name it declares (any of the languages chunked).
+_DECLARING = ("export|public|private|protected|internal|static|final|readonly|const|let|var|"
+              "val|pub|def|function|fn|func|type|enum|struct|class|interface|abstract|"
+              "override|volatile|transient")
+
+
+@lru_cache(maxsize=64)
+def _definition_line(name: str) -> re.Pattern[str]:
+    """A line that declares ``name`` (``BIT_SET = ...``, ``const methodsWithoutBody = [``,
+    ``public static final Type BIT_SET = ...``, ``LIMIT: int = 3``), not one that uses it."""
+    return re.compile(
+        rf"^[ \t]*(?:(?:{_DECLARING})\b[^\n=(]*?)?(?<![.\w]){re.escape(name)}\b[ \t]*"
+        r"(?::(?!:)|=(?!=)|;)", re.M)
+
+
+def defined_in_text(text: str, names: Iterable[str]) -> bool:
+    """``text`` has a line declaring one of ``names`` (spelt as the query writes them)."""
+    return any(_definition_line(name).search(text) for name in names)
+
+
+def text_definitions_first(order: Sequence[Placement],
+                           defines: Sequence[bool]) -> list[Placement]:
+    """``order`` with the chunks that declare a name the query writes as code by a line of
+    their text (``defines``, by unit index) moved to the top, in their order, with the top's
+    score: a constant, a field or a module-level variable has no chunk of its own name, so
+    its declaration sits in an outline or a module block that the ranking holds below the
+    chunks that merely share its words."""
+    moved = [p for p in order if defines[p.index]]
+    if not moved or not order:
+        return list(order)
+    top = order[0].score
+    return [Placement(p.index, max(p.score, top), p.role or "named") for p in moved] + \
+        [p for p in order if not defines[p.index]]
 
 
 def code_names(identifiers: Iterable[str], dotted_names: Iterable[str]) -> list[str]:
