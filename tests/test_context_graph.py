@@ -46,6 +46,19 @@ def test_relative_import_resolves_against_the_importing_file():
         "src/orders/domain/order.py"]
 
 
+def test_an_import_naming_the_file_with_its_extension_resolves_to_it():
+    # ESM TypeScript imports util.ts as './util.js'; C includes "util.h".
+    graph = SymbolGraph([chunk("web/src/app.ts", "run"), chunk("web/src/util.ts", "format"),
+                         chunk("lib/util.h", "util_init"), chunk("lib/main.c", "main")])
+    assert graph.resolve_import("web/src/app.ts", "./util.js") == ["web/src/util.ts"]
+    assert graph.resolve_import("lib/main.c", "util.h") == ["lib/util.h"]
+
+
+def test_a_rust_use_of_an_item_resolves_to_its_module():
+    graph = SymbolGraph([chunk("src/lib.rs", "walk"), chunk("src/error.rs", "Error", "struct")])
+    assert graph.resolve_import("src/lib.rs", "crate::error::Error") == ["src/error.rs"]
+
+
 def test_library_imports_resolve_to_nothing():
     assert GRAPH.resolve_import("src/api/routes.py", "fastapi.routing") == []
 

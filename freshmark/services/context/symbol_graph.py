@@ -44,6 +44,21 @@ def short_name(symbol: str) -> str:
     return symbol.rsplit(".", 1)[-1]
 
 
+# A file named with its extension (ESM's ``./util.js`` for ``util.ts``, C's ``"util.h"``): the
+# graph knows files by their path without it (``_stem``).
+_SOURCE_EXTENSION = re.compile(
+    r"\.(?:m?[jt]sx?|c[jt]s|py|go|rs|java|rb|php|cs|c|cc|cpp|cxx|h|hh|hpp|hxx)$")
+_HEADER = re.compile(r"\.(?:h|hh|hpp|hxx)$")
+
+
+def _without_extension(spec: str) -> str:
+    """``spec`` without a source file's extension, where it names a file (a path, a header)
+    rather than a dotted module (``pkg.py`` could be a module ``py`` of ``pkg``)."""
+    if "/" in spec or _HEADER.search(spec):
+        return _SOURCE_EXTENSION.sub("", spec)
+    return spec
+
+
 def _stem(path: str) -> str:
     return path.rsplit(".", 1)[0] if "." in path.rsplit("/", 1)[-1] else path
 
@@ -115,8 +130,20 @@ class SymbolGraph:
         return found
 
     def resolve_import(self, from_path: str, spec: str) -> list[str]:
-        """Indexed files an import names; [] when it names none unambiguously."""
-        parts = self._import_parts(from_path, spec.strip())
+        """Indexed files an import names; [] when it names none unambiguously. A Rust path
+        names an item in a module (``crate::error::Error``): its module is tried too; a C
+        header (``"util.h"``) is looked for beside the including file first."""
+        spec = spec.strip()
+        parts = self._import_parts(from_path, _without_extension(spec))
+        found = []
+        if _HEADER.search(spec) and not spec.startswith("."):  # "util.h": beside the file first
+            found = self._files_named(self._import_parts(from_path, "./" + "/".join(parts)))
+        found = found or self._files_named(parts)
+        if not found and "::" in spec and len(parts) > 1:
+            found = self._files_named(parts[:-1])
+        return found
+
+    def _files_named(self, parts: list[str]) -> list[str]:
         for start in range(len(parts)):
             key = "/".join(parts[start:])
             matches = self._suffixes.get(key) or set()
