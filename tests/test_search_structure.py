@@ -4,6 +4,7 @@ class's member of the same name."""
 
 from __future__ import annotations
 
+import itertools
 from pathlib import Path
 
 import pytest
@@ -78,3 +79,14 @@ def test_a_constants_name_finds_its_declaration_first_not_the_code_using_it(pack
     assert first.path == path  # click's is an enum member of Sentinel, aliased in its module
     assert any(line.strip().startswith((f"{name} =", f"{name}:"))
                for line in first.text.splitlines())
+
+
+@pytest.mark.parametrize("query", ["connection pool", "get a connection from the pool",
+                                   "Context.invoke", "retry a task after failure"])
+def test_served_scores_never_rise_down_the_ranking(packages, query):
+    repo, settings = packages
+    results = search(SearchRequest.build(query, k=10), str(repo), settings=settings,
+                     count=False).results
+    raw = [r.explain["score"] for r in results]  # the rerank's own, kept for diagnosis
+    assert raw != sorted(raw, reverse=True)  # the per-file turns reorder these pools
+    assert [round(r.score, 6) for r in results] == list(itertools.accumulate(raw, min))

@@ -96,9 +96,16 @@ def _first_usable(opened: OpenedBranch, ranked: list[Candidate], k: int,
 
 
 def _renumbered(results: list[VerifiedResult], k: int) -> list[VerifiedResult]:
+    """The first ``k``, ranked from 1, with scores that never rise down the ranking: the
+    structure and per-file steps move chunks past better-scored ones, and a caller that sorts
+    by score must get the ranking back (the rerank's own score stays in ``explain``)."""
     kept = results[:k]
+    ceiling: float | None = None
     for rank, result in enumerate(kept, start=1):
         result.rank = rank
+        if result.score is not None:
+            ceiling = result.score = result.score if ceiling is None else min(result.score,
+                                                                              ceiling)
     return kept
 
 
