@@ -128,6 +128,9 @@ def test_a_name_said_in_prose_moves_no_definition():
     "pub const BIT_SET: u8 = 3;",
     "BIT_SET: int",
     "    private int BIT_SET;",
+    "\tBIT_SET io.Writer = os.Stderr",
+    "#define BIT_SET (1 << 3)",
+    "# define BIT_SET 8",
 ])
 def test_a_line_declaring_a_name_is_its_definition(line):
     assert defined_in_text(f"x = 0\n{line}\ny = 1", ["BIT_SET"])
@@ -141,6 +144,8 @@ def test_a_line_declaring_a_name_is_its_definition(line):
     "BIT_SET_FACTORY = make(BIT_SET)",
     "def BIT_SET(x):",
     "crate::BIT_SET::x",
+    "#ifdef BIT_SET",
+    "return BIT_SET == other",
 ])
 def test_a_line_using_a_name_is_not_its_definition(line):
     assert not defined_in_text(line, ["BIT_SET"])

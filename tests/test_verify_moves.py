@@ -15,7 +15,7 @@ from repo_builder import RepoBuilder
 from search_fixtures import index, verifier
 
 from freshmark.adapters.git.repo import GitRepo
-from freshmark.core.chunking import chunk_text
+from freshmark.core.chunking import chunk_text, detect_language
 from freshmark.core.citation import cite
 from freshmark.core.request import ContextRequest, SearchRequest
 from freshmark.core.settings import Settings
@@ -318,7 +318,7 @@ FIRST_OVERLOAD = '''  /** Prints a value as text. */
 '''
 
 
-def java_chunks(repo: RepoBuilder, path: str) -> list[ChunkRecord]:
+def signed_chunks(repo: RepoBuilder, path: str) -> list[ChunkRecord]:
     """The indexer's stamps of ``path`` at the head, signatures included."""
     git_repo = GitRepo.open(repo.path)
     blob = git_repo.blob_at(repo.head(), path)
@@ -326,13 +326,14 @@ def java_chunks(repo: RepoBuilder, path: str) -> list[ChunkRecord]:
     data = git_repo.read_blob(blob)
     return [ChunkRecord(repo.path.name, "main", repo.head(), path, chunk.symbol,
                         chunk.start_line, chunk.end_line, "2026-03-11T10:00:00Z", blob,
-                        hashlib.sha256(data).hexdigest(), kind=chunk.kind, language="java",
-                        signature=chunk.signature, text=chunk.text)
+                        hashlib.sha256(data).hexdigest(), kind=chunk.kind,
+                        language=detect_language(path) or "", signature=chunk.signature,
+                        text=chunk.text)
             for chunk in chunk_text(path, data.decode())]
 
 
 def overloads(repo: RepoBuilder) -> dict[str, ChunkRecord]:
-    return {r.signature: r for r in java_chunks(repo, "Printer.java")
+    return {r.signature: r for r in signed_chunks(repo, "Printer.java")
             if r.symbol == "Printer.print"}
 
 
@@ -361,3 +362,38 @@ def test_an_overload_whose_body_changed_is_found_by_its_signature_not_by_place(l
     result = verifier(lib).verify(writer)
     assert result.verdict is Verdict.CHANGED and result.current_text is not None
     assert "java.io.Writer writer" in result.current_text and "flush" not in result.current_text
+
+
+BASE = '''module Sinatra
+  class Base
+    def self.settings
+      self
+    end
+
+    def settings
+      self.class.settings
+    end
+  end
+end
+'''
+
+
+def test_a_removed_instance_method_is_historical_while_its_class_method_twin_remains(lib):
+    lib.write("base.rb", BASE).commit("base")
+    records = [r for r in signed_chunks(lib, "base.rb") if r.symbol.endswith("settings")]
+    instance = next(r for r in records if "self." not in r.signature)
+    lib.write("base.rb", BASE.replace(
+        "\n    def settings\n      self.class.settings\n    end\n", "")).commit("drop #settings")
+    result = verifier(lib).verify(instance)
+    assert result.verdict is Verdict.HISTORICAL
+    assert "this definition of" in result.reason and "1 other remains (L3)" in result.reason
+
+
+def test_the_class_method_twin_is_found_when_the_instance_method_is_removed(lib):
+    lib.write("base.rb", BASE).commit("base")
+    records = [r for r in signed_chunks(lib, "base.rb") if r.symbol.endswith("settings")]
+    twin = next(r for r in records if "self." in r.signature)
+    lib.write("base.rb", BASE.replace(
+        "\n    def settings\n      self.class.settings\n    end\n", "")).commit("drop #settings")
+    result = verifier(lib).verify(twin)
+    assert result.verdict is Verdict.CHANGED and result.current_start_line == 3

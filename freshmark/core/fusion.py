@@ -367,8 +367,11 @@ def _declaring(ranked: Sequence[Candidate], named: Sequence[str]) -> list[bool] 
     no candidate is named by (a constant, a field, a module variable); None when every name
     has its own chunk. Not for a question: there a name is as often a parameter that many
     functions declare."""
-    held = {form for c in ranked for form in name_forms(c.record.symbol.rsplit(".", 1)[-1])}
-    unheld = [name for name in named if name.lower() not in held]
+    own = {c.record.symbol.rsplit(".", 1)[-1] for c in ranked}
+    held = {form for name in own for form in name_forms(name)}
+    # An all-caps name is a constant: ``DEFAULT_OPTIONS`` is not the method default_options.
+    unheld = [name for name in named if name not in own and
+              (name.isupper() or name.lower() not in held)]
     if not unheld:
         return None
     return [defined_in_text(c.record.text, unheld) for c in ranked]

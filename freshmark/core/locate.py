@@ -71,7 +71,7 @@ def locate(record: ChunkRecord, symbols: FileSymbols,
     spans = symbols.units.get(record.symbol) or symbols.nested().get(record.symbol)
     if not spans:
         return None
-    return spans[0] if len(spans) == 1 else _pick(record, spans, symbols, indexed)
+    return _pick(record, spans, symbols, indexed)
 
 
 def _pick(record: ChunkRecord, spans: list[Span], symbols: FileSymbols,
@@ -80,16 +80,22 @@ def _pick(record: ChunkRecord, spans: list[Span], symbols: FileSymbols,
     same = [span for span in spans if symbols.text_of(span).strip() == text] or \
         [span for span in spans if symbols.signatures.get(span) == record.signature]
     before = indexed() if indexed is not None and not same else None
-    if before is not None:
+    if before is not None and len(_spans_of(before, record.symbol)) > 1:
+        # The name was defined more than once (overloads, a Ruby method and its ``self.``
+        # twin): the one left today need not be this one.
         return _overload_today(record, spans, symbols, before)
     return min(same or spans, key=lambda span: abs(span[0] - record.start_line))
+
+
+def _spans_of(symbols: FileSymbols, symbol: str) -> list[Span]:
+    return symbols.units.get(symbol) or symbols.nested().get(symbol) or []
 
 
 def _overload_today(record: ChunkRecord, spans: list[Span], symbols: FileSymbols,
                     indexed: FileSymbols) -> Span | None:
     """The definition of the name today that the record's definition became (paired as in
     ``pair_pieces``), None when it was the one removed."""
-    before = indexed.units.get(record.symbol) or indexed.nested().get(record.symbol) or []
+    before = _spans_of(indexed, record.symbol)
     mine = [i for i, (start, end) in enumerate(before) if start <= record.start_line <= end]
     if not mine:
         return min(spans, key=lambda span: abs(span[0] - record.start_line))

@@ -356,11 +356,20 @@ class Verifier:
                                 f"{changed_why}; the file is binary now, the symbol is gone")
         span = self._locate(record, record.path, text)
         if span is None:
-            return Verification(
-                Verdict.HISTORICAL,
-                f"{changed_why}; symbol {record.symbol} no longer exists in {record.path}",
-            )
+            return Verification(Verdict.HISTORICAL,
+                                f"{changed_why}; {self._gone(record)} in {record.path}")
         return self._changed(record, changed_why, text, span)
+
+    def _gone(self, record: ChunkRecord) -> str:
+        """What is gone: the symbol, or this one of its definitions when others remain."""
+        others = self._symbols[record.path].units.get(record.symbol, []) \
+            if record.path in self._symbols else []
+        if not others:
+            return f"symbol {record.symbol} no longer exists"
+        where = ", ".join(f"L{start}" for start, _ in others[:5])
+        remain = "1 other remains" if len(others) == 1 else f"{len(others)} others remain"
+        return (f"this definition of {record.symbol} ({record.signature or 'as indexed'}) "
+                f"was removed; {remain} ({where})")
 
     def _changed(self, record: ChunkRecord, why: str, text: str, span: tuple[int, int],
                  moved_to: str | None = None) -> Verification:
