@@ -397,3 +397,16 @@ def test_the_class_method_twin_is_found_when_the_instance_method_is_removed(lib)
         "\n    def settings\n      self.class.settings\n    end\n", "")).commit("drop #settings")
     result = verifier(lib).verify(twin)
     assert result.verdict is Verdict.CHANGED and result.current_start_line == 3
+
+
+def test_a_definition_untouched_in_a_changed_file_says_its_code_is_as_indexed(lib):
+    lib.write("Printer.java", PRINTER).commit("printer")
+    records = overloads(lib)
+    lib.write("Printer.java", PRINTER.replace(FIRST_OVERLOAD, "")
+              .replace("    writer.flush();\n", "")).commit("drop one, edit one")
+    check = verifier(lib)
+    typed = check.verify(records["public String print(Object value, Class<?> type)"])
+    assert typed.verdict is Verdict.CHANGED and typed.reason.endswith("its code is as indexed")
+    writer = check.verify(records[
+        "public void print(Object value, java.io.Writer writer) throws java.io.IOException"])
+    assert writer.verdict is Verdict.CHANGED and writer.reason.endswith("re-read before use")

@@ -377,10 +377,14 @@ class Verifier:
         shifted = (start, end) != (record.start_line, record.end_line)
         where = f"now at L{start}-L{end}" + (
             f" (was L{record.start_line}-L{record.end_line})" if shifted else "")
+        current = _line_slice(text, start, end)
+        # The file changed elsewhere: say so, so the lines below need no second reading.
+        advice = "its code is as indexed" if current.rstrip("\r\n") == record.text \
+            else "re-read before use"
         return Verification(
-            Verdict.CHANGED, f"{why}; {record.symbol} {where}: re-read before use",
-            current_start_line=start, current_end_line=end,
-            current_text=_line_slice(text, start, end), moved_to=moved_to,
+            Verdict.CHANGED, f"{why}; {record.symbol} {where}: {advice}",
+            current_start_line=start, current_end_line=end, current_text=current,
+            moved_to=moved_to,
         )
 
     def _absent_path(self, path: str) -> Verification:
