@@ -113,6 +113,43 @@ def test_csharp_doc_signature_imports_and_references() -> None:
     assert cancel.references == ["Order", "_repo", "Find", "Audit", "Record"]
 
 
+SETTINGS_CS = """namespace Cli
+{
+    public class ParserSettings
+    {
+        public ParserSettings() { caseSensitive = true; }
+
+        ~ParserSettings() { Dispose(false); }
+
+        public bool CaseSensitive
+        {
+            get { return caseSensitive; }
+            set { caseSensitive = value; }
+        }
+
+        public bool AutoHelp { get; set; }
+
+        public int Width => maximumDisplayWidth;
+
+        public bool Wide { get => Width > 80; }
+    }
+}
+"""
+
+
+def test_csharp_properties_with_code_are_units_and_auto_properties_stay_in_the_outline():
+    chunks = by_symbol(chunk_text("ParserSettings.cs", SETTINGS_CS))
+    assert {name: (c.kind, c.start_line, c.end_line) for name, c in chunks.items()
+            if name.count(".") == 2} == {
+        "Cli.ParserSettings.ParserSettings": ("method", 5, 5),
+        "Cli.ParserSettings.~ParserSettings": ("method", 7, 7),
+        "Cli.ParserSettings.CaseSensitive": ("method", 9, 13),
+        "Cli.ParserSettings.Width": ("method", 17, 17),
+        "Cli.ParserSettings.Wide": ("method", 19, 19),
+    }
+    assert "public bool AutoHelp { get; set; }" in chunks["Cli.ParserSettings"].text
+
+
 def test_ruby_modules_classes_singleton_methods_and_requires() -> None:
     chunks = chunk_text("lib/billing.rb", BILLING_RB)
     assert [(c.symbol, c.kind, c.start_line, c.end_line) for c in chunks] == [
