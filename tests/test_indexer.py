@@ -572,3 +572,16 @@ def test_removing_an_overload_tombstones_that_one_and_keeps_the_others_ids(store
                  "throws java.io.IOException"):
         assert after[kept].status == "live" and after[kept].id == before[kept].id
         assert after[kept].start_line == before[kept].start_line - 5
+
+
+def test_an_index_chunked_under_other_rules_is_chunked_again_once(store_env, make_repo,
+                                                                   monkeypatch):
+    repo = shop_repo(make_repo)
+    with monkeypatch.context() as earlier:
+        earlier.setattr("freshmark.services.indexing.layers.CHUNKING_VERSION", "0")
+        first = run(repo)
+    again = run(repo)  # no new commit, but the rules changed since
+    assert again["files_seen"] == first["files_seen"] > 0
+    assert again["chunks_added"] == 0 and again["embeddings_computed"] == 0  # same chunks
+    assert again["chunks_unchanged"] == first["chunks_added"]
+    assert run(repo)["files_seen"] == 0  # the new version is recorded

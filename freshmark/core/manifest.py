@@ -41,7 +41,7 @@ class Manifest:
     repo_path: str = ""
     commit: str | None = None
     indexed_at: str | None = None
-    # layer name -> {"commit": sha, "indexed_at": iso}
+    # layer name -> {"commit": sha, "indexed_at": iso, "chunking": CHUNKING_VERSION}
     layers: dict[str, dict[str, str]] = field(default_factory=dict)
     base_branch: str | None = None
     # An overlay's base (``overlay.OverlayBase``): None for a collection that holds everything.
@@ -92,3 +92,9 @@ class Manifest:
     def layer_commit(self, layer: str) -> str | None:
         stamp = self.layers.get(layer)
         return stamp.get("commit") if stamp else None
+
+    def layer_chunking(self, layer: str) -> str | None:
+        """The chunking version the layer was indexed under (None: before versions were
+        kept)."""
+        stamp = self.layers.get(layer)
+        return stamp.get("chunking") if stamp else None

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from freshmark.adapters.git.repo import GitRepo
+from freshmark.core.chunking import CHUNKING_VERSION
 from freshmark.core.config import Layer
 from freshmark.core.errors import PermanentError
 from freshmark.core.manifest import Manifest
@@ -32,11 +33,14 @@ def index_whole(
         if target and is_stale_target(repo, old, head):
             continue  # never move a stamp backwards
         done.append(layer_)
-        if old == head:
+        # Chunked under other rules: every file of the layer once more, unchanged or not.
+        rechunk = old is not None and index.manifest.layer_chunking(layer_.name) != \
+            CHUNKING_VERSION
+        if old == head and not rechunk:
             continue
         # An indexed commit lost to a force push (and gc) means a full rescan of the layer.
         lost = old is not None and not has_commit(repo, old)
-        since = None if lost else old
+        since = None if lost or rechunk else old
         if since not in diffs:
             diffs[since] = repo.diff(since, head)
             if since is None:  # gitlinks never show in a diff; count them on a full pass
@@ -134,7 +138,8 @@ def advance_manifest(run: IndexRun, done: Sequence[Layer], changed: bool) -> Man
     if run.purged:
         manifest.purged_generation = generation
     for layer in done:
-        manifest.layers[layer.name] = {"commit": head, "indexed_at": when}
+        manifest.layers[layer.name] = {"commit": head, "indexed_at": when,
+                                       "chunking": CHUNKING_VERSION}
     if all(manifest.layer_commit(layer.name) == head for layer in run.config.layers):
         manifest.commit, manifest.indexed_at = head, when
     manifest.generation = max(manifest.generation, generation)
