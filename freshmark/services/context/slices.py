@@ -1,7 +1,8 @@
 """The pieces of a context slice (SPEC §7): anchored sections, read from today's files.
 
 ``SliceBuilder`` turns verified search results into sections: the symbol with its import
-block, the type definitions at its boundary and ``BREATHING_LINES`` lines after it; its
+block, the type definitions at its boundary and up to ``BREATHING_LINES`` lines after it
+(whole definitions only); its
 direct callers' signatures; its module and the modules it imports; the symbols the symbol
 graph reaches from it. Code is always read from today's file (head blob or work tree); only
 historical reference material comes from the index. ``context.fit`` then packs the sections
@@ -11,6 +12,7 @@ into the budget in the order a level lists them.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -160,8 +162,9 @@ class SliceBuilder:
             return None
         start = v.current_start_line or record.start_line
         end = v.current_end_line or record.end_line
-        total = len(text.splitlines())
-        shown_end = min(total, end + BREATHING_LINES) if breathing else min(total, end)
+        lines = text.splitlines()
+        shown_end = _breathing_end(lines, end, self.today_spans(path).values()) if breathing \
+            else min(len(lines), end)
         confidence = "medium" if v.verdict is Verdict.CHANGED else "high"
         note = f"(+{shown_end - end} lines after, breathing room)" if shown_end > end else ""
         return Section(role, path, record.symbol, start, end, confidence, result.citation,
@@ -332,6 +335,27 @@ class SliceBuilder:
             else:
                 out.append(pointer)
         return out
+
+
+def _breathing_end(lines: list[str], end: int, spans: Iterable[tuple[int, int]]) -> int:
+    """The last line of the room after a symbol ending on ``end``: up to ``BREATHING_LINES``
+    more, ending with the last definition that fits whole (``spans``: today's definitions and
+    module blocks), never inside the next one; trailing blank lines left out."""
+    last = min(len(lines), end + BREATHING_LINES)
+    room = end
+    for start, stop in sorted(span for span in spans if span[0] > end):
+        if start > last:
+            room = last
+            break
+        if stop > last:  # it does not fit: the room stops above it (and its doc comment)
+            room = max(room, start - 1)
+            break
+        room = max(room, stop)
+    else:
+        room = last
+    while room > end and not lines[room - 1].strip():
+        room -= 1
+    return room
 
 
 def _own_lines(record: ChunkRecord) -> str:
