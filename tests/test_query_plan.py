@@ -202,3 +202,18 @@ def test_the_deepest_ipython_frame_in_the_project_names_the_function_that_failed
     failed = deepest_frame(frames, project)
     assert frame_match("xarray/backends/zarr.py", "ZarrArrayWrapper.__getitem__", failed) == 1.0
     assert "xarray/core/common" in path_hints(IPYTHON_8)
+
+
+def test_names_qualified_with_double_colons_or_backslashes_are_dotted_names():
+    assert plan_query("Sinatra::Base").path_hints == ["Sinatra/Base"]
+    assert plan_query("how does Rack::Protection::Base work").path_hints == [
+        "Rack/Protection/Base"]
+    assert plan_query("League\\Container\\Container::get").path_hints == [
+        "League/Container/Container/get"]
+
+
+def test_a_reports_pytest_node_ids_are_not_taken_for_qualified_names():
+    report = ("Running the suite fails in tests/test_core.py::TestMerge::test_merge_keys "
+              + "with an error about the keys of both frames " * 4)
+    assert plan_query(report).long
+    assert not any("TestMerge" in hint for hint in plan_query(report).path_hints)

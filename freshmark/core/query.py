@@ -90,6 +90,7 @@ _FRAMES = (
 )
 _PATH = re.compile(r"(?<![\w/.])((?:[\w.-]+/)+[\w.-]+\.[A-Za-z]\w{0,5})\b")
 _DOTTED = re.compile(r"\b([A-Za-z_]\w*(?:\.[A-Za-z_]\w*){1,6})\b")
+_QUALIFIED = re.compile(r"(?<![\w.:\\])([A-Za-z_]\w*(?:(?:::|\\)[A-Za-z_]\w*){1,6})\b")
 _CODE_WORD = re.compile(r"\w_\w|[a-z][A-Z]|^[A-Z][a-z]+[A-Z]|^_")
 _SITE_PREFIX = re.compile(r"^.*(?:site-packages|dist-packages)/|^.*/lib/python[\d.]*/")
 # Words of code blocks that name no code of the project (keywords, literals, common builtins).
@@ -149,6 +150,15 @@ def path_hints(text: str) -> list[str]:
             hints.append(dotted.replace(".", "/"))
     out = [h for h in (normalise_path(raw) for raw in hints) if h and "/" in h]
     return list(dict.fromkeys(out))
+
+
+def qualified_names(text: str) -> list[str]:
+    """Names qualified the way Ruby, Rust, C++ and PHP write them (``Sinatra::Base``,
+    ``League\\Container\\Container::get``), as slash paths like ``path_hints``' dotted
+    names. Only for a question or a name: a report's pytest node ids (``test_a.py::test_b``)
+    would read as such names."""
+    found = (match.group(1) for match in _QUALIFIED.finditer(text))
+    return list(dict.fromkeys(re.sub(r"::|\\", "/", name) for name in found))
 
 
 def traceback_frames(text: str) -> list[tuple[str, str]]:
@@ -303,7 +313,7 @@ def plan_query(text: str) -> QueryPlan:
             # The whole identifier is the strong signal; its pieces are ordinary words.
             boost = IDENTIFIER_WEIGHT if is_code and position == 0 else 1.0
             weight_of[token] = max(weight_of.get(token, 1.0), boost)
-    hints = path_hints(text)
+    hints = path_hints(text) if long else path_hints(text) + qualified_names(text)
     for hint in hints:
         for token in re.split(r"[/]", hint):
             for piece in kept_tokens(token)[:1]:
