@@ -188,3 +188,16 @@ def test_human_output_marks_where_a_later_part_starts_below_its_head(fm_home, ma
     assert shown[:3] == ["    def settle_ledger(value):",
                          f"    ⋮ (the head above; L{start} on below)",
                          f"    {LEDGER.splitlines()[start - 1]}"]
+
+
+def test_results_passed_over_as_historical_are_counted_and_named(fm_home, make_repo):
+    repo = build_billing(make_repo)
+    repo.delete("billing/invoices.py")
+    repo.write("billing/notes.py", "def note():\n    return 'invoice notes'\n")
+    repo.commit("drop the parser")  # not indexed again: the parser is gone at the head
+    response = json.loads(run_cli("search", "parse_invoice", "--repo", str(repo.path),
+                                  "-k", "1", "--json"))
+    assert response["hidden_historical"] == 1
+    assert all(r["symbol"] != "parse_invoice" for r in response["results"])
+    out = run_cli("search", "parse_invoice", "--repo", str(repo.path), "-k", "1")
+    assert "1 historical passed over (code gone since indexing; --history shows them)" in out

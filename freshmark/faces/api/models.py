@@ -218,6 +218,9 @@ class SearchResponseModel(BaseModel):
     index: IndexInfo
     results: list[VerifiedResultModel]
     verdicts: dict[str, int]
+    hidden_historical: int = Field(0, description="Results passed over as historical (their "
+                                                  "code is gone since indexing) while the k "
+                                                  "were filled; history: true serves them.")
     timings: dict[str, float] = Field(description="Seconds per stage.")
 
 

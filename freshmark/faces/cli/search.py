@@ -69,7 +69,10 @@ def _print_index(index: dict[str, Any], target: dict[str, Any]) -> None:
 def _print_results(response: dict[str, Any], full: bool) -> None:
     _print_index(response["index"], response["target"])
     counts = ", ".join(f"{n} {v}" for v, n in sorted(response["verdicts"].items())) or "none"
-    click.echo(f"results:  {len(response['results'])} ({counts})")
+    hidden = response.get("hidden_historical") or 0
+    passed = f"; {hidden} historical passed over (code gone since indexing; --history " \
+        "shows them)" if hidden else ""
+    click.echo(f"results:  {len(response['results'])} ({counts}){passed}")
     for result in response["results"]:
         click.echo("")
         click.echo(f"[{result['rank']}] {result['verdict']} ({result['seed_word']}) — "

@@ -43,6 +43,8 @@ class SearchResponse:
     index: dict[str, Any]
     results: list[VerifiedResult]
     timings: dict[str, float]
+    # Results passed over as historical (code gone since indexing) while the k were filled.
+    hidden_historical: int = 0
 
     def verdict_counts(self) -> dict[str, int]:
         return dict(Counter(str(r.verification.verdict) for r in self.results))
@@ -55,6 +57,7 @@ class SearchResponse:
             "index": self.index,
             "results": [r.to_dict() for r in self.results],
             "verdicts": self.verdict_counts(),
+            "hidden_historical": self.hidden_historical,
             "timings": self.timings,
         }
 
@@ -81,18 +84,22 @@ def _usable(results: list[VerifiedResult], include_history: bool) -> list[Verifi
 
 
 def _first_usable(opened: OpenedBranch, ranked: list[Candidate], k: int,
-                  include_history: bool) -> list[VerifiedResult]:
+                  include_history: bool) -> tuple[list[VerifiedResult], int]:
     """The first ``k`` results of ``ranked`` a search may serve, verified in rank order only as
     far as needed: a result hidden after verification (``_usable``) gives its slot to the next,
-    so the results for any k are the first k of the results for a larger one."""
+    so the results for any k are the first k of the results for a larger one. Also how many
+    were passed over as historical."""
     usable: list[VerifiedResult] = []
+    hidden = 0
     start = 0
     while len(usable) < k and start < len(ranked):
         batch = ranked[start:start + k - len(usable)]
         start += len(batch)
         verified = verify_results(opened, [(c.record, c.score, c.explain()) for c in batch])
-        usable += _usable(verified, include_history)
-    return _renumbered(usable, k)
+        served = _usable(verified, include_history)
+        hidden += len(verified) - len(served)
+        usable += served
+    return _renumbered(usable, k), hidden
 
 
 def _renumbered(results: list[VerifiedResult], k: int) -> list[VerifiedResult]:
@@ -126,13 +133,14 @@ def search(
     candidates, timings = hybrid_search(index, embedder, request, k=MAX_K,
                                         lexical=lexical_engine(settings))
     started = time.perf_counter()
-    results = _first_usable(opened, candidates, request.k, request.include_history)
+    results, hidden = _first_usable(opened, candidates, request.k, request.include_history)
     attach_drift(opened.repo, opened.target.head, results)
     verify_seconds = time.perf_counter() - started
     response = SearchResponse(
         query=request.query, repo=opened.repo_label, target=opened.target,
         index=index_info(index), results=results,
         timings={**timings.to_dict(), "verify_seconds": round(verify_seconds, 6)},
+        hidden_historical=hidden,
     )
     if count:
         count_verdicts(settings, response.repo, opened.target.branch,
