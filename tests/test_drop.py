@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -154,3 +156,24 @@ def test_http_drop_of_an_unknown_repository_is_404_and_drops_nothing(http) -> No
     assert {answer.status_code, other.status_code} <= {404}
     assert other.json()["detail"]["error"] == "NotIndexed"
     assert _indexed(Settings.from_env()) == ["feature/x", "main", "release"]
+
+
+def test_a_branch_dropped_by_another_process_is_indexed_again_by_this_one(
+        shop: RepoBuilder) -> None:
+    # A worker holds the branch's lexical index open; a CLI process drops the branch (its
+    # directories go); the worker's next run must open the index anew, not lock a dead one.
+    settings = Settings.from_env()
+    assert run("search", "cancel order", "--repo", str(shop.path), "-b", "release").exit_code == 0
+    [release] = [m for m in Store.open(settings).list_manifests() if m.branch == "release"]
+    lexical = index_directory(settings.cache_dir, release.collection)
+    freshmark = str(Path(sys.executable).parent / "freshmark")
+    dropped = subprocess.run([freshmark, "drop", str(shop.path), "--branch", "release"],
+                             capture_output=True, text=True, check=False)
+    assert dropped.returncode == 0, dropped.stderr
+    assert not lexical.exists()
+
+    again = run("index", str(shop.path), "--branch", "release")
+
+    assert again.exit_code == 0, again.output
+    found = run("search", "cancel order", "--repo", str(shop.path), "-b", "release", "--json")
+    assert found.exit_code == 0 and json.loads(found.output)["results"]

@@ -66,7 +66,7 @@ def _collection(name: str, cache_dir: Path | None) -> TantivyCollection:
     key = (str(cache_dir), name)
     with _OPEN_LOCK:
         held = _OPEN.get(key)
-        if held is None:
+        if held is None or not held.still_on_disk():  # dropped by another process since
             held = _OPEN[key] = _opened(name, cache_dir)
         _OPEN.move_to_end(key)
         while len(_OPEN) > MAX_OPEN_INDEXES:

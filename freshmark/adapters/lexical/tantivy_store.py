@@ -142,6 +142,13 @@ class TantivyCollection:
         self._memory_state: IndexState | None = None
         self._loaded_state: IndexState | None = None
         self._lock = threading.Lock()  # one writer per process at a time; tantivy's lock for hosts
+        self._opened_inode = _inode(directory)
+
+    def still_on_disk(self) -> bool:
+        """False when the directory this handle opened was deleted since (another process
+        dropped the collection, and maybe indexed it again under the same name): its files
+        are gone and no writer can lock them, so the handle must be opened anew."""
+        return self.directory is None or _inode(self.directory) == self._opened_inode
 
     @property
     def state_path(self) -> Path | None:
@@ -424,6 +431,15 @@ class TantivyCollection:
                 yield Writers(chunks, files)
         finally:
             self._lock.release()
+
+
+def _inode(directory: Path | None) -> int | None:
+    if directory is None:
+        return None
+    try:
+        return directory.stat().st_ino
+    except OSError:
+        return None
 
 
 @contextmanager
