@@ -5,7 +5,7 @@ so a ranking is scored without searching again.
 
 Rankings, each put through the search's own steps after scoring (``fusion.structured``'s
 rules: containers give way to members, a named definition above its callers; then
-``fusion.diversify`` with the search's per-file cap and a question's give-way, k = 10):
+``diversify.diversify`` with the search's per-file cap and a question's give-way, k = 10):
 
 - ``formula``: ``fusion.combined_score`` with the default weights, or with ``--substance W``;
 - ``model``: ``question_model.question_score`` with the shipped weights;
@@ -44,11 +44,11 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from freshmark.core.diversify import diversify
 from freshmark.core.fusion import (
     DEFAULT_WEIGHTS,
     RerankWeights,
     combined_score,
-    diversify,
 )
 from freshmark.core.question_model import (
     QUESTION_WEIGHTS,

@@ -29,12 +29,12 @@ sys.path.insert(0, str(ROOT))
 
 from bench_localization import function_hit
 
+from freshmark.core.diversify import diversify
 from freshmark.core.fusion import (
     DEFAULT_WEIGHTS,
     FILE_EXTRA_SHARE,
     RerankWeights,
     combined_score,
-    diversify,
     file_substance,
     substance,
 )
@@ -106,7 +106,7 @@ def file_ranking(ranked: list[tuple[dict, float]], extra: float) -> list[str]:
 
 def chunk_ranking(ranked: list[tuple[dict, float]], max_per_file: int = MAX_PER_FILE,
                   k: int = 10) -> list[tuple[str, str]]:
-    """(path, symbol) of the chunk answer: the ranked pool through ``fusion.diversify``, the
+    """(path, symbol) of the chunk answer: the ranked pool through ``diversify``, the
     best file holding an issue report's share as the search gives it."""
     return [(c["path"], c["symbol"]) for c in
             diversify([c for c, _ in ranked], k, max_per_file, path_of=lambda c: c["path"],

@@ -52,7 +52,8 @@ from gold_functions import gold_spans, span_hit
 from tune_rerank import chunk_pool, ranked_pool
 
 from freshmark.core.chunking import chunk_text
-from freshmark.core.fusion import DEFAULT_WEIGHTS, diversify, length_fit, substance, symbol_hit
+from freshmark.core.diversify import diversify
+from freshmark.core.fusion import DEFAULT_WEIGHTS, length_fit, substance, symbol_hit
 from freshmark.core.infile import (
     IN_FILE_WEIGHTS,
     ReportNames,

@@ -264,7 +264,7 @@ RULES: dict[str, Rules] = {
             "destructor_declaration",
             "operator_declaration",
             "conversion_operator_declaration",
-            "property_declaration",  # with code in it (naming._csharp_property)
+            "property_declaration",  # with code in it (naming._csharp_member)
         ),  # fmt: skip
         containers={
             "class_declaration": "class",

@@ -451,35 +451,26 @@ def _function_definition(node: Node, src: bytes, rules: Rules) -> Decl | None:
 
 
 _Handler = Callable[[Node, bytes, Rules], "Decl | None"]
-def _csharp_destructor(node: Node, src: bytes, rules: Rules) -> Decl | None:
-    """``~Name``: a C# finalizer is not its class's constructor (C++ names it the same way)."""
+def _csharp_member(node: Node, src: bytes, rules: Rules) -> Decl | None:
+    """C#: a finalizer is ``~Name``, not its class's constructor; a property with code (an
+    accessor's body, ``=> ...``) is a unit like a method, an auto-property stays in the outline."""
     name_node = node.child_by_field_name("name")
     if name_node is None or node.type not in rules.functions:
         return None
-    return Decl("~" + node_text(src, name_node), "function", node,
-                node.child_by_field_name("body"))
-
-
-def _csharp_property(node: Node, src: bytes, rules: Rules) -> Decl | None:
-    """A C# property with code in an accessor (``get { ... }``, ``get => ...``) or an
-    expression body (``=> ...``) is a unit like a method; an auto-property (``{ get; set; }``)
-    has none and stays a line of its class's outline."""
-    name_node = node.child_by_field_name("name")
-    if name_node is None or node.type not in rules.functions:
-        return None
+    name, value = node_text(src, name_node), node.child_by_field_name("value")
+    if node.type == "destructor_declaration":
+        return Decl("~" + name, "function", node, node.child_by_field_name("body"))
+    if value is not None and value.type == "arrow_expression_clause":
+        return Decl(name, "function", node, value)
     accessors = node.child_by_field_name("accessors")
-    value = node.child_by_field_name("value")
-    coded = (value is not None and value.type == "arrow_expression_clause") or (
-        accessors is not None and any(accessor.child_by_field_name("body") is not None
-                                      for accessor in accessors.named_children))
-    if not coded:
-        return None
-    return Decl(node_text(src, name_node), "function", node, accessors or value)
+    coded = accessors is not None and any(a.child_by_field_name("body") is not None
+                                          for a in accessors.named_children)
+    return Decl(name, "function", node, accessors) if coded else None
 
 
 _HANDLERS: dict[str, _Handler] = {
-    "destructor_declaration": _csharp_destructor,
-    "property_declaration": _csharp_property,
+    "destructor_declaration": _csharp_member,
+    "property_declaration": _csharp_member,
     "lexical_declaration": _js_variable,
     "variable_declaration": _js_variable,
     "expression_statement": _js_expression,

@@ -17,6 +17,7 @@ import numpy as np
 from freshmark.adapters.lexical.tantivy_engine import TantivyEngine
 from freshmark.core.chunking.model import NOT_ONE_DEFINITION
 from freshmark.core.classify import search_kind
+from freshmark.core.diversify import diversify
 from freshmark.core.fusion import (
     DEFAULT_WEIGHTS,
     Candidate,
@@ -24,7 +25,6 @@ from freshmark.core.fusion import (
     RerankWeights,
     dedup,
     dedup_key,
-    diversify,
     fuse,
     group_files,
     rerank,

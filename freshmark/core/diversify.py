@@ -1,0 +1,65 @@
+"""Per-file turns in a ranking: no file takes every place while other files wait (the search's
+``diversify``; the benches re-rank saved pools of plain dicts with it too).
+
+Written by hand: an interleaving rule over a ranked list, no library does it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar, overload
+
+from freshmark.core.fusion import Candidate
+
+T = TypeVar("T")
+
+
+def _candidate_path(candidate: Candidate) -> str:
+    return candidate.record.path
+
+
+@overload
+def diversify(ranked: Sequence[Candidate], k: int, max_per_file: int, *,
+              give_way: int | None = None, lead_file_cap: int = 0) -> list[Candidate]: ...
+
+
+@overload
+def diversify(ranked: Sequence[T], k: int, max_per_file: int,
+              path_of: Callable[[T], str], *, give_way: int | None = None,
+              lead_file_cap: int = 0) -> list[T]: ...
+
+
+def diversify(ranked: Sequence[T], k: int, max_per_file: int,
+              path_of: Callable[[Any], str] = _candidate_path, *,
+              give_way: int | None = None, lead_file_cap: int = 0) -> list[T]:
+    """The first ``k`` of ``ranked`` with at most ``max_per_file`` chunks of one file placed
+    before other files get their turn (0: no cap); the file of the first chunk may place
+    ``lead_file_cap`` instead (0: the same cap). Chunks past the cap are held back, in their
+    order: until the end (``give_way`` None), or each until ``give_way`` chunks within the cap
+    have been placed since it or the held chunk before it came back, so past its cap a file
+    takes at most every other place (``give_way`` 1). ``path_of`` gives an item's file (a
+    candidate's record path; saved pools in the benches hold plain dicts). For any ``k`` the
+    result is a prefix of one order."""
+    if max_per_file <= 0:
+        return list(ranked[:k])
+    caps = {path_of(ranked[0]): lead_file_cap} if ranked and lead_file_cap else {}
+    taken: list[T] = []
+    held: list[T] = []
+    per_file: dict[str, int] = {}
+    placed = 0  # chunks within the cap placed since the first held chunk was held or came back
+    for candidate in ranked:
+        if len(taken) >= k:
+            break
+        path = path_of(candidate)
+        if per_file.get(path, 0) < caps.get(path, max_per_file):
+            per_file[path] = per_file.get(path, 0) + 1
+            taken.append(candidate)
+            placed += 1
+            if give_way is not None and held and placed >= give_way:
+                taken.append(held.pop(0))
+                placed = 0
+        else:
+            if not held:
+                placed = 0
+            held.append(candidate)
+    return (taken + held)[:k]
