@@ -29,11 +29,13 @@ from cluster_support import (
 )
 from repo_builder import RepoBuilder
 
+from freshmark.adapters.queue import jobs
 from freshmark.adapters.store.chroma import Store
+from freshmark.core import jobspec
 
 pytestmark = [pytest.mark.slow, pytest.mark.server]
 
-REPO_NAMES = ("push", "order", "dup", "ondemand", "overlaypush", "deleted")
+REPO_NAMES = ("push", "order", "dup", "ondemand", "overlaypush", "deleted", "namedbase")
 LAYERS = """
 [[layers]]
 name = "hot"
@@ -156,6 +158,26 @@ def test_on_demand_branch_is_an_overlay_on_its_base(cluster: Cluster) -> None:
     assert manifest.base_branch == "main" and manifest.overlay["layered_on"]["hot"] == base
     own = Store.open(cluster.settings()).own_branch(f"id:{repo_id}", "feature/login")
     assert own is not None and own.paths() == {"src/login.py"}
+    work.checkout("main")
+
+
+def test_an_on_demand_branch_on_a_named_base_never_indexed_is_refused_not_indexed_whole(
+        cluster: Cluster) -> None:
+    repo_id, work = _repo(cluster, "namedbase")
+    work.branch("release").checkout("release")
+    _commit_and_push(work, {"src/release.py": "def ship():\n    return 1\n"}, branch="release")
+    work.branch("feature/x").checkout("feature/x")
+    _commit_and_push(work, {"src/x.py": "def x():\n    return 2\n"}, branch="feature/x")
+    answer = httpx.post(f"{cluster.base_url}/branches/{repo_id}",
+                        json={"branch": "feature/x", "base": "release"},
+                        headers={"Authorization": "Bearer api-token"}, timeout=10)
+    assert answer.status_code == 202
+    job_key = jobspec.job_key(jobspec.KIND_INDEX, repo_id, "feature/x", jobspec.ALL)
+    client = cluster.client()
+    wait_until(lambda: jobs.parked_job(client, job_key) is not None, 60, "the job to park")
+    error = (jobs.parked_job(client, job_key) or {}).get("last_error", "")
+    assert "'release'" in error and "is not indexed" in error
+    assert Store.open(cluster.settings()).own_branch(f"id:{repo_id}", "feature/x") is None
     work.checkout("main")
 
 

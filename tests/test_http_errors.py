@@ -82,6 +82,11 @@ def test_a_misspelt_field_is_named_in_a_422_not_ignored(server, path, body):
     assert name.pop() in answer.json()["detail"]["message"]
 
 
+def test_a_misspelt_field_of_a_branch_request_is_named_in_a_400(server):
+    answer = _post(server, "/branches/demo", b'{"branch": "stable", "bsae": "main"}')
+    assert answer.status_code == 400 and "'bsae'" in answer.json()["detail"]["message"]
+
+
 def test_branch_route_errors_have_the_one_error_shape(server):
     answer = _post(server, "/branches/demo", b"[]")
     assert answer.status_code == 400

@@ -76,6 +76,7 @@ def _index_mirror(job: jobspec.Job, ctx: WorkerContext, repo: RepoConfig) -> dic
         layer=None if spec.layer == jobspec.ALL else spec.layer,
         repo_id=repo.id,
         base_branch=spec.base_branch or branches.default_base(repo, spec.branch) or None,
+        base_named=bool(spec.base_named),
     )
     summary = index_repo(request, settings=ctx.settings, config=ctx.config, store=ctx.store(),
                          embedder=ctx.embedder(), fan_out=_fan_out(job, ctx, repo),

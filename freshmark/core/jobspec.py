@@ -118,6 +118,8 @@ class JobSpec:
     queue: str = QUEUE_HOT
     target: str = ""
     base_branch: str = ""
+    # "yes" when the requester named the base: it must then be indexed (no silent whole index).
+    base_named: str = ""
     path: str = ""  # a local working copy (watch); empty means the repo's mirror
     reason: str = ""
 

@@ -245,6 +245,12 @@ def pending_jobs(client: redis.Redis, limit: int = 1000) -> list[dict[str, str]]
     return found
 
 
+def parked_job(client: redis.Redis, job_key: str) -> dict[str, str] | None:
+    """One parked job's last hash (``last_error``, ``failed_on``...), None when not parked."""
+    encoded = read_hash_field(client, keys.PARKED, job_key)
+    return None if encoded is None else _decode_parked(encoded)
+
+
 def parked_jobs(client: redis.Redis) -> dict[str, dict[str, str]]:
     """Parked job key -> the job's last hash (attempts, last_error, parked_at)."""
     return {job_key: _decode_parked(encoded)

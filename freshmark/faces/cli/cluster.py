@@ -279,10 +279,18 @@ def branch_index(repo: str, branch: str, base: str | None, local: bool, wait: bo
         client = jobs.connect(settings.redis_url)
         result = request_branch_index(client, config, repo, branch, send_job, base, known)
         state = _wait_for(client, result.job_key, timeout_seconds) if wait else "queued"
-        out = {"job": result.job_key, "outcome": result.outcome, "state": state}
-        emit_json(out) if as_json else click.echo(f"{result.job_key}: {result.outcome}, {state}")
+        out: dict[str, Any] = {"job": result.job_key, "outcome": result.outcome, "state": state}
+        parked = jobs.parked_job(client, result.job_key) if state == "parked" else None
+        if parked is not None:
+            out["error"] = parked.get("last_error", "")
+        emit_json(out) if as_json else click.echo(
+            f"{result.job_key}: {result.outcome}, {state}"
+            + (f": {out['error']}" if out.get("error") else ""))
         if state in ("parked", "timeout"):
-            sys.exit(3)
+            # Its own error (a base never indexed, a bad config) is the request's: 2; a
+            # service that stayed down through the retries: 3, try again.
+            own = parked is not None and parked.get("failed_on") == jobspec.FAILED_ON_ERROR
+            sys.exit(2 if own else 3)
 
     _clean(run)()
 

@@ -89,6 +89,10 @@ async def _json_object(request: Request) -> dict[str, Any]:
 
 
 def _branch_request(data: dict[str, Any]) -> tuple[str, str | None]:
+    unknown = sorted(str(name)[:40] for name in data if name not in ("branch", "base"))
+    if unknown:  # a misspelt 'base' would index the branch whole, not on the base meant
+        raise BadInput(f"unknown field {', '.join(map(repr, unknown[:5]))}: a branch request "
+                       "takes 'branch' and an optional 'base'")
     branch, base = data.get("branch"), data.get("base")
     if not isinstance(branch, str) or (base is not None and not isinstance(base, str)):
         raise BadInput("'branch' (and optional 'base') must be strings")

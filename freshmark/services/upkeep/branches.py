@@ -99,6 +99,7 @@ def request_branch_index(
         layer=jobspec.ALL,
         queue=jobspec.QUEUE_ONDEMAND,
         base_branch=base if base is not None else default_base(repo, branch),
+        base_named="yes" if base is not None else "",
         reason="ondemand",
     )
     return jobs.submit(client, spec, send)
