@@ -6,12 +6,12 @@ import math
 
 import pytest
 
+from freshmark.core.diversify import diversify
 from freshmark.core.fusion import (
     DEFAULT_WEIGHTS,
     RRF_K,
     Candidate,
     dedup,
-    diversify,
     file_substance,
     fuse,
     length_fit,
