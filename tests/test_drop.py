@@ -177,3 +177,18 @@ def test_a_branch_dropped_by_another_process_is_indexed_again_by_this_one(
     assert again.exit_code == 0, again.output
     found = run("search", "cancel order", "--repo", str(shop.path), "-b", "release", "--json")
     assert found.exit_code == 0 and json.loads(found.output)["results"]
+
+
+def test_drop_removes_the_dropped_collections_vector_files(shop: RepoBuilder) -> None:
+    settings = Settings.from_env()
+    chroma = settings.home / "chroma"
+
+    def segment_dirs() -> set[str]:
+        return {p.name for p in chroma.iterdir() if p.is_dir() and len(p.name) == 36}
+
+    held = segment_dirs()
+    done = run("drop", str(shop.path), "--branch", "release")
+    assert done.exit_code == 0, done.output
+    assert len(segment_dirs()) == len(held) - 1 and segment_dirs() < held
+    kept = run("search", "cancel order", "--repo", str(shop.path), "-b", "feature/x", "--json")
+    assert kept.exit_code == 0 and json.loads(kept.output)["results"]

@@ -30,6 +30,13 @@ LEFT JOIN collection_metadata AS m ON m.collection_id = c.id
 WHERE d.name = ? AND d.tenant_id = ?
 """
 
+_SEGMENTS = """
+SELECT s.id FROM segments AS s
+JOIN collections AS c ON c.id = s.collection
+JOIN databases AS d ON d.id = c.database_id
+WHERE c.name = ? AND d.name = ? AND d.tenant_id = ?
+"""
+
 
 @dataclass(frozen=True)
 class ListedCollection:
@@ -57,6 +64,19 @@ class EmbeddedCatalog:
         except sqlite3.Error:
             return None
         return _grouped(rows)
+
+    def segment_ids(self, name: str) -> list[str]:
+        """The ids of the collection's segments (each a directory beside the file when it
+        holds vectors); [] when the file cannot tell."""
+        if not self._file.exists():
+            return []
+        try:
+            with closing(sqlite3.connect(f"{self._file.as_uri()}?mode=ro", uri=True,
+                                         timeout=BUSY_TIMEOUT_SECONDS)) as db:
+                rows = db.execute(_SEGMENTS, (name, DEFAULT_DATABASE, DEFAULT_TENANT)).fetchall()
+        except sqlite3.Error:
+            return []
+        return [str(segment_id) for (segment_id,) in rows]
 
 
 def _grouped(rows: list[tuple[Any, ...]]) -> list[ListedCollection]:

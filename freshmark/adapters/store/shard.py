@@ -16,6 +16,8 @@ long-lived processes import it at start (``import_client_library``).
 
 from __future__ import annotations
 
+import re
+import shutil
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -34,6 +36,9 @@ from freshmark.adapters.store.server_client import (
 from freshmark.core.errors import ConfigError, StoreNotWritable, StoreUnavailable
 from freshmark.core.placement import ChromaServer
 from freshmark.core.settings import Settings
+
+# A segment directory is named by its id, a UUID: nothing else beside the file is removed.
+_SEGMENT_ID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 
 # Every branch collection measures cosine distance (vectors are unit length).
 COLLECTION_CONFIGURATION = {"hnsw": {"space": "cosine"}}
@@ -135,7 +140,14 @@ class Shard:
         )
 
     def delete(self, name: str) -> None:
+        segments = self._catalog.segment_ids(name) if self._catalog is not None else []
         guard("drop a collection", lambda: self.client.delete_collection(name))
+        # The embedded Chroma leaves a dropped collection's vector files on disk
+        # (chroma-core/chroma#5259): every drop would leave its index behind.
+        for segment in segments:
+            directory = Path(self.location) / segment
+            if _SEGMENT_ID.fullmatch(segment) and directory.is_dir():
+                shutil.rmtree(directory, ignore_errors=True)
 
 
 def import_client_library(settings: Settings) -> None:
