@@ -116,3 +116,10 @@ def test_check_answer_tool_judges_an_answer_against_its_slice(fm_home, make_repo
     is_error, result, _ = call("check_answer", {"answer": answer, "context": context})
     assert not is_error and result is not None
     assert result["hallucinated_refs"] == 1 and result["passed"] is False
+
+
+def test_a_misspelt_tool_argument_is_an_error_naming_it(fm_home, make_repo):
+    shop = build_shop(make_repo)
+    is_error, _, text = call("search", {"query": "cancel order", "repo": str(shop.path),
+                                        "top_k": 1})
+    assert is_error and "unknown argument 'top_k'" in text and "k" in text

@@ -296,6 +296,22 @@ def check_answer(answer: Answer, context: ContextJson, gold: Gold = None) -> Che
     return _run(call)
 
 
+class _StrictServer(_Server):
+    """A tool call names only the tool's own arguments: a misspelt one (``top_k`` for ``k``) is
+    an error naming it, as the HTTP routes refuse it, not silently dropped."""
+
+    async def call_tool(self, name: str, arguments: dict[str, Any],
+                        context: Any = None) -> Any:
+        tools = {tool.name: tool for tool in await self.list_tools()}
+        if name in tools:
+            known = set(tools[name].input_schema.get("properties", {}))
+            unknown = sorted(str(key)[:40] for key in (arguments or {}) if key not in known)
+            if unknown:
+                raise ToolError(f"BadInput: unknown argument {', '.join(map(repr, unknown[:5]))}"
+                                f"; {name} takes {', '.join(sorted(known))}")
+        return await super().call_tool(name, arguments, context)
+
+
 def build_server() -> Any:
     """A new MCP server with its tools (search, search_files, verify, context, check_answer).
 
@@ -304,7 +320,7 @@ def build_server() -> Any:
     """
     root = logging.getLogger()
     handlers, level = list(root.handlers), root.level
-    server = _Server(name="freshmark", version=__version__, instructions=INSTRUCTIONS)
+    server = _StrictServer(name="freshmark", version=__version__, instructions=INSTRUCTIONS)
     root.handlers[:] = handlers
     root.setLevel(level)
     for tool in (search, search_files, verify, context, check_answer):
