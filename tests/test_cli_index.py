@@ -182,3 +182,12 @@ def test_status_of_a_never_indexed_repo_says_so(fm_home, make_repo):
 def test_index_help_teaches(fm_home):
     done = fm("index", "--help")
     assert done.returncode == 0 and "--layer" in done.stdout and "crash" in done.stdout
+
+
+def test_chunks_of_a_branch_git_does_not_know_names_the_known_ones(fm_home, make_repo):
+    repo = small_repo(make_repo)
+    fm("index", str(repo.path))
+    done = fm("chunks", str(repo.path), "-b", "nope")
+    assert done.returncode == 2
+    assert "no branch 'nope'" in done.stderr and "known: main" in done.stderr
+    assert "freshmark index" not in done.stderr  # no advice to index what does not exist

@@ -278,13 +278,22 @@ def chunks(
     PATH: any directory of the work tree (default: the current one).
     """
     from freshmark.adapters.store.chroma import Store
+    from freshmark.core.errors import BranchNotFound, NotIndexed
     from freshmark.services.repos import resolve_repo
 
     settings, config = load_settings()
     store = Store.open(settings)
     handle = resolve_repo(str(path), settings, config, store)
-    branch = branch or handle.open().current_branch()
-    index = store.require_branch(handle.key, branch, handle.name)
+    repo = handle.open()
+    branch = branch or repo.current_branch()
+    try:
+        index = store.require_branch(handle.key, branch, handle.name)
+    except NotIndexed:
+        known = sorted(repo.branches())
+        if branch in known:
+            raise
+        raise BranchNotFound(f"no branch {branch[:80]!r} in {handle.name}, indexed or not; "
+                             f"known: {', '.join(known[:10]) or 'none'}") from None
     if path_glob and not any(ch in path_glob for ch in "*?["):
         # One file: read its chunks by path, not every chunk of the branch.
         listed = index.records_for_paths([path_glob])
