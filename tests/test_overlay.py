@@ -383,3 +383,21 @@ def test_reads_from_the_process_cache_match_reads_from_the_store(store_env, make
     assert sorted(cached.embeddings_for(ids)) == sorted(direct.embeddings_for(ids))
     assert {r.id for r in cached.records_for_paths([ORDER, HANDLER_PATH])} == \
         {r.id for r in direct.records_for_paths([ORDER, HANDLER_PATH])}
+
+
+def test_status_says_when_the_base_was_indexed_again_since_the_overlay_was_layered(
+        store_env, make_repo) -> None:
+    from freshmark.services.upkeep.status import branch_status
+
+    repo = feature_branch(make_repo)
+    index_branch(repo)
+    repo.checkout("main")
+    repo.write("src/orders/notes.py", "def note():\n    return 1\n").commit("main moves")
+    run(repo)  # the base is indexed again; the overlay is not
+    [row] = branch_status(repo.path, "feature", settings=Settings.from_env(), config=Config(),
+                          store=store())
+    assert row["overlay"]["base_moved"] == ["default"]
+    index_branch(repo)
+    [row] = branch_status(repo.path, "feature", settings=Settings.from_env(), config=Config(),
+                          store=store())
+    assert row["overlay"]["base_moved"] == []

@@ -178,6 +178,10 @@ def _print_status(row: dict[str, Any]) -> None:
     if overlay:
         gone = " (base no longer indexed: the next index run rebuilds it whole)" \
             if overlay["base_missing"] else ""
+        if overlay.get("base_moved"):
+            gone = (f" (the base was indexed again since: layers "
+                    f"{', '.join(overlay['base_moved'])} lag it until this branch's next run; "
+                    f"freshmark index -b {row['branch']})")
         click.echo(f"  overlay:    on {overlay['base_branch']}, {overlay['own_chunks']} chunks of "
                    f"{overlay['own_paths']} files of its own{gone}")
     click.echo(f"  embedder:   {row['embedder']}")

@@ -74,6 +74,10 @@ def overlay_row(index: BranchView) -> dict[str, Any] | None:
         "own_chunks": own.count(),
         "own_paths": len(own.held_paths()),
         "base_missing": index.below is None,
+        # Layers whose base was indexed again since the overlay was layered on it: until its
+        # next run the overlay diffs against the old base (``audit`` counts the gap as stale).
+        "base_moved": [] if index.below is None else sorted(
+            layer for layer in base.layered_on if base.moved(layer, index.below.manifest)),
     }
 
 
