@@ -36,9 +36,12 @@ class BranchQueued(BaseModel):
 
 
 class BranchRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")  # a misspelt 'base' is refused (400), not dropped
+
     branch: BranchName = Field(description="The branch to index on demand; a git branch name.")
     base: BranchName | None = Field(None, description="The branch it was cut from (default: "
-                                                      "the repository's main branch).")
+                                                      "the repository's main branch); named, "
+                                                      "it must be indexed.")
 
 
 class WebhookAnswer(BaseModel):
