@@ -201,3 +201,17 @@ def test_results_passed_over_as_historical_are_counted_and_named(fm_home, make_r
     assert all(r["symbol"] != "parse_invoice" for r in response["results"])
     out = run_cli("search", "parse_invoice", "--repo", str(repo.path), "-k", "1")
     assert "1 historical passed over (code gone since indexing; --history shows them)" in out
+
+
+def test_a_work_tree_search_names_what_the_index_cannot_hold_yet(fm_home, make_repo):
+    repo = build_billing(make_repo)
+    (repo.path / "billing" / "refunds.py").write_text("def refund():\n    return 1\n")
+    (repo.path / "billing" / "invoices.py").write_text(PARSER + "\n\ndef extra():\n    pass\n")
+    response = json.loads(run_cli("search", "parse_invoice", "--repo", str(repo.path),
+                                  "--worktree", "--json"))
+    assert response["uncommitted"] == {"new_files": 1, "changed_files": 1,
+                                       "new_paths": ["billing/refunds.py"]}
+    out = run_cli("search", "parse_invoice", "--repo", str(repo.path), "--worktree")
+    assert "uncommitted: 1 new (billing/refunds.py), not searched until committed" in out
+    plain = json.loads(run_cli("search", "parse_invoice", "--repo", str(repo.path), "--json"))
+    assert plain["uncommitted"] is None

@@ -35,7 +35,7 @@ from freshmark.core.config import DEFAULT_MAX_FILE_BYTES
 from freshmark.core.errors import BadInput, PermanentError, UnsafePath
 from freshmark.core.locate import KEPT_SHARE, is_module_code, lines_kept, locate
 from freshmark.core.stamp import MANDATORY_FIELDS, TOMBSTONED, ChunkRecord
-from freshmark.core.tree import safe_relpath
+from freshmark.core.tree import FileChange, safe_relpath
 from freshmark.core.verdicts import EXCLUSION_REASONS, Target, Verdict, Verification, short
 from freshmark.services.moves import Move, MoveFinder
 
@@ -86,6 +86,7 @@ class Verifier:
         self._blob_at_head: dict[str, str | None] = {}
         self._bytes: dict[str, bytes | None] = {}
         self._dirty: set[str] | None = None
+        self._uncommitted: list[FileChange] | None = None
         self._worktree_moves: dict[str, str] = {}
         self._head_date: str | None = None
         self._commit_dates: dict[str, str | None] = {}
@@ -132,12 +133,19 @@ class Verifier:
     def _is_dirty(self, path: str) -> bool:
         """Uncommitted edit of ``path`` in the work tree (one ``git status`` per verifier)."""
         if self._dirty is None:
-            self.git_reads += 1
-            changes = self.repo.worktree_changes()
+            changes = self.uncommitted()
             self._dirty = {p for c in changes for p in (c.old_path, c.new_path) if p}
             self._worktree_moves = {c.old_path: c.new_path for c in changes
                                     if c.status == "renamed" and c.old_path and c.new_path}
         return path in self._dirty
+
+    def uncommitted(self) -> list[FileChange]:
+        """The work tree's changes since its last commit (staged, unstaged, untracked), read
+        once: what an index of commits cannot hold yet."""
+        if self._uncommitted is None:
+            self.git_reads += 1
+            self._uncommitted = self.repo.worktree_changes()
+        return self._uncommitted
 
     def head_date(self) -> str:
         """Committer date (UTC, YYYY-MM-DD) of the target head."""

@@ -73,6 +73,11 @@ def _print_results(response: dict[str, Any], full: bool) -> None:
     passed = f"; {hidden} historical passed over (code gone since indexing; --history " \
         "shows them)" if hidden else ""
     click.echo(f"results:  {len(response['results'])} ({counts}){passed}")
+    work = response.get("uncommitted")
+    if work and (work["new_files"] or work["changed_files"]):
+        named = f" ({', '.join(work['new_paths'])})" if work["new_paths"] else ""
+        click.echo(f"uncommitted: {work['new_files']} new{named}, not searched until committed "
+                   f"and indexed; {work['changed_files']} changed, verified as they are now")
     for result in response["results"]:
         click.echo("")
         click.echo(f"[{result['rank']}] {result['verdict']} ({result['seed_word']}) — "

@@ -21,6 +21,7 @@ from freshmark.core.fusion import Candidate
 from freshmark.core.ports import BranchView, Embedder
 from freshmark.core.request import MAX_K, SearchRequest
 from freshmark.core.settings import Settings
+from freshmark.core.tree import FileChange
 from freshmark.core.verdicts import Target, Verdict
 from freshmark.services.open_branch import (
     OpenedBranch,
@@ -45,6 +46,8 @@ class SearchResponse:
     timings: dict[str, float]
     # Results passed over as historical (code gone since indexing) while the k were filled.
     hidden_historical: int = 0
+    # Work-tree mode: what the index of commits cannot hold yet (``uncommitted_summary``).
+    uncommitted: dict[str, Any] | None = None
 
     def verdict_counts(self) -> dict[str, int]:
         return dict(Counter(str(r.verification.verdict) for r in self.results))
@@ -58,6 +61,7 @@ class SearchResponse:
             "results": [r.to_dict() for r in self.results],
             "verdicts": self.verdict_counts(),
             "hidden_historical": self.hidden_historical,
+            "uncommitted": self.uncommitted,
             "timings": self.timings,
         }
 
@@ -102,6 +106,14 @@ def _first_usable(opened: OpenedBranch, ranked: list[Candidate], k: int,
     return _renumbered(usable, k), hidden
 
 
+def uncommitted_summary(changes: list[FileChange], shown: int = 5) -> dict[str, Any]:
+    """New files (searched only once committed and indexed) and changed ones (verified as
+    they are now), counted, the first new paths named."""
+    added = [c.new_path for c in changes if c.status == "added" and c.new_path]
+    return {"new_files": len(added), "changed_files": len(changes) - len(added),
+            "new_paths": added[:shown]}
+
+
 def _renumbered(results: list[VerifiedResult], k: int) -> list[VerifiedResult]:
     """The first ``k``, ranked from 1, with scores that never rise down the ranking: the
     structure and per-file steps move chunks past better-scored ones, and a caller that sorts
@@ -141,6 +153,8 @@ def search(
         index=index_info(index), results=results,
         timings={**timings.to_dict(), "verify_seconds": round(verify_seconds, 6)},
         hidden_historical=hidden,
+        uncommitted=uncommitted_summary(opened.verifier.uncommitted())
+        if opened.target.worktree else None,
     )
     if count:
         count_verdicts(settings, response.repo, opened.target.branch,
