@@ -128,14 +128,18 @@ def resolve_repo(
 def _names_like(arg: str, store: Store | None) -> str:
     """What to name instead of ``arg``: indexed repositories like it, else where the names are
     listed. Only an error pays for listing the manifests."""
-    try:
-        names = {m.repo for m in store.list_manifests()} if store is not None else set()
-    except StoreUnavailable:
-        names = set()
-    like = names_like(arg, names)
+    like = names_like(arg, indexed_names(store)) if store is not None else []
     if like:
         return "; indexed repositories like it: " + ", ".join(like)
     return "; `freshmark audit` lists the indexed repositories"
+
+
+def indexed_names(store: Store) -> set[str]:
+    """The names of the indexed repositories; none when the store cannot be read."""
+    try:
+        return {m.repo for m in store.list_manifests()}
+    except StoreUnavailable:
+        return set()
 
 
 def names_like(arg: str, names: set[str], most: int = 5) -> list[str]:

@@ -203,8 +203,8 @@ def note_head(client: redis.Redis, job_key: str, job_id: str, head: str) -> bool
 def held_back(client: redis.Redis, job_key: str, head: str | None = None) -> bool:
     """True when ``job_key`` is parked on its own error, at ``head`` if given: an automatic
     request (reconcile, a scheduled rebuild) must not start it again with a fresh count."""
-    encoded = read_hash_field(client, keys.PARKED, job_key)
-    return encoded is not None and jobspec.parked_at(_decode_parked(encoded), head)
+    parked = parked_job(client, job_key)
+    return parked is not None and jobspec.parked_at(parked, head)
 
 
 def resend_orphans(client: redis.Redis, send: Sender, *, now: float | None = None) -> list[str]:

@@ -29,7 +29,7 @@ from freshmark.core.errors import (
 from freshmark.core.manifest import Manifest
 from freshmark.core.request import MAX_BUDGET_TOKENS as CORE_MAX_BUDGET_TOKENS
 from freshmark.core.settings import Settings
-from freshmark.services.repos import RepoHandle, names_like
+from freshmark.services.repos import RepoHandle, indexed_names, names_like
 
 MAX_REPO_CHARS = 256
 # Each verify line costs a tree lookup and maybe a blob read; a prompt never needs more.
@@ -54,18 +54,11 @@ def _unknown(name: str, store: Store) -> NotIndexed:
     # path on this host.
     is_path = "/" in name or "\\" in name
     shown = "of that path" if is_path else repr(name if len(name) <= 80 else name[:77] + "...")
-    like = [] if is_path else names_like(name, _indexed_names(store))
+    like = [] if is_path else names_like(name, indexed_names(store))
     hint = f" (indexed repositories like it: {', '.join(like)})" if like else ""
     return NotIndexed(f"no repository {shown} is configured or indexed on this server{hint}; "
                       "name one by the id of its [[repos]] entry in the config, or by the name "
                       "it was indexed under")
-
-
-def _indexed_names(store: Store) -> set[str]:
-    try:
-        return {m.repo for m in store.list_manifests()}
-    except StoreUnavailable:
-        return set()
 
 
 def _matches(manifest: Manifest, name: str) -> bool:
