@@ -99,7 +99,7 @@ class IndexRun:
         self.purged = False  # overlay records were deleted (lexical followers rebuild)
         self.when = stamp.when
         self.chunks_embedded = 0  # by this run, counted per embedder batch for progress
-        self._batch = ("", 0, 0, 0)  # layer, first file, files in the batch, files in the layer
+        self._batch = ("", 0, 0)  # layer, the batch's first file, files in the layer
         self._part = (0, 0)  # the batch's files the part being written starts and ends at
         # Ids the current batch has upserted: their stored vectors are new, so they no longer
         # hold the vector of the text the batch read them with (no donor for a later part).
@@ -115,7 +115,7 @@ class IndexRun:
         self._report(layer.name, START, 0, total)
         done = 0
         for batch in batch_changes(mine, self.config.rules.batch_files):
-            self._batch = (layer.name, done, len(batch), total)
+            self._batch = (layer.name, done, total)
             self.apply_batch(layer, batch)
             done += len(batch)
             self._report(layer.name, WORKING, done, total, done)
@@ -163,7 +163,7 @@ class IndexRun:
             embedded_in_part += count
             self.chunks_embedded += count
             self.keep_claim()
-            layer, first, _, total = self._batch
+            layer, first, total = self._batch
             start, end = self._part
             share = min(embedded_in_part, texts_in_part) / max(texts_in_part, 1)
             self._report(layer, WORKING, first + start + int((end - start) * share), total,
