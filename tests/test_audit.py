@@ -20,7 +20,7 @@ from repo_builder import RepoBuilder, git
 from freshmark.adapters.store.chroma import Store
 from freshmark.adapters.telemetry import exposition as metrics
 from freshmark.adapters.telemetry.freshness import FileFreshnessStore, FreshnessRow
-from freshmark.core.config import Config, Layer
+from freshmark.core.config import Config, Layer, RepoConfig
 from freshmark.core.manifest import Manifest
 from freshmark.core.settings import Settings
 from freshmark.core.stamp import ChunkRecord
@@ -383,3 +383,31 @@ def test_scheduled_audit_publishes_gauges_without_paths_or_shas(
     label_values = set(re.findall(r'="([^"]*)"', body))
     assert not any(re.fullmatch(r"[0-9a-f]{40}", v) for v in label_values)
     assert head not in body and str(shop.path) not in body
+
+
+def test_a_checkout_named_like_a_configured_repository_exports_series_of_its_own(
+    shop: RepoBuilder, make_repo, settings: Settings
+) -> None:
+    # The checkout took the name "shop" first; the operator's config then names a repository
+    # "shop" in the same store. Prometheus refuses two series with one label set.
+    configured = make_repo("upstream")
+    configured.write("src/orders.py", functions("orders", 2)).commit("two orders")
+    config = Config(layers=CONFIG.layers, repos=(
+        RepoConfig(id="shop", url=f"file://{configured.path}"),))
+    index_repo(IndexRequest(configured.path, branch="main", repo_id="shop"),
+               settings=settings, config=config)
+
+    run_audit(settings, config)
+
+    body = metrics.render_latest(store=FileFreshnessStore(settings.state_dir))[0].decode()
+    series = re.findall(r'^freshmark_tracked_chunks\{branch="main",layer="(\w+)",repo="([^"]+)"\} '
+                        r'(\S+)$', body, re.M)
+    by_repo: dict[str, dict[str, float]] = {}
+    for layer, repo, value in series:
+        by_repo.setdefault(repo, {})[layer] = float(value)
+    assert len(series) == 4 and set(by_repo) == {"shop", next(r for r in by_repo if r != "shop")}
+    assert by_repo.pop("shop") == {"hot": 2.0, "infra": 0.0}
+    (checkout,) = by_repo.values()
+    live = live_chunks_by_layer_and_path(settings, shop)
+    assert checkout == {layer: float(sum(n for (lay, _), n in live.items() if lay == layer))
+                        for layer in ("hot", "infra")}

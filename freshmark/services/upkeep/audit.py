@@ -22,8 +22,8 @@ The pure part (``stale_by_layer``, ``changed_old_paths``, ``freshness_row``) tak
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -45,7 +45,7 @@ from freshmark.core.ports import BranchView
 from freshmark.core.settings import Settings
 from freshmark.core.stamp import LIVE, TOMBSTONED, ChunkRecord
 from freshmark.core.tree import FileChange, changed_paths
-from freshmark.services.repos import resolve_repo
+from freshmark.services.repos import name_choices, resolve_repo
 from freshmark.services.upkeep.drop import BranchState, retire_gone_branch
 from freshmark.services.upkeep.status import overlay_row
 
@@ -77,7 +77,7 @@ class AuditReport:
 
     rows: list[FreshnessRow] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
-    failed: list[tuple[str, str]] = field(default_factory=list)  # (repo, branch)
+    failed: list[tuple[str, str]] = field(default_factory=list)  # (repo label, branch)
     # (repo, branch) of a branch overlay -> its base and own size (``status.overlay_row``)
     overlays: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
     # branches deleted from their repository: (repo, branch, retired); not problems
@@ -130,6 +130,17 @@ def layer_stamps(manifest: Manifest, layers: Sequence[Layer]) -> list[LayerStamp
         )
         for name, stamp in sorted(stamped.items())
     ]
+
+
+def repo_label(manifest: Manifest, config: Config) -> str:
+    """The ``repo`` label of a branch's rows: its name, unless a configured repository owns that
+    name as its id and this is another repository (a checkout indexed by path into the same
+    store, which took the name first). That one is labelled with the name unique to its key,
+    so two repositories never export one series, nor read each other's rows or layers."""
+    name = manifest.repo
+    if manifest.repo_key == f"id:{name}" or all(repo.id != name for repo in config.repos):
+        return name
+    return name_choices(manifest.repo_key, Path(manifest.repo_path or name), name)[-1]
 
 
 def freshness_row(manifest: Manifest, stamp: LayerStamp, *, stale_chunks: int,
@@ -207,6 +218,7 @@ class _BranchAudit:
     now_seconds: float
     previous: dict[str, FreshnessRow]
     problems: list[str]
+    label: str
     layer_names: list[str] = field(default_factory=list)
     carry_counts: bool = False
     _stale: dict[str | None, dict[str, int] | None] = field(default_factory=dict)
@@ -278,12 +290,13 @@ class _BranchAudit:
                 "every live chunk counts as stale until the layer is re-indexed"
             )
         commits_behind, oldest = self.behind(stamp.commit)
-        return freshness_row(
+        row = freshness_row(
             manifest, stamp,
             stale_chunks=counts.tracked_chunks if stale is None else stale.get(stamp.name, 0),
             counts=counts, commits_behind=commits_behind, oldest_unindexed_seconds=oldest,
             now_seconds=self.now_seconds, fingerprint=fingerprint,
         )
+        return row if row.repo == self.label else replace(row, repo=self.label)
 
 
 def _layers_for(config: Config, repo_name: str) -> tuple[Layer, ...]:
@@ -299,15 +312,18 @@ def _repo_path(manifest: Manifest, settings: Settings) -> Path:
     return mirror_path(settings, manifest.repo_key.removeprefix("id:"))
 
 
-def audit_branch(repo: GitRepo, index: BranchView, layers: Sequence[Layer], *,
-                 now_seconds: float, previous: dict[str, FreshnessRow],
+def audit_branch(repo: GitRepo, index: BranchView, config: Config, *,
+                 now_seconds: float, previous: Callable[[str], list[FreshnessRow]],
                  problems: list[str], carry_counts: bool = False) -> list[FreshnessRow]:
-    """Rows for every stamped layer of one branch collection (``carry_counts``: see
+    """Rows for every stamped layer of one branch collection, labelled by ``repo_label``;
+    ``previous`` gives the last rows published under a label (``carry_counts``: see
     ``_BranchAudit.counts``)."""
     manifest = index.manifest
-    stamps = layer_stamps(manifest, layers)
-    run = _BranchAudit(repo, index, repo.branch_head(manifest.branch), now_seconds, previous,
-                       problems, [stamp.name for stamp in stamps], carry_counts)
+    label = repo_label(manifest, config)
+    stamps = layer_stamps(manifest, _layers_for(config, label))
+    last = {row.layer: row for row in previous(label) if row.branch == manifest.branch}
+    run = _BranchAudit(repo, index, repo.branch_head(manifest.branch), now_seconds, last,
+                       problems, label, [stamp.name for stamp in stamps], carry_counts)
     return [run.row(stamp) for stamp in stamps]
 
 
@@ -330,10 +346,10 @@ def _previous_rows(freshness: FreshnessStore | None) -> list[FreshnessRow]:
         return []  # an unreadable cache only costs a recount
 
 
-def _by_branch(rows: Iterable[FreshnessRow]) -> dict[tuple[str, str], dict[str, FreshnessRow]]:
-    grouped: dict[tuple[str, str], dict[str, FreshnessRow]] = {}
+def _by_repo(rows: Iterable[FreshnessRow]) -> dict[str, list[FreshnessRow]]:
+    grouped: dict[str, list[FreshnessRow]] = {}
     for row in rows:
-        grouped.setdefault((row.repo, row.branch), {})[row.layer] = row
+        grouped.setdefault(row.repo, []).append(row)
     return grouped
 
 
@@ -352,7 +368,7 @@ def audit(settings: Settings, config: Config | None = None, *, target: str | Non
     config = config or load_config(settings.config_path)
     store = store or Store.open(settings)
     now = time.time() if now_seconds is None else now_seconds
-    previous = _by_branch(_previous_rows(freshness))
+    previous = _by_repo(_previous_rows(freshness))
     report = AuditReport()
     repos: dict[str, GitRepo] = {}
     branches: dict[str, set[str]] = {}
@@ -372,13 +388,12 @@ def audit(settings: Settings, config: Config | None = None, *, target: str | Non
             if overlay is not None:
                 report.overlays[(manifest.repo, manifest.branch)] = overlay
             report.rows.extend(audit_branch(
-                repo, index, _layers_for(config, manifest.repo), now_seconds=now,
-                previous=previous.get((manifest.repo, manifest.branch), {}),
-                problems=report.problems,
+                repo, index, config, now_seconds=now,
+                previous=lambda label: previous.get(label, []), problems=report.problems,
             ))
         except FreshmarkError as exc:
             report.problems.append(f"{manifest.repo}@{manifest.branch}: {exc}")
-            report.failed.append((manifest.repo, manifest.branch))
+            report.failed.append((repo_label(manifest, config), manifest.branch))
     for location, error in store.unreachable.items():
         report.problems.append(f"Chroma server {location}: its repositories were not "
                                f"audited: {error}")
@@ -423,10 +438,10 @@ def refresh_branch(settings: Settings, config: Config, store: Store,
         return []
     manifest = index.manifest
     repo = GitRepo.open(_repo_path(manifest, settings))
-    previous = {row.layer: row for row in freshness.load_branch(manifest.repo, branch)}
-    rows = audit_branch(repo, index, _layers_for(config, manifest.repo),
+    rows = audit_branch(repo, index, config,
                         now_seconds=time.time() if now_seconds is None else now_seconds,
-                        previous=previous, problems=[], carry_counts=True)
+                        previous=lambda label: freshness.load_branch(label, branch),
+                        problems=[], carry_counts=True)
     freshness.publish(rows)
     return rows
 
