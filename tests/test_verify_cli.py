@@ -158,6 +158,33 @@ def test_path_the_branch_never_had_is_unknown_not_historical(fm_home, make_repo)
     assert "unknown path" in never["reason"] and "no longer exists" not in never["reason"]
 
 
+def test_a_listed_file_moved_unchanged_is_older_but_identical_at_its_new_path(
+        fm_home, make_repo):
+    shop = build_shop(make_repo, index_before_change=False)
+    listed = good_line(shop)
+    shop.repo.rename(PATHS["service"], "src/orders/services/ordering.py").commit("rename")
+    result = run_cli("verify", "-", "--repo", str(shop.path), "--json", stdin=listed)
+    [line] = json.loads(result.stdout)["lines"]
+    assert (line["verdict"], line["moved_to"]) == (
+        "older_identical", "src/orders/services/ordering.py")
+    assert line["reason"].startswith(f"moved from {PATHS['service']} to ")
+    assert "src/orders/services/ordering.py" in line["citation"].splitlines()[0]
+    assert result.exit_code == 0
+
+
+def test_a_listed_file_moved_and_edited_is_changed_at_its_new_path(fm_home, make_repo):
+    shop = build_shop(make_repo, index_before_change=False)
+    listed = good_line(shop)
+    text = (shop.path / PATHS["service"]).read_text()
+    shop.repo.delete(PATHS["service"])
+    shop.repo.write("src/orders/ordering.py", text + "\n\ndef added():\n    return 1\n")
+    shop.repo.commit("move and extend")
+    result = run_cli("verify", "-", "--repo", str(shop.path), "--json", stdin=listed)
+    [line] = json.loads(result.stdout)["lines"]
+    assert (line["verdict"], line["moved_to"]) == ("changed", "src/orders/ordering.py")
+    assert "hash differs" in line["reason"] and result.exit_code == 1
+
+
 def test_a_source_file_of_the_repository_is_refused_in_one_line(fm_home, make_repo):
     shop = build_shop(make_repo, index_before_change=False)
     source = shop.path / PATHS["service"]

@@ -395,37 +395,63 @@ class Verifier:
             moved_to=moved_to,
         )
 
-    def _absent_path(self, path: str) -> Verification:
-        """A path absent at the target: historical only if the branch ever had it."""
+    def _absent_path(self, path: str, hash_prefix: str) -> Verification:
+        """A listed file absent at the target: moved when the diff from the newest commit that
+        had it shows where it went, historical if the branch ever had it."""
         self.git_reads += 1
-        existed = self.repo.path_in_history(self.target.head, path, HISTORY_SEARCH_COMMITS)
-        if existed:
-            return Verification(Verdict.HISTORICAL,
-                                f"file no longer exists at {self.target.label}")
-        searched = "its history" if existed is False else \
+        last = self.repo.newest_commit_with(self.target.head, path, HISTORY_SEARCH_COMMITS)
+        if last:
+            moved = self._listed_file_moved(path, hash_prefix, last)
+            return moved or Verification(Verdict.HISTORICAL,
+                                         f"file no longer exists at {self.target.label}")
+        searched = "its history" if last is False else \
             f"the last {HISTORY_SEARCH_COMMITS} commits"
         return Verification(Verdict.UNVERIFIABLE,
                             f"unknown path: not in {self.target.label} nor in {searched} of "
                             f"{self.target.branch}; check the path")
 
+    def _listed_file_moved(self, path: str, hash_prefix: str,
+                           commit: str) -> Verification | None:
+        """Where ``path``, last seen at ``commit``, is now (``MoveFinder``, bounded as for a
+        search result), judged by the listed hash against the file at its new path."""
+        blob_sha = self.repo.blob_at(commit, path)
+        move = self._moves.file_move(commit, path, blob_sha) if blob_sha else None
+        data = self.current_bytes(move.new_path) if move is not None else None
+        if move is None or data is None:
+            return None
+        moved = f"moved from {path} to {move.new_path} since {short(commit)}"
+        return self._hash_verdict(data, hash_prefix, moved, move.new_path)
+
+    def _hash_verdict(self, data: bytes, hash_prefix: str, moved: str | None = None,
+                      moved_to: str | None = None) -> Verification:
+        """The listed sha256 prefix against ``data``: the same file (current, or older but
+        identical at the path it ``moved`` to) or changed."""
+        now = hashlib.sha256(data).hexdigest()
+        prefix = hash_prefix.lower()
+        where = f"{moved}; " if moved else ""
+        if now.startswith(prefix):
+            verdict = Verdict.OLDER_IDENTICAL if moved else Verdict.CURRENT
+            return Verification(verdict, f"{where}hash matches: {now[:len(prefix)]}",
+                                moved_to=moved_to)
+        return Verification(
+            Verdict.CHANGED,
+            f"{where}hash differs: listed {prefix} -> now {now[:len(prefix)]}; re-read the file",
+            moved_to=moved_to,
+        )
+
     # -- the seed's snippet list (path + sha256 prefix of the whole file) -----------------------
     def verify_file_hash(self, path: str, hash_prefix: str | None) -> Verification:
         """Seed 000 §4.8: compare the sha256 prefix recorded for a file with the file today.
 
-        No prefix -> ``unverifiable``; file absent -> ``historical``; prefix matches -> ``current``;
-        otherwise ``changed``. Raises UnsafePath for paths leaving the repository.
+        No prefix -> ``unverifiable``; prefix matches -> ``current``; otherwise ``changed``. A
+        file absent at the target that moved is judged at its new path (``older_identical`` or
+        ``changed``, with ``moved_to``), else it is ``historical``. Raises UnsafePath for paths
+        leaving the repository.
         """
         safe_relpath(path)
         if not hash_prefix:
             return Verification(Verdict.UNVERIFIABLE, "no version metadata: no hash recorded")
         data = self.current_bytes(path)
         if data is None:
-            return self._absent_path(path)
-        now = hashlib.sha256(data).hexdigest()
-        prefix = hash_prefix.lower()
-        if now.startswith(prefix):
-            return Verification(Verdict.CURRENT, f"hash matches: {now[:len(prefix)]}")
-        return Verification(
-            Verdict.CHANGED,
-            f"hash differs: listed {prefix} -> now {now[:len(prefix)]}; re-read the file",
-        )
+            return self._absent_path(path, hash_prefix)
+        return self._hash_verdict(data, hash_prefix)

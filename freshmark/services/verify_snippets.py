@@ -102,13 +102,15 @@ def _file_kind(verifier: Verifier, path: str, config: Config) -> str:
 def _check_tsv(entry: SnippetEntry, opened: OpenedBranch, config: Config) -> CheckedLine:
     verifier = opened.verifier
     verification = verifier.verify_file_hash(entry.path, entry.hash_prefix)
-    if verification.verdict in (Verdict.CURRENT, Verdict.CHANGED):
-        kind = _file_kind(verifier, entry.path, config)
+    now_at = verification.moved_to or entry.path
+    if verification.verdict in (Verdict.CURRENT, Verdict.OLDER_IDENTICAL, Verdict.CHANGED):
+        kind = _file_kind(verifier, now_at, config)
         if kind in EXCLUDED_FILE_KINDS:
             verification = Verification(Verdict.EXCLUDED, EXCLUSION_REASONS[kind])
-    citation = cite_file(entry.path, entry.hash_prefix, verification, opened.target)
+    citation = cite_file(now_at, entry.hash_prefix, verification, opened.target)
     return CheckedLine(entry.line, entry.path, str(verification.verdict), verification.reason,
-                       "tsv", verification.seed_word, citation=citation.text())
+                       "tsv", verification.seed_word, citation=citation.text(),
+                       moved_to=verification.moved_to)
 
 
 def _check_json(entry: SnippetEntry, opened: OpenedBranch) -> CheckedLine:

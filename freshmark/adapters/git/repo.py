@@ -15,6 +15,7 @@ import stat
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Literal
 
 import pygit2
 from pygit2.enums import DeltaStatus, DiffFind, DiffOption, RepositoryOpenFlag, SortMode
@@ -206,9 +207,10 @@ class GitRepo:
             walker.hide(self._commit(old).id)
         yield from walker
 
-    def path_in_history(self, head: str, path: str, max_commits: int) -> bool | None:
-        """Did ``path`` exist in any commit reachable from ``head``? None when the first
-        ``max_commits`` commits (newest first) do not have it and there are more to look at."""
+    def newest_commit_with(self, head: str, path: str,
+                           max_commits: int) -> str | Literal[False] | None:
+        """The newest commit (by time) reachable from ``head`` whose tree has ``path``: False
+        when none has it, None when the first ``max_commits`` do not and there are more."""
         clean = safe_relpath(path)
         walker = self._repo.walk(self._commit(head).id, SortMode.TIME)
         for seen, commit in enumerate(walker, start=1):
@@ -216,7 +218,7 @@ class GitRepo:
                 return None
             try:
                 commit.tree[clean]
-                return True
+                return str(commit.id)
             except KeyError:
                 continue
             except pygit2.GitError:  # a damaged tree on one commit says nothing about others
