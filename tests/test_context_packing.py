@@ -181,3 +181,19 @@ def test_the_breathing_room_stops_between_definitions_not_inside_the_next(fm_hom
     (main,) = [s for s in sections if s.role == "evidence"]
     assert main.body.splitlines()[-1] == "    return x"  # the end of short()
     assert "def long_one" not in main.body and main.shown_end == 6
+
+
+def test_the_breathing_room_stops_above_a_later_definition_of_a_repeated_name(
+        fm_home, make_repo):
+    repo = make_repo("room")
+    long_body = "".join(f"    step_{n} = x + {n}\n" for n in range(30))
+    repo.write("room/core.py", "def settle_the_ledger_balance(x):\n    return x\n\n\n"
+               "def parse(x: int) -> int:\n    return x\n\n\n"
+               f"def parse(x):\n{long_body}    return x\n")
+    repo.commit("room", when="2026-09-01T10:00:00Z")
+    index(repo.path)
+    request = ContextRequest.build("settle_the_ledger_balance", level="L1")
+    sections = build_context(request, str(repo.path), settings=Settings.from_env()).sections
+    (main,) = [s for s in sections if s.role == "evidence"]
+    assert main.body.splitlines()[-1] == "    return x"  # the end of the first parse()
+    assert "step_0" not in main.body and main.shown_end == 6

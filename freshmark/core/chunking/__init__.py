@@ -158,18 +158,7 @@ def symbol_spans(path: str, text: str, language: str | None = None) -> dict[str,
     Names repeated in one file (overloads, redefinitions) keep their first span. File-level
     code appears as ``<module>``, ``<module>#2``…; an unparsed file is one ``<module>``.
     """
-    if not text.strip():
-        return {}
-    parsed = _parse(path, text, language)
-    if parsed is None:
-        bounds = window_bounds(split_lines(text))
-        return {MODULE_SYMBOL: (bounds[0][0] + 1, bounds[-1][1] + 1)} if bounds else {}
-    spans: dict[str, tuple[int, int]] = {}
-    for unit in walk(parsed.items):
-        spans.setdefault(unit.symbol, (unit.start_row + 1, unit.end_row + 1))
-    for ordinal, (start, end, _) in enumerate(module_runs(parsed.items, parsed.facts.lines), 1):
-        spans.setdefault(block_symbol(ordinal), (start + 1, end + 1))
-    return spans
+    return file_symbols(path, text, language).first_spans()
 
 
 Span = tuple[int, int]
@@ -190,6 +179,17 @@ class FileSymbols:
     parsed: _Parsed | None = None
     _nested: dict[str, list[Span]] | None = None
     signatures: dict[Span, str] = field(default_factory=dict)  # of the units' spans
+
+    def first_spans(self) -> dict[str, Span]:
+        """Each name's first span, and each module block's by its positional name."""
+        spans = {name: found[0] for name, found in self.units.items()}
+        for ordinal, block in enumerate(self.blocks, 1):
+            spans.setdefault(block_symbol(ordinal), block)
+        return spans
+
+    def every_span(self) -> list[Span]:
+        """Every definition's span (all of a repeated name's) and every module block's."""
+        return [span for found in self.units.values() for span in found] + self.blocks
 
     def text_of(self, span: Span) -> str:
         return "\n".join(self.lines[span[0] - 1 : span[1]])

@@ -16,7 +16,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from freshmark.core.chunking import chunk_text, symbol_spans
+from freshmark.core.chunking import FileSymbols, chunk_text, file_symbols
 from freshmark.core.chunking.model import CONTAINER_KINDS
 from freshmark.core.citation import Citation, cite
 from freshmark.core.errors import UnsafePath
@@ -125,6 +125,7 @@ class SliceBuilder:
         self.graph = graph
         self.verifier = opened.verifier
         self._chunks: dict[str, dict[str, Any]] = {}
+        self._symbols: dict[str, FileSymbols] = {}
         self._spans: dict[str, dict[str, tuple[int, int]]] = {}
 
     # -- today's files -----------------------------------------------------------------------------
@@ -163,7 +164,7 @@ class SliceBuilder:
         start = v.current_start_line or record.start_line
         end = v.current_end_line or record.end_line
         lines = text.splitlines()
-        shown_end = _breathing_end(lines, end, self.today_spans(path).values()) if breathing \
+        shown_end = _breathing_end(lines, end, self.today_symbols(path).every_span()) if breathing \
             else min(len(lines), end)
         confidence = "medium" if v.verdict is Verdict.CHANGED else "high"
         note = f"(+{shown_end - end} lines after, breathing room)" if shown_end > end else ""
@@ -209,9 +210,14 @@ class SliceBuilder:
         return Section("imports", path, "imports", start, end, "high", citation, body, 0,
                        note=note, language=language)
 
+    def today_symbols(self, path: str) -> FileSymbols:
+        if path not in self._symbols:
+            self._symbols[path] = file_symbols(path, self.today(path) or "")
+        return self._symbols[path]
+
     def today_spans(self, path: str) -> dict[str, tuple[int, int]]:
         if path not in self._spans:
-            self._spans[path] = symbol_spans(path, self.today(path) or "")
+            self._spans[path] = self.today_symbols(path).first_spans()
         return self._spans[path]
 
     def live_section(self, record: ChunkRecord, role: str, confidence: str, note: str,
