@@ -439,3 +439,48 @@ def test_js_object_whose_only_function_has_a_computed_key_stays_module_code() ->
     source = "module.exports = {\n  [kind]: function () {\n    return 1;\n  }\n};\n"
     (chunk,) = chunk_text("lib/kinds.js", source)
     assert (chunk.symbol, chunk.kind) == ("<module>", "block")
+
+
+OVERLOADS_TS = dedent(
+    """\
+    /** Freezes draftable objects. */
+    export function freeze<T>(obj: T, deep?: boolean): T
+    export function freeze<T>(obj: any, deep: boolean = false): T {
+    \treturn obj
+    }
+
+    /** Get the underlying object */
+    /*#__PURE__*/
+    export function original<T>(value: Draft<T>): T
+    export function original(value: Draft<any>): any {
+    \treturn value
+    }
+
+    export function first(): void
+    export function second(): void
+
+    class Shelf {
+      /** Put a book or a name on the shelf. */
+      put(book: Book): void;
+      put(name: string): void;
+      put(item: any): void { this.items.push(item) }
+    }
+    """
+)
+
+
+def test_ts_overload_signatures_and_their_doc_belong_to_the_implementation() -> None:
+    chunks = by_symbol(chunk_text("src/common.ts", OVERLOADS_TS))
+    freeze, original, put = chunks["freeze"], chunks["original"], chunks["Shelf.put"]
+    assert (freeze.start_line, freeze.end_line) == (1, 5)
+    assert freeze.doc == "Freezes draftable objects."
+    assert (original.start_line, original.end_line) == (7, 12)
+    assert original.doc.startswith("Get the underlying object")
+    assert (put.start_line, put.end_line) == (18, 21)
+    assert "Put a book" in put.doc and "put(name: string): void;" in put.text
+
+
+def test_ts_signatures_of_different_names_stay_module_code() -> None:
+    chunks = by_symbol(chunk_text("src/common.ts", OVERLOADS_TS))
+    module = [c for c in chunks.values() if c.symbol.startswith("<module>")]
+    assert [(c.start_line, c.end_line) for c in module] == [(14, 15)]

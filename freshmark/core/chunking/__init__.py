@@ -51,7 +51,7 @@ DEFAULT_MAX_LINES = 150
 # What these rules make of a file. A layer indexed under another version is chunked again,
 # every file once, at its next run (vectors of unchanged chunks are reused): bump it when a
 # change to the rules changes the chunks of files that did not change.
-CHUNKING_VERSION = "2"
+CHUNKING_VERSION = "3"
 _ALIASES = {
     "py": "python", "js": "javascript", "jsx": "javascript", "ts": "typescript",
     "c++": "cpp", "cc": "cpp", "c#": "csharp", "cs": "csharp", "c_sharp": "csharp",

@@ -85,8 +85,8 @@ def _add_span(facts: FileFacts, node: Node, is_doc: bool) -> None:
         return  # a trailing comment after code on the same line documents that code
     if not src[node.start_byte : node.end_byte].endswith(b"\n"):
         line_end = src.find(b"\n", node.end_byte)
-        if src[node.end_byte : line_end if line_end >= 0 else len(src)].strip():
-            return  # code follows on the comment's last line
+        if src[node.end_byte : line_end if line_end >= 0 else len(src)].strip() not in (b"", b";"):
+            return  # code follows on the comment's last line (a signature's own ``;`` is not)
     span = CommentSpan(node.start_point.row, last_row(node), node_text(src, node), is_doc)
     facts.spans_by_end_row[span.end_row] = span
 

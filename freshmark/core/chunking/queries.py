@@ -37,7 +37,21 @@ _JS_COMMON = r"""
 (member_expression object: (identifier) @ref (#match? @ref "^[A-Z]"))
 """
 _JS_ONLY = "(class_heritage (identifier) @ref)\n"
-_TS_ONLY = "(extends_clause value: (identifier) @ref)\n(type_identifier) @ref\n"
+# An overload signature belongs to the definition of its name right below it (as a doc comment
+# does), so the definition's unit starts at the first signature and takes the comment above it.
+_TS_OVERLOADS = r"""
+((function_signature name: (identifier) @_a) @prefix .
+ [(function_signature name: (identifier) @_b) (function_declaration name: (identifier) @_b)]
+ (#eq? @_a @_b))
+((export_statement declaration: (function_signature name: (identifier) @_a)) @prefix .
+ (export_statement declaration: [(function_signature name: (identifier) @_b)
+                                 (function_declaration name: (identifier) @_b)])
+ (#eq? @_a @_b))
+((method_signature name: (_) @_a) @prefix .
+ [(method_signature name: (_) @_b) (method_definition name: (_) @_b)]
+ (#eq? @_a @_b))
+"""
+_TS_ONLY = "(extends_clause value: (identifier) @ref)\n(type_identifier) @ref\n" + _TS_OVERLOADS
 _JSX = r"""
 (jsx_opening_element name: (identifier) @ref (#match? @ref "^[A-Z]"))
 (jsx_self_closing_element name: (identifier) @ref (#match? @ref "^[A-Z]"))
