@@ -138,3 +138,46 @@ def test_cpp_template_method_includes_the_template_line() -> None:
     assert get.text.splitlines()[0] == "template <typename T>"
     assert get.signature == "T Box<T>::get() const"
     assert get.imports == ["vector", "shape.hpp"]
+
+
+MACRO_NAMESPACE_HPP = dedent(
+    """\
+    #include <string>
+
+    MYLIB_NAMESPACE_BEGIN
+    namespace detail
+    {
+    class lexer
+    {
+      public:
+        int scan_number()
+        {
+            return 1;
+        }
+    };
+    }  // namespace detail
+    MYLIB_NAMESPACE_END
+
+    FMT_BEGIN_NAMESPACE
+    int format_int(int value) { return value; }
+    Q_DECLARE_METATYPE(lexer)
+    int format_uint(unsigned value) {
+        LOG_CALL(value);
+        return value;
+    }
+    FMT_END_NAMESPACE
+    """
+)
+
+
+def test_cpp_a_macro_alone_on_its_line_does_not_hide_the_namespace_it_opens() -> None:
+    chunks = {c.symbol: c for c in chunk_text("include/mylib/lexer.hpp", MACRO_NAMESPACE_HPP)}
+    assert {"detail.lexer", "detail.lexer.scan_number", "format_int", "format_uint"} <= set(chunks)
+    assert (chunks["detail.lexer.scan_number"].start_line,
+            chunks["detail.lexer.scan_number"].end_line) == (9, 12)
+
+
+def test_cpp_a_macro_called_as_a_statement_is_still_read_as_a_call() -> None:
+    chunks = {c.symbol: c for c in chunk_text("include/mylib/lexer.hpp", MACRO_NAMESPACE_HPP)}
+    assert "LOG_CALL" in chunks["format_uint"].references
+    assert chunks["format_uint"].text.splitlines()[1] == "    LOG_CALL(value);"

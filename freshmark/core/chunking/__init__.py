@@ -21,6 +21,7 @@ from freshmark.core.chunking.languages import (
     detect_language,
     parser_for,
 )
+from freshmark.core.chunking.macros import blank_bare_macros
 from freshmark.core.chunking.model import MODULE_SYMBOL, Chunk
 from freshmark.core.chunking.units import (
     Unit,
@@ -51,7 +52,7 @@ DEFAULT_MAX_LINES = 150
 # What these rules make of a file. A layer indexed under another version is chunked again,
 # every file once, at its next run (vectors of unchanged chunks are reused): bump it when a
 # change to the rules changes the chunks of files that did not change.
-CHUNKING_VERSION = "3"
+CHUNKING_VERSION = "4"
 _ALIASES = {
     "py": "python", "js": "javascript", "jsx": "javascript", "ts": "typescript",
     "c++": "cpp", "cc": "cpp", "c#": "csharp", "cs": "csharp", "c_sharp": "csharp",
@@ -93,10 +94,11 @@ def _parse(path: str, text: str, language: str | None, max_units: int = 0) -> _P
         return None
     src = text.encode("utf-8", errors="replace")
     lines = split_lines(text)
+    rules = RULES[name]
     try:
-        tree = parser.parse(src)
+        tree = parser.parse(blank_bare_macros(src) if rules.bare_macros else src)
         facts = collect_facts(name, src, lines, tree.root_node)
-        items = UnitFinder(facts, RULES[name], max_units).find(tree.root_node)
+        items = UnitFinder(facts, rules, max_units).find(tree.root_node)
     except (RecursionError, ValueError) as exc:
         log.warning("tree-sitter chunking of %s failed, using line windows: %s", path, exc)
         return None

@@ -104,7 +104,8 @@ class Rules:
     ``transparent``: nodes whose children belong to the enclosing scope (error recovery,
     preprocessor conditionals, grouped declarations); ``bodyless_functions``: function types
     that are units even without a body; ``prefix_types``: sibling nodes directly above a unit
-    that belong to it besides comments (Rust attributes).
+    that belong to it besides comments (Rust attributes); ``bare_macros``: a macro alone on
+    its line is read as blank (``macros.py``).
     """
 
     functions: frozenset[str]
@@ -120,6 +121,7 @@ class Rules:
     docstrings: bool = False  # the first string of a body is the doc (Python)
     closing_lines: bool = True  # bodies end on a `}` / `end` line a summary keeps (not Python)
     keywords: frozenset[str] = field(default_factory=frozenset)
+    bare_macros: bool = False
 
     @cached_property
     def unit_types(self) -> frozenset[str]:
@@ -242,6 +244,7 @@ RULES: dict[str, Rules] = {
             "type_definition": "struct",
         },  # fmt: skip
         transparent=_C_TRANSPARENT,
+        bare_macros=True,
     ),
     "cpp": Rules(
         functions=_f("function_definition"),
@@ -256,6 +259,7 @@ RULES: dict[str, Rules] = {
         wrappers=_f("template_declaration"),
         transparent=_C_TRANSPARENT | _f("namespace_definition"),
         keywords=_f("this", "std"),
+        bare_macros=True,
     ),
     "csharp": Rules(
         functions=_f(
