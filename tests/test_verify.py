@@ -145,6 +145,24 @@ def test_tombstoned_symbol_in_a_kept_file_says_the_symbol_was_removed(repo):
     assert result.reason == f"symbol ensure_cancellable removed from {PATH} in {gone_in[:7]}"
 
 
+def test_a_symbol_tombstoned_runs_later_is_said_removed_in_the_commit_that_removed_it(repo):
+    record = stamp(repo, repo.head(), PATH, "ensure_cancellable")
+    removed_in = repo.write(PATH, "def total(order):\n    return 0\n").commit("drop rule")
+    repo.write(PATH, "def total(order):\n    return 1\n").commit("fix total")
+    indexed_at = repo.write("README.md", "notes\n").commit("notes")
+    record.status, record.tombstoned_in = "tombstoned", indexed_at
+    result = verifier(repo).verify(record)
+    assert result.reason == f"symbol ensure_cancellable removed from {PATH} in {removed_in[:7]}"
+
+
+def test_a_module_deleted_before_the_run_that_tombstoned_it_names_its_deletion(repo):
+    record = stamp(repo, repo.head(), PATH, "ensure_cancellable")
+    gone_in = repo.delete(PATH).commit("drop domain")
+    indexed_at = repo.write("README.md", "notes\n").commit("notes")
+    record.status, record.tombstoned_in = "tombstoned", indexed_at
+    assert verifier(repo).verify(record).reason == f"module deleted in {gone_in[:7]}"
+
+
 def test_tombstoned_rename_names_its_successor(repo):
     record = stamp(repo, repo.head(), PATH, "ensure_cancellable")
     moved_in = repo.rename(PATH, "src/rules/order.py").commit("move")

@@ -41,6 +41,8 @@ from freshmark.services.moves import Move, MoveFinder
 
 # How far back ``verify`` looks for a path that is absent today before calling it unknown.
 HISTORY_SEARCH_COMMITS = 20_000
+# Commits walked from a tombstoned chunk's stamp to name the one that removed it.
+REMOVAL_SEARCH_COMMITS = 500
 WINDOW_KIND = "window"  # a line window of a file freshmark cannot parse (SPEC §5 fallback)
 _LINE_FIELDS = ("start_line", "end_line")
 
@@ -197,19 +199,41 @@ class Verifier:
         return None
 
     def _tombstone_reason(self, record: ChunkRecord) -> str:
-        where = short(record.tombstoned_in)
-        if record.successor:
-            return f"file renamed to {record.successor} in {where}" + self._now_at(record)
         if not record.tombstoned_in:
             return "tombstoned by the indexer"
         try:
             self.git_reads += 1
             still_there = self.repo.blob_at(record.tombstoned_in, record.path) is not None
+            removed_in = self._removed_in(record)
         except PermanentError:  # the tombstone commit was rewritten away (force push)
-            return f"tombstoned in {where}"
+            return f"tombstoned in {short(record.tombstoned_in)}"
+        # The index run that tombstoned it may be many commits after the one that removed it.
+        when = f"in {short(removed_in)}" if removed_in else \
+            f"between {short(record.commit)} and {short(record.tombstoned_in)}"
+        if record.successor:
+            return f"file renamed to {record.successor} {when}" + self._now_at(record)
         if still_there:
-            return f"symbol {record.symbol} removed from {record.path} in {where}"
-        return f"module deleted in {where}"
+            return f"symbol {record.symbol} removed from {record.path} {when}"
+        return f"module deleted {when}"
+
+    def _removed_in(self, record: ChunkRecord) -> str | None:
+        """The first commit after the stamp's whose file no longer holds ``record``'s
+        definition (deleted, renamed, or without it), among those that changed the path in
+        the first ``REMOVAL_SEARCH_COMMITS`` commits up to the tombstone; None if not found."""
+        if not record.commit or not record.tombstoned_in:
+            return None
+        touching = list(self.repo.commits_touching(record.path, record.commit,
+                                                   record.tombstoned_in,
+                                                   REMOVAL_SEARCH_COMMITS))
+        for commit in reversed(touching):
+            self.git_reads += 1
+            blob_sha = self.repo.blob_at(commit, record.path)
+            text = self._moves.text(blob_sha) if blob_sha else None
+            if text is None or record.kind == WINDOW_KIND or locate(
+                    record, file_symbols(record.path, text),
+                    lambda: self._indexed_symbols(record)) is None:
+                return commit
+        return None
 
     def _now_at(self, record: ChunkRecord) -> str:
         """Where a renamed file's symbol is today (SPEC §2: if it moved, say where)."""

@@ -239,17 +239,22 @@ class GitRepo:
                              max_commits: int) -> str | None:
         """The newest commit in ``old..new`` that changed ``path`` (first parent), looking at
         no more than ``max_commits`` commits; None when none of those did."""
+        return next(self.commits_touching(path, old, new, max_commits), None)
+
+    def commits_touching(self, path: str, old: str, new: str,
+                         max_commits: int) -> Iterator[str]:
+        """The commits in ``old..new`` that changed ``path`` (first parent), newest first,
+        among no more than ``max_commits`` commits."""
         clean = safe_relpath(path)
         walker = self._repo.walk(self._commit(new).id, SortMode.TOPOLOGICAL)
         walker.hide(self._commit(old).id)
         for seen, commit in enumerate(walker, start=1):
             if seen > max_commits:
-                return None
+                return
             parent = commit.parents[0] if commit.parents else None
             if _entry_id(commit.tree, clean) != (_entry_id(parent.tree, clean) if parent
                                                   else None):
-                return str(commit.id)
-        return None
+                yield str(commit.id)
 
     def oldest_unindexed_commit_time(self, old: str | None, new: str) -> datetime | None:
         """Committer time of the oldest commit in ``old..new``; None when there is none."""
