@@ -107,6 +107,12 @@ def test_kind_limits_results_to_the_named_kinds(hooks):
     assert {r.record.file_kind for r in response.results} <= {"test", "doc"}
 
 
+@pytest.mark.parametrize("kinds", ["", " , ", [" "]])
+def test_a_kind_that_names_no_kind_is_refused_not_searched_as_nothing(kinds):
+    with pytest.raises(BadInput, match="kind names no file kind"):
+        SearchRequest.build(QUESTION, kinds=kinds)
+
+
 def test_unknown_kind_is_refused_naming_the_kinds(hooks):
     with pytest.raises(BadInput, match="unknown file kind 'sources'.*source, test"):
         search(SearchRequest.build(QUESTION, kinds=["sources"]), str(hooks.path),

@@ -54,13 +54,16 @@ def resolve_kinds(kinds: Iterable[str] | str | None, include_excluded: bool = Fa
                   ) -> frozenset[str]:
     """The file kinds a search covers: ``kinds`` as named (a list or a comma-separated string),
     else ``DEFAULT_KINDS``; ``include_excluded`` adds the excluded kinds either way."""
-    if kinds is None or kinds == "" or kinds == []:
+    if kinds is None or kinds == []:
         chosen = set(DEFAULT_KINDS)
     else:
         names = kinds.split(",") if isinstance(kinds, str) else list(kinds)
         if not all(isinstance(name, str) for name in names):
             raise BadInput("kind must be a list of file kind names")
         chosen = {name.strip().lower() for name in names if name.strip()}
+        if not chosen:  # `--kind ""` searched nothing, or everything, without a word
+            raise BadInput(f"kind names no file kind; choose from {', '.join(FILE_KINDS)} "
+                           "(leave it out for the default)")
         unknown = sorted(chosen - set(FILE_KINDS))
         if unknown:
             raise BadInput(f"unknown file kind {', '.join(map(repr, unknown))}; "
