@@ -197,3 +197,19 @@ def test_the_breathing_room_stops_above_a_later_definition_of_a_repeated_name(
     (main,) = [s for s in sections if s.role == "evidence"]
     assert main.body.splitlines()[-1] == "    return x"  # the end of the first parse()
     assert "step_0" not in main.body and main.shown_end == 6
+
+
+def test_a_test_helper_asked_for_by_name_is_the_evidence_not_the_code_near_it(fm_home, make_repo):
+    repo = make_repo("patches")
+    repo.write("src/patches.py", "def apply_patches(base, patches):\n"
+               "    \"\"\"Apply patches to base: run each patch test.\"\"\"\n"
+               "    for patch in patches:\n        base = patch(base)\n    return base\n")
+    repo.write("tests/test_patches.py", "from src.patches import apply_patches\n\n\n"
+               "def run_patch_tests(cases):\n    for case in cases:\n"
+               "        assert apply_patches(case.base, case.patches) == case.expected\n")
+    repo.commit("patches", when="2026-09-01T10:00:00Z")
+    index(repo.path)
+    request = ContextRequest.build("run_patch_tests", level="L1")
+    sections = build_context(request, str(repo.path), settings=Settings.from_env()).sections
+    (main,) = [s for s in sections if s.role == "evidence"]
+    assert (main.path, main.symbol) == ("tests/test_patches.py", "run_patch_tests")

@@ -53,7 +53,6 @@ ranking into files, each scored by its best chunk plus a little for its second b
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -67,6 +66,7 @@ from freshmark.core.structure import (
     code_names,
     defined_in_text,
     definitions_first,
+    looked_up,
     members_first,
     names_only,
     qualified_hit,
@@ -354,8 +354,7 @@ def rerank(
             combined_score(features, weights)
     named = code_names(plan.identifiers, hints) if plan else []
     ranked = sorted(candidates, key=lambda c: -c.score)
-    only_names = plan is not None and set(re.findall(r"\w+", plan.text)) <= {
-        word for name in [*named, *hints] for word in re.findall(r"\w+", name)}
+    only_names = plan is not None and bool(looked_up(plan.text, plan.identifiers, hints))
     return structured(ranked, terms, named, _declaring(ranked, named) if only_names else None)
 
 

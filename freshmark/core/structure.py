@@ -183,6 +183,15 @@ def code_names(identifiers: Iterable[str], dotted_names: Iterable[str]) -> list[
     return [*identifiers, *(name.rsplit("/", 1)[-1] for name in dotted_names)]
 
 
+def looked_up(text: str, identifiers: Iterable[str], dotted_names: Iterable[str]) -> list[str]:
+    """The names (``code_names``) of a query that is nothing but names written as code
+    (``run_patch_tests``, ``Immer.createDraft``); [] when it has other words."""
+    dotted = list(dotted_names)
+    named = code_names(identifiers, dotted)
+    words = {word for name in [*named, *dotted] for word in re.findall(r"\w+", name)}
+    return named if set(re.findall(r"\w+", text)) <= words else []
+
+
 def qualified_hit(symbol: str, dotted_names: Iterable[str]) -> float:
     """1.0 when the query writes the symbol with its owner (``Context.invoke``,
     ``click.core.Context.invoke``): ``dotted_names`` are the query's dotted names as slash

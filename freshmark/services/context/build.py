@@ -38,8 +38,10 @@ from freshmark.adapters.lexical.registry import lexical_engine
 from freshmark.adapters.store.chroma import Store
 from freshmark.core.config import Config, load_config
 from freshmark.core.ports import Embedder
+from freshmark.core.query import plan_query
 from freshmark.core.request import DEFAULT_KINDS, LEVELS, ContextRequest, SearchRequest
 from freshmark.core.settings import Settings
+from freshmark.core.structure import looked_up
 from freshmark.core.verdicts import Verdict, short
 from freshmark.services.context.slices import (
     EVIDENCE_VERDICTS,
@@ -199,9 +201,19 @@ def packing_order(level_sections: list[Section], matches: list[Section],
     return own + [s for s in extra if not later(s)] + [s for s in extra if later(s)]
 
 
-def implementation_first(evidence: list[VerifiedResult]) -> list[VerifiedResult]:
-    """Evidence with tests, examples and docs after the implementation (stable otherwise)."""
-    return sorted(evidence, key=lambda r: is_secondary(r.record.path, r.record.file_kind))
+def implementation_first(evidence: list[VerifiedResult], query: str) -> list[VerifiedResult]:
+    """Evidence with tests, examples and docs after the implementation (stable otherwise),
+    except a definition the query is only the name of (``runPatchTests``): asked for by name,
+    it leads wherever it is defined; the implementation's definitions of that name first."""
+    plan = plan_query(query)
+    asked = {name.lower() for name in looked_up(plan.text, plan.identifiers, plan.path_hints)}
+
+    def named(result: VerifiedResult) -> bool:
+        symbol = result.record.symbol.lower()
+        return symbol in asked or symbol.rsplit(".", 1)[-1] in asked
+
+    return sorted(evidence, key=lambda r: (not named(r),
+                                           is_secondary(r.record.path, r.record.file_kind)))
 
 
 def matched(result: VerifiedResult) -> bool:
@@ -270,7 +282,7 @@ def build_context(
                           opened.target.to_dict(), info)
     builder = SliceBuilder(opened, results, graph_for(opened.index))
     evidence = implementation_first([r for r in results if r.verification.verdict in
-                                     EVIDENCE_VERDICTS and matched(r)])
+                                     EVIDENCE_VERDICTS and matched(r)], text)
     if not evidence:
         slice_.missing.append(_no_evidence_line(opened, results))
         fit(slice_, builder.reference_sections())
