@@ -56,6 +56,9 @@ CODE = b"def total(order):\n    return order.total\n"
         ("web/src/cart.spec.js", "test"),
         ("svc/src/test/java/OrderTest.java", "test"),
         ("conftest.py", "test"),
+        ("asv_bench/benchmarks/groupby.py", "test"),
+        ("__performance_tests__/add-data.mjs", "test"),
+        ("src/parse.bench.ts", "test"),
         ("README.md", "doc"),
         ("docs/guide.rst", "doc"),
         ("docs/conf.py", "doc"),
@@ -72,6 +75,7 @@ CODE = b"def total(order):\n    return order.total\n"
         ("CMakeLists.txt", "config"),
         ("src/orders/service.py", "source"),
         ("cmd/server/main.go", "source"),
+        ("bench/bench_index.py", "source"),
     ],
 )
 def test_builtin_path_rule_gives_kind(path: str, kind: str) -> None:

@@ -107,6 +107,9 @@ _BUILTIN_RULES: tuple[tuple[str, str | None, tuple[str, ...]], ...] = (
         "conftest.py", "*_test.go", "*Test.java", "*Tests.java", "*Test.kt", "*Test.cs",
         "*Tests.cs", "*_spec.rb", "*_test.rb", "*_test.cc", "*_test.cpp", "*_unittest.cc",
         "*Test.php", *(f"*.test.{ext}" for ext in _JS_EXTS), *(f"*.spec.{ext}" for ext in _JS_EXTS),
+        # Benchmarks call the implementation as tests do (asv's, vitest's ``*.bench.ts``).
+        "**/benchmarks/**", "**/benchmark/**", "**/__benchmarks__/**",
+        "**/__performance_tests__/**", *(f"*.bench.{ext}" for ext in _JS_EXTS),
     )),
     ("changelog", None, (
         "CHANGELOG*", "CHANGES", "CHANGES.*", "HISTORY", "HISTORY.*", "NEWS", "NEWS.*",

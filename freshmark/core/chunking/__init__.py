@@ -51,8 +51,9 @@ log = logging.getLogger(__name__)
 DEFAULT_MAX_LINES = 150
 # What these rules make of a file. A layer indexed under another version is chunked again,
 # every file once, at its next run (vectors of unchanged chunks are reused): bump it when a
-# change to the rules changes the chunks of files that did not change.
-CHUNKING_VERSION = "4"
+# change to the rules changes the chunks of files that did not change, or their kinds
+# (``core/classify.py``: a full pass classifies every file again).
+CHUNKING_VERSION = "5"
 _ALIASES = {
     "py": "python", "js": "javascript", "jsx": "javascript", "ts": "typescript",
     "c++": "cpp", "cc": "cpp", "c#": "csharp", "cs": "csharp", "c_sharp": "csharp",
