@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from freshmark.core.diversify import diversify
+from freshmark.core.diversify import diversify, first_copies
 from freshmark.core.fusion import (
     DEFAULT_WEIGHTS,
     RRF_K,
@@ -286,3 +286,15 @@ def test_diversify_with_give_way_is_a_prefix_of_one_order_for_any_k() -> None:
     assert sorted(whole) == sorted(RANKING)
     for k in range(1, len(RANKING) + 1):
         assert diversify(RANKING, k, 2, lambda item: item[0], give_way=1) == whole[:k]
+
+
+def test_a_copy_in_another_file_gives_way_and_equal_texts_of_one_file_stay() -> None:
+    def chunk(doc_id: str, path: str, text_sha: str) -> Candidate:
+        record = _record(doc_id, path=path)
+        record.text_sha256 = text_sha
+        return Candidate(record)
+
+    ranked = [chunk("a", "include/x.hpp", "1"), chunk("b", "single/x.hpp", "1"),
+              chunk("c", "include/x.hpp", "1"), chunk("d", "single/x.hpp", "2"),
+              chunk("e", "old/x.hpp", "")]
+    assert [c.record.id for c in first_copies(ranked)] == ["a", "c", "d", "e"]

@@ -190,3 +190,17 @@ def test_cli_search_files_and_kind_in_json(hooks):
     files = json.loads(result.output)["files"]
     assert files[0]["path"] == "scheduler/webhooks.py"
     assert {f["file_kind"] for f in files} <= {"source", "test"}
+
+
+def test_a_copy_of_a_chunk_in_another_file_takes_no_place_of_its_own(fm_home, make_repo):
+    # An amalgamated single header repeats every definition of the library's own headers.
+    project = indexed_project(make_repo("hooks"), {
+        "hooks/webhooks.py": SIGNATURE_SOURCE,
+        "single_include/webhooks_all.py": SIGNATURE_SOURCE,
+        "hooks/test_webhooks.py": SIGNATURE_TEST,
+    }, package="hooks")
+    response = search(SearchRequest.build("check the webhook signature in constant time", k=5),
+                      str(project.path), settings=Settings.from_env())
+    texts = [r.record.text for r in response.results]
+    signature = [r.record.path for r in response.results if r.record.symbol == "signature_ok"]
+    assert len(signature) == 1 and len(texts) == len(set(texts))

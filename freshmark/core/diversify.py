@@ -1,5 +1,6 @@
 """Per-file turns in a ranking: no file takes every place while other files wait (the search's
-``diversify``; the benches re-rank saved pools of plain dicts with it too).
+``diversify``; the benches re-rank saved pools of plain dicts with it too), and one copy of a
+text (``first_copies``).
 
 Written by hand: an interleaving rule over a ranked list, no library does it.
 """
@@ -63,3 +64,19 @@ def diversify(ranked: Sequence[T], k: int, max_per_file: int,
                 placed = 0
             held.append(candidate)
     return (taken + held)[:k]
+
+
+def first_copies(ranked: Sequence[Candidate]) -> list[Candidate]:
+    """``ranked`` without the chunks whose text is a chunk's ranked above them in another file
+    (an amalgamated single header, a vendored or copied module): a copy adds no evidence and
+    takes a place another file needs. Within one file, equal texts are different definitions
+    (``__init__`` of two classes) and all stay."""
+    first_path: dict[str, str] = {}
+    kept: list[Candidate] = []
+    for candidate in ranked:
+        text_sha = candidate.record.text_sha256
+        path = candidate.record.path
+        if text_sha and first_path.setdefault(text_sha, path) != path:
+            continue
+        kept.append(candidate)
+    return kept

@@ -17,7 +17,7 @@ import numpy as np
 from freshmark.adapters.lexical.tantivy_engine import TantivyEngine
 from freshmark.core.chunking.model import NOT_ONE_DEFINITION
 from freshmark.core.classify import search_kind
-from freshmark.core.diversify import diversify
+from freshmark.core.diversify import diversify, first_copies
 from freshmark.core.fusion import (
     DEFAULT_WEIGHTS,
     Candidate,
@@ -289,7 +289,7 @@ def hybrid_search(
     ranking = _Ranking(view, embedder, request, plan, lexical or TantivyEngine(None), weights)
     # A question or a few names asks for a function: its own chunks rank it. An issue report
     # asks which code is at fault: evidence spread over a file counts.
-    ranked = ranking.pool(POOL, whole_files=plan.long)
+    ranked = first_copies(ranking.pool(POOL, whole_files=plan.long))
     if plan.long:
         return diversify(ranking.second_pass(ranked), k, max_per_file,
                          lead_file_cap=report_lead_cap(max_per_file)), ranking.timings
