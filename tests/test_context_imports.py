@@ -19,10 +19,10 @@ def kept_lines(block: list[str], user_text: str, language: str) -> list[str]:
     return [line for _, line in used_import_lines(block, 1, user_text, language)]
 
 
-def test_used_imports_keep_aliases_and_whole_parenthesised_statements():
+def test_used_imports_keep_aliases_and_the_used_names_of_a_parenthesised_group():
     kept = used_import_lines(BLOCK, 3, "def f(x: t.Any) -> Path:\n    return collections.abc",
                              "python")
-    assert [number for number, _ in kept] == [4, 5, 6, 7, 8, 9]
+    assert [number for number, _ in kept] == [4, 5, 7, 8, 9]
 
 
 def test_unused_imports_are_dropped():
@@ -90,7 +90,7 @@ def test_javascript_keeps_the_names_each_import_form_binds():
         "import * as path from 'node:path'",
         "import './polyfills'",
         "import type { Options } from './options'",
-        "import {", "  parse,", "  stringify,", "} from 'qs'",
+        "import {", "  stringify,", "} from 'qs'",
         "const fs = require('fs')",
     ]
 
@@ -145,3 +145,15 @@ def test_an_import_in_a_python_docstring_is_not_the_import_block():
     text = '"""Use it so:\n\nimport shop\nshop.run()\n"""\n\nimport os\n\n\ndef f():\n    ' \
            'return os.sep\n'
     assert import_block("shop/run.py", text) == (7, 7)
+
+
+def test_a_group_keeps_its_edges_when_the_used_name_is_on_them():
+    block = ["import { produce,", "  Draft,", "  Patch } from './internal'", "import x from 'x'"]
+    assert kept_lines(block, "function f() { return produce(1) }", "typescript") == [
+        "import { produce,", "  Patch } from './internal'"]
+
+
+def test_rust_use_group_keeps_the_names_the_symbol_uses():
+    block = ["use crate::walk::{", "    DirEntry,", "    WalkDir as Walker,", "    Error,", "};"]
+    assert kept_lines(block, "fn f() -> Walker { Walker::new() }", "rust") == [
+        "use crate::walk::{", "    WalkDir as Walker,", "};"]

@@ -149,15 +149,34 @@ def _bound_names(statement: str, language: str) -> set[str] | None:
 
 def _kept(statement: list[tuple[int, str]], used: set[str], language: str
           ) -> list[tuple[int, str]]:
-    """The statement's lines the symbol needs: all of it, none, or, for Go's ``import (…)``,
-    the opening and closing lines around the packages it uses."""
-    if language == "go" and re.match(r"\s*import\s*\($", statement[0][1]) and len(statement) > 1:
-        specs = [(number, line) for number, line in statement[1:-1]
-                 if line.strip() and not line.strip().startswith("//")
-                 and _uses(_go_names(line), used)]
-        return [statement[0], *specs, statement[-1]] if specs else []
-    text = " ".join(line for _, line in statement)
-    return statement if _uses(_bound_names(text, language), used) else []
+    """The statement's lines the symbol needs: all of it, none, or, for a group written one
+    name a line (Go's ``import (…)``, ``import {…} from``, ``from m import (…)``,
+    ``use m::{…};``), the opening and closing lines around the names it uses."""
+    whole_used = _uses(_bound_names(" ".join(line for _, line in statement), language), used)
+    if len(statement) <= 2 or _opened(statement[0][1]) <= 0:
+        return statement if whole_used else []
+    listed = _go_names if language == "go" else _listed_names
+    inner = [(number, line) for number, line in statement[1:-1]
+             if line.strip() and not line.strip().startswith(("//", "#"))
+             and _uses(listed(line), used)]
+    if inner:
+        return [statement[0], *inner, statement[-1]]
+    # A name on the opening or closing line itself (``import { a,`` … ``b } from``).
+    return [statement[0], statement[-1]] if language != "go" and whole_used else []
+
+
+def _listed_names(line: str) -> set[str] | None:
+    """The names one line of a group binds: the alias of ``a as b``, else the last part of
+    each comma-separated entry (``Y`` of ``x::Y``, ``type Foo``); None for a wildcard or a
+    nested group, which may bind anything."""
+    if "*" in line or "{" in line or "(" in line:
+        return None
+    names = set()
+    for entry in line.split(","):
+        words = _IDENTIFIER.findall(entry)
+        if words:
+            names.add(words[-1])
+    return names
 
 
 def _uses(names: set[str] | None, used: set[str]) -> bool:
