@@ -235,12 +235,6 @@ class GitRepo:
         raw = self._commit(old).tree.diff_to_tree(self._commit(new).tree)
         return {p for d in raw.deltas for p in (d.old_file.path, d.new_file.path) if p}
 
-    def last_commit_touching(self, path: str, old: str, new: str,
-                             max_commits: int) -> str | None:
-        """The newest commit in ``old..new`` that changed ``path`` (first parent), looking at
-        no more than ``max_commits`` commits; None when none of those did."""
-        return next(self.commits_touching(path, old, new, max_commits), None)
-
     def commits_touching(self, path: str, old: str, new: str,
                          max_commits: int) -> Iterator[str]:
         """The commits in ``old..new`` that changed ``path`` (first parent), newest first,

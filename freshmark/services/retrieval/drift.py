@@ -114,8 +114,8 @@ class DriftReader:
     def _touched(self, path: str, since: str) -> str | None:
         key = (path, since)
         if key not in self._last_commit:
-            self._last_commit[key] = self.repo.last_commit_touching(path, since, self.head,
-                                                                    MAX_COMMITS_SEARCHED)
+            self._last_commit[key] = next(self.repo.commits_touching(
+                path, since, self.head, MAX_COMMITS_SEARCHED), None)
         return self._last_commit[key]
 
 
