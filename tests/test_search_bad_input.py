@@ -43,6 +43,16 @@ def test_query_with_binary_content_is_refused(fm_home, make_repo):
                settings=Settings.from_env())
 
 
+def test_a_query_byte_that_is_not_utf8_gets_one_line_and_exit_2(fm_home, make_repo):
+    # A shell passes the byte \xff through as a lone surrogate (surrogateescape).
+    shop = build_shop(make_repo)
+    for command in ("search", "context"):
+        code, out, err = run_cli(command, "validate \udcff value", "--repo", str(shop.path))
+        assert (code, out) == (2, "")
+        assert err.strip() == "freshmark: error: query is not valid UTF-8 text (at " \
+                              "character 9); send plain text"
+
+
 @pytest.mark.parametrize("k", [0, -1, 101])
 def test_k_out_of_range_is_refused(fm_home, make_repo, k):
     shop = build_shop(make_repo)

@@ -37,6 +37,11 @@ def validate_query(query: object) -> str:
             f"query is {size_bytes} bytes, over the {MAX_QUERY_BYTES}-byte limit; "
             "ask with a sentence or a few symbol names instead of pasting code"
         )
+    try:
+        query.encode("utf-8")
+    except UnicodeEncodeError as exc:  # a lone surrogate: a byte that was not UTF-8 (\xff)
+        raise BadInput(f"query is not valid UTF-8 text (at character {exc.start}); "
+                       "send plain text") from None
     text = query.strip()
     if not text:
         raise BadInput("query is empty; give words or a symbol name to search for")
