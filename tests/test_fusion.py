@@ -298,3 +298,10 @@ def test_a_copy_in_another_file_gives_way_and_equal_texts_of_one_file_stay() -> 
               chunk("c", "include/x.hpp", "1"), chunk("d", "single/x.hpp", "2"),
               chunk("e", "old/x.hpp", "")]
     assert [c.record.id for c in first_copies(ranked)] == ["a", "c", "d", "e"]
+
+
+def test_a_tombstoned_copy_of_live_code_is_dropped_wherever_it_ranks() -> None:
+    old, new = _record("old", path="src/filters.py"), _record("new", path="src/_filtering.py")
+    old.status, old.text_sha256, new.text_sha256 = "tombstoned", "1", "1"
+    kept = first_copies([Candidate(old), Candidate(new)])
+    assert [c.record.id for c in kept] == ["new"]

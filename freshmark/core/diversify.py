@@ -11,6 +11,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, TypeVar, overload
 
 from freshmark.core.fusion import Candidate
+from freshmark.core.stamp import LIVE
 
 T = TypeVar("T")
 
@@ -70,13 +71,18 @@ def first_copies(ranked: Sequence[Candidate]) -> list[Candidate]:
     """``ranked`` without the chunks whose text is a chunk's ranked above them in another file
     (an amalgamated single header, a vendored or copied module): a copy adds no evidence and
     takes a place another file needs. Within one file, equal texts are different definitions
-    (``__init__`` of two classes) and all stay."""
+    (``__init__`` of two classes) and all stay. A tombstoned chunk whose text a live one holds
+    (a file moved, a history search) is gone wherever it ranks: that code is still there."""
+    live_texts = {c.record.text_sha256 for c in ranked
+                  if c.record.status == LIVE and c.record.text_sha256}
     first_path: dict[str, str] = {}
     kept: list[Candidate] = []
     for candidate in ranked:
         text_sha = candidate.record.text_sha256
-        path = candidate.record.path
-        if text_sha and first_path.setdefault(text_sha, path) != path:
+        if text_sha and candidate.record.status != LIVE and text_sha in live_texts:
+            continue
+        if text_sha and first_path.setdefault(text_sha, candidate.record.path) != \
+                candidate.record.path:
             continue
         kept.append(candidate)
     return kept
