@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from freshmark.core.chunking import file_imports
 from freshmark.core.stamp import ChunkRecord
 from freshmark.services.context.symbol_graph import SymbolGraph
 
@@ -44,6 +45,17 @@ def test_relative_import_resolves_against_the_importing_file():
     assert GRAPH.resolve_import("web/src/app.ts", "./util") == ["web/src/util.ts"]
     assert GRAPH.resolve_import("src/orders/services/x.py", "..domain.order") == [
         "src/orders/domain/order.py"]
+
+
+def test_modules_imported_from_their_package_resolve_to_their_files():
+    source = "from . import _config, setters as s\n\n\ndef attrs():\n    return s\n"
+    specs = file_imports("src/attr/_make.py", source)
+    graph = SymbolGraph([chunk("src/attr/_make.py", "attrs", imports=tuple(specs)),
+                         chunk("src/attr/__init__.py", "<module>", "block"),
+                         chunk("src/attr/_config.py", "set_run_validators"),
+                         chunk("src/attr/setters.py", "frozen")])
+    assert graph.imported_files("src/attr/_make.py") == [
+        "src/attr/__init__.py", "src/attr/_config.py", "src/attr/setters.py"]
 
 
 def test_an_import_naming_the_file_with_its_extension_resolves_to_it():

@@ -68,7 +68,8 @@ def collect_facts(language: str, src: bytes, lines: list[str], root: Node) -> Fi
     imports = [
         (n.start_point.row, clean_import(n.type, node_text(src, n)))
         for n in captures.get("import", [])
-    ]
+    ] + [(n.start_point.row, name) for n in captures.get("import_relative", [])
+         if (name := _package_module(src, n))]
     facts.imports = sorted((row, name) for row, name in imports if name)
     refs = sorted(
         (n.start_point.row, n.start_byte, node_text(src, n)) for n in captures.get("ref", [])
@@ -76,6 +77,20 @@ def collect_facts(language: str, src: bytes, lines: list[str], root: Node) -> Fi
     facts.ref_rows = [row for row, _, _ in refs]
     facts.ref_names = [name for _, _, name in refs]
     return facts
+
+
+def _package_module(src: bytes, name: Node) -> str | None:
+    """``.setters`` for ``setters`` in Python's ``from . import setters``: a name imported
+    from the package itself is one of its modules (or a name of its ``__init__``, which the
+    ``.`` import names). None under ``from .pkg import x``, where ``x`` is most often not a
+    module."""
+    statement = name.parent
+    while statement is not None and statement.type != "import_from_statement":
+        statement = statement.parent
+    module = statement.child_by_field_name("module_name") if statement is not None else None
+    if module is None or module.named_child_count != 1:  # dots only: its one import_prefix
+        return None
+    return node_text(src, module) + node_text(src, name)
 
 
 def _add_span(facts: FileFacts, node: Node, is_doc: bool) -> None:
