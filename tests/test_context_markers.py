@@ -47,6 +47,18 @@ def test_deleted_code_cut_for_the_budget_is_named_as_history_not_as_missing(fm_h
     assert all("history, reference only (not in today's code)" in line for line in cut_history)
 
 
+def test_a_name_nothing_defines_is_missing_though_code_shares_its_words(fm_home, make_repo):
+    repo = make_repo("orders")
+    repo.write("orders/eq.py", "def determine_eq_order(a, b):\n    return a == b\n")
+    repo.commit("orders")
+    index(repo.path)
+    slice_ = slice_for(repo.path, "OrderService.cancel_order")
+    (missing,) = slice_.missing
+    assert missing.startswith("[MISSING] no definition of OrderService.cancel_order in main@")
+    assert missing.endswith("; needed: the file or symbol that defines it")
+    assert not [s for s in slice_.sections if s.role == "evidence"]
+
+
 def test_no_current_evidence_is_missing_without_naming_the_deleted_file(fm_home, make_repo):
     repo = make_repo("payments")
     repo.write("payments/stripe_refunds.py",
@@ -56,7 +68,8 @@ def test_no_current_evidence_is_missing_without_naming_the_deleted_file(fm_home,
     index(repo.path)
     repo.delete("payments/stripe_refunds.py").commit("drop stripe")
     slice_ = slice_for(repo.path, "refund_stripe_webhook")
-    assert slice_.missing and slice_.missing[0].startswith("[MISSING] no current code in main@")
+    assert slice_.missing and slice_.missing[0].startswith(
+        "[MISSING] no definition of refund_stripe_webhook in main@")
     assert "only deleted code matches it" in slice_.missing[0]
     assert not [line for line in marked(slice_.text(), "[MISSING]") if "stripe_refunds" in line]
 

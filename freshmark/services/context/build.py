@@ -41,7 +41,7 @@ from freshmark.core.ports import Embedder
 from freshmark.core.query import plan_query
 from freshmark.core.request import DEFAULT_KINDS, LEVELS, ContextRequest, SearchRequest
 from freshmark.core.settings import Settings
-from freshmark.core.structure import looked_up
+from freshmark.core.structure import defined_in_text, looked_up
 from freshmark.core.verdicts import Verdict, short
 from freshmark.services.context.slices import (
     EVIDENCE_VERDICTS,
@@ -201,18 +201,28 @@ def packing_order(level_sections: list[Section], matches: list[Section],
     return own + [s for s in extra if not later(s)] + [s for s in extra if later(s)]
 
 
-def implementation_first(evidence: list[VerifiedResult], query: str) -> list[VerifiedResult]:
-    """Evidence with tests, examples and docs after the implementation (stable otherwise),
-    except a definition the query is only the name of (``runPatchTests``): asked for by name,
-    it leads wherever it is defined; the implementation's definitions of that name first."""
+def asked_names(query: str) -> list[str]:
+    """The names a query is nothing but, as written (``run_patch_tests``,
+    ``OrderService.cancel_order`` -> ``cancel_order``...): [] for a question."""
     plan = plan_query(query)
-    asked = {name.lower() for name in looked_up(plan.text, plan.identifiers, plan.path_hints)}
+    return looked_up(plan.text, plan.identifiers, plan.path_hints)
 
-    def named(result: VerifiedResult) -> bool:
-        symbol = result.record.symbol.lower()
-        return symbol in asked or symbol.rsplit(".", 1)[-1] in asked
 
-    return sorted(evidence, key=lambda r: (not named(r),
+def names_it(result: VerifiedResult, names: list[str]) -> bool:
+    """The result is a definition of one of ``names`` (by its name or its last part), or
+    declares one by a line of its text (a constant, a field)."""
+    symbol = result.record.symbol.lower()
+    lowered = {name.lower() for name in names}
+    return symbol in lowered or symbol.rsplit(".", 1)[-1] in lowered or \
+        defined_in_text(result.record.text, names)
+
+
+def implementation_first(evidence: list[VerifiedResult], names: list[str]
+                         ) -> list[VerifiedResult]:
+    """Evidence with tests, examples and docs after the implementation (stable otherwise),
+    except the definitions of the names the query is only made of (``runPatchTests``): asked
+    for by name, they lead wherever they are defined; the implementation's first."""
+    return sorted(evidence, key=lambda r: (not (names and names_it(r, names)),
                                            is_secondary(r.record.path, r.record.file_kind)))
 
 
@@ -247,11 +257,18 @@ def _header(query: str, level: str, budget: int, opened: OpenedBranch,
     ])
 
 
-def _no_evidence_line(opened: OpenedBranch, results: list[VerifiedResult]) -> str:
-    """The one [MISSING] line: it names what is needed, never deleted code (historical
-    matches, if any, follow as reference-only sections, or [LEFT OUT] lines)."""
+def _no_evidence_line(opened: OpenedBranch, results: list[VerifiedResult],
+                      names: str = "") -> str:
+    """The one [MISSING] line: it names what is needed (``names``: the query, when it is only
+    names), never deleted code (historical matches, if any, follow as reference-only
+    sections, or [LEFT OUT] lines)."""
     historical = any(r.verification.verdict is Verdict.HISTORICAL for r in results)
     found = "; only deleted code matches it" if historical else ""
+    if names:
+        shown = " ".join(names.split())
+        shown = shown if len(shown) <= 120 else shown[:119] + "…"
+        return (f"{MISSING} no definition of {shown} in {opened.target.label}"
+                f"{found}; needed: the file or symbol that defines it")
     return (f"{MISSING} no current code in {opened.target.label} matches the query{found}; "
             "needed: the file or symbol that implements it")
 
@@ -281,10 +298,14 @@ def build_context(
     slice_ = ContextSlice(text, level, budget, _header(text, level, budget, opened, info),
                           opened.target.to_dict(), info)
     builder = SliceBuilder(opened, results, graph_for(opened.index))
+    # A query of names only is answered by their definitions: code that merely shares a word
+    # with them (``order`` of ``cancel_order``) is no evidence of them.
+    names = asked_names(text)
     evidence = implementation_first([r for r in results if r.verification.verdict in
-                                     EVIDENCE_VERDICTS and matched(r)], text)
+                                     EVIDENCE_VERDICTS and matched(r)
+                                     and (not names or names_it(r, names))], names)
     if not evidence:
-        slice_.missing.append(_no_evidence_line(opened, results))
+        slice_.missing.append(_no_evidence_line(opened, results, text if names else ""))
         fit(slice_, builder.reference_sections())
         return slice_
     own = LEVEL_BUILDERS[level](builder, evidence[0])
