@@ -190,6 +190,24 @@ def test_human_output_marks_where_a_later_part_starts_below_its_head(fm_home, ma
                          f"    {LEDGER.splitlines()[start - 1]}"]
 
 
+def test_a_long_carried_head_keeps_its_first_line_and_the_parts_own_lines_show(fm_home,
+                                                                                make_repo):
+    repo = make_repo("ledger")
+    options = "".join(f"    option_{n}=None,\n" for n in range(16))
+    repo.write("ledger/settle.py", LEDGER.replace(
+        "def settle_ledger(value):\n", f"def settle_ledger(\n    value,\n{options}):\n", 1)
+    ).commit("ledger")
+    index(repo.path)
+    result = later_part(repo)
+    assert result["head_lines"] > 10
+    shown = code_lines(run_cli("search", "reconcile_overdue_marker", "--repo", str(repo.path),
+                               "-k", "1"))
+    assert shown[0].startswith("    signature: def settle_ledger( value, option_0=None,")
+    assert shown[1] == (f"    ⋮ (its head, {result['head_lines']} lines, left out; "
+                        f"L{result['start_line']} on below)")
+    assert shown[2] == "    " + result["text"].splitlines()[result["head_lines"]]
+
+
 def test_results_passed_over_as_historical_are_counted_and_named(fm_home, make_repo):
     repo = build_billing(make_repo)
     repo.delete("billing/invoices.py")

@@ -94,8 +94,12 @@ def _code_lines(result: dict[str, Any], limit: int | None) -> list[str]:
     after it says where the part's own lines start, so no line is taken for another."""
     lines = result["text"].splitlines()
     carried = result.get("head_lines") or 0
-    mark = [f"⋮ (the head above; L{result['start_line']} on below)"] if carried else []
-    shown = [*lines[:carried], *mark, *lines[carried:]]
+    # Bounded, a head of several lines (a long signature) gives way to the one-line signature
+    # below: the part's own lines are what it was found by.
+    head = lines[:carried] if limit is None or carried == 1 else []
+    where = "the head above" if head else f"its head, {carried} lines, left out"
+    mark = [f"⋮ ({where}; L{result['start_line']} on below)"] if carried else []
+    shown = [*head, *mark, *lines[carried:]]
     if limit is None or len(shown) <= limit:
         return shown
     kept, head = shown[:limit], []
