@@ -58,6 +58,15 @@ def test_modules_imported_from_their_package_resolve_to_their_files():
         "src/attr/__init__.py", "src/attr/_config.py", "src/attr/setters.py"]
 
 
+def test_a_file_that_only_re_exports_stands_for_the_files_it_exports():
+    graph = SymbolGraph([
+        chunk("src/immer.ts", "Immer.createDraft", "method", imports=("./internal",)),
+        chunk("src/internal.ts", "<module>", "block", imports=("./scope", "./common")),
+        chunk("src/scope.ts", "enterScope"), chunk("src/common.ts", "freeze"),
+    ])
+    assert graph.imported_files("src/immer.ts") == ["src/scope.ts", "src/common.ts"]
+
+
 def test_an_import_naming_the_file_with_its_extension_resolves_to_it():
     # ESM TypeScript imports util.ts as './util.js'; C includes "util.h".
     graph = SymbolGraph([chunk("web/src/app.ts", "run"), chunk("web/src/util.ts", "format"),

@@ -84,6 +84,7 @@ class SymbolGraph:
         self._suffixes: dict[str, set[str]] = {}
         self._dirs: dict[str, set[str]] = {}
         self._resolved: dict[str, list[str]] = {}
+        self._defining: set[str] = set()  # files that define something (not only re-export)
         for record in sorted(records, key=lambda r: (r.path, r.start_line, r.id)):
             if record.is_live and record.file_kind not in _LEFT_OUT_KINDS:
                 self._add(record)
@@ -92,6 +93,8 @@ class SymbolGraph:
         self.nodes[record.id] = record
         self._imports_of.setdefault(record.path, list(record.imports))
         key = (record.path, record.symbol)
+        if record.kind not in _NOT_DEFINITIONS:
+            self._defining.add(record.path)
         if key not in self._by_symbol and record.kind not in _NOT_DEFINITIONS:
             self._by_symbol[key] = record.id
             self._by_short.setdefault(short_name(record.symbol), []).append(record.id)
@@ -117,16 +120,27 @@ class SymbolGraph:
         return set(self._imports_of)
 
     def imported_files(self, path: str) -> list[str]:
-        """Indexed files that ``path`` imports (unresolvable ones, e.g. libraries, dropped)."""
+        """Indexed files that ``path`` imports (unresolvable ones, e.g. libraries, dropped).
+        A file that defines nothing and imports (a barrel: ``export * from './a'``, an
+        ``__init__`` of imports) stands for the files it imports, one level down."""
         cached = self._resolved.get(path)
         if cached is not None:
             return cached
+        found: list[str] = []
+        for target in self._direct_imports(path):
+            through = self._direct_imports(target) if target not in self._defining else []
+            for real in through or [target]:
+                if real != path and real not in found:
+                    found.append(real)
+        self._resolved[path] = found
+        return found
+
+    def _direct_imports(self, path: str) -> list[str]:
         found: list[str] = []
         for spec in self._imports_of.get(path, []):
             for target in self.resolve_import(path, spec):
                 if target != path and target not in found:
                     found.append(target)
-        self._resolved[path] = found
         return found
 
     def resolve_import(self, from_path: str, spec: str) -> list[str]:
