@@ -7,7 +7,8 @@ from search_fixtures import PATHS, build_shop
 
 from freshmark.core.request import MIN_BUDGET_TOKENS, ContextRequest
 from freshmark.core.settings import Settings
-from freshmark.services.context.build import build_context, estimate_tokens
+from freshmark.services.context.build import build_context, estimate_tokens, left_out_reason
+from freshmark.services.context.slices import Section
 
 BUDGETS = (MIN_BUDGET_TOKENS, 350, 450, 600, 800, 1200, 2000, 4000)
 
@@ -55,3 +56,11 @@ def test_the_cli_refuses_a_budget_the_server_would_refuse(shop):
     done = CliRunner().invoke(cli, ["context", "cancel_order", "--repo", str(shop.path),
                                     "--budget", str(MAX_BUDGET_TOKENS + 1)])
     assert done.exit_code == 2 and "budget" in done.stderr
+
+
+def test_a_left_out_pointer_says_what_its_code_would_take_not_the_pointer():
+    prose = "".join(f"Refunds of kind {n} are settled each night.\n" for n in range(60))
+    pointer = Section("candidate", "docs/refunds.md", "<module>", 1, 62, "medium", None,
+                      note="other match (not included)", stands_for=prose)
+    assert f"needs ~{estimate_tokens(prose)} of the 4000-token budget" in \
+        left_out_reason(pointer, None, 4000)

@@ -137,8 +137,9 @@ def fit(slice_: ContextSlice, candidates: list[Section]) -> None:
     only the first section (the best evidence) may take the reserve when nothing else fits.
     """
     budget = slice_.budget_tokens
-    reserve = min(budget // 5, sum(estimate_tokens(_left_out_line(c, _why(c, None, budget)))
-                                   for c in candidates[1:]))
+    reserve = min(budget // 5, sum(
+        estimate_tokens(_left_out_line(c, left_out_reason(c, None, budget)))
+        for c in candidates[1:]))
     for position, section in enumerate(candidates):
         if _already_shown(slice_, section):
             continue
@@ -147,7 +148,7 @@ def fit(slice_: ContextSlice, candidates: list[Section]) -> None:
             chosen = _first_fitting(slice_, section, budget)
         if chosen is section:
             continue
-        slice_.left_out.append(_left_out_line(section, _why(section, chosen, budget)))
+        slice_.left_out.append(_left_out_line(section, left_out_reason(section, chosen, budget)))
         if slice_.used_tokens > budget:
             slice_.left_out.pop()
     while slice_.used_tokens > budget and slice_.left_out:
@@ -164,10 +165,11 @@ def _already_shown(slice_: ContextSlice, section: Section) -> bool:
                for s in slice_.sections)
 
 
-def _why(section: Section, chosen: Section | None, budget: int) -> str:
+def left_out_reason(section: Section, chosen: Section | None, budget: int) -> str:
     """Why a section is cut, in words that say it exists: verified code (ask for it), or
     history (deleted code: reference only, never something to ask for as evidence)."""
-    needs = f"needs ~{estimate_tokens(section.render())} of the {budget}-token budget"
+    size = estimate_tokens(section.stands_for or section.render())
+    needs = f"needs ~{size} of the {budget}-token budget"
     if section.role == "reference":
         return f"history, reference only (not in today's code); {needs}"
     shown = "not shown" if chosen is None else "shown without the lines around it" \

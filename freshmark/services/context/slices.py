@@ -64,6 +64,8 @@ class Section:
     note: str = ""
     language: str = ""
     fallback: Section | None = None
+    # A pointer's: the code it stands for, to say what showing it would take ("": none).
+    stands_for: str = ""
 
     @property
     def shown_end(self) -> int:
@@ -332,7 +334,8 @@ class SliceBuilder:
                 continue
             skip.add(key)
             pointer = Section("candidate", r.record.path, r.record.symbol, start, end, "medium",
-                              None, verdict=str(v.verdict), note="other match (not included)")
+                              None, verdict=str(v.verdict), note="other match (not included)",
+                              stands_for=r.record.text)
             code = self.symbol_section(r, "match", breathing=False)
             if code is not None and r.record.kind not in _NO_SYMBOL_KINDS:
                 code.note = "another match of the query"
