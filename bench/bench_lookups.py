@@ -1,17 +1,20 @@
-"""Looking a name up: does a search for nothing but a constant's, a macro's or a module
-variable's name put the line that declares it first?
+"""Looking a name up: does a search for nothing but a name put the line that declares it
+first?
 
-Such a name has no chunk of its own: its declaration sits in a class outline, a module block or
-a header's block, and the chunks that use it, or merely share its words (``BIT_SET``: bit,
-set), rank above it. Each lookup below was checked by hand at the repository's head as
-fetched here (the commit is printed): the file and line of the declaration. A lookup is
-answered at rank r when the r-th result's lines hold that line. Every repository is cloned
-from its mirror and indexed from a new home, with the default embedder unless ``--embedder``.
+A constant's, a macro's or a module variable's name has no chunk of its own: its declaration
+sits in a class outline, a module block or a header's block, and the chunks that use it, or
+merely share its words (``BIT_SET``: bit, set), rank above it. A function's own name may give
+BM25 nothing to find it by (``in_`` is the stop word ``in``; ``has`` is in every docstring),
+and a type stub (``.pyi``) or the code calling it ranks above the definition. Each lookup below
+was checked by hand at the repository's head as fetched here (the commit is printed): the file
+and line of the declaration. A lookup is answered at rank r when the r-th result's lines hold
+that line. Every repository is cloned from its mirror and indexed from a new home, with the
+default embedder unless ``--embedder``.
 
 Usage::
 
     .venv/bin/python bench/bench_lookups.py --mirrors /work/.mirror [--home DIR] [-k 10]
-        [--embedder hashing] [--json OUT]
+        [--embedder hashing] [--json OUT] [--repos OWNER+NAME,...]
 """
 
 from __future__ import annotations
@@ -37,6 +40,11 @@ LOOKUPS = [
     ("sinatra+sinatra", "CALLERS_TO_IGNORE", "lib/sinatra/base.rb", 1291),
     ("urfave+cli", "ErrWriter", "errors.go", 15),
     ("spf13+cobra", "EnablePrefixMatching", "cobra.go", 55),
+    ("python-attrs+attrs", "has", "src/attr/_funcs.py", 352),
+    ("python-attrs+attrs", "in_", "src/attr/validators.py", 260),
+    ("python-attrs+attrs", "and_", "src/attr/_make.py", 3381),
+    ("immerjs+immer", "freeze", "src/utils/common.ts", 254),
+    ("nlohmann+json", "scan_number", "include/nlohmann/detail/input/lexer.hpp", 970),
 ]
 
 
@@ -64,9 +72,12 @@ def rank_of(results: list[dict], path: str, line: int) -> int | None:
     return None
 
 
-def run(mirrors: Path, home: Path, work: Path, embedder: str, k: int) -> list[Answer]:
+def run(mirrors: Path, home: Path, work: Path, embedder: str, k: int,
+        only: set[str] | None = None) -> list[Answer]:
     answers: list[Answer] = []
     for repo in dict.fromkeys(name for name, *_ in LOOKUPS):
+        if only is not None and repo not in only:
+            continue
         source = mirrors / repo / "repo"
         if not source.is_dir():
             print(f"  {repo}: no mirror, skipped (fetch github:{repo.replace('+', '/')})")
@@ -112,10 +123,13 @@ def main() -> None:
     parser.add_argument("-k", type=int, default=10, help="results asked for")
     parser.add_argument("--embedder", default="minilm", help="minilm (default) or hashing")
     parser.add_argument("--json", type=Path, help="write the answers and figures here")
+    parser.add_argument("--repos", help="only these mirrors, comma-separated (OWNER+NAME)")
     args = parser.parse_args()
+    only = set(args.repos.split(",")) if args.repos else None
     with tempfile.TemporaryDirectory(prefix="lookups-") as scratch:
         home = args.home or Path(scratch) / "home"
-        answers = run(args.mirrors, home, Path(scratch) / "clones", args.embedder, args.k)
+        answers = run(args.mirrors, home, Path(scratch) / "clones", args.embedder, args.k,
+                      only)
     figures = report(answers, args.k)
     if args.json:
         args.json.write_text(json.dumps({"figures": figures,

@@ -305,3 +305,15 @@ def test_a_tombstoned_copy_of_live_code_is_dropped_wherever_it_ranks() -> None:
     old.status, old.text_sha256, new.text_sha256 = "tombstoned", "1", "1"
     kept = first_copies([Candidate(old), Candidate(new)])
     assert [c.record.id for c in kept] == ["new"]
+
+
+def test_a_look_up_keeps_the_part_of_a_long_definition_that_declares_it() -> None:
+    def part(doc_id: str, start: int) -> Candidate:
+        record = _record(doc_id, symbol="lexer.scan_number", signature="int scan_number()")
+        record.start_line = start
+        return Candidate(record)
+
+    ranked = [part("second", 1066), Candidate(_record("other")), part("first", 930)]
+    assert [c.record.id for c in dedup(ranked)] == ["second", "other"]
+    assert [c.record.id for c in dedup(ranked, names=["scan_number"])] == ["first", "other"]
+    assert [c.record.id for c in dedup(ranked, names=["scan_string"])] == ["second", "other"]

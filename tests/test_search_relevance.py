@@ -204,3 +204,41 @@ def test_a_copy_of_a_chunk_in_another_file_takes_no_place_of_its_own(fm_home, ma
     texts = [r.record.text for r in response.results]
     signature = [r.record.path for r in response.results if r.record.symbol == "signature_ok"]
     assert len(signature) == 1 and len(texts) == len(set(texts))
+
+
+HAS_SOURCE = '''def has(cls):
+    """Check whether cls is a class with attrs attributes."""
+    return getattr(cls, "__attrs_attrs__", None) is not None
+
+
+def in_(options):
+    """A validator that raises if the value is not in options."""
+    return lambda value: value in options
+'''
+HAS_STUB = "def has(cls: type) -> bool: ...\ndef in_(options: list) -> object: ...\n"
+
+
+@pytest.fixture
+def attrs_like(store_env, make_repo):
+    callers = {f"attrs/check_{n}.py": f'from attrs._funcs import has, in_\n\n\n'
+               f'def check_{n}(obj):\n    """The object has a value and has attributes: it '
+               f'has to be in the set."""\n    return has(type(obj)) and in_([{n}])(obj)\n'
+               for n in range(8)}
+    return indexed_project(make_repo("attrs"), {
+        "attrs/_funcs.py": HAS_SOURCE, "attrs/__init__.pyi": HAS_STUB, **callers,
+    }, package="attrs")
+
+
+@pytest.mark.parametrize("name", ["has", "in_"])
+def test_a_one_word_name_finds_its_definition_first_not_the_code_using_it(attrs_like, name):
+    response = search(SearchRequest.build(name, k=3), str(attrs_like.path),
+                      settings=Settings.from_env())
+    first = response.results[0].record
+    assert (first.path, first.symbol) == ("attrs/_funcs.py", name)
+
+
+def test_a_type_stub_ranks_after_the_implementation_of_its_name(attrs_like):
+    response = search(SearchRequest.build("has", k=5), str(attrs_like.path),
+                      settings=Settings.from_env())
+    paths = [r.record.path for r in response.results if r.record.symbol == "has"]
+    assert paths[:2] == ["attrs/_funcs.py", "attrs/__init__.pyi"]

@@ -33,7 +33,8 @@ words hand the work on. A chunk alone of its file among the candidates gets 0.0:
 nothing about a lone function (a snippet corpus such as CoSQA, where short is normal); and every
 chunk gets 0.0 when the query is nothing but a candidate's name (a look-up);
 ``kind_prior``
-prefers implementation over tests over docs (``KIND_PRIOR``): it scales the score, so an
+prefers implementation over tests over docs (``KIND_PRIOR``; a type stub counts half of its
+kind, ``STUB_PRIOR``): it scales the score, so an
 implementation chunk with half a test's evidence still ranks above the test, and a third of a
 doc's above the doc. Every feature is in [0, 1] and kept on the candidate, so a caller can say
 why a result ranks where it does.
@@ -67,6 +68,7 @@ from freshmark.core.structure import (
     defined_in_text,
     definitions_first,
     looked_up,
+    lookup_symbols,
     members_first,
     names_only,
     qualified_hit,
@@ -88,6 +90,10 @@ SUBSTANCE_FULL_LINES = 40
 # implementation first, then tests (they show usage), then configuration and prose.
 KIND_PRIOR = {"source": 1.0, "test": 0.5, "config": 0.4, "doc": 0.35, "other": 0.35}
 DEFAULT_KIND_PRIOR = 0.5  # kinds searched only when asked for rank like tests
+# A type stub (``.pyi``, ``.d.ts``) declares what its implementation defines: it ranks like a
+# test, after the code that does the work and its own name.
+STUB_PRIOR = 0.5
+_STUB_SUFFIXES = (".pyi", ".d.ts", ".d.mts", ".d.cts")
 # A file's second-best chunk adds this share of its score to the best one's: two strong chunks
 # beat one, but a big file's many weak matches do not add up to a lead (summing them all
 # favoured the largest modules, measured with bench/tune_rerank.py).
@@ -210,16 +216,21 @@ def dedup_key(record: ChunkRecord) -> tuple[str, str, str]:
     return (record.path, record.symbol, record.signature or f"\0{record.id}")
 
 
-def dedup(candidates: Sequence[Candidate]) -> list[Candidate]:
-    """Keep the first of each (path, symbol, signature), in the given order."""
-    seen: set[tuple[str, str, str]] = set()
-    kept: list[Candidate] = []
+def dedup(candidates: Sequence[Candidate], names: Iterable[str] = ()) -> list[Candidate]:
+    """Keep the first of each (path, symbol, signature), in the given order; of a definition
+    named by one of ``names`` (a look-up by name), the part that starts first, holding the
+    declaration, takes that place."""
+    wanted = {name.lower() for name in names}
+    kept: dict[tuple[str, str, str], Candidate] = {}
     for candidate in candidates:
-        key = dedup_key(candidate.record)
-        if key not in seen:
-            seen.add(key)
-            kept.append(candidate)
-    return kept
+        record = candidate.record
+        key = dedup_key(record)
+        held = kept.get(key)
+        if held is None or (record.start_line < held.record.start_line and (
+                record.symbol.lower() in wanted or
+                record.symbol.rsplit(".", 1)[-1].lower() in wanted)):
+            kept[key] = candidate
+    return list(kept.values())
 
 
 def symbol_hit(terms: set[str], symbol: str, whole_only: bool = False) -> float:
@@ -282,8 +293,14 @@ def _scale(values: dict[int, float], min_max: bool) -> dict[int, float]:
     return {i: (v - low) / span for i, v in values.items()}
 
 
-def kind_prior(kind: str) -> float:
-    return KIND_PRIOR.get(kind, DEFAULT_KIND_PRIOR)
+def is_stub(path: str) -> bool:
+    """A type stub: declarations of what another file implements."""
+    return path.endswith(_STUB_SUFFIXES)
+
+
+def kind_prior(kind: str, path: str = "") -> float:
+    prior = KIND_PRIOR.get(kind, DEFAULT_KIND_PRIOR)
+    return prior * STUB_PRIOR if is_stub(path) else prior
 
 
 def rerank(
@@ -344,7 +361,7 @@ def rerank(
             "path_hint": path_hint_match(record.path, hints),
             "frame_hit": frame_match(record.path, record.symbol, failed),
             "qualified_hit": qualified[i],
-            "kind_prior": kind_prior(candidate.kind),
+            "kind_prior": kind_prior(candidate.kind, record.path),
             "code_share": code_share,
             "long_query": 1.0 if long else 0.0,
             **marks[i],
@@ -352,7 +369,10 @@ def rerank(
         candidate.features = features
         candidate.score = question_score(features) if by_model else \
             combined_score(features, weights)
-    named = code_names(plan.identifiers, hints) if plan else []
+    # Names written as code, or a one-word query's word (``has``): definitions so named beat
+    # the chunks that only use them.
+    named = (code_names(plan.identifiers, hints) or lookup_symbols(plan.text, [], [])) \
+        if plan else []
     ranked = sorted(candidates, key=lambda c: -c.score)
     only_names = plan is not None and bool(looked_up(plan.text, plan.identifiers, hints))
     return structured(ranked, terms, named, _declaring(ranked, named) if only_names else None)

@@ -91,7 +91,9 @@ _FRAMES = (
 _PATH = re.compile(r"(?<![\w/.])((?:[\w.-]+/)+[\w.-]+\.[A-Za-z]\w{0,5})\b")
 _DOTTED = re.compile(r"\b([A-Za-z_]\w*(?:\.[A-Za-z_]\w*){1,6})\b")
 _QUALIFIED = re.compile(r"(?<![\w.:\\])([A-Za-z_]\w*(?:(?:::|\\)[A-Za-z_]\w*){1,6})\b")
-_CODE_WORD = re.compile(r"\w_\w|[a-z][A-Z]|^[A-Z][a-z]+[A-Z]|^_")
+# snake_case, camelCase, PascalCase with a second capital, a leading ``_`` or a trailing one
+# (Python's ``in_``, ``class_``: a name that would be a keyword).
+_CODE_WORD = re.compile(r"\w_\w|[a-z][A-Z]|^[A-Z][a-z]+[A-Z]|^_|\w_$")
 _SITE_PREFIX = re.compile(r"^.*(?:site-packages|dist-packages)/|^.*/lib/python[\d.]*/")
 # Words of code blocks that name no code of the project (keywords, literals, common builtins).
 _CODE_NOISE = frozenset("""

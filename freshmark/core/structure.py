@@ -192,6 +192,19 @@ def looked_up(text: str, identifiers: Iterable[str], dotted_names: Iterable[str]
     return named if set(re.findall(r"\w+", text)) <= words else []
 
 
+def lookup_symbols(text: str, identifiers: Iterable[str], dotted_names: Iterable[str]
+                   ) -> list[str]:
+    """The symbols a short query may name exactly, to be looked up by name: those of a query
+    that is only names written as code (``looked_up``; a dotted name also whole,
+    ``Context.invoke``), or the one word of a one-word query (``has``, ``evolve``)."""
+    dotted = list(dotted_names)
+    names = looked_up(text, identifiers, dotted)
+    if names:
+        return list(dict.fromkeys([*names, *(name.replace("/", ".") for name in dotted)]))
+    words = text.split()
+    return words if len(words) == 1 and re.fullmatch(r"\w+", words[0]) else []
+
+
 def qualified_hit(symbol: str, dotted_names: Iterable[str]) -> float:
     """1.0 when the query writes the symbol with its owner (``Context.invoke``,
     ``click.core.Context.invoke``): ``dotted_names`` are the query's dotted names as slash

@@ -1,14 +1,16 @@
-"""The two retrieval channels, vectors and BM25, and the filters both apply."""
+"""The retrieval channels, vectors and BM25 (and, for a look-up, the definitions named so), and
+the filters they apply."""
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Sequence
 
 import numpy as np
 
 from freshmark.core.classify import search_kind
-from freshmark.core.fusion import Candidate
+from freshmark.core.fusion import Candidate, is_stub
 from freshmark.core.ports import BranchView, LexicalChannel, LexicalHit
 from freshmark.core.stamp import LIVE, TOMBSTONED, ChunkRecord
 
@@ -21,6 +23,9 @@ MIN_PASSING_SHARE = 0.1
 # the query, not by the collection (a filtered Chroma query scans every matching id).
 READ_RUNGS = (OVERFETCH, 8.0, 64.0)
 MAX_VECTOR_READ = 1000
+# Definitions a look-up by name reads, at most: a name every class has (``__init__``) must not
+# read them all.
+NAMED_READ = 20
 
 def passes_filter(record: ChunkRecord, include_history: bool, kinds: frozenset[str]) -> bool:
     """Whether a record read back from the store passes the search's filters: live (or a
@@ -59,6 +64,24 @@ def vector_channel(
         if len(kept) >= n or len(nearest) < wanted or wanted >= MAX_VECTOR_READ:
             break
     return kept[:n]
+
+
+def name_channel(index: BranchView, symbols: Sequence[str], include_history: bool,
+                 kinds: frozenset[str]) -> list[tuple[ChunkRecord, float]]:
+    """The chunks named exactly ``symbols`` (``in_``, ``has``, ``Context.invoke``) that pass
+    the filters, implementation first, at most ``NAMED_READ``: a name that is a stop word or
+    in every docstring (``has``) gives BM25 nothing to find it by. A metadata look-up by an
+    indexed field: its cost grows with the definitions of that name, not with the index."""
+    if not symbols:
+        return []
+    where: dict[str, object] = {"symbol": {"$in": list(symbols)}}
+    if not include_history:
+        where = {"$and": [where, {"status": LIVE}]}
+    found = [r for r in itertools.islice(index.iter_records(where=where), NAMED_READ * 5)
+             if passes_filter(r, include_history, kinds)]
+    found.sort(key=lambda r: (search_kind(r.path, r.file_kind) != "source", is_stub(r.path),
+                              r.path, r.start_line))
+    return [(record, 1.0) for record in found[:NAMED_READ]]
 
 
 def lexical_channel(

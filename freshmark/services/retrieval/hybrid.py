@@ -42,9 +42,11 @@ from freshmark.core.query import QueryPlan, plan_query
 from freshmark.core.question_model import FITTED_EMBEDDER
 from freshmark.core.request import SearchRequest
 from freshmark.core.stamp import ChunkRecord
+from freshmark.core.structure import lookup_symbols
 from freshmark.services.retrieval.channels import (
     fill_missing_scores,
     lexical_channel,
+    name_channel,
     passes_filter,
     vector_channel,
 )
@@ -165,16 +167,25 @@ class _Ranking:
         self.timings.vector_seconds = time.perf_counter() - started
 
         started = time.perf_counter()
+        # A look-up by name also reads the definitions of that exact name (hybrid only: the
+        # one-channel systems measure their channel alone).
+        names = [] if self.plan.long else lookup_symbols(
+            self.plan.text, self.plan.identifiers, self.plan.path_hints)
+        named_hits = name_channel(self.view, names, self.request.include_history,
+                                  self.request.kinds) if channels == "hybrid" else []
         lexical_hits, whole_file_hits, bm25_of, file_scores = \
-            self._lexical_hits(lexical, vector_hits, n, whole_files)
+            self._lexical_hits(lexical, [*vector_hits, *named_hits], n, whole_files)
         self.timings.lexical_seconds = refresh_seconds + time.perf_counter() - started
 
         started = time.perf_counter()
-        records = {r.id: r for r, _ in [*vector_hits, *lexical_hits, *whole_file_hits]}
+        records = {r.id: r for r, _ in [*vector_hits, *lexical_hits, *whole_file_hits,
+                                         *named_hits]}
         rankings = [[(r.id, s) for r, s in lexical_hits], [(r.id, s) for r, s in vector_hits]]
         if whole_file_hits:
             rankings.append([(r.id, file_scores.get(r.path, 0.0)) for r, _ in whole_file_hits])
-        candidates = dedup(fuse(records, *rankings))
+        if named_hits:
+            rankings.append([(r.id, s) for r, s in named_hits])
+        candidates = dedup(fuse(records, *rankings), names=names)
         fill_started = time.perf_counter()
         if use_vectors:
             fill_missing_scores(self.view, vector, candidates, bm25_of)
@@ -235,13 +246,14 @@ class _Ranking:
                               share)
 
     def _lexical_hits(
-        self, lexical: LexicalChannel, vector_hits: Hits, n: int, whole_files: bool,
+        self, lexical: LexicalChannel, other_hits: Hits, n: int, whole_files: bool,
     ) -> tuple[Hits, Hits, dict[str, float], dict[str, float]]:
-        """Chunk hits, the best chunks of the best whole files, every candidate's BM25 and the
-        file scores; with the vector channel alone only the BM25 of the vector hits."""
+        """Chunk hits, the best chunks of the best whole files, every candidate's BM25 (the
+        other channels' hits too) and the file scores; with the vector channel alone only the
+        BM25 of its hits."""
         request, plan = self.request, self.plan
         use_lexical = request.channels != "vectors"
-        known = {record.id: record for record, _ in vector_hits}
+        known = {record.id: record for record, _ in other_hits}
         file_scores: dict[str, float] = {}
         file_hits: list[LexicalHit] = []
         history, kinds, score_ids = request.include_history, request.kinds, list(known)
