@@ -5,11 +5,10 @@ tree-sitter does not expand macros, and a namespace opened by one (``FMT_BEGIN_N
 return type and the rest of the namespace as one function's body: every definition inside
 becomes one unnamed block. ctags solves this with a list of macros to ignore; a list cannot
 know a project's macros, so the rule is the shape: an ALL_CAPS name with an underscore
-(``G_BEGIN_DECLS``, ``__BEGIN_DECLS``) alone on its line, with
-no argument or with arguments but no ``;`` (``Q_DECLARE_METATYPE(Foo)``), is blanked before
-parsing. A call ending in ``;`` is a statement the parser reads well and is kept. The bytes
-are replaced by spaces, so every node keeps its offsets and chunk text is read from the
-original source.
+(``G_BEGIN_DECLS``, ``__BEGIN_DECLS``) alone on its line, with no argument or with arguments
+but no ``;`` (``Q_DECLARE_METATYPE(Foo)``), is blanked before parsing. A call ending in ``;``
+is a statement the parser reads well and is kept. The bytes are replaced by spaces, so every
+node keeps its offsets and chunk text is read from the original source.
 """
 
 from __future__ import annotations
