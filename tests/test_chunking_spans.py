@@ -74,7 +74,8 @@ def test_file_imports_lists_every_import_once_in_source_order() -> None:
             import os
         """
     )
-    assert file_imports("m.py", source) == ["os", "os.path", ".", "..core.base", "json"]
+    assert file_imports("m.py", source) == [
+        "os", "os.path", ".", ".models", "..core.base", "json"]
 
 
 @pytest.mark.parametrize(
