@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 from tree_sitter import Node
 
+from freshmark.core.chunking.decl import Decl
 from freshmark.core.chunking.facts import (
     FileFacts,
     clean_comment,
@@ -21,7 +22,7 @@ from freshmark.core.chunking.facts import (
     node_text,
 )
 from freshmark.core.chunking.languages import Rules
-from freshmark.core.chunking.naming import Decl, describe
+from freshmark.core.chunking.naming import describe
 
 _SIGNATURE_MAX_CHARS = 300
 # Nodes before a declaration's signature that the one-line signature leaves out.
