@@ -32,6 +32,8 @@ _EXTENSIONS: dict[str, str] = {
     ".cs": "csharp",
     ".rb": "ruby", ".rake": "ruby", ".gemspec": "ruby", ".ru": "ruby",
     ".php": "php", ".phtml": "php",
+    ".kt": "kotlin", ".kts": "kotlin",
+    ".swift": "swift",
 }  # fmt: skip
 _FILE_NAMES: dict[str, str] = {
     "Rakefile": "ruby", "Gemfile": "ruby", "Guardfile": "ruby", "Vagrantfile": "ruby",
@@ -52,6 +54,8 @@ _GRAMMARS: dict[str, tuple[str, str]] = {
     "csharp": ("tree_sitter_c_sharp", "language"),
     "ruby": ("tree_sitter_ruby", "language"),
     "php": ("tree_sitter_php", "language_php"),
+    "kotlin": ("tree_sitter_kotlin", "language"),
+    "swift": ("tree_sitter_swift", "language"),
 }
 SUPPORTED_LANGUAGES: tuple[str, ...] = tuple(_GRAMMARS)
 
@@ -319,6 +323,19 @@ RULES: dict[str, Rules] = {
         },  # fmt: skip
         transparent=_f("ERROR", "namespace_definition"),
         keywords=_f("self", "parent", "static", "this"),
+    ),
+    "kotlin": Rules(
+        functions=_f("function_declaration"),
+        containers={"class_declaration": "class", "object_declaration": "class"},
+        # A companion object's members are its class's (``Order.of``).
+        transparent=_f("ERROR", "companion_object", "class_body"),
+        keywords=_f("this", "super", "it"),
+    ),
+    "swift": Rules(
+        functions=_f("function_declaration", "init_declaration"),
+        containers={"class_declaration": "class", "protocol_declaration": "interface"},
+        transparent=_f("ERROR"),
+        keywords=_f("self", "super", "init"),
     ),
 }
 RULES["tsx"] = RULES["typescript"]

@@ -22,6 +22,7 @@ _FUNCTION_VALUES = frozenset(
     {"arrow_function", "function_expression", "function", "generator_function"}
 )
 _CLASS_VALUES = frozenset({"class", "class_expression"})
+_UNNAMED_BODIES = frozenset({"function_body", "class_body", "enum_class_body"})
 
 
 def describe(node: Node, src: bytes, rules: Rules) -> Decl | None:
@@ -36,7 +37,8 @@ def _default(node: Node, src: bytes, rules: Rules) -> Decl | None:
     name_node = node.child_by_field_name("name")
     if name_node is None:
         return None
-    body = node.child_by_field_name("body")
+    body = node.child_by_field_name("body") or next(  # Kotlin's body has no field name
+        (c for c in node.named_children if c.type in _UNNAMED_BODIES), None)
     name = dotted(node_text(src, name_node)).strip("\"'")
     if not name:
         return None
@@ -416,6 +418,23 @@ def _method_declaration(node: Node, src: bytes, rules: Rules) -> Decl | None:
     return _default(node, src, rules)
 
 
+def _class_declaration(node: Node, src: bytes, rules: Rules) -> Decl | None:
+    """Swift names the kind (``struct``, ``enum``, ``extension``...) in ``declaration_kind``;
+    an extension adds members to the type it names. Kotlin's interface is a class
+    declaration with the ``interface`` keyword."""
+    kind_node = node.child_by_field_name("declaration_kind")
+    decl = _default(node, src, rules)
+    if decl is None or kind_node is None:
+        if decl is not None and any(c.type == "interface" for c in node.children):
+            decl.kind = "interface"
+        return decl
+    keyword = node_text(src, kind_node)
+    if keyword == "extension":
+        return Decl(f"extension {decl.name}", "impl", node, decl.body, member_scope=[decl.name])
+    decl.kind = keyword if keyword in ("struct", "enum") else decl.kind
+    return decl
+
+
 def _function_definition(node: Node, src: bytes, rules: Rules) -> Decl | None:
     """C/C++ name a function through declarators; Python and PHP through a name field."""
     if node.child_by_field_name("declarator") is not None:
@@ -470,4 +489,5 @@ _HANDLERS: dict[str, _Handler] = {
     "enum_specifier": _c_record,
     "type_definition": _c_typedef,
     "singleton_method": _ruby_singleton,
+    "class_declaration": _class_declaration,
 }

@@ -168,6 +168,22 @@ _PATTERNS: dict[str, str] = {
 (base_clause (name) @ref)
 (class_interface_clause (name) @ref)
 """,
+    "kotlin": """
+(line_comment) @comment
+(block_comment) @comment
+(import (qualified_identifier) @import)
+(call_expression (identifier) @ref)
+(call_expression (navigation_expression (identifier) @ref))
+(user_type (identifier) @ref)
+""",
+    "swift": """
+(comment) @comment
+(multiline_comment) @comment
+(import_declaration (identifier) @import)
+(call_expression (simple_identifier) @ref)
+(navigation_suffix suffix: (simple_identifier) @ref)
+(user_type (type_identifier) @ref)
+""",
 }
 
 

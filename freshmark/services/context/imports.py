@@ -97,7 +97,8 @@ def _go_names(spec: str) -> set[str] | None:
 
 
 def _dotted_names(statement: str) -> set[str] | None:
-    """Java: ``import a.b.C;`` binds C, ``import static a.b.C.m;`` m; a wildcard, anything."""
+    """Java and Kotlin: ``import a.b.C;`` binds C, ``import static a.b.C.m;`` m, Kotlin's
+    ``import a.b.C as D`` D; a wildcard, anything."""
     match = re.match(r"\s*import\s+(?:static\s+)?([\w.]+)(\s+as\s+(\w+))?", statement)
     if match is None or statement.rstrip().rstrip(";").endswith("*"):
         return None
@@ -133,6 +134,7 @@ _NAMES_BY_LANGUAGE = {
     "tsx": _js_names,
     "go": _go_names,
     "java": _dotted_names,
+    "kotlin": _dotted_names,
     "rust": lambda statement: _path_names(statement, "::"),
     "php": lambda statement: _path_names(statement, "\\"),
     "csharp": _csharp_names,
