@@ -574,6 +574,45 @@ def test_removing_an_overload_tombstones_that_one_and_keeps_the_others_ids(store
         assert after[kept].start_line == before[kept].start_line - 5
 
 
+def test_a_rechunk_tombstones_what_was_renamed_or_deleted_since_the_stamp(store_env, make_repo,
+                                                                         monkeypatch):
+    repo = shop_repo(make_repo)
+    with monkeypatch.context() as earlier:
+        earlier.setattr("freshmark.services.indexing.layers.CHUNKING_VERSION", "0")
+        run(repo)
+    repo.rename("src/payment/payment.go", "src/billing/payment.go")
+    repo.delete("src/orders/handlers/cancel_handler.py").commit("move and drop")
+    run(repo)  # the rules changed too: every file is chunked again
+    by_path: dict[str, set[str]] = {}
+    for record in records(repo):
+        by_path.setdefault(record.path, set()).add(record.status)
+    assert by_path["src/payment/payment.go"] == {"tombstoned"}
+    assert by_path["src/orders/handlers/cancel_handler.py"] == {"tombstoned"}
+    assert by_path["src/billing/payment.go"] == {"live"}
+    assert all(r.successor == "src/billing/payment.go" for r in records(repo)
+               if r.path == "src/payment/payment.go")
+
+
+def test_a_rechunk_retires_live_chunks_an_earlier_run_left_of_a_vanished_path(
+        store_env, make_repo, monkeypatch):
+    repo = shop_repo(make_repo)
+    with monkeypatch.context() as earlier:
+        earlier.setattr("freshmark.services.indexing.layers.CHUNKING_VERSION", "0")
+        run(repo)
+        repo.delete("src/orders/handlers/cancel_handler.py").commit("drop")
+        # A full pass that saw no deletion (as one before this rule did) leaves them live.
+        earlier.setattr("freshmark.services.indexing.layers.CHUNKING_VERSION", "1")
+        earlier.setattr("freshmark.services.indexing.layers.with_moves", lambda full, _: full)
+        earlier.setattr("freshmark.services.indexing.run.IndexRun.tombstone_vanished",
+                        lambda self, layer: None)
+        run(repo)
+        assert {r.status for r in records(repo)
+                if r.path == "src/orders/handlers/cancel_handler.py"} == {"live"}
+    run(repo)
+    assert {r.status for r in records(repo)
+            if r.path == "src/orders/handlers/cancel_handler.py"} == {"tombstoned"}
+
+
 def test_an_index_chunked_under_other_rules_is_chunked_again_once(store_env, make_repo,
                                                                    monkeypatch):
     repo = shop_repo(make_repo)

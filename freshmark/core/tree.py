@@ -42,6 +42,15 @@ class FileChange:
     new_mode: int | None = None  # git file mode of the new side (MODE_SYMLINK for a symlink)
 
 
+def with_moves(full: Iterable[FileChange], since_stamp: Iterable[FileChange]) -> list[FileChange]:
+    """A full pass (every file at the head, as added) that also retires what went since the
+    stamp: the stamp's diff's deletions, and its renames in place of the additions of their new
+    paths, so the vanished paths are tombstoned, the renamed ones with their successors."""
+    moves = [c for c in since_stamp if c.status in ("deleted", "renamed")]
+    renamed_to = {c.new_path for c in moves if c.status == "renamed"}
+    return [c for c in full if c.new_path not in renamed_to] + moves
+
+
 def changed_paths(changes: Iterable[FileChange]) -> set[str]:
     """Every path a diff touches, old and new sides."""
     return {p for c in changes for p in (c.old_path, c.new_path) if p}

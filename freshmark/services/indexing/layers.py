@@ -12,7 +12,7 @@ from freshmark.core.errors import PermanentError
 from freshmark.core.manifest import Manifest
 from freshmark.core.overlay import OverlayBase, base_commit_of, plan_overlay
 from freshmark.core.ports import BranchView, ChunkCounts
-from freshmark.core.tree import FileChange, changed_paths
+from freshmark.core.tree import FileChange, changed_paths, with_moves
 from freshmark.services.indexing.batches import FanOut
 from freshmark.services.indexing.run import IndexRun
 
@@ -27,7 +27,7 @@ def index_whole(
     diffs: dict[str | None, list[FileChange]] = {}
     done: list[Layer] = []
     work: list[tuple[Layer, list[FileChange]]] = []
-    lost_layers: list[Layer] = []
+    full_passes: list[Layer] = []
     for layer_ in layers:
         old = index.manifest.layer_commit(layer_.name)
         if target and is_stale_target(repo, old, head):
@@ -46,15 +46,18 @@ def index_whole(
             if since is None:  # gitlinks never show in a diff; count them on a full pass
                 for _ in repo.submodules(head):
                     summary.skip("submodule")
-        work.append((layer_, diffs[since]))
-        if lost:
-            lost_layers.append(layer_)
+        changes = diffs[since]
+        if rechunk and not lost and old != head:  # the full pass misses what went since
+            changes = with_moves(changes, repo.diff(old, head))
+        work.append((layer_, changes))
+        if lost or rechunk:  # a full pass: what no diff names (an earlier run's) goes too
+            full_passes.append(layer_)
     if fan_out is not None and fan_out.wants(sum(len(run.changes_in(*w)) for w in work)):
         run.index_split(work, fan_out)
     else:
         for layer_, changes in work:
             run.index_layer(layer_, changes)
-    for layer_ in lost_layers:  # after every batch: the vanished paths' chunks are all written
+    for layer_ in full_passes:  # after every batch: the vanished paths' chunks are all written
         run.tombstone_vanished(layer_)
     return bool(diffs), done
 

@@ -172,9 +172,9 @@ class IndexRun:
         return advance
 
     def tombstone_vanished(self, layer: Layer) -> None:
-        """After a full rescan (the indexed commit is gone), retire chunks of vanished paths:
-        the paths held are read, then the chunks of the vanished ones, a batch of paths at a
-        time (never every chunk of the layer at once)."""
+        """After a full rescan (the indexed commit is gone, or the chunking rules changed),
+        retire chunks of vanished paths: the paths held are read, then the chunks of the
+        vanished ones, a batch of paths at a time (never every chunk of the layer at once)."""
         at_head = {f.path for f in self.repo.tree_files(self.head)}
         vanished = sorted(p for p in self.index.held_paths() if p not in at_head)
         size = self.config.rules.batch_files
