@@ -70,6 +70,7 @@ from freshmark.core.structure import (
     looked_up,
     lookup_symbols,
     members_first,
+    named_exactly,
     names_only,
     qualified_hit,
     text_definitions_first,
@@ -375,7 +376,9 @@ def rerank(
         if plan else []
     ranked = sorted(candidates, key=lambda c: -c.score)
     only_names = plan is not None and bool(looked_up(plan.text, plan.identifiers, hints))
-    return structured(ranked, terms, named, _declaring(ranked, named) if only_names else None)
+    looked = lookup_symbols(plan.text, plan.identifiers, hints) if plan and not long else []
+    return structured(ranked, terms, named, _declaring(ranked, named) if only_names else None,
+                      looked)
 
 
 def _declaring(ranked: Sequence[Candidate], named: Sequence[str]) -> list[bool] | None:
@@ -395,20 +398,22 @@ def _declaring(ranked: Sequence[Candidate], named: Sequence[str]) -> list[bool] 
 
 
 def structured(ranked: Sequence[Candidate], terms: Iterable[str],
-               named: Iterable[str] = (), declaring: Sequence[bool] | None = None
-               ) -> list[Candidate]:
+               named: Iterable[str] = (), declaring: Sequence[bool] | None = None,
+               looked: Iterable[str] = ()) -> list[Candidate]:
     """``ranked`` with every class outline or module block that ranks above its members
     swapped with its best member (``structure.members_first``), then every definition the
     query names as code (``named``) moved above the chunks that only use it
     (``structure.definitions_first``), then, for a name no chunk is named by, the chunks whose
-    lines declare it (``declaring``) moved to the top (``structure.text_definitions_first``);
+    lines declare it (``declaring``) and, for a look-up (``looked``), the definitions named
+    so moved to the top (``structure.named_exactly``, ``text_definitions_first``);
     moved chunks are marked in their features (``answers_container``, ``member_answers``,
     ``named_definition``)."""
     units = [Unit(c.record.path, c.record.symbol, c.record.kind, c.score,
                   tuple(c.record.references)) for c in ranked]
     order = definitions_first(units, members_first(units, terms), named)
-    if declaring is not None:
-        order = text_definitions_first(order, declaring)
+    leading = named_exactly(units, looked, declaring)
+    if leading is not None:
+        order = text_definitions_first(order, leading)
     out: list[Candidate] = []
     for placement in order:
         candidate = ranked[placement.index]

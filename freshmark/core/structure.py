@@ -161,6 +161,18 @@ def defined_in_text(text: str, names: Iterable[str]) -> bool:
     return any(_definition_line(name).search(text) for name in names)
 
 
+def named_exactly(units: Sequence[Unit], names: Iterable[str],
+                  declaring: Sequence[bool] | None = None) -> list[bool] | None:
+    """For a look-up by name (``With``, ``from_str``): which units are named so themselves
+    (``Mux.With``), or declare a name by a line of their text (``declaring``); None when
+    none is. Those lead a look-up: a definition named otherwise that shares its words
+    (``WithValue``) or ranks high on its own is not what was asked for."""
+    wanted = {name.lower() for name in names}
+    flags = [unit.symbol.lower() in wanted or unit.symbol.rsplit(".", 1)[-1].lower() in wanted
+             or bool(declaring and declaring[i]) for i, unit in enumerate(units)]
+    return flags if any(flags) else None
+
+
 def text_definitions_first(order: Sequence[Placement],
                            defines: Sequence[bool]) -> list[Placement]:
     """``order`` with the chunks that declare a name the query writes as code by a line of
