@@ -105,3 +105,14 @@ def test_rust_method_doc_signature_imports_and_references() -> None:
 def test_rust_path_calls_reference_both_type_and_function() -> None:
     flat = by_symbol(chunk_text("ledger.rs", LEDGER_RS))["fees.flat"]
     assert flat.references == ["Amount", "new", "value"]
+
+
+def test_rust_impl_for_a_reference_type_names_its_members_by_the_type() -> None:
+    source = ("impl<'de, R: Read<'de>> de::Deserializer<'de> for &mut Deserializer<R> {\n"
+              "    fn deserialize_any<V>(self, visitor: V) -> Result<V::Value> { visitor }\n}\n"
+              "impl<'a, W: io::Write> ser::Serializer for &'a mut Serializer<W> {\n"
+              "    fn serialize_str(self, value: &str) -> Result<()> { Ok(()) }\n}\n")
+    symbols = [chunk.symbol for chunk in chunk_text("src/de.rs", source)]
+    assert "Deserializer.deserialize_any" in symbols
+    assert "Serializer.serialize_str" in symbols
+    assert not any("&" in symbol or "mut" in symbol for symbol in symbols)

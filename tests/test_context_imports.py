@@ -157,3 +157,10 @@ def test_rust_use_group_keeps_the_names_the_symbol_uses():
     block = ["use crate::walk::{", "    DirEntry,", "    WalkDir as Walker,", "    Error,", "};"]
     assert kept_lines(block, "fn f() -> Walker { Walker::new() }", "rust") == [
         "use crate::walk::{", "    WalkDir as Walker,", "};"]
+
+
+def test_a_rust_group_binding_self_binds_the_module_not_every_method_taking_self():
+    block = ["use core::fmt::{self, Debug};", "use crate::error::Error;"]
+    assert kept_lines(block, "fn take(&mut self) -> Value { self.0 }", "rust") == []
+    assert kept_lines(block, "fn show(f: &mut fmt::Formatter) {}", "rust") == [
+        "use core::fmt::{self, Debug};"]

@@ -349,7 +349,9 @@ def _rust_impl(node: Node, src: bytes, rules: Rules) -> Decl | None:
     type_node = node.child_by_field_name("type")
     if type_node is None:
         return None
-    type_name = dotted(node_text(src, type_node)).split(".")[-1]
+    # ``&'a mut Deserializer<R>`` implements for ``Deserializer``: members are named by it.
+    bare = re.sub(r"^(?:&\s*(?:'\w+\s*)?(?:mut\s+)?|dyn\s+)+", "", node_text(src, type_node))
+    type_name = dotted(bare).split(".")[-1]
     trait_node = node.child_by_field_name("trait")
     if trait_node is not None:
         label = f"impl {dotted(node_text(src, trait_node))} for {type_name}"

@@ -114,7 +114,8 @@ def _path_names(statement: str, separator: str) -> set[str] | None:
         return None
     if braced:
         names = {name.split(separator)[-1] for name in _braced_names(braced.group(1))}
-        if "self" in names:
+        if "self" in names:  # binds the module itself (``fmt`` of ``fmt::{self, Debug}``)
+            names.discard("self")
             names.add(body[: braced.start()].rstrip(separator).split(separator)[-1])
         return names
     aliased = re.search(r"\s+as\s+(\w+)$", body)
