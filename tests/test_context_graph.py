@@ -67,6 +67,24 @@ def test_a_file_that_only_re_exports_stands_for_the_files_it_exports():
     assert graph.imported_files("src/immer.ts") == ["src/scope.ts", "src/common.ts"]
 
 
+def test_a_go_import_names_a_package_directory_and_the_standard_library_none():
+    graph = SymbolGraph([
+        chunk("mux.go", "Mux.Mount"), chunk("context.go", "Context.Reset"),
+        chunk("middleware/compress.go", "Compress"), chunk("middleware/logger.go", "Logger"),
+        chunk("_examples/versions/data/errors.go", "ErrNotFound"),
+    ])
+    assert graph.resolve_import("mux.go", "context") == []
+    assert graph.resolve_import("middleware/compress.go", "errors") == []
+    assert graph.resolve_import("mux.go", "github.com/go-chi/chi/v5/middleware") == [
+        "middleware/compress.go", "middleware/logger.go"]
+
+
+def test_a_type_stub_is_not_the_module_an_import_runs():
+    graph = SymbolGraph([chunk("pkg/more.py", "chunked", imports=(".recipes",)),
+                         chunk("pkg/recipes.py", "grouper"), chunk("pkg/recipes.pyi", "grouper")])
+    assert graph.imported_files("pkg/more.py") == ["pkg/recipes.py"]
+
+
 def test_an_import_naming_the_file_with_its_extension_resolves_to_it():
     # ESM TypeScript imports util.ts as './util.js'; C includes "util.h".
     graph = SymbolGraph([chunk("web/src/app.ts", "run"), chunk("web/src/util.ts", "format"),

@@ -25,6 +25,7 @@ import threading
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from freshmark.core.fusion import is_stub
 from freshmark.core.ports import BranchView
 from freshmark.core.stamp import ChunkRecord
 
@@ -148,6 +149,8 @@ class SymbolGraph:
         names an item in a module (``crate::error::Error``): its module is tried too; a C
         header (``"util.h"``) is looked for beside the including file first."""
         spec = spec.strip()
+        if from_path.endswith(".go"):
+            return self._go_package(spec)
         parts = self._import_parts(from_path, _without_extension(spec))
         found = []
         if _HEADER.search(spec) and not spec.startswith("."):  # "util.h": beside the file first
@@ -155,7 +158,25 @@ class SymbolGraph:
         found = found or self._files_named(parts)
         if not found and "::" in spec and len(parts) > 1:
             found = self._files_named(parts[:-1])
-        return found
+        # A type stub beside its module (``recipes.pyi``) is not what the import runs.
+        return [f for f in found if not (is_stub(f) and _stem(f) in {_stem(g) for g in found
+                                                                    if not is_stub(g)})]
+
+    def _go_package(self, spec: str) -> list[str]:
+        """A Go import names a package, a directory: the standard library's (no dot in its
+        first element, ``net/http``) is none of this repository's; a module path resolves to
+        the directory its longest tail names (``github.com/go-chi/chi/v5/middleware`` ->
+        ``middleware/``), its non-test files, when they are few."""
+        parts = [p for p in spec.split("/") if p]
+        if not parts or "." not in parts[0]:
+            return []
+        for start in range(1, len(parts)):
+            files = sorted(f for f in self._dirs.get("/".join(parts[start:]), set())
+                           if f.endswith(".go") and not f.endswith("_test.go")
+                           and posixpath.dirname(f).endswith("/".join(parts[start:])))
+            if files:
+                return files if len(files) <= _MAX_PACKAGE_FILES else []
+        return []
 
     def _files_named(self, parts: list[str]) -> list[str]:
         for start in range(len(parts)):
