@@ -64,3 +64,4 @@ def test_a_left_out_pointer_says_what_its_code_would_take_not_the_pointer():
                       note="other match (not included)", stands_for=prose)
     assert f"needs ~{estimate_tokens(prose)} of the 4000-token budget" in \
         left_out_reason(pointer, None, 4000)
+

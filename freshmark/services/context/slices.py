@@ -246,7 +246,7 @@ class SliceBuilder:
         if signature_only:
             return Section(role, record.path, record.symbol, start, end, confidence, citation,
                            chunk.signature, 0, verdict, note + " (signature only)",
-                           record.language)
+                           record.language, stands_for=chunk.text)
         if chunk.kind in CONTAINER_KINDS:
             return Section(role, record.path, record.symbol, start, end, confidence, citation,
                            chunk.text, 0, verdict, note + " (member bodies elided)",
