@@ -402,6 +402,14 @@ def classify(
     return FileClass(kind, True, None)
 
 
+_STUB_SUFFIXES = (".pyi", ".d.ts", ".d.mts", ".d.cts")
+
+
+def is_stub(path: str) -> bool:
+    """A type stub (``.pyi``, ``.d.ts``): declarations of what another file implements."""
+    return path.endswith(_STUB_SUFFIXES)
+
+
 def search_kind(path: str, file_kind: str) -> str:
     """The kind retrieval files a stored chunk under: its stamped kind, refined by today's path
     rules for chunks stamped before a kind existed (a ``.po`` file stamped ``source``, a

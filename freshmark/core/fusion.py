@@ -58,7 +58,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from freshmark.core.chunking.model import NOT_ONE_DEFINITION
-from freshmark.core.classify import search_kind
+from freshmark.core.classify import is_stub, search_kind
 from freshmark.core.query import QueryPlan, deepest_frame, frame_match, path_hint_match
 from freshmark.core.question_model import applies, pool_marks, question_score
 from freshmark.core.stamp import ChunkRecord
@@ -94,7 +94,6 @@ DEFAULT_KIND_PRIOR = 0.5  # kinds searched only when asked for rank like tests
 # A type stub (``.pyi``, ``.d.ts``) declares what its implementation defines: it ranks like a
 # test, after the code that does the work and its own name.
 STUB_PRIOR = 0.5
-_STUB_SUFFIXES = (".pyi", ".d.ts", ".d.mts", ".d.cts")
 # A file's second-best chunk adds this share of its score to the best one's: two strong chunks
 # beat one, but a big file's many weak matches do not add up to a lead (summing them all
 # favoured the largest modules, measured with bench/tune_rerank.py).
@@ -292,11 +291,6 @@ def _scale(values: dict[int, float], min_max: bool) -> dict[int, float]:
     if span <= 0:
         return {i: 1.0 if top > 0 else 0.0 for i in values}
     return {i: (v - low) / span for i, v in values.items()}
-
-
-def is_stub(path: str) -> bool:
-    """A type stub: declarations of what another file implements."""
-    return path.endswith(_STUB_SUFFIXES)
 
 
 def kind_prior(kind: str, path: str = "") -> float:

@@ -25,7 +25,7 @@ import threading
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from freshmark.core.fusion import is_stub
+from freshmark.core.classify import is_stub
 from freshmark.core.ports import BranchView
 from freshmark.core.stamp import ChunkRecord
 

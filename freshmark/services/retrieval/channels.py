@@ -9,8 +9,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from freshmark.core.classify import search_kind
-from freshmark.core.fusion import Candidate, is_stub
+from freshmark.core.classify import is_stub, search_kind
+from freshmark.core.fusion import Candidate
 from freshmark.core.ports import BranchView, LexicalChannel, LexicalHit
 from freshmark.core.stamp import LIVE, TOMBSTONED, ChunkRecord
 
