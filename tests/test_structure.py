@@ -16,6 +16,7 @@ from freshmark.core.structure import (
     Unit,
     defined_in_text,
     members_first,
+    named_exactly,
     qualified_hit,
     text_definitions_first,
 )
@@ -156,3 +157,12 @@ def test_declarations_move_to_the_top_in_their_order_with_the_tops_score():
     moved = text_definitions_first(order, [False, False, True, True])
     assert [(p.index, p.score, p.role) for p in moved] == [
         (2, 3.0, "named"), (3, 3.0, "named"), (0, 3.0, ""), (1, 2.0, "")]
+
+
+def test_a_look_up_leads_with_the_definitions_spelt_as_asked() -> None:
+    units = [Unit("a.py", "WithValue", "function", 3.0), Unit("b.rb", "Base.default_options",
+                                                               "method", 2.0),
+             Unit("mux.go", "Mux.With", "method", 1.0)]
+    assert named_exactly(units, ["With"]) == [False, False, True]
+    assert named_exactly(units, ["DEFAULT_OPTIONS"]) is None
+    assert named_exactly(units, ["DEFAULT_OPTIONS"], [True, False, False]) == [True, False, False]

@@ -167,8 +167,9 @@ def named_exactly(units: Sequence[Unit], names: Iterable[str],
     (``Mux.With``), or declare a name by a line of their text (``declaring``); None when
     none is. Those lead a look-up: a definition named otherwise that shares its words
     (``WithValue``) or ranks high on its own is not what was asked for."""
-    wanted = {name.lower() for name in names}
-    flags = [unit.symbol.lower() in wanted or unit.symbol.rsplit(".", 1)[-1].lower() in wanted
+    # Spelt as written: ``DEFAULT_OPTIONS`` is a constant, not the method ``default_options``.
+    wanted = set(names)
+    flags = [unit.symbol in wanted or unit.symbol.rsplit(".", 1)[-1] in wanted
              or bool(declaring and declaring[i]) for i, unit in enumerate(units)]
     return flags if any(flags) else None
 
