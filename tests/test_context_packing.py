@@ -213,3 +213,21 @@ def test_a_test_helper_asked_for_by_name_is_the_evidence_not_the_code_near_it(fm
     sections = build_context(request, str(repo.path), settings=Settings.from_env()).sections
     (main,) = [s for s in sections if s.role == "evidence"]
     assert (main.path, main.symbol) == ("tests/test_patches.py", "run_patch_tests")
+
+
+def test_a_go_type_named_with_another_package_is_not_this_packages_type(fm_home, make_repo):
+    repo = make_repo("chi")
+    repo.write("mux.go", "package chi\n\nimport \"net/http\"\n\n"
+               "type Mux struct {\n\thandlers map[string]http.Handler\n}\n\n"
+               "// Mount attaches a handler under a pattern.\n"
+               "func (mx *Mux) Mount(pattern string, handler http.Handler) *Mux {\n"
+               "\tmx.handlers[pattern] = handler\n\treturn mx\n}\n")
+    repo.write("_examples/custom/main.go", "package main\n\n"
+               "type Handler struct {\n\tname string\n}\n")
+    repo.commit("chi", when="2026-09-01T10:00:00Z")
+    index(repo.path)
+    request = ContextRequest.build("Mux.Mount", level="L1")
+    sections = build_context(request, str(repo.path), settings=Settings.from_env()).sections
+    types = [(s.path, s.symbol) for s in sections if s.role == "type"]
+    assert ("mux.go", "Mux") in types
+    assert not [path for path, _ in types if path.startswith("_examples/")]

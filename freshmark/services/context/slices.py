@@ -43,6 +43,7 @@ _SECONDARY_DIRS = frozenset({"examples", "example", "docs", "doc"})
 _SECONDARY_KINDS = frozenset({"test", "doc"})
 EVIDENCE_VERDICTS = frozenset({Verdict.CURRENT, Verdict.OLDER_IDENTICAL, Verdict.CHANGED})
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_GO_QUALIFIED = re.compile(r"\b[a-z]\w*\.[A-Za-z_]\w*")
 # Module-level blocks and line windows: no design idea of their own to take as reference.
 _NO_SYMBOL_KINDS = frozenset({"block", "window", "module"})
 
@@ -258,6 +259,9 @@ class SliceBuilder:
     def type_sections(self, primary: VerifiedResult) -> list[Section]:
         record = primary.record
         names = [*_IDENTIFIER.findall(record.signature), *record.references]
+        if record.language == "go":  # ``http.Handler`` is another package's; its own are bare
+            bare = set(_IDENTIFIER.findall(_GO_QUALIFIED.sub(" ", record.text)))
+            names = [name for name in names if name in bare]
         container = record.symbol.rsplit(".", 1)[0] if "." in record.symbol else None
         ids = self.graph.type_definitions(names, record.path)
         own = self.graph.find(record.path, container) if container else None
