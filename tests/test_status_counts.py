@@ -13,6 +13,7 @@ from test_overlay import feature_branch, index_branch, view
 from freshmark.adapters.store import collection
 from freshmark.adapters.store.chroma import Store
 from freshmark.core.config import Config
+from freshmark.core.errors import BranchNotFound
 from freshmark.core.settings import Settings
 from freshmark.core.stamp import LIVE, TOMBSTONED
 from freshmark.services.upkeep.status import branch_status
@@ -88,3 +89,12 @@ def test_a_branch_indexed_before_counts_were_kept_is_counted_from_the_store(
     row = status(repo)
     assert {"live": row["live_chunks"], "tombstoned": row["tombstoned_chunks"]} == \
         counted(records(repo))
+
+
+def test_a_branch_the_repository_does_not_have_is_named_with_the_known_ones(fm_home, make_repo):
+    repo = shop_repo(make_repo)
+    run(repo)
+    settings = Settings.from_env()
+    with pytest.raises(BranchNotFound, match=r"no branch 'nosuch' in shop; known: main$"):
+        branch_status(repo.path, "nosuch", settings=settings, config=Config(),
+                      store=Store.open(settings))

@@ -10,7 +10,7 @@ from freshmark.adapters.git.repo import GitRepo
 from freshmark.adapters.store.chroma import Store
 from freshmark.adapters.telemetry.verdict_stats import VerdictStats
 from freshmark.core.config import Config
-from freshmark.core.errors import BaseGone, FreshmarkError, NotIndexed
+from freshmark.core.errors import BaseGone, BranchNotFound, FreshmarkError, NotIndexed
 from freshmark.core.manifest import Manifest
 from freshmark.core.overlay import OverlayBase
 from freshmark.core.ports import BranchView
@@ -157,6 +157,9 @@ def handle_status(
         repo = None
     manifests = [m for m in store.list_manifests(handle.key) if branch in (None, m.branch)]
     if branch and not any(m.commit or m.layers for m in manifests):
+        if repo is not None and branch not in (known := sorted(repo.branches())):
+            shown = ", ".join(known[:10]) + (f" (+{len(known) - 10} more)" if known[10:] else "")
+            raise BranchNotFound(f"no branch {branch[:80]!r} in {handle.name}; known: {shown}")
         # Not indexed, or a first run that never finished: the store says which, and what is.
         _open(store, handle.key, branch, handle.name, required=True)
     if not manifests:
