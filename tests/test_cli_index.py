@@ -129,6 +129,15 @@ def test_status_reports_commits_behind_the_head(store_env, make_repo):
     assert row["embedder"] and row["layers"]["default"]["commit"] == row["commit"]
 
 
+def test_status_takes_the_repository_as_search_does(fm_home, make_repo):
+    repo = small_repo(make_repo)
+    fm("index", str(repo.path))
+    by_repo = json.loads(fm("status", "--repo", str(repo.path), "--json").stdout)
+    assert by_repo == json.loads(fm("status", str(repo.path), "--json").stdout)
+    twice = fm("status", str(repo.path), "--repo", "elsewhere")
+    assert twice.returncode == 2 and "name the repository once" in twice.stderr
+
+
 def test_bare_repository_indexes_its_default_branch(fm_home, make_repo, tmp_path):
     repo = small_repo(make_repo)
     bare = tmp_path / "proj.git"

@@ -206,16 +206,22 @@ def _print_status(row: dict[str, Any]) -> None:
     "freshmark status .",
     "freshmark status shop --branch main --json",
 ))
-@click.argument("path", required=False, default=".", type=click.Path(path_type=Path))
+@click.argument("path", required=False, type=click.Path(path_type=Path))
+@click.option("--repo", "repo", default=None, type=click.Path(path_type=Path),
+              help="The repository, as search takes it (the same as PATH).")
 @click.option("--branch", "-b", help="Only this branch (default: every indexed branch).")
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON array, one object per branch.")
 @fail_cleanly
-def status(path: Path, branch: str | None, as_json: bool) -> None:
+def status(path: Path | None, repo: Path | None, branch: str | None, as_json: bool) -> None:
     """Per branch: indexed commit and time, per-layer stamps, chunk counts, embedder,
     how far the index is behind the branch head, and the verdict counts of searches.
 
-    PATH: a directory of the work tree or a repository id (default: the current directory).
+    PATH (or --repo): a directory of the work tree or a repository id (default: the current
+    directory).
     """
+    if path is not None and repo is not None and path != repo:
+        raise click.UsageError("name the repository once: PATH or --repo")
+    path = path or repo or Path(".")
     settings, config = load_settings()
     if settings.server_url:  # the store and its client are never imported
         rows = _status_on_server(str(path), branch, settings, config)
