@@ -70,6 +70,7 @@ from freshmark.core.structure import (
     looked_up,
     lookup_symbols,
     members_first,
+    named_by,
     named_exactly,
     names_only,
     qualified_hit,
@@ -226,9 +227,8 @@ def dedup(candidates: Sequence[Candidate], names: Iterable[str] = ()) -> list[Ca
         record = candidate.record
         key = dedup_key(record)
         held = kept.get(key)
-        if held is None or (record.start_line < held.record.start_line and (
-                record.symbol.lower() in wanted or
-                record.symbol.rsplit(".", 1)[-1].lower() in wanted)):
+        if held is None or (record.start_line < held.record.start_line and
+                            named_by(record.symbol.lower(), wanted)):
             kept[key] = candidate
     return list(kept.values())
 

@@ -20,7 +20,7 @@ re-rank saved pools apply the same rule.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -161,6 +161,12 @@ def defined_in_text(text: str, names: Iterable[str]) -> bool:
     return any(_definition_line(name).search(text) for name in names)
 
 
+def named_by(symbol: str, names: Collection[str]) -> bool:
+    """``symbol`` is one of ``names``, whole or by its last part (``Mux.With`` for ``With``),
+    spelt as given: a case-blind caller lowercases both."""
+    return symbol in names or symbol.rsplit(".", 1)[-1] in names
+
+
 def named_exactly(units: Sequence[Unit], names: Iterable[str],
                   declaring: Sequence[bool] | None = None) -> list[bool] | None:
     """For a look-up by name (``With``, ``from_str``): which units are named so themselves
@@ -169,8 +175,8 @@ def named_exactly(units: Sequence[Unit], names: Iterable[str],
     (``WithValue``) or ranks high on its own is not what was asked for."""
     # Spelt as written: ``DEFAULT_OPTIONS`` is a constant, not the method ``default_options``.
     wanted = set(names)
-    flags = [unit.symbol in wanted or unit.symbol.rsplit(".", 1)[-1] in wanted
-             or bool(declaring and declaring[i]) for i, unit in enumerate(units)]
+    flags = [named_by(unit.symbol, wanted) or bool(declaring and declaring[i])
+             for i, unit in enumerate(units)]
     return flags if any(flags) else None
 
 

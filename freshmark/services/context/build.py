@@ -41,7 +41,7 @@ from freshmark.core.ports import Embedder
 from freshmark.core.query import plan_query
 from freshmark.core.request import DEFAULT_KINDS, LEVELS, ContextRequest, SearchRequest
 from freshmark.core.settings import Settings
-from freshmark.core.structure import defined_in_text, looked_up
+from freshmark.core.structure import defined_in_text, looked_up, named_by
 from freshmark.core.verdicts import Verdict, short
 from freshmark.services.context.slices import (
     EVIDENCE_VERDICTS,
@@ -213,9 +213,7 @@ def asked_names(query: str) -> list[str]:
 def names_it(result: VerifiedResult, names: list[str]) -> bool:
     """The result is a definition of one of ``names`` (by its name or its last part), or
     declares one by a line of its text (a constant, a field)."""
-    symbol = result.record.symbol.lower()
-    lowered = {name.lower() for name in names}
-    return symbol in lowered or symbol.rsplit(".", 1)[-1] in lowered or \
+    return named_by(result.record.symbol.lower(), {name.lower() for name in names}) or \
         defined_in_text(result.record.text, names)
 
 
