@@ -75,13 +75,18 @@ def by_symbol(chunks: list[Chunk]) -> dict[str, Chunk]:
     return {chunk.symbol: chunk for chunk in chunks}
 
 
+def definition_kinds(chunks: dict[str, Chunk]) -> dict[str, str]:
+    """Each definition's kind by its symbol (module blocks left out)."""
+    return {symbol: chunk.kind for symbol, chunk in chunks.items()
+            if not symbol.startswith("<module>")}
+
+
 def test_kotlin_classes_objects_interfaces_and_companion_members_are_units() -> None:
     chunks = by_symbol(chunk_text("src/Order.kt", ORDER_KT))
-    kinds = {symbol: chunk.kind for symbol, chunk in chunks.items()
-             if not symbol.startswith("<module>")}
-    assert kinds == {"Order": "class", "Order.cancel": "method", "Order.of": "method",
-                     "Repo": "interface", "Repo.load": "method", "Registry": "class",
-                     "Registry.register": "method", "firstOf": "function"}
+    assert definition_kinds(chunks) == {
+        "Order": "class", "Order.cancel": "method", "Order.of": "method", "Repo": "interface",
+        "Repo.load": "method", "Registry": "class", "Registry.register": "method",
+        "firstOf": "function"}
     cancel = chunks["Order.cancel"]
     assert (cancel.start_line, cancel.end_line, cancel.doc) == (10, 14, "Cancel it.")
     assert "log" in cancel.references
@@ -93,11 +98,9 @@ def test_kotlin_imports_and_their_aliases() -> None:
 
 def test_swift_structs_protocols_and_extensions_name_their_members_by_the_type() -> None:
     chunks = by_symbol(chunk_text("Sources/Order.swift", ORDER_SWIFT))
-    kinds = {symbol: chunk.kind for symbol, chunk in chunks.items()
-             if not symbol.startswith("<module>")}
-    assert kinds == {"Order": "struct", "Order.cancel": "method", "Order.init": "method",
-                     "Repo": "interface", "extension Order": "impl", "Order.isSame": "method",
-                     "firstOf": "function"}
+    assert definition_kinds(chunks) == {
+        "Order": "struct", "Order.cancel": "method", "Order.init": "method", "Repo": "interface",
+        "extension Order": "impl", "Order.isSame": "method", "firstOf": "function"}
     cancel = chunks["Order.cancel"]
     assert (cancel.start_line, cancel.end_line, cancel.doc) == (6, 10, "Cancel it.")
     assert file_imports("Sources/Order.swift", ORDER_SWIFT) == ["Foundation"]

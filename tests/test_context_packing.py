@@ -168,33 +168,31 @@ def test_imports_are_trimmed_to_what_the_symbol_uses_not_the_code_after_it(fm_ho
     assert [line.split(None, 1)[1] for line in imports.body.splitlines()] == ["import mod_1"]
 
 
-def test_the_breathing_room_stops_between_definitions_not_inside_the_next(fm_home, make_repo):
+def _ledger_evidence(make_repo, short_signature: str, long_signature: str):
+    """The L1 evidence for ``settle_the_ledger_balance``, followed by a 2-line definition and
+    a 32-line one, each under the signature given."""
     repo = make_repo("room")
     long_body = "".join(f"    step_{n} = x + {n}\n" for n in range(30))
     repo.write("room/core.py", "def settle_the_ledger_balance(x):\n    return x\n\n\n"
-               "def short(x):\n    return x\n\n\n"
-               f"def long_one(x):\n{long_body}    return x\n")
+               f"{short_signature}\n    return x\n\n\n"
+               f"{long_signature}\n{long_body}    return x\n")
     repo.commit("room", when="2026-09-01T10:00:00Z")
     index(repo.path)
     request = ContextRequest.build("settle_the_ledger_balance", level="L1")
     sections = build_context(request, str(repo.path), settings=Settings.from_env()).sections
     (main,) = [s for s in sections if s.role == "evidence"]
+    return main
+
+
+def test_the_breathing_room_stops_between_definitions_not_inside_the_next(fm_home, make_repo):
+    main = _ledger_evidence(make_repo, "def short(x):", "def long_one(x):")
     assert main.body.splitlines()[-1] == "    return x"  # the end of short()
     assert "def long_one" not in main.body and main.shown_end == 6
 
 
 def test_the_breathing_room_stops_above_a_later_definition_of_a_repeated_name(
         fm_home, make_repo):
-    repo = make_repo("room")
-    long_body = "".join(f"    step_{n} = x + {n}\n" for n in range(30))
-    repo.write("room/core.py", "def settle_the_ledger_balance(x):\n    return x\n\n\n"
-               "def parse(x: int) -> int:\n    return x\n\n\n"
-               f"def parse(x):\n{long_body}    return x\n")
-    repo.commit("room", when="2026-09-01T10:00:00Z")
-    index(repo.path)
-    request = ContextRequest.build("settle_the_ledger_balance", level="L1")
-    sections = build_context(request, str(repo.path), settings=Settings.from_env()).sections
-    (main,) = [s for s in sections if s.role == "evidence"]
+    main = _ledger_evidence(make_repo, "def parse(x: int) -> int:", "def parse(x):")
     assert main.body.splitlines()[-1] == "    return x"  # the end of the first parse()
     assert "step_0" not in main.body and main.shown_end == 6
 
