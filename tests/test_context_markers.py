@@ -59,6 +59,20 @@ def test_a_name_nothing_defines_is_missing_though_code_shares_its_words(fm_home,
     assert not [s for s in slice_.sections if s.role == "evidence"]
 
 
+def test_an_interface_method_asked_for_by_owner_and_name_is_answered_by_the_interface(
+        fm_home, make_repo):
+    repo = make_repo("router")
+    repo.write("router.go", "package chi\n\n// Router routes requests.\ntype Router interface {\n"
+               "\t// Use appends middlewares.\n\tUse(middlewares ...func(Handler) Handler)\n"
+               "\tRoute(pattern string, fn func(r Router)) Router\n}\n")
+    repo.commit("router")
+    index(repo.path)
+    slice_ = slice_for(repo.path, "Router.Use")
+    assert slice_.missing == []
+    assert [s.symbol for s in slice_.sections if s.role == "evidence"] == ["Router"]
+    assert slice_for(repo.path, "Router.Mount").missing  # declared nowhere
+
+
 def test_no_current_evidence_is_missing_without_naming_the_deleted_file(fm_home, make_repo):
     repo = make_repo("payments")
     repo.write("payments/stripe_refunds.py",

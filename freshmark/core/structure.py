@@ -161,6 +161,25 @@ def defined_in_text(text: str, names: Iterable[str]) -> bool:
     return any(_definition_line(name).search(text) for name in names)
 
 
+@lru_cache(maxsize=64)
+def _member_line(member: str) -> re.Pattern[str]:
+    """A line that declares a method ``member`` by its signature alone, as an interface does:
+    Go's ``Use(middlewares ...)``, Java's ``void use(Middleware m);``, TypeScript's
+    ``use?(m: Middleware): void;``."""
+    return re.compile(rf"^[ \t]*(?:[\w<>\[\],.?*&]+[ \t]+)*{re.escape(member)}\??[ \t]*"
+                      r"(?:<[^>\n]*>)?[ \t]*\(", re.M)
+
+
+def declares_member(symbol: str, text: str, dotted_names: Iterable[str]) -> bool:
+    """The chunk ``symbol`` (its text ``text``) is the owner of a member the query names
+    (``Router.Use`` as the slash path ``Router/Use``) and declares it by a signature line:
+    an interface's methods are not chunks of their own, so the interface answers for them."""
+    owner = symbol.rsplit(".", 1)[-1]
+    return any(name.split("/")[-2:-1] == [owner] and
+               _member_line(name.rsplit("/", 1)[-1]).search(text) is not None
+               for name in dotted_names if "/" in name)
+
+
 def named_by(symbol: str, names: Collection[str]) -> bool:
     """``symbol`` is one of ``names``, whole or by its last part (``Mux.With`` for ``With``),
     spelt as given: a case-blind caller lowercases both."""

@@ -41,7 +41,7 @@ from freshmark.core.ports import Embedder
 from freshmark.core.query import plan_query
 from freshmark.core.request import DEFAULT_KINDS, LEVELS, ContextRequest, SearchRequest
 from freshmark.core.settings import Settings
-from freshmark.core.structure import defined_in_text, looked_up, named_by
+from freshmark.core.structure import declares_member, defined_in_text, looked_up, named_by
 from freshmark.core.verdicts import Verdict, short
 from freshmark.services.context.slices import (
     EVIDENCE_VERDICTS,
@@ -203,26 +203,37 @@ def packing_order(level_sections: list[Section], matches: list[Section],
     return own + [s for s in extra if not later(s)] + [s for s in extra if later(s)]
 
 
-def asked_names(query: str) -> list[str]:
-    """The names a query is nothing but, as written (``run_patch_tests``,
-    ``OrderService.cancel_order`` -> ``cancel_order``...): [] for a question."""
-    plan = plan_query(query)
-    return looked_up(plan.text, plan.identifiers, plan.path_hints)
+@dataclass(frozen=True)
+class AskedNames:
+    """What a query that is only names asks for: the names (``run_patch_tests``,
+    ``OrderService.cancel_order`` -> ``cancel_order``...; [] for a question) and its dotted
+    names as slash paths (``OrderService/cancel_order``)."""
+
+    names: list[str]
+    dotted: list[str]
+
+    @classmethod
+    def of(cls, query: str) -> AskedNames:
+        plan = plan_query(query)
+        names = looked_up(plan.text, plan.identifiers, plan.path_hints)
+        return cls(names, plan.path_hints if names else [])
+
+    def answered_by(self, result: VerifiedResult) -> bool:
+        """The result is a definition of one of the names (by its name or its last part),
+        declares one by a line of its text (a constant, a field), or is the owner that
+        declares a named member by its signature (an interface's method)."""
+        record = result.record
+        return named_by(record.symbol.lower(), {name.lower() for name in self.names}) or \
+            defined_in_text(record.text, self.names) or \
+            declares_member(record.symbol, record.text, self.dotted)
 
 
-def names_it(result: VerifiedResult, names: list[str]) -> bool:
-    """The result is a definition of one of ``names`` (by its name or its last part), or
-    declares one by a line of its text (a constant, a field)."""
-    return named_by(result.record.symbol.lower(), {name.lower() for name in names}) or \
-        defined_in_text(result.record.text, names)
-
-
-def implementation_first(evidence: list[VerifiedResult], names: list[str]
+def implementation_first(evidence: list[VerifiedResult], asked: AskedNames
                          ) -> list[VerifiedResult]:
     """Evidence with tests, examples and docs after the implementation (stable otherwise),
     except the definitions of the names the query is only made of (``runPatchTests``): asked
     for by name, they lead wherever they are defined; the implementation's first."""
-    return sorted(evidence, key=lambda r: (not (names and names_it(r, names)),
+    return sorted(evidence, key=lambda r: (not (asked.names and asked.answered_by(r)),
                                            is_secondary(r.record.path, r.record.file_kind)))
 
 
@@ -300,12 +311,12 @@ def build_context(
     builder = SliceBuilder(opened, results, graph_for(opened.index))
     # A query of names only is answered by their definitions: code that merely shares a word
     # with them (``order`` of ``cancel_order``) is no evidence of them.
-    names = asked_names(text)
+    asked = AskedNames.of(text)
     evidence = implementation_first([r for r in results if r.verification.verdict in
                                      EVIDENCE_VERDICTS and matched(r)
-                                     and (not names or names_it(r, names))], names)
+                                     and (not asked.names or asked.answered_by(r))], asked)
     if not evidence:
-        slice_.missing.append(_no_evidence_line(opened, results, text if names else ""))
+        slice_.missing.append(_no_evidence_line(opened, results, text if asked.names else ""))
         fit(slice_, builder.reference_sections())
         return slice_
     own = LEVEL_BUILDERS[level](builder, evidence[0])
