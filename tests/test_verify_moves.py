@@ -410,3 +410,27 @@ def test_a_definition_untouched_in_a_changed_file_says_its_code_is_as_indexed(li
     writer = check.verify(records[
         "public void print(Object value, java.io.Writer writer) throws java.io.IOException"])
     assert writer.verdict is Verdict.CHANGED and writer.reason.endswith("re-read before use")
+
+
+def test_a_crlf_definition_untouched_in_a_changed_file_says_its_code_is_as_indexed(lib):
+    source = "def first():\n    return 1\n\n\ndef second():\n    return 2\n"
+    (lib.path / "crlf.py").write_bytes(source.replace("\n", "\r\n").encode())
+    lib.commit("crlf")
+    (second,) = [r for r in signed_chunks(lib, "crlf.py") if r.symbol == "second"]
+    edited = "# a comment above\n" + source
+    (lib.path / "crlf.py").write_bytes(edited.replace("\n", "\r\n").encode())
+    lib.commit("comment")
+    result = verifier(lib).verify(second)
+    assert result.verdict is Verdict.CHANGED and result.reason.endswith("its code is as indexed")
+    assert result.current_text == second.text + "\n"
+
+
+def test_a_form_feed_is_no_line_end_for_the_current_lines(lib):
+    lib.write("paged.py", "def first():\n    return 1\n\x0c\n\ndef second():\n    return 2\n")
+    lib.commit("paged")
+    (second,) = [r for r in signed_chunks(lib, "paged.py") if r.symbol == "second"]
+    lib.write("paged.py", "import os\n" + "def first():\n    return 1\n\x0c\n\ndef second():\n"
+              "    return 2\n").commit("import")
+    result = verifier(lib).verify(second)
+    assert (result.current_start_line, result.current_end_line) == (6, 7)
+    assert result.current_text == "def second():\n    return 2\n"

@@ -29,7 +29,13 @@ from __future__ import annotations
 import hashlib
 
 from freshmark.adapters.git.repo import FileGone, GitRepo
-from freshmark.core.chunking import FileSymbols, file_symbols, symbol_spans
+from freshmark.core.chunking import (
+    FileSymbols,
+    file_symbols,
+    line_count,
+    split_lines,
+    symbol_spans,
+)
 from freshmark.core.classify import decode_text
 from freshmark.core.config import DEFAULT_MAX_FILE_BYTES
 from freshmark.core.errors import BadInput, PermanentError, UnsafePath
@@ -69,8 +75,12 @@ def locate_symbol(path: str, text: str, symbol: str) -> tuple[int, int] | None:
 
 
 def _line_slice(text: str, start_line: int, end_line: int) -> str:
-    lines = text.splitlines(keepends=True)
-    return "".join(lines[start_line - 1 : end_line])
+    """Lines ``start_line``..``end_line`` as the chunker numbers and stores them: split at
+    ``\n`` only (a form feed or a lone ``\r`` is no line end to tree-sitter), a CRLF file's
+    ``\r`` dropped; with their newline unless they end the text."""
+    lines = split_lines(text)
+    piece = "\n".join(lines[start_line - 1 : end_line])
+    return piece + "\n" if end_line < len(lines) else piece
 
 
 class Verifier:
@@ -361,7 +371,7 @@ class Verifier:
 
     def _locate(self, record: ChunkRecord, path: str, text: str) -> tuple[int, int] | None:
         if record.kind == WINDOW_KIND:  # text without symbols: follow the line range
-            last_line = len(text.splitlines())
+            last_line = line_count(text)
             return (record.start_line, min(record.end_line, last_line)) \
                 if record.start_line <= last_line else None
         if path not in self._symbols:
@@ -411,7 +421,7 @@ class Verifier:
             f" (was L{record.start_line}-L{record.end_line})" if shifted else "")
         current = _line_slice(text, start, end)
         # The file changed elsewhere: say so, so the lines below need no second reading.
-        advice = "its code is as indexed" if current.rstrip("\r\n") == record.text \
+        advice = "its code is as indexed" if current.rstrip("\n") == record.text \
             else "re-read before use"
         return Verification(
             Verdict.CHANGED, f"{why}; {record.symbol} {where}: {advice}",

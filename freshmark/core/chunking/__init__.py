@@ -78,6 +78,11 @@ def split_lines(text: str) -> list[str]:
     return lines
 
 
+def line_count(text: str) -> int:
+    """Lines of ``text`` as tree-sitter numbers them (a final newline ends the last one)."""
+    return len(split_lines(text)) - text.endswith("\n")
+
+
 @dataclass
 class _Parsed:
     language: str

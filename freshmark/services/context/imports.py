@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from freshmark.core.chunking import file_symbols
+from freshmark.core.chunking import file_symbols, split_lines
 
 IMPORT_BLOCK_MAX_LINES = 60
 IMPORT_TRIM_OVER_LINES = 12  # a longer import block is trimmed to what the symbol uses
@@ -201,7 +201,7 @@ def import_block(path: str, text: str) -> tuple[int, int] | None:
     definition (a multi-line import runs to its closing bracket); None without imports. A line
     that reads like an import counts only where the parser found one in its statement, so an
     example in a doc comment (Rust's ``//!``, ``/*! */``) is not taken for the imports."""
-    lines = text.splitlines()
+    lines = split_lines(text)
     symbols = file_symbols(path, text)
     unit_starts = [spans[0][0] for spans in symbols.units.values()]
     first_unit = min(unit_starts, default=len(lines) + 1)

@@ -16,7 +16,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from freshmark.core.chunking import FileSymbols, chunk_text, file_symbols
+from freshmark.core.chunking import FileSymbols, chunk_text, file_symbols, line_count, split_lines
 from freshmark.core.chunking.model import CONTAINER_KINDS
 from freshmark.core.citation import Citation, cite
 from freshmark.core.errors import UnsafePath
@@ -115,7 +115,7 @@ def _numbered(body: str, first: int) -> list[str]:
 
 
 def _lines(text: str, start: int, end: int) -> str:
-    return "\n".join(text.splitlines()[start - 1 : end])
+    return "\n".join(split_lines(text)[start - 1 : end])
 
 
 # -- the builder -----------------------------------------------------------------------------------
@@ -166,7 +166,7 @@ class SliceBuilder:
             return None
         start = v.current_start_line or record.start_line
         end = v.current_end_line or record.end_line
-        lines = text.splitlines()
+        lines = split_lines(text)
         shown_end = _breathing_end(lines, end, self.today_symbols(path).every_span()) if breathing \
             else min(len(lines), end)
         confidence = "medium" if v.verdict is Verdict.CHANGED else "high"
@@ -200,7 +200,7 @@ class SliceBuilder:
                            _lines(text, start, end), start, language=language)
         own = user.body.splitlines()[: user.end_line - user.body_start + 1] \
             if user.body_start else user.body.splitlines()  # not the breathing room after it
-        kept = used_import_lines(text.splitlines()[start - 1 : end], start, "\n".join(own),
+        kept = used_import_lines(split_lines(text)[start - 1 : end], start, "\n".join(own),
                                  language)
         if not kept:
             return None  # the symbol uses none of them: nothing worth its budget
@@ -294,7 +294,7 @@ class SliceBuilder:
         text = self.today(path)
         if not text:
             return None
-        total = len(text.splitlines())
+        total = line_count(text)
         return Section(role, path, "module", 1, total, "high",
                        self.region_citation(path, 1, total, "whole file"), text, 1, None, note,
                        language)

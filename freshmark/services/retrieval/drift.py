@@ -20,7 +20,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from freshmark.adapters.git.repo import GitRepo
-from freshmark.core.chunking import symbol_spans
+from freshmark.core.chunking import split_lines, symbol_spans
 from freshmark.core.classify import decode_text
 from freshmark.core.drift import (
     DriftNote,
@@ -107,7 +107,7 @@ class DriftReader:
         text = decode_text(self.repo.read_blob(blob))
         if text is None:  # binary: defines nothing a chunk could reference
             return {}
-        lines = text.splitlines()
+        lines = split_lines(text)
         return {symbol: "\n".join(lines[start - 1 : end])
                 for symbol, (start, end) in symbol_spans(path, text).items()}
 
