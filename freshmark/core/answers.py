@@ -9,9 +9,12 @@ read from the context's JSON) and against the head, through ``HeadFiles``; it re
 itself. The judgement of one reference:
 
 - **compliant**: all three parts are there: the lines (with their file, unless implied), a
-  symbol, and a confidence of high, medium or low;
-- **in the slice**: its lines lie inside what a section of the slice showed (the numbered body,
-  or the anchor's own lines for a section shown as a signature);
+  symbol, and a confidence of high, medium or low; and the symbol is in those lines at the
+  head, when they are there;
+- **in the slice**: its lines lie inside what a section of the slice showed: its numbered
+  body, the lines a trimmed section numbers itself (imports), or, for a section shown as a
+  signature or an outline, the anchor's own lines cited by its own name (a member's body an
+  outline elided was not shown); a pointer that shows no code shows no lines;
 - **exists at the head**: the file is there and has the cited lines;
 - **symbol in the lines**: the symbol's name appears in the cited lines at the head;
 - **hallucinated**: not in the slice, or not at the head (seed 004 §9: it cites code lines the
@@ -50,6 +53,7 @@ _LOCATION = re.compile(
     r"(?:\s*[-–]\s*L?(?P<end>\d{1,7}))?\s*$"
 )
 _HAS_LINES = re.compile(r"(?:^|[:\s])L\d")
+_NUMBERED_LINE = re.compile(r"^ {0,6}(\d{1,7})  ", re.M)  # a line a section numbers itself
 _MISSING = re.compile(r"\[MISSING\]\s*(?P<what>[^\n]*)")
 _BACKTICKED = re.compile(r"`([^`\n]{1,200})`")
 _PATH_LIKE = re.compile(r"(?<![\w/.-])((?:[\w.-]+/)*[\w.-]+\.[A-Za-z][A-Za-z0-9]{0,7})(?![\w/])")
@@ -162,15 +166,20 @@ def _looks_like_code(name: str, context: str, backticked: bool) -> bool:
 # -- what the slice showed -------------------------------------------------------------------------
 @dataclass(frozen=True)
 class ServedSpan:
-    """Lines of one file that a section of the slice put in front of the model."""
+    """Lines of one file that a section of the slice put in front of the model; ``by_name``:
+    only its definition as a whole was (a signature, an outline with its member bodies
+    elided), so only a reference naming it (``symbol``) may cite lines of it."""
 
     path: str
     first_line: int
     last_line: int
     symbol: str
     role: str
+    by_name: bool = False
 
-    def holds(self, path: str, start: int, end: int) -> bool:
+    def holds(self, path: str, start: int, end: int, symbol: str = "") -> bool:
+        if self.by_name and short_name(symbol) != short_name(self.symbol):
+            return False
         return self.path == path and self.first_line <= start and end <= self.last_line
 
 
@@ -206,8 +215,8 @@ class ServedSlice:
                 return span.path
         return self.spans[0].path if self.spans else None
 
-    def holds(self, path: str, start: int, end: int) -> bool:
-        return any(span.holds(path, start, end) for span in self.spans)
+    def holds(self, path: str, start: int, end: int, symbol: str = "") -> bool:
+        return any(span.holds(path, start, end, symbol) for span in self.spans)
 
 
 def _mapping(value: Any) -> Mapping[str, Any]:
@@ -215,22 +224,41 @@ def _mapping(value: Any) -> Mapping[str, Any]:
 
 
 def _spans_of(section: Any, number: int) -> list[ServedSpan]:
+    """What a section showed: its numbered lines (with its anchor); the lines its text numbers
+    itself (trimmed imports); else, when it has text (a signature, an outline), its anchor
+    cited by its own name; a pointer with no text shows nothing."""
     if not isinstance(section, Mapping):
         raise BadInput(f"section {number} of the context is not an object")
     try:
         path, symbol = str(section["path"]), str(section.get("symbol") or "")
         role = str(section.get("role") or "")
-        anchor = ServedSpan(path, int(section["start_line"]), int(section["end_line"]),
-                            symbol, role)
+        start_line, end_line = int(section["start_line"]), int(section["end_line"])
         shown_start = section.get("shown_start")
         shown_end = section.get("shown_end")
+        text = str(section.get("text") or "")
     except (KeyError, TypeError, ValueError) as exc:
         raise BadInput(f"section {number} of the context has no usable path and lines") \
             from exc
-    spans = [anchor]
     if isinstance(shown_start, int) and isinstance(shown_end, int) and shown_start > 0:
-        spans.append(ServedSpan(path, shown_start, shown_end, symbol, role))
-    return spans
+        return [ServedSpan(path, start_line, end_line, symbol, role),
+                ServedSpan(path, shown_start, shown_end, symbol, role)]
+    numbered = [int(m.group(1)) for m in _NUMBERED_LINE.finditer(text)]
+    if numbered:
+        return [ServedSpan(path, first, last, symbol, role) for first, last in _runs(numbered)]
+    if not text.strip():
+        return []
+    return [ServedSpan(path, start_line, end_line, symbol, role, by_name=True)]
+
+
+def _runs(lines: Sequence[int]) -> list[tuple[int, int]]:
+    """Consecutive line numbers as (first, last) runs: ``15 16 18`` -> (15, 16), (18, 18)."""
+    runs: list[tuple[int, int]] = []
+    for line in sorted(set(lines)):
+        if runs and line == runs[-1][1] + 1:
+            runs[-1] = (runs[-1][0], line)
+        else:
+            runs.append((line, line))
+    return runs
 
 
 # -- the judgement ---------------------------------------------------------------------------------
@@ -380,9 +408,9 @@ def check_reference(reference: Reference, served: ServedSlice, head: HeadFiles,
         problems.append("no symbol")
     if reference.confidence not in CONFIDENCES:
         problems.append("no confidence (high, medium or low)")
-    compliant = not problems
+    written_whole = not problems
     start, end = reference.start_line, reference.end_line
-    in_slice = path is not None and served.holds(path, start, end)
+    in_slice = path is not None and served.holds(path, start, end, reference.symbol)
     if path is not None and start and not in_slice:
         problems.append("lines not in the slice served")
     text = head.text(path) if path is not None and start else None
@@ -394,6 +422,7 @@ def check_reference(reference: Reference, served: ServedSlice, head: HeadFiles,
     symbol_in_lines = _symbol_in_lines(reference.symbol, text, start, end) if at_head else None
     if symbol_in_lines is False:
         problems.append(f"{reference.symbol} is not in those lines")
+    compliant = written_whole and symbol_in_lines is not False
     on_gold = any(g.hit_by(path, start, end, reference.symbol) for g in gold) if gold else None
     return ReferenceCheck(reference, path, tuple(problems), compliant, in_slice, at_head,
                           symbol_in_lines, on_gold)

@@ -1,0 +1,66 @@
+"""What a slice showed, as check-answer reads it from the context's JSON: numbered bodies, the
+lines a trimmed section numbers itself, a signature or an outline cited by its own name, and
+nothing for a pointer."""
+
+from __future__ import annotations
+
+from freshmark.core.answers import ServedSlice, check_reference, parse_answer
+
+PATH = "Slim/MiddlewareDispatcher.php"
+FILE = "\n".join(f"line {n} addDeferred add MiddlewareDispatcher use" for n in range(1, 301))
+
+
+class Head:
+    def text(self, path: str) -> str | None:
+        return FILE if path == PATH else None
+
+
+def section(role: str, symbol: str, start: int, end: int, text: str = "",
+            shown: tuple[int, int] | None = None) -> dict:
+    return {"role": role, "path": PATH, "symbol": symbol, "start_line": start,
+            "end_line": end, "text": text, "shown_start": shown[0] if shown else None,
+            "shown_end": shown[1] if shown else None}
+
+
+SLICE = ServedSlice.from_context({"level": "L1", "target": {"branch": "main"}, "sections": [
+    section("evidence", "MiddlewareDispatcher.addMiddleware", 98, 126, "body", (98, 126)),
+    section("imports", "imports", 13, 29, "   15  use A;\n   16  use B;"),
+    section("type", "MiddlewareDispatcher", 31, 275, "class MiddlewareDispatcher\n{\n  ...\n}"),
+    section("candidate", "MiddlewareDispatcher.addDeferred", 128, 232),
+    section("caller", "MiddlewareDispatcher.add", 68, 96, "public function add($m)"),
+]})
+
+
+def judged(reference: str):
+    (parsed,) = parse_answer(reference).references
+    return check_reference(parsed, SLICE, Head())
+
+
+def test_lines_of_a_numbered_body_are_in_the_slice():
+    assert judged(f"[{PATH}:L100-L110 | addMiddleware | high]").in_slice
+
+
+def test_lines_only_a_pointer_names_are_not_in_the_slice():
+    assert not judged(f"[{PATH}:L135-L160 | MiddlewareDispatcher.addDeferred | high]").in_slice
+
+
+def test_a_member_body_an_outline_elided_is_not_in_the_slice():
+    assert not judged(f"[{PATH}:L128-L232 | addDeferred | high]").in_slice
+
+
+def test_an_outline_cited_by_its_own_name_is_in_the_slice():
+    assert judged(f"[{PATH}:L31-L275 | MiddlewareDispatcher | high]").in_slice
+
+
+def test_a_signature_cited_by_its_own_name_is_in_the_slice():
+    assert judged(f"[{PATH}:L71-L96 | MiddlewareDispatcher.add | medium]").in_slice
+
+
+def test_only_the_import_lines_shown_are_in_the_slice():
+    assert judged(f"[{PATH}:L15-L16 | use | high]").in_slice
+    assert not judged(f"[{PATH}:L20-L20 | use | high]").in_slice
+
+
+def test_a_symbol_absent_from_the_cited_lines_breaks_compliance():
+    check = judged(f"[{PATH}:L100-L110 | refund_order | high]")
+    assert check.symbol_in_lines is False and not check.compliant
