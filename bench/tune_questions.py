@@ -57,7 +57,11 @@ from freshmark.core.question_model import (
     question_score,
 )
 from freshmark.core.structure import Unit, definitions_first, members_first
-from freshmark.services.retrieval.hybrid import MAX_PER_FILE, QUESTION_GIVE_WAY
+from freshmark.services.retrieval.hybrid import (
+    HELD_BACK_BELOW,
+    MAX_PER_FILE,
+    QUESTION_GIVE_WAY,
+)
 
 CUTOFFS = (1, 3, 5)
 DEPTH = 10
@@ -82,21 +86,27 @@ def features(c: dict) -> list[float]:
     return [inputs[name] for name in NAMES]
 
 
-def ranked(pool: dict, scorer: Scorer) -> list[dict]:
-    """The chunk answer: the pool scored, the structure rules applied, then diversified."""
+def ranked(pool: dict, scorer: Scorer, probability: bool = True) -> list[dict]:
+    """The chunk answer: the pool scored, the structure rules applied, then diversified (a
+    held chunk back before a far weaker one when ``probability``: the score is a model's, as
+    the search does)."""
     scored = sorted(((c, scorer(c)) for c in pool["candidates"]), key=lambda cs: -cs[1])
     units = [Unit(c["path"], c["symbol"], c["chunk_kind"], s, tuple(c.get("references", ())))
              for c, s in scored]
     order = definitions_first(units, members_first(units, pool["terms"]), pool["code_names"])
+    score_of = {id(c): s for c, s in scored}
     return diversify([scored[p.index][0] for p in order], DEPTH, MAX_PER_FILE,
-                     path_of=lambda c: c["path"], give_way=QUESTION_GIVE_WAY)
+                     path_of=lambda c: c["path"], give_way=QUESTION_GIVE_WAY,
+                     held_back_below=HELD_BACK_BELOW if probability else 0.0,
+                     score_of=lambda c: score_of[id(c)])
 
 
-def figures(questions: Sequence[dict], scorer_for: Callable[[dict], Scorer]) -> dict[str, float]:
+def figures(questions: Sequence[dict], scorer_for: Callable[[dict], Scorer],
+            probability: bool = True) -> dict[str, float]:
     hits = dict.fromkeys(CUTOFFS, 0)
     reciprocal = 0.0
     for question in questions:
-        top = ranked(question["chunks"], scorer_for(question))
+        top = ranked(question["chunks"], scorer_for(question), probability)
         rank = next((i for i, c in enumerate(top, start=1) if c["answers"]), None)
         for cutoff in CUTOFFS:
             hits[cutoff] += rank is not None and rank <= cutoff
@@ -217,7 +227,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     print("| scope | system | " + " | ".join(f"Acc@{c}" for c in CUTOFFS) + " | MRR | n |")
     print("|---|---|---|---|---|---|---|")
     for scope, mine in by_repository(questions):
-        print_row(scope, "formula", figures(mine, formula))
+        print_row(scope, "formula", figures(mine, formula, probability=False))
         print_row(scope, "model", figures(mine, shipped))
         print_row(scope, "refit, repository held out",
                   figures(mine, lambda q: held_out[q["repo"]]))
@@ -232,7 +242,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         everything = model_scorer(fit_logistic(questions + cosqa))
         print("\nBlind repositories (never fitted on):")
         for scope, mine in by_repository(blind):
-            print_row(scope, "formula", figures(mine, formula))
+            print_row(scope, "formula", figures(mine, formula, probability=False))
             print_row(scope, "model", figures(mine, shipped))
             print_row(scope, "refit on every report given", figures(mine, lambda _: everything))
     if args.fit:

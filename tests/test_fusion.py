@@ -244,8 +244,8 @@ RANKING = [("a", "a1"), ("a", "a2"), ("a", "a3"), ("b", "b1"), ("c", "c1"), ("d"
            ("e", "e1")]
 
 
-def _names(items: list[tuple[str, str]]) -> list[str]:
-    return [name for _, name in items]
+def _names(items: list[tuple]) -> list[str]:
+    return [item[1] for item in items]
 
 
 def test_diversify_holds_a_files_chunk_past_the_cap_until_the_end() -> None:
@@ -286,6 +286,32 @@ def test_diversify_with_give_way_is_a_prefix_of_one_order_for_any_k() -> None:
     assert sorted(whole) == sorted(RANKING)
     for k in range(1, len(RANKING) + 1):
         assert diversify(RANKING, k, 2, lambda item: item[0], give_way=1) == whole[:k]
+
+
+SCORED = [("a", "a1", 0.95), ("a", "a2", 0.94), ("a", "a3", 0.92), ("b", "b1", 0.6),
+          ("c", "c1", 0.33), ("d", "d1", 0.05)]
+
+
+def test_a_held_chunk_comes_back_before_a_far_weaker_chunk_of_another_file() -> None:
+    top = diversify(SCORED, 5, 2, lambda item: item[0], give_way=None, held_back_below=0.5,
+                    score_of=lambda item: item[2])
+    assert _names(top) == ["a1", "a2", "b1", "a3", "c1"]
+
+
+def test_a_held_chunk_waits_for_a_comparable_chunk_of_another_file() -> None:
+    ranking = [("a", "a1", 0.9), ("a", "a2", 0.9), ("a", "a3", 0.8), ("b", "b1", 0.5)]
+    top = diversify(ranking, 4, 2, lambda item: item[0], held_back_below=0.5,
+                    score_of=lambda item: item[2])
+    assert _names(top) == ["a1", "a2", "b1", "a3"]
+
+
+def test_diversify_with_held_back_below_is_a_prefix_of_one_order_for_any_k() -> None:
+    whole = diversify(SCORED, len(SCORED), 2, lambda item: item[0], give_way=1,
+                      held_back_below=0.5, score_of=lambda item: item[2])
+    assert sorted(whole) == sorted(SCORED)
+    for k in range(1, len(SCORED) + 1):
+        assert diversify(SCORED, k, 2, lambda item: item[0], give_way=1, held_back_below=0.5,
+                         score_of=lambda item: item[2]) == whole[:k]
 
 
 def test_a_copy_in_another_file_gives_way_and_equal_texts_of_one_file_stay() -> None:

@@ -20,36 +20,52 @@ def _candidate_path(candidate: Candidate) -> str:
     return candidate.record.path
 
 
+def _candidate_score(candidate: Candidate) -> float:
+    return candidate.score
+
+
 @overload
 def diversify(ranked: Sequence[Candidate], k: int, max_per_file: int, *,
-              give_way: int | None = None, lead_file_cap: int = 0) -> list[Candidate]: ...
+              give_way: int | None = None, lead_file_cap: int = 0,
+              held_back_below: float = 0.0) -> list[Candidate]: ...
 
 
 @overload
 def diversify(ranked: Sequence[T], k: int, max_per_file: int,
               path_of: Callable[[T], str], *, give_way: int | None = None,
-              lead_file_cap: int = 0) -> list[T]: ...
+              lead_file_cap: int = 0, held_back_below: float = 0.0,
+              score_of: Callable[[T], float] | None = None) -> list[T]: ...
 
 
 def diversify(ranked: Sequence[T], k: int, max_per_file: int,
               path_of: Callable[[Any], str] = _candidate_path, *,
-              give_way: int | None = None, lead_file_cap: int = 0) -> list[T]:
+              give_way: int | None = None, lead_file_cap: int = 0,
+              held_back_below: float = 0.0,
+              score_of: Callable[[Any], float] | None = None) -> list[T]:
     """The first ``k`` of ``ranked`` with at most ``max_per_file`` chunks of one file placed
     before other files get their turn (0: no cap); the file of the first chunk may place
     ``lead_file_cap`` instead (0: the same cap). Chunks past the cap are held back, in their
     order: until the end (``give_way`` None), or each until ``give_way`` chunks within the cap
     have been placed since it or the held chunk before it came back, so past its cap a file
-    takes at most every other place (``give_way`` 1). ``path_of`` gives an item's file (a
-    candidate's record path; saved pools in the benches hold plain dicts). For any ``k`` the
-    result is a prefix of one order."""
+    takes at most every other place (``give_way`` 1). A held chunk also comes back before a
+    chunk that scores less than ``held_back_below`` times its own score (0: never): the cap
+    makes room for other files' comparable chunks, not for far weaker ones. ``path_of`` and
+    ``score_of`` read an item's file and score (a candidate's record path and score; saved
+    pools in the benches hold plain dicts). For any ``k`` the result is a prefix of one
+    order."""
     if max_per_file <= 0:
         return list(ranked[:k])
+    score: Callable[[Any], float] = score_of or _candidate_score
     caps = {path_of(ranked[0]): lead_file_cap} if ranked and lead_file_cap else {}
     taken: list[T] = []
     held: list[T] = []
     per_file: dict[str, int] = {}
     placed = 0  # chunks within the cap placed since the first held chunk was held or came back
     for candidate in ranked:
+        while held_back_below and held and len(taken) < k and \
+                score(candidate) < held_back_below * score(held[0]):
+            taken.append(held.pop(0))
+            placed = 0
         if len(taken) >= k:
             break
         path = path_of(candidate)

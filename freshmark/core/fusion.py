@@ -169,6 +169,9 @@ class Candidate:
     vector_rank: int | None = None
     features: dict[str, float] = field(default_factory=dict)
     kind: str = ""
+    # The score is the question model's probability that the chunk answers, not a formula's
+    # sum: scores of two candidates may then be compared as a ratio.
+    probability: bool = False
 
     def explain(self) -> dict[str, object]:
         """The numbers behind this result, for JSON output and debugging."""
@@ -364,6 +367,7 @@ def rerank(
         candidate.features = features
         candidate.score = question_score(features) if by_model else \
             combined_score(features, weights)
+        candidate.probability = by_model
     # Names written as code, or a one-word query's word (``has``): definitions so named beat
     # the chunks that only use them.
     named = (code_names(plan.identifiers, hints) or lookup_symbols(plan.text, [], [])) \
