@@ -30,6 +30,37 @@ def test_empty_query_is_refused(fm_home, make_repo, query):
                           "search for"
 
 
+@pytest.mark.parametrize("command", ["search", "context"])
+@pytest.mark.parametrize("query", ["?!.,;", "::", "!!!???..."])
+def test_a_query_of_punctuation_alone_is_refused(fm_home, make_repo, command, query):
+    shop = build_shop(make_repo)
+    code, out, err = run_cli(command, query, "--repo", str(shop.path))
+    assert (code, out) == (2, "")
+    assert err.strip() == "freshmark: error: query has no word or name, only punctuation; " \
+                          "give words or a symbol name to search for"
+
+
+def test_a_query_in_any_script_is_words():
+    assert SearchRequest.build("заказ отмена").query == "заказ отмена"
+
+
+@pytest.mark.parametrize("args", [("search", "cancel order", "--branch", ""),
+                                  ("context", "cancel order", "-b", " "),
+                                  ("status", "--branch", ""), ("index", "--branch", "")])
+def test_an_empty_branch_name_is_refused_not_taken_for_the_default(fm_home, make_repo, args):
+    shop = build_shop(make_repo)
+    code, out, err = run_cli(*args, *(["--repo", str(shop.path)] if args[0] in
+                                      ("search", "context", "status") else [str(shop.path)]))
+    assert (code, out) == (2, "")
+    assert "'--branch' / '-b': empty; name a branch, or leave the option out for the " \
+           "default" in err and len(err.strip().splitlines()) == 1
+
+
+def test_an_empty_branch_name_is_refused_by_the_request():
+    with pytest.raises(BadInput, match="branch is empty"):
+        SearchRequest.build("cancel order", branch="")
+
+
 def test_query_over_the_size_limit_is_refused_with_its_size(fm_home, make_repo):
     shop = build_shop(make_repo)
     code, _, err = run_cli("search", "x" * 120_000, "--repo", str(shop.path))

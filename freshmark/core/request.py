@@ -7,6 +7,7 @@ and hands it down unchanged: the services read its fields and never validate aga
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -45,7 +46,19 @@ def validate_query(query: object) -> str:
     text = query.strip()
     if not text:
         raise BadInput("query is empty; give words or a symbol name to search for")
+    if not re.search(r"\w", text):
+        # Punctuation alone gives BM25 no token and the model no meaning: any answer is noise.
+        raise BadInput("query has no word or name, only punctuation; give words or a symbol "
+                       "name to search for")
     return text
+
+
+def validate_branch(branch: str | None) -> str | None:
+    """``branch`` as given (None: the checked-out one), or ``BadInput`` for an empty name,
+    which would otherwise quietly mean the checked-out branch."""
+    if branch is not None and not branch.strip():
+        raise BadInput("branch is empty; name a branch, or leave it out for the checked-out one")
+    return branch
 
 
 def validate_k(k: object) -> int:
@@ -111,8 +124,8 @@ class SearchRequest:
         k = validate_k(k)
         resolved = resolve_kinds(kinds, include_excluded)
         text = validate_query(query)
-        return cls(text, k, resolved, include_history, include_excluded, branch, worktree,
-                   validate_channels(channels))
+        return cls(text, k, resolved, include_history, include_excluded,
+                   validate_branch(branch), worktree, validate_channels(channels))
 
 
 # Context slices (SPEC §7): the levels and their default budgets, in prompt tokens.
@@ -156,4 +169,4 @@ class ContextRequest:
         """A validated request; ``BadInput`` for a bad query, level or budget."""
         text = validate_query(query)
         level, budget = check_level_and_budget(level, budget_tokens)
-        return cls(text, level, budget, branch, worktree)
+        return cls(text, level, budget, validate_branch(branch), worktree)

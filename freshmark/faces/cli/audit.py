@@ -9,6 +9,8 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from freshmark.faces.cli.common import named_branch
+
 if TYPE_CHECKING:  # prometheus_client is imported only by the commands that publish
     from freshmark.adapters.telemetry.freshness import FreshnessRow
 
@@ -160,7 +162,8 @@ def _run_by_dir(target: str | None, branch: str | None, config_file: Path | None
 def _command(clean: Callable[[Any], Any]) -> click.Command:
     @click.command("audit", epilog=_EXAMPLES)
     @click.argument("target", required=False)
-    @click.option("--branch", "-b", help="Only this branch (default: every indexed branch).")
+    @click.option("--branch", "-b", callback=named_branch,
+                  help="Only this branch (default: every indexed branch).")
     @click.option("--config", "config_file", type=click.Path(dir_okay=False, path_type=Path),
                   help="TOML config for layer intervals (default: $FRESHMARK_CONFIG).")
     @click.option("--json", "as_json", is_flag=True,

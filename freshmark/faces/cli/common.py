@@ -86,6 +86,15 @@ class Freshmark(click.Group):
         sys.exit(code if isinstance(code, int) else 0)
 
 
+def named_branch(_ctx: click.Context, _param: click.Parameter, value: str | None
+                 ) -> str | None:
+    """A ``--branch`` callback: an empty name is refused, not taken for the default."""
+    if value is not None and not value.strip():
+        raise click.BadParameter("empty; name a branch, or leave the option out for the "
+                                 "default")
+    return value
+
+
 def examples(*lines: str) -> str:
     """A help epilog that teaches by example: one command per line, shown verbatim."""
     return "\b\nExamples:\n" + "\n".join(f"  {line}" for line in lines)

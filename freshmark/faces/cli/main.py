@@ -29,6 +29,7 @@ from freshmark.faces.cli.common import (
     fail_cleanly,
     index_progress,
     load_settings,
+    named_branch,
 )
 
 
@@ -73,7 +74,8 @@ def _print_summary(summary: dict[str, Any]) -> None:
 ))
 @click.argument("path", required=False, default=".",
                 type=click.Path(file_okay=False, path_type=Path))
-@click.option("--branch", "-b", help="Branch to index (default: the checked-out branch).")
+@click.option("--branch", "-b", callback=named_branch,
+              help="Branch to index (default: the checked-out branch).")
 @click.option("--base", help="For a branch never indexed: index it as an overlay on this "
               "indexed branch (only the files that differ are stored). Refused (exit 2) when "
               "it is not indexed; noted when the branch is already indexed.")
@@ -209,7 +211,8 @@ def _print_status(row: dict[str, Any]) -> None:
 @click.argument("path", required=False, type=click.Path(path_type=Path))
 @click.option("--repo", "repo", default=None, type=click.Path(path_type=Path),
               help="The repository, as search takes it (the same as PATH).")
-@click.option("--branch", "-b", help="Only this branch (default: every indexed branch).")
+@click.option("--branch", "-b", callback=named_branch,
+              help="Only this branch (default: every indexed branch).")
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON array, one object per branch.")
 @fail_cleanly
 def status(path: Path | None, repo: Path | None, branch: str | None, as_json: bool) -> None:
@@ -240,7 +243,8 @@ def status(path: Path | None, repo: Path | None, branch: str | None, as_json: bo
     "freshmark drop shop                      # every branch of a repository (path or id)",
 ))
 @click.argument("repo")
-@click.option("--branch", "-b", help="Only this branch (default: every indexed branch).")
+@click.option("--branch", "-b", callback=named_branch,
+              help="Only this branch (default: every indexed branch).")
 @click.option("--json", "as_json", is_flag=True, help="Print what was dropped as JSON.")
 @fail_cleanly
 def drop(repo: str, branch: str | None, as_json: bool) -> None:
@@ -266,7 +270,8 @@ def drop(repo: str, branch: str | None, as_json: bool) -> None:
     "freshmark chunks . --all --json          # tombstoned and excluded chunks too",
 ))
 @click.argument("path", required=False, default=".", type=click.Path(path_type=Path))
-@click.option("--branch", "-b", help="Branch (default: the checked-out branch).")
+@click.option("--branch", "-b", callback=named_branch,
+              help="Branch (default: the checked-out branch).")
 @click.option("--path", "path_glob",
               help="Only chunks whose path matches this glob (src/**); a plain path reads "
                    "that file's chunks alone, not the whole index.")

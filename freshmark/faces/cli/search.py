@@ -12,7 +12,13 @@ from freshmark.core.config import Config
 from freshmark.core.request import ContextRequest, SearchRequest
 from freshmark.core.settings import Settings
 from freshmark.faces.api.shape import shaped
-from freshmark.faces.cli.common import emit_json, examples, fail_cleanly, load_settings
+from freshmark.faces.cli.common import (
+    emit_json,
+    examples,
+    fail_cleanly,
+    load_settings,
+    named_branch,
+)
 
 REPO_HELP = ("Repository: a path to its working copy, or its id (configured or indexed). "
              "Default: the repository the current directory is in.")
@@ -135,7 +141,8 @@ KIND_HELP = ("File kinds to search, comma-separated: source, test, doc, config, 
 ))
 @click.argument("query")
 @click.option("--repo", default=None, help=REPO_HELP)
-@click.option("--branch", "-b", help=BRANCH_HELP)
+@click.option("--branch", "-b", callback=named_branch,
+              help=BRANCH_HELP)
 @click.option("-k", "k", type=int, default=5, show_default=True, help="How many results (1-100).")
 @click.option("--worktree", is_flag=True, help=WORKTREE_HELP)
 @click.option("--history", "include_history", is_flag=True,
@@ -204,7 +211,8 @@ def _search_on_server(request: SearchRequest, repo: str, files: bool, kinds_name
 ) + "\n\n" + VERIFY_EPILOG)
 @click.argument("file", type=click.File("rb"))
 @click.option("--repo", default=None, help=REPO_HELP)
-@click.option("--branch", "-b", help=BRANCH_HELP)
+@click.option("--branch", "-b", callback=named_branch,
+              help=BRANCH_HELP)
 @click.option("--worktree", is_flag=True, help=WORKTREE_HELP)
 @click.option("--json", "as_json", is_flag=True,
               help="A JSON object whose 'lines' hold one object per input line "
@@ -253,7 +261,8 @@ def _print_report(report: dict[str, Any]) -> None:
 ))
 @click.argument("query")
 @click.option("--repo", default=None, help=REPO_HELP)
-@click.option("--branch", "-b", help=BRANCH_HELP)
+@click.option("--branch", "-b", callback=named_branch,
+              help=BRANCH_HELP)
 @click.option("--level", default="L1", show_default=True,
               type=click.Choice(["L1", "L2", "L3"], case_sensitive=False),
               help="L1 symbol (+imports, types, callers' signatures), L2 module (+direct "
