@@ -192,3 +192,39 @@ def test_a_source_file_of_the_repository_is_refused_in_one_line(fm_home, make_re
     assert result.exit_code == 2
     assert "not a snippet list or search results" in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1 and not result.stdout
+
+
+def feature_results(make_repo, tmp_path):
+    """A function added on feature/x, searched there and saved; main checked out again."""
+    repo = make_repo("budget")
+    repo.write("app.py", "def run():\n    return 1\n").commit("app")
+    repo.branch("feature/x").checkout("feature/x")
+    repo.write("retry.py", "def publish_with_retry_budget(budget):\n    return budget\n")
+    repo.commit("retry budget")
+    assert run_cli("index", str(repo.path)).exit_code == 0
+    saved = run_cli("search", "publish_with_retry_budget", "--repo", str(repo.path), "-k", "1",
+                    "--json")
+    path = tmp_path / "feature.json"
+    path.write_text(saved.stdout)
+    repo.checkout("main")
+    return repo, path
+
+
+def test_saved_results_are_verified_against_their_own_branch(fm_home, make_repo, tmp_path):
+    repo, saved = feature_results(make_repo, tmp_path)
+    result = run_cli("verify", str(saved), "--repo", str(repo.path), "--json")
+    report = json.loads(result.stdout)
+    assert result.exit_code == 0 and report["target"]["branch"] == "feature/x"
+    assert [line["verdict"] for line in report["lines"]] == ["current"]
+
+
+def test_code_another_branch_added_is_unverifiable_on_this_one_not_historical(
+        fm_home, make_repo, tmp_path):
+    repo, saved = feature_results(make_repo, tmp_path)
+    result = run_cli("verify", str(saved), "--repo", str(repo.path), "--branch", "main",
+                     "--json")
+    (line,) = json.loads(result.stdout)["lines"]
+    assert line["verdict"] == "unverifiable"
+    assert line["reason"].startswith("indexed on feature/x at ")
+    assert line["reason"].endswith("which main@" + repo.head()[:7] + " does not contain; "
+                                   "verify it against feature/x")

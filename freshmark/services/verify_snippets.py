@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from typing import Any
 
 from freshmark.adapters.store.chroma import Store
-from freshmark.core.citation import cite_file
+from freshmark.core.citation import cite, cite_file
 from freshmark.core.classify import classify
 from freshmark.core.config import Config, load_config
-from freshmark.core.errors import PermanentError, UnsafePath
+from freshmark.core.errors import BranchNotFound, PermanentError, UnsafePath
 from freshmark.core.kinds import EXCLUDED_FILE_KINDS
 from freshmark.core.settings import Settings
 from freshmark.core.snippets import SnippetEntry
@@ -21,6 +21,7 @@ from freshmark.core.verdicts import (
     Target,
     Verdict,
     Verification,
+    short,
 )
 from freshmark.services.open_branch import OpenedBranch, count_verdicts, open_branch
 from freshmark.services.repos import RepoHandle
@@ -113,11 +114,30 @@ def _check_tsv(entry: SnippetEntry, opened: OpenedBranch, config: Config) -> Che
                        moved_to=verification.moved_to)
 
 
+def _other_history(record: ChunkRecord, opened: OpenedBranch) -> bool:
+    """The record was indexed on another branch at a commit the target's history lacks."""
+    if not record.branch or record.branch == opened.target.branch or not record.commit:
+        return False
+    try:
+        return not opened.repo.is_ancestor(record.commit, opened.target.head)
+    except PermanentError:  # the commit is gone from this repository: no history to compare
+        return True
+
+
 def _check_json(entry: SnippetEntry, opened: OpenedBranch) -> CheckedLine:
     assert entry.stamp is not None
     record = record_from_stamp(entry.stamp)
     result = verify_results(opened, [(record, None, {})])[0]
     v = result.verification
+    if v.verdict is Verdict.HISTORICAL and _other_history(record, opened):
+        # "Deleted since indexing" is false of code the target's history never had.
+        v = Verification(Verdict.UNVERIFIABLE,
+                         f"indexed on {record.branch} at {short(record.commit)}, which "
+                         f"{opened.target.label} does not contain; verify it against "
+                         f"{record.branch}")
+        result.verification = v
+        result.citation = replace(cite(record, v, opened.target),
+                                  version=result.citation.version)
     return CheckedLine(entry.line, entry.path, str(v.verdict), v.reason, "json", v.seed_word,
                        symbol=record.symbol or None, citation=result.citation.text(),
                        current_start_line=v.current_start_line,
@@ -138,6 +158,13 @@ def check_entry(entry: SnippetEntry, opened: OpenedBranch, config: Config) -> Ch
         return CheckedLine(entry.line, entry.path, INVALID, str(exc), entry.source_format)
 
 
+def saved_branch(entries: list[SnippetEntry]) -> str | None:
+    """The one branch saved results were searched on, None when they name none or several:
+    results are verified against their own branch unless another is asked for."""
+    branches = {str(e.stamp.get("branch") or "") for e in entries if e.stamp is not None}
+    return branches.pop() if len(branches) == 1 and "" not in branches else None
+
+
 def verify_entries(
     entries: list[SnippetEntry],
     repo_arg: str | RepoHandle,
@@ -153,8 +180,17 @@ def verify_entries(
     bad lines are reported, not fatal. Repository and branch errors as ``search``. The
     branch need not be indexed: verification reads git only."""
     config = config if config is not None else load_config(settings.config_path)
-    opened = open_branch(repo_arg, settings=settings, config=config, branch=branch,
-                         worktree=worktree, store=store, need_index=False)
+    saved = saved_branch(entries) if branch is None and not worktree else None
+    try:
+        opened = open_branch(repo_arg, settings=settings, config=config,
+                             branch=branch or saved, worktree=worktree, store=store,
+                             need_index=False)
+    except BranchNotFound:
+        if saved is None:
+            raise
+        # The results' branch is gone (merged and deleted): the checked-out one it is.
+        opened = open_branch(repo_arg, settings=settings, config=config, branch=None,
+                             worktree=worktree, store=store, need_index=False)
     lines = [check_entry(entry, opened, config) for entry in entries]
     report = VerifyReport(opened.repo_label, opened.target, lines)
     if count:

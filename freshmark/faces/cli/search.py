@@ -212,7 +212,8 @@ def _search_on_server(request: SearchRequest, repo: str, files: bool, kinds_name
 @click.argument("file", type=click.File("rb"))
 @click.option("--repo", default=None, help=REPO_HELP)
 @click.option("--branch", "-b", callback=named_branch,
-              help=BRANCH_HELP)
+              help="Branch (default: the one saved results were searched on, else the "
+                   "checked-out one).")
 @click.option("--worktree", is_flag=True, help=WORKTREE_HELP)
 @click.option("--json", "as_json", is_flag=True,
               help="A JSON object whose 'lines' hold one object per input line "
