@@ -105,7 +105,6 @@ def test_cpp_namespace_class_and_out_of_class_method_share_the_dotted_name() -> 
     chunks = chunk_text("src/shapes.cpp", SHAPES_CPP)
     assert [(c.symbol, c.kind, c.start_line, c.end_line) for c in chunks] == [
         ("<module>", "block", 1, 2),
-        ("geo", "module", 4, 16),
         ("geo.Shape", "class", 6, 14),
         ("geo.Shape.area", "method", 10, 12),
         ("geo.Shape.scale", "method", 18, 20),

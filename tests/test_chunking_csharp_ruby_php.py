@@ -95,7 +95,6 @@ def test_csharp_namespace_prefixes_class_and_member_names() -> None:
     chunks = chunk_text("Orders/OrderService.cs", ORDERS_CS)
     assert [(c.symbol, c.kind, c.start_line, c.end_line) for c in chunks] == [
         ("<module>", "block", 1, 2),
-        ("Shop.Orders", "module", 4, 22),
         ("Shop.Orders.OrderService", "class", 6, 19),
         ("Shop.Orders.OrderService.OrderService", "method", 10, 10),
         ("Shop.Orders.OrderService.Cancel", "method", 14, 18),

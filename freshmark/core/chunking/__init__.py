@@ -53,7 +53,7 @@ DEFAULT_MAX_LINES = 150
 # every file once, at its next run (vectors of unchanged chunks are reused): bump it when a
 # change to the rules changes the chunks of files that did not change, or their kinds
 # (``core/classify.py``: a full pass classifies every file again).
-CHUNKING_VERSION = "9"
+CHUNKING_VERSION = "10"
 _ALIASES = {
     "py": "python", "js": "javascript", "jsx": "javascript", "ts": "typescript",
     "c++": "cpp", "cc": "cpp", "c#": "csharp", "cs": "csharp", "c_sharp": "csharp",

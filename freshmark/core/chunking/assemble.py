@@ -43,7 +43,8 @@ class ChunkBuilder:
         self._split_imports(units)
         chunks: list[Chunk] = []
         for unit in units:
-            chunks.extend(self._unit_chunks(unit))
+            if not self._only_wraps(unit):
+                chunks.extend(self._unit_chunks(unit))
         for ordinal, (start, end, nodes) in enumerate(module_runs(items, self.lines), start=1):
             chunks.extend(self._block_chunks(block_symbol(ordinal), start, end, nodes))
         chunks.sort(key=lambda chunk: (chunk.start_line, -chunk.end_line, chunk.part))
@@ -122,6 +123,19 @@ class ChunkBuilder:
                 )
             )
         return chunks
+
+    def _only_wraps(self, unit: Unit) -> bool:
+        """A namespace that holds nothing but other containers (``module Rack`` around
+        ``class Head``): its outline would be its header, the members' headers and closing
+        lines, a chunk that matches any query naming the namespace and says nothing."""
+        if not unit.container or not unit.members or unit.doc or \
+                any(not member.container for member in unit.members):
+            return False
+        inside = [(m.start_row, m.end_row) for m in unit.members]
+        own = [row for row in range(unit.header_end_row + 1, unit.end_row)
+               if not any(first <= row <= last for first, last in inside)]
+        return unit.start_row == unit.node_row and \
+            all(not self.lines[row].strip() for row in own)
 
     def _whole_unit_chunk(self, unit: Unit) -> Chunk:
         first, last = unit.start_row, unit.end_row

@@ -289,7 +289,12 @@ RULES: dict[str, Rules] = {
     "ruby": Rules(
         functions=_f("method", "singleton_method"),
         containers={"class": "class", "module": "module"},
-        transparent=_f("ERROR", "singleton_class", "body_statement"),
+        # ``private def x`` and ``memoize def x`` hand the method to a call.
+        wrappers=_f("call", "argument_list"),
+        # Definitions made under a condition (``if defined?(…)`` … ``else`` …) are the
+        # scope's own.
+        transparent=_f("ERROR", "singleton_class", "body_statement", "if", "unless", "then",
+                       "else", "elsif", "if_modifier", "unless_modifier"),
         bodyless_functions=_f("method", "singleton_method"),
         namespace_kinds=frozenset(),
         keywords=_f(

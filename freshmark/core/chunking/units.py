@@ -158,7 +158,8 @@ def _unwrap(node: Node, rules: Rules) -> Node | None:
             or node.child_by_field_name("value")
         )
         if inner is None:
-            inner = next((c for c in node.named_children if c.type in rules.unit_types), None)
+            inner = next((c for c in node.named_children if c.type in rules.unit_types), None) \
+                or next((c for c in node.named_children if c.type in rules.wrappers), None)
         if inner is None:
             return None
         node = inner
