@@ -110,7 +110,7 @@ def test_query_length_in_characters_cannot_exceed_the_byte_limit(spec):
     query = _request(spec, "SearchRequest")["query"]
     assert query["minLength"] == 1
     assert query["maxLength"] * 4 <= request.MAX_QUERY_BYTES  # 4 bytes: the widest UTF-8
-    widest = "\U0001f600" * query["maxLength"]
+    widest = "a" + "\U0001f600" * (query["maxLength"] - 1)  # a word, then 4-byte characters
     assert re.search(query["pattern"], widest)
     assert request.validate_query(widest) == widest
 

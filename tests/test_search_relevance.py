@@ -242,3 +242,44 @@ def test_a_type_stub_ranks_after_the_implementation_of_its_name(attrs_like):
                       settings=Settings.from_env())
     paths = [r.record.path for r in response.results if r.record.symbol == "has"]
     assert paths[:2] == ["attrs/_funcs.py", "attrs/__init__.pyi"]
+
+
+HEADERS_RB = '''module Rack
+  class Headers
+    # Keys transformed in a copy.
+    def transform_keys(&block)
+      dup.transform_keys!(&block)
+    end
+
+    # Keys transformed in place.
+    def transform_keys!(&block)
+      keys.each { |key| self[yield(key)] = delete(key) }
+      self
+    end
+  end
+
+  module Utils
+    # Whether the path stays inside the root.
+    def valid_path?(path)
+      path.valid_encoding? && !path.include?("\\0")
+    end
+
+    def clean_path(path)
+      valid_path?(path) ? path : "/"
+    end
+  end
+end
+'''
+
+
+@pytest.mark.parametrize(("query", "symbol"), [
+    ("transform_keys!", "Rack.Headers.transform_keys!"),
+    ("transform_keys", "Rack.Headers.transform_keys"),
+    ("Rack::Utils.valid_path?", "Rack.Utils.valid_path?"),
+    ("valid_path?", "Rack.Utils.valid_path?"),
+])
+def test_a_ruby_method_looked_up_with_its_mark_comes_first(store_env, make_repo, query, symbol):
+    repo = indexed_project(make_repo("rack"), {"lib/rack/headers.rb": HEADERS_RB}, package="lib")
+    response = search(SearchRequest.build(query, k=3), str(repo.path),
+                      settings=Settings.from_env())
+    assert response.results[0].record.symbol == symbol

@@ -370,10 +370,10 @@ def rerank(
         candidate.probability = by_model
     # Names written as code, or a one-word query's word (``has``): definitions so named beat
     # the chunks that only use them.
-    named = (code_names(plan.identifiers, hints) or lookup_symbols(plan.text, [], [])) \
-        if plan else []
+    only_names = looked_up(plan.text, plan.identifiers, hints) if plan else []
+    named = (only_names or code_names(plan.identifiers, hints) or
+             lookup_symbols(plan.text, [], [])) if plan else []
     ranked = sorted(candidates, key=lambda c: -c.score)
-    only_names = plan is not None and bool(looked_up(plan.text, plan.identifiers, hints))
     looked = lookup_symbols(plan.text, plan.identifiers, hints) if plan and not long else []
     return structured(ranked, terms, named, _declaring(ranked, named) if only_names else None,
                       looked)

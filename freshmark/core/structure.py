@@ -182,8 +182,11 @@ def declares_member(symbol: str, text: str, dotted_names: Iterable[str]) -> bool
 
 def named_by(symbol: str, names: Collection[str]) -> bool:
     """``symbol`` is one of ``names``, whole or by its last part (``Mux.With`` for ``With``),
-    spelt as given: a case-blind caller lowercases both."""
-    return symbol in names or symbol.rsplit(".", 1)[-1] in names
+    spelt as given: a case-blind caller lowercases both. A Ruby predicate or bang method
+    (``valid_path?``) is named by its name without the mark too; ``transform_keys!`` only
+    by that spelling."""
+    last = symbol.rsplit(".", 1)[-1]
+    return symbol in names or last in names or (last[-1:] in ("?", "!") and last[:-1] in names)
 
 
 def named_exactly(units: Sequence[Unit], names: Iterable[str],
@@ -227,7 +230,17 @@ def looked_up(text: str, identifiers: Iterable[str], dotted_names: Iterable[str]
     dotted = list(dotted_names)
     named = code_names(identifiers, dotted)
     words = {word for name in [*named, *dotted] for word in re.findall(r"\w+", name)}
-    return named if set(re.findall(r"\w+", text)) <= words else []
+    return spelt(named, text) if set(re.findall(r"\w+", text)) <= words else []
+
+
+def spelt(names: Iterable[str], text: str) -> list[str]:
+    """``names`` with the ``?`` or ``!`` the text writes right after them (Ruby's
+    ``valid_path?``, ``transform_keys!``): the tokens of a query drop them."""
+    out = []
+    for name in names:
+        mark = re.search(rf"(?<!\w){re.escape(name)}([?!])(?![\w=])", text)
+        out.append(name + mark.group(1) if mark else name)
+    return out
 
 
 def lookup_symbols(text: str, identifiers: Iterable[str], dotted_names: Iterable[str]
@@ -240,7 +253,7 @@ def lookup_symbols(text: str, identifiers: Iterable[str], dotted_names: Iterable
     if names:
         return list(dict.fromkeys([*names, *(name.replace("/", ".") for name in dotted)]))
     words = text.split()
-    return words if len(words) == 1 and re.fullmatch(r"\w+", words[0]) else []
+    return words if len(words) == 1 and re.fullmatch(r"\w+[?!]?", words[0]) else []
 
 
 def qualified_hit(symbol: str, dotted_names: Iterable[str]) -> float:
@@ -251,8 +264,10 @@ def qualified_hit(symbol: str, dotted_names: Iterable[str]) -> float:
     if len(parts) < 2:
         return 0.0
     owned = "/".join(parts[-2:]).lower()
+    # A query's dotted names lose a Ruby method's ``?`` or ``!`` (``Utils.valid_path?``).
+    forms = {owned, owned.rstrip("?!")}
     for name in dotted_names:
         lowered = name.lower()
-        if lowered == owned or lowered.endswith("/" + owned):
+        if any(lowered == form or lowered.endswith("/" + form) for form in forms):
             return 1.0
     return 0.0

@@ -9,7 +9,9 @@ exactly in JSON Schema the schema is stricter than the server, never looser:
 
 * the query limit is 100,000 UTF-8 *bytes*; a character takes at most 4, so the schema says
   25,000 characters (anything longer may still be accepted, up to the byte limit);
-* "not blank" is a pattern (one character that is neither whitespace nor NUL);
+* "not blank" is a pattern (one character that is neither whitespace nor NUL); a query must
+  also hold a word character, said as the letters and digits of the Latin, Greek, Cyrillic,
+  kana, CJK and Hangul blocks (the server takes any Unicode one);
 * ``kind`` names are listed in lower case (the server also accepts other cases).
 
 Patterns use only syntax that ECMA-262 and Python's ``re`` read alike.
@@ -17,6 +19,7 @@ Patterns use only syntax that ECMA-262 and Python's ``re`` read alike.
 
 from __future__ import annotations
 
+import re
 from typing import Annotated, Any
 
 from pydantic import WithJsonSchema
@@ -41,6 +44,28 @@ END = r"(?![\s\S])"
 _STRIPPED = r"\s\u001c-\u001f\u0085"
 # Some character that is neither whitespace nor NUL, and no NUL anywhere.
 NOT_BLANK_NO_NUL = rf"^[^\u0000]*[^{_STRIPPED}\u0000][^\u0000]*{END}"
+
+
+def _word_class(blocks: tuple[tuple[int, int], ...]) -> str:
+    """A character class of the characters of ``blocks`` that Python's ``\\w`` matches,
+    as ``\\uXXXX`` ranges (read alike by ECMA-262 and Python): computed, so that every
+    character it holds is one ``request.validate_query`` counts as a word."""
+    ranges: list[tuple[int, int]] = []
+    for first, last in blocks:
+        for code in range(first, last + 1):
+            if not re.fullmatch(r"\w", chr(code)):
+                continue
+            if ranges and ranges[-1][1] == code - 1:
+                ranges[-1] = (ranges[-1][0], code)
+            else:
+                ranges.append((code, code))
+    return "".join(f"\\u{a:04x}" if a == b else f"\\u{a:04x}-\\u{b:04x}" for a, b in ranges)
+
+
+_WORD = _word_class(((0x0, 0x2FF), (0x370, 0x52F), (0x3040, 0x30FF), (0x4E00, 0x9FFF),
+                     (0xAC00, 0xD7A3)))
+# A word character somewhere (``request.validate_query`` refuses punctuation alone), no NUL.
+QUERY = rf"^[^\u0000]*[{_WORD}][^\u0000]*{END}"
 # Not blank, no control characters (C0 and DEL): what ``served.check_repo_name`` refuses.
 _CTRL = r"\u0000-\u001f\u007f"
 REPO_NAME = rf"^[^{_CTRL}]*[^\s{_CTRL}][^{_CTRL}]*{END}"
@@ -79,8 +104,7 @@ def _described(schema: dict[str, Any]) -> WithJsonSchema:
 
 
 QueryText = Annotated[str, _described({
-    "type": "string", "minLength": 1, "maxLength": MAX_QUERY_CHARS,
-    "pattern": NOT_BLANK_NO_NUL})]
+    "type": "string", "minLength": 1, "maxLength": MAX_QUERY_CHARS, "pattern": QUERY})]
 RepoName = Annotated[str, _described({
     "type": "string", "minLength": 1, "maxLength": MAX_REPO_CHARS, "pattern": REPO_NAME})]
 VerifyContent = Annotated[str, _described({
