@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from freshmark.core.errors import BadInput
+from freshmark.core.served_slice import ServedSlice, short_name
 
 CONFIDENCES = ("high", "medium", "low")
 # The seed's acceptance targets: (figure, bound, True when the figure must stay below it).
@@ -53,7 +54,6 @@ _LOCATION = re.compile(
     r"(?:\s*[-–]\s*L?(?P<end>\d{1,7}))?\s*$"
 )
 _HAS_LINES = re.compile(r"(?:^|[:\s])L\d")
-_NUMBERED_LINE = re.compile(r"^ {0,6}(\d{1,7})  ", re.M)  # a line a section numbers itself
 _MISSING = re.compile(r"\[MISSING\]\s*(?P<what>[^\n]*)")
 _BACKTICKED = re.compile(r"`([^`\n]{1,200})`")
 _PATH_LIKE = re.compile(r"(?<![\w/.-])((?:[\w.-]+/)*[\w.-]+\.[A-Za-z][A-Za-z0-9]{0,7})(?![\w/])")
@@ -161,104 +161,6 @@ def _looks_like_code(name: str, context: str, backticked: bool) -> bool:
     inner_capital = any(c.isupper() for c in name[1:]) and not name.isupper()
     return ("." in name or "::" in name or "_" in name.strip("_") or inner_capital
             or f"{name}()" in context)
-
-
-# -- what the slice showed -------------------------------------------------------------------------
-@dataclass(frozen=True)
-class ServedSpan:
-    """Lines of one file that a section of the slice put in front of the model; ``by_name``:
-    only its definition as a whole was (a signature, an outline with its member bodies
-    elided), so only a reference naming it (``symbol``) may cite lines of it."""
-
-    path: str
-    first_line: int
-    last_line: int
-    symbol: str
-    role: str
-    by_name: bool = False
-
-    def holds(self, path: str, start: int, end: int, symbol: str = "") -> bool:
-        if self.by_name and short_name(symbol) != short_name(self.symbol):
-            return False
-        return self.path == path and self.first_line <= start and end <= self.last_line
-
-
-@dataclass(frozen=True)
-class ServedSlice:
-    """The slice an answer was written from: its level, target and the spans it showed."""
-
-    level: str
-    branch: str
-    worktree: bool
-    repo: str
-    spans: tuple[ServedSpan, ...]
-
-    @classmethod
-    def from_context(cls, context: Mapping[str, Any]) -> ServedSlice:
-        """Read from ``freshmark context --json`` (or the HTTP/MCP context answer)."""
-        if not isinstance(context, Mapping) or not isinstance(context.get("sections"), list):
-            raise BadInput("the context is not a context slice: it has no 'sections' list "
-                           "(save it with `freshmark context … --json`)")
-        target = _mapping(context.get("target"))
-        index = _mapping(context.get("index"))
-        spans = []
-        for number, section in enumerate(context["sections"], 1):
-            spans.extend(_spans_of(section, number))
-        return cls(str(context.get("level") or "L1").upper(), str(target.get("branch") or ""),
-                   bool(target.get("worktree")), str(index.get("repo") or ""), tuple(spans))
-
-    @property
-    def evidence_path(self) -> str | None:
-        """The file an L1 answer's path-less references are about: its first evidence."""
-        for span in self.spans:
-            if span.role in ("evidence", "match"):
-                return span.path
-        return self.spans[0].path if self.spans else None
-
-    def holds(self, path: str, start: int, end: int, symbol: str = "") -> bool:
-        return any(span.holds(path, start, end, symbol) for span in self.spans)
-
-
-def _mapping(value: Any) -> Mapping[str, Any]:
-    return value if isinstance(value, Mapping) else {}
-
-
-def _spans_of(section: Any, number: int) -> list[ServedSpan]:
-    """What a section showed: its numbered lines (with its anchor); the lines its text numbers
-    itself (trimmed imports); else, when it has text (a signature, an outline), its anchor
-    cited by its own name; a pointer with no text shows nothing."""
-    if not isinstance(section, Mapping):
-        raise BadInput(f"section {number} of the context is not an object")
-    try:
-        path, symbol = str(section["path"]), str(section.get("symbol") or "")
-        role = str(section.get("role") or "")
-        start_line, end_line = int(section["start_line"]), int(section["end_line"])
-        shown_start = section.get("shown_start")
-        shown_end = section.get("shown_end")
-        text = str(section.get("text") or "")
-    except (KeyError, TypeError, ValueError) as exc:
-        raise BadInput(f"section {number} of the context has no usable path and lines") \
-            from exc
-    if isinstance(shown_start, int) and isinstance(shown_end, int) and shown_start > 0:
-        return [ServedSpan(path, start_line, end_line, symbol, role),
-                ServedSpan(path, shown_start, shown_end, symbol, role)]
-    numbered = [int(m.group(1)) for m in _NUMBERED_LINE.finditer(text)]
-    if numbered:
-        return [ServedSpan(path, first, last, symbol, role) for first, last in _runs(numbered)]
-    if not text.strip():
-        return []
-    return [ServedSpan(path, start_line, end_line, symbol, role, by_name=True)]
-
-
-def _runs(lines: Sequence[int]) -> list[tuple[int, int]]:
-    """Consecutive line numbers as (first, last) runs: ``15 16 18`` -> (15, 16), (18, 18)."""
-    runs: list[tuple[int, int]] = []
-    for line in sorted(set(lines)):
-        if runs and line == runs[-1][1] + 1:
-            runs[-1] = (runs[-1][0], line)
-        else:
-            runs.append((line, line))
-    return runs
 
 
 # -- the judgement ---------------------------------------------------------------------------------
@@ -383,12 +285,6 @@ class AnswerReport:
 
 def _rate(part: int, whole: int) -> float | None:
     return round(part / whole, 4) if whole else None
-
-
-def short_name(symbol: str) -> str:
-    """``Flask.make_response`` -> ``make_response``; ``a::b()`` -> ``b``."""
-    name = symbol.strip().removesuffix("()")
-    return re.split(r"\.|::|#", name)[-1]
 
 
 def check_reference(reference: Reference, served: ServedSlice, head: HeadFiles,
