@@ -13,7 +13,14 @@ from typing import Any
 
 from freshmark.core.embed_text import vector_key
 from freshmark.core.locate import Piece, pair_pieces
-from freshmark.core.stamp import LIVE, TOMBSTONED, ChunkRecord, chunk_id, sha256_hex
+from freshmark.core.stamp import (
+    LIVE,
+    TOMBSTONED,
+    ChunkRecord,
+    chunk_id,
+    own_name,
+    sha256_hex,
+)
 from freshmark.core.tree import FileChange
 
 # Stamp fields compared to decide whether a chunk with unchanged text needs a metadata rewrite.
@@ -33,6 +40,7 @@ _RESTAMP_FIELDS = (
     "references",
     "repo",
     "branch",
+    "name",
 )
 
 
@@ -111,6 +119,7 @@ def build_records(ctx: FileContext, chunks: Sequence[Any]) -> list[ChunkRecord]:
                 text_sha256=sha256_hex(chunk.text),
                 imports=list(chunk.imports),
                 references=list(chunk.references),
+                name=own_name(chunk.symbol),
             )
         )
     return records
@@ -216,6 +225,7 @@ def tombstones(
                 "tombstoned_at": when,
                 "successor": successor or "",
                 "updated_gen": generation,
+                "name": own_name(r.symbol),
             },
         )
         for r in records

@@ -47,6 +47,11 @@ def sha256_hex(data: bytes | str) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
+def own_name(symbol: str) -> str:
+    """The last part of a dotted symbol: ``Mux.With`` -> ``With``."""
+    return symbol.rsplit(".", 1)[-1]
+
+
 def chunk_id(path: str, symbol: str, ordinal: int) -> str:
     """Deterministic id of a chunk within a branch collection: a re-run upserts the same ids.
 
@@ -87,6 +92,9 @@ class ChunkRecord:
     imports: list[str] = field(default_factory=list)
     references: list[str] = field(default_factory=list)
     updated_gen: int = 0
+    # The symbol's own name (``With`` of ``Mux.With``): a look-up by a bare name reads the
+    # definitions so named through it, an indexed field. "" in chunks stamped before it.
+    name: str = ""
 
     def to_metadata(self) -> dict[str, Any]:
         """Scalar-only metadata for Chroma (``text`` goes into the document, ``id`` is the id)."""
@@ -122,7 +130,8 @@ class ChunkRecord:
     def stamp(self) -> dict[str, Any]:
         """The SPEC §1 view: exactly the stamp fields, under their public names."""
         data = asdict(self)
-        for name in ("id", "text", "text_sha256", "imports", "references", "updated_gen"):
+        for name in ("id", "text", "text_sha256", "imports", "references", "updated_gen",
+                     "name"):
             data.pop(name)
         return data
 

@@ -51,8 +51,9 @@ log = logging.getLogger(__name__)
 DEFAULT_MAX_LINES = 150
 # What these rules make of a file. A layer indexed under another version is chunked again,
 # every file once, at its next run (vectors of unchanged chunks are reused): bump it when a
-# change to the rules changes the chunks of files that did not change, or their kinds
-# (``core/classify.py``: a full pass classifies every file again).
+# change to the rules changes the chunks of files that did not change, their kinds
+# (``core/classify.py``: a full pass classifies every file again) or a field of their stamp
+# (a full pass rewrites it, as ``own_name`` in 10).
 CHUNKING_VERSION = "10"
 _ALIASES = {
     "py": "python", "js": "javascript", "jsx": "javascript", "ts": "typescript",

@@ -221,6 +221,9 @@ class SearchResponseModel(BaseModel):
     hidden_historical: int = Field(0, description="Results passed over as historical (their "
                                                   "code is gone since indexing) while the k "
                                                   "were filled; history: true serves them.")
+    deleted_named: int = Field(0, description="A look-up by name: definitions of that name "
+                                              "deleted (tombstoned) and so passed over; "
+                                              "history: true serves them. 0 otherwise.")
     uncommitted: dict[str, Any] | None = Field(None, description=(
         "worktree: true only: new_files (not searched until committed and indexed), "
         "changed_files (verified as they are now) and the first new_paths."))

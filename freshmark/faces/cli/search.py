@@ -78,6 +78,10 @@ def _print_results(response: dict[str, Any], full: bool) -> None:
     hidden = response.get("hidden_historical") or 0
     passed = f"; {hidden} historical passed over (code gone since indexing; --history " \
         "shows them)" if hidden else ""
+    deleted = response.get("deleted_named") or 0
+    if deleted:
+        passed += f"; {deleted} deleted definition{'s' if deleted > 1 else ''} of that name " \
+            "passed over (--history shows them)"
     click.echo(f"results:  {len(response['results'])} ({counts}){passed}")
     work = response.get("uncommitted")
     if work and (work["new_files"] or work["changed_files"]):

@@ -74,7 +74,7 @@ def name_channel(index: BranchView, symbols: Sequence[str], include_history: boo
     indexed field: its cost grows with the definitions of that name, not with the index."""
     if not symbols:
         return []
-    where: dict[str, object] = {"symbol": {"$in": list(symbols)}}
+    where = named_where(symbols)
     if not include_history:
         where = {"$and": [where, {"status": LIVE}]}
     found = [r for r in itertools.islice(index.iter_records(where=where), NAMED_READ * 5)
@@ -82,6 +82,24 @@ def name_channel(index: BranchView, symbols: Sequence[str], include_history: boo
     found.sort(key=lambda r: (search_kind(r.path, r.file_kind) != "source", is_stub(r.path),
                               r.path, r.start_line))
     return [(record, 1.0) for record in found[:NAMED_READ]]
+
+
+def named_where(symbols: Sequence[str]) -> dict[str, object]:
+    """Chunks whose symbol is one of ``symbols`` or, for a bare name (``With``), whose own
+    name is (``Mux.With``); chunks stamped before the name field only by the first."""
+    where: dict[str, object] = {"symbol": {"$in": list(symbols)}}
+    bare = [symbol for symbol in symbols if "." not in symbol]
+    return {"$or": [where, {"name": {"$in": bare}}]} if bare else where
+
+
+def deleted_named(index: BranchView, symbols: Sequence[str], kinds: frozenset[str]) -> int:
+    """How many tombstoned definitions (at most ``NAMED_READ``) the look-up of ``symbols``
+    passed over: a name asked for that only history defines is deleted, not unknown."""
+    if not symbols:
+        return 0
+    where = {"$and": [named_where(symbols), {"status": TOMBSTONED}]}
+    return sum(1 for r in itertools.islice(index.iter_records(where=where, include_text=False),
+                                           NAMED_READ) if passes_filter(r, True, kinds))
 
 
 def lexical_channel(

@@ -175,8 +175,7 @@ class _Ranking:
         started = time.perf_counter()
         # A look-up by name also reads the definitions of that exact name (hybrid only: the
         # one-channel systems measure their channel alone).
-        names = [] if self.plan.long else lookup_symbols(
-            self.plan.text, self.plan.identifiers, self.plan.path_hints)
+        names = names_looked_up(self.plan)
         named_hits = name_channel(self.view, names, self.request.include_history,
                                   self.request.kinds) if channels == "hybrid" else []
         lexical_hits, whole_file_hits, bm25_of, file_scores = \
@@ -285,6 +284,17 @@ def report_lead_cap(max_per_file: int) -> int:
     """Chunks an issue report's best file may hold in the chunk answer before other files get
     their turn (the benches that re-rank saved report pools take it from here too)."""
     return max(max_per_file, REPORT_LEAD_FILE_CHUNKS)
+
+
+def names_looked_up(plan: QueryPlan) -> list[str]:
+    """The symbols a query looks up by name (``structure.lookup_symbols``); none for an
+    issue report."""
+    return [] if plan.long else lookup_symbols(plan.text, plan.identifiers, plan.path_hints)
+
+
+def looked_up_names(query: str) -> list[str]:
+    """``names_looked_up`` of a query's plan."""
+    return names_looked_up(plan_query(query))
 
 
 def hybrid_search(

@@ -31,8 +31,14 @@ from freshmark.services.open_branch import (
     open_branch,
 )
 from freshmark.services.repos import RepoHandle
+from freshmark.services.retrieval.channels import deleted_named
 from freshmark.services.retrieval.drift import attach_drift
-from freshmark.services.retrieval.hybrid import CHUNKS_PER_FILE, file_search, hybrid_search
+from freshmark.services.retrieval.hybrid import (
+    CHUNKS_PER_FILE,
+    file_search,
+    hybrid_search,
+    looked_up_names,
+)
 from freshmark.services.retrieval.results import VerifiedResult, verify_results
 
 
@@ -46,6 +52,8 @@ class SearchResponse:
     timings: dict[str, float]
     # Results passed over as historical (code gone since indexing) while the k were filled.
     hidden_historical: int = 0
+    # A look-up by name: deleted (tombstoned) definitions of that name passed over.
+    deleted_named: int = 0
     # Work-tree mode: what the index of commits cannot hold yet (``uncommitted_summary``).
     uncommitted: dict[str, Any] | None = None
 
@@ -61,6 +69,7 @@ class SearchResponse:
             "results": [r.to_dict() for r in self.results],
             "verdicts": self.verdict_counts(),
             "hidden_historical": self.hidden_historical,
+            "deleted_named": self.deleted_named,
             "uncommitted": self.uncommitted,
             "timings": self.timings,
         }
@@ -153,6 +162,8 @@ def search(
         index=index_info(index), results=results,
         timings={**timings.to_dict(), "verify_seconds": round(verify_seconds, 6)},
         hidden_historical=hidden,
+        deleted_named=0 if request.include_history else deleted_named(
+            index, looked_up_names(request.query), request.kinds),
         uncommitted=uncommitted_summary(opened.verifier.uncommitted())
         if opened.target.worktree else None,
     )

@@ -1,0 +1,70 @@
+"""A look-up by a bare name reads the definitions so named through the chunks' own-name field
+(``handle`` finds ``RouteRunner.handle``), and says how many deleted ones it passed over."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from click.testing import CliRunner
+
+from freshmark.core.chunking import chunk_text
+from freshmark.core.config import Config
+from freshmark.core.plan import FileContext, build_records, plan_file
+from freshmark.core.request import SearchRequest
+from freshmark.core.settings import Settings
+from freshmark.faces.cli.main import cli
+from freshmark.services.indexing.indexer import IndexRequest, index_repo
+from freshmark.services.retrieval.search import search
+
+RUNNER = "class RouteRunner:\n    def handle(self, request):\n        return self.app(request)\n"
+
+
+def index(repo) -> None:
+    index_repo(IndexRequest(repo.path), settings=Settings.from_env(), config=Config())
+
+
+def test_a_bare_method_name_finds_the_implementation_under_many_chunks_using_it(
+        store_env, make_repo):
+    repo = make_repo("slim")
+    repo.write("app/runner.py", RUNNER)
+    for n in range(60):
+        repo.write(f"tests/test_handle_{n}.py",
+                   f"def test_handle_{n}(handle):\n    handle(handle(handle({n})))\n")
+    repo.commit("runner")
+    index(repo)
+    response = search(SearchRequest.build("handle", k=3), str(repo.path),
+                      settings=Settings.from_env())
+    assert (response.results[0].record.path, response.results[0].record.symbol) == \
+        ("app/runner.py", "RouteRunner.handle")
+
+
+def test_a_deleted_definition_looked_up_by_name_is_counted_as_passed_over(store_env, make_repo):
+    repo = make_repo("details")
+    repo.write("details.py", "class ObjectDetails:\n    def compare_by_location(self, other):\n"
+                             "        return 0\n\n    def compare_by_name(self, other):\n"
+                             "        return 1\n")
+    repo.commit("details")
+    index(repo)
+    repo.write("details.py", "class ObjectDetails:\n    def compare_by_name(self, other):\n"
+                             "        return 1\n").commit("drop compare_by_location")
+    index(repo)
+    result = CliRunner().invoke(cli, ["search", "ObjectDetails.compare_by_location", "--repo",
+                                      str(repo.path)])
+    assert "1 deleted definition of that name passed over (--history shows them)" in \
+        result.output
+    history = search(SearchRequest.build("ObjectDetails.compare_by_location",
+                                          include_history=True), str(repo.path),
+                     settings=Settings.from_env())
+    assert history.deleted_named == 0
+    assert history.results[0].record.symbol == "ObjectDetails.compare_by_location"
+
+
+def test_a_chunk_stamped_before_the_name_field_is_restamped_with_it():
+    context = FileContext("r", "main", "c1", "runner.py", "b1", "s1", "python", "source",
+                          "default", "2026-12-07T00:00:00Z")
+    fresh = build_records(context, chunk_text("runner.py", RUNNER))
+    stored = [replace(record, name="") for record in fresh]
+    plan = plan_file(stored, fresh, "c1", "2026-12-07T00:00:00Z", 2)
+    assert [(r.symbol, r.name) for r in plan.restamp] == [("RouteRunner", "RouteRunner"),
+                                                          ("RouteRunner.handle", "handle")]
+    assert plan.embed == []
