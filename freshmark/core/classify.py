@@ -136,7 +136,9 @@ _BUILTIN_RULES: tuple[tuple[str, str | None, tuple[str, ...]], ...] = (
     )),
     ("config", None, (
         "*.toml", "*.yaml", "*.yml", "*.json", "*.jsonc", "*.json5", "*.ini", "*.cfg", "*.conf",
-        "*.properties", "*.xml", "*.env",
+        "*.properties", "*.xml", "*.env", "*.neon",
+        # A template of a config checked in for copying (PHPUnit's ``phpunit.xml.dist``).
+        *(f"*.{ext}.dist" for ext in ("xml", "neon", "yml", "yaml", "json", "ini", "toml")),
     )),
 )
 
