@@ -68,3 +68,20 @@ def test_a_chunk_stamped_before_the_name_field_is_restamped_with_it():
     assert [(r.symbol, r.name) for r in plan.restamp] == [("RouteRunner", "RouteRunner"),
                                                           ("RouteRunner.handle", "handle")]
     assert plan.embed == []
+
+
+def test_a_name_written_with_its_owner_finds_that_owners_member_even_in_a_test(
+        store_env, make_repo):
+    repo = make_repo("publish")
+    for owner in ("TaskWhenAllPublisher", "ForeachAwaitPublisher", "Mediator"):
+        repo.write(f"src/{owner.lower()}.py",
+                   f"class {owner}:\n    def publish(self, handlers, message):\n"
+                   f"        return [h(message) for h in handlers]\n")
+    repo.write("tests/test_publish.py",
+               "class SequentialPublisher:\n    def publish(self, handlers, message):\n"
+               "        for h in handlers:\n            h(message)\n")
+    repo.commit("publishers")
+    index(repo)
+    response = search(SearchRequest.build("SequentialPublisher.publish", k=4), str(repo.path),
+                      settings=Settings.from_env())
+    assert response.results[0].record.symbol == "SequentialPublisher.publish"

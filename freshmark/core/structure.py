@@ -197,8 +197,18 @@ def named_exactly(units: Sequence[Unit], names: Iterable[str],
     (``WithValue``) or ranks high on its own is not what was asked for."""
     # Spelt as written: ``DEFAULT_OPTIONS`` is a constant, not the method ``default_options``.
     wanted = set(names)
-    flags = [named_by(unit.symbol, wanted) or bool(declaring and declaring[i])
-             for i, unit in enumerate(units)]
+    # A name written with its owner (``SequentialPublisher.Publish``) is that owner's member
+    # alone, wherever it is (a test's helper class too), when there is one.
+    dotted = [name for name in wanted if "." in name]
+    # ``Rack::Utils.valid_path?`` reads as ``Rack.Utils`` and ``Utils.valid_path``: the first
+    # only says whose member the second is.
+    owned = [name for name in dotted
+             if not any(other.split(".")[0] == name.rsplit(".", 1)[-1] for other in dotted)]
+    by_owner = [any(bare == name or bare.endswith("." + name)
+                    for name in owned for bare in (unit.symbol, unit.symbol.rstrip("?!")))
+                for unit in units]
+    flags = [(by_owner[i] if any(by_owner) else named_by(unit.symbol, wanted))
+             or bool(declaring and declaring[i]) for i, unit in enumerate(units)]
     return flags if any(flags) else None
 
 
