@@ -151,3 +151,15 @@ def test_excluded_test_and_tombstoned_chunks_are_not_nodes():
 def test_type_definitions_are_found_by_name_near_the_file():
     assert GRAPH.type_definitions(["Order", "str"], "src/orders/services/order_service.py") == [
         "src/orders/domain/order.py:Order"]
+
+
+def test_a_type_named_as_a_parameter_is_no_call_of_its_constructor():
+    graph = SymbolGraph([
+        chunk("src/OpenBehavior.cs", "OpenBehavior", "class"),
+        chunk("src/OpenBehavior.cs", "OpenBehavior.OpenBehavior", "method"),
+        chunk("src/Configuration.cs", "Configuration.AddOpenBehaviors", "method",
+              references=("OpenBehavior", "IEnumerable")),
+    ])
+    assert graph.callers("src/OpenBehavior.cs:OpenBehavior.OpenBehavior") == []
+    edges = graph.callees("src/Configuration.cs:Configuration.AddOpenBehaviors")
+    assert [e.callee for e in edges] == ["src/OpenBehavior.cs:OpenBehavior"]

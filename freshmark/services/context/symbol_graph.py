@@ -52,6 +52,15 @@ _SOURCE_EXTENSION = re.compile(
 _HEADER = re.compile(r"\.(?:h|hh|hpp|hxx)$")
 
 
+def _is_constructor(symbol: str) -> bool:
+    """``OpenBehavior.OpenBehavior``: a constructor named as its class (C#, Java, C++). A
+    reference to the name is to the class (a parameter's type as often as a ``new``), so the
+    name resolves to the class alone: a method that takes an ``OpenBehavior`` is no caller of
+    its constructor."""
+    parts = symbol.split(".")
+    return len(parts) >= 2 and parts[-1] == parts[-2]
+
+
 def _without_extension(spec: str) -> str:
     """``spec`` without a source file's extension, where it names a file (a path, a header)
     rather than a dotted module (``pkg.py`` could be a module ``py`` of ``pkg``)."""
@@ -98,7 +107,8 @@ class SymbolGraph:
             self._defining.add(record.path)
         if key not in self._by_symbol and record.kind not in _NOT_DEFINITIONS:
             self._by_symbol[key] = record.id
-            self._by_short.setdefault(short_name(record.symbol), []).append(record.id)
+            if not _is_constructor(record.symbol):
+                self._by_short.setdefault(short_name(record.symbol), []).append(record.id)
         for name in set(record.references):
             self._refs_by_name.setdefault(name, []).append(record.id)
         if record.path not in self._suffixes.get(_stem(record.path), set()):
