@@ -85,3 +85,18 @@ def test_a_name_written_with_its_owner_finds_that_owners_member_even_in_a_test(
     response = search(SearchRequest.build("SequentialPublisher.publish", k=4), str(repo.path),
                       settings=Settings.from_env())
     assert response.results[0].record.symbol == "SequentialPublisher.publish"
+
+
+def test_an_interface_method_written_with_its_owner_finds_the_interface_before_its_callers(
+        store_env, make_repo):
+    repo = make_repo("chi")
+    repo.write("router.go", "package chi\n\n// Router routes requests.\ntype Router interface {\n"
+                            "\t// Use appends middlewares.\n\tUse(middlewares ...func(Handler) "
+                            "Handler)\n\tRoute(pattern string) Router\n}\n")
+    repo.write("setup.go", "package chi\n\n// Setup uses the router.\nfunc Setup(r Router) {\n"
+                           "\tr.Use(Logger)\n\tr.Use(Recoverer)\n\tr.Use(Router.Use)\n}\n")
+    repo.commit("router")
+    index(repo)
+    response = search(SearchRequest.build("Router.Use", k=3), str(repo.path),
+                      settings=Settings.from_env())
+    assert response.results[0].record.symbol == "Router"

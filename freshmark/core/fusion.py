@@ -65,7 +65,7 @@ from freshmark.core.stamp import ChunkRecord
 from freshmark.core.structure import (
     Unit,
     code_names,
-    defined_in_text,
+    declaring_lines,
     definitions_first,
     looked_up,
     lookup_symbols,
@@ -375,24 +375,10 @@ def rerank(
              lookup_symbols(plan.text, [], [])) if plan else []
     ranked = sorted(candidates, key=lambda c: -c.score)
     looked = lookup_symbols(plan.text, plan.identifiers, hints) if plan and not long else []
-    return structured(ranked, terms, named, _declaring(ranked, named) if only_names else None,
-                      looked)
-
-
-def _declaring(ranked: Sequence[Candidate], named: Sequence[str]) -> list[bool] | None:
-    """For a query that is nothing but names written as code (``BIT_SET``,
-    ``methodsWithoutBody``): which candidates declare, by a line of their text, a name that
-    no candidate is named by (a constant, a field, a module variable); None when every name
-    has its own chunk. Not for a question: there a name is as often a parameter that many
-    functions declare."""
-    own = {c.record.symbol.rsplit(".", 1)[-1] for c in ranked}
-    held = {form for name in own for form in name_forms(name)}
-    # An all-caps name is a constant: ``DEFAULT_OPTIONS`` is not the method default_options.
-    unheld = [name for name in named if name not in own and
-              (name.isupper() or name.lower() not in held)]
-    if not unheld:
-        return None
-    return [defined_in_text(c.record.text, unheld) for c in ranked]
+    declaring = declaring_lines([c.record.symbol for c in ranked],
+                                [c.record.text for c in ranked], named, hints) \
+        if only_names else None
+    return structured(ranked, terms, named, declaring, looked)
 
 
 def structured(ranked: Sequence[Candidate], terms: Iterable[str],

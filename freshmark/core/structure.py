@@ -180,6 +180,27 @@ def declares_member(symbol: str, text: str, dotted_names: Iterable[str]) -> bool
                for name in dotted_names if "/" in name)
 
 
+def declaring_lines(symbols: Sequence[str], texts: Sequence[str], named: Sequence[str],
+              dotted: Sequence[str] = ()) -> list[bool] | None:
+    """For a query that is nothing but names written as code (``BIT_SET``,
+    ``methodsWithoutBody``): which of the ranked chunks (their ``symbols`` and ``texts``)
+    declare, by a line of their text, a name that none is named by (a constant, a field, a
+    module variable, an interface's method); None when every name has its own chunk. Not for
+    a question: there a name is as often a parameter that many functions declare."""
+    own = {symbol.rsplit(".", 1)[-1] for symbol in symbols}
+    held = {form for name in own for form in name_forms(name)}
+    # An all-caps name is a constant: ``DEFAULT_OPTIONS`` is not the method default_options.
+    unheld = [name for name in named if name not in own and
+              (name.isupper() or name.lower() not in held)]
+    if not unheld:
+        return None
+    # ``Router.Use`` of an interface, ``Shape.area`` of an abstract class: the owner declares
+    # the member by its signature alone and is its only chunk.
+    members = [name for name in dotted if name.rsplit("/", 1)[-1] in unheld]
+    return [defined_in_text(text, unheld) or declares_member(symbol, text, members)
+            for symbol, text in zip(symbols, texts, strict=True)]
+
+
 def named_by(symbol: str, names: Collection[str]) -> bool:
     """``symbol`` is one of ``names``, whole or by its last part (``Mux.With`` for ``With``),
     spelt as given: a case-blind caller lowercases both. A Ruby predicate or bang method
