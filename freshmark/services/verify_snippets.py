@@ -12,6 +12,7 @@ from freshmark.core.classify import classify
 from freshmark.core.config import Config, load_config
 from freshmark.core.errors import BranchNotFound, PermanentError, UnsafePath
 from freshmark.core.kinds import EXCLUDED_FILE_KINDS
+from freshmark.core.request import validate_branch
 from freshmark.core.settings import Settings
 from freshmark.core.snippets import SnippetEntry
 from freshmark.core.stamp import MANDATORY_FIELDS, ChunkRecord
@@ -180,6 +181,7 @@ def verify_entries(
     bad lines are reported, not fatal. Repository and branch errors as ``search``. The
     branch need not be indexed: verification reads git only."""
     config = config if config is not None else load_config(settings.config_path)
+    branch = validate_branch(branch)
     saved = saved_branch(entries) if branch is None and not worktree else None
     try:
         opened = open_branch(repo_arg, settings=settings, config=config,

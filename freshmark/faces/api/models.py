@@ -27,6 +27,7 @@ from freshmark.faces.api.schema import (
     MAX_QUERY_CHARS,
     WORKTREE_WITHOUT_BRANCH,
     AnswerText,
+    BranchGiven,
     BudgetTokens,
     FileKind,
     LevelName,
@@ -172,7 +173,7 @@ class SearchRequest(BaseModel):
     query: QueryText = Field(description=QUERY_DESCRIPTION,
                              examples=["cancel order idempotency"])
     repo: RepoName = REPO_FIELD
-    branch: str | None = BRANCH_FIELD
+    branch: BranchGiven | None = BRANCH_FIELD
     k: Annotated[int, BeforeValidator(not_a_boolean)] = Field(
         5, ge=1, le=MAX_K, description=f"How many results (1 to {MAX_K}).")
     worktree: bool = WORKTREE_FIELD
@@ -239,7 +240,7 @@ class VerifyRequest(BaseModel):
                     "with no result in it (an empty list) has nothing to verify (400).",
         examples=["src/orders/services/order_service.py\t4a91c0f7d2e8"])
     repo: RepoName = REPO_FIELD
-    branch: str | None = BRANCH_FIELD
+    branch: BranchGiven | None = BRANCH_FIELD
     worktree: bool = WORKTREE_FIELD
 
 
@@ -281,7 +282,7 @@ class ContextRequest(BaseModel):
     query: QueryText = Field(description=QUERY_DESCRIPTION,
                              examples=["how is an order cancelled twice"])
     repo: RepoName = REPO_FIELD
-    branch: str | None = BRANCH_FIELD
+    branch: BranchGiven | None = BRANCH_FIELD
     level: ContextLevel = Field("L1", description="L1 symbol, L2 module, L3 cross-module "
                                                   "(any case: l2 is L2).")
     budget: BudgetTokens | None = Field(

@@ -113,6 +113,10 @@ VerifyContent = Annotated[str, _described({
 BranchName = Annotated[str, _described({
     "type": "string", "minLength": 1, "maxLength": MAX_BRANCH_NAME_CHARS,
     "pattern": BRANCH_NAME})]
+# A branch a request names: not blank (the server refuses an empty name rather than take it
+# for the checked-out branch); whether git has it is the server's state (404).
+BranchGiven = Annotated[str, _described({
+    "type": "string", "minLength": 1, "pattern": NOT_BLANK_NO_NUL})]
 FileKind = Annotated[str, _described({"type": "string", "enum": list(FILE_KINDS)})]
 BudgetTokens = Annotated[int, _described({
     "type": "integer", "minimum": MIN_BUDGET_TOKENS, "maximum": MAX_BUDGET_TOKENS})]
