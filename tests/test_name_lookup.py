@@ -100,3 +100,16 @@ def test_an_interface_method_written_with_its_owner_finds_the_interface_before_i
     response = search(SearchRequest.build("Router.Use", k=3), str(repo.path),
                       settings=Settings.from_env())
     assert response.results[0].record.symbol == "Router"
+
+
+def test_a_name_still_defined_counts_no_deleted_definitions(store_env, make_repo):
+    repo = make_repo("inits")
+    repo.write("a.py", "class A:\n    def reset(self):\n        return 1\n")
+    repo.write("b.py", "class B:\n    def reset(self):\n        return 2\n")
+    repo.commit("two resets")
+    index(repo)
+    repo.delete("b.py").commit("drop B")
+    index(repo)
+    response = search(SearchRequest.build("reset"), str(repo.path), settings=Settings.from_env())
+    assert response.deleted_named == 0
+    assert response.results[0].record.symbol == "A.reset"

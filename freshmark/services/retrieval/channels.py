@@ -94,8 +94,18 @@ def named_where(symbols: Sequence[str]) -> dict[str, object]:
 
 def deleted_named(index: BranchView, symbols: Sequence[str], kinds: frozenset[str]) -> int:
     """How many tombstoned definitions (at most ``NAMED_READ``) the look-up of ``symbols``
-    passed over: a name asked for that only history defines is deleted, not unknown."""
+    passed over when no live one is left: a name asked for that only history defines is
+    deleted, not unknown (a name still defined, ``__init__``, says nothing of its past)."""
+    # ``ObjectDetails.compare_by_location`` asks for the method: its class still stands.
+    dotted = [symbol for symbol in symbols if "." in symbol]
+    symbols = [*dotted, *(symbol.rsplit(".", 1)[-1] for symbol in dotted)] if dotted else \
+        list(symbols)
     if not symbols:
+        return 0
+    live = {"$and": [named_where(symbols), {"status": LIVE}]}
+    if any(passes_filter(r, False, kinds)
+           for r in itertools.islice(index.iter_records(where=live, include_text=False),
+                                     NAMED_READ)):
         return 0
     where = {"$and": [named_where(symbols), {"status": TOMBSTONED}]}
     return sum(1 for r in itertools.islice(index.iter_records(where=where, include_text=False),
