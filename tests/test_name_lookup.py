@@ -113,3 +113,18 @@ def test_a_name_still_defined_counts_no_deleted_definitions(store_env, make_repo
     response = search(SearchRequest.build("reset"), str(repo.path), settings=Settings.from_env())
     assert response.deleted_named == 0
     assert response.results[0].record.symbol == "A.reset"
+
+
+def test_a_constant_asked_for_alone_finds_its_declaration_first(store_env, make_repo):
+    repo = make_repo("slimver")
+    repo.write("app.py", "class App:\n    VERSION = '4.15.0'\n\n    def run(self):\n"
+                         "        return self\n")
+    for n in range(5):
+        repo.write(f"check_{n}.py", f"def check_{n}(version):\n    \"\"\"Compare the VERSION "
+                                    f"with PHP_VERSION_ID and LIBXML_VERSION.\"\"\"\n"
+                                    f"    return version >= VERSION_{n}\n")
+    repo.commit("version")
+    index(repo)
+    response = search(SearchRequest.build("VERSION", k=3), str(repo.path),
+                      settings=Settings.from_env())
+    assert response.results[0].record.path == "app.py"

@@ -65,6 +65,7 @@ from freshmark.core.stamp import ChunkRecord
 from freshmark.core.structure import (
     Unit,
     code_names,
+    constant_alone,
     declaring_lines,
     definitions_first,
     looked_up,
@@ -370,7 +371,8 @@ def rerank(
         candidate.probability = by_model
     # Names written as code, or a one-word query's word (``has``): definitions so named beat
     # the chunks that only use them.
-    only_names = looked_up(plan.text, plan.identifiers, hints) if plan else []
+    only_names = (looked_up(plan.text, plan.identifiers, hints) or
+                  constant_alone(plan.text)) if plan else []
     named = (only_names or code_names(plan.identifiers, hints) or
              lookup_symbols(plan.text, [], [])) if plan else []
     ranked = sorted(candidates, key=lambda c: -c.score)

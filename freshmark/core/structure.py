@@ -264,6 +264,13 @@ def looked_up(text: str, identifiers: Iterable[str], dotted_names: Iterable[str]
     return spelt(named, text) if set(re.findall(r"\w+", text)) <= words else []
 
 
+def constant_alone(text: str) -> list[str]:
+    """A one-word query in capitals (``VERSION``) as the constant it names for a look-up in
+    search (``context`` keeps reading it as a word: ``TODO`` asks for no definition)."""
+    word = text.strip()
+    return [word] if re.fullmatch(r"[A-Z][A-Z0-9_]+", word) else []
+
+
 def spelt(names: Iterable[str], text: str) -> list[str]:
     """``names`` with the ``?`` or ``!`` the text writes right after them (Ruby's
     ``valid_path?``, ``transform_keys!``): the tokens of a query drop them."""
