@@ -182,3 +182,17 @@ def test_php_classes_interfaces_traits_functions_and_use_imports() -> None:
     assert cancel.imports == ["App\\Models\\Order", "Psr\\Log\\LoggerInterface"]
     assert cancel.references == ["Order", "find", "OrderEvents", "cancelled"]
     assert by_symbol(chunks)["OrderService"].doc == "Cancels orders."
+
+
+def test_csharp_operators_are_chunks_named_as_cpp_names_them() -> None:
+    text = dedent("""\
+        public readonly struct Unit
+        {
+            /// <summary>Compares two units.</summary>
+            public static bool operator ==(Unit first, Unit second) => true;
+
+            public static implicit operator int(Unit u) => 0;
+        }
+    """)
+    assert [(c.symbol, c.start_line, c.end_line) for c in chunk_text("Unit.cs", text)
+            if c.kind == "method"] == [("Unit.operator==", 3, 4), ("Unit.operator int", 6, 6)]

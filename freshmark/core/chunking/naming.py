@@ -14,6 +14,7 @@ from collections.abc import Callable
 
 from tree_sitter import Node
 
+from freshmark.core.chunking.csharp import csharp_member, csharp_operator
 from freshmark.core.chunking.decl import Decl, dotted
 from freshmark.core.chunking.facts import node_text
 from freshmark.core.chunking.languages import Rules
@@ -445,26 +446,11 @@ def _function_definition(node: Node, src: bytes, rules: Rules) -> Decl | None:
 
 
 _Handler = Callable[[Node, bytes, Rules], "Decl | None"]
-def _csharp_member(node: Node, src: bytes, rules: Rules) -> Decl | None:
-    """C#: a finalizer is ``~Name``, not its class's constructor; a property with code (an
-    accessor's body, ``=> ...``) is a unit like a method, an auto-property stays in the outline."""
-    name_node = node.child_by_field_name("name")
-    if name_node is None or node.type not in rules.functions:
-        return None
-    name, value = node_text(src, name_node), node.child_by_field_name("value")
-    if node.type == "destructor_declaration":
-        return Decl("~" + name, "function", node, node.child_by_field_name("body"))
-    if value is not None and value.type == "arrow_expression_clause":
-        return Decl(name, "function", node, value)
-    accessors = node.child_by_field_name("accessors")
-    coded = accessors is not None and any(a.child_by_field_name("body") is not None
-                                          for a in accessors.named_children)
-    return Decl(name, "function", node, accessors) if coded else None
-
-
 _HANDLERS: dict[str, _Handler] = {
-    "destructor_declaration": _csharp_member,
-    "property_declaration": _csharp_member,
+    "destructor_declaration": csharp_member,
+    "property_declaration": csharp_member,
+    "operator_declaration": csharp_operator,
+    "conversion_operator_declaration": csharp_operator,
     "lexical_declaration": _js_variable,
     "variable_declaration": _js_variable,
     "expression_statement": _js_expression,
