@@ -181,7 +181,7 @@ def declares_member(symbol: str, text: str, dotted_names: Iterable[str]) -> bool
 
 
 def declaring_lines(symbols: Sequence[str], texts: Sequence[str], named: Sequence[str],
-              dotted: Sequence[str] = ()) -> list[bool] | None:
+                    dotted: Sequence[str] = ()) -> list[bool] | None:
     """For a query that is nothing but names written as code (``BIT_SET``,
     ``methodsWithoutBody``): which of the ranked chunks (their ``symbols`` and ``texts``)
     declare, by a line of their text, a name that none is named by (a constant, a field, a
