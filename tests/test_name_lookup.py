@@ -23,6 +23,12 @@ def index(repo) -> None:
     index_repo(IndexRequest(repo.path), settings=Settings.from_env(), config=Config())
 
 
+def searched(repo, query: str, **options):
+    """The search the CLI makes for ``query`` on ``repo``."""
+    return search(SearchRequest.build(query, **options), str(repo.path),
+                  settings=Settings.from_env())
+
+
 def test_a_bare_method_name_finds_the_implementation_under_many_chunks_using_it(
         store_env, make_repo):
     repo = make_repo("slim")
@@ -32,8 +38,7 @@ def test_a_bare_method_name_finds_the_implementation_under_many_chunks_using_it(
                    f"def test_handle_{n}(handle):\n    handle(handle(handle({n})))\n")
     repo.commit("runner")
     index(repo)
-    response = search(SearchRequest.build("handle", k=3), str(repo.path),
-                      settings=Settings.from_env())
+    response = searched(repo, "handle", k=3)
     assert (response.results[0].record.path, response.results[0].record.symbol) == \
         ("app/runner.py", "RouteRunner.handle")
 
@@ -52,9 +57,7 @@ def test_a_deleted_definition_looked_up_by_name_is_counted_as_passed_over(store_
                                       str(repo.path)])
     assert "1 deleted definition of that name passed over (--history shows them)" in \
         result.output
-    history = search(SearchRequest.build("ObjectDetails.compare_by_location",
-                                          include_history=True), str(repo.path),
-                     settings=Settings.from_env())
+    history = searched(repo, "ObjectDetails.compare_by_location", include_history=True)
     assert history.deleted_named == 0
     assert history.results[0].record.symbol == "ObjectDetails.compare_by_location"
 
@@ -82,8 +85,7 @@ def test_a_name_written_with_its_owner_finds_that_owners_member_even_in_a_test(
                "        for h in handlers:\n            h(message)\n")
     repo.commit("publishers")
     index(repo)
-    response = search(SearchRequest.build("SequentialPublisher.publish", k=4), str(repo.path),
-                      settings=Settings.from_env())
+    response = searched(repo, "SequentialPublisher.publish", k=4)
     assert response.results[0].record.symbol == "SequentialPublisher.publish"
 
 
@@ -97,8 +99,7 @@ def test_an_interface_method_written_with_its_owner_finds_the_interface_before_i
                            "\tr.Use(Logger)\n\tr.Use(Recoverer)\n\tr.Use(Router.Use)\n}\n")
     repo.commit("router")
     index(repo)
-    response = search(SearchRequest.build("Router.Use", k=3), str(repo.path),
-                      settings=Settings.from_env())
+    response = searched(repo, "Router.Use", k=3)
     assert response.results[0].record.symbol == "Router"
 
 
@@ -110,7 +111,7 @@ def test_a_name_still_defined_counts_no_deleted_definitions(store_env, make_repo
     index(repo)
     repo.delete("b.py").commit("drop B")
     index(repo)
-    response = search(SearchRequest.build("reset"), str(repo.path), settings=Settings.from_env())
+    response = searched(repo, "reset")
     assert response.deleted_named == 0
     assert response.results[0].record.symbol == "A.reset"
 
@@ -125,6 +126,5 @@ def test_a_constant_asked_for_alone_finds_its_declaration_first(store_env, make_
                                     f"    return version >= VERSION_{n}\n")
     repo.commit("version")
     index(repo)
-    response = search(SearchRequest.build("VERSION", k=3), str(repo.path),
-                      settings=Settings.from_env())
+    response = searched(repo, "VERSION", k=3)
     assert response.results[0].record.path == "app.py"
