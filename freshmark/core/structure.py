@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from freshmark.core.chunking.model import CONTAINER_KINDS, MODULE_SYMBOL
+from freshmark.core.stamp import own_name
 from freshmark.core.tokenize import name_forms, name_parts
 
 # A member answers for its container only if it scores at least this share of the container's
@@ -174,7 +175,7 @@ def declares_member(symbol: str, text: str, dotted_names: Iterable[str]) -> bool
     """The chunk ``symbol`` (its text ``text``) is the owner of a member the query names
     (``Router.Use`` as the slash path ``Router/Use``) and declares it by a signature line:
     an interface's methods are not chunks of their own, so the interface answers for them."""
-    owner = symbol.rsplit(".", 1)[-1]
+    owner = own_name(symbol)
     return any(name.split("/")[-2:-1] == [owner] and
                _member_line(name.rsplit("/", 1)[-1]).search(text) is not None
                for name in dotted_names if "/" in name)
@@ -187,7 +188,7 @@ def declaring_lines(symbols: Sequence[str], texts: Sequence[str], named: Sequenc
     declare, by a line of their text, a name that none is named by (a constant, a field, a
     module variable, an interface's method); None when every name has its own chunk. Not for
     a question: there a name is as often a parameter that many functions declare."""
-    own = {symbol.rsplit(".", 1)[-1] for symbol in symbols}
+    own = {own_name(symbol) for symbol in symbols}
     held = {form for name in own for form in name_forms(name)}
     # An all-caps name is a constant: ``DEFAULT_OPTIONS`` is not the method default_options.
     unheld = [name for name in named if name not in own and
@@ -206,7 +207,7 @@ def named_by(symbol: str, names: Collection[str]) -> bool:
     spelt as given: a case-blind caller lowercases both. A Ruby predicate or bang method
     (``valid_path?``) is named by its name without the mark too; ``transform_keys!`` only
     by that spelling."""
-    last = symbol.rsplit(".", 1)[-1]
+    last = own_name(symbol)
     return symbol in names or last in names or (last[-1:] in ("?", "!") and last[:-1] in names)
 
 
@@ -224,7 +225,7 @@ def named_exactly(units: Sequence[Unit], names: Iterable[str],
     # ``Rack::Utils.valid_path?`` reads as ``Rack.Utils`` and ``Utils.valid_path``: the first
     # only says whose member the second is.
     owned = [name for name in dotted
-             if not any(other.split(".")[0] == name.rsplit(".", 1)[-1] for other in dotted)]
+             if not any(other.split(".")[0] == own_name(name) for other in dotted)]
     by_owner = [any(bare == name or bare.endswith("." + name)
                     for name in owned for bare in (unit.symbol, unit.symbol.rstrip("?!")))
                 for unit in units]

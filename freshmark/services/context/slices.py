@@ -20,7 +20,7 @@ from freshmark.core.chunking import FileSymbols, chunk_text, file_symbols, line_
 from freshmark.core.chunking.model import CONTAINER_KINDS
 from freshmark.core.citation import Citation, cite
 from freshmark.core.errors import UnsafePath
-from freshmark.core.stamp import ChunkRecord
+from freshmark.core.stamp import ChunkRecord, own_name
 from freshmark.core.verdicts import Verdict, short
 from freshmark.services.context.imports import (
     IMPORT_KEPT_MAX_LINES,
@@ -28,7 +28,7 @@ from freshmark.services.context.imports import (
     import_block,
     used_import_lines,
 )
-from freshmark.services.context.symbol_graph import SymbolGraph, short_name
+from freshmark.services.context.symbol_graph import SymbolGraph
 from freshmark.services.open_branch import OpenedBranch
 from freshmark.services.retrieval.results import VerifiedResult
 
@@ -411,7 +411,7 @@ def _level_2(builder: SliceBuilder, primary: VerifiedResult) -> list[Section]:
     graph = builder.graph
     dependencies = sorted(
         graph.imported_files(record.path),
-        key=lambda path: not any(short_name(n.symbol) in referenced
+        key=lambda path: not any(own_name(n.symbol) in referenced
                                  for n in graph.nodes.values() if n.path == path),
     )
     for path in dependencies:

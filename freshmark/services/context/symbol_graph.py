@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 from freshmark.core.classify import is_stub
 from freshmark.core.ports import BranchView
-from freshmark.core.stamp import ChunkRecord
+from freshmark.core.stamp import ChunkRecord, own_name
 
 # Kinds that define a type: their chunks are the type definitions carried at a slice boundary.
 TYPE_KINDS = frozenset({"class", "interface", "struct", "enum", "trait", "type"})
@@ -38,11 +38,6 @@ _MAX_IMPORT_MATCHES = 3
 _MAX_PACKAGE_FILES = 5
 _SEPARATORS = re.compile(r"::|[./\\]")
 _GRAPHS_KEPT = 4
-
-
-def short_name(symbol: str) -> str:
-    """``OrderService.cancel_order`` -> ``cancel_order`` (the name code refers to it by)."""
-    return symbol.rsplit(".", 1)[-1]
 
 
 # A file named with its extension (ESM's ``./util.js`` for ``util.ts``, C's ``"util.h"``): the
@@ -108,7 +103,7 @@ class SymbolGraph:
         if key not in self._by_symbol and record.kind not in _NOT_DEFINITIONS:
             self._by_symbol[key] = record.id
             if not _is_constructor(record.symbol):
-                self._by_short.setdefault(short_name(record.symbol), []).append(record.id)
+                self._by_short.setdefault(own_name(record.symbol), []).append(record.id)
         for name in set(record.references):
             self._refs_by_name.setdefault(name, []).append(record.id)
         if record.path not in self._suffixes.get(_stem(record.path), set()):
@@ -243,7 +238,7 @@ class SymbolGraph:
         caller = self.nodes[from_id]
         own_class = caller.path == self.nodes[definition].path and \
             caller.symbol.startswith(owner + ".")
-        return own_class or short_name(owner) in caller.references
+        return own_class or own_name(owner) in caller.references
 
     def callees(self, node_id: str) -> list[Edge]:
         edges: list[Edge] = []
@@ -253,7 +248,7 @@ class SymbolGraph:
         return edges
 
     def callers(self, node_id: str) -> list[Edge]:
-        name = short_name(self.nodes[node_id].symbol)
+        name = own_name(self.nodes[node_id].symbol)
         edges: list[Edge] = []
         for caller in self._refs_by_name.get(name, []):
             if caller == node_id:

@@ -12,7 +12,7 @@ import numpy as np
 from freshmark.core.classify import is_stub, search_kind
 from freshmark.core.fusion import Candidate
 from freshmark.core.ports import BranchView, LexicalChannel, LexicalHit
-from freshmark.core.stamp import LIVE, TOMBSTONED, ChunkRecord
+from freshmark.core.stamp import LIVE, TOMBSTONED, ChunkRecord, own_name
 
 # The vector channel reads this many more nearest chunks than it expects to survive its
 # filters, and filters them itself (see ``vector_channel``).
@@ -98,7 +98,7 @@ def deleted_named(index: BranchView, symbols: Sequence[str], kinds: frozenset[st
     deleted, not unknown (a name still defined, ``__init__``, says nothing of its past)."""
     # ``ObjectDetails.compare_by_location`` asks for the method: its class still stands.
     dotted = [symbol for symbol in symbols if "." in symbol]
-    symbols = [*dotted, *(symbol.rsplit(".", 1)[-1] for symbol in dotted)] if dotted else \
+    symbols = [*dotted, *(own_name(symbol) for symbol in dotted)] if dotted else \
         list(symbols)
     if not symbols:
         return 0
