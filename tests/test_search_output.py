@@ -14,8 +14,8 @@ from mcp import Client
 from search_fixtures import build_shop, index
 
 from freshmark.core.stamp import MANDATORY_FIELDS
+from freshmark.faces.api.render import SHOWN_LINES
 from freshmark.faces.cli.main import cli
-from freshmark.faces.cli.search import SHOWN_LINES
 from freshmark.faces.http.search_routes import router
 from freshmark.faces.mcp.server import build_server
 
@@ -139,6 +139,45 @@ def test_mcp_search_is_compact_unless_full_is_asked(fm_home, make_repo):
     assert compact and all(None not in r.values() and "explain" not in r for r in compact)
     assert all(CONTRACT_FIELDS <= set(r) for r in compact)
     assert all({"tombstoned_in", "explain"} <= set(r) for r in full)
+
+
+def mcp_search(repo, **arguments) -> tuple[str, dict]:
+    async def answer() -> tuple[str, dict]:
+        async with Client(build_server()) as client:
+            result = await client.call_tool("search", {"repo": str(repo.path), **arguments})
+            assert not result.is_error and result.structured_content is not None
+            return "".join(block.text for block in result.content), result.structured_content
+
+    return anyio.run(answer)
+
+
+def test_mcp_text_is_the_bounded_reading_not_the_json_again(fm_home, make_repo):
+    repo = build_billing(make_repo)
+    text, structured = mcp_search(repo, query="parse_invoice", k=1)
+    (result,) = structured["results"]
+    assert result["citation"] in text and "def parse_invoice(text: str) -> dict:" in text
+    assert f"… {len(PARSER.splitlines()) - SHOWN_LINES} more lines" in text
+    assert '"citation"' not in text and len(text) < len(json.dumps(structured)) / 2
+
+
+def test_mcp_full_text_shows_every_line(fm_home, make_repo):
+    repo = build_billing(make_repo)
+    text, _ = mcp_search(repo, query="parse_invoice", k=1, full=True)
+    assert all(f"    {line}" in text.splitlines() for line in PARSER.splitlines() if line)
+    assert "more lines" not in text
+
+
+def test_mcp_context_text_is_the_slice(fm_home, make_repo):
+    repo = build_billing(make_repo)
+
+    async def answer() -> tuple[str, dict]:
+        async with Client(build_server()) as client:
+            result = await client.call_tool("context", {"query": "parse_invoice",
+                                                        "repo": str(repo.path)})
+            return "".join(block.text for block in result.content), result.structured_content
+
+    text, structured = anyio.run(answer)
+    assert text == structured["text"] and "parse_invoice" in text
 
 
 # A definition longer than a chunk: its later part carries the signature (SPEC §5).

@@ -14,7 +14,14 @@ from typing import Any
 import click
 
 from freshmark.core.errors import BadInput
-from freshmark.faces.cli.common import emit_json, examples, fail_cleanly, load_settings
+from freshmark.faces.api.render import check_lines, summary_lines
+from freshmark.faces.cli.common import (
+    echo_lines,
+    emit_json,
+    examples,
+    fail_cleanly,
+    load_settings,
+)
 
 CHECK_EPILOG = """\b
 The contract (seed 004): every claim cites [file:Lx-Ly | symbol | high/medium/low]
@@ -89,7 +96,7 @@ def check_answer(answer: Path, context_file: Path | None, gold_file: Path | None
     if as_json:
         emit_json(report)
     else:
-        _print_report(report)
+        echo_lines(check_lines(report))
     sys.exit(0 if report["passed"] else 1)
 
 
@@ -127,39 +134,8 @@ def _check_folder(folder: Path, repo: str | None, as_json: bool) -> None:
     if as_json:
         emit_json(result)
     else:
-        _print_summary(result)
+        echo_lines(summary_lines(result))
     sys.exit(0 if summary.passed else 1)
-
-
-def _percent(value: float | None) -> str:
-    return "-" if value is None else f"{100 * value:.1f} %"
-
-
-def _print_report(report: dict[str, Any]) -> None:
-    for ref in report["references"]:
-        mark = "ok " if not ref["problems"] else "BAD"
-        why = "; ".join(ref["problems"])
-        click.echo(f"{mark} {ref['text']}" + (f"  — {why}" if why else ""))
-    for line in report["missing"]:
-        named = ", ".join(line["paths"] + line["symbols"]) or "nothing named"
-        state = "exists" if line["existing"] else "not found"
-        click.echo(f"MISSING {named}: {state}")
-    click.echo(f"{report['refs']} references, {report['hallucinated_refs']} hallucinated, "
-               f"compliance {_percent(report['compliance'])}, "
-               f"{report['missing_lines']} [MISSING] line(s); "
-               + ("keeps the contract" if report["passed"] else "breaks the contract"))
-
-
-def _print_summary(result: dict[str, Any]) -> None:
-    click.echo(f"{result['answers']} answers, {result['refs']} references")
-    for name, target in result["targets"].items():
-        value = result["figures"][name]
-        met = result["meets_targets"][name]
-        bound = ("< " if target["below"] else "> ") + _percent(target["bound"])
-        state = "not measured" if met is None else ("meets" if met else "MISSES")
-        click.echo(f"  {name:<18} {_percent(value):>8}  target {bound:<8} {state}")
-    if result["failed_answers"]:
-        click.echo("answers breaking the contract: " + ", ".join(result["failed_answers"]))
 
 
 def register(cli: click.Group) -> None:

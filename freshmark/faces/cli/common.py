@@ -149,6 +149,12 @@ def emit_json(data: Any) -> None:
     click.echo(json.dumps(data, indent=2, ensure_ascii=False, default=str))
 
 
+def echo_lines(lines: list[str]) -> None:
+    """An answer rendered for people (``faces.api.render``), one line each."""
+    for line in lines:
+        click.echo(line)
+
+
 class ProgressPrinter:
     """Index progress on a stream (stderr): on a terminal one line rewritten in place at most
     every ``refresh_seconds``; elsewhere (piped, CI logs) a line per phase of each layer plus

@@ -11,8 +11,10 @@ import click
 from freshmark.core.config import Config
 from freshmark.core.request import ContextRequest, SearchRequest
 from freshmark.core.settings import Settings
+from freshmark.faces.api.render import SHOWN_LINES, files_lines, search_lines, verify_lines
 from freshmark.faces.api.shape import shaped
 from freshmark.faces.cli.common import (
+    echo_lines,
     emit_json,
     examples,
     fail_cleanly,
@@ -41,9 +43,6 @@ Exit codes:
      repository moved or deleted
   3  a service is unavailable; retry later
 """
-# Code lines shown per result in the human output unless --full: a signature and the start
-# of the body, not a whole 48-line docstring or a 39-line import block.
-SHOWN_LINES = 12
 EXIT_ALL_SAFE = 0
 EXIT_NOT_SAFE = 1
 
@@ -61,76 +60,6 @@ def repo_here(repo: str | None) -> str:
     except NotARepository as exc:
         raise BadInput("the current directory is in no git repository: name one with --repo "
                        "(a path to its working copy, or its id)") from exc
-
-
-def _print_index(index: dict[str, Any], target: dict[str, Any]) -> None:
-    layers = ", ".join(f"{name}@{(stamp.get('commit') or '?')[:7]} ({stamp.get('indexed_at')})"
-                       for name, stamp in index["layers"].items())
-    click.echo(f"index:    {index['collection']} at {(index['commit'] or '?')[:7]}, built "
-               f"{index['indexed_at'] or '?'}; layers: {layers or '-'}")
-    where = "work tree on " if target["worktree"] else ""
-    click.echo(f"verified: against {where}{target['branch']}@{target['head'][:7]}")
-
-
-def _print_results(response: dict[str, Any], full: bool) -> None:
-    _print_index(response["index"], response["target"])
-    counts = ", ".join(f"{n} {v}" for v, n in sorted(response["verdicts"].items())) or "none"
-    hidden = response.get("hidden_historical") or 0
-    passed = f"; {hidden} historical passed over (code gone since indexing; --history " \
-        "shows them)" if hidden else ""
-    deleted = response.get("deleted_named") or 0
-    if deleted:
-        passed += f"; {deleted} deleted definition{'s' if deleted > 1 else ''} of that name " \
-            "passed over (--history shows them)"
-    click.echo(f"results:  {len(response['results'])} ({counts}){passed}")
-    work = response.get("uncommitted")
-    if work and (work["new_files"] or work["changed_files"]):
-        named = f" ({', '.join(work['new_paths'])})" if work["new_paths"] else ""
-        click.echo(f"uncommitted: {work['new_files']} new{named}, not searched until committed "
-                   f"and indexed; {work['changed_files']} changed, verified as they are now")
-    for result in response["results"]:
-        click.echo("")
-        click.echo(f"[{result['rank']}] {result['verdict']} ({result['seed_word']}) — "
-                   f"{result['action']} [{result['file_kind']}]")
-        click.echo(result["citation"])
-        for line in _code_lines(result, None if full else SHOWN_LINES):
-            click.echo(f"    {line}")
-
-
-def _code_lines(result: dict[str, Any], limit: int | None) -> list[str]:
-    """The result's code, at most ``limit`` lines of it (all for None) and then what was cut;
-    the signature goes first when the lines shown do not hold it (a long docstring or
-    decorator list above it). A later part of a long definition carries its head: a mark
-    after it says where the part's own lines start, so no line is taken for another."""
-    lines = result["text"].splitlines()
-    carried = result.get("head_lines") or 0
-    # Bounded, a head of several lines (a long signature) gives way to the one-line signature
-    # below: the part's own lines are what it was found by.
-    head = lines[:carried] if limit is None or carried == 1 else []
-    where = "the head above" if head else f"its head, {carried} lines, left out"
-    mark = [f"⋮ ({where}; L{result['start_line']} on below)"] if carried else []
-    shown = [*head, *mark, *lines[carried:]]
-    if limit is None or len(shown) <= limit:
-        return shown
-    kept, head = shown[:limit], []
-    signature = next(iter((result.get("signature") or "").strip().splitlines()), "")
-    if signature and not any(signature in line for line in kept):
-        kept, head = shown[:limit - 1], [f"signature: {signature}"]
-    cut = len(shown) - len(kept) - (1 if mark and mark[0] not in kept else 0)
-    return [*head, *kept, f"… {cut} more lines (--full shows all)"]
-
-
-def _print_files(response: dict[str, Any]) -> None:
-    _print_index(response["index"], response["target"])
-    click.echo(f"files:    {len(response['files'])}")
-    for found in response["files"]:
-        click.echo("")
-        click.echo(f"[{found['rank']}] {found['path']}  ({found['file_kind']}, "
-                   f"{found['verdict']})")
-        for chunk in found["chunks"]:
-            symbol = f"  {chunk['symbol']}" if chunk["symbol"] else ""
-            click.echo(f"    L{chunk['start_line']}-L{chunk['end_line']}{symbol}  "
-                       f"{chunk['verdict']}")
 
 
 KIND_HELP = ("File kinds to search, comma-separated: source, test, doc, config, other, "
@@ -188,10 +117,8 @@ def search(query: str, repo: str | None, files: bool, as_json: bool, full: bool,
         response = run(request, repo, settings=settings, config=config).to_dict()
     if as_json:
         emit_json(shaped(response, full))
-    elif files:
-        _print_files(response)
     else:
-        _print_results(response, full)
+        echo_lines(files_lines(response) if files else search_lines(response, full))
 
 
 def _search_on_server(request: SearchRequest, repo: str, files: bool, kinds_named: bool,
@@ -242,22 +169,8 @@ def verify(file: BinaryIO, repo: str | None, branch: str | None, worktree: bool,
     if as_json:
         emit_json(report.to_dict())
     else:
-        _print_report(report.to_dict())
+        echo_lines(verify_lines(report.to_dict()))
     sys.exit(EXIT_ALL_SAFE if report.all_safe else EXIT_NOT_SAFE)
-
-
-def _print_report(report: dict[str, Any]) -> None:
-    target = report["target"]
-    where = "work tree on " if target["worktree"] else ""
-    click.echo(f"verified against {where}{target['branch']}@{target['head'][:7]}")
-    for line in report["lines"]:  # seed words are in --json: wide characters break columns
-        symbol = f"  ({line['symbol']})" if line["symbol"] else ""
-        click.echo(f"L{line['line']:<5} {line['verdict']:<15} {line['path'] or '-'}"
-                   f"{symbol}  {line['reason']}")
-    unsafe = sum(1 for line in report["lines"]
-                 if line["verdict"] not in ("current", "older_identical"))
-    counts = ", ".join(f"{n} {v}" for v, n in sorted(report["verdicts"].items()))
-    click.echo(f"{len(report['lines'])} lines: {counts}; not safe to use as is: {unsafe}")
 
 
 @click.command(epilog=examples(

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeAlias, TypeVar
 
 from mcp.server.mcpserver import MCPServer as _Server
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp.types import CallToolResult, TextContent
 from pydantic import BeforeValidator, Field, WithJsonSchema
 
 from freshmark import __version__
@@ -45,6 +46,7 @@ from freshmark.faces.api.models import (
     ServedContextModel,
     VerifyResponseModel,
 )
+from freshmark.faces.api.render import check_lines, files_lines, search_lines, verify_lines
 from freshmark.faces.api.schema import (
     MAX_K,
     AnswerText,
@@ -78,22 +80,29 @@ INSTRUCTIONS = (
 )
 
 
-# The tools return their use case's ``to_dict()``. The SDK reads each tool's return annotation
-# at run time: there it names the model of that dict (``freshmark.faces.api.models``, the HTTP
-# answers' models too), which the SDK publishes as the tool's outputSchema and validates the
-# dict against into structuredContent. The type checker is told what the tools return: a dict.
+# A tool answers with its use case's ``to_dict()`` as structured content and, as its text
+# content, that answer rendered for reading (``faces.api.render``): a client hands a model the
+# text, and the SDK's default text, the JSON again, would make it read every result twice. The
+# return annotation names the model of the dict (``freshmark.faces.api.models``, the HTTP
+# answers' models too): the SDK publishes it as the tool's outputSchema and validates the
+# structured content against it. The type checker is told what the tools return.
 if TYPE_CHECKING:
-    SearchAnswer: TypeAlias = dict[str, Any]
-    FilesAnswer: TypeAlias = dict[str, Any]
-    VerifyAnswer: TypeAlias = dict[str, Any]
-    ContextAnswer: TypeAlias = dict[str, Any]
-    CheckAnswerAnswer: TypeAlias = dict[str, Any]
+    SearchAnswer: TypeAlias = CallToolResult
+    FilesAnswer: TypeAlias = CallToolResult
+    VerifyAnswer: TypeAlias = CallToolResult
+    ContextAnswer: TypeAlias = CallToolResult
+    CheckAnswerAnswer: TypeAlias = CallToolResult
 else:
-    SearchAnswer = SearchResponseModel
-    FilesAnswer = FilesResponseModel
-    VerifyAnswer = VerifyResponseModel
-    ContextAnswer = ContextResponseModel
-    CheckAnswerAnswer = CheckAnswerResponseModel
+    SearchAnswer = Annotated[CallToolResult, SearchResponseModel]
+    FilesAnswer = Annotated[CallToolResult, FilesResponseModel]
+    VerifyAnswer = Annotated[CallToolResult, VerifyResponseModel]
+    ContextAnswer = Annotated[CallToolResult, ContextResponseModel]
+    CheckAnswerAnswer = Annotated[CallToolResult, CheckAnswerResponseModel]
+
+
+def _answer(structured: dict[str, Any], lines: list[str]) -> CallToolResult:
+    return CallToolResult(content=[TextContent(type="text", text="\n".join(lines) + "\n")],
+                          structured_content=structured)
 
 
 def _run(call: Callable[[], T]) -> T:
@@ -171,7 +180,7 @@ def search(query: Query, repo: Repo, branch: Branch = None, k: K = 5,  # noqa: P
 
     return _searched(run_search, repo, full, lambda: SearchRequest.build(
         query, k=k, kinds=kind, include_history=history, include_excluded=include_excluded,
-        branch=branch, worktree=worktree))
+        branch=branch, worktree=worktree), lambda answer: search_lines(answer, full))
 
 
 def search_files(query: Query, repo: Repo, branch: Branch = None,  # noqa: PLR0913
@@ -184,22 +193,23 @@ def search_files(query: Query, repo: Repo, branch: Branch = None,  # noqa: PLR09
 
     return _searched(run_search_files, repo, full, lambda: SearchRequest.build(
         query, k=k, kinds=kind, include_history=history, include_excluded=include_excluded,
-        branch=branch, worktree=worktree))
+        branch=branch, worktree=worktree), files_lines)
 
 
 def _searched(run_search: Callable[..., Any], repo: str, full: bool,
-              build_request: Callable[[], SearchRequest]) -> dict[str, Any]:
+              build_request: Callable[[], SearchRequest],
+              render: Callable[[dict[str, Any]], list[str]]) -> CallToolResult:
     """A chunk or file search for an MCP caller: the request checked before the repository,
     which must be a served one, and no host path in any answer; compact unless ``full``."""
 
-    def call() -> dict[str, Any]:
+    def call() -> CallToolResult:
         request = build_request()  # bad input is reported before the repo is looked up
         settings = Settings.from_env()
         config = load_config(settings.config_path)
         handle = _served(repo, settings, config, request.worktree)
         with no_host_paths(handle):
             answer = run_search(request, handle, settings=settings, config=config).to_dict()
-        return shaped(answer, full)
+        return _answer(shaped(answer, full), render(answer))
 
     return _run(call)
 
@@ -215,15 +225,16 @@ def verify(content: Content, repo: Repo, branch: Branch = None,
     from freshmark.core.snippets import check_text, parse_snippets
     from freshmark.services.verify_snippets import verify_entries
 
-    def call() -> dict[str, Any]:
+    def call() -> CallToolResult:
         check_verify_lines(content)
         settings = Settings.from_env()
         config = load_config(settings.config_path)
         handle = _served(repo, settings, config, worktree)
         with no_host_paths(handle):
             entries = parse_snippets(check_text(content))
-            return verify_entries(entries, handle, settings=settings, config=config,
-                                  branch=branch, worktree=worktree).to_dict()
+            report = verify_entries(entries, handle, settings=settings, config=config,
+                                    branch=branch, worktree=worktree).to_dict()
+        return _answer(report, verify_lines(report))
 
     return _run(call)
 
@@ -251,7 +262,7 @@ def context(query: Query, repo: Repo, level: ContextLevel = "L1",
     """
     from freshmark.services.context.build import build_context
 
-    def call() -> dict[str, Any]:
+    def call() -> CallToolResult:
         check_budget(budget)
         request = ContextRequest.build(query, level=level, budget_tokens=budget, branch=branch,
                                        worktree=worktree)
@@ -259,7 +270,8 @@ def context(query: Query, repo: Repo, level: ContextLevel = "L1",
         config = load_config(settings.config_path)
         handle = _served(repo, settings, config, worktree)
         with no_host_paths(handle):
-            return build_context(request, handle, settings=settings, config=config).to_dict()
+            answer = build_context(request, handle, settings=settings, config=config).to_dict()
+        return _answer(answer, answer["text"].splitlines())
 
     return _run(call)
 
@@ -284,14 +296,15 @@ def check_answer(answer: Answer, context: ContextJson, gold: Gold = None) -> Che
     from freshmark.services.answer_check import AnswerCheckRequest
     from freshmark.services.answer_check import check_answer as run_check
 
-    def call() -> dict[str, Any]:
+    def call() -> CallToolResult:
         golds = [g.model_dump() for g in gold] if gold else None
         request = AnswerCheckRequest.build(answer, context.model_dump(), golds)
         settings = Settings.from_env()
         config = load_config(settings.config_path)
         handle = _served(request.served.repo, settings, config, request.served.worktree)
         with no_host_paths(handle):
-            return run_check(request, handle, settings=settings, config=config).to_dict()
+            report = run_check(request, handle, settings=settings, config=config).to_dict()
+        return _answer(report, check_lines(report))
 
     return _run(call)
 

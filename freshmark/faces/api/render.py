@@ -1,0 +1,146 @@
+"""Answers as text for people and agents: what the CLI prints and what an MCP tool's text
+content holds (its structured content is the JSON answer).
+
+An MCP client hands a model the text content, not the structured one; a text that repeated the
+JSON would make an agent pay for every result twice. The text is the compact reading instead:
+each result's verdict, citation header and at most ``SHOWN_LINES`` lines of its code, saying what
+was cut.
+
+Plain dictionaries in (the answers' ``to_dict()``), lines of text out.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+# Code lines shown per result unless the full form is asked for: a signature and the start
+# of the body, not a whole 48-line docstring or a 39-line import block.
+SHOWN_LINES = 12
+
+
+def _index_lines(index: dict[str, Any], target: dict[str, Any]) -> list[str]:
+    layers = ", ".join(f"{name}@{(stamp.get('commit') or '?')[:7]} ({stamp.get('indexed_at')})"
+                       for name, stamp in index["layers"].items())
+    where = "work tree on " if target["worktree"] else ""
+    return [f"index:    {index['collection']} at {(index['commit'] or '?')[:7]}, built "
+            f"{index['indexed_at'] or '?'}; layers: {layers or '-'}",
+            f"verified: against {where}{target['branch']}@{target['head'][:7]}"]
+
+
+def _passed_over(response: dict[str, Any]) -> str:
+    hidden = response.get("hidden_historical") or 0
+    passed = f"; {hidden} historical passed over (code gone since indexing; --history " \
+        "shows them)" if hidden else ""
+    deleted = response.get("deleted_named") or 0
+    if deleted:
+        passed += f"; {deleted} deleted definition{'s' if deleted > 1 else ''} of that name " \
+            "passed over (--history shows them)"
+    return passed
+
+
+def search_lines(response: dict[str, Any], full: bool) -> list[str]:
+    """A chunk search's answer: the index, the counts, then each result with its citation
+    and its code (``SHOWN_LINES`` of it unless ``full``)."""
+    lines = _index_lines(response["index"], response["target"])
+    counts = ", ".join(f"{n} {v}" for v, n in sorted(response["verdicts"].items())) or "none"
+    lines.append(f"results:  {len(response['results'])} ({counts}){_passed_over(response)}")
+    work = response.get("uncommitted")
+    if work and (work["new_files"] or work["changed_files"]):
+        named = f" ({', '.join(work['new_paths'])})" if work["new_paths"] else ""
+        lines.append(f"uncommitted: {work['new_files']} new{named}, not searched until "
+                     f"committed and indexed; {work['changed_files']} changed, verified as "
+                     "they are now")
+    for result in response["results"]:
+        lines += ["", f"[{result['rank']}] {result['verdict']} ({result['seed_word']}) — "
+                      f"{result['action']} [{result['file_kind']}]", result["citation"]]
+        lines += [f"    {line}" for line in code_lines(result, None if full else SHOWN_LINES)]
+    return lines
+
+
+def code_lines(result: dict[str, Any], limit: int | None) -> list[str]:
+    """The result's code, at most ``limit`` lines of it (all for None) and then what was cut;
+    the signature goes first when the lines shown do not hold it (a long docstring or
+    decorator list above it). A later part of a long definition carries its head: a mark
+    after it says where the part's own lines start, so no line is taken for another."""
+    lines = result["text"].splitlines()
+    carried = result.get("head_lines") or 0
+    # Bounded, a head of several lines (a long signature) gives way to the one-line signature
+    # below: the part's own lines are what it was found by.
+    head = lines[:carried] if limit is None or carried == 1 else []
+    where = "the head above" if head else f"its head, {carried} lines, left out"
+    mark = [f"⋮ ({where}; L{result['start_line']} on below)"] if carried else []
+    shown = [*head, *mark, *lines[carried:]]
+    if limit is None or len(shown) <= limit:
+        return shown
+    kept, head = shown[:limit], []
+    signature = next(iter((result.get("signature") or "").strip().splitlines()), "")
+    if signature and not any(signature in line for line in kept):
+        kept, head = shown[:limit - 1], [f"signature: {signature}"]
+    cut = len(shown) - len(kept) - (1 if mark and mark[0] not in kept else 0)
+    return [*head, *kept, f"… {cut} more lines (--full shows all)"]
+
+
+def files_lines(response: dict[str, Any]) -> list[str]:
+    """A file search's answer: each file with its best chunks' lines and verdicts."""
+    lines = _index_lines(response["index"], response["target"])
+    lines.append(f"files:    {len(response['files'])}")
+    for found in response["files"]:
+        lines += ["", f"[{found['rank']}] {found['path']}  ({found['file_kind']}, "
+                      f"{found['verdict']})"]
+        for chunk in found["chunks"]:
+            symbol = f"  {chunk['symbol']}" if chunk["symbol"] else ""
+            lines.append(f"    L{chunk['start_line']}-L{chunk['end_line']}{symbol}  "
+                         f"{chunk['verdict']}")
+    return lines
+
+
+def verify_lines(report: dict[str, Any]) -> list[str]:
+    """A verify report: one line per snippet, then the counts."""
+    target = report["target"]
+    where = "work tree on " if target["worktree"] else ""
+    lines = [f"verified against {where}{target['branch']}@{target['head'][:7]}"]
+    for line in report["lines"]:  # seed words are in the JSON: wide characters break columns
+        symbol = f"  ({line['symbol']})" if line["symbol"] else ""
+        lines.append(f"L{line['line']:<5} {line['verdict']:<15} {line['path'] or '-'}"
+                     f"{symbol}  {line['reason']}")
+    unsafe = sum(1 for line in report["lines"]
+                 if line["verdict"] not in ("current", "older_identical"))
+    counts = ", ".join(f"{n} {v}" for v, n in sorted(report["verdicts"].items()))
+    lines.append(f"{len(report['lines'])} lines: {counts}; not safe to use as is: {unsafe}")
+    return lines
+
+
+def _percent(value: float | None) -> str:
+    return "-" if value is None else f"{100 * value:.1f} %"
+
+
+def check_lines(report: dict[str, Any]) -> list[str]:
+    """An answer check: each reference with its problems, the [MISSING] lines, the verdict."""
+    lines = []
+    for ref in report["references"]:
+        mark = "ok " if not ref["problems"] else "BAD"
+        why = "; ".join(ref["problems"])
+        lines.append(f"{mark} {ref['text']}" + (f"  — {why}" if why else ""))
+    for line in report["missing"]:
+        named = ", ".join(line["paths"] + line["symbols"]) or "nothing named"
+        state = "exists" if line["existing"] else "not found"
+        lines.append(f"MISSING {named}: {state}")
+    lines.append(f"{report['refs']} references, {report['hallucinated_refs']} hallucinated, "
+                 f"compliance {_percent(report['compliance'])}, "
+                 f"{report['missing_lines']} [MISSING] line(s); "
+                 + ("keeps the contract" if report["passed"] else "breaks the contract"))
+    return lines
+
+
+def summary_lines(result: dict[str, Any]) -> list[str]:
+    """A folder of answers checked: the figures against their targets."""
+    lines = [f"{result['answers']} answers, {result['refs']} references"]
+    for name, target in result["targets"].items():
+        value = result["figures"][name]
+        met = result["meets_targets"][name]
+        bound = ("< " if target["below"] else "> ") + _percent(target["bound"])
+        state = "not measured" if met is None else ("meets" if met else "MISSES")
+        lines.append(f"  {name:<18} {_percent(value):>8}  target {bound:<8} {state}")
+    if result["failed_answers"]:
+        lines.append("answers breaking the contract: " + ", ".join(result["failed_answers"]))
+    return lines
