@@ -336,6 +336,15 @@ def test_stale_target_never_moves_the_stamp_backwards(fm_home, make_repo):
     assert late["noop"] is True
 
 
+def test_an_empty_file_is_counted_as_skipped_empty(fm_home, make_repo):
+    repo = shop_repo(make_repo)
+    repo.write("src/shop/__init__.py", "").write("docs/blank.md", "\n\n  \n").commit("empty")
+    summary = run(repo)
+    assert summary["files_skipped"].get("empty") == 2
+    assert summary["files_seen"] == summary["files_changed"] + sum(
+        summary["files_skipped"].values())
+
+
 def test_unindexable_files_are_skipped_and_counted(fm_home, make_repo):
     repo = shop_repo(make_repo)
     repo.write("assets/logo.png", b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + bytes(range(256)))

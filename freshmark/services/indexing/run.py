@@ -54,6 +54,9 @@ _FILE_FAILURES = (UnicodeError, ValueError, RecursionError, re.error)
 SKIP_PATTERN_ERROR = "pattern-error"
 SKIP_DECODE_ERROR = "decode-error"
 SKIP_PARSE_ERROR = "parse-error"
+# A file with no text to chunk (an empty `__init__.py`, blank lines): counted, so that a
+# report's seen files are each changed, skipped or unchanged.
+SKIP_EMPTY = "empty"
 
 
 class FileFailed(Exception):
@@ -264,6 +267,9 @@ class IndexRun:
             fresh = None
         if fresh is None:  # not indexable any more (binary, oversized, vendored...)
             return FilePlan(tombstone=tombstones(existing, self.head, self.when, self.generation))
+        if not fresh and not existing:
+            self.summary.skip(SKIP_EMPTY)
+            return FilePlan()
         return plan_file(existing, fresh, self.head, self.when, self.generation)
 
     def _chunks_of(
