@@ -480,6 +480,34 @@ def test_ts_overload_signatures_and_their_doc_belong_to_the_implementation() -> 
     assert "Put a book" in put.doc and "put(name: string): void;" in put.text
 
 
+SPACED_OVERLOADS_TS = """\
+export function useStore<S>(api: S): S
+
+export function useStore<S, U>(api: S, selector: (state: S) => U): U
+
+/** Reads the store. */
+export function useStore(api: any, selector = identity) {
+  return selector(api)
+}
+"""
+
+
+def test_ts_overload_signatures_set_apart_by_blank_lines_belong_to_the_implementation(
+) -> None:
+    use_store = by_symbol(chunk_text("src/react.ts", SPACED_OVERLOADS_TS))["useStore"]
+    assert (use_store.start_line, use_store.end_line) == (1, 8)
+    assert use_store.doc == "Reads the store."
+
+
+def test_ts_function_typed_by_as_or_satisfies_is_the_function() -> None:
+    source = ("export const createStore = ((init) => init ? api(init) : api) as CreateStore\n"
+              "const check = ((x: number) => x > 0) satisfies Check\n"
+              "export const persist = persistImpl as unknown as Persist\n")
+    chunks = by_symbol(chunk_text("src/vanilla.ts", source))
+    assert chunks["createStore"].kind == chunks["check"].kind == "function"
+    assert "persist" not in chunks  # an alias of a function is no function of its own
+
+
 def test_ts_signatures_of_different_names_stay_module_code() -> None:
     chunks = by_symbol(chunk_text("src/common.ts", OVERLOADS_TS))
     module = [c for c in chunks.values() if c.symbol.startswith("<module>")]

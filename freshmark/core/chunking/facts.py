@@ -65,6 +65,10 @@ def collect_facts(language: str, src: bytes, lines: list[str], root: Node) -> Fi
         _add_span(facts, node, is_doc=True)
     for node in captures.get("prefix", []):
         _add_span(facts, node, is_doc=False)
+    for node in captures.get("overload", []):
+        # The signatures of one function are often set apart by blank lines (zustand's
+        # ``useStore``); they are still its head, so the span reaches down over them.
+        _add_span(facts, node, is_doc=False, over_blank_lines=True)
     imports = [
         (n.start_point.row, clean_import(n.type, node_text(src, n)))
         for n in captures.get("import", [])
@@ -93,7 +97,8 @@ def _package_module(src: bytes, name: Node) -> str | None:
     return node_text(src, module) + node_text(src, name)
 
 
-def _add_span(facts: FileFacts, node: Node, is_doc: bool) -> None:
+def _add_span(facts: FileFacts, node: Node, is_doc: bool, over_blank_lines: bool = False
+              ) -> None:
     src = facts.src
     line_start = src.rfind(b"\n", 0, node.start_byte) + 1
     if src[line_start : node.start_byte].strip():
@@ -104,6 +109,10 @@ def _add_span(facts: FileFacts, node: Node, is_doc: bool) -> None:
             return  # code follows on the comment's last line (a signature's own ``;`` is not)
     span = CommentSpan(node.start_point.row, last_row(node), node_text(src, node), is_doc)
     facts.spans_by_end_row[span.end_row] = span
+    row = span.end_row + 1
+    while over_blank_lines and row < len(facts.lines) and not facts.lines[row].strip():
+        facts.spans_by_end_row[row] = span
+        row += 1
 
 
 _QUOTES = "\"'`<>"

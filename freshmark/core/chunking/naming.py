@@ -84,10 +84,10 @@ def _assigned_value(value: Node) -> Node:
 
 
 def _guarded_function(value: Node, depth: int = 0) -> Node | None:
-    """The one function a value is or holds behind a guard or parentheses:
+    """The one function a value is or holds behind a guard, parentheses or a type:
     ``supported && function (config) {…}``, ``(async (config) => {…})``,
-    ``ok ? function () {…} : null`` (axios exports its adapters so); None when it holds
-    none or several."""
+    ``ok ? function () {…} : null`` (axios exports its adapters so),
+    ``((init) => {…}) as CreateStore``; None when it holds none or several."""
     if value.type in _FUNCTION_VALUES:
         return value
     if value.type not in _GUARDS or depth > 3:
@@ -97,7 +97,12 @@ def _guarded_function(value: Node, depth: int = 0) -> Node | None:
     return found[0] if len(found) == 1 else None
 
 
-_GUARDS = frozenset({"parenthesized_expression", "binary_expression", "ternary_expression"})
+_GUARDS = frozenset({
+    "parenthesized_expression", "binary_expression", "ternary_expression",
+    # TypeScript's typed wrappers: `const createStore = ((init) => …) as CreateStore` gives
+    # a function its declared type (zustand's API is written so); the type is no function.
+    "as_expression", "satisfies_expression", "non_null_expression", "type_assertion",
+})  # fmt: skip
 
 
 def _property_function(value: Node) -> Node | None:

@@ -38,16 +38,20 @@ _JS_COMMON = r"""
 """
 _JS_ONLY = "(class_heritage (identifier) @ref)\n"
 # An overload signature belongs to the definition of its name right below it (as a doc comment
-# does), so the definition's unit starts at the first signature and takes the comment above it.
+# does), so the definition's unit starts at the first signature and takes the comment above it;
+# unlike a comment, across blank lines (``facts.collect_facts``) and a comment of its own.
 _TS_OVERLOADS = r"""
-((function_signature name: (identifier) @_a) @prefix .
+((function_signature name: (identifier) @_a) @overload .
+ (comment)* .
  [(function_signature name: (identifier) @_b) (function_declaration name: (identifier) @_b)]
  (#eq? @_a @_b))
-((export_statement declaration: (function_signature name: (identifier) @_a)) @prefix .
+((export_statement declaration: (function_signature name: (identifier) @_a)) @overload .
+ (comment)* .
  (export_statement declaration: [(function_signature name: (identifier) @_b)
                                  (function_declaration name: (identifier) @_b)])
  (#eq? @_a @_b))
-((method_signature name: (_) @_a) @prefix .
+((method_signature name: (_) @_a) @overload .
+ (comment)* .
  [(method_signature name: (_) @_b) (method_definition name: (_) @_b)]
  (#eq? @_a @_b))
 """
