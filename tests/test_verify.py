@@ -295,3 +295,46 @@ def test_target_label_names_branch_and_short_head(repo):
 def test_verification_seed_words(repo):
     record = stamp(repo, repo.head(), PATH, "ensure_cancellable")
     assert verifier(repo).verify(record).seed_word == "可用"
+
+
+# A definition longer than a chunk is indexed in parts (SPEC §5), each part carrying its head.
+LONG = ("def helper():\n    return 1\n\n\ndef settle(value):\n"
+        + "".join(f"    total_{n} = value + {n}\n" for n in range(200))
+        + "    return total_199\n")
+
+
+def parts_of(repo: RepoBuilder, at: str) -> list[ChunkRecord]:
+    from freshmark.core.chunking import chunk_text
+
+    git_repo = GitRepo.open(repo.path)
+    blob = git_repo.blob_at(at, "src/settle.py")
+    assert blob is not None
+    data = git_repo.read_blob(blob)
+    return [stamp(repo, at, PATH, "total", path="src/settle.py", symbol=chunk.symbol,
+                  start_line=chunk.start_line, end_line=chunk.end_line, text=chunk.text,
+                  blob_sha=blob, content_sha256=hashlib.sha256(data).hexdigest())
+            for chunk in chunk_text("src/settle.py", data.decode(), "python")
+            if chunk.symbol == "settle"]
+
+
+def test_a_part_of_a_split_definition_shifted_is_found_at_its_own_lines(repo):
+    repo.write("src/settle.py", LONG).commit("settle")
+    parts = parts_of(repo, repo.head())
+    assert len(parts) >= 2
+    repo.write("src/settle.py", LONG.replace("return 1\n", "value = 1\n    return value\n"))
+    repo.commit("helper grows by a line")
+    for part in parts:
+        result = verifier(repo).verify(part)
+        assert result.verdict is Verdict.CHANGED and "its code is as indexed" in result.reason
+        assert (result.current_start_line, result.current_end_line) == (
+            part.start_line + 1, part.end_line + 1)
+
+
+def test_an_edited_part_of_a_split_definition_is_the_whole_definition_to_read_again(repo):
+    repo.write("src/settle.py", LONG).commit("settle")
+    later = parts_of(repo, repo.head())[-1]
+    repo.write("src/settle.py", LONG.replace("return total_199", "return total_198"))
+    repo.commit("edit the last part")
+    result = verifier(repo).verify(later)
+    assert result.verdict is Verdict.CHANGED and "re-read before use" in result.reason
+    assert (result.current_start_line, result.current_end_line) == (5, len(LONG.splitlines()))

@@ -15,6 +15,9 @@ soon as code is added or removed above them. So a symbol is looked for in this o
    it was;
 3. the same name defined at any depth (``FileSymbols.nested``), chosen the same way.
 
+One part of a split definition is then looked for inside the definition found: its own lines
+as they were, else the whole definition.
+
 Nothing found means the code is gone from this file.
 """
 
@@ -71,7 +74,32 @@ def locate(record: ChunkRecord, symbols: FileSymbols,
     spans = symbols.units.get(record.symbol) or symbols.nested().get(record.symbol)
     if not spans:
         return None
-    return _pick(record, spans, symbols, indexed)
+    span = _pick(record, spans, symbols, indexed)
+    return _own_part(record, span, symbols, indexed) if span is not None else None
+
+
+def _own_part(record: ChunkRecord, span: Span, symbols: FileSymbols,
+              indexed: Callable[[], FileSymbols | None] | None) -> Span:
+    """Where one part of a split definition (SPEC §5) is inside the definition today: its
+    own lines, found as they were; else the whole definition, to be read again. A whole
+    definition that grew is not a part: the file as indexed tells them apart, read only when
+    the definition today is longer than the record."""
+    own = record.text.splitlines()[record.head_lines:]
+    if not own or span[1] - span[0] + 1 <= len(own) or indexed is None:
+        return span
+    before = indexed()
+    whole = (record.start_line, record.end_line)
+    if before is None or not any(start <= whole[0] and whole[1] <= end and (start, end) != whole
+                                 for start, end in _spans_of(before, record.symbol)):
+        return span
+    wanted = [line.rstrip() for line in own]
+    today = [line.rstrip() for line in symbols.lines[span[0] - 1 : span[1]]]
+    starts = [i for i in range(len(today) - len(wanted) + 1)
+              if today[i : i + len(wanted)] == wanted]
+    if not starts:
+        return span
+    first = min(starts, key=lambda i: abs(span[0] + i - record.start_line))
+    return span[0] + first, span[0] + first + len(wanted) - 1
 
 
 def _pick(record: ChunkRecord, spans: list[Span], symbols: FileSymbols,

@@ -421,7 +421,10 @@ class Verifier:
             f" (was L{record.start_line}-L{record.end_line})" if shifted else "")
         current = _line_slice(text, start, end)
         # The file changed elsewhere: say so, so the lines below need no second reading.
-        advice = "its code is as indexed" if current.rstrip("\n") == record.text \
+        # A later part's own lines: its carried head is not at these lines.
+        own = record.text.split("\n", record.head_lines)[-1] if record.head_lines \
+            else record.text
+        advice = "its code is as indexed" if current.rstrip("\n") == own \
             else "re-read before use"
         return Verification(
             Verdict.CHANGED, f"{why}; {record.symbol} {where}: {advice}",
