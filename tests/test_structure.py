@@ -14,6 +14,7 @@ from freshmark.core.stamp import ChunkRecord
 from freshmark.core.structure import (
     Placement,
     Unit,
+    declaring_lines,
     defined_in_text,
     members_first,
     named_exactly,
@@ -166,3 +167,12 @@ def test_a_look_up_leads_with_the_definitions_spelt_as_asked() -> None:
     assert named_exactly(units, ["With"]) == [False, False, True]
     assert named_exactly(units, ["DEFAULT_OPTIONS"]) is None
     assert named_exactly(units, ["DEFAULT_OPTIONS"], [True, False, False]) == [True, False, False]
+
+
+def test_a_camel_case_value_is_looked_for_by_its_declaring_line_beside_its_type() -> None:
+    symbols = ["SubscribeWithSelector", "<module>#2"]
+    texts = ["type SubscribeWithSelector = <T>(init: T) => T",
+             "export const subscribeWithSelector =\n  subscribeWithSelectorImpl as unknown as "
+             "SubscribeWithSelector"]
+    assert declaring_lines(symbols, texts, ["subscribeWithSelector"]) == [False, True]
+    assert declaring_lines(symbols, texts, ["SubscribeWithSelector"]) is None

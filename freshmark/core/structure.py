@@ -190,9 +190,11 @@ def declaring_lines(symbols: Sequence[str], texts: Sequence[str], named: Sequenc
     a question: there a name is as often a parameter that many functions declare."""
     own = {own_name(symbol) for symbol in symbols}
     held = {form for name in own for form in name_forms(name)}
-    # An all-caps name is a constant: ``DEFAULT_OPTIONS`` is not the method default_options.
+    # An all-caps name is a constant: ``DEFAULT_OPTIONS`` is not the method default_options;
+    # a camelCase one is a value: ``subscribeWithSelector`` is not the type
+    # SubscribeWithSelector (zustand exports the one typed as the other).
     unheld = [name for name in named if name not in own and
-              (name.isupper() or name.lower() not in held)]
+              (name.isupper() or name.lower() not in held or _camel_case(name))]
     if not unheld:
         return None
     # ``Router.Use`` of an interface, ``Shape.area`` of an abstract class: the owner declares
@@ -200,6 +202,10 @@ def declaring_lines(symbols: Sequence[str], texts: Sequence[str], named: Sequenc
     members = [name for name in dotted if name.rsplit("/", 1)[-1] in unheld]
     return [defined_in_text(text, unheld) or declares_member(symbol, text, members)
             for symbol, text in zip(symbols, texts, strict=True)]
+
+
+def _camel_case(name: str) -> bool:
+    return name[:1].islower() and name != name.lower() and "_" not in name
 
 
 def named_by(symbol: str, names: Collection[str]) -> bool:
