@@ -338,3 +338,44 @@ def test_an_edited_part_of_a_split_definition_is_the_whole_definition_to_read_ag
     result = verifier(repo).verify(later)
     assert result.verdict is Verdict.CHANGED and "re-read before use" in result.reason
     assert (result.current_start_line, result.current_end_line) == (5, len(LONG.splitlines()))
+
+
+WAITS = '''class wait_fixed:
+    def __init__(self, wait):
+        self.wait = wait
+
+    def __call__(self, state):
+        return self.wait
+
+
+class wait_none(wait_fixed):
+    def __init__(self):
+        super().__init__(0)
+'''
+
+
+def outline_of(repo: RepoBuilder, name: str) -> ChunkRecord:
+    from freshmark.core.chunking import chunk_text
+
+    (chunk,) = [c for c in chunk_text("src/wait.py", WAITS, "python") if c.symbol == name]
+    return stamp(repo, repo.head(), "src/wait.py", name, kind=chunk.kind, text=chunk.text)
+
+
+def test_an_outline_untouched_in_a_changed_file_is_its_code_as_indexed(repo):
+    repo.write("src/wait.py", WAITS).commit("waits")
+    record = outline_of(repo, "wait_none")
+    assert record.kind == "class"
+    repo.write("src/wait.py", WAITS.replace("return self.wait", "return self.wait\n        # ok"))
+    repo.commit("edit a method of another class")
+    result = verifier(repo).verify(record)
+    assert result.verdict is Verdict.CHANGED and "its code is as indexed" in result.reason
+    assert (result.current_start_line, result.current_end_line) == (10, 12)
+
+
+def test_an_outline_whose_member_changed_is_to_be_read_again(repo):
+    repo.write("src/wait.py", WAITS).commit("waits")
+    record = outline_of(repo, "wait_fixed")
+    repo.write("src/wait.py", WAITS.replace("return self.wait", "return self.wait + 1"))
+    repo.commit("edit a member")
+    result = verifier(repo).verify(record)
+    assert result.verdict is Verdict.CHANGED and "re-read before use" in result.reason
