@@ -128,3 +128,40 @@ def test_a_constant_asked_for_alone_finds_its_declaration_first(store_env, make_
     index(repo)
     response = searched(repo, "VERSION", k=3)
     assert response.results[0].record.path == "app.py"
+
+
+RETRY = '''import typing as t
+
+
+@t.overload
+def retry(func: t.Callable) -> t.Callable: ...
+
+
+@t.overload
+def retry(*, stop: int = 3) -> t.Callable: ...
+
+
+@t.overload
+def retry(*, wait: float = 1.0) -> t.Callable: ...
+
+
+def retry(*dargs, **dkw):
+    """Wrap a function with a retrying policy."""
+    if len(dargs) == 1 and callable(dargs[0]):
+        return retry()(dargs[0])
+    return lambda f: f
+'''
+RETRY_ANY = ("class retry_any:\n    def __ror__(self, retry):\n        return retry_any(retry)\n\n"
+             "class retry_all:\n    def __ror__(self, retry):\n        return retry_all(retry)\n")
+
+
+def test_a_name_defined_with_overload_stubs_leads_with_its_implementation_then_the_stubs(
+        store_env, make_repo):
+    repo = make_repo("tenacity")
+    repo.write("tenacity/__init__.py", RETRY).write("tenacity/retry.py", RETRY_ANY)
+    repo.commit("retry")
+    index(repo)
+    results = searched(repo, "retry", k=5).results
+    lead = [(r.record.path, r.record.start_line) for r in results[:4]]
+    assert lead[0] == ("tenacity/__init__.py", 16)
+    assert sorted(lead[1:]) == [("tenacity/__init__.py", line) for line in (4, 8, 12)]

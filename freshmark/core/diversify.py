@@ -83,6 +83,18 @@ def diversify(ranked: Sequence[T], k: int, max_per_file: int,
     return (taken + held)[:k]
 
 
+def named_lead(ranked: Sequence[Candidate]) -> int:
+    """How many of ``ranked``'s first candidates are definitions the query names, moved to
+    the top by the structure step (``fusion.structured``): a look-up's answers, which no
+    per-file turn holds back (tenacity's four ``retry`` definitions in one file)."""
+    count = 0
+    for candidate in ranked:
+        if not candidate.features.get("named_definition"):
+            break
+        count += 1
+    return count
+
+
 def first_copies(ranked: Sequence[Candidate]) -> list[Candidate]:
     """``ranked`` without the chunks whose text is a chunk's ranked above them in another file
     (an amalgamated single header, a vendored or copied module): a copy adds no evidence and

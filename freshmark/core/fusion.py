@@ -68,6 +68,7 @@ from freshmark.core.structure import (
     constant_alone,
     declaring_lines,
     definitions_first,
+    is_overload_stub,
     looked_up,
     lookup_symbols,
     members_first,
@@ -399,7 +400,8 @@ def structured(ranked: Sequence[Candidate], terms: Iterable[str],
     order = definitions_first(units, members_first(units, terms), named)
     leading = named_exactly(units, looked, declaring)
     if leading is not None:
-        order = text_definitions_first(order, leading)
+        stubs = [is_overload_stub(c.record.text) for c in ranked]
+        order = text_definitions_first(order, leading, stubs)
     out: list[Candidate] = []
     for placement in order:
         candidate = ranked[placement.index]

@@ -240,19 +240,32 @@ def named_exactly(units: Sequence[Unit], names: Iterable[str],
     return flags if any(flags) else None
 
 
-def text_definitions_first(order: Sequence[Placement],
-                           defines: Sequence[bool]) -> list[Placement]:
+def text_definitions_first(order: Sequence[Placement], defines: Sequence[bool],
+                           stubs: Sequence[bool] = ()) -> list[Placement]:
     """``order`` with the chunks that declare a name the query writes as code by a line of
     their text (``defines``, by unit index) moved to the top, in their order, with the top's
     score: a constant, a field or a module-level variable has no chunk of its own name, so
     its declaration sits in an outline or a module block that the ranking holds below the
-    chunks that merely share its words."""
+    chunks that merely share its words. Overload stubs (``stubs``, by unit index) come after
+    the implementation they type."""
     moved = [p for p in order if defines[p.index]]
+    if stubs:
+        moved.sort(key=lambda p: stubs[p.index])
     if not moved or not order:
         return list(order)
     top = order[0].score
     return [Placement(p.index, max(p.score, top), p.role or "named") for p in moved] + \
         [p for p in order if not defines[p.index]]
+
+
+# Python's ``@overload`` (``@typing.overload``, ``@t.overload``): a signature for the type
+# checker, its body ``...``; the implementation is the definition without it.
+_OVERLOAD_DECORATOR = re.compile(r"^\s*@(?:\w+\.)*overload\b", re.MULTILINE)
+
+
+def is_overload_stub(text: str) -> bool:
+    """A definition's text is an overload's typed stub, not the implementation."""
+    return bool(_OVERLOAD_DECORATOR.search(text))
 
 
 def code_names(identifiers: Iterable[str], dotted_names: Iterable[str]) -> list[str]:

@@ -17,7 +17,7 @@ import numpy as np
 from freshmark.adapters.lexical.tantivy_engine import TantivyEngine
 from freshmark.core.chunking.model import NOT_ONE_DEFINITION
 from freshmark.core.classify import search_kind
-from freshmark.core.diversify import diversify, first_copies
+from freshmark.core.diversify import diversify, first_copies, named_lead
 from freshmark.core.fusion import (
     DEFAULT_WEIGHTS,
     Candidate,
@@ -324,8 +324,11 @@ def hybrid_search(
     # Only a probability's ratio says how much weaker a chunk is; a formula's sum rests on
     # channel ranks, and ranks set apart chunks that are alike.
     held_back_below = HELD_BACK_BELOW if ranked and ranked[0].probability else 0.0
-    return diversify(ranked, k, max_per_file, give_way=QUESTION_GIVE_WAY,
-                     held_back_below=held_back_below), ranking.timings
+    # The definitions a look-up names lead whatever their files; the rest take turns.
+    lead = named_lead(ranked)
+    return ranked[:min(lead, k)] + diversify(
+        ranked[lead:], max(k - lead, 0), max_per_file, give_way=QUESTION_GIVE_WAY,
+        held_back_below=held_back_below), ranking.timings
 
 
 def file_search(
