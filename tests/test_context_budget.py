@@ -7,7 +7,13 @@ from search_fixtures import PATHS, build_shop
 
 from freshmark.core.request import MIN_BUDGET_TOKENS, ContextRequest
 from freshmark.core.settings import Settings
-from freshmark.services.context.build import build_context, estimate_tokens, left_out_reason
+from freshmark.services.context.build import (
+    ContextSlice,
+    build_context,
+    estimate_tokens,
+    fit,
+    left_out_reason,
+)
 from freshmark.services.context.slices import Section
 
 BUDGETS = (MIN_BUDGET_TOKENS, 350, 450, 600, 800, 1200, 2000, 4000)
@@ -65,3 +71,20 @@ def test_a_left_out_pointer_says_what_its_code_would_take_not_the_pointer():
     assert f"needs ~{estimate_tokens(prose)} of the 4000-token budget" in \
         left_out_reason(pointer, None, 4000)
 
+
+
+def _numbered_section(symbol: str, role: str, lines: int) -> Section:
+    body = "\n".join(f"value_{n} = compute_{n}(value_{n - 1})" for n in range(lines))
+    return Section(role, f"src/{symbol}.py", symbol, 1, lines, "high", None, body=body,
+                   body_start=1, language="python")
+
+
+def test_the_reserve_for_left_out_lines_is_handed_back_to_a_section_that_fits():
+    slice_ = ContextSlice("q", "L1", 300, "header", {}, {})
+    # The best evidence alone is over the budget: one [LEFT OUT] line is all the reserve holds.
+    fit(slice_, [_numbered_section("best", "evidence", 50),
+                 _numbered_section("second", "match", 8),
+                 _numbered_section("third", "match", 9)])
+    assert [s.symbol for s in slice_.sections] == ["second", "third"]
+    assert not any("third" in line for line in slice_.left_out)
+    assert slice_.used_tokens <= 300

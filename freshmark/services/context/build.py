@@ -135,11 +135,13 @@ def fit(slice_: ContextSlice, candidates: list[Section]) -> None:
     material); whatever is cut is named on a ``[LEFT OUT]`` line. Sections may use the
     budget less a reserve for those lines (at most a fifth of it), so the cuts are named too;
     only the first section (the best evidence) may take the reserve when nothing else fits.
+    What the reserve was not needed for is handed back at the end.
     """
     budget = slice_.budget_tokens
     reserve = min(budget // 5, sum(
         estimate_tokens(_left_out_line(c, left_out_reason(c, None, budget)))
         for c in candidates[1:]))
+    cut: list[tuple[int, Section, str]] = []  # where a section would stand, it, its line
     for position, section in enumerate(candidates):
         if _already_shown(slice_, section):
             continue
@@ -148,11 +150,43 @@ def fit(slice_: ContextSlice, candidates: list[Section]) -> None:
             chosen = _first_fitting(slice_, section, budget)
         if chosen is section:
             continue
-        slice_.left_out.append(_left_out_line(section, left_out_reason(section, chosen, budget)))
+        line = _left_out_line(section, left_out_reason(section, chosen, budget))
+        slice_.left_out.append(line)
         if slice_.used_tokens > budget:
             slice_.left_out.pop()
+        elif chosen is None:
+            cut.append((len(slice_.sections), section, line))
     while slice_.used_tokens > budget and slice_.left_out:
         slice_.left_out.pop()
+    _hand_back_the_reserve(slice_, cut)
+
+
+def _hand_back_the_reserve(slice_: ContextSlice, cut: list[tuple[int, Section, str]]) -> None:
+    """The reserve kept for ``[LEFT OUT]`` lines that fewer lines needed: a section cut that
+    fits in what is left of the budget now takes its place (or a fallback of it), in priority
+    order, and its line goes or says what is shown."""
+    budget, added = slice_.budget_tokens, 0
+    for where, section, line in cut:
+        if line not in slice_.left_out or _already_shown(slice_, section):
+            continue
+        at = slice_.left_out.index(line)
+        slice_.left_out.pop(at)
+        option: Section | None = section
+        while option is not None:
+            slice_.sections.insert(where + added, option)
+            if slice_.used_tokens <= budget:
+                break
+            slice_.sections.pop(where + added)
+            option = option.fallback
+        if option is None:
+            slice_.left_out.insert(at, line)
+            continue
+        added += 1
+        if option is not section:
+            slice_.left_out.insert(at, _left_out_line(
+                section, left_out_reason(section, option, budget)))
+            if slice_.used_tokens > budget:
+                slice_.left_out.pop(at)
 
 
 def _already_shown(slice_: ContextSlice, section: Section) -> bool:
