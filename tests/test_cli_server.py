@@ -141,6 +141,16 @@ def test_a_server_that_is_down_is_a_retryable_error(shop):
     assert f"the freshmark server at {down} did not answer" in result.stderr
 
 
+@pytest.mark.parametrize("url", ["notaurl", "http//127.0.0.1:8091", "127.0.0.1:8091",
+                                 "ftp://127.0.0.1/"])
+def test_a_server_address_that_is_no_http_url_is_a_configuration_error(fm_home, make_repo,
+                                                                      url):
+    repo = make_repo("shop")
+    result = run("search", "cancel order", "--repo", str(repo.path), FRESHMARK_SERVER_URL=url)
+    assert result.exit_code == 2, result.output
+    assert "is not an http(s) address" in result.output and "Traceback" not in result.output
+
+
 def test_a_path_whose_name_the_server_gives_another_repository_is_refused(shop, server,
                                                                          tmp_path):
     twin = RepoBuilder.init(tmp_path / "twin" / shop.path.name)  # same name, never indexed

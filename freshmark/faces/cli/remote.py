@@ -83,6 +83,10 @@ def ask(settings: Settings, config: Config, route: str,
     exit 3, retry)."""
     base = settings.server_url or ""
     shown = redact(base)
+    parts = urllib.parse.urlsplit(base)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ConfigError(f"FRESHMARK_SERVER_URL {shown!r} is not an http(s) address of a "
+                          "freshmark server (e.g. http://127.0.0.1:8080)")
     headers = {"Content-Type": "application/json", "Accept": "application/json"}
     token = server_token(config)
     if token:
