@@ -87,7 +87,8 @@ def _stamp_of(path: Path | None) -> tuple[str, float]:
 
 
 def current_context() -> WorkerContext:
-    """This process's context; the config is reloaded when its file changed on disk."""
+    """This process's context; the config is reloaded when its file changed on disk (kept
+    as it was when the new file does not load)."""
     global _context, _config_stamp
     settings = _context.settings if _context else Settings.from_env()
     stamp = _stamp_of(settings.config_path)
@@ -99,8 +100,13 @@ def current_context() -> WorkerContext:
             redis=jobs.connect(settings.redis_url),
         )
     elif stamp != _config_stamp:
-        _context.config = load_config(settings.config_path)
-        log.info("config reloaded from %s", settings.config_path)
+        try:
+            _context.config = load_config(settings.config_path)
+        except ConfigError as exc:  # an edit half saved or mistyped must not stop the jobs
+            log.error("config at %s not reloaded, the last good one stays: %s",
+                      settings.config_path, exc)
+        else:
+            log.info("config reloaded from %s", settings.config_path)
     _config_stamp = stamp
     return _context
 

@@ -83,6 +83,9 @@ def worker(queues: str, concurrency: int, pool: str, name: str | None, loglevel:
     """
     import os
 
+    from freshmark.faces.cli.common import load_settings
+
+    _clean(load_settings)()  # a missing or malformed config: one line, before any job is taken
     if metrics_port:
         os.environ["FRESHMARK_WORKER_METRICS_PORT"] = str(metrics_port)
     os.environ["FRESHMARK_WORKER_CONCURRENCY"] = str(concurrency)
