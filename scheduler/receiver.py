@@ -124,6 +124,16 @@ class WebhookReceiver:
         self.body_timeout_seconds = body_timeout_seconds
         self.max_unverified_bodies = max_unverified_bodies
         self.unverified_bodies = 0  # streaming now; one event loop, so a plain counter
+        for repo in config.repos:
+            if not self._secret(repo):
+                log.warning("webhooks for %s will be refused (401): %s", repo.id,
+                            self._why_no_secret(repo))
+
+    def _why_no_secret(self, repo: RepoConfig) -> str:
+        """Why a repository has no webhook secret: named by its variable, never its value."""
+        if not repo.webhook_secret_env:
+            return "its config names no webhook_secret_env"
+        return f"${repo.webhook_secret_env} is not set"
 
     def _repo(self, repo_id: str) -> RepoConfig | None:
         return next((r for r in self.config.repos if r.id == repo_id), None)
@@ -142,6 +152,8 @@ class WebhookReceiver:
                           "not of the provider's form")
         check = webhooks.BodySignature(provider, self._secret(repo), given)
         if check.refused_before_body():
+            if not self._secret(repo):  # the operator's to fix, not the sender's
+                log.warning("webhook for %s refused: %s", repo.id, self._why_no_secret(repo))
             return answer(provider, "unauthorized", 401)
         counted = not check.authenticated_before_body
         if counted and self.unverified_bodies >= self.max_unverified_bodies:

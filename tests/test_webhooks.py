@@ -252,3 +252,16 @@ def test_queue_outage_is_503_and_queues_nothing(send: Recorder) -> None:
     body = push_body()
     answer = client.post("/webhooks/shop", content=body, headers=github_headers(body))
     assert answer.status_code == 503 and send.sent == []
+
+
+def test_a_repository_whose_secret_is_unset_is_named_at_start_and_on_each_refusal(
+        redis_client, send, caplog):
+    env = {"LAB_SECRET": SECRET, "TEA_SECRET": SECRET}  # SHOP_SECRET unset
+    with caplog.at_level("WARNING", logger="freshmark.webhooks"):
+        http = TestClient(create_app(config=CONFIG, client=redis_client, send=send, env=env))
+        assert "webhooks for shop will be refused (401): $SHOP_SECRET is not set" in caplog.text
+        body = push_body()
+        response = http.post("/webhooks/shop", content=body, headers=github_headers(body))
+    assert response.status_code == 401 and not send.sent
+    assert "webhook for shop refused: $SHOP_SECRET is not set" in caplog.text
+    assert "lab" not in caplog.text and SECRET not in caplog.text
