@@ -105,10 +105,12 @@ def index(
     """
     from freshmark.adapters.git.repo import GitRepo
     from freshmark.services.indexing.indexer import IndexRequest, index_repo
+    from freshmark.services.upkeep.branch_guard import cli_run_held
 
     settings, config = load_settings(config_file)
     top_level = GitRepo.discover(path).path  # a subdirectory indexes its whole repository
-    with index_progress(not as_json) as progress:
+    with cli_run_held(settings, config, top_level, branch), \
+            index_progress(not as_json) as progress:
         request = IndexRequest(top_level, branch=branch, layer=layer, base_branch=base,
                                base_named=base is not None)
         summary = index_repo(request, settings=settings, config=config,

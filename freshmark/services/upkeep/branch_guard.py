@@ -1,4 +1,6 @@
-"""A drop or a retirement excludes the branch's index runs: it holds the branch's lock.
+"""A drop or a retirement excludes the branch's index runs, and a CLI index run in a
+deployment with Redis excludes the workers' runs and drops of its branch: each holds the
+branch's lock.
 
 A drop deletes a branch's collection, lexical index and manifest; an index run of the branch
 going on at the same time would leave a half-written branch, or a manifest naming a collection
@@ -7,7 +9,8 @@ takes each branch's lock as a whole-branch job does (``keys.branch_lock``, free 
 layer's run holds its own), marks the branch as wanted while it waits so no new layer run
 starts meanwhile (``branch_lock.Wants``), and gives up after ``wait_seconds`` with
 ``BranchBusy`` (retry later). The lock is renewed by a heartbeat until everything of the branch
-is gone. Embedded (no Redis) index runs take no lock, and neither does a drop.
+is gone (or the CLI's run is over: ``cli_run_held``). Embedded (no Redis) index runs take
+no lock, and neither does a drop.
 
 The lock names the repository as the workers' jobs do: a configured repository by its id, a
 watched working copy by ``jobspec.working_copy_label`` of its path.
@@ -23,9 +26,12 @@ from pathlib import Path
 from redis import Redis
 
 from freshmark.adapters import keys
-from freshmark.adapters.queue import branch_lock
+from freshmark.adapters.git.repo import GitRepo
+from freshmark.adapters.queue import branch_lock, jobs
 from freshmark.core import jobspec
+from freshmark.core.config import Config
 from freshmark.core.errors import BranchBusy
+from freshmark.core.settings import Settings
 
 # A drop waits this long for the runs in its way (a hot layer's run takes seconds).
 DROP_WAIT_SECONDS = 10.0
@@ -82,3 +88,21 @@ class BranchGuard:
                 yield
         finally:
             branch_lock.release(client, name, token)
+
+
+@contextmanager
+def cli_run_held(settings: Settings, config: Config, repo_path: Path,
+                 branch: str | None) -> Iterator[None]:
+    """An index run of ``freshmark index`` holds its branch's lock while it runs when
+    ``FRESHMARK_REDIS_URL`` names the deployment's Redis: a drop of the branch then waits for
+    it (instead of deleting the collection it writes to), and so does a worker's run; it
+    waits for theirs, ``BranchBusy`` (retry) after ``DROP_WAIT_SECONDS``."""
+    if not settings.redis_url_set:
+        yield
+        return
+    repo = GitRepo.open(repo_path)
+    guard = BranchGuard(jobs.connect(settings.redis_url),
+                        tuple(layer.name for layer in config.layers), jobspec.Timings.from_env(),
+                        wait_seconds=DROP_WAIT_SECONDS)
+    with guard.holding([(repo.key(), branch or repo.current_branch())]):
+        yield
