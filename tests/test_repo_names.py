@@ -145,3 +145,28 @@ def test_a_name_like_no_indexed_repository_points_to_where_they_are_listed(
     assert done.exit_code == 2
     assert "no repository 'inventory'" in done.output
     assert "`freshmark audit` lists the indexed repositories" in done.output
+
+
+def _config_naming(repo_id: str) -> Config:
+    from freshmark.core.config import RepoConfig
+
+    return Config(repos=(RepoConfig(repo_id, f"file:///nowhere/{repo_id}.git"),))
+
+
+def test_a_configured_id_is_not_hidden_by_a_directory_of_its_name_never_indexed(
+        fm_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _checkout(tmp_path)  # ./fresh, a clone nobody indexed by its path
+    monkeypatch.chdir(tmp_path)
+    settings = Settings.from_env()
+    handle = resolve_repo("fresh", settings, _config_naming("fresh"), Store.open(settings))
+    assert (handle.key, handle.repo_id) == ("id:fresh", "fresh")
+
+
+def test_a_directory_indexed_by_its_path_keeps_its_bare_name_beside_a_configured_id(
+        fm_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    repo = _checkout(tmp_path)
+    _index(repo)
+    monkeypatch.chdir(tmp_path)
+    settings = Settings.from_env()
+    handle = resolve_repo("fresh", settings, _config_naming("fresh"), Store.open(settings))
+    assert handle.repo_id is None and handle.path == repo.path.resolve()

@@ -92,15 +92,15 @@ def _only_candidate(arg: str, manifests: list[Manifest]) -> Manifest | None:
 def resolve_repo(
     arg: str, settings: Settings, config: Config, store: Store | None = None
 ) -> RepoHandle:
-    """A path to a git repository, or the id of a configured (cluster) or indexed repository."""
+    """A path to a git repository, or the id of a configured (cluster) or indexed repository.
+    A bare name that is both (a clone ``log`` in the current directory, and the configured
+    ``log``) is the path only when the path's repository is indexed."""
     candidate = Path(arg).expanduser()
+    configured = configured_id(config, arg)
     if _exists(candidate):
         repo = GitRepo.discover(candidate)
-        return RepoHandle(key=repo.key(), name=repo.default_name(), path=repo.path)
-    try:
-        configured = config.repo(arg)
-    except ConfigError:
-        configured = None
+        if configured is None or (store is not None and _indexed_key(store, repo.key())):
+            return RepoHandle(key=repo.key(), name=repo.default_name(), path=repo.path)
     if configured is not None:
         return RepoHandle(key=f"id:{arg}", name=arg, path=mirror_path(settings, arg), repo_id=arg)
     if store is not None:
@@ -123,6 +123,17 @@ def resolve_repo(
         f"no repository {arg!r}: not a path on this machine, not in the config, never indexed"
         + _names_like(arg, store)
     )
+
+
+def configured_id(config: Config, arg: str) -> str | None:
+    """``arg`` when it is written as a bare name (no path separator, not ``.``) and names a
+    configured repository; None otherwise."""
+    if "/" in arg or arg in (".", "..") or arg.startswith("~"):
+        return None
+    try:
+        return arg if config.repo(arg) is not None else None
+    except ConfigError:
+        return None
 
 
 def _names_like(arg: str, store: Store | None) -> str:

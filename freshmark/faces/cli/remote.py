@@ -50,11 +50,14 @@ def ask_about(repo: str, settings: Settings, config: Config, route: str,
     ``freshmark index`` gives it (its directory's name), and the answer must come from that
     repository's own collection: where another repository already held the name, the index
     gave this one another, and an answer about the other one is refused (``NotIndexed``).
-    ``route`` may hold ``{repo}`` (a GET route naming the repository: ``body`` is None)."""
+    ``route`` may hold ``{repo}`` (a GET route naming the repository: ``body`` is None). A
+    bare name of a configured repository is sent as it is, whatever directory has that name.
+    """
     from freshmark.adapters.git.repo import GitRepo
+    from freshmark.services.repos import configured_id
 
     candidate = Path(repo).expanduser()
-    if not candidate.exists():
+    if not candidate.exists() or configured_id(config, repo) is not None:
         return _ask_for(repo, settings, config, route, body)
     local = GitRepo.discover(candidate)
     name = local.default_name()
