@@ -60,8 +60,8 @@ def test_status_during_the_first_build_says_so(fm_home: Path, repo: RepoBuilder)
                    progress=_interrupt)
     done = CliRunner().invoke(cli, ["status", str(repo.path)])
     assert done.exit_code == 0, done.output
-    assert f"{repo.head()[:12]} (local branch): first build in progress, nothing stamped yet" \
-        in done.stdout
+    assert (f"{repo.head()[:12]} (local branch): first build in progress or interrupted, "
+            "nothing stamped yet (freshmark index resumes it)") in done.stdout
     assert "None" not in done.stdout
 
 

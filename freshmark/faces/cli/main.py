@@ -191,8 +191,8 @@ def _print_status(row: dict[str, Any]) -> None:
     click.echo(f"  embedder:   {row['embedder']}")
     if behind.get("head") and behind.get("commits_behind") is None:
         # No layer is stamped yet: the first build is still writing (or was interrupted).
-        click.echo(f"  head:       {_head_label(behind)}: first build in progress, "
-                   "nothing stamped yet")
+        click.echo(f"  head:       {_head_label(behind)}: first build in progress or "
+                   "interrupted, nothing stamped yet (freshmark index resumes it)")
     elif behind.get("head"):
         click.echo(
             f"  head:       {_head_label(behind)}: {counted(behind['commits_behind'], 'commit')}"
