@@ -157,3 +157,40 @@ def test_a_search_reads_the_collection_once_and_sees_a_finished_run(store_env, m
         assert found.results[0].record.symbol == "issue_refund_voucher"
     finally:
         client.get_collection = get_collection
+
+
+def _lagging_repo(make_repo):
+    repo = make_repo("lag")
+    repo.write("shop/orders.py", "def cancel_order(order):\n    return order\n").commit("orders")
+    index(repo.path)
+    repo.write("shop/logger.py", "def log_change(state):\n    print(state)\n").commit("logger")
+    repo.write("shop/orders.py", "def cancel_order(order):\n    return None\n").commit("edit")
+    return repo
+
+
+def test_a_search_on_an_index_at_the_head_has_nothing_unindexed(fm_home, make_repo):
+    repo = make_repo("lag")
+    repo.write("shop/orders.py", "def cancel_order(order):\n    return order\n").commit("orders")
+    index(repo.path)
+    response = search(SearchRequest.build("cancel_order"), str(repo.path),
+                      settings=Settings.from_env())
+    assert response.unindexed is None
+
+
+def test_a_search_names_the_commits_and_new_files_its_index_lacks(fm_home, make_repo):
+    repo = _lagging_repo(make_repo)
+    response = search(SearchRequest.build("log every state change"), str(repo.path),
+                      settings=Settings.from_env())
+    assert response.unindexed == {"commits": 2, "new_files": 1, "changed_files": 1,
+                                  "new_paths": ["shop/logger.py"]}
+    code, out = run_cli("search", "log every state change", "--repo", str(repo.path))
+    assert code == 0 and ("not indexed yet: 2 commits since the index; 1 new file(s) "
+                          "(shop/logger.py), not searched until indexed; 1 changed") in out
+
+
+def test_a_context_slice_says_what_its_index_lacks(fm_home, make_repo):
+    repo = _lagging_repo(make_repo)
+    code, out = run_cli("context", "log every state change", "--repo", str(repo.path))
+    assert code == 0
+    assert "not indexed yet: 2 commit(s) since the index; 1 new file(s) not searched " \
+           "(shop/logger.py)" in out

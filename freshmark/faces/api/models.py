@@ -228,6 +228,10 @@ class SearchResponseModel(BaseModel):
     uncommitted: dict[str, Any] | None = Field(None, description=(
         "worktree: true only: new_files (not searched until committed and indexed), "
         "changed_files (verified as they are now) and the first new_paths."))
+    unindexed: dict[str, Any] | None = Field(None, description=(
+        "The index behind the branch head: commits since the indexed one, new_files (not "
+        "searched until indexed), changed_files (verified as they are now) and the first "
+        "new_paths; null when the index is at the head."))
     timings: dict[str, float] = Field(description="Seconds per stage.")
 
 

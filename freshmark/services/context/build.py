@@ -62,6 +62,7 @@ from freshmark.services.repos import RepoHandle
 from freshmark.services.retrieval.drift import attach_drift
 from freshmark.services.retrieval.hybrid import hybrid_search
 from freshmark.services.retrieval.results import VerifiedResult, verify_results
+from freshmark.services.retrieval.search import unindexed_summary
 
 RECALL_K = 8
 # A result is evidence only if the query matched it: lexically (BM25 above 0) or by a cosine
@@ -284,10 +285,17 @@ def _header(query: str, level: str, budget: int, opened: OpenedBranch,
     one_line = one_line if len(one_line) <= 200 else one_line[:199] + "…"
     layers = ", ".join(f"{name}@{short(stamp.get('commit'))} ({stamp.get('indexed_at') or '?'})"
                        for name, stamp in info["layers"].items())
+    behind = unindexed_summary(opened.repo, info["commit"], opened.target.head)
+    lag = [] if behind is None else [
+        f"not indexed yet: {behind['commits']} commit(s) since the index; "
+        f"{behind['new_files']} new file(s) not searched"
+        + (f" ({', '.join(behind['new_paths'])})" if behind["new_paths"] else "")
+        + f"; {behind['changed_files']} changed, verified as they are now"]
     return "\n".join([
         f"# Context {level} ({LEVELS[level]} slice) for: {one_line}",
         f"index: {info['collection']} at {short(info['commit'])}, built "
         f"{info['indexed_at'] or '?'}; layers: {layers or '-'}",
+        *lag,
         f"verified against: {opened.target.label}; budget: {budget} tokens "
         "(estimate: 1 token per 3 characters)",
         "",

@@ -14,10 +14,12 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
+from freshmark.adapters.git.repo import GitRepo, ObjectNotFound
 from freshmark.adapters.lexical.registry import lexical_engine
 from freshmark.adapters.store.chroma import Store
 from freshmark.core.config import Config, load_config
 from freshmark.core.fusion import Candidate
+from freshmark.core.lru import LruCache
 from freshmark.core.ports import BranchView, Embedder
 from freshmark.core.request import MAX_K, SearchRequest
 from freshmark.core.settings import Settings
@@ -56,6 +58,8 @@ class SearchResponse:
     deleted_named: int = 0
     # Work-tree mode: what the index of commits cannot hold yet (``uncommitted_summary``).
     uncommitted: dict[str, Any] | None = None
+    # The index behind the head: what it does not hold yet (``unindexed_summary``).
+    unindexed: dict[str, Any] | None = None
 
     def verdict_counts(self) -> dict[str, int]:
         return dict(Counter(str(r.verification.verdict) for r in self.results))
@@ -71,6 +75,7 @@ class SearchResponse:
             "hidden_historical": self.hidden_historical,
             "deleted_named": self.deleted_named,
             "uncommitted": self.uncommitted,
+            "unindexed": self.unindexed,
             "timings": self.timings,
         }
 
@@ -123,6 +128,30 @@ def uncommitted_summary(changes: list[FileChange], shown: int = 5) -> dict[str, 
             "new_paths": added[:shown]}
 
 
+# (repository, indexed commit, head) -> what the index lacks: the same for every query until
+# the head or the index moves, so a server works it out once.
+_UNINDEXED: LruCache[tuple[str, str, str], dict[str, Any]] = LruCache(256)
+
+
+def unindexed_summary(repo: GitRepo, indexed: str | None, head: str) -> dict[str, Any] | None:
+    """What the head has that the index does not hold yet: its commits since the indexed one,
+    new files (not searched until indexed, the first named) and changed ones (verified as they
+    are now); None when the index is at the head. A tree diff without rename detection: its
+    cost grows with the lag, not with the repository."""
+    if not indexed or indexed == head:
+        return None
+    key = (str(repo.path), indexed, head)
+    found = _UNINDEXED.get(key)
+    if found is None:
+        try:
+            changes = repo.diff(indexed, head, find_renames=False)
+            commits = repo.commits_between(indexed, head)
+        except ObjectNotFound:  # the indexed commit is gone from the clone (gc, force push)
+            return None
+        found = _UNINDEXED.put(key, {"commits": commits, **uncommitted_summary(changes)})
+    return found
+
+
 def _renumbered(results: list[VerifiedResult], k: int) -> list[VerifiedResult]:
     """The first ``k``, ranked from 1, with scores that never rise down the ranking: the
     structure and per-file steps move chunks past better-scored ones, and a caller that sorts
@@ -166,6 +195,7 @@ def search(
             index, looked_up_names(request.query), request.kinds),
         uncommitted=uncommitted_summary(opened.verifier.uncommitted())
         if opened.target.worktree else None,
+        unindexed=unindexed_summary(opened.repo, index.manifest.commit, opened.target.head),
     )
     if count:
         count_verdicts(settings, response.repo, opened.target.branch,
