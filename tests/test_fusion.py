@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import pytest
 
@@ -76,6 +77,16 @@ def test_dedup_keeps_methods_of_two_classes_with_one_signature_line() -> None:
     group = _record("g", symbol="Group.invoke", signature="def invoke(self, ctx):")
     kept = dedup([Candidate(group), Candidate(command)])
     assert [c.record.id for c in kept] == ["g", "c"]
+
+
+def test_dedup_keeps_the_part_of_an_outline_that_declares_a_name_looked_up() -> None:
+    first = replace(_record("b1", symbol="Sinatra.Base", signature="class Base"),
+                    text="class Base\n  def call(env)\n    ...\n  end\n")
+    second = replace(_record("b2", symbol="Sinatra.Base", signature="class Base"),
+                     text="class Base\n  CALLERS_TO_IGNORE = [\n    /rubygems/\n  ]\n")
+    kept = dedup([Candidate(first), Candidate(second)], names=["CALLERS_TO_IGNORE"])
+    assert [c.record.id for c in kept] == ["b2"]
+    assert [c.record.id for c in dedup([Candidate(first), Candidate(second)])] == ["b1"]
 
 
 def test_dedup_leaves_chunks_without_signature_alone() -> None:

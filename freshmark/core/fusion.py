@@ -67,6 +67,7 @@ from freshmark.core.structure import (
     code_names,
     constant_alone,
     declaring_lines,
+    defined_in_text,
     definitions_first,
     is_overload_stub,
     looked_up,
@@ -225,7 +226,9 @@ def dedup_key(record: ChunkRecord) -> tuple[str, str, str]:
 def dedup(candidates: Sequence[Candidate], names: Iterable[str] = ()) -> list[Candidate]:
     """Keep the first of each (path, symbol, signature), in the given order; of a definition
     named by one of ``names`` (a look-up by name), the part that starts first, holding the
-    declaration, takes that place."""
+    declaration, takes that place, and of an outline in parts, the part whose lines declare
+    one of them (sinatra's ``CALLERS_TO_IGNORE`` in the second of ``Sinatra.Base``'s four)."""
+    names = list(names)
     wanted = {name.lower() for name in names}
     kept: dict[tuple[str, str, str], Candidate] = {}
     for candidate in candidates:
@@ -233,7 +236,9 @@ def dedup(candidates: Sequence[Candidate], names: Iterable[str] = ()) -> list[Ca
         key = dedup_key(record)
         held = kept.get(key)
         if held is None or (record.start_line < held.record.start_line and
-                            named_by(record.symbol.lower(), wanted)):
+                            named_by(record.symbol.lower(), wanted)) or \
+                (bool(names) and defined_in_text(record.text, names)
+                 and not defined_in_text(held.record.text, names)):
             kept[key] = candidate
     return list(kept.values())
 
