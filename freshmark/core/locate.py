@@ -27,7 +27,8 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from freshmark.core.chunking import MODULE_SYMBOL, FileSymbols
+from freshmark.core.chunking import MODULE_SYMBOL, FileSymbols, split_lines
+from freshmark.core.chunking.model import CONTAINER_KINDS
 from freshmark.core.stamp import ChunkRecord
 
 Span = tuple[int, int]
@@ -188,3 +189,19 @@ def _block(record: ChunkRecord, symbols: FileSymbols) -> Span | None:
         if kept >= KEPT_SHARE and (best is None or rank > best):
             best, found = rank, span
     return found
+
+
+def as_indexed(record: ChunkRecord, current: str,
+               indexed: Callable[[], FileSymbols | None]) -> bool:
+    """``current`` (the lines a changed file holds the record's code at today) are those it
+    was indexed from. A later part's text carries its head, which is not at its lines; an
+    outline's text elides its members' bodies, so its lines are compared with the file as
+    indexed (``indexed``, read for outlines only)."""
+    own = record.text.split("\n", record.head_lines)[-1] if record.head_lines else record.text
+    if current.rstrip("\n") == own:
+        return True
+    if record.kind not in CONTAINER_KINDS:
+        return False
+    before = indexed()
+    return before is not None and split_lines(current.rstrip("\n")) == \
+        before.lines[record.start_line - 1 : record.end_line]

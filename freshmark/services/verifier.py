@@ -36,11 +36,10 @@ from freshmark.core.chunking import (
     split_lines,
     symbol_spans,
 )
-from freshmark.core.chunking.model import CONTAINER_KINDS
 from freshmark.core.classify import decode_text
 from freshmark.core.config import DEFAULT_MAX_FILE_BYTES
 from freshmark.core.errors import BadInput, PermanentError, UnsafePath
-from freshmark.core.locate import KEPT_SHARE, is_module_code, lines_kept, locate
+from freshmark.core.locate import KEPT_SHARE, as_indexed, is_module_code, lines_kept, locate
 from freshmark.core.stamp import MANDATORY_FIELDS, TOMBSTONED, ChunkRecord
 from freshmark.core.tree import FileChange, safe_relpath
 from freshmark.core.verdicts import EXCLUSION_REASONS, Target, Verdict, Verification, short
@@ -422,27 +421,14 @@ class Verifier:
             f" (was L{record.start_line}-L{record.end_line})" if shifted else "")
         current = _line_slice(text, start, end)
         # The file changed elsewhere: say so, so the lines below need no second reading.
-        advice = "its code is as indexed" if self._as_indexed(record, current) \
+        advice = "its code is as indexed" if as_indexed(
+            record, current, lambda: self._indexed_symbols(record)) \
             else "re-read before use"
         return Verification(
             Verdict.CHANGED, f"{why}; {record.symbol} {where}: {advice}",
             current_start_line=start, current_end_line=end, current_text=current,
             moved_to=moved_to,
         )
-
-    def _as_indexed(self, record: ChunkRecord, current: str) -> bool:
-        """Today's lines of the code are those it was indexed from. A later part's text
-        carries its head, which is not at its lines; an outline's text elides its members'
-        bodies, so its lines are compared with the file as indexed (read for outlines only)."""
-        own = record.text.split("\n", record.head_lines)[-1] if record.head_lines \
-            else record.text
-        if current.rstrip("\n") == own:
-            return True
-        if record.kind not in CONTAINER_KINDS:
-            return False
-        before = self._indexed_symbols(record)
-        return before is not None and split_lines(current.rstrip("\n")) == \
-            before.lines[record.start_line - 1 : record.end_line]
 
     def _absent_path(self, path: str, hash_prefix: str) -> Verification:
         """A listed file absent at the target: moved when the diff from the newest commit that
