@@ -112,3 +112,16 @@ def test_class_skeleton_is_cited_as_an_outline_not_as_the_lines():
     assert "#L389-L445  (Order, skeleton: member bodies elided as ...)" in lines[0]
     assert "same content as indexed" not in lines[2]
     assert "outline of those lines" in lines[2]
+
+
+def test_a_go_interface_with_a_variadic_member_is_cited_as_its_lines():
+    router = ChunkRecord(
+        repo="chi", branch="main", commit="735ae2b" + "0" * 33, path="chi.go",
+        symbol="Router", start_line=66, end_line=69, indexed_at="2026-09-29T10:00:00Z",
+        blob_sha="b" * 40, content_sha256="c" * 64, kind="interface",
+        text="type Router interface {\n\tUse(middlewares ...func(http.Handler) http.Handler)\n"
+             "\tWith(middlewares ...func(http.Handler) http.Handler) Router\n}")
+    citation = cite(router, Verification(Verdict.CURRENT, "same commit"),
+                    Target("main", "735ae2b" + "0" * 33, worktree=False))
+    lines = citation.lines()
+    assert "skeleton" not in lines[0] and "same content as indexed" in lines[2]

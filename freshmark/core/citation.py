@@ -87,7 +87,14 @@ def cite(record: ChunkRecord, verification: Verification, target: Target,
 
 def is_skeleton(record: ChunkRecord) -> bool:
     """A container chunk whose text is an outline of its lines, not the lines themselves."""
-    return record.kind in CONTAINER_KINDS and "..." in record.text
+    return elides_members(record.kind, record.text)
+
+
+def elides_members(kind: str, text: str) -> bool:
+    """A container's chunk text with member bodies elided: the chunker leaves a line of
+    ``...`` alone where each body was. A Go struct or interface, whose members have no body,
+    is its lines as they are (its variadic ``...T`` is no such line)."""
+    return kind in CONTAINER_KINDS and any(line.strip() == "..." for line in text.splitlines())
 
 
 def _third_line(verdict: Verdict, reason: str) -> tuple[str, str]:

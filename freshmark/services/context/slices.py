@@ -17,8 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from freshmark.core.chunking import FileSymbols, chunk_text, file_symbols, line_count, split_lines
-from freshmark.core.chunking.model import CONTAINER_KINDS
-from freshmark.core.citation import Citation, cite
+from freshmark.core.citation import Citation, cite, elides_members
 from freshmark.core.errors import UnsafePath
 from freshmark.core.stamp import ChunkRecord, own_name
 from freshmark.core.verdicts import Verdict, short
@@ -227,8 +226,9 @@ class SliceBuilder:
                      signature_only: bool) -> Section | None:
         """A related symbol read from today's file; None if it is not usable any more.
 
-        Functions come as their exact lines (numbered); types as their summary with member
-        bodies elided; callers as their signature only.
+        Functions come as their exact lines (numbered); types as their outline with member
+        bodies elided (a Go struct, whose members have none, as its lines); callers as their
+        signature only.
         """
         verification = self.verifier.verify(record)
         chunk = self.today_chunks(record.path).get(record.symbol)
@@ -248,7 +248,7 @@ class SliceBuilder:
             return Section(role, record.path, record.symbol, start, end, confidence, citation,
                            chunk.signature, 0, verdict, note + " (signature only)",
                            record.language, stands_for=chunk.text)
-        if chunk.kind in CONTAINER_KINDS:
+        if elides_members(chunk.kind, chunk.text):
             return Section(role, record.path, record.symbol, start, end, confidence, citation,
                            chunk.text, 0, verdict, note + " (member bodies elided)",
                            record.language)
