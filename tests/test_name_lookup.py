@@ -165,3 +165,21 @@ def test_a_name_defined_with_overload_stubs_leads_with_its_implementation_then_t
     lead = [(r.record.path, r.record.start_line) for r in results[:4]]
     assert lead[0] == ("tenacity/__init__.py", 16)
     assert sorted(lead[1:]) == [("tenacity/__init__.py", line) for line in (4, 8, 12)]
+
+
+def test_a_variable_a_test_sets_is_looked_up_at_its_declaration_in_the_source_first(
+        store_env, make_repo):
+    repo = make_repo("chi")
+    notes = "".join(f"// Note {n}: a request carries one id across services.\n"
+                    for n in range(30))
+    repo.write("middleware/request_id.go",
+               f'package middleware\n\n{notes}var RequestIDHeader = "X-Request-Id"\n\n'
+               "func RequestID(next Handler) Handler {\n\treturn next\n}\n")
+    sets = "".join(f'\tRequestIDHeader = "X-Trace-{n}"\n\tcheck(RequestIDHeader)\n'
+                   for n in range(4))
+    repo.write("middleware/request_id_test.go",
+               f"package middleware\n\nfunc TestRequestID(t *T) {{\n{sets}}}\n")
+    repo.commit("request ids")
+    index(repo)
+    first = searched(repo, "RequestIDHeader", k=3).results[0].record
+    assert first.path == "middleware/request_id.go" and "var RequestIDHeader" in first.text

@@ -405,8 +405,9 @@ def structured(ranked: Sequence[Candidate], terms: Iterable[str],
     order = definitions_first(units, members_first(units, terms), named)
     leading = named_exactly(units, looked, declaring)
     if leading is not None:
-        stubs = [is_overload_stub(c.record.text) for c in ranked]
-        order = text_definitions_first(order, leading, stubs)
+        later = [is_overload_stub(c.record.text) or c.record.file_kind != "source"
+                 for c in ranked]
+        order = text_definitions_first(order, leading, later)
     out: list[Candidate] = []
     for placement in order:
         candidate = ranked[placement.index]

@@ -241,16 +241,16 @@ def named_exactly(units: Sequence[Unit], names: Iterable[str],
 
 
 def text_definitions_first(order: Sequence[Placement], defines: Sequence[bool],
-                           stubs: Sequence[bool] = ()) -> list[Placement]:
+                           later: Sequence[bool] = ()) -> list[Placement]:
     """``order`` with the chunks that declare a name the query writes as code by a line of
     their text (``defines``, by unit index) moved to the top, in their order, with the top's
     score: a constant, a field or a module-level variable has no chunk of its own name, so
     its declaration sits in an outline or a module block that the ranking holds below the
-    chunks that merely share its words. Overload stubs (``stubs``, by unit index) come after
-    the implementation they type."""
+    chunks that merely share its words. Those ``later`` (by unit index: overload stubs, code
+    outside the source, such as a test that sets the variable) come after the others."""
     moved = [p for p in order if defines[p.index]]
-    if stubs:
-        moved.sort(key=lambda p: stubs[p.index])
+    if later:
+        moved.sort(key=lambda p: later[p.index])
     if not moved or not order:
         return list(order)
     top = order[0].score
