@@ -182,15 +182,23 @@ def test_a_search_names_the_commits_and_new_files_its_index_lacks(fm_home, make_
     response = search(SearchRequest.build("log every state change"), str(repo.path),
                       settings=Settings.from_env())
     assert response.unindexed == {"commits": 2, "new_files": 1, "changed_files": 1,
-                                  "new_paths": ["shop/logger.py"]}
+                                  "new_paths": ["shop/logger.py"], "deleted_files": 0}
     code, out = run_cli("search", "log every state change", "--repo", str(repo.path))
-    assert code == 0 and ("not indexed yet: 2 commits since the index; 1 new file(s) "
-                          "(shop/logger.py), not searched until indexed; 1 changed") in out
+    assert code == 0 and ("not indexed yet: 2 commits; 1 new file not searched "
+                          "(shop/logger.py); 1 changed file verified as it is now") in out
 
 
 def test_a_context_slice_says_what_its_index_lacks(fm_home, make_repo):
     repo = _lagging_repo(make_repo)
     code, out = run_cli("context", "log every state change", "--repo", str(repo.path))
     assert code == 0
-    assert "not indexed yet: 2 commit(s) since the index; 1 new file(s) not searched " \
-           "(shop/logger.py)" in out
+    assert "not indexed yet: 2 commits; 1 new file not searched (shop/logger.py)" in out
+
+
+def test_a_file_deleted_since_the_index_is_counted_as_deleted_not_changed(fm_home, make_repo):
+    repo = _lagging_repo(make_repo)
+    repo.delete("shop/orders.py").commit("drop orders")
+    response = search(SearchRequest.build("log every state change"), str(repo.path),
+                      settings=Settings.from_env())
+    assert response.unindexed is not None
+    assert (response.unindexed["changed_files"], response.unindexed["deleted_files"]) == (0, 1)

@@ -230,8 +230,9 @@ class SearchResponseModel(BaseModel):
         "changed_files (verified as they are now) and the first new_paths."))
     unindexed: dict[str, Any] | None = Field(None, description=(
         "The index behind the branch head: commits since the indexed one, new_files (not "
-        "searched until indexed), changed_files (verified as they are now) and the first "
-        "new_paths; null when the index is at the head."))
+        "searched until indexed) and the first new_paths, changed_files and deleted_files "
+        "(verified as they are now; a moved file is new and deleted); null when the index is "
+        "at the head."))
     timings: dict[str, float] = Field(description="Seconds per stage.")
 
 

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from freshmark.core.lag import lag_phrase
+
 # Code lines shown per result unless the full form is asked for: a signature and the start
 # of the body, not a whole 48-line docstring or a 39-line import block.
 SHOWN_LINES = 12
@@ -50,13 +52,8 @@ def search_lines(response: dict[str, Any], full: bool) -> list[str]:
         lines.append(f"uncommitted: {work['new_files']} new{named}, not searched until "
                      f"committed and indexed; {work['changed_files']} changed, verified as "
                      "they are now")
-    behind = response.get("unindexed")
-    if behind:
-        named = f" ({', '.join(behind['new_paths'])})" if behind["new_paths"] else ""
-        commits = f"{behind['commits']} commit{'s' if behind['commits'] != 1 else ''}"
-        lines.append(f"not indexed yet: {commits} since the index; {behind['new_files']} new "
-                     f"file(s){named}, not searched until indexed; {behind['changed_files']} "
-                     "changed, verified as they are now")
+    if response.get("unindexed"):
+        lines.append(lag_phrase(response["unindexed"]))
     for result in response["results"]:
         lines += ["", f"[{result['rank']}] {result['verdict']} ({result['seed_word']}) — "
                       f"{result['action']} [{result['file_kind']}]", result["citation"]]

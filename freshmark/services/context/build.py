@@ -37,6 +37,7 @@ from typing import Any
 from freshmark.adapters.lexical.registry import lexical_engine
 from freshmark.adapters.store.chroma import Store
 from freshmark.core.config import Config, load_config
+from freshmark.core.lag import lag_phrase
 from freshmark.core.ports import Embedder
 from freshmark.core.query import plan_query
 from freshmark.core.request import DEFAULT_KINDS, LEVELS, ContextRequest, SearchRequest
@@ -286,11 +287,7 @@ def _header(query: str, level: str, budget: int, opened: OpenedBranch,
     layers = ", ".join(f"{name}@{short(stamp.get('commit'))} ({stamp.get('indexed_at') or '?'})"
                        for name, stamp in info["layers"].items())
     behind = unindexed_summary(opened.repo, info["commit"], opened.target.head)
-    lag = [] if behind is None else [
-        f"not indexed yet: {behind['commits']} commit(s) since the index; "
-        f"{behind['new_files']} new file(s) not searched"
-        + (f" ({', '.join(behind['new_paths'])})" if behind["new_paths"] else "")
-        + f"; {behind['changed_files']} changed, verified as they are now"]
+    lag = [lag_phrase(behind)] if behind is not None else []
     return "\n".join([
         f"# Context {level} ({LEVELS[level]} slice) for: {one_line}",
         f"index: {info['collection']} at {short(info['commit'])}, built "

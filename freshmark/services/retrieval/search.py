@@ -135,8 +135,9 @@ _UNINDEXED: LruCache[tuple[str, str, str], dict[str, Any]] = LruCache(256)
 
 def unindexed_summary(repo: GitRepo, indexed: str | None, head: str) -> dict[str, Any] | None:
     """What the head has that the index does not hold yet: its commits since the indexed one,
-    new files (not searched until indexed, the first named) and changed ones (verified as they
-    are now); None when the index is at the head. A tree diff without rename detection: its
+    new files (not searched until indexed, the first named), changed ones (verified as they
+    are now) and deleted ones (a moved file is both new and deleted); None when the index is
+    at the head. A tree diff without rename detection: its
     cost grows with the lag, not with the repository."""
     if not indexed or indexed == head:
         return None
@@ -148,7 +149,9 @@ def unindexed_summary(repo: GitRepo, indexed: str | None, head: str) -> dict[str
             commits = repo.commits_between(indexed, head)
         except ObjectNotFound:  # the indexed commit is gone from the clone (gc, force push)
             return None
-        found = _UNINDEXED.put(key, {"commits": commits, **uncommitted_summary(changes)})
+        deleted = sum(1 for change in changes if change.status == "deleted")
+        summary = uncommitted_summary([c for c in changes if c.status != "deleted"])
+        found = _UNINDEXED.put(key, {"commits": commits, **summary, "deleted_files": deleted})
     return found
 
 
