@@ -92,6 +92,16 @@ def test_a_symbol_absent_from_the_cited_lines_is_reported(shop_context, tmp_path
     assert "refund_order is not in those lines" in ref["problems"]
 
 
+def test_lines_inside_a_definition_may_be_cited_by_its_name(shop_context, tmp_path):
+    _shop, context_file, context = shop_context
+    main = evidence(context)
+    inner = main["end_line"] - 1  # a body line that does not spell the method's name
+    code, report = check(tmp_path, context_file,
+                         f"[{SERVICE}:L{inner}-L{inner} | OrderService.cancel_order | high]")
+    (ref,) = report["references"]
+    assert code == 0 and ref["symbol_in_lines"] is True and not ref["problems"]
+
+
 def test_an_l1_answer_may_cite_lines_without_the_file(shop_context, tmp_path):
     _shop, context_file, context = shop_context
     main = evidence(context)

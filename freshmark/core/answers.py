@@ -32,8 +32,10 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any, Protocol
 
+from freshmark.core.chunking import symbol_spans
 from freshmark.core.errors import BadInput
 from freshmark.core.served_slice import ServedSlice, short_name
 
@@ -315,7 +317,8 @@ def check_reference(reference: Reference, served: ServedSlice, head: HeadFiles,
     if path is not None and start and not at_head:
         problems.append("file absent at the head" if text is None
                         else f"lines past the end of the file ({line_count} lines)")
-    symbol_in_lines = _symbol_in_lines(reference.symbol, text, start, end) if at_head else None
+    symbol_in_lines = _symbol_in_lines(reference.symbol, text, start, end, path or "") \
+        if at_head else None
     if symbol_in_lines is False:
         problems.append(f"{reference.symbol} is not in those lines")
     compliant = written_whole and symbol_in_lines is not False
@@ -324,13 +327,26 @@ def check_reference(reference: Reference, served: ServedSlice, head: HeadFiles,
                           symbol_in_lines, on_gold)
 
 
-def _symbol_in_lines(symbol: str, text: str | None, start: int, end: int) -> bool | None:
+def _symbol_in_lines(symbol: str, text: str | None, start: int, end: int,
+                     path: str) -> bool | None:
+    """The cited lines hold the symbol's name, or lie inside its definition (a few lines of
+    a long function cited by the function's name)."""
     name = short_name(symbol)
     if text is None or not name or _MODULE_SYMBOL.match(symbol) or \
             symbol.lower() in _PLACEHOLDER_SYMBOLS:
         return None
     lines = "\n".join(text.splitlines()[start - 1 : end])
-    return re.search(rf"(?<![\w]){re.escape(name)}(?![\w])", lines) is not None
+    if re.search(rf"(?<![\w]){re.escape(name)}(?![\w])", lines) is not None:
+        return True
+    return any(first <= start and end <= last
+               for defined, (first, last) in _definitions(path, text).items()
+               if defined == symbol or short_name(defined) == symbol)
+
+
+@lru_cache(maxsize=8)
+def _definitions(path: str, text: str) -> dict[str, tuple[int, int]]:
+    """Each definition of the file at the head and its lines (one parse per file checked)."""
+    return symbol_spans(path, text)
 
 
 def check_missing(line: MissingLine, existing: Iterable[str],
