@@ -87,3 +87,44 @@ def test_no_current_evidence_is_missing_without_naming_the_deleted_file(fm_home,
     assert "only deleted code matches it" in slice_.missing[0]
     assert not [line for line in marked(slice_.text(), "[MISSING]") if "stripe_refunds" in line]
 
+
+
+def _candidate(similarity: float, probability: bool = True):
+    from freshmark.core.fusion import Candidate
+    from freshmark.core.stamp import ChunkRecord
+
+    record = ChunkRecord(repo="r", branch="main", commit="c" * 40, path="a.py", symbol="f",
+                         start_line=1, end_line=2, indexed_at="2026-01-01T00:00:00Z",
+                         blob_sha="b" * 40, content_sha256="d" * 64)
+    return Candidate(record, vector_sim=similarity, probability=probability)
+
+
+def test_a_question_whose_recalled_code_is_all_far_from_it_is_told_so():
+    from freshmark.services.context.build import far_from_the_question
+
+    assert far_from_the_question([_candidate(0.21), _candidate(0.27)]) == 0.27
+    assert far_from_the_question([_candidate(0.21), _candidate(0.41)]) is None
+    # Names, code and reports are not ranked by the question model: their similarity says less.
+    assert far_from_the_question([_candidate(0.1, probability=False)]) is None
+
+
+def test_a_far_question_gets_a_missing_line_and_its_nearest_code_at_low_confidence(
+        fm_home, make_repo, monkeypatch):
+    from freshmark.services.context import build
+
+    shop = build_shop(make_repo)
+    index(shop.path)
+    searched = build.hybrid_search
+
+    def as_a_question(*args, **kwargs):  # the hashing tier's scores are no model's
+        candidates, timings = searched(*args, **kwargs)
+        for candidate in candidates:
+            candidate.probability = True
+        return candidates, timings
+
+    monkeypatch.setattr(build, "hybrid_search", as_a_question)
+    monkeypatch.setattr(build, "CLEAR_SIMILARITY", 1.01)
+    slice_ = slice_for(shop.path, "how is an order cancelled")
+    assert any("no current code clearly matches the query" in line for line in slice_.missing)
+    evidence = [s for s in slice_.sections if s.role == "evidence"]
+    assert evidence and all(s.confidence == "low" for s in evidence)

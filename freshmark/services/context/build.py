@@ -18,9 +18,10 @@ evidence and name-only callers; **low** for historical reference and for L3 rela
 by name alone (inferred, seed 004 template C).
 
 Two markers, which the header explains to the model: ``[MISSING]`` only for evidence that was
-looked for and is not there (no current code matches the query); ``[LEFT OUT]`` for verified
-material that exists but did not fit the budget (or was shown only in a smaller form), so a
-model never reads a budget cut as absent code. Deleted code is never named as missing: a
+looked for and is not there (no current code matches the query, or a question in words whose
+recalled code is all far from it: its nearest code follows at low confidence); ``[LEFT OUT]``
+for verified material that exists but did not fit the budget (or was shown only in a smaller
+form), so a model never reads a budget cut as absent code. Deleted code is never named as missing: a
 historical reference that does not fit is a ``[LEFT OUT]`` line that says it is history.
 
 Budget: ``estimate_tokens`` counts one token per 3 ASCII characters (code runs 3-4 characters
@@ -31,12 +32,14 @@ non-ASCII character. The rendered text never exceeds the budget by that estimate
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from freshmark.adapters.lexical.registry import lexical_engine
 from freshmark.adapters.store.chroma import Store
 from freshmark.core.config import Config, load_config
+from freshmark.core.fusion import Candidate
 from freshmark.core.lag import lag_phrase
 from freshmark.core.ports import Embedder
 from freshmark.core.query import plan_query
@@ -66,6 +69,11 @@ from freshmark.services.retrieval.results import VerifiedResult, verify_results
 from freshmark.services.retrieval.search import unindexed_summary
 
 RECALL_K = 8
+# A question in words (one the question model ranks) whose recalled code is all below this
+# similarity is most likely not answered by the repository: of 120 held-out questions asked
+# of their own repository and the same 120 asked of a repository of another domain
+# (bench/RESULTS.md), no recalled chunk reached it for 2 of the first and 78 of the second.
+CLEAR_SIMILARITY = 0.30
 # A result is evidence only if the query matched it: lexically (BM25 above 0) or by a cosine
 # similarity of at least this. Below both it is merely the nearest neighbour of an
 # unrelated query, and the honest answer is [MISSING].
@@ -273,6 +281,26 @@ def implementation_first(evidence: list[VerifiedResult], asked: AskedNames
                                            is_secondary(r.record.path, r.record.file_kind)))
 
 
+def far_from_the_question(candidates: Sequence[Candidate]) -> float | None:
+    """The best similarity of a question in words whose recalled code is all far from it
+    (below ``CLEAR_SIMILARITY``); None when a chunk is near it, or for a query the question
+    model does not rank (names, code, an issue report, another embedder)."""
+    if not candidates or not candidates[0].probability:
+        return None
+    best = max((c.vector_sim or 0.0) for c in candidates)
+    return best if best < CLEAR_SIMILARITY else None
+
+
+def _lowered(sections: Sequence[Section]) -> None:
+    """The evidence sections (and their smaller forms) at low confidence."""
+    for section in sections:
+        form: Section | None = section
+        while form is not None:
+            if form.role in ("evidence", "module", "match", "candidate"):
+                form.confidence = "low"
+            form = form.fallback
+
+
 def matched(result: VerifiedResult) -> bool:
     """True when the query matched the result rather than merely ranked it (see above)."""
     bm25 = result.explain.get("bm25") or 0.0
@@ -360,6 +388,13 @@ def build_context(
         return slice_
     own = LEVEL_BUILDERS[level](builder, evidence[0])
     matches = builder.candidate_sections(own, evidence[1:])
+    nearest = far_from_the_question(candidates)
+    if nearest is not None:
+        slice_.missing.append(
+            f"{MISSING} no current code clearly matches the query (the nearest is "
+            f"{nearest:.2f} similar); the code below is that nearest, low confidence: cite it "
+            "only if it holds the answer")
+        _lowered(own + matches)
     file_kinds = {r.record.path: r.record.file_kind for r in results}
     file_kinds.update({n.path: n.file_kind for n in builder.graph.nodes.values()})
     fit(slice_, packing_order(own, matches, file_kinds) + builder.reference_sections())
