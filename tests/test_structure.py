@@ -176,3 +176,11 @@ def test_a_camel_case_value_is_looked_for_by_its_declaring_line_beside_its_type(
              "SubscribeWithSelector"]
     assert declaring_lines(symbols, texts, ["subscribeWithSelector"]) == [False, True]
     assert declaring_lines(symbols, texts, ["SubscribeWithSelector"]) is None
+
+
+def test_a_lower_case_word_names_a_capitalised_definition_when_none_is_spelt_so() -> None:
+    units = [Unit("persist.ts", "PersistListener", "interface", 3.0),
+             Unit("persist.ts", "Persist", "interface", 2.0)]
+    assert named_exactly(units, ["persist"]) == [False, True]
+    assert named_exactly([*units, Unit("persist.ts", "persist", "function", 1.0)],
+                         ["persist"]) == [False, False, True]

@@ -237,6 +237,10 @@ def named_exactly(units: Sequence[Unit], names: Iterable[str],
                 for unit in units]
     flags = [(by_owner[i] if any(by_owner) else named_by(unit.symbol, wanted))
              or bool(declaring and declaring[i]) for i, unit in enumerate(units)]
+    if not any(flags) and len(wanted) == 1 and (word := next(iter(wanted))).islower():
+        # A word typed in lower case names a definition spelt with capitals when none is spelt
+        # as typed: zustand's ``persist`` is the type ``Persist``, not ``PersistListener``.
+        flags = [own_name(unit.symbol).lower() == word for unit in units]
     return flags if any(flags) else None
 
 
