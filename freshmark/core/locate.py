@@ -85,7 +85,7 @@ def _own_part(record: ChunkRecord, span: Span, symbols: FileSymbols,
     own lines, found as they were; else the whole definition, to be read again. A whole
     definition that grew is not a part: the file as indexed tells them apart, read only when
     the definition today is longer than the record."""
-    own = record.text.splitlines()[record.head_lines:]
+    own = record.own_text.splitlines()
     if not own or span[1] - span[0] + 1 <= len(own) or indexed is None:
         return span
     before = indexed()
@@ -197,8 +197,7 @@ def as_indexed(record: ChunkRecord, current: str,
     was indexed from. A later part's text carries its head, which is not at its lines; an
     outline's text elides its members' bodies, so its lines are compared with the file as
     indexed (``indexed``, read for outlines only)."""
-    own = record.text.split("\n", record.head_lines)[-1] if record.head_lines else record.text
-    if current.rstrip("\n") == own:
+    if current.rstrip("\n") == record.own_text:
         return True
     if record.kind not in CONTAINER_KINDS:
         return False

@@ -145,6 +145,12 @@ class ChunkRecord:
         return max(0, self.text.count("\n") + 1 - (self.end_line - self.start_line + 1))
 
     @property
+    def own_text(self) -> str:
+        """``text`` at the chunk's own lines (``start_line``..``end_line``): a later part's
+        carried head left out."""
+        return self.text.split("\n", self.head_lines)[-1] if self.head_lines else self.text
+
+    @property
     def is_live(self) -> bool:
         return self.status == LIVE
 

@@ -315,7 +315,7 @@ class SliceBuilder:
                            if r.verification.verdict is Verdict.HISTORICAL
                            and r.record.kind not in _NO_SYMBOL_KINDS}.values())
         return [Section("reference", r.record.path, r.record.symbol, r.record.start_line,
-                        r.record.end_line, "low", r.citation, _own_lines(r.record),
+                        r.record.end_line, "low", r.citation, r.record.own_text,
                         r.record.start_line,
                         "historical", "reference only — history, not today's code",
                         r.record.language)
@@ -369,12 +369,6 @@ def _breathing_end(lines: list[str], end: int, spans: Iterable[tuple[int, int]])
     while room > end and not lines[room - 1].strip():
         room -= 1
     return room
-
-
-def _own_lines(record: ChunkRecord) -> str:
-    """The chunk's text numbered from its first line: a later part's carried head is left out,
-    or every number would be off by its length."""
-    return "\n".join(record.text.splitlines()[record.head_lines:])
 
 
 def is_secondary(path: str, file_kind: str = "source") -> bool:

@@ -137,8 +137,8 @@ def unindexed_summary(repo: GitRepo, indexed: str | None, head: str) -> dict[str
     """What the head has that the index does not hold yet: its commits since the indexed one,
     new files (not searched until indexed, the first named), changed ones (verified as they
     are now) and deleted ones (a moved file is both new and deleted); None when the index is
-    at the head. A tree diff without rename detection: its
-    cost grows with the lag, not with the repository."""
+    at the head. A tree diff without rename detection: its cost grows with the lag, not with
+    the repository."""
     if not indexed or indexed == head:
         return None
     key = (str(repo.path), indexed, head)
