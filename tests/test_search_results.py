@@ -12,7 +12,7 @@ from freshmark.core.request import SearchRequest
 from freshmark.core.settings import Settings
 from freshmark.core.stamp import MANDATORY_FIELDS
 from freshmark.faces.cli.main import cli
-from freshmark.services.retrieval.search import search
+from freshmark.services.retrieval.search import search, search_files
 
 STAMP_FIELDS = (*MANDATORY_FIELDS, "kind", "language", "signature", "file_kind", "layer",
                 "status", "tombstoned_in", "tombstoned_at", "successor")
@@ -186,6 +186,15 @@ def test_a_search_names_the_commits_and_new_files_its_index_lacks(fm_home, make_
     code, out = run_cli("search", "log every state change", "--repo", str(repo.path))
     assert code == 0 and ("not indexed yet: 2 commits; 1 new file not searched "
                           "(shop/logger.py); 1 changed file verified as it is now") in out
+
+
+def test_a_file_answer_names_what_its_index_lacks(fm_home, make_repo):
+    repo = _lagging_repo(make_repo)
+    response = search_files(SearchRequest.build("log every state change"), str(repo.path),
+                            settings=Settings.from_env())
+    assert response.to_dict()["unindexed"]["new_paths"] == ["shop/logger.py"]
+    code, out = run_cli("search", "log every state change", "--files", "--repo", str(repo.path))
+    assert code == 0 and "not indexed yet: 2 commits; 1 new file not searched" in out
 
 
 def test_a_context_slice_says_what_its_index_lacks(fm_home, make_repo):

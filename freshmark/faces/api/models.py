@@ -203,12 +203,22 @@ class FileResultModel(BaseModel):
     chunks: list[VerifiedResultModel]
 
 
+def _unindexed() -> Any:
+    """A fresh field each time: pydantic fills a FieldInfo in for the model that holds it."""
+    return Field(None, description=(
+        "The index behind the branch head: commits since the indexed one, new_files (not "
+        "searched until indexed) and the first new_paths, changed_files and deleted_files "
+        "(verified as they are now; a moved file is new and deleted); null when the index "
+        "is at the head."))
+
+
 class FilesResponseModel(BaseModel):
     query: str
     repo: str
     target: TargetInfo
     index: IndexInfo
     files: list[FileResultModel]
+    unindexed: dict[str, Any] | None = _unindexed()
     timings: dict[str, float] = Field(description="Seconds per stage.")
 
 
@@ -228,11 +238,7 @@ class SearchResponseModel(BaseModel):
     uncommitted: dict[str, Any] | None = Field(None, description=(
         "worktree: true only: new_files (not searched until committed and indexed), "
         "changed_files (verified as they are now) and the first new_paths."))
-    unindexed: dict[str, Any] | None = Field(None, description=(
-        "The index behind the branch head: commits since the indexed one, new_files (not "
-        "searched until indexed) and the first new_paths, changed_files and deleted_files "
-        "(verified as they are now; a moved file is new and deleted); null when the index is "
-        "at the head."))
+    unindexed: dict[str, Any] | None = _unindexed()
     timings: dict[str, float] = Field(description="Seconds per stage.")
 
 

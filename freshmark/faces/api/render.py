@@ -88,6 +88,8 @@ def files_lines(response: dict[str, Any]) -> list[str]:
     """A file search's answer: each file with its best chunks' lines and verdicts."""
     lines = _index_lines(response["index"], response["target"])
     lines.append(f"files:    {len(response['files'])}")
+    if response.get("unindexed"):
+        lines.append(lag_phrase(response["unindexed"]))
     for found in response["files"]:
         lines += ["", f"[{found['rank']}] {found['path']}  ({found['file_kind']}, "
                       f"{found['verdict']})"]

@@ -238,6 +238,8 @@ class FilesResponse:
     index: dict[str, Any]
     files: list[FileResult]
     timings: dict[str, float]
+    # The index behind the head: what it does not hold yet (``unindexed_summary``).
+    unindexed: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -246,6 +248,7 @@ class FilesResponse:
             "target": self.target.to_dict(),
             "index": self.index,
             "files": [f.to_dict() for f in self.files],
+            "unindexed": self.unindexed,
             "timings": self.timings,
         }
 
@@ -280,6 +283,7 @@ def search_files(
         query=request.query, repo=opened.repo_label, target=opened.target,
         index=index_info(index), files=files,
         timings={**timings.to_dict(), "verify_seconds": round(verify_seconds, 6)},
+        unindexed=unindexed_summary(opened.repo, index.manifest.commit, opened.target.head),
     )
     if count:
         count_verdicts(settings, response.repo, opened.target.branch,
