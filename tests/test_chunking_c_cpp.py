@@ -180,3 +180,28 @@ def test_cpp_a_macro_called_as_a_statement_is_still_read_as_a_call() -> None:
     chunks = {c.symbol: c for c in chunk_text("include/mylib/lexer.hpp", MACRO_NAMESPACE_HPP)}
     assert "LOG_CALL" in chunks["format_uint"].references
     assert chunks["format_uint"].text.splitlines()[1] == "    LOG_CALL(value);"
+
+
+EXPORTED_C = dedent(
+    """\
+    CJSON_PUBLIC(void) cJSON_Minify(char *json)
+    {
+        char *into = json;
+        *into = '\\0';
+    }
+
+    CJSON_PUBLIC(cJSON *) cJSON_ParseWithOpts(const char *value, const char **end, int flag)
+    {
+        return parse(value, end);
+    }
+    """
+)
+
+
+def test_c_a_macro_wrapping_the_return_type_keeps_the_definition_it_starts() -> None:
+    chunks = chunk_text("cJSON.c", EXPORTED_C)
+    assert [(c.symbol, c.kind, c.start_line, c.end_line) for c in chunks] == [
+        ("cJSON_Minify", "function", 1, 5),
+        ("cJSON_ParseWithOpts", "function", 7, 10),
+    ]
+    assert chunks[0].signature == "CJSON_PUBLIC(void) cJSON_Minify(char *json)"

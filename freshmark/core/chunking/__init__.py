@@ -54,8 +54,9 @@ DEFAULT_MAX_LINES = 150
 # change to the rules changes the chunks of files that did not change, their kinds
 # (``core/classify.py``: a full pass classifies every file again) or a field of their stamp
 # (a full pass rewrites it, as ``own_name`` in 10). 11: TypeScript functions typed by
-# ``as``/``satisfies``, overload signatures set apart by blank lines.
-CHUNKING_VERSION = "11"
+# ``as``/``satisfies``, overload signatures set apart by blank lines. 12: C definitions
+# whose return type a macro wraps (``CJSON_PUBLIC(void) name(...)``).
+CHUNKING_VERSION = "12"
 _ALIASES = {
     "py": "python", "js": "javascript", "jsx": "javascript", "ts": "typescript",
     "c++": "cpp", "cc": "cpp", "c#": "csharp", "cs": "csharp", "c_sharp": "csharp",

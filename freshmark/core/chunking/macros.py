@@ -7,7 +7,9 @@ becomes one unnamed block. ctags solves this with a list of macros to ignore; a 
 know a project's macros, so the rule is the shape: an ALL_CAPS name with an underscore
 (``G_BEGIN_DECLS``, ``__BEGIN_DECLS``) alone on its line, with no argument or with arguments
 but no ``;`` (``Q_DECLARE_METATYPE(Foo)``), is blanked before parsing. A call ending in ``;``
-is a statement the parser reads well and is kept. The bytes are replaced by spaces, so every
+is a statement the parser reads well and is kept, and so is a macro that wraps a type before a
+name (``CJSON_PUBLIC(void) cJSON_Minify(char *json)``: its arguments end before the line does,
+and blanked, the definition would lose its signature). The bytes are replaced by spaces, so every
 node keeps its offsets and chunk text is read from the original source.
 """
 
@@ -16,7 +18,8 @@ from __future__ import annotations
 import re
 
 _BARE_MACRO = re.compile(
-    rb"^[ \t]*_*[A-Z][A-Z0-9]*_[A-Z0-9_]*[ \t]*(?:\(\s*\)[ \t]*;?|\([^;\n]*\)|;)?[ \t]*$",
+    rb"^[ \t]*_*[A-Z][A-Z0-9]*_[A-Z0-9_]*[ \t]*"
+    rb"(?:\(\s*\)[ \t]*;?|\((?:[^;\n()]|\([^;\n()]*\))*\)|;)?[ \t]*$",
     re.MULTILINE,
 )
 
