@@ -337,6 +337,18 @@ def test_a_copy_in_another_file_gives_way_and_equal_texts_of_one_file_stay() -> 
     assert [c.record.id for c in first_copies(ranked)] == ["a", "c", "d", "e"]
 
 
+def test_equal_texts_of_differently_named_definitions_in_two_files_both_stay() -> None:
+    def chunk(doc_id: str, path: str, symbol: str) -> Candidate:
+        record = _record(doc_id, path=path, symbol=symbol)
+        record.text_sha256 = "same three-line builder method"
+        return Candidate(record)
+
+    ranked = [chunk("field", "FieldSpec.java", "FieldSpec.Builder.addModifiers"),
+              chunk("type", "TypeSpec.java", "TypeSpec.Builder.addModifiers"),
+              chunk("copy", "vendor/FieldSpec.java", "FieldSpec.Builder.addModifiers")]
+    assert [c.record.id for c in first_copies(ranked)] == ["field", "type"]
+
+
 def test_a_tombstoned_copy_of_live_code_is_dropped_wherever_it_ranks() -> None:
     old, new = _record("old", path="src/filters.py"), _record("new", path="src/_filtering.py")
     old.status, old.text_sha256, new.text_sha256 = "tombstoned", "1", "1"

@@ -96,21 +96,24 @@ def named_lead(ranked: Sequence[Candidate]) -> int:
 
 
 def first_copies(ranked: Sequence[Candidate]) -> list[Candidate]:
-    """``ranked`` without the chunks whose text is a chunk's ranked above them in another file
-    (an amalgamated single header, a vendored or copied module): a copy adds no evidence and
-    takes a place another file needs. Within one file, equal texts are different definitions
-    (``__init__`` of two classes) and all stay. A tombstoned chunk whose text a live one holds
-    (a file moved, a history search) is gone wherever it ranks: that code is still there."""
+    """``ranked`` without the chunks whose text and name are a chunk's ranked above them in
+    another file (an amalgamated single header, a vendored or copied module): a copy adds no
+    evidence and takes a place another file needs. Equal texts under other names are different
+    definitions and all stay: ``__init__`` of two classes in one file, or the same three-line
+    ``Builder.addModifiers`` of two classes in two. A tombstoned chunk whose text a live one
+    holds (a file moved, a history search) is gone wherever it ranks: that code is still
+    there."""
     live_texts = {c.record.text_sha256 for c in ranked
                   if c.record.status == LIVE and c.record.text_sha256}
-    first_path: dict[str, str] = {}
+    first_path: dict[tuple[str, str], str] = {}
     kept: list[Candidate] = []
     for candidate in ranked:
-        text_sha = candidate.record.text_sha256
-        if text_sha and candidate.record.status != LIVE and text_sha in live_texts:
+        record = candidate.record
+        text_sha = record.text_sha256
+        if text_sha and record.status != LIVE and text_sha in live_texts:
             continue
-        if text_sha and first_path.setdefault(text_sha, candidate.record.path) != \
-                candidate.record.path:
+        if text_sha and first_path.setdefault((text_sha, record.symbol), record.path) != \
+                record.path:
             continue
         kept.append(candidate)
     return kept
