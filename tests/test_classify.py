@@ -110,7 +110,8 @@ SAMPLE_PATHS = [
     "a.py", "src/vendor/x.go", "vendor.go", "x/vendors/y.go", "pkg/a.egg-info/PKG-INFO",
     "egg-info/x", "docs", "my_docs/x.md", "a/docs/b/c.py", "build.py", "src/build/x.c",
     "Dockerfile.dev", "x.min.js", "min.js", "a/b/#x#", "tests", "tests/a", "mytests/a.py",
-    "examples/a.py", "src/examples/a.py", "demo", "samples/x/y.rs",
+    "examples/a.py", "src/examples/a.py", "demo", "samples/x/y.rs", "docs_src/a/b.py",
+    "src/docs_src/a.py",
 ]
 
 
@@ -134,7 +135,8 @@ def test_other_code_under_a_doc_directory_is_doc() -> None:
     assert classify_path("docs/conf.py", RULES) == "doc"
 
 
-@pytest.mark.parametrize("path", ["examples/pm.js", "demo/app.py", "samples/basic/main.rs"])
+@pytest.mark.parametrize("path", ["examples/pm.js", "demo/app.py", "samples/basic/main.rs",
+                                  "docs_src/arguments/optional/tutorial001_py310.py"])
 def test_programs_in_a_top_level_examples_directory_are_doc(path: str) -> None:
     assert classify_path(path, RULES) == "doc"
 

@@ -183,3 +183,36 @@ def test_a_variable_a_test_sets_is_looked_up_at_its_declaration_in_the_source_fi
     index(repo)
     first = searched(repo, "RequestIDHeader", k=3).results[0].record
     assert first.path == "middleware/request_id.go" and "var RequestIDHeader" in first.text
+
+
+def _typer_like(make_repo):
+    repo = make_repo("typerlike")
+    repo.write("typer/main.py", "class Typer:\n    def command(self, name):\n"
+                                "        return name\n\n\n"
+                                "def get_command(typer):\n    return typer.command('x')\n")
+    for owner in ("TyperGroup", "TyperCLIGroup"):
+        repo.write(f"typer/{owner.lower()}.py",
+                   f"class {owner}:\n    def get_command(self, ctx, name):\n"
+                   f"        # a Typer class's get_command: get_command by name\n"
+                   f"        return self.commands.get(name)\n")
+    repo.write("typer/types.py", "class IntParamType:\n    \"\"\"A Typer class for int.\"\"\"\n"
+                                 "    name = 'Typer class int class'\n")
+    repo.commit("typer")
+    index(repo)
+    return repo
+
+
+def test_a_name_with_a_declaration_keyword_beside_it_is_looked_up_as_that_name(
+        store_env, make_repo):
+    repo = _typer_like(make_repo)
+    for query in ("class Typer", "Typer class"):
+        first = searched(repo, query, k=3).results[0].record
+        assert (first.path, first.symbol) == ("typer/main.py", "Typer"), query
+
+
+def test_a_bare_name_finds_the_definition_of_that_name_before_members_ending_in_it(
+        store_env, make_repo):
+    repo = _typer_like(make_repo)
+    found = [r.record.symbol for r in searched(repo, "get_command", k=3).results]
+    assert found[0] == "get_command"
+    assert sorted(found[1:]) == ["TyperCLIGroup.get_command", "TyperGroup.get_command"]

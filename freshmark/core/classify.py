@@ -133,6 +133,8 @@ _BUILTIN_RULES: tuple[tuple[str, str | None, tuple[str, ...]], ...] = (
         # Programs that show the code in use, as GitHub linguist files them: callers of the
         # implementation, which a question about the implementation should not get first.
         "examples/**", "example/**", "demos/**", "demo/**", "samples/**", "sample/**",
+        # The programs a documentation site includes (FastAPI's and Typer's ``docs_src``).
+        "docs_src/**", "docs-src/**", "documentation/**",
     )),
     ("config", None, (
         "*.toml", "*.yaml", "*.yml", "*.json", "*.jsonc", "*.json5", "*.ini", "*.cfg", "*.conf",

@@ -69,7 +69,7 @@ from freshmark.core.structure import (
     declaring_lines,
     defined_in_text,
     definitions_first,
-    is_overload_stub,
+    look_up_order,
     looked_up,
     lookup_symbols,
     members_first,
@@ -78,6 +78,7 @@ from freshmark.core.structure import (
     names_only,
     qualified_hit,
     text_definitions_first,
+    without_declaration_word,
 )
 from freshmark.core.tokenize import code_share as code_share_of
 from freshmark.core.tokenize import iter_tokens, name_forms, name_parts
@@ -377,8 +378,9 @@ def rerank(
         candidate.probability = by_model
     # Names written as code, or a one-word query's word (``has``): definitions so named beat
     # the chunks that only use them.
-    only_names = (looked_up(plan.text, plan.identifiers, hints) or
-                  constant_alone(plan.text)) if plan else []
+    bare = without_declaration_word(plan.text) if plan else ""
+    only_names = (looked_up(bare, plan.identifiers, hints) or
+                  constant_alone(bare)) if plan else []
     named = (only_names or code_names(plan.identifiers, hints) or
              lookup_symbols(plan.text, [], [])) if plan else []
     ranked = sorted(candidates, key=lambda c: -c.score)
@@ -405,8 +407,8 @@ def structured(ranked: Sequence[Candidate], terms: Iterable[str],
     order = definitions_first(units, members_first(units, terms), named)
     leading = named_exactly(units, looked, declaring)
     if leading is not None:
-        later = [is_overload_stub(c.record.text) or c.record.file_kind != "source"
-                 for c in ranked]
+        later = look_up_order([c.record.symbol for c in ranked], [c.record.text for c in ranked],
+                              [c.record.file_kind for c in ranked], looked)
         order = text_definitions_first(order, leading, later)
     out: list[Candidate] = []
     for placement in order:

@@ -245,13 +245,14 @@ def named_exactly(units: Sequence[Unit], names: Iterable[str],
 
 
 def text_definitions_first(order: Sequence[Placement], defines: Sequence[bool],
-                           later: Sequence[bool] = ()) -> list[Placement]:
+                           later: Sequence[int] = ()) -> list[Placement]:
     """``order`` with the chunks that declare a name the query writes as code by a line of
     their text (``defines``, by unit index) moved to the top, in their order, with the top's
     score: a constant, a field or a module-level variable has no chunk of its own name, so
     its declaration sits in an outline or a module block that the ranking holds below the
-    chunks that merely share its words. Those ``later`` (by unit index: overload stubs, code
-    outside the source, such as a test that sets the variable) come after the others."""
+    chunks that merely share its words, ordered by ``later`` (by unit index: overload stubs
+    and code outside the source, such as a test that sets the variable, go after the
+    others)."""
     moved = [p for p in order if defines[p.index]]
     if later:
         moved.sort(key=lambda p: later[p.index])
@@ -260,6 +261,18 @@ def text_definitions_first(order: Sequence[Placement], defines: Sequence[bool],
     top = order[0].score
     return [Placement(p.index, max(p.score, top), p.role or "named") for p in moved] + \
         [p for p in order if not defines[p.index]]
+
+
+def look_up_order(symbols: Sequence[str], texts: Sequence[str], file_kinds: Sequence[str],
+                  looked: Iterable[str]) -> list[int]:
+    """Of the definitions a look-up names (side by side: each chunk's symbol, text and file
+    kind), how far back each goes: overload stubs and code outside the source last (2), and,
+    when a bare name has a definition of its own (the module's ``get_command``), the members
+    that only end in it (``Group.get_command``) after that definition (1)."""
+    bare = {name for name in looked if "." not in name}
+    owned_later = any(symbol in bare for symbol in symbols)
+    return [2 * (is_overload_stub(text) or kind != "source") + (owned_later and symbol not in bare)
+            for symbol, text, kind in zip(symbols, texts, file_kinds, strict=True)]
 
 
 # Python's ``@overload`` (``@typing.overload``, ``@t.overload``): a signature for the type
@@ -305,11 +318,30 @@ def spelt(names: Iterable[str], text: str) -> list[str]:
     return out
 
 
+# A declaration's keyword typed beside a name (``class TyperArgument``, ``def get_command``,
+# ``Router interface``) asks for that definition as the name alone does.
+_DECLARATION_WORDS = frozenset({"class", "def", "func", "function", "fn", "method", "struct",
+                                "interface", "enum", "trait", "type", "module", "const"})
+
+
+def without_declaration_word(text: str) -> str:
+    """``text`` without a declaration's keyword before or after the rest, when the rest is
+    one word or more (``class Typer`` -> ``Typer``; ``class`` alone stays)."""
+    words = text.split()
+    if len(words) >= 2 and words[0].lower() in _DECLARATION_WORDS:
+        return " ".join(words[1:])
+    if len(words) >= 2 and words[-1].lower() in _DECLARATION_WORDS:
+        return " ".join(words[:-1])
+    return text
+
+
 def lookup_symbols(text: str, identifiers: Iterable[str], dotted_names: Iterable[str]
                    ) -> list[str]:
     """The symbols a short query may name exactly, to be looked up by name: those of a query
     that is only names written as code (``looked_up``; a dotted name also whole,
-    ``Context.invoke``), or the one word of a one-word query (``has``, ``evolve``)."""
+    ``Context.invoke``), or the one word of a one-word query (``has``, ``evolve``), either
+    with a declaration's keyword beside it (``class Typer``)."""
+    text = without_declaration_word(text)
     dotted = list(dotted_names)
     names = looked_up(text, identifiers, dotted)
     if names:

@@ -45,7 +45,13 @@ from freshmark.core.ports import Embedder
 from freshmark.core.query import plan_query
 from freshmark.core.request import DEFAULT_KINDS, LEVELS, ContextRequest, SearchRequest
 from freshmark.core.settings import Settings
-from freshmark.core.structure import declares_member, defined_in_text, looked_up, named_by
+from freshmark.core.structure import (
+    declares_member,
+    defined_in_text,
+    looked_up,
+    named_by,
+    without_declaration_word,
+)
 from freshmark.core.verdicts import Verdict, short
 from freshmark.services.context.slices import (
     EVIDENCE_VERDICTS,
@@ -259,7 +265,8 @@ class AskedNames:
     @classmethod
     def of(cls, query: str) -> AskedNames:
         plan = plan_query(query)
-        names = looked_up(plan.text, plan.identifiers, plan.path_hints)
+        names = looked_up(without_declaration_word(plan.text), plan.identifiers,
+                          plan.path_hints)
         return cls(names, plan.path_hints if names else [])
 
     def answered_by(self, result: VerifiedResult) -> bool:
