@@ -216,3 +216,17 @@ def test_a_bare_name_finds_the_definition_of_that_name_before_members_ending_in_
     found = [r.record.symbol for r in searched(repo, "get_command", k=3).results]
     assert found[0] == "get_command"
     assert sorted(found[1:]) == ["TyperCLIGroup.get_command", "TyperGroup.get_command"]
+
+
+def test_a_name_used_in_one_file_keeps_its_uses_ahead_of_chunks_without_it(store_env, make_repo):
+    repo = make_repo("uses")
+    repo.write("typer/main.py", "".join(
+        f"def convert_{n}(annotation):\n    if lenient_issubclass(annotation, int):\n"
+        f"        return {n}\n    return None\n\n\n" for n in range(4)))
+    for n in range(6):
+        repo.write(f"typer/other_{n}.py", f"def write_{n}(stream, text):\n"
+                                          f"    stream.write(text * {n})\n")
+    repo.commit("uses")
+    index(repo)
+    found = searched(repo, "lenient_issubclass", k=6).results
+    assert [r.record.path for r in found[:4]] == ["typer/main.py"] * 4

@@ -321,14 +321,29 @@ def hybrid_search(
     if plan.long:
         return diversify(ranking.second_pass(ranked), k, max_per_file,
                          lead_file_cap=report_lead_cap(max_per_file)), ranking.timings
-    # Only a probability's ratio says how much weaker a chunk is; a formula's sum rests on
-    # channel ranks, and ranks set apart chunks that are alike.
-    held_back_below = HELD_BACK_BELOW if ranked and ranked[0].probability else 0.0
     # The definitions a look-up names lead whatever their files; the rest take turns.
     lead = named_lead(ranked)
-    return ranked[:min(lead, k)] + diversify(
-        ranked[lead:], max(k - lead, 0), max_per_file, give_way=QUESTION_GIVE_WAY,
-        held_back_below=held_back_below), ranking.timings
+    rest, places = ranked[lead:], max(k - lead, 0)
+    if ranked and ranked[0].probability:
+        # Only a probability's ratio says how much weaker a chunk is; a formula's sum rests
+        # on channel ranks, and ranks set apart chunks that are alike.
+        turns = diversify(rest, places, max_per_file, give_way=QUESTION_GIVE_WAY,
+                          held_back_below=HELD_BACK_BELOW)
+    elif names_looked_up(plan):
+        # A look-up's chunk without the name's words (the vectors' alone) takes no turn
+        # before a held chunk that has them: another file's unrelated method is not what
+        # the per-file turns make room for.
+        turns = diversify(rest, places, max_per_file, path_of=lambda c: c.record.path,
+                          give_way=QUESTION_GIVE_WAY, held_back_below=1.0,
+                          score_of=_lexical_evidence)
+    else:
+        turns = diversify(rest, places, max_per_file, give_way=QUESTION_GIVE_WAY)
+    return ranked[:min(lead, k)] + turns, ranking.timings
+
+
+def _lexical_evidence(candidate: Candidate) -> float:
+    """1 for a chunk the lexical channel found, 0 for one the vectors alone did."""
+    return 1.0 if candidate.features.get("bm25_norm", 0.0) > 0 else 0.0
 
 
 def file_search(
