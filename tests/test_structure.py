@@ -16,6 +16,7 @@ from freshmark.core.structure import (
     Unit,
     declaring_lines,
     defined_in_text,
+    definitions_first,
     members_first,
     named_exactly,
     qualified_hit,
@@ -184,3 +185,22 @@ def test_a_lower_case_word_names_a_capitalised_definition_when_none_is_spelt_so(
     assert named_exactly(units, ["persist"]) == [False, True]
     assert named_exactly([*units, Unit("persist.ts", "persist", "function", 1.0)],
                          ["persist"]) == [False, False, True]
+
+
+def test_a_question_naming_a_class_keeps_its_answering_member_above_the_outline():
+    outline = Unit("TypeName.java", "TypeName", "class", 3.0)
+    member = Unit("TypeName.java", "TypeName.get", "method", 2.5, ("TypeName", "Type"))
+    caller = Unit("ClassName.java", "ClassName.box", "method", 2.0, ("TypeName",))
+    units = [outline, member, caller]
+    order = definitions_first(units, members_first(units, ["convert", "type", "typename"]),
+                              ["TypeName"])
+    assert [units[p.index].symbol for p in order] == ["TypeName.get", "TypeName",
+                                                      "ClassName.box"]
+
+
+def test_a_named_class_still_moves_above_a_caller_outside_it():
+    caller = Unit("JavaFile.java", "JavaFile.emit", "method", 3.0, ("TypeName",))
+    outline = Unit("TypeName.java", "TypeName", "class", 2.0)
+    units = [caller, outline]
+    order = definitions_first(units, [Placement(0, 3.0), Placement(1, 2.0)], ["TypeName"])
+    assert [units[p.index].symbol for p in order] == ["TypeName", "JavaFile.emit"]

@@ -111,8 +111,10 @@ def definitions_first(units: Sequence[Unit], order: Sequence[Placement],
     """``order`` with every definition the query names as code (``make_response``,
     ``Flask.make_response``, a name in backticks) moved up to just before the first chunk
     ranked above it that only uses that name (it references it, and is not named itself):
-    the definition a query names beats its callers. The definition takes that caller's
-    score; the chunks it passes move down one place and keep theirs."""
+    the definition a query names beats its callers. A class's own members are not its
+    callers: a question that names ``TypeName`` keeps the member that answers it above the
+    outline (``members_first``). The definition takes that caller's score; the chunks it
+    passes move down one place and keep theirs."""
     named = {name.lower() for name in code_names}
     if not named:
         return list(order)
@@ -124,7 +126,8 @@ def definitions_first(units: Sequence[Unit], order: Sequence[Placement],
         first_caller = next(
             (i for i in range(position)
              if short in units[out[i].index].references
-             and not name_forms(units[out[i].index].symbol) & named), None)
+             and not name_forms(units[out[i].index].symbol) & named
+             and not is_member(units[out[i].index], target)), None)
         if first_caller is None:
             continue
         moved = out.pop(position)
