@@ -187,6 +187,14 @@ def test_a_lower_case_word_names_a_capitalised_definition_when_none_is_spelt_so(
                          ["persist"]) == [False, False, True]
 
 
+def test_an_owner_written_before_a_field_without_a_chunk_names_neither_its_constructors():
+    units = [Unit("ClassName.java", "ClassName.ClassName", "constructor", 3.0),
+             Unit("ClassName.java", "ClassName", "class", 2.0)]
+    wanted = ["ClassName", "OBJECT", "ClassName.OBJECT"]
+    assert named_exactly(units, wanted, [False, True]) == [False, True]
+    assert named_exactly(units, wanted) is None
+
+
 def test_a_question_naming_a_class_keeps_its_answering_member_above_the_outline():
     outline = Unit("TypeName.java", "TypeName", "class", 3.0)
     member = Unit("TypeName.java", "TypeName.get", "method", 2.5, ("TypeName", "Type"))

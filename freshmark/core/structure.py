@@ -238,7 +238,12 @@ def named_exactly(units: Sequence[Unit], names: Iterable[str],
     by_owner = [any(bare == name or bare.endswith("." + name)
                     for name in owned for bare in (unit.symbol, unit.symbol.rstrip("?!")))
                 for unit in units]
-    flags = [(by_owner[i] if any(by_owner) else named_by(unit.symbol, wanted))
+    # ``ClassName.OBJECT``, a field with no chunk of its own: ``ClassName`` only says whose
+    # it is, and names neither the class's constructors nor the class (its declaring line
+    # does, by ``declaring``).
+    owners = {part for name in dotted for part in name.split(".")[:-1]}
+    alone = wanted - owners if dotted else wanted
+    flags = [(by_owner[i] if any(by_owner) else named_by(unit.symbol, alone))
              or bool(declaring and declaring[i]) for i, unit in enumerate(units)]
     if not any(flags) and len(wanted) == 1 and (word := next(iter(wanted))).islower():
         # A word typed in lower case names a definition spelt with capitals when none is spelt
