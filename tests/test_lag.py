@@ -24,3 +24,9 @@ def test_more_new_files_than_named_say_so():
                          "deleted_files": 0})
     assert phrase.endswith("7 new files not searched (src/f0.go, src/f1.go, src/f2.go, "
                            "src/f3.go, src/f4.go, ...)")
+
+
+def test_moved_files_are_named_apart_from_new_and_deleted_ones():
+    phrase = lag_phrase({"commits": 1, "new_files": 0, "new_paths": [], "changed_files": 0,
+                         "deleted_files": 0, "moved_files": 2})
+    assert phrase == "not indexed yet: 1 commit; 2 moved files verified at their new paths"

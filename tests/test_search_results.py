@@ -182,7 +182,8 @@ def test_a_search_names_the_commits_and_new_files_its_index_lacks(fm_home, make_
     response = search(SearchRequest.build("log every state change"), str(repo.path),
                       settings=Settings.from_env())
     assert response.unindexed == {"commits": 2, "new_files": 1, "changed_files": 1,
-                                  "new_paths": ["shop/logger.py"], "deleted_files": 0}
+                                  "new_paths": ["shop/logger.py"], "deleted_files": 0,
+                                  "moved_files": 0}
     code, out = run_cli("search", "log every state change", "--repo", str(repo.path))
     assert code == 0 and ("not indexed yet: 2 commits; 1 new file not searched "
                           "(shop/logger.py); 1 changed file verified as it is now") in out
@@ -202,6 +203,16 @@ def test_a_context_slice_says_what_its_index_lacks(fm_home, make_repo):
     code, out = run_cli("context", "log every state change", "--repo", str(repo.path))
     assert code == 0
     assert "not indexed yet: 2 commits; 1 new file not searched (shop/logger.py)" in out
+
+
+def test_a_file_moved_since_the_index_is_one_move_verified_at_its_new_path(fm_home, make_repo):
+    repo = make_repo("moved")
+    repo.write("shop/orders.py", "def cancel_order(order):\n    return order\n").commit("orders")
+    index(repo.path)
+    repo.rename("shop/orders.py", "shop/ordering.py").commit("move orders")
+    code, out = run_cli("search", "cancel_order", "--repo", str(repo.path))
+    assert code == 0 and "not indexed yet: 1 commit; 1 moved file verified at its new path\n" \
+        in out
 
 
 def test_a_file_deleted_since_the_index_is_counted_as_deleted_not_changed(fm_home, make_repo):

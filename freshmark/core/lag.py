@@ -16,6 +16,10 @@ def lag_phrase(unindexed: dict[str, Any]) -> str:
         more = ", ..." if new > len(unindexed["new_paths"]) else ""
         parts.append(f"{new} new file{'' if new == 1 else 's'} not searched "
                      f"({', '.join(unindexed['new_paths'])}{more})")
+    moved = unindexed.get("moved_files", 0)
+    if moved:
+        parts.append(f"{moved} moved file{'' if moved == 1 else 's'} verified at "
+                     f"{'its new path' if moved == 1 else 'their new paths'}")
     if changed or deleted:
         what = " and ".join(f"{count} {kind}" for count, kind in
                             ((changed, "changed"), (deleted, "deleted")) if count)

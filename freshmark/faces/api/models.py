@@ -208,8 +208,8 @@ def _unindexed() -> Any:
     return Field(None, description=(
         "The index behind the branch head: commits since the indexed one, new_files (not "
         "searched until indexed) and the first new_paths, changed_files and deleted_files "
-        "(verified as they are now; a moved file is new and deleted); null when the index "
-        "is at the head."))
+        "(verified as they are now), moved_files (a deleted file's very content at a new "
+        "path: found and verified there); null when the index is at the head."))
 
 
 class FilesResponseModel(BaseModel):

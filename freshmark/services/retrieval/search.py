@@ -136,9 +136,10 @@ _UNINDEXED: LruCache[tuple[str, str, str], dict[str, Any]] = LruCache(256)
 def unindexed_summary(repo: GitRepo, indexed: str | None, head: str) -> dict[str, Any] | None:
     """What the head has that the index does not hold yet: its commits since the indexed one,
     new files (not searched until indexed, the first named), changed ones (verified as they
-    are now) and deleted ones (a moved file is both new and deleted); None when the index is
-    at the head. A tree diff without rename detection: its cost grows with the lag, not with
-    the repository."""
+    are now), deleted ones and moved ones (a new path holding a deleted path's very blob: its
+    code is found and verified at the new path); None when the index is at the head. A tree
+    diff without rename detection, moves paired by blob id: its cost grows with the lag, not
+    with the repository, and no blob is read."""
     if not indexed or indexed == head:
         return None
     key = (str(repo.path), indexed, head)
@@ -149,9 +150,15 @@ def unindexed_summary(repo: GitRepo, indexed: str | None, head: str) -> dict[str
             commits = repo.commits_between(indexed, head)
         except ObjectNotFound:  # the indexed commit is gone from the clone (gc, force push)
             return None
-        deleted = sum(1 for change in changes if change.status == "deleted")
-        summary = uncommitted_summary([c for c in changes if c.status != "deleted"])
-        found = _UNINDEXED.put(key, {"commits": commits, **summary, "deleted_files": deleted})
+        gone = {c.old_blob for c in changes if c.status == "deleted"}
+        moved = [c for c in changes if c.status == "added" and c.new_blob in gone]
+        moved_blobs = {c.new_blob for c in moved}
+        moved_paths = {c.new_path for c in moved}
+        deleted = sum(1 for c in changes if c.status == "deleted" and c.old_blob not in moved_blobs)
+        summary = uncommitted_summary([c for c in changes if c.status != "deleted"
+                                       and c.new_path not in moved_paths])
+        found = _UNINDEXED.put(key, {"commits": commits, **summary, "deleted_files": deleted,
+                                     "moved_files": len(moved)})
     return found
 
 
