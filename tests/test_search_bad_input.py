@@ -105,10 +105,11 @@ def test_unknown_branch_lists_the_known_ones(fm_home, make_repo):
 def test_branch_never_indexed_says_how_to_index_it(fm_home, make_repo):
     shop = build_shop(make_repo)
     shop.repo.branch("feature/new")
-    with pytest.raises(NotIndexed, match="shop@feature/new has not been indexed yet; run: "
-                                         "freshmark index PATH --branch feature/new"):
+    with pytest.raises(NotIndexed) as raised:
         search(SearchRequest.build("cancel", branch="feature/new"), str(shop.path),
                settings=Settings.from_env())
+    assert str(raised.value) == (f"branch shop@feature/new has not been indexed yet; run: "
+                                 f"freshmark index {shop.path} --branch feature/new")
 
 
 def test_repository_never_indexed_says_so(fm_home, make_repo):

@@ -62,7 +62,10 @@ def open_branch(repo_arg: str | RepoHandle, *, settings: Settings, config: Confi
         handle = resolve_repo(repo_arg, settings, config, store)
     repo = handle.open()
     target = resolve_target(repo, branch, worktree)
-    index = store.require_branch(handle.key, target.branch, handle.name) \
+    # The path as typed, for the command that indexes it: a local caller's own words, never
+    # a network caller's (a handle), whose host paths stay unsaid.
+    typed = repo_arg if isinstance(repo_arg, str) and handle.is_working_copy else ""
+    index = store.require_branch(handle.key, target.branch, handle.name, typed) \
         if need_index and store is not None else None
     verifier = Verifier(repo, target, config.rules.max_file_bytes)
     return OpenedBranch(handle, repo, target, verifier, index)

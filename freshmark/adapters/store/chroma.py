@@ -147,12 +147,17 @@ class Store:
             return BranchIndex(shard.client, collection, manifest, self._shown(shard))
         return None
 
-    def require_branch(self, repo_key: str, branch: str, repo_name: str = "") -> BranchView:
+    def require_branch(self, repo_key: str, branch: str, repo_name: str = "",
+                       path_typed: str = "") -> BranchView:
+        """The branch's index; NotIndexed names the command that builds it, with the path the
+        caller typed (``path_typed``) when there is one."""
         index = self.branch(repo_key, branch)
         if index is None or (index.manifest.commit is None and not index.manifest.layers):
             label = f"{repo_name or repo_key}@{branch}"
+            where = path_typed or "PATH"
             raise NotIndexed(f"branch {label} has not been indexed yet; run: freshmark index "
-                             f"PATH --branch {branch} (PATH: its working copy)")
+                             f"{where} --branch {branch}"
+                             f"{'' if path_typed else ' (PATH: its working copy)'}")
         return index
 
     def create_branch(self, manifest: Manifest, below: BranchView | None = None) -> BranchView:
