@@ -129,14 +129,14 @@ def test_status_reports_commits_behind_the_head(store_env, make_repo):
     assert row["embedder"] and row["layers"]["default"]["commit"] == row["commit"]
 
 
-def test_status_counts_a_moved_file_as_two_paths_and_a_search_as_one_move(fm_home, make_repo):
+def test_status_counts_a_moved_file_as_one_change_as_a_search_does(fm_home, make_repo):
     repo = small_repo(make_repo)
     fm("index", str(repo.path))
     repo.rename("app/orders.py", "app/ordering.py").commit("move")
     (row,) = json.loads(fm("status", str(repo.path), "--json").stdout)
     found = json.loads(fm("search", "cancel", "--repo", str(repo.path), "--json").stdout)
     lag = found["unindexed"]
-    assert row["behind"]["files_changed"] == 2
+    assert row["behind"]["files_changed"] == 1
     assert (lag["moved_files"], lag["new_files"], lag["deleted_files"]) == (1, 0, 0)
 
 

@@ -17,6 +17,7 @@ from freshmark.core.ports import BranchView
 from freshmark.core.settings import Settings
 from freshmark.core.stamp import LIVE, TOMBSTONED
 from freshmark.services.repos import RepoHandle, resolve_repo
+from freshmark.services.retrieval.search import unindexed_summary
 from freshmark.services.upkeep.dir_report import stale_dirs
 from freshmark.services.upkeep.heads import LOCAL, HeadSource, refresh_heads
 
@@ -32,14 +33,13 @@ def behind_head(repo: GitRepo, manifest: Manifest) -> dict[str, Any]:
     indexed = manifest.commit or next((c for c in layer_commits if c), None)
     if indexed is None:
         return {"head": head, "commits_behind": None, "files_changed": None}
-    return {
-        "head": head,
-        "commits_behind": repo.commits_between(indexed, head),
-        # As a search's ``unindexed`` counts them (a moved file is a new one and a deleted
-        # one), and no blob read to pair them: the cost grows with the lag alone.
-        "files_changed": len(repo.diff(indexed, head, find_renames=False))
-        if indexed != head else 0,
-    }
+    lag = unindexed_summary(repo, indexed, head)
+    # As a search's ``unindexed`` counts them: a file moved as it was is one change, a moved
+    # and edited one a new file and a deleted one.
+    files = sum(lag[part] for part in ("new_files", "changed_files", "deleted_files",
+                                       "moved_files")) if lag else 0
+    return {"head": head, "commits_behind": repo.commits_between(indexed, head),
+            "files_changed": files}
 
 
 def chunk_counts(index: BranchView) -> dict[str, int]:
