@@ -116,3 +116,23 @@ def test_rust_impl_for_a_reference_type_names_its_members_by_the_type() -> None:
     assert "Deserializer.deserialize_any" in symbols
     assert "Serializer.serialize_str" in symbols
     assert not any("&" in symbol or "mut" in symbol for symbol in symbols)
+
+
+def test_rust_impls_of_one_trait_are_told_apart_by_its_arguments_and_slices_are_named() -> None:
+    source = ("impl From<Vec<u8>> for Bytes {\n    fn from(vec: Vec<u8>) -> Bytes { todo!() }\n}\n"
+              "impl From<&'static str> for Bytes {\n"
+              "    fn from(s: &'static str) -> Bytes { todo!() }\n}\n"
+              "unsafe impl BufMut for &mut [core::mem::MaybeUninit<u8>] {\n"
+              "    fn put_slice(&mut self, src: &[u8]) {}\n}\n"
+              "impl<'de> de::Deserializer<'de> for Reader {\n    fn read(self) {}\n}\n")
+    symbols = [chunk.symbol for chunk in chunk_text("src/bytes.rs", source)]
+    assert "impl From<Vec<u8>> for Bytes" in symbols
+    assert "impl From<&'static str> for Bytes" in symbols
+    assert "impl BufMut for [MaybeUninit]" in symbols and "[MaybeUninit].put_slice" in symbols
+    assert "impl de.Deserializer for Reader" in symbols
+
+
+def test_a_rust_call_through_a_module_path_does_not_reference_the_module() -> None:
+    source = "fn as_slice(&self) -> &[u8] {\n    unsafe { slice::from_raw_parts(self.ptr, 1) }\n}\n"
+    (chunk,) = chunk_text("src/bytes.rs", source)
+    assert "slice" not in chunk.references and "from_raw_parts" in chunk.references

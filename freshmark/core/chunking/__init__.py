@@ -55,7 +55,8 @@ DEFAULT_MAX_LINES = 150
 # (``core/classify.py``: a full pass classifies every file again) or a field of their stamp
 # (a full pass rewrites it, as ``own_name`` in 10). 11: TypeScript functions typed by
 # ``as``/``satisfies``, overload signatures set apart by blank lines. 12: C definitions
-# whose return type a macro wraps (``CJSON_PUBLIC(void) name(...)``); ``docs_src/`` is doc.
+# whose return type a macro wraps (``CJSON_PUBLIC(void) name(...)``); ``docs_src/`` is doc;
+# a Rust impl of a trait is named with the trait's arguments (``impl From<String> for X``).
 CHUNKING_VERSION = "12"
 _ALIASES = {
     "py": "python", "js": "javascript", "jsx": "javascript", "ts": "typescript",

@@ -357,10 +357,17 @@ def _rust_impl(node: Node, src: bytes, rules: Rules) -> Decl | None:
         return None
     # ``&'a mut Deserializer<R>`` implements for ``Deserializer``: members are named by it.
     bare = re.sub(r"^(?:&\s*(?:'\w+\s*)?(?:mut\s+)?|dyn\s+)+", "", node_text(src, type_node))
-    type_name = dotted(bare).split(".")[-1]
+    # ``[core::mem::MaybeUninit<u8>]``, ``[u8; N]``: a slice of the element type.
+    slice_of = re.fullmatch(r"\[\s*(.*?)\s*(?:;[^\]]*)?\]", bare.strip(), re.S)
+    type_name = dotted(slice_of.group(1) if slice_of else bare).split(".")[-1]
+    type_name = f"[{type_name}]" if slice_of else type_name
     trait_node = node.child_by_field_name("trait")
     if trait_node is not None:
-        label = f"impl {dotted(node_text(src, trait_node))} for {type_name}"
+        # The trait's arguments tell its impls apart (``From<Vec<u8>>``, ``From<String>``).
+        trait = node_text(src, trait_node)
+        args = trait[trait.index("<"):] if "<" in trait else ""
+        args = "" if re.fullmatch(r"<\s*'\w+(?:\s*,\s*'\w+)*\s*>", args) else args
+        label = f"impl {dotted(trait)}{' '.join(args.split())} for {type_name}"
     else:
         label = f"impl {type_name}"
     body = node.child_by_field_name("body")

@@ -113,7 +113,7 @@ _PATTERNS: dict[str, str] = {
 (use_declaration argument: (_) @import)
 (extern_crate_declaration name: (identifier) @import)
 (call_expression function: (identifier) @ref)
-(call_expression function: (scoped_identifier path: (identifier) @ref))
+(call_expression function: (scoped_identifier path: (identifier) @ref (#match? @ref "^[A-Z]")))
 (call_expression function: (scoped_identifier name: (identifier) @ref))
 (call_expression function: (field_expression field: (field_identifier) @ref))
 (macro_invocation macro: (identifier) @ref)
