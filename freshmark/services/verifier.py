@@ -33,7 +33,7 @@ from freshmark.core.chunking import (
     FileSymbols,
     file_symbols,
     line_count,
-    split_lines,
+    line_slice,
     symbol_spans,
 )
 from freshmark.core.classify import decode_text
@@ -72,15 +72,6 @@ def resolve_target(repo: GitRepo, branch: str | None, worktree: bool) -> Target:
 def locate_symbol(path: str, text: str, symbol: str) -> tuple[int, int] | None:
     """1-based inclusive lines of ``symbol`` in ``text`` (today's file), or None if it is gone."""
     return symbol_spans(path, text).get(symbol)
-
-
-def _line_slice(text: str, start_line: int, end_line: int) -> str:
-    """Lines ``start_line``..``end_line`` as the chunker numbers and stores them: split at
-    ``\n`` only (a form feed or a lone ``\r`` is no line end to tree-sitter), a CRLF file's
-    ``\r`` dropped; with their newline unless they end the text."""
-    lines = split_lines(text)
-    piece = "\n".join(lines[start_line - 1 : end_line])
-    return piece + "\n" if end_line < len(lines) else piece
 
 
 class Verifier:
@@ -419,7 +410,7 @@ class Verifier:
         shifted = (start, end) != (record.start_line, record.end_line)
         where = f"now at L{start}-L{end}" + (
             f" (was L{record.start_line}-L{record.end_line})" if shifted else "")
-        current = _line_slice(text, start, end)
+        current = line_slice(text, start, end)
         # The file changed elsewhere: say so, so the lines below need no second reading.
         advice = "its code is as indexed" if as_indexed(
             record, current, lambda: self._indexed_symbols(record)) \
