@@ -8,6 +8,7 @@ from __future__ import annotations
 import pytest
 from repo_builder import RepoBuilder
 from search_fixtures import verifier
+from test_indexer import records, run
 from test_verify_moves import all_chunks, chunks_of
 
 from freshmark.core.verdicts import Verdict
@@ -131,3 +132,35 @@ def test_module_code_that_became_part_of_a_definition_is_found_at_its_lines(lib)
     assert result.verdict is Verdict.CHANGED
     assert (result.current_start_line, result.current_end_line) == (8, 9)
     assert "its code is as indexed" in result.reason
+
+
+# -- index --------------------------------------------------------------------------------------
+def test_a_block_added_above_module_blocks_restamps_them_under_their_new_names(store_env, lib):
+    lib.write("values.py", BIG).commit("values")
+    run(lib)
+    before = {r.start_line: r for r in records(lib) if r.symbol == "<module>"}
+    lib.write("values.py", BIG_ABOVE).commit("limit above")
+    summary = run(lib)
+    assert summary["chunks_tombstoned"] == 0 and summary["chunks_updated"] == 0
+    assert summary["chunks_added"] == summary["embeddings_computed"] == 2  # LIMIT, zero
+    after = {r.id: r for r in records(lib)}
+    for start, part in before.items():
+        now = after[part.id]
+        assert now.status == "live" and now.symbol == "<module>#2"
+        assert now.start_line == start + 7 and now.text == part.text
+
+
+def test_a_removed_module_block_is_tombstoned_and_the_next_one_keeps_its_id(store_env, lib):
+    lib.write("blocks.py", BLOCKS).commit("blocks")
+    run(lib)
+    before = {r.symbol: r for r in records(lib)}
+    removed_in = lib.write("blocks.py", BLOCKS.replace('CACHE = {}\nNAMES = ["a", "b"]\n', ""))\
+        .commit("drop the tables")
+    run(lib)
+    after = {r.id: r for r in records(lib)}
+    cache = after[before["<module>#2"].id]
+    assert cache.status == "tombstoned" and cache.tombstoned_in == removed_in
+    assert cache.text.startswith("CACHE = {}")
+    exported = after[before["<module>#3"].id]
+    assert exported.status == "live" and exported.symbol == "<module>#2"
+    assert exported.text == '__all__ = ["first", "second"]'
