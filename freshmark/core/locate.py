@@ -5,9 +5,13 @@ redefinition), can leave the units of a file and still exist (moved under an ``i
 a ``try``), and module-level blocks carry positional names (``<module>#2``) that shift as
 soon as code is added or removed above them. So a symbol is looked for in this order:
 
-1. module-level code (``<module>``, ``<module>#N``): the block of today's file that keeps most
-   of its lines, at least ``KEPT_SHARE`` of them (the closest one on a tie), never by
-   its positional name;
+1. module-level code (``<module>``, ``<module>#N``), never by its positional name (it only
+   counts blocks: one line added above renumbers every block below): the block of today's
+   file that keeps most of its lines, at least ``KEPT_SHARE`` of them (the closest one on a
+   tie; one part of a split block is then its own lines there); else its lines as they
+   were anywhere in the file; else (``nearest``) the block its block became when the
+   blocks of the file as indexed and today's are paired (``pair_in_place``: none when it
+   was removed), or the closest block when that file is not at hand;
 2. a named symbol among the units: the one span of that name, else the span whose lines are
    the indexed text, else the one with its signature, else (the file as indexed at hand) the
    one its definition became when a name's definitions before and today are paired
@@ -26,8 +30,10 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 
 from freshmark.core.chunking import MODULE_SYMBOL, FileSymbols, split_lines
+from freshmark.core.chunking.assemble import first_code_line
 from freshmark.core.chunking.model import CONTAINER_KINDS
 from freshmark.core.stamp import ChunkRecord
 
@@ -48,9 +54,12 @@ def line_similarity(old_text: str, new_text: str) -> float:
     Written here rather than with ``difflib``: order does not matter for "is this code still
     there", and counting lines is linear where a sequence match is quadratic.
     """
-    old, new = _line_counts(old_text), _line_counts(new_text)
-    longest = max(sum(old.values()), sum(new.values()))
-    return sum((old & new).values()) / longest if longest else 1.0
+    return _similarity(_line_counts(old_text), _line_counts(new_text))
+
+
+def _similarity(old: Counter[str], new: Counter[str]) -> float:
+    longest = max(old.total(), new.total())
+    return (old & new).total() / longest if longest else 1.0
 
 
 def lines_kept(old_text: str, new_text: str) -> float:
@@ -65,13 +74,14 @@ def is_module_code(symbol: str) -> bool:
 
 
 def locate(record: ChunkRecord, symbols: FileSymbols,
-           indexed: Callable[[], FileSymbols | None] | None = None) -> Span | None:
+           indexed: Callable[[], FileSymbols | None] | None = None,
+           nearest: bool = True) -> Span | None:
     """Lines of ``record``'s code in today's file, or None when it is gone (see the module
     docstring for the order). ``indexed`` gives the file as it was indexed (read only when
     needed): it tells which of a name's several definitions (overloads) the record was, and
-    whether that one is gone."""
+    whether that one is gone. Without ``nearest``, module code is found by its lines only."""
     if is_module_code(record.symbol):
-        return _block(record, symbols)
+        return _module_code(record, symbols, indexed, nearest)
     spans = symbols.units.get(record.symbol) or symbols.nested().get(record.symbol)
     if not spans:
         return None
@@ -81,26 +91,38 @@ def locate(record: ChunkRecord, symbols: FileSymbols,
 
 def _own_part(record: ChunkRecord, span: Span, symbols: FileSymbols,
               indexed: Callable[[], FileSymbols | None] | None) -> Span:
-    """Where one part of a split definition (SPEC §5) is inside the definition today: its
-    own lines, found as they were; else the whole definition, to be read again. A whole
-    definition that grew is not a part: the file as indexed tells them apart, read only when
+    """Where one part of a split definition or block (SPEC §5) is inside the definition or
+    block today: its own lines, found as they were; else the whole, to be read again. A
+    whole one that grew is not a part: the file as indexed tells them apart, read only when
     the definition today is longer than the record."""
     own = record.own_text.splitlines()
     if not own or span[1] - span[0] + 1 <= len(own) or indexed is None:
         return span
     before = indexed()
     whole = (record.start_line, record.end_line)
-    if before is None or not any(start <= whole[0] and whole[1] <= end and (start, end) != whole
-                                 for start, end in _spans_of(before, record.symbol)):
+    wholes = (before.blocks if is_module_code(record.symbol) else
+              _spans_of(before, record.symbol)) if before is not None else []
+    if not any(start <= whole[0] and whole[1] <= end and (start, end) != whole
+               for start, end in wholes):
         return span
+    return _verbatim(own, record.start_line, symbols, span) or span
+
+
+def _verbatim(own: list[str], near: int, symbols: FileSymbols,
+              within: Span | None = None) -> Span | None:
+    """Where the lines ``own`` are as they were (trailing blanks aside) in today's file, or
+    only ``within`` a span of it; the start closest to ``near`` when there are several."""
     wanted = [line.rstrip() for line in own]
-    today = [line.rstrip() for line in symbols.lines[span[0] - 1 : span[1]]]
-    starts = [i for i in range(len(today) - len(wanted) + 1)
-              if today[i : i + len(wanted)] == wanted]
+    first, last = within or (1, len(symbols.lines))
+    today = [line.rstrip() for line in symbols.lines[first - 1 : last]]
+    if not wanted:
+        return None
+    starts = [first + i for i in range(len(today) - len(wanted) + 1)
+              if today[i] == wanted[0] and today[i : i + len(wanted)] == wanted]
     if not starts:
-        return span
-    first = min(starts, key=lambda i: abs(span[0] + i - record.start_line))
-    return span[0] + first, span[0] + first + len(wanted) - 1
+        return None
+    start = min(starts, key=lambda line: abs(line - near))
+    return start, start + len(wanted) - 1
 
 
 def _pick(record: ChunkRecord, spans: list[Span], symbols: FileSymbols,
@@ -151,10 +173,19 @@ class Piece:
     def same_code(self, other: Piece) -> bool:
         if self.digest and other.digest:
             return self.digest == other.digest
-        return bool(self.text.strip()) and self.text.strip() == other.text.strip()
+        return bool(self._code) and self._code == other._code
 
     def lines_in_common(self, other: Piece) -> float:
-        return line_similarity(self.text, other.text) if self.text and other.text else 0.0
+        return _similarity(self._lines, other._lines) if self.text and other.text else 0.0
+
+    # Worked out once per piece: pairing compares each one with every one of the other side.
+    @cached_property
+    def _code(self) -> str:
+        return self.text.strip()
+
+    @cached_property
+    def _lines(self) -> Counter[str]:
+        return _line_counts(self.text)
 
 
 def pair_pieces(old: Sequence[Piece], new: Sequence[Piece]) -> dict[int, int]:
@@ -178,6 +209,44 @@ def pair_pieces(old: Sequence[Piece], new: Sequence[Piece]) -> dict[int, int]:
             if i not in pairs and j not in pairs.values():
                 pairs[i] = j
     return pairs
+
+
+def pair_in_place(old: Sequence[Piece], new: Sequence[Piece], old_places: Sequence[object],
+                  new_places: Sequence[object]) -> dict[int, int]:
+    """``pair_pieces``, then each one left before with the one left today in the same place
+    (the n-th module block, a positional name's n-th part): module code has no name to tell
+    an edited block from another, so where its lines do not pair it its place does."""
+    pairs = pair_pieces(old, new)
+    left = {place: j for j, place in enumerate(new_places) if j not in pairs.values()}
+    for i, place in enumerate(old_places):
+        if i not in pairs and place in left:
+            pairs[i] = left.pop(place)
+    return pairs
+
+
+def _module_code(record: ChunkRecord, symbols: FileSymbols,
+                 indexed: Callable[[], FileSymbols | None] | None, nearest: bool) -> Span | None:
+    """Module code today by its lines (see the module docstring, step 1)."""
+    span = _block(record, symbols)
+    if span is not None:
+        return _own_part(record, span, symbols, indexed)
+    span = _verbatim(record.own_text.splitlines(), record.start_line, symbols)
+    if span is not None or not nearest or not symbols.blocks:
+        return span
+    before = indexed() if indexed is not None else None
+    mine = [i for i, (start, end) in enumerate(before.blocks)
+            if start <= record.start_line <= end] if before is not None else []
+    if before is None or not mine:
+        return min(symbols.blocks, key=lambda block: abs(block[0] - record.start_line))
+    pairs = pair_in_place([_block_piece(before, block) for block in before.blocks],
+                          [_block_piece(symbols, block) for block in symbols.blocks],
+                          range(len(before.blocks)), range(len(symbols.blocks)))
+    return symbols.blocks[pairs[mine[0]]] if mine[0] in pairs else None
+
+
+def _block_piece(symbols: FileSymbols, span: Span) -> Piece:
+    text = symbols.text_of(span)
+    return Piece(span[0], first_code_line(text.splitlines()), text=text)
 
 
 def _block(record: ChunkRecord, symbols: FileSymbols) -> Span | None:

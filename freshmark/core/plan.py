@@ -7,12 +7,14 @@ change twice gives the same writes (a re-run after a crash is a no-op or finishe
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from freshmark.core.chunking.model import MODULE_SYMBOL
 from freshmark.core.embed_text import vector_key
-from freshmark.core.locate import Piece, pair_pieces
+from freshmark.core.locate import Piece, is_module_code, pair_in_place, pair_pieces
 from freshmark.core.stamp import (
     LIVE,
     TOMBSTONED,
@@ -30,6 +32,7 @@ _RESTAMP_FIELDS = (
     "content_sha256",
     "start_line",
     "end_line",
+    "symbol",
     "signature",
     "kind",
     "file_kind",
@@ -174,14 +177,19 @@ def keep_ids(existing: Sequence[ChunkRecord], fresh: Sequence[ChunkRecord]) -> N
     text, then the same signature: a changed signature is another overload). An ordinal alone
     shifts when one of them is removed: the removed overload's id would take the next one's
     code and the last one be tombstoned, a false history on both. One that continues none
-    gets an id no stored chunk holds, so a stored one left unpaired is tombstoned as itself."""
+    gets an id no stored chunk holds, so a stored one left unpaired is tombstoned as itself.
+
+    Module code (``<module>``, ``<module>#N``) is one group: a positional name only counts
+    blocks, so a line added above renumbers every block below it. A block keeps the id of
+    the stored one with its text (re-stamped under its new name, not tombstoned and added
+    again), else of the one in its place (``pair_in_place``: the same name and part)."""
     live: dict[str, list[ChunkRecord]] = {}
     for record in existing:
         if record.status == LIVE:
-            live.setdefault(record.symbol, []).append(record)
+            live.setdefault(_group(record.symbol), []).append(record)
     fresh_by_symbol: dict[str, list[ChunkRecord]] = {}
     for record in fresh:
-        fresh_by_symbol.setdefault(record.symbol, []).append(record)
+        fresh_by_symbol.setdefault(_group(record.symbol), []).append(record)
     taken = {record.id for record in existing}
     for symbol, group in fresh_by_symbol.items():
         before = live.get(symbol, [])
@@ -189,18 +197,35 @@ def keep_ids(existing: Sequence[ChunkRecord], fresh: Sequence[ChunkRecord]) -> N
             if before:  # one definition then and now: the same, whatever changed in it
                 group[0].id = before[0].id
             continue
-        pairs = pair_pieces([_piece(r) for r in before], [_piece(r) for r in group])
+        old, new = [_piece(r) for r in before], [_piece(r) for r in group]
+        pairs = pair_in_place(old, new, _places(before), _places(group)) \
+            if is_module_code(symbol) else pair_pieces(old, new)
         continued = {new_index: before[old_index].id for old_index, new_index in pairs.items()}
         used = taken | set(continued.values())
-        ordinal = 0
         for index, record in enumerate(group):
             if index in continued:
                 record.id = continued[index]
                 continue
-            while chunk_id(record.path, symbol, ordinal) in used:
+            ordinal = 0
+            while chunk_id(record.path, record.symbol, ordinal) in used:
                 ordinal += 1
-            record.id = chunk_id(record.path, symbol, ordinal)
+            record.id = chunk_id(record.path, record.symbol, ordinal)
             used.add(record.id)
+
+
+def _group(symbol: str) -> str:
+    return MODULE_SYMBOL if is_module_code(symbol) else symbol
+
+
+def _places(records: Sequence[ChunkRecord]) -> list[tuple[str, int]]:
+    """Each record's name and its ordinal among the records of that name in file order."""
+    places: dict[int, tuple[str, int]] = {}
+    seen: Counter[str] = Counter()
+    for index in sorted(range(len(records)), key=lambda i: records[i].start_line):
+        symbol = records[index].symbol
+        places[index] = (symbol, seen[symbol])
+        seen[symbol] += 1
+    return [places[index] for index in range(len(records))]
 
 
 def _piece(record: ChunkRecord) -> Piece:

@@ -4,7 +4,8 @@ Checks run cheapest first and stop at the first answer:
 
 1. metadata: a mandatory stamp field missing -> ``unverifiable`` (a clue, not evidence);
 2. file kind: generated, backup, fixture, vendored -> ``excluded``, with why;
-3. tombstone: ``historical`` (deleted in X, renamed to Y in X, symbol gone in X);
+3. tombstone: ``historical`` (deleted in X, renamed to Y in X, symbol gone in X), but module
+   code whose lines are still in its file goes on (its positional name is no identity);
 4. version: stamp ``commit`` equal to the target head -> ``current`` with no git or file read
    at all (``Verifier.git_reads`` stays unchanged, which the tests and the benchmark check);
    otherwise one tree lookup of ``path`` at the head against the stamped ``blob_sha``:
@@ -33,8 +34,7 @@ from freshmark.core.chunking import (
     FileSymbols,
     file_symbols,
     line_count,
-    split_lines,
-    symbol_spans,
+    line_slice,
 )
 from freshmark.core.classify import decode_text
 from freshmark.core.config import DEFAULT_MAX_FILE_BYTES
@@ -67,20 +67,6 @@ def resolve_target(repo: GitRepo, branch: str | None, worktree: bool) -> Target:
             f"not {branch!r}; check it out or drop --worktree"
         )
     return Target(checked_out, repo.branch_head(checked_out), worktree=True)
-
-
-def locate_symbol(path: str, text: str, symbol: str) -> tuple[int, int] | None:
-    """1-based inclusive lines of ``symbol`` in ``text`` (today's file), or None if it is gone."""
-    return symbol_spans(path, text).get(symbol)
-
-
-def _line_slice(text: str, start_line: int, end_line: int) -> str:
-    """Lines ``start_line``..``end_line`` as the chunker numbers and stores them: split at
-    ``\n`` only (a form feed or a lone ``\r`` is no line end to tree-sitter), a CRLF file's
-    ``\r`` dropped; with their newline unless they end the text."""
-    lines = split_lines(text)
-    piece = "\n".join(lines[start_line - 1 : end_line])
-    return piece + "\n" if end_line < len(lines) else piece
 
 
 class Verifier:
@@ -182,15 +168,17 @@ class Verifier:
     # -- verification ----------------------------------------------------------------------------
     def verify(self, record: ChunkRecord) -> Verification:
         """The verdict on one stamped chunk (see the module docstring for the order)."""
-        early = self._metadata_kind_tombstone(record)
+        early = self._metadata_kind(record)
         if early is not None:
             return early
         try:
+            if record.status == TOMBSTONED:
+                return self._tombstoned(record)
             return self._version_content_symbol(record)
         except UnsafePath as exc:  # that file's result is labelled; the others are answered
             return Verification(Verdict.UNVERIFIABLE, f"refused: {exc}")
 
-    def _metadata_kind_tombstone(self, record: ChunkRecord) -> Verification | None:
+    def _metadata_kind(self, record: ChunkRecord) -> Verification | None:
         # getattr, not record.stamp(): this runs per result on the fast path. from_metadata
         # fills absent line numbers with 0, which is missing too.
         missing = [n for n in MANDATORY_FIELDS if getattr(record, n) in (None, "")]
@@ -204,9 +192,20 @@ class Verifier:
         if record.is_excluded_kind:
             why = EXCLUSION_REASONS.get(record.file_kind, record.file_kind)
             return Verification(Verdict.EXCLUDED, why)
-        if record.status == TOMBSTONED:
-            return Verification(Verdict.HISTORICAL, self._tombstone_reason(record))
         return None
+
+    def _tombstoned(self, record: ChunkRecord) -> Verification:
+        """``historical``; but module code tombstoned for a positional name that moved on (an
+        index run before blocks were paired by their lines) is ``changed`` where its lines
+        are today, found by them alone, when that place is no longer its name's."""
+        if is_module_code(record.symbol) and record.kind != WINDOW_KIND and \
+                not record.successor and self.current_bytes(record.path) is not None:
+            alive = self._version_content_symbol(record, nearest=False)
+            if alive.verdict is Verdict.CHANGED:
+                named = self._symbols[record.path].first_spans().get(record.symbol)
+                if not named or not named[0] <= (alive.current_start_line or 0) <= named[1]:
+                    return alive
+        return Verification(Verdict.HISTORICAL, self._tombstone_reason(record))
 
     def _tombstone_reason(self, record: ChunkRecord) -> str:
         if not record.tombstoned_in:
@@ -241,7 +240,7 @@ class Verifier:
             text = self._moves.text(blob_sha) if blob_sha else None
             if text is None or record.kind == WINDOW_KIND or locate(
                     record, file_symbols(record.path, text),
-                    lambda: self._indexed_symbols(record)) is None:
+                    lambda: self._indexed_symbols(record), nearest=False) is None:
                 return commit
         return None
 
@@ -251,17 +250,17 @@ class Verifier:
             text = self.current_text(record.successor or "")
         except PermanentError:  # an unsafe successor path, or a damaged repository
             return ""
-        span = locate_symbol(record.successor or "", text, record.symbol) if text else None
+        span = self._locate(record, record.successor or "", text, nearest=False) if text else None
         return f"; {record.symbol} is now at {record.successor}#L{span[0]}-L{span[1]}" \
             if span else ""
 
-    def _version_content_symbol(self, record: ChunkRecord) -> Verification:
+    def _version_content_symbol(self, record: ChunkRecord, nearest: bool = True) -> Verification:
         target = self.target
         at_head = record.commit == target.head
         if at_head and not target.worktree:
             return Verification(Verdict.CURRENT, f"indexed at the head of {target.label}")
         if target.worktree:
-            return self._against_worktree(record, at_head)
+            return self._against_worktree(record, at_head, nearest)
         blob = self.blob_at_head(record.path)
         if blob is None:
             return self._absent(record)
@@ -271,9 +270,9 @@ class Verifier:
                 f"indexed at {short(record.commit)}, file unchanged since (blob matches at "
                 f"{target.label})",
             )
-        return self._symbol_step(record, f"file changed since {short(record.commit)}")
+        return self._symbol_step(record, f"file changed since {short(record.commit)}", nearest)
 
-    def _against_worktree(self, record: ChunkRecord, at_head: bool) -> Verification:
+    def _against_worktree(self, record: ChunkRecord, at_head: bool, nearest: bool) -> Verification:
         target = self.target
         path = safe_relpath(record.path)
         if not self._is_dirty(path):
@@ -285,7 +284,8 @@ class Verifier:
             if blob == record.blob_sha:
                 return Verification(Verdict.OLDER_IDENTICAL,
                                     f"indexed at {short(record.commit)}, file unchanged since")
-            return self._symbol_step(record, f"file changed since {short(record.commit)}")
+            return self._symbol_step(record, f"file changed since {short(record.commit)}",
+                                     nearest)
         data = self.current_bytes(path)
         if data is None and path in self._worktree_moves:  # an uncommitted ``git mv``
             new_path = self._worktree_moves[path]
@@ -300,7 +300,7 @@ class Verifier:
         if hashlib.sha256(data).hexdigest() == record.content_sha256:
             verdict = Verdict.CURRENT if at_head else Verdict.OLDER_IDENTICAL
             return Verification(verdict, "hash matches the file on disk")
-        return self._symbol_step(record, "file edited in the work tree since indexing")
+        return self._symbol_step(record, "file edited in the work tree since indexing", nearest)
 
     def _absent(self, record: ChunkRecord) -> Verification:
         before = self._moves.reads
@@ -369,14 +369,15 @@ class Verifier:
             return self.current_text(move.new_path)
         return self._moves.text(move.new_blob)
 
-    def _locate(self, record: ChunkRecord, path: str, text: str) -> tuple[int, int] | None:
+    def _locate(self, record: ChunkRecord, path: str, text: str,
+                nearest: bool = True) -> tuple[int, int] | None:
         if record.kind == WINDOW_KIND:  # text without symbols: follow the line range
             last_line = line_count(text)
             return (record.start_line, min(record.end_line, last_line)) \
                 if record.start_line <= last_line else None
         if path not in self._symbols:
             self._symbols[path] = file_symbols(path, text)
-        return locate(record, self._symbols[path], lambda: self._indexed_symbols(record))
+        return locate(record, self._symbols[path], lambda: self._indexed_symbols(record), nearest)
 
     def _indexed_symbols(self, record: ChunkRecord) -> FileSymbols | None:
         """The file as the record was indexed from (its blob), parsed once per blob; asked for
@@ -389,14 +390,14 @@ class Verifier:
             self._indexed[record.blob_sha] = file_symbols(record.path, text) if text else None
         return self._indexed[record.blob_sha]
 
-    def _symbol_step(self, record: ChunkRecord, changed_why: str) -> Verification:
+    def _symbol_step(self, record: ChunkRecord, changed_why: str, nearest: bool) -> Verification:
         text = self.current_text(record.path)
         if text is None:
             if self.current_bytes(record.path) is None:
                 return self._absent(record)
             return Verification(Verdict.HISTORICAL,
                                 f"{changed_why}; the file is binary now, the symbol is gone")
-        span = self._locate(record, record.path, text)
+        span = self._locate(record, record.path, text, nearest)
         if span is None:
             return Verification(Verdict.HISTORICAL,
                                 f"{changed_why}; {self._gone(record)} in {record.path}")
@@ -419,7 +420,7 @@ class Verifier:
         shifted = (start, end) != (record.start_line, record.end_line)
         where = f"now at L{start}-L{end}" + (
             f" (was L{record.start_line}-L{record.end_line})" if shifted else "")
-        current = _line_slice(text, start, end)
+        current = line_slice(text, start, end)
         # The file changed elsewhere: say so, so the lines below need no second reading.
         advice = "its code is as indexed" if as_indexed(
             record, current, lambda: self._indexed_symbols(record)) \

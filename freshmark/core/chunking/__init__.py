@@ -82,6 +82,15 @@ def split_lines(text: str) -> list[str]:
     return lines
 
 
+def line_slice(text: str, start_line: int, end_line: int) -> str:
+    """Lines ``start_line``..``end_line`` as the chunker numbers and stores them: split at
+    ``\n`` only (a form feed or a lone ``\r`` is no line end to tree-sitter), a CRLF file's
+    ``\r`` dropped; with their newline unless they end the text."""
+    lines = split_lines(text)
+    piece = "\n".join(lines[start_line - 1 : end_line])
+    return piece + "\n" if end_line < len(lines) else piece
+
+
 def line_count(text: str) -> int:
     """Lines of ``text`` as tree-sitter numbers them (a final newline ends the last one)."""
     return len(split_lines(text)) - text.endswith("\n")
