@@ -19,7 +19,8 @@ by name alone (inferred, seed 004 template C).
 
 Two markers, which the header explains to the model: ``[MISSING]`` only for evidence that was
 looked for and is not there (no current code matches the query, or a question in words whose
-recalled code is all far from it: its nearest code follows at low confidence); ``[LEFT OUT]``
+recalled code is all far from it: the line comes first and its nearest code follows, at low
+confidence with everything that serves it); ``[LEFT OUT]``
 for verified material that exists but did not fit the budget (or was shown only in a smaller
 form), so a model never reads a budget cut as absent code. Deleted code is never named as missing: a
 historical reference that does not fit is a ``[LEFT OUT]`` line that says it is history.
@@ -108,9 +109,14 @@ class ContextSlice:
     left_out: list[str] = field(default_factory=list)  # [LEFT OUT]: cut for the budget
 
     def text(self) -> str:
+        """The header, the [MISSING] lines (each says what the sections after it are: the
+        nearest code of a far question, or the history that alone matches), the sections,
+        then the [LEFT OUT] lines."""
         ordered = sorted(self.sections, key=lambda s: _GROUP_ORDER.get(s.role, 9))
-        parts = [self.header, *(s.render() for s in ordered)]
-        parts.extend("\n".join(lines) for lines in (self.missing, self.left_out) if lines)
+        parts = [self.header, *(["\n".join(self.missing)] if self.missing else []),
+                 *(s.render() for s in ordered)]
+        if self.left_out:
+            parts.append("\n".join(self.left_out))
         return "\n\n".join(parts) + "\n"
 
     @property
@@ -292,12 +298,12 @@ def far_from_the_question(candidates: Sequence[Candidate]) -> float | None:
 
 
 def _lowered(sections: Sequence[Section]) -> None:
-    """The evidence sections (and their smaller forms) at low confidence."""
+    """The sections (and their smaller forms) at low confidence: the evidence, and what only
+    serves it (its imports, types, callers, module), which claims no more than it."""
     for section in sections:
         form: Section | None = section
         while form is not None:
-            if form.role in ("evidence", "module", "match", "candidate"):
-                form.confidence = "low"
+            form.confidence = "low"
             form = form.fallback
 
 
