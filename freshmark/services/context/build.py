@@ -53,9 +53,9 @@ from freshmark.core.request import DEFAULT_KINDS, LEVELS, ContextRequest, Search
 from freshmark.core.settings import Settings
 from freshmark.core.structure import declares_member, defined_in_text, looked_up, named_by
 from freshmark.core.verdicts import Verdict, short
+from freshmark.services.context.levels import LEVEL_BUILDERS
 from freshmark.services.context.slices import (
     EVIDENCE_VERDICTS,
-    LEVEL_BUILDERS,
     Section,
     SliceBuilder,
     is_secondary,
