@@ -175,6 +175,8 @@ def fit(slice_: ContextSlice, candidates: list[Section]) -> None:
         if chosen is section:
             continue
         line = _left_out_line(section, left_out_reason(section, chosen, budget))
+        if line in slice_.left_out:  # the same definition reached twice (two of its parts)
+            continue
         slice_.left_out.append(line)
         if slice_.used_tokens > budget:
             slice_.left_out.pop()
@@ -214,11 +216,13 @@ def _hand_back_the_reserve(slice_: ContextSlice, cut: list[tuple[int, Section, s
 
 
 def _already_shown(slice_: ContextSlice, section: Section) -> bool:
-    """A related symbol already in the slice: the same symbol, or lines another section shows
-    (e.g. in its breathing room)."""
+    """A related symbol already in the slice: the same definition (same symbol, lines that
+    overlap: another overload is another definition), or lines another section shows (e.g.
+    in its breathing room)."""
     if section.role not in _SKIPPABLE_ROLES:
         return False
     return any((s.path, s.symbol) == (section.path, section.symbol)
+               and s.start_line <= section.end_line and section.start_line <= s.end_line
                or s.covers(section.path, section.start_line, section.end_line)
                for s in slice_.sections)
 

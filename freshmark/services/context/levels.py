@@ -99,7 +99,7 @@ def _walk(graph: SymbolGraph, start: str) -> list[tuple[str, bool, int, str]]:
 def _level_3(builder: SliceBuilder, primary: VerifiedResult) -> list[Section]:
     out = _symbol_and_boundary(builder, primary)
     graph = builder.graph
-    start = graph.find(primary.record.path, primary.record.symbol)
+    start = graph.node_of(primary.record)
     if start is None:
         return out
     reached = _walk(graph, start)

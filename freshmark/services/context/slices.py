@@ -17,10 +17,17 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from freshmark.core.chunking import FileSymbols, chunk_text, file_symbols, line_count, split_lines
+from freshmark.core.chunking import (
+    Chunk,
+    FileSymbols,
+    chunk_text,
+    file_symbols,
+    line_count,
+    split_lines,
+)
 from freshmark.core.citation import Citation, cite, elides_members
 from freshmark.core.errors import UnsafePath
-from freshmark.core.stamp import ChunkRecord
+from freshmark.core.stamp import ChunkRecord, own_name
 from freshmark.core.verdicts import Verdict
 from freshmark.services.context.imports import (
     IMPORT_KEPT_MAX_LINES,
@@ -125,9 +132,8 @@ class SliceBuilder:
         self.results = results
         self.graph = graph
         self.verifier = opened.verifier
-        self._chunks: dict[str, dict[str, Any]] = {}
+        self._chunks: dict[str, list[Chunk]] = {}
         self._symbols: dict[str, FileSymbols] = {}
-        self._spans: dict[str, dict[str, tuple[int, int]]] = {}
 
     # -- today's files -----------------------------------------------------------------------------
     def today(self, path: str) -> str | None:
@@ -138,15 +144,52 @@ class SliceBuilder:
         except UnsafePath:
             return None
 
-    def today_chunks(self, path: str) -> dict[str, Any]:
-        """Today's chunks of ``path`` by symbol (first part), re-chunked from the current text."""
+    def today_chunks(self, path: str) -> list[Chunk]:
+        """Today's chunks of ``path`` (every part, in line order), re-chunked from the current
+        text."""
         if path not in self._chunks:
-            text = self.today(path) or ""
-            by_symbol: dict[str, Any] = {}
-            for chunk in chunk_text(path, text):
-                by_symbol.setdefault(chunk.symbol, chunk)
-            self._chunks[path] = by_symbol
+            self._chunks[path] = chunk_text(path, self.today(path) or "")
         return self._chunks[path]
+
+    def today_definition(self, path: str, symbol: str, line: int, callee: str = ""
+                         ) -> tuple[Chunk, tuple[int, int]] | None:
+        """Today's definition of ``symbol`` in ``path``: its first chunk and its whole span.
+        Of a name defined more than once (overloads), the one whose lines hold ``line``
+        (where the record's code is today) and, for a caller, whose chunks reference
+        ``callee``; else one that references it, else the one holding ``line``, else the
+        first."""
+        symbols = self.today_symbols(path)
+        spans = symbols.units.get(symbol) or \
+            [span for span in [symbols.first_spans().get(symbol)] if span is not None]
+        chunks = [c for c in self.today_chunks(path) if c.symbol == symbol]
+        found = []
+        for start, end in spans:
+            own = [c for c in chunks if start <= c.start_line <= end]
+            if own:
+                found.append((own, (start, end)))
+        if not found:
+            return None
+
+        def holds(d: tuple[list[Chunk], tuple[int, int]]) -> bool:
+            return d[1][0] <= line <= d[1][1]
+
+        def calls(d: tuple[list[Chunk], tuple[int, int]]) -> bool:
+            return not callee or any(callee in c.references for c in d[0])
+
+        for wanted in (lambda d: holds(d) and calls(d), calls, holds):
+            matching = [d for d in found if wanted(d)]
+            if matching:
+                return matching[0][0][0], matching[0][1]
+        return found[0][0][0], found[0][1]
+
+    def definition_key(self, path: str, symbol: str, line: int) -> tuple[str, str, int]:
+        """Which definition of ``symbol`` line ``line`` is in: (path, symbol, its first line
+        today), so two overloads are two and two parts of one definition one (0: a name no
+        unit defines)."""
+        for start, end in self.today_symbols(path).units.get(symbol, []):
+            if start <= line <= end:
+                return path, symbol, start
+        return path, symbol, 0
 
     def region_citation(self, path: str, start: int, end: int, label: str,
                         how: str = "read from today's file") -> Citation:
@@ -216,24 +259,23 @@ class SliceBuilder:
             self._symbols[path] = file_symbols(path, self.today(path) or "")
         return self._symbols[path]
 
-    def today_spans(self, path: str) -> dict[str, tuple[int, int]]:
-        if path not in self._spans:
-            self._spans[path] = self.today_symbols(path).first_spans()
-        return self._spans[path]
-
     def live_section(self, record: ChunkRecord, role: str, confidence: str, note: str,
-                     signature_only: bool) -> Section | None:
+                     signature_only: bool, callee: str = "") -> Section | None:
         """A related symbol read from today's file; None if it is not usable any more.
 
         Functions come as their exact lines (numbered); types as their outline with member
         bodies elided (a Go struct, whose members have none, as its lines); callers as their
-        signature only.
+        signature only, that of the overload that references ``callee``.
         """
         verification = self.verifier.verify(record)
-        chunk = self.today_chunks(record.path).get(record.symbol)
-        span = self.today_spans(record.path).get(record.symbol)
-        if verification.verdict not in EVIDENCE_VERDICTS or chunk is None or span is None:
+        if verification.verdict not in EVIDENCE_VERDICTS:
             return None
+        found = self.today_definition(
+            record.path, record.symbol,
+            verification.current_start_line or record.start_line, callee)
+        if found is None:
+            return None
+        chunk, span = found
         head_date = self.verifier.head_date() if verification.verdict is Verdict.CHANGED else None
         start, end = span
         citation = cite(record, verification, self.opened.target, head_date,
@@ -275,7 +317,7 @@ class SliceBuilder:
         return out
 
     def caller_sections(self, primary: VerifiedResult) -> list[Section]:
-        node_id = self.graph.find(primary.record.path, primary.record.symbol)
+        node_id = self.graph.node_of(primary.record)
         if node_id is None:
             return []
         edges = sorted(self.graph.callers(node_id), key=lambda e: not e.confirmed)
@@ -284,7 +326,8 @@ class SliceBuilder:
             caller = self.graph.nodes[edge.caller]
             confidence, how = ("high", "direct caller (graph-confirmed)") if edge.confirmed \
                 else ("medium", "direct caller (name match only)")
-            section = self.live_section(caller, "caller", confidence, how, signature_only=True)
+            section = self.live_section(caller, "caller", confidence, how, signature_only=True,
+                                        callee=own_name(primary.record.symbol))
             if section is not None:
                 out.append(section)
         return out
@@ -299,7 +342,8 @@ class SliceBuilder:
                        language)
 
     def signature_digest(self, path: str, role: str, language: str, note: str) -> Section | None:
-        chunks = [c for c in self.today_chunks(path).values() if c.kind not in ("block", "window")]
+        chunks = [c for c in self.today_chunks(path)
+                  if c.kind not in ("block", "window") and c.part <= 1]  # overloads too
         if not chunks:
             return None
         body = "\n".join(f"L{c.start_line}-L{c.end_line}  {c.signature}" for c in chunks)
@@ -324,13 +368,13 @@ class SliceBuilder:
                            evidence: list[VerifiedResult]) -> list[Section]:
         """Other verified matches: their code, or a pointer (one line) when it does not fit."""
         whole_files = {s.path for s in taken if s.role in ("module", "dependency")}
-        skip = {(s.path, s.symbol) for s in taken}
+        skip = {self.definition_key(s.path, s.symbol, s.start_line) for s in taken}
         out: list[Section] = []
         for r in evidence:
-            key = (r.record.path, r.record.symbol)
             v = r.verification
             start = v.current_start_line or r.record.start_line
             end = v.current_end_line or r.record.end_line
+            key = self.definition_key(r.record.path, r.record.symbol, start)
             if key in skip or r.record.path in whole_files or any(
                     s.path == r.record.path and s.body_start and s.start_line <= end
                     and start <= s.shown_end for s in taken):
