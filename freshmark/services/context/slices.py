@@ -231,7 +231,7 @@ class SliceBuilder:
         symbol's section) names, so L1's budget goes to the symbol, not to 50 imports (None
         when it names none of them)."""
         text = self.today(path)
-        span = import_block(path, text) if text else None
+        span = import_block(path, text, language) if text else None
         if text is None or span is None:
             return None
         start, end = span
