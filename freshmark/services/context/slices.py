@@ -72,6 +72,8 @@ class Section:
     fallback: Section | None = None
     # A pointer's: the code it stands for, to say what showing it would take ("": none).
     stands_for: str = ""
+    # A signature's: the lines it is written on (its body is the signature on one line).
+    signature_lines: tuple[int, int] | None = None
 
     @property
     def shown_end(self) -> int:
@@ -107,9 +109,11 @@ class Section:
             "confidence": self.confidence, "verdict": self.verdict, "anchor": self.anchor,
             "note": self.note, "citation": self.citation.text() if self.citation else None,
             "text": self.body,
-            # The lines the body shows (breathing room included): what an answer may cite.
-            "shown_start": self.body_start or None,
-            "shown_end": self.shown_end if self.body_start else None,
+            # The lines the body shows (breathing room included; a signature's own lines):
+            # what an answer may cite.
+            "shown_start": self.body_start or (self.signature_lines or (None, None))[0],
+            "shown_end": self.shown_end if self.body_start
+            else (self.signature_lines or (None, None))[1],
         }
 
 
@@ -286,9 +290,12 @@ class SliceBuilder:
             citation = self.region_citation(record.path, start, end, record.symbol)
         verdict = str(verification.verdict)
         if signature_only:
+            lines = split_lines(self.today(record.path) or "")
             return Section(role, record.path, record.symbol, start, end, confidence, citation,
                            chunk.signature, 0, verdict, note + " (signature only)",
-                           record.language, stands_for=chunk.text)
+                           record.language, stands_for=chunk.text,
+                           signature_lines=signature_lines(lines, start, end, chunk.signature,
+                                                           own_name(record.symbol)))
         if elides_members(chunk.kind, chunk.text):
             return Section(role, record.path, record.symbol, start, end, confidence, citation,
                            chunk.text, 0, verdict, note + " (member bodies elided)",
@@ -412,6 +419,25 @@ def _breathing_end(lines: list[str], end: int, spans: Iterable[tuple[int, int]])
     while room > end and not lines[room - 1].strip():
         room -= 1
     return room
+
+
+def signature_lines(lines: list[str], start: int, end: int, signature: str, name: str
+                    ) -> tuple[int, int]:
+    """The lines of ``start..end`` a signature is written on: its words in order, spaced as
+    the source spaces them (its last word may be cut short: ``f(x)`` of ``f(x):``, or a long
+    signature's end), a leading word the source leaves out (Go's ``type``) allowed for; else
+    the first line naming ``name``, else ``start``."""
+    words = [(number, word) for number in range(start, min(end, len(lines)) + 1)
+             for word in lines[number - 1].split()]
+    for wanted in (signature.split(), signature.split()[1:]):
+        size = len(wanted)
+        for i in range(len(words) - size + 1):
+            found = [word for _, word in words[i : i + size]]
+            if size and found[:-1] == wanted[:-1] and found[-1].startswith(wanted[-1]):
+                return words[i][0], words[i + size - 1][0]
+    naming = re.compile(rf"(?<!\w){re.escape(name)}(?!\w)") if name else None
+    return next(((number, number) for number in range(start, min(end, len(lines)) + 1)
+                 if naming and naming.search(lines[number - 1])), (start, start))
 
 
 def is_secondary(path: str, file_kind: str = "source") -> bool:
