@@ -179,3 +179,22 @@ def test_missing_names_files_and_code_not_prose():
                            "RetryPolicy.backoff").missing
     assert line.paths == ("src/jobs/retry.py",)
     assert line.symbols == ("RetryPolicy.backoff",)
+
+
+def test_a_caller_shown_by_its_signature_serves_that_line_not_its_body(fm_home, make_repo,
+                                                                     tmp_path):
+    shop = build_shop(make_repo)
+    result = CliRunner().invoke(cli, ["context", "ensure_cancellable", "--repo",
+                                      str(shop.path), "--json"])
+    assert result.exit_code == 0, result.output
+    context_file = tmp_path / "ctx.json"
+    context_file.write_text(result.output)
+    (caller,) = [s for s in json.loads(result.output)["sections"] if s["role"] == "caller"]
+    assert caller["symbol"] == "OrderService.cancel_order" and "signature only" in caller["note"]
+    start, end = caller["start_line"], caller["end_line"]  # L12-L17: a docstring, 4 lines
+    assert (caller["shown_start"], caller["shown_end"]) == (start, start)
+    body, signature, whole = (f"[{SERVICE}:L{n}-L{m} | OrderService.cancel_order | high]"
+                              for n, m in ((start + 2, end - 1), (start, start), (start, end)))
+    _code, report = check(tmp_path, context_file, f"{body}\n{signature}\n{whole}")
+    assert [(r["in_slice"], r["problems"]) for r in report["references"]] == [
+        (False, ["lines not in the slice served"]), (True, []), (True, [])]

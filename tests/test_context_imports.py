@@ -164,3 +164,38 @@ def test_a_rust_group_binding_self_binds_the_module_not_every_method_taking_self
     assert kept_lines(block, "fn take(&mut self) -> Value { self.0 }", "rust") == []
     assert kept_lines(block, "fn show(f: &mut fmt::Formatter) {}", "rust") == [
         "use core::fmt::{self, Debug};"]
+
+
+GUIDE = ("Using an embedded target\n\nusing an embedded target keeps the build simple;\n"
+         "use the host toolchain otherwise, and require nothing else.\n\n## Steps\n\n"
+         "Flash the embedded target board.\n")
+
+
+def test_prose_that_reads_like_an_import_is_no_import_block():
+    assert import_block("docs/embedded.md", GUIDE) is None
+    assert import_block("docs/embedded.txt", "using System;\n\nclass A {}\n") is None
+    assert import_block("src/Program.cs", "using System;\n\nclass A {}\n") == (1, 1)
+
+
+def test_only_a_language_s_own_keywords_start_its_imports():
+    block = ["import os", "using System.Linq;", "use other::Thing;", "require 'set'"]
+    assert kept_lines(block, "def f(): return os.sep", "python") == ["import os"]
+    assert kept_lines(block, "int F() => 0;", "csharp") == ["using System.Linq;"]
+    assert kept_lines(block, "def f; end", "ruby") == ["require 'set'"]
+
+
+def test_a_markdown_match_gets_no_imports_section(fm_home, make_repo):
+    from search_fixtures import index
+
+    from freshmark.core.request import ContextRequest
+    from freshmark.core.settings import Settings
+    from freshmark.services.context.build import build_context
+
+    repo = make_repo("board")
+    repo.write("docs/embedded.md", GUIDE).write("board/run.py", "def run():\n    return 0\n")
+    repo.commit("board")
+    index(repo.path)
+    slice_ = build_context(ContextRequest.build("embedded target toolchain"),
+                           str(repo.path), settings=Settings.from_env())
+    assert [s.path for s in slice_.sections if s.role == "evidence"] == ["docs/embedded.md"]
+    assert not [s for s in slice_.sections if s.role == "imports"]

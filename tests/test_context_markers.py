@@ -108,12 +108,9 @@ def test_a_question_whose_recalled_code_is_all_far_from_it_is_told_so():
     assert far_from_the_question([_candidate(0.1, probability=False)]) is None
 
 
-def test_a_far_question_gets_a_missing_line_and_its_nearest_code_at_low_confidence(
-        fm_home, make_repo, monkeypatch):
+def _as_a_far_question(monkeypatch) -> None:
     from freshmark.services.context import build
 
-    shop = build_shop(make_repo)
-    index(shop.path)
     searched = build.hybrid_search
 
     def as_a_question(*args, **kwargs):  # the hashing tier's scores are no model's
@@ -124,7 +121,31 @@ def test_a_far_question_gets_a_missing_line_and_its_nearest_code_at_low_confiden
 
     monkeypatch.setattr(build, "hybrid_search", as_a_question)
     monkeypatch.setattr(build, "CLEAR_SIMILARITY", 1.01)
+
+
+def test_a_far_question_gets_a_missing_line_and_its_nearest_code_at_low_confidence(
+        fm_home, make_repo, monkeypatch):
+    shop = build_shop(make_repo)
+    index(shop.path)
+    _as_a_far_question(monkeypatch)
     slice_ = slice_for(shop.path, "how is an order cancelled")
     assert any("no current code clearly matches the query" in line for line in slice_.missing)
     evidence = [s for s in slice_.sections if s.role == "evidence"]
     assert evidence and all(s.confidence == "low" for s in evidence)
+
+
+def test_a_far_question_s_missing_line_comes_before_the_code_it_introduces_all_of_it_low(
+        fm_home, make_repo, monkeypatch):
+    shop = build_shop(make_repo)
+    index(shop.path)
+    _as_a_far_question(monkeypatch)
+    slice_ = slice_for(shop.path, "how is an order cancelled")
+    text = slice_.text()
+    (missing,) = marked(text, "[MISSING]")
+    assert "the code below is that nearest" in missing
+    first_section = min(text.index(s.anchor) for s in slice_.sections)
+    assert text.index(missing) < first_section
+    # Imports, types and callers only serve the low-confidence evidence: none claims more.
+    roles = {s.role for s in slice_.sections}
+    assert roles & {"imports", "type", "caller"}
+    assert {s.confidence for s in slice_.sections} == {"low"}

@@ -2,9 +2,10 @@
 lines of each file an answer may cite (``core/answers.py`` judges the answer against them).
 
 A section shows its numbered body (and its anchor); a trimmed section (imports) the lines it
-numbers itself; a section shown as a signature or an outline only its own definition, cited
-by its name (a member's body an outline elided was not shown); a pointer with no text
-nothing.
+numbers itself; a signature the lines it is written on, and its definition cited as a whole
+by its name, exactly as anchored (never some lines of its body, which was not shown); an
+outline its own definition, cited by its name (a member's body an outline elided was not
+shown); a pointer with no text nothing.
 """
 
 from __future__ import annotations
@@ -29,7 +30,8 @@ def short_name(symbol: str) -> str:
 class ServedSpan:
     """Lines of one file that a section of the slice put in front of the model; ``by_name``:
     only its definition as a whole was (a signature, an outline with its member bodies
-    elided), so only a reference naming it (``symbol``) may cite lines of it."""
+    elided), so only a reference naming it (``symbol``) may cite lines of it; ``whole``:
+    only all of them at once (a signature's definition, whose body was not shown)."""
 
     path: str
     first_line: int
@@ -37,10 +39,13 @@ class ServedSpan:
     symbol: str
     role: str
     by_name: bool = False
+    whole: bool = False
 
     def holds(self, path: str, start: int, end: int, symbol: str = "") -> bool:
         if self.by_name and short_name(symbol) != short_name(self.symbol):
             return False
+        if self.whole:
+            return (self.path, self.first_line, self.last_line) == (path, start, end)
         return self.path == path and self.first_line <= start and end <= self.last_line
 
 
@@ -85,9 +90,11 @@ def _mapping(value: Any) -> Mapping[str, Any]:
 
 
 def _spans_of(section: Any, number: int) -> list[ServedSpan]:
-    """What a section showed: its numbered lines (with its anchor); the lines its text numbers
-    itself (trimmed imports); else, when it has text (a signature, an outline), its anchor
-    cited by its own name; a pointer with no text shows nothing."""
+    """What a section showed: its numbered lines (with its anchor); a signature's lines (its
+    shown lines short of its anchor), with its anchor as a whole cited by its own name; the
+    lines its text numbers itself (trimmed imports); else, when it has text, its anchor cited
+    by its own name (an outline), as a whole (a signature of an older context, which does not
+    say its lines); a pointer with no text shows nothing."""
     if not isinstance(section, Mapping):
         raise BadInput(f"section {number} of the context is not an object")
     try:
@@ -97,18 +104,23 @@ def _spans_of(section: Any, number: int) -> list[ServedSpan]:
         shown_start = section.get("shown_start")
         shown_end = section.get("shown_end")
         text = str(section.get("text") or "")
+        note = str(section.get("note") or "")
     except (KeyError, TypeError, ValueError) as exc:
         raise BadInput(f"section {number} of the context has no usable path and lines") \
             from exc
     if isinstance(shown_start, int) and isinstance(shown_end, int) and shown_start > 0:
-        return [ServedSpan(path, start_line, end_line, symbol, role),
-                ServedSpan(path, shown_start, shown_end, symbol, role)]
+        shown = ServedSpan(path, shown_start, shown_end, symbol, role)
+        if shown_start <= start_line and end_line <= shown_end:
+            return [ServedSpan(path, start_line, end_line, symbol, role), shown]
+        return [shown, ServedSpan(path, start_line, end_line, symbol, role, by_name=True,
+                                  whole=True)]
     numbered = [int(m.group(1)) for m in _NUMBERED_LINE.finditer(text)]
     if numbered:
         return [ServedSpan(path, first, last, symbol, role) for first, last in _runs(numbered)]
     if not text.strip():
         return []
-    return [ServedSpan(path, start_line, end_line, symbol, role, by_name=True)]
+    return [ServedSpan(path, start_line, end_line, symbol, role, by_name=True,
+                       whole="(signature only)" in note)]
 
 
 def _runs(lines: Sequence[int]) -> list[tuple[int, int]]:

@@ -321,8 +321,10 @@ class ContextSectionModel(BaseModel):
     note: str
     citation: str | None
     text: str
-    shown_start: int | None = Field(None, description="First line the text shows (None: the "
-                                                      "section is a signature or call chain).")
+    shown_start: int | None = Field(None, description="First line the text shows (a "
+                                                      "signature: the lines it is written on; "
+                                                      "None: an outline, trimmed imports, a "
+                                                      "pointer or a call chain).")
     shown_end: int | None = Field(None, description="Last line the text shows (with "
                                                     "breathing room past end_line).")
 

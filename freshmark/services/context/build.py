@@ -19,10 +19,16 @@ by name alone (inferred, seed 004 template C).
 
 Two markers, which the header explains to the model: ``[MISSING]`` only for evidence that was
 looked for and is not there (no current code matches the query, or a question in words whose
-recalled code is all far from it: its nearest code follows at low confidence); ``[LEFT OUT]``
+recalled code is all far from it: the line comes first and its nearest code follows, at low
+confidence with everything that serves it); ``[LEFT OUT]``
 for verified material that exists but did not fit the budget (or was shown only in a smaller
 form), so a model never reads a budget cut as absent code. Deleted code is never named as missing: a
 historical reference that does not fit is a ``[LEFT OUT]`` line that says it is history.
+
+When the best evidence does not fit the budget in any form, the slice is built around the
+next that does: the results inside its lines first (a too-long class gives way to its method
+that matched), then the next results; the cut ones are ``[LEFT OUT]`` lines. A slice none of
+whose evidence fits says so on its first ``[LEFT OUT]`` line.
 
 Budget: ``estimate_tokens`` counts one token per 3 ASCII characters (code runs 3-4 characters
 per token under BPE tokenizers; erring low keeps a slice inside the budget) plus one per
@@ -33,7 +39,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from freshmark.adapters.lexical.registry import lexical_engine
@@ -53,9 +59,9 @@ from freshmark.core.structure import (
     without_declaration_word,
 )
 from freshmark.core.verdicts import Verdict, short
+from freshmark.services.context.levels import LEVEL_BUILDERS
 from freshmark.services.context.slices import (
     EVIDENCE_VERDICTS,
-    LEVEL_BUILDERS,
     Section,
     SliceBuilder,
     is_secondary,
@@ -75,6 +81,8 @@ from freshmark.services.retrieval.results import VerifiedResult, verify_results
 from freshmark.services.retrieval.search import unindexed_summary
 
 RECALL_K = 8
+# Results tried as the slice's evidence, in turn, when the ones before do not fit the budget.
+MAX_PRIMARIES = 4
 # A question in words (one the question model ranks) whose recalled code is all below this
 # similarity is most likely not answered by the repository: of 120 held-out questions asked
 # of their own repository and the same 120 asked of a repository of another domain
@@ -84,6 +92,7 @@ CLEAR_SIMILARITY = 0.30
 # similarity of at least this. Below both it is merely the nearest neighbour of an
 # unrelated query, and the honest answer is [MISSING].
 MIN_VECTOR_SIMILARITY = 0.35
+_EVIDENCE_ROLES = frozenset({"evidence", "module"})
 _SKIPPABLE_ROLES = frozenset({"type", "related", "caller", "candidate", "match"})
 # Graph neighbours: worth less than the search's own strong matches, so packed after them.
 _NEIGHBOUR_ROLES = frozenset({"related", "caller"})
@@ -114,9 +123,14 @@ class ContextSlice:
     left_out: list[str] = field(default_factory=list)  # [LEFT OUT]: cut for the budget
 
     def text(self) -> str:
+        """The header, the [MISSING] lines (each says what the sections after it are: the
+        nearest code of a far question, or the history that alone matches), the sections,
+        then the [LEFT OUT] lines."""
         ordered = sorted(self.sections, key=lambda s: _GROUP_ORDER.get(s.role, 9))
-        parts = [self.header, *(s.render() for s in ordered)]
-        parts.extend("\n".join(lines) for lines in (self.missing, self.left_out) if lines)
+        parts = [self.header, *(["\n".join(self.missing)] if self.missing else []),
+                 *(s.render() for s in ordered)]
+        if self.left_out:
+            parts.append("\n".join(self.left_out))
         return "\n\n".join(parts) + "\n"
 
     @property
@@ -167,6 +181,8 @@ def fit(slice_: ContextSlice, candidates: list[Section]) -> None:
         if chosen is section:
             continue
         line = _left_out_line(section, left_out_reason(section, chosen, budget))
+        if line in slice_.left_out:  # the same definition reached twice (two of its parts)
+            continue
         slice_.left_out.append(line)
         if slice_.used_tokens > budget:
             slice_.left_out.pop()
@@ -206,11 +222,13 @@ def _hand_back_the_reserve(slice_: ContextSlice, cut: list[tuple[int, Section, s
 
 
 def _already_shown(slice_: ContextSlice, section: Section) -> bool:
-    """A related symbol already in the slice: the same symbol, or lines another section shows
-    (e.g. in its breathing room)."""
+    """A related symbol already in the slice: the same definition (same symbol, lines that
+    overlap: another overload is another definition), or lines another section shows (e.g.
+    in its breathing room)."""
     if section.role not in _SKIPPABLE_ROLES:
         return False
     return any((s.path, s.symbol) == (section.path, section.symbol)
+               and s.start_line <= section.end_line and section.start_line <= s.end_line
                or s.covers(section.path, section.start_line, section.end_line)
                for s in slice_.sections)
 
@@ -299,12 +317,12 @@ def far_from_the_question(candidates: Sequence[Candidate]) -> float | None:
 
 
 def _lowered(sections: Sequence[Section]) -> None:
-    """The evidence sections (and their smaller forms) at low confidence."""
+    """The sections (and their smaller forms) at low confidence: the evidence, and what only
+    serves it (its imports, types, callers, module), which claims no more than it."""
     for section in sections:
         form: Section | None = section
         while form is not None:
-            if form.role in ("evidence", "module", "match", "candidate"):
-                form.confidence = "low"
+            form.confidence = "low"
             form = form.fallback
 
 
@@ -393,16 +411,77 @@ def build_context(
         slice_.missing.append(_no_evidence_line(opened, results, text if asked.names else ""))
         fit(slice_, builder.reference_sections())
         return slice_
-    own = LEVEL_BUILDERS[level](builder, evidence[0])
-    matches = builder.candidate_sections(own, evidence[1:])
     nearest = far_from_the_question(candidates)
     if nearest is not None:
         slice_.missing.append(
             f"{MISSING} no current code clearly matches the query (the nearest is "
             f"{nearest:.2f} similar); the code below is that nearest, low confidence: cite it "
             "only if it holds the answer")
-        _lowered(own + matches)
     file_kinds = {r.record.path: r.record.file_kind for r in results}
     file_kinds.update({n.path: n.file_kind for n in builder.graph.nodes.values()})
-    fit(slice_, packing_order(own, matches, file_kinds) + builder.reference_sections())
-    return slice_
+    return _with_evidence(slice_, builder, evidence, far=nearest is not None,
+                          file_kinds=file_kinds)
+
+
+def _with_evidence(empty: ContextSlice, builder: SliceBuilder, evidence: list[VerifiedResult],
+                   far: bool, file_kinds: dict[str, str]) -> ContextSlice:
+    """The slice of the best evidence that fits: the first result's, else (its code over the
+    budget in every form) the slice of its best-matching member among the results (a class's
+    method), else of the next result, each cut one named on a ``[LEFT OUT]`` line. When none
+    fits, the first result's slice, whose first line says that it holds no evidence."""
+    cut: list[str] = []
+    tried: list[VerifiedResult] = []
+    first: ContextSlice | None = None
+    for primary in _fallback_order(evidence)[:MAX_PRIMARIES]:
+        slice_ = replace(empty, sections=[], missing=list(empty.missing), left_out=list(cut))
+        own = LEVEL_BUILDERS[slice_.level](builder, primary)
+        matches = builder.candidate_sections(own, [r for r in evidence
+                                                   if r is not primary and r not in tried])
+        if far:
+            _lowered(own + matches)
+        fit(slice_, packing_order(own, matches, file_kinds) + builder.reference_sections())
+        if any(s.role in _EVIDENCE_ROLES for s in slice_.sections) or not own or \
+                own[0].role not in _EVIDENCE_ROLES:
+            return slice_
+        first = first or slice_
+        tried.append(primary)
+        cut.append(_left_out_line(own[0], left_out_reason(own[0], None, slice_.budget_tokens)))
+    assert first is not None
+    _say_no_evidence_fits(first)
+    return first
+
+
+def _fallback_order(evidence: list[VerifiedResult]) -> list[VerifiedResult]:
+    """The results in the order they become the slice's evidence when the ones before do not
+    fit: the best first, then the results inside its lines (its members), then the rest."""
+    best = evidence[0]
+    path, start, end = _today_lines(best)
+    inside = [r for r in evidence[1:] if r is not best and _today_lines(r)[0] == path
+              and start <= _today_lines(r)[1] and _today_lines(r)[2] <= end]
+    return [best, *inside, *(r for r in evidence[1:] if r not in inside)]
+
+
+def _today_lines(result: VerifiedResult) -> tuple[str, int, int]:
+    v, record = result.verification, result.record
+    return (v.moved_to or record.path, v.current_start_line or record.start_line,
+            v.current_end_line or record.end_line)
+
+
+def _say_no_evidence_fits(slice_: ContextSlice) -> None:
+    """First among the [LEFT OUT] lines: the slice holds no evidence, the budget is too small
+    for it; in fewer words if the budget is tight, for which the sections and lines packed
+    last give way if need be (never past the budget: a header-sized one has no room)."""
+    budget = slice_.budget_tokens
+    short = f"{LEFT_OUT} no evidence here: it does not fit the {budget}-token budget"
+    for line in (f"{LEFT_OUT} no evidence in this slice: the best matches, named below, do "
+                 f"not fit the {budget}-token budget (ask for them with a larger one); the "
+                 "sections above only surround them", short):
+        slice_.left_out.insert(0, line)
+        if slice_.used_tokens <= budget:
+            return
+        slice_.left_out.pop(0)
+    slice_.left_out.insert(0, short)
+    while slice_.used_tokens > budget and slice_.sections:
+        slice_.sections.pop()
+    while slice_.used_tokens > budget and slice_.left_out:
+        slice_.left_out.pop()

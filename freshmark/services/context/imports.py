@@ -5,27 +5,52 @@ from __future__ import annotations
 
 import re
 
-from freshmark.core.chunking import file_symbols, split_lines
+from freshmark.core.chunking import file_symbols, normalize_language, split_lines
 
 IMPORT_BLOCK_MAX_LINES = 60
 IMPORT_TRIM_OVER_LINES = 12  # a longer import block is trimmed to what the symbol uses
 IMPORT_KEPT_MAX_LINES = 30  # and capped, should the symbol use most of it (Java: a line a class)
-_IMPORT_LINE = re.compile(
-    r"^\s*(?:import\b|from\s+\S+\s+import\b|#\s*include\b|using\b|package\b"
-    r"|(?:pub(?:\([^)]*\))?\s+)?use\b|require\b"
-    r"|(?:const|let|var)\s+.+=\s*require\()"
-)
+# How an import line starts, per language (chunking's names): only a source language's own
+# keywords, so prose (a Markdown line "using an embedded target…") is never an import.
+_JS_IMPORT = r"import\b|require\b|(?:const|let|var)\s+.+=\s*require\("
+_IMPORT_KEYWORDS = {
+    "python": r"import\b|from\s+\S+\s+import\b",
+    "javascript": _JS_IMPORT,
+    "typescript": _JS_IMPORT,
+    "tsx": _JS_IMPORT,
+    "go": r"import\b|package\b",
+    "java": r"import\b|package\b",
+    "kotlin": r"import\b|package\b",
+    "rust": r"(?:pub(?:\([^)]*\))?\s+)?use\b",
+    "c": r"#\s*include\b",
+    "cpp": r"#\s*include\b|using\b|import\b",
+    "csharp": r"using\b",
+    "ruby": r"require\b",
+    "php": r"use\b|require\b",
+    "swift": r"import\b",
+}
+_IMPORT_LINES = {language: re.compile(rf"^\s*(?:{keywords})")
+                 for language, keywords in _IMPORT_KEYWORDS.items()}
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
-def _import_statements(lines: list[str], first: int) -> list[list[tuple[int, str]]]:
+def _import_line(path: str, language: str | None) -> re.Pattern[str] | None:
+    """The pattern of an import line in ``language`` (else the language ``path`` tells);
+    None for a file without imports (prose, config, a language freshmark does not parse)."""
+    language = normalize_language(path, language or None)
+    return _IMPORT_LINES.get(language) if language else None
+
+
+def _import_statements(lines: list[str], first: int, language: str
+                       ) -> list[list[tuple[int, str]]]:
     """The block's lines grouped into statements (a parenthesised or braced import runs on)."""
     statements: list[list[tuple[int, str]]] = []
+    import_line = _import_line("", language)
     depth = 0
     for offset, line in enumerate(lines):
         if depth > 0 and statements:
             statements[-1].append((first + offset, line))
-        elif _IMPORT_LINE.match(line):
+        elif import_line is not None and import_line.match(line):
             statements.append([(first + offset, line)])
         depth = max(0, depth + _opened(line))
     return statements
@@ -192,15 +217,20 @@ def used_import_lines(lines: list[str], first: int, user_text: str, language: st
     ``language`` (chunking's names: python, go, javascript...); an import whose names cannot be
     told from its line is kept."""
     used = set(_IDENTIFIER.findall(user_text))
-    return [numbered for statement in _import_statements(lines, first)
+    return [numbered for statement in _import_statements(lines, first, language)
             for numbered in _kept(statement, used, language)]
 
 
-def import_block(path: str, text: str) -> tuple[int, int] | None:
+def import_block(path: str, text: str, language: str | None = None) -> tuple[int, int] | None:
     """1-based lines from the first to the last import statement before the file's first
-    definition (a multi-line import runs to its closing bracket); None without imports. A line
-    that reads like an import counts only where the parser found one in its statement, so an
-    example in a doc comment (Rust's ``//!``, ``/*! */``) is not taken for the imports."""
+    definition (a multi-line import runs to its closing bracket); None without imports, and
+    for a file of no source language (``language``, else told by its path). A line that reads
+    like an import of its language counts only where the parser found one in its statement,
+    so an example in a doc comment (Rust's ``//!``, ``/*! */``) is not taken for the
+    imports."""
+    import_line = _import_line(path, language)
+    if import_line is None:
+        return None
     lines = split_lines(text)
     symbols = file_symbols(path, text)
     unit_starts = [spans[0][0] for spans in symbols.units.values()]
@@ -208,7 +238,7 @@ def import_block(path: str, text: str) -> tuple[int, int] | None:
     parsed_rows = None if symbols.parsed is None else \
         {row + 1 for row, _ in symbols.parsed.facts.imports}
     found = [number for number in range(1, first_unit)
-             if _IMPORT_LINE.match(lines[number - 1])
+             if import_line.match(lines[number - 1])
              and (parsed_rows is None or any(row in parsed_rows for row in
                                              range(number, _statement_end(lines, number) + 1)))]
     if not found:

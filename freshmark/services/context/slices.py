@@ -5,8 +5,9 @@ block, the type definitions at its boundary and up to ``BREATHING_LINES`` lines 
 (whole definitions only); its
 direct callers' signatures; its module and the modules it imports; the symbols the symbol
 graph reaches from it. Code is always read from today's file (head blob or work tree); only
-historical reference material comes from the index. ``context.fit`` then packs the sections
-into the budget in the order a level lists them.
+historical reference material comes from the index. ``levels`` says which sections each
+level is made of; ``build.fit`` then packs them into the budget in the order a level lists
+them.
 """
 
 from __future__ import annotations
@@ -16,11 +17,18 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from freshmark.core.chunking import FileSymbols, chunk_text, file_symbols, line_count, split_lines
+from freshmark.core.chunking import (
+    Chunk,
+    FileSymbols,
+    chunk_text,
+    file_symbols,
+    line_count,
+    split_lines,
+)
 from freshmark.core.citation import Citation, cite, elides_members
 from freshmark.core.errors import UnsafePath
 from freshmark.core.stamp import ChunkRecord, own_name
-from freshmark.core.verdicts import Verdict, short
+from freshmark.core.verdicts import Verdict
 from freshmark.services.context.imports import (
     IMPORT_KEPT_MAX_LINES,
     IMPORT_TRIM_OVER_LINES,
@@ -35,8 +43,6 @@ BREATHING_LINES = 25
 MAX_CALLERS = 5
 MAX_TYPES = 3
 MAX_REFERENCES = 2
-L3_DEPTH = 2
-L3_MAX_SYMBOLS = 24
 # Paths of example programs and documentation: they show use, not implementation.
 _SECONDARY_DIRS = frozenset({"examples", "example", "docs", "doc"})
 _SECONDARY_KINDS = frozenset({"test", "doc"})
@@ -66,6 +72,8 @@ class Section:
     fallback: Section | None = None
     # A pointer's: the code it stands for, to say what showing it would take ("": none).
     stands_for: str = ""
+    # A signature's: the lines it is written on (its body is the signature on one line).
+    signature_lines: tuple[int, int] | None = None
 
     @property
     def shown_end(self) -> int:
@@ -101,9 +109,11 @@ class Section:
             "confidence": self.confidence, "verdict": self.verdict, "anchor": self.anchor,
             "note": self.note, "citation": self.citation.text() if self.citation else None,
             "text": self.body,
-            # The lines the body shows (breathing room included): what an answer may cite.
-            "shown_start": self.body_start or None,
-            "shown_end": self.shown_end if self.body_start else None,
+            # The lines the body shows (breathing room included; a signature's own lines):
+            # what an answer may cite.
+            "shown_start": self.body_start or (self.signature_lines or (None, None))[0],
+            "shown_end": self.shown_end if self.body_start
+            else (self.signature_lines or (None, None))[1],
         }
 
 
@@ -126,9 +136,8 @@ class SliceBuilder:
         self.results = results
         self.graph = graph
         self.verifier = opened.verifier
-        self._chunks: dict[str, dict[str, Any]] = {}
+        self._chunks: dict[str, list[Chunk]] = {}
         self._symbols: dict[str, FileSymbols] = {}
-        self._spans: dict[str, dict[str, tuple[int, int]]] = {}
 
     # -- today's files -----------------------------------------------------------------------------
     def today(self, path: str) -> str | None:
@@ -139,15 +148,52 @@ class SliceBuilder:
         except UnsafePath:
             return None
 
-    def today_chunks(self, path: str) -> dict[str, Any]:
-        """Today's chunks of ``path`` by symbol (first part), re-chunked from the current text."""
+    def today_chunks(self, path: str) -> list[Chunk]:
+        """Today's chunks of ``path`` (every part, in line order), re-chunked from the current
+        text."""
         if path not in self._chunks:
-            text = self.today(path) or ""
-            by_symbol: dict[str, Any] = {}
-            for chunk in chunk_text(path, text):
-                by_symbol.setdefault(chunk.symbol, chunk)
-            self._chunks[path] = by_symbol
+            self._chunks[path] = chunk_text(path, self.today(path) or "")
         return self._chunks[path]
+
+    def today_definition(self, path: str, symbol: str, line: int, callee: str = ""
+                         ) -> tuple[Chunk, tuple[int, int]] | None:
+        """Today's definition of ``symbol`` in ``path``: its first chunk and its whole span.
+        Of a name defined more than once (overloads), the one whose lines hold ``line``
+        (where the record's code is today) and, for a caller, whose chunks reference
+        ``callee``; else one that references it, else the one holding ``line``, else the
+        first."""
+        symbols = self.today_symbols(path)
+        spans = symbols.units.get(symbol) or \
+            [span for span in [symbols.first_spans().get(symbol)] if span is not None]
+        chunks = [c for c in self.today_chunks(path) if c.symbol == symbol]
+        found = []
+        for start, end in spans:
+            own = [c for c in chunks if start <= c.start_line <= end]
+            if own:
+                found.append((own, (start, end)))
+        if not found:
+            return None
+
+        def holds(d: tuple[list[Chunk], tuple[int, int]]) -> bool:
+            return d[1][0] <= line <= d[1][1]
+
+        def calls(d: tuple[list[Chunk], tuple[int, int]]) -> bool:
+            return not callee or any(callee in c.references for c in d[0])
+
+        for wanted in (lambda d: holds(d) and calls(d), calls, holds):
+            matching = [d for d in found if wanted(d)]
+            if matching:
+                return matching[0][0][0], matching[0][1]
+        return found[0][0][0], found[0][1]
+
+    def definition_key(self, path: str, symbol: str, line: int) -> tuple[str, str, int]:
+        """Which definition of ``symbol`` line ``line`` is in: (path, symbol, its first line
+        today), so two overloads are two and two parts of one definition one (0: a name no
+        unit defines)."""
+        for start, end in self.today_symbols(path).units.get(symbol, []):
+            if start <= line <= end:
+                return path, symbol, start
+        return path, symbol, 0
 
     def region_citation(self, path: str, start: int, end: int, label: str,
                         how: str = "read from today's file") -> Citation:
@@ -189,7 +235,7 @@ class SliceBuilder:
         symbol's section) names, so L1's budget goes to the symbol, not to 50 imports (None
         when it names none of them)."""
         text = self.today(path)
-        span = import_block(path, text) if text else None
+        span = import_block(path, text, language) if text else None
         if text is None or span is None:
             return None
         start, end = span
@@ -217,24 +263,23 @@ class SliceBuilder:
             self._symbols[path] = file_symbols(path, self.today(path) or "")
         return self._symbols[path]
 
-    def today_spans(self, path: str) -> dict[str, tuple[int, int]]:
-        if path not in self._spans:
-            self._spans[path] = self.today_symbols(path).first_spans()
-        return self._spans[path]
-
     def live_section(self, record: ChunkRecord, role: str, confidence: str, note: str,
-                     signature_only: bool) -> Section | None:
+                     signature_only: bool, callee: str = "") -> Section | None:
         """A related symbol read from today's file; None if it is not usable any more.
 
         Functions come as their exact lines (numbered); types as their outline with member
         bodies elided (a Go struct, whose members have none, as its lines); callers as their
-        signature only.
+        signature only, that of the overload that references ``callee``.
         """
         verification = self.verifier.verify(record)
-        chunk = self.today_chunks(record.path).get(record.symbol)
-        span = self.today_spans(record.path).get(record.symbol)
-        if verification.verdict not in EVIDENCE_VERDICTS or chunk is None or span is None:
+        if verification.verdict not in EVIDENCE_VERDICTS:
             return None
+        found = self.today_definition(
+            record.path, record.symbol,
+            verification.current_start_line or record.start_line, callee)
+        if found is None:
+            return None
+        chunk, span = found
         head_date = self.verifier.head_date() if verification.verdict is Verdict.CHANGED else None
         start, end = span
         citation = cite(record, verification, self.opened.target, head_date,
@@ -245,9 +290,12 @@ class SliceBuilder:
             citation = self.region_citation(record.path, start, end, record.symbol)
         verdict = str(verification.verdict)
         if signature_only:
+            lines = split_lines(self.today(record.path) or "")
             return Section(role, record.path, record.symbol, start, end, confidence, citation,
                            chunk.signature, 0, verdict, note + " (signature only)",
-                           record.language, stands_for=chunk.text)
+                           record.language, stands_for=chunk.text,
+                           signature_lines=signature_lines(lines, start, end, chunk.signature,
+                                                           own_name(record.symbol)))
         if elides_members(chunk.kind, chunk.text):
             return Section(role, record.path, record.symbol, start, end, confidence, citation,
                            chunk.text, 0, verdict, note + " (member bodies elided)",
@@ -276,7 +324,7 @@ class SliceBuilder:
         return out
 
     def caller_sections(self, primary: VerifiedResult) -> list[Section]:
-        node_id = self.graph.find(primary.record.path, primary.record.symbol)
+        node_id = self.graph.node_of(primary.record)
         if node_id is None:
             return []
         edges = sorted(self.graph.callers(node_id), key=lambda e: not e.confirmed)
@@ -285,7 +333,8 @@ class SliceBuilder:
             caller = self.graph.nodes[edge.caller]
             confidence, how = ("high", "direct caller (graph-confirmed)") if edge.confirmed \
                 else ("medium", "direct caller (name match only)")
-            section = self.live_section(caller, "caller", confidence, how, signature_only=True)
+            section = self.live_section(caller, "caller", confidence, how, signature_only=True,
+                                        callee=own_name(primary.record.symbol))
             if section is not None:
                 out.append(section)
         return out
@@ -300,7 +349,8 @@ class SliceBuilder:
                        language)
 
     def signature_digest(self, path: str, role: str, language: str, note: str) -> Section | None:
-        chunks = [c for c in self.today_chunks(path).values() if c.kind not in ("block", "window")]
+        chunks = [c for c in self.today_chunks(path)
+                  if c.kind not in ("block", "window") and c.part <= 1]  # overloads too
         if not chunks:
             return None
         body = "\n".join(f"L{c.start_line}-L{c.end_line}  {c.signature}" for c in chunks)
@@ -325,13 +375,13 @@ class SliceBuilder:
                            evidence: list[VerifiedResult]) -> list[Section]:
         """Other verified matches: their code, or a pointer (one line) when it does not fit."""
         whole_files = {s.path for s in taken if s.role in ("module", "dependency")}
-        skip = {(s.path, s.symbol) for s in taken}
+        skip = {self.definition_key(s.path, s.symbol, s.start_line) for s in taken}
         out: list[Section] = []
         for r in evidence:
-            key = (r.record.path, r.record.symbol)
             v = r.verification
             start = v.current_start_line or r.record.start_line
             end = v.current_end_line or r.record.end_line
+            key = self.definition_key(r.record.path, r.record.symbol, start)
             if key in skip or r.record.path in whole_files or any(
                     s.path == r.record.path and s.body_start and s.start_line <= end
                     and start <= s.shown_end for s in taken):
@@ -371,124 +421,26 @@ def _breathing_end(lines: list[str], end: int, spans: Iterable[tuple[int, int]])
     return room
 
 
+def signature_lines(lines: list[str], start: int, end: int, signature: str, name: str
+                    ) -> tuple[int, int]:
+    """The lines of ``start..end`` a signature is written on: its words in order, spaced as
+    the source spaces them (its last word may be cut short: ``f(x)`` of ``f(x):``, or a long
+    signature's end), a leading word the source leaves out (Go's ``type``) allowed for; else
+    the first line naming ``name``, else ``start``."""
+    words = [(number, word) for number in range(start, min(end, len(lines)) + 1)
+             for word in lines[number - 1].split()]
+    for wanted in (signature.split(), signature.split()[1:]):
+        size = len(wanted)
+        for i in range(len(words) - size + 1):
+            found = [word for _, word in words[i : i + size]]
+            if size and found[:-1] == wanted[:-1] and found[-1].startswith(wanted[-1]):
+                return words[i][0], words[i + size - 1][0]
+    naming = re.compile(rf"(?<!\w){re.escape(name)}(?!\w)") if name else None
+    return next(((number, number) for number in range(start, min(end, len(lines)) + 1)
+                 if naming and naming.search(lines[number - 1])), (start, start))
+
+
 def is_secondary(path: str, file_kind: str = "source") -> bool:
     """Tests, examples and docs: evidence of use, to come after the implementation."""
     return file_kind in _SECONDARY_KINDS or any(part in _SECONDARY_DIRS
                                                 for part in path.split("/")[:-1])
-
-
-# -- levels ----------------------------------------------------------------------------------------
-def _symbol_and_boundary(builder: SliceBuilder, primary: VerifiedResult) -> list[Section]:
-    out: list[Section] = []
-    main = builder.symbol_section(primary, "evidence", breathing=True)
-    if main is not None:
-        out.append(main)
-    imports = builder.import_section(primary.record.path, primary.record.language, main)
-    if imports is not None:
-        out.append(imports)
-    return out + builder.type_sections(primary)
-
-
-def _level_1(builder: SliceBuilder, primary: VerifiedResult) -> list[Section]:
-    return _symbol_and_boundary(builder, primary) + builder.caller_sections(primary)
-
-
-def _level_2(builder: SliceBuilder, primary: VerifiedResult) -> list[Section]:
-    record = primary.record
-    module = builder.module_section(record.path, "module", record.language,
-                                    f"the module of {record.symbol}")
-    if module is None:
-        return _level_1(builder, primary)
-    module.fallback = builder.symbol_section(primary, "evidence", breathing=True)
-    out = [module]
-    referenced = set(record.references)
-    graph = builder.graph
-    dependencies = sorted(
-        graph.imported_files(record.path),
-        key=lambda path: not any(own_name(n.symbol) in referenced
-                                 for n in graph.nodes.values() if n.path == path),
-    )
-    for path in dependencies:
-        language = next((n.language for n in graph.nodes.values() if n.path == path), "")
-        section = builder.module_section(path, "dependency", language,
-                                         f"imported by {record.path}")
-        if section is not None:
-            section.fallback = builder.signature_digest(path, "dependency", language,
-                                                        f"imported by {record.path}")
-            out.append(section)
-    return out
-
-
-def _implementation_first(graph: SymbolGraph, node_id: str) -> list[Any]:
-    """The node's edges, those to tests, examples and docs last: twenty example programs
-    calling a symbol must not use up ``L3_MAX_SYMBOLS`` before its real callers."""
-    def to_secondary(edge: Any) -> bool:
-        other = graph.nodes[edge.caller if edge.callee == node_id else edge.callee]
-        return is_secondary(other.path, other.file_kind)
-
-    return sorted(graph.callers(node_id) + graph.callees(node_id), key=to_secondary)
-
-
-def _walk(graph: SymbolGraph, start: str) -> list[tuple[str, bool, int, str]]:
-    """Symbols reached from ``start`` over callers and callees, breadth first:
-    (node id, edge confirmed, depth, one call-chain line)."""
-    seen = {start}
-    frontier = [start]
-    reached: list[tuple[str, bool, int, str]] = []
-    for depth in range(1, L3_DEPTH + 1):
-        following: list[str] = []
-        for node_id in frontier:
-            for edge in _implementation_first(graph, node_id):
-                other = edge.caller if edge.callee == node_id else edge.callee
-                if other in seen or len(reached) >= L3_MAX_SYMBOLS:
-                    continue
-                seen.add(other)
-                following.append(other)
-                caller, callee = graph.nodes[edge.caller], graph.nodes[edge.callee]
-                how = "graph-confirmed" if edge.confirmed else "name match only"
-                reached.append((other, edge.confirmed, depth,
-                                f"{caller.symbol} ({caller.path}:L{caller.start_line}) -> "
-                                f"{callee.symbol} ({callee.path}:L{callee.start_line})  [{how}]"))
-        frontier = following
-    return reached
-
-
-def _level_3(builder: SliceBuilder, primary: VerifiedResult) -> list[Section]:
-    out = _symbol_and_boundary(builder, primary)
-    graph = builder.graph
-    start = graph.find(primary.record.path, primary.record.symbol)
-    if start is None:
-        return out
-    reached = _walk(graph, start)
-    if not reached:
-        return out
-    manifest = builder.opened.index.manifest if builder.opened.index else None
-    indexed_commit = (manifest.commit if manifest else None) or ""
-    chain = Citation(
-        f"symbol graph of {manifest.collection if manifest else '?'} ({len(reached)} relations)",
-        f"{builder.opened.target.branch}@{short(indexed_commit)} "
-        f"({builder.verifier.commit_date(indexed_commit) or 'date unknown'})",
-        "check", "relations recorded at index time; 'name match only' ones are inferred (low)")
-    record = primary.record
-    out.append(Section("call_chain", record.path, "call chain", record.start_line,
-                       record.end_line, "high" if all(r[1] for r in reached) else "medium",
-                       chain, "\n".join(r[3] for r in reached)))
-    per_file: dict[str, int] = {}
-    for node_id, _, _, _ in reached:
-        path = graph.nodes[node_id].path
-        per_file[path] = per_file.get(path, 0) + 1
-    ordered = sorted(reached, key=lambda r: (is_secondary(graph.nodes[r[0]].path,
-                                                          graph.nodes[r[0]].file_kind),
-                                             r[2], not r[1], -per_file[graph.nodes[r[0]].path]))
-    for node_id, confirmed, depth, _ in ordered:
-        node = graph.nodes[node_id]
-        # Seed 004 template C: inferred dependencies must be marked low.
-        section = builder.live_section(node, "related", "high" if confirmed else "low",
-                                       f"reached in {depth} hop(s) over the call graph",
-                                       signature_only=False)
-        if section is not None:
-            out.append(section)
-    return out
-
-
-LEVEL_BUILDERS = {"L1": _level_1, "L2": _level_2, "L3": _level_3}

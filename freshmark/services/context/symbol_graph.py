@@ -215,6 +215,11 @@ class SymbolGraph:
     def find(self, path: str, symbol: str) -> str | None:
         return self._by_symbol.get((path, symbol))
 
+    def node_of(self, record: ChunkRecord) -> str | None:
+        """A result's node: its own chunk (one overload of several keeps its own references),
+        else its name's definition in its file."""
+        return record.id if record.id in self.nodes else self.find(record.path, record.symbol)
+
     def resolve_name(self, from_id: str, name: str) -> tuple[list[str], bool]:
         """Definitions ``name`` refers to from chunk ``from_id``, and whether confirmed."""
         definitions = self._by_short.get(name, [])
@@ -248,13 +253,17 @@ class SymbolGraph:
         return edges
 
     def callers(self, node_id: str) -> list[Edge]:
-        name = own_name(self.nodes[node_id].symbol)
+        """Chunks that refer to the node's name and resolve it to the node; a name resolves
+        to its first definition in a file, so an overload's callers are its name's."""
+        node = self.nodes[node_id]
+        name = own_name(node.symbol)
+        named = self._by_symbol.get((node.path, node.symbol), node_id)
         edges: list[Edge] = []
         for caller in self._refs_by_name.get(name, []):
-            if caller == node_id:
+            if caller in (node_id, named):
                 continue
             targets, confirmed = self.resolve_name(caller, name)
-            if node_id in targets:
+            if named in targets:
                 edges.append(Edge(caller, node_id, confirmed))
         return edges
 
