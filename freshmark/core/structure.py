@@ -276,10 +276,12 @@ def look_up_order(symbols: Sequence[str], texts: Sequence[str], file_kinds: Sequ
     """Of the definitions a look-up names (side by side: each chunk's symbol, text and file
     kind), how far back each goes: overload stubs and code outside the source last (2), and,
     when a bare name has a definition of its own (the module's ``get_command``), the members
-    that only end in it (``Group.get_command``) after that definition (1)."""
+    that only end in that name (``Group.get_command``) after that definition (1); the
+    members of another name looked up beside it (``OrderService cancel_order``) do not."""
     bare = {name for name in looked if "." not in name}
-    owned_later = any(symbol in bare for symbol in symbols)
-    return [2 * (is_overload_stub(text) or kind != "source") + (owned_later and symbol not in bare)
+    own_definitions = bare & set(symbols)
+    return [2 * (is_overload_stub(text) or kind != "source")
+            + (symbol not in bare and own_name(symbol) in own_definitions)
             for symbol, text, kind in zip(symbols, texts, file_kinds, strict=True)]
 
 
