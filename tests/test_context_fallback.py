@@ -34,13 +34,22 @@ def slice_for(repo_path, budget: int, query: str = QUERY):
                          settings=Settings.from_env())
 
 
-def test_a_best_match_too_big_for_the_budget_gives_way_to_its_member(fm_home, make_repo):
+def test_a_question_about_a_class_too_big_for_the_budget_gets_its_member_as_evidence(
+        fm_home, make_repo):
     repo = indexed_project(make_repo("poet"), {PATH: _type_name_class()}, package="poet")
     slice_ = slice_for(repo.path, 1500)
-    evidence = [s for s in slice_.sections if s.role == "evidence"]
+    evidence = [s for s in slice_.sections if s.role in ("evidence", "module")]
     assert [s.symbol for s in evidence] == ["TypeName.get"]
+    assert slice_.used_tokens <= 1500
+
+
+def test_a_class_asked_for_by_name_that_does_not_fit_says_so_first(fm_home, make_repo):
+    repo = indexed_project(make_repo("poet"), {PATH: _type_name_class()}, package="poet")
+    slice_ = slice_for(repo.path, 1500, "TypeName")
+    assert not [s for s in slice_.sections if s.role in ("evidence", "module")]
+    assert slice_.left_out[0].startswith("[LEFT OUT] no evidence in this slice")
     assert any(line.startswith(f"[LEFT OUT] {PATH}:L5-L359 | TypeName — not shown")
-               for line in slice_.left_out)
+               for line in slice_.left_out[1:])
 
 
 def _long_function(name: str) -> str:
@@ -60,3 +69,32 @@ def test_a_slice_none_of_whose_evidence_fits_says_so_first(fm_home, make_repo):
     assert any("_reflect_type — not shown; the whole needs ~" in line
                for line in slice_.left_out[1:])
     assert slice_.used_tokens <= 700
+
+
+def _big_module() -> str:
+    """A module far over the budget whose one function imports a helper and has a caller."""
+    padding = "".join(f"def unrelated_{n}(value):\n" + "".join(
+        f"    value = value * {i} + {n}\n" for i in range(30)) + "    return value\n\n\n"
+        for n in range(12))
+    return ("from poet.pricing import refund_total\n\n\n"
+            "def cancel_order(order):\n    \"\"\"Cancel an order and refund it.\"\"\"\n"
+            "    order.state = 'cancelled'\n    return refund_total(order)\n\n\n" + padding)
+
+
+def test_a_module_over_the_l2_budget_still_serves_what_l1_does(fm_home, make_repo):
+    repo = indexed_project(make_repo("poet"), {
+        "poet/orders.py": _big_module(),
+        "poet/pricing.py": "def refund_total(order):\n    return order.total\n",
+        "poet/api.py": "from poet.orders import cancel_order\n\n\n"
+                       "def cancel_endpoint(request):\n    return cancel_order(request.order)\n"},
+        package="poet")
+
+    def roles(level: str) -> set[str]:
+        found = build_context(ContextRequest.build("cancel an order and refund it", level=level,
+                                                   budget_tokens=1200),
+                              str(repo.path), settings=Settings.from_env())
+        assert not [s for s in found.sections if s.role == "module"], "module fits"
+        return {s.role for s in found.sections}
+
+    assert {"evidence", "imports", "caller"} <= roles("L1")
+    assert {"evidence", "imports", "caller"} <= roles("L2")

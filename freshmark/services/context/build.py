@@ -93,7 +93,7 @@ CLEAR_SIMILARITY = 0.30
 # unrelated query, and the honest answer is [MISSING].
 MIN_VECTOR_SIMILARITY = 0.35
 _EVIDENCE_ROLES = frozenset({"evidence", "module"})
-_SKIPPABLE_ROLES = frozenset({"type", "related", "caller", "candidate", "match"})
+_SKIPPABLE_ROLES = frozenset({"imports", "type", "related", "caller", "candidate", "match"})
 # Graph neighbours: worth less than the search's own strong matches, so packed after them.
 _NEIGHBOUR_ROLES = frozenset({"related", "caller"})
 # The modules the best file imports (L2): the question's other matches come first, so a

@@ -59,7 +59,9 @@ def _level_2(builder: SliceBuilder, primary: VerifiedResult) -> list[Section]:
             section.fallback = builder.signature_digest(path, "dependency", language,
                                                         f"imported by {record.path}")
             out.append(section)
-    return out
+    # A module over the budget falls back to the symbol alone: L1's other material follows,
+    # so L2 never serves less than L1 (a module that fits shows it, and it is skipped).
+    return out + [s for s in _level_1(builder, primary) if s.role != "evidence"]
 
 
 def _implementation_first(graph: SymbolGraph, node_id: str) -> list[Any]:
