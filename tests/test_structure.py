@@ -21,6 +21,7 @@ from freshmark.core.structure import (
     named_exactly,
     qualified_hit,
     text_definitions_first,
+    without_declaration_word,
 )
 
 APP = "src/flask/app.py"
@@ -212,3 +213,11 @@ def test_a_named_class_still_moves_above_a_caller_outside_it():
     units = [caller, outline]
     order = definitions_first(units, [Placement(0, 3.0), Placement(1, 2.0)], ["TypeName"])
     assert [units[p.index].symbol for p in order] == ["TypeName", "JavaFile.emit"]
+
+
+@pytest.mark.parametrize(("query", "name"), [
+    ("class Typer", "Typer"), ("def dumps", "dumps"), ("TyperArgument class", "TyperArgument"),
+    ("fn split_off", "split_off"), ("class instance", "class instance"),
+    ("type conversion", "type conversion"), ("class Foo bar", "class Foo bar")])
+def test_a_declaration_keyword_beside_one_name_written_as_code_is_dropped(query, name):
+    assert without_declaration_word(query) == name

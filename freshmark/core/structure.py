@@ -329,20 +329,30 @@ def spelt(names: Iterable[str], text: str) -> list[str]:
 
 
 # A declaration's keyword typed beside a name (``class TyperArgument``, ``def get_command``,
-# ``Router interface``) asks for that definition as the name alone does.
-_DECLARATION_WORDS = frozenset({"class", "def", "func", "function", "fn", "method", "struct",
-                                "interface", "enum", "trait", "type", "module", "const"})
+# ``Router interface``) asks for that definition as the name alone does. Keywords no English
+# phrase starts with mark any word as a name (``def dumps``); the others only a word written
+# as code (``class Typer``, not ``class instance`` or ``type conversion``).
+_CODE_KEYWORDS = frozenset({"def", "fn", "func"})
+_DECLARATION_WORDS = _CODE_KEYWORDS | frozenset({"class", "function", "method", "struct",
+                                                 "interface", "enum", "trait", "type",
+                                                 "module", "const"})
 
 
 def without_declaration_word(text: str) -> str:
-    """``text`` without a declaration's keyword before or after the rest, when the rest is
-    one word or more (``class Typer`` -> ``Typer``; ``class`` alone stays)."""
+    """``text`` without a declaration's keyword before or after the one name it is written
+    beside (``class Typer`` -> ``Typer``; ``class`` alone, ``class instance`` stay)."""
     words = text.split()
-    if len(words) >= 2 and words[0].lower() in _DECLARATION_WORDS:
-        return " ".join(words[1:])
-    if len(words) >= 2 and words[-1].lower() in _DECLARATION_WORDS:
-        return " ".join(words[:-1])
+    if len(words) != 2:
+        return text
+    for keyword, name in (words, words[::-1]):
+        if keyword.lower() in _CODE_KEYWORDS and keyword == words[0] or \
+                keyword.lower() in _DECLARATION_WORDS and _written_as_code(name):
+            return name
     return text
+
+
+def _written_as_code(word: str) -> bool:
+    return bool(re.search(r"[A-Z_0-9.]", word)) and bool(re.fullmatch(r"[\w.$]+[?!]?", word))
 
 
 def lookup_symbols(text: str, identifiers: Iterable[str], dotted_names: Iterable[str]
