@@ -18,7 +18,8 @@ lines re-read from today's file, in search, verify and context alike. When the i
 (``indexed_at``) is said by the answer's ``index`` block, never by a citation.
 
 Code whose file moved since indexing (``moved_to``) is cited at its new path; the third line
-says where it moved from.
+says where it moved from. A definition renamed in place (``renamed_to``) is cited under its
+name today, with the name it was indexed under.
 """
 
 from __future__ import annotations
@@ -72,8 +73,10 @@ def cite(record: ChunkRecord, verification: Verification, target: Target,
     path = verification.moved_to or record.path
     source = f"{path}#L{record.start_line}-L{record.end_line}  ({label})"
     if verdict is Verdict.CHANGED and verification.current_start_line is not None:
+        named = f"{verification.renamed_to}, renamed from {record.symbol}" \
+            if verification.renamed_to else record.symbol
         source = (f"{path}#L{verification.current_start_line}-"
-                  f"L{verification.current_end_line}  ({record.symbol})")
+                  f"L{verification.current_end_line}  ({named})")
         read_from = f"{target.label} (uncommitted)" if target.worktree else \
             f"{target.label} ({head_date or 'head'})"
         return Citation(source, f"{read_from} — re-read; indexed at {indexed}", "check",

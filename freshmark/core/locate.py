@@ -22,11 +22,13 @@ soon as code is added or removed above them. So a symbol is looked for in this o
 One part of a split definition is then looked for inside the definition found: its own lines
 as they were, else the whole definition.
 
-Nothing found means the code is gone from this file.
+Nothing found means the code is gone from this file, unless (``renamed_in_place``, asked
+only then) a function or method whose name is gone kept its code under another name.
 """
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -35,12 +37,15 @@ from functools import cached_property
 from freshmark.core.chunking import MODULE_SYMBOL, FileSymbols, split_lines
 from freshmark.core.chunking.assemble import first_code_line
 from freshmark.core.chunking.model import CONTAINER_KINDS
-from freshmark.core.stamp import ChunkRecord
+from freshmark.core.stamp import ChunkRecord, own_name
 
 Span = tuple[int, int]
 # Code counts as still there (module code in its file, a symbol moved to another file) when
 # at least this share of its lines is.
 KEPT_SHARE = 0.5
+# A definition renamed in place keeps at least this share of its lines, its name aside.
+RENAMED_SHARE = 0.8
+_RENAMABLE_KINDS = frozenset({"function", "method"})
 
 
 def _line_counts(text: str) -> Counter[str]:
@@ -273,3 +278,96 @@ def as_indexed(record: ChunkRecord, current: str,
     before = indexed()
     return before is not None and split_lines(current.rstrip("\n")) == \
         before.lines[record.start_line - 1 : record.end_line]
+
+
+@dataclass(frozen=True)
+class Renamed:
+    """Where a definition renamed in place is today: its full ``symbol`` now, its lines, and
+    whether those are the lines it was indexed from but for the name (``unchanged``: each
+    line as it was, or with the old name replaced by the new one)."""
+
+    symbol: str
+    span: Span
+    unchanged: bool
+
+
+def renamed_in_place(record: ChunkRecord, symbols: FileSymbols,
+                     indexed: Callable[[], FileSymbols | None]) -> Renamed | None:
+    """The definition ``record``'s function or method became when only its name changed,
+    asked for when its name is gone from today's file (nowhere in ``symbols``, at any depth).
+
+    The rule: a definition of today's file of the same kind and owner (``Bytes`` of
+    ``Bytes.truncate``; none for a top-level function), under a name the file as indexed
+    (``indexed``) did not define, that keeps at least ``RENAMED_SHARE`` of the lines of the
+    record's whole definition as indexed, over the longer of the two (stripped, blank lines
+    aside, in any order). A line is kept as it was or with the old name, as a whole word,
+    replaced by the new one: the signature, a recursive call, a doc comment naming it. The
+    one keeping most wins, the closest to where it was on a tie; one part of a split
+    definition is then its own lines there, else the whole. None without the file as
+    indexed (no telling a new name from an old one), for other kinds (an outline's members
+    are renamed with it), or when nothing qualifies: the code was deleted.
+    """
+    if record.kind not in _RENAMABLE_KINDS or record.symbol in symbols.units or \
+            record.symbol in symbols.nested():
+        return None
+    before = indexed()
+    wholes = [span for span in _spans_of(before, record.symbol)
+              if span[0] <= record.start_line <= span[1]] if before is not None else []
+    if before is None or not wholes:
+        return None
+    owner, old = _owner(record.symbol), own_name(record.symbol)
+    was = _line_counts(before.text_of(wholes[0]))
+    best: tuple[float, int] | None = None
+    found: tuple[str, Span] | None = None
+    for name, spans in symbols.units.items():
+        if name in before.units or _owner(name) != owner:
+            continue
+        for span in spans:
+            if symbols.kinds.get(span) != record.kind:
+                continue
+            kept = _kept_but_name(was, _line_counts(symbols.text_of(span)), old, own_name(name))
+            rank = (kept, -abs(span[0] - record.start_line))
+            if kept >= RENAMED_SHARE and (best is None or rank > best):
+                best, found = rank, (name, span)
+    if found is None:
+        return None
+    name, span = found
+    own = record.own_text.splitlines()
+    renamed = [_renamed(line, old, own_name(name)) for line in own]
+    if wholes[0] != (record.start_line, record.end_line):  # one part of a split definition
+        span = _verbatim(renamed, record.start_line, symbols, span) or span
+    today = symbols.lines[span[0] - 1 : span[1]]
+    return Renamed(name, span, len(today) == len(own) and all(
+        line in pair for line, pair in zip(today, zip(own, renamed, strict=True), strict=True)))
+
+
+def gone_from(record: ChunkRecord, symbols: FileSymbols | None) -> str:
+    """What is gone from today's file (``symbols``): the symbol, or this one of its
+    definitions when others remain."""
+    others = symbols.units.get(record.symbol, []) if symbols is not None else []
+    if not others:
+        return f"symbol {record.symbol} no longer exists"
+    where = ", ".join(f"L{start}" for start, _ in others[:5])
+    remain = "1 other remains" if len(others) == 1 else f"{len(others)} others remain"
+    return (f"this definition of {record.symbol} ({record.signature or 'as indexed'}) "
+            f"was removed; {remain} ({where})")
+
+
+def _owner(symbol: str) -> str:
+    return symbol.rsplit(".", 1)[0] if "." in symbol else ""
+
+
+def _renamed(line: str, old: str, new: str) -> str:
+    """``line`` with ``old`` as a whole word (``$`` is part of a JavaScript name) ``new``."""
+    return re.sub(rf"(?<![\w$]){re.escape(old)}(?![\w$])", new, line)
+
+
+def _kept_but_name(was: Counter[str], now: Counter[str], old: str, new: str) -> float:
+    """``_similarity`` where a line kept under the new name counts too. Lines the same as they
+    were pair first: a method ``len`` renamed ``length`` still reads the field ``self.len``."""
+    same = was & now
+    renamed: Counter[str] = Counter()
+    for line, count in (was - same).items():
+        renamed[_renamed(line, old, new)] += count
+    longest = max(was.total(), now.total())
+    return (same.total() + (renamed & (now - same)).total()) / longest if longest else 1.0

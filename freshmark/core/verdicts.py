@@ -80,7 +80,8 @@ class Verification:
     ``current_text`` holds the symbol's lines read from today's file (head blob or work tree),
     never the indexed text. ``moved_to`` is the file's path today when the file (or the
     symbol) moved since indexing; the lines are then that file's (for ``older_identical``
-    the indexed ones, the content being the same).
+    the indexed ones, the content being the same). ``renamed_to`` is the symbol's full name
+    today when its definition was renamed in place (its code kept under a new name).
     """
 
     verdict: Verdict
@@ -89,6 +90,7 @@ class Verification:
     current_end_line: int | None = None
     current_text: str | None = None
     moved_to: str | None = None
+    renamed_to: str | None = None
 
     @property
     def safe(self) -> bool:

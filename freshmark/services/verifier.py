@@ -14,7 +14,8 @@ Checks run cheapest first and stop at the first answer:
 6. symbol: the file changed, so look the symbol up in today's file (``core/locate.py``: all
    definitions of the name, definitions at any depth, module code by its lines rather than
    its positional name): found -> ``changed`` with its current lines (re-read, never the
-   cached text), gone -> ``historical``;
+   cached text); a function or method whose name is gone but whose code is there under a
+   new one (``renamed_in_place``) -> ``changed`` with ``renamed_to``; gone -> ``historical``;
 7. location (SPEC §10), only for a path absent at the head: the diff from the stamp's commit
    is followed (``services/moves.py``): the same blob elsewhere -> ``older_identical`` with
    ``moved_to``; a moved and edited file, or the symbol found in another file of the diff
@@ -39,8 +40,17 @@ from freshmark.core.chunking import (
 from freshmark.core.classify import decode_text
 from freshmark.core.config import DEFAULT_MAX_FILE_BYTES
 from freshmark.core.errors import BadInput, PermanentError, UnsafePath
-from freshmark.core.locate import KEPT_SHARE, as_indexed, is_module_code, lines_kept, locate
-from freshmark.core.stamp import MANDATORY_FIELDS, TOMBSTONED, ChunkRecord
+from freshmark.core.locate import (
+    KEPT_SHARE,
+    Renamed,
+    as_indexed,
+    gone_from,
+    is_module_code,
+    lines_kept,
+    locate,
+    renamed_in_place,
+)
+from freshmark.core.stamp import MANDATORY_FIELDS, TOMBSTONED, ChunkRecord, own_name
 from freshmark.core.tree import FileChange, safe_relpath
 from freshmark.core.verdicts import EXCLUSION_REASONS, Target, Verdict, Verification, short
 from freshmark.services.moves import Move, MoveFinder
@@ -398,37 +408,33 @@ class Verifier:
             return Verification(Verdict.HISTORICAL,
                                 f"{changed_why}; the file is binary now, the symbol is gone")
         span = self._locate(record, record.path, text, nearest)
+        symbols = self._symbols.get(record.path)
+        renamed = renamed_in_place(record, symbols, lambda: self._indexed_symbols(record)) \
+            if span is None and symbols is not None else None
+        if renamed is not None:
+            return self._changed(record, changed_why, text, renamed.span, renamed=renamed)
         if span is None:
-            return Verification(Verdict.HISTORICAL,
-                                f"{changed_why}; {self._gone(record)} in {record.path}")
+            return Verification(Verdict.HISTORICAL, f"{changed_why}; "
+                                f"{gone_from(record, symbols)} in {record.path}")
         return self._changed(record, changed_why, text, span)
 
-    def _gone(self, record: ChunkRecord) -> str:
-        """What is gone: the symbol, or this one of its definitions when others remain."""
-        others = self._symbols[record.path].units.get(record.symbol, []) \
-            if record.path in self._symbols else []
-        if not others:
-            return f"symbol {record.symbol} no longer exists"
-        where = ", ".join(f"L{start}" for start, _ in others[:5])
-        remain = "1 other remains" if len(others) == 1 else f"{len(others)} others remain"
-        return (f"this definition of {record.symbol} ({record.signature or 'as indexed'}) "
-                f"was removed; {remain} ({where})")
-
     def _changed(self, record: ChunkRecord, why: str, text: str, span: tuple[int, int],
-                 moved_to: str | None = None) -> Verification:
+                 moved_to: str | None = None, renamed: Renamed | None = None) -> Verification:
         start, end = span
         shifted = (start, end) != (record.start_line, record.end_line)
-        where = f"now at L{start}-L{end}" + (
+        where = (f"renamed to {own_name(renamed.symbol)}, " if renamed else "") + \
+            f"now at L{start}-L{end}" + (
             f" (was L{record.start_line}-L{record.end_line})" if shifted else "")
         current = line_slice(text, start, end)
         # The file changed elsewhere: say so, so the lines below need no second reading.
-        advice = "its code is as indexed" if as_indexed(
-            record, current, lambda: self._indexed_symbols(record)) \
+        same = renamed.unchanged if renamed else as_indexed(
+            record, current, lambda: self._indexed_symbols(record))
+        advice = "its code is as indexed" + (" but for the name" if renamed else "") if same \
             else "re-read before use"
         return Verification(
             Verdict.CHANGED, f"{why}; {record.symbol} {where}: {advice}",
             current_start_line=start, current_end_line=end, current_text=current,
-            moved_to=moved_to,
+            moved_to=moved_to, renamed_to=renamed.symbol if renamed else None,
         )
 
     def _absent_path(self, path: str, hash_prefix: str) -> Verification:

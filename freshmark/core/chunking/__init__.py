@@ -200,6 +200,7 @@ class FileSymbols:
     parsed: _Parsed | None = None
     _nested: dict[str, list[Span]] | None = None
     signatures: dict[Span, str] = field(default_factory=dict)  # of the units' spans
+    kinds: dict[Span, str] = field(default_factory=dict)  # of the units' spans
 
     def first_spans(self) -> dict[str, Span]:
         """Each name's first span, and each module block's by its positional name."""
@@ -240,12 +241,14 @@ def file_symbols(path: str, text: str, language: str | None = None) -> FileSymbo
         return FileSymbols(lines, {}, blocks)
     units: dict[str, list[Span]] = {}
     signatures: dict[Span, str] = {}
+    kinds: dict[Span, str] = {}
     for unit in walk(parsed.items):
         span = (unit.start_row + 1, unit.end_row + 1)
         units.setdefault(unit.symbol, []).append(span)
         signatures[span] = unit.signature
+        kinds[span] = unit.kind
     blocks = [(start + 1, end + 1) for start, end, _ in module_runs(parsed.items, lines)]
-    return FileSymbols(lines, units, blocks, parsed, signatures=signatures)
+    return FileSymbols(lines, units, blocks, parsed, signatures=signatures, kinds=kinds)
 
 
 def file_imports(path: str, text: str, language: str | None = None) -> list[str]:

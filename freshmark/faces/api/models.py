@@ -130,6 +130,9 @@ class VerifiedResultModel(BaseModel):
     moved_to: str | None = Field(None, description="The file's path today when it moved "
                                                    "since indexing (older_identical or "
                                                    "changed); the citation names it.")
+    renamed_to: str | None = Field(None, description="For changed: the symbol's full name "
+                                                     "today when its definition was renamed "
+                                                     "in place; the citation names it.")
     text: str = Field(description="The code: today's lines for changed, else the chunk.")
     head_lines: int | None = Field(None, description="For a later part of a long definition: "
                                                      "how many of the text's first lines are "

@@ -55,6 +55,7 @@ class VerifiedResult:
             "current_start_line": v.current_start_line,
             "current_end_line": v.current_end_line,
             "moved_to": v.moved_to,
+            "renamed_to": v.renamed_to,
             "text": self.text,
             "head_lines": self.head_lines or None,
             "rank": self.rank,
