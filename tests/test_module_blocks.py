@@ -101,14 +101,24 @@ def test_one_part_of_a_split_module_block_is_found_at_its_own_lines(lib):
     assert "its code is as indexed" in result.reason
 
 
-def test_a_module_block_rewritten_in_its_place_is_changed_there(lib):
+def test_a_module_block_replaced_by_other_code_in_its_place_is_historical(lib):
     lib.write("blocks.py", BLOCKS).commit("blocks")
     record = chunks_of(lib, lib.head(), "blocks.py")["<module>#2"]
     rewritten = BLOCKS.replace('CACHE = {}\nNAMES = ["a", "b"]\n', "SIZES = dict()\nKINDS = []\n")
     lib.write("blocks.py", rewritten).commit("rewrite the tables")
     result = verifier(lib).verify(record)
+    # Not one of its lines is left: the block in its place is other code, not this one.
+    assert result.verdict is Verdict.HISTORICAL
+
+
+def test_a_module_block_edited_in_its_place_is_changed_there(lib):
+    lib.write("blocks.py", BLOCKS).commit("blocks")
+    record = chunks_of(lib, lib.head(), "blocks.py")["<module>#2"]
+    edited = BLOCKS.replace('CACHE = {}\nNAMES = ["a", "b"]\n', 'CACHE = {}\nNAMES = ["a"]\n')
+    lib.write("blocks.py", edited).commit("edit the tables")
+    result = verifier(lib).verify(record)
     assert result.verdict is Verdict.CHANGED
-    assert result.current_text == "SIZES = dict()\nKINDS = []\n"
+    assert result.current_text == 'CACHE = {}\nNAMES = ["a"]\n'
     assert "re-read before use" in result.reason
 
 

@@ -10,8 +10,9 @@ soon as code is added or removed above them. So a symbol is looked for in this o
    file that keeps most of its lines, at least ``KEPT_SHARE`` of them (the closest one on a
    tie; one part of a split block is then its own lines there); else its lines as they
    were anywhere in the file; else (``nearest``) the block its block became when the
-   blocks of the file as indexed and today's are paired (``pair_in_place``: none when it
-   was removed), or the closest block when that file is not at hand;
+   blocks of the file as indexed and today's are paired by their lines (``pair_pieces``:
+   none when it was removed, or replaced by other code in its place), or the closest block
+   when that file is not at hand;
 2. a named symbol among the units: the one span of that name, else the span whose lines are
    the indexed text, else the one with its signature, else (the file as indexed at hand) the
    one its definition became when a name's definitions before and today are paired
@@ -243,9 +244,11 @@ def _module_code(record: ChunkRecord, symbols: FileSymbols,
             if start <= record.start_line <= end] if before is not None else []
     if before is None or not mine:
         return min(symbols.blocks, key=lambda block: abs(block[0] - record.start_line))
-    pairs = pair_in_place([_block_piece(before, block) for block in before.blocks],
-                          [_block_piece(symbols, block) for block in symbols.blocks],
-                          range(len(before.blocks)), range(len(symbols.blocks)))
+    # By their lines alone: a block in the same place that shares none of them is another
+    # block (astropy's ``ecliptic.py``: the block there today holds other code), and this
+    # one is gone. (The indexer's ids may follow a place, ``pair_in_place``; a verdict not.)
+    pairs = pair_pieces([_block_piece(before, block) for block in before.blocks],
+                        [_block_piece(symbols, block) for block in symbols.blocks])
     return symbols.blocks[pairs[mine[0]]] if mine[0] in pairs else None
 
 
