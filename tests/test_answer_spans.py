@@ -4,7 +4,7 @@ whole, by its name), an outline cited by its own name, and nothing for a pointer
 
 from __future__ import annotations
 
-from freshmark.core.answers import ServedSlice, check_reference, parse_answer
+from freshmark.core.answers import ServedSlice, _symbol_in_lines, check_reference, parse_answer
 
 PATH = "Slim/MiddlewareDispatcher.php"
 FILE = "\n".join(f"line {n} addDeferred add MiddlewareDispatcher use" for n in range(1, 301))
@@ -83,3 +83,11 @@ def test_only_the_import_lines_shown_are_in_the_slice():
 def test_a_symbol_absent_from_the_cited_lines_breaks_compliance():
     check = judged(f"[{PATH}:L100-L110 | refund_order | high]")
     assert check.symbol_in_lines is False and not check.compliant
+
+
+def test_lines_inside_a_later_overload_may_be_cited_by_its_name():
+    text = ("class CodeWriter {\n  void emitCode(String s) { emitCode(s, 1); }\n\n"
+            "  void emitCode(String s, int n) {\n    int total = n;\n    total += 2;\n"
+            "    write(total);\n  }\n}\n")
+    assert _symbol_in_lines("CodeWriter.emitCode", text, 6, 7, "poet/CodeWriter.java") is True
+    assert _symbol_in_lines("CodeWriter.emitCode", text, 9, 9, "poet/CodeWriter.java") is False

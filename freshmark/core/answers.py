@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, Protocol
 
-from freshmark.core.chunking import symbol_spans
+from freshmark.core.chunking import file_symbols
 from freshmark.core.errors import BadInput
 from freshmark.core.served_slice import ServedSlice, short_name
 
@@ -339,14 +339,16 @@ def _symbol_in_lines(symbol: str, text: str | None, start: int, end: int,
     if re.search(rf"(?<![\w]){re.escape(name)}(?![\w])", lines) is not None:
         return True
     return any(first <= start and end <= last
-               for defined, (first, last) in _definitions(path, text).items()
-               if defined == symbol or short_name(defined) == symbol)
+               for defined, spans in _definitions(path, text).items()
+               if defined == symbol or short_name(defined) == symbol
+               for first, last in spans)
 
 
 @lru_cache(maxsize=8)
-def _definitions(path: str, text: str) -> dict[str, tuple[int, int]]:
-    """Each definition of the file at the head and its lines (one parse per file checked)."""
-    return symbol_spans(path, text)
+def _definitions(path: str, text: str) -> dict[str, list[tuple[int, int]]]:
+    """Each definition of the file at the head and the lines of every one of that name
+    (overloads: ``emitCode(s)`` and ``emitCode(codeBlock, …)``), one parse per file checked."""
+    return file_symbols(path, text).units
 
 
 def check_missing(line: MissingLine, existing: Iterable[str],
