@@ -59,6 +59,21 @@ def test_a_name_nothing_defines_is_missing_though_code_shares_its_words(fm_home,
     assert not [s for s in slice_.sections if s.role == "evidence"]
 
 
+def test_a_member_asked_for_with_its_owner_is_missing_when_only_another_owner_has_it(
+        fm_home, make_repo):
+    repo = make_repo("poet")
+    repo.write("poet/specs.py", "class AnnotationSpec:\n    @staticmethod\n"
+                                "    def builder(name):\n        return name\n\n\n"
+                                "class ClassName:\n    def simple_name(self):\n"
+                                "        return 'x'\n")
+    repo.commit("specs")
+    index(repo.path)
+    slice_ = slice_for(repo.path, "ClassName.builder")
+    (missing,) = slice_.missing
+    assert missing.startswith("[MISSING] no definition of ClassName.builder in main@")
+    assert slice_for(repo.path, "AnnotationSpec.builder").missing == []
+
+
 def test_an_interface_method_asked_for_by_owner_and_name_is_answered_by_the_interface(
         fm_home, make_repo):
     repo = make_repo("router")

@@ -48,17 +48,10 @@ from freshmark.core.config import Config, load_config
 from freshmark.core.fusion import Candidate
 from freshmark.core.lag import lag_phrase
 from freshmark.core.ports import Embedder
-from freshmark.core.query import plan_query
 from freshmark.core.request import DEFAULT_KINDS, LEVELS, ContextRequest, SearchRequest
 from freshmark.core.settings import Settings
-from freshmark.core.structure import (
-    declares_member,
-    defined_in_text,
-    looked_up,
-    named_by,
-    without_declaration_word,
-)
 from freshmark.core.verdicts import Verdict, short
+from freshmark.services.context.asked import AskedNames, implementation_first
 from freshmark.services.context.levels import LEVEL_BUILDERS
 from freshmark.services.context.slices import (
     EVIDENCE_VERDICTS,
@@ -269,41 +262,6 @@ def packing_order(level_sections: list[Section], matches: list[Section],
     extra = matches + [s for s in level_sections if s.role in _AFTER_MATCHES_ROLES] + \
         [s for s in level_sections if s.role in _NEIGHBOUR_ROLES]
     return own + [s for s in extra if not later(s)] + [s for s in extra if later(s)]
-
-
-@dataclass(frozen=True)
-class AskedNames:
-    """What a query that is only names asks for: the names (``run_patch_tests``,
-    ``OrderService.cancel_order`` -> ``cancel_order``...; [] for a question) and its dotted
-    names as slash paths (``OrderService/cancel_order``)."""
-
-    names: list[str]
-    dotted: list[str]
-
-    @classmethod
-    def of(cls, query: str) -> AskedNames:
-        plan = plan_query(query)
-        names = looked_up(without_declaration_word(plan.text), plan.identifiers,
-                          plan.path_hints)
-        return cls(names, plan.path_hints if names else [])
-
-    def answered_by(self, result: VerifiedResult) -> bool:
-        """The result is a definition of one of the names (by its name or its last part),
-        declares one by a line of its text (a constant, a field), or is the owner that
-        declares a named member by its signature (an interface's method)."""
-        record = result.record
-        return named_by(record.symbol.lower(), {name.lower() for name in self.names}) or \
-            defined_in_text(record.text, self.names) or \
-            declares_member(record.symbol, record.text, self.dotted)
-
-
-def implementation_first(evidence: list[VerifiedResult], asked: AskedNames
-                         ) -> list[VerifiedResult]:
-    """Evidence with tests, examples and docs after the implementation (stable otherwise),
-    except the definitions of the names the query is only made of (``runPatchTests``): asked
-    for by name, they lead wherever they are defined; the implementation's first."""
-    return sorted(evidence, key=lambda r: (not (asked.names and asked.answered_by(r)),
-                                           is_secondary(r.record.path, r.record.file_kind)))
 
 
 def far_from_the_question(candidates: Sequence[Candidate]) -> float | None:

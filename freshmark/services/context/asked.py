@@ -1,0 +1,64 @@
+"""What a context query asks for by name (``OrderService.cancel_order``, ``run_patch_tests``),
+and which of the search's results answer it: those lead the slice's evidence."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from freshmark.core.query import plan_query
+from freshmark.core.stamp import own_name
+from freshmark.core.structure import (
+    declares_member,
+    defined_in_text,
+    looked_up,
+    named_by,
+    without_declaration_word,
+)
+from freshmark.services.context.slices import is_secondary
+from freshmark.services.retrieval.results import VerifiedResult
+
+
+@dataclass(frozen=True)
+class AskedNames:
+    """What a query that is only names asks for: the names (``run_patch_tests``,
+    ``OrderService.cancel_order`` -> ``cancel_order``...; [] for a question) and its dotted
+    names as slash paths (``OrderService/cancel_order``)."""
+
+    names: list[str]
+    dotted: list[str]
+
+    @classmethod
+    def of(cls, query: str) -> AskedNames:
+        plan = plan_query(query)
+        names = looked_up(without_declaration_word(plan.text), plan.identifiers,
+                          plan.path_hints)
+        return cls(names, plan.path_hints if names else [])
+
+    def answered_by(self, result: VerifiedResult) -> bool:
+        """The result is a definition of one of the names (by its name or its last part; a
+        name written with its owner, ``ClassName.builder``, only as that owner's member, not
+        ``AnnotationSpec.builder``), declares one by a line of its text (a constant, a field;
+        a member only in its owner), or is the owner that declares a named member by its
+        signature (an interface's method)."""
+        record = result.record
+        symbol = record.symbol.lower()
+        owned = [dotted.lower().split("/") for dotted in self.dotted]
+        parts = {part for path in owned for part in path}
+        alone = [name for name in self.names if name.lower() not in parts]
+        in_owner = [path[-1] for path in owned
+                    if len(path) > 1 and own_name(symbol) == path[-2]]
+        return named_by(symbol, {name.lower() for name in alone}) or \
+            any(symbol == ".".join(path) or symbol.endswith("." + ".".join(path))
+                for path in owned) or \
+            defined_in_text(record.text, alone) or \
+            bool(in_owner) and defined_in_text(record.text.lower(), in_owner) or \
+            declares_member(record.symbol, record.text, self.dotted)
+
+
+def implementation_first(evidence: list[VerifiedResult], asked: AskedNames
+                         ) -> list[VerifiedResult]:
+    """Evidence with tests, examples and docs after the implementation (stable otherwise),
+    except the definitions of the names the query is only made of (``runPatchTests``): asked
+    for by name, they lead wherever they are defined; the implementation's first."""
+    return sorted(evidence, key=lambda r: (not (asked.names and asked.answered_by(r)),
+                                           is_secondary(r.record.path, r.record.file_kind)))
