@@ -46,7 +46,7 @@ Span = tuple[int, int]
 KEPT_SHARE = 0.5
 # A definition renamed in place keeps at least this share of its lines, its name aside.
 RENAMED_SHARE = 0.8
-_RENAMABLE_KINDS = frozenset({"function", "method"})
+RENAMABLE_KINDS = frozenset({"function", "method"})
 
 
 def _line_counts(text: str) -> Counter[str]:
@@ -310,7 +310,7 @@ def renamed_in_place(record: ChunkRecord, symbols: FileSymbols,
     indexed (no telling a new name from an old one), for other kinds (an outline's members
     are renamed with it), or when nothing qualifies: the code was deleted.
     """
-    if record.kind not in _RENAMABLE_KINDS or record.symbol in symbols.units or \
+    if record.kind not in RENAMABLE_KINDS or record.symbol in symbols.units or \
             record.symbol in symbols.nested():
         return None
     before = indexed()
