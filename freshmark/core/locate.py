@@ -344,6 +344,14 @@ def renamed_in_place(record: ChunkRecord, symbols: FileSymbols,
         line in pair for line, pair in zip(today, zip(own, renamed, strict=True), strict=True)))
 
 
+def signature_at(symbols: FileSymbols | None, symbol: str, span: Span) -> str:
+    """Today's signature of ``symbol``'s definition holding ``span`` (one part of a split
+    definition lies inside it); "" when not known (module code, found at depth only)."""
+    wholes = symbols.units.get(symbol, []) if symbols is not None else []
+    held = [whole for whole in wholes if whole[0] <= span[0] and span[1] <= whole[1]]
+    return symbols.signatures.get(held[0], "") if symbols is not None and held else ""
+
+
 def gone_from(record: ChunkRecord, symbols: FileSymbols | None) -> str:
     """What is gone from today's file (``symbols``): the symbol, or this one of its
     definitions when others remain."""

@@ -84,6 +84,8 @@ class Verification:
     symbol) moved since indexing; the lines are then that file's (for ``older_identical``
     the indexed ones, the content being the same). ``renamed_to`` is the symbol's full name
     today when its definition was renamed in place (its code kept under a new name).
+    ``current_signature`` is the signature of the definition ``current_text`` is read from,
+    as it is today ("" when not known: module code, a definition found only at depth).
     """
 
     verdict: Verdict
@@ -93,6 +95,7 @@ class Verification:
     current_text: str | None = None
     moved_to: str | None = None
     renamed_to: str | None = None
+    current_signature: str | None = None
 
     @property
     def safe(self) -> bool:

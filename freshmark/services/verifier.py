@@ -32,12 +32,7 @@ from __future__ import annotations
 import hashlib
 
 from freshmark.adapters.git.repo import FileGone, GitRepo
-from freshmark.core.chunking import (
-    FileSymbols,
-    file_symbols,
-    line_count,
-    line_slice,
-)
+from freshmark.core.chunking import FileSymbols, file_symbols, line_count, line_slice
 from freshmark.core.classify import decode_text
 from freshmark.core.config import DEFAULT_MAX_FILE_BYTES
 from freshmark.core.errors import BadInput, PermanentError, UnsafePath
@@ -51,6 +46,7 @@ from freshmark.core.locate import (
     lines_kept,
     locate,
     renamed_in_place,
+    signature_at,
 )
 from freshmark.core.stamp import MANDATORY_FIELDS, TOMBSTONED, ChunkRecord, own_name
 from freshmark.core.tree import FileChange, safe_relpath
@@ -447,11 +443,12 @@ class Verifier:
             record, current, lambda: self._indexed_symbols(record))
         advice = "its code is as indexed" + (" but for the name" if renamed else "") if same \
             else "re-read before use"
+        symbol = renamed.symbol if renamed else None
         return Verification(
             Verdict.CHANGED, f"{why}; {record.symbol} {where}: {advice}",
             current_start_line=start, current_end_line=end, current_text=current,
-            moved_to=moved_to, renamed_to=renamed.symbol if renamed else None,
-        )
+            moved_to=moved_to, renamed_to=symbol, current_signature=signature_at(
+                self._symbols.get(moved_to or record.path), symbol or record.symbol, span))
 
     def _absent_path(self, path: str, hash_prefix: str) -> Verification:
         """A listed file absent at the target: moved when the diff from the newest commit that
