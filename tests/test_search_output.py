@@ -15,6 +15,7 @@ from search_fixtures import build_shop, index
 
 from freshmark.core.stamp import MANDATORY_FIELDS
 from freshmark.faces.api.render import SHOWN_LINES
+from freshmark.faces.api.render import code_lines as code_lines_of
 from freshmark.faces.cli.main import cli
 from freshmark.faces.http.search_routes import router
 from freshmark.faces.mcp.server import build_server
@@ -272,3 +273,42 @@ def test_a_work_tree_search_names_what_the_index_cannot_hold_yet(fm_home, make_r
     assert "uncommitted: 1 new (billing/refunds.py), not searched until committed" in out
     plain = json.loads(run_cli("search", "parse_invoice", "--repo", str(repo.path), "--json"))
     assert plain["uncommitted"] is None
+
+
+def _hooks_changed_since_indexing(make_repo, old: str, new: str):
+    """``on_invoice`` below 20 decorators (the lines shown do not hold its signature),
+    indexed, then ``old`` replaced by ``new`` and committed: served with today's lines."""
+    repo = make_repo("billing")
+    decorators = "".join(f"@register('invoice-{n}')\n" for n in range(20))
+    hooks = "def register(name):\n    return lambda f: f\n\n\n" + decorators + \
+        "def on_invoice(event):\n    return event\n"
+    repo.write("billing/hooks.py", hooks).commit("hooks")
+    index(repo.path)
+    repo.write("billing/hooks.py", hooks.replace(old, new)).commit("change")
+    return repo
+
+
+def test_a_renamed_result_shows_todays_signature_above_todays_lines(fm_home, make_repo):
+    repo = _hooks_changed_since_indexing(make_repo, "def on_invoice(", "def handle_invoice(")
+    out = run_cli("search", "on_invoice", "--repo", str(repo.path), "-k", "1")
+    assert "renamed to handle_invoice" in out
+    assert "    signature: def handle_invoice(event)\n" in out
+    assert "def on_invoice(event)" not in out
+
+
+def test_a_changed_result_shows_its_signature_as_it_is_today(fm_home, make_repo):
+    repo = _hooks_changed_since_indexing(make_repo, "on_invoice(event)",
+                                         "on_invoice(event, ledger)")
+    out = run_cli("search", "on_invoice", "--repo", str(repo.path), "-k", "1")
+    assert "    signature: def on_invoice(event, ledger)\n" in out
+    assert "signature: def on_invoice(event)\n" not in out
+
+
+def test_a_compact_changed_result_without_todays_signature_shows_no_stale_one():
+    """A server's compact answer leaves an empty ``current_signature`` out: the stamped
+    signature, not in today's lines, is not shown above them."""
+    result = {"verdict": "changed", "current_start_line": 30, "signature": "def on_invoice(event)",
+              "text": "".join(f"@register('invoice-{n}')\n" for n in range(20))
+              + "def handle(event):\n    return event\n"}
+    shown = code_lines_of(result, SHOWN_LINES)
+    assert not any(line.startswith("signature:") for line in shown)

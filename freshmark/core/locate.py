@@ -46,7 +46,7 @@ Span = tuple[int, int]
 KEPT_SHARE = 0.5
 # A definition renamed in place keeps at least this share of its lines, its name aside.
 RENAMED_SHARE = 0.8
-_RENAMABLE_KINDS = frozenset({"function", "method"})
+RENAMABLE_KINDS = frozenset({"function", "method"})
 
 
 def _line_counts(text: str) -> Counter[str]:
@@ -310,7 +310,7 @@ def renamed_in_place(record: ChunkRecord, symbols: FileSymbols,
     indexed (no telling a new name from an old one), for other kinds (an outline's members
     are renamed with it), or when nothing qualifies: the code was deleted.
     """
-    if record.kind not in _RENAMABLE_KINDS or record.symbol in symbols.units or \
+    if record.kind not in RENAMABLE_KINDS or record.symbol in symbols.units or \
             record.symbol in symbols.nested():
         return None
     before = indexed()
@@ -342,6 +342,14 @@ def renamed_in_place(record: ChunkRecord, symbols: FileSymbols,
     today = symbols.lines[span[0] - 1 : span[1]]
     return Renamed(name, span, len(today) == len(own) and all(
         line in pair for line, pair in zip(today, zip(own, renamed, strict=True), strict=True)))
+
+
+def signature_at(symbols: FileSymbols | None, symbol: str, span: Span) -> str:
+    """Today's signature of ``symbol``'s definition holding ``span`` (one part of a split
+    definition lies inside it); "" when not known (module code, found at depth only)."""
+    wholes = symbols.units.get(symbol, []) if symbols is not None else []
+    held = [whole for whole in wholes if whole[0] <= span[0] and span[1] <= whole[1]]
+    return symbols.signatures.get(held[0], "") if symbols is not None and held else ""
 
 
 def gone_from(record: ChunkRecord, symbols: FileSymbols | None) -> str:

@@ -1,7 +1,9 @@
-"""The verdicts of verification (SPEC §2): their table, the target, one verification."""
+"""The verdicts of verification (SPEC §2): their table, the target, one verification, and
+the verdict on a listed file hash (seed 000 §4.8)."""
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -82,6 +84,8 @@ class Verification:
     symbol) moved since indexing; the lines are then that file's (for ``older_identical``
     the indexed ones, the content being the same). ``renamed_to`` is the symbol's full name
     today when its definition was renamed in place (its code kept under a new name).
+    ``current_signature`` is the signature of the definition ``current_text`` is read from,
+    as it is today ("" when not known: module code, a definition found only at depth).
     """
 
     verdict: Verdict
@@ -91,6 +95,7 @@ class Verification:
     current_text: str | None = None
     moved_to: str | None = None
     renamed_to: str | None = None
+    current_signature: str | None = None
 
     @property
     def safe(self) -> bool:
@@ -99,3 +104,21 @@ class Verification:
     @property
     def seed_word(self) -> str:
         return SEED_WORDS[self.verdict]
+
+
+def hash_verdict(data: bytes, hash_prefix: str, moved: str | None = None,
+                 moved_to: str | None = None) -> Verification:
+    """The listed sha256 prefix against ``data``: the same file (current, or older but
+    identical at the path it ``moved`` to) or changed."""
+    now = hashlib.sha256(data).hexdigest()
+    prefix = hash_prefix.lower()
+    where = f"{moved}; " if moved else ""
+    if now.startswith(prefix):
+        verdict = Verdict.OLDER_IDENTICAL if moved else Verdict.CURRENT
+        return Verification(verdict, f"{where}hash matches: {now[:len(prefix)]}",
+                            moved_to=moved_to)
+    return Verification(
+        Verdict.CHANGED,
+        f"{where}hash differs: listed {prefix} -> now {now[:len(prefix)]}; re-read the file",
+        moved_to=moved_to,
+    )

@@ -5,7 +5,8 @@ Checks run cheapest first and stop at the first answer:
 1. metadata: a mandatory stamp field missing -> ``unverifiable`` (a clue, not evidence);
 2. file kind: generated, backup, fixture, vendored -> ``excluded``, with why;
 3. tombstone: ``historical`` (deleted in X, renamed to Y in X, symbol gone in X), but module
-   code whose lines are still in its file goes on (its positional name is no identity);
+   code whose lines are still in its file goes on (its positional name is no identity), and
+   so does a function or method renamed in place (the verdict it had before re-indexing);
 4. version: stamp ``commit`` equal to the target head -> ``current`` with no git or file read
    at all (``Verifier.git_reads`` stays unchanged, which the tests and the benchmark check);
    otherwise one tree lookup of ``path`` at the head against the stamped ``blob_sha``:
@@ -31,17 +32,13 @@ from __future__ import annotations
 import hashlib
 
 from freshmark.adapters.git.repo import FileGone, GitRepo
-from freshmark.core.chunking import (
-    FileSymbols,
-    file_symbols,
-    line_count,
-    line_slice,
-)
+from freshmark.core.chunking import FileSymbols, file_symbols, line_count, line_slice
 from freshmark.core.classify import decode_text
 from freshmark.core.config import DEFAULT_MAX_FILE_BYTES
 from freshmark.core.errors import BadInput, PermanentError, UnsafePath
 from freshmark.core.locate import (
     KEPT_SHARE,
+    RENAMABLE_KINDS,
     Renamed,
     as_indexed,
     gone_from,
@@ -49,10 +46,18 @@ from freshmark.core.locate import (
     lines_kept,
     locate,
     renamed_in_place,
+    signature_at,
 )
 from freshmark.core.stamp import MANDATORY_FIELDS, TOMBSTONED, ChunkRecord, own_name
 from freshmark.core.tree import FileChange, safe_relpath
-from freshmark.core.verdicts import EXCLUSION_REASONS, Target, Verdict, Verification, short
+from freshmark.core.verdicts import (
+    EXCLUSION_REASONS,
+    Target,
+    Verdict,
+    Verification,
+    hash_verdict,
+    short,
+)
 from freshmark.services.moves import Move, MoveFinder
 
 # How far back ``verify`` looks for a path that is absent today before calling it unknown.
@@ -205,13 +210,20 @@ class Verifier:
         return None
 
     def _tombstoned(self, record: ChunkRecord) -> Verification:
-        """``historical``; but module code tombstoned for a positional name that moved on (an
-        index run before blocks were paired by their lines) is ``changed`` where its lines
-        are today, found by them alone, when that place is no longer its name's."""
-        if is_module_code(record.symbol) and record.kind != WINDOW_KIND and \
-                not record.successor and self.current_bytes(record.path) is not None:
+        """``historical``; but code the indexer tombstoned for a name that no longer says where
+        it is, while its file still holds it, gets the verdict it had before that index run
+        (one change, one answer, whenever the index ran): module code tombstoned for a
+        positional name that moved on (an index run before blocks were paired by their
+        lines) is ``changed`` where its lines are today, found by them alone, when that place
+        is no longer its name's; a function or method renamed in place (``renamed_in_place``,
+        in its own file only) is ``changed`` under its new name, at its lines today."""
+        if record.kind != WINDOW_KIND and not record.successor and (
+                is_module_code(record.symbol) or record.kind in RENAMABLE_KINDS) and \
+                self.current_bytes(record.path) is not None:
             alive = self._version_content_symbol(record, nearest=False)
-            if alive.verdict is Verdict.CHANGED:
+            if alive.renamed_to:
+                return alive
+            if alive.verdict is Verdict.CHANGED and is_module_code(record.symbol):
                 named = self._symbols[record.path].first_spans().get(record.symbol)
                 if not named or not named[0] <= (alive.current_start_line or 0) <= named[1]:
                     return alive
@@ -431,11 +443,12 @@ class Verifier:
             record, current, lambda: self._indexed_symbols(record))
         advice = "its code is as indexed" + (" but for the name" if renamed else "") if same \
             else "re-read before use"
+        symbol = renamed.symbol if renamed else None
         return Verification(
             Verdict.CHANGED, f"{why}; {record.symbol} {where}: {advice}",
             current_start_line=start, current_end_line=end, current_text=current,
-            moved_to=moved_to, renamed_to=renamed.symbol if renamed else None,
-        )
+            moved_to=moved_to, renamed_to=symbol, current_signature=signature_at(
+                self._symbols.get(moved_to or record.path), symbol or record.symbol, span))
 
     def _absent_path(self, path: str, hash_prefix: str) -> Verification:
         """A listed file absent at the target: moved when the diff from the newest commit that
@@ -462,24 +475,7 @@ class Verifier:
         if move is None or data is None:
             return None
         moved = f"moved from {path} to {move.new_path} since {short(commit)}"
-        return self._hash_verdict(data, hash_prefix, moved, move.new_path)
-
-    def _hash_verdict(self, data: bytes, hash_prefix: str, moved: str | None = None,
-                      moved_to: str | None = None) -> Verification:
-        """The listed sha256 prefix against ``data``: the same file (current, or older but
-        identical at the path it ``moved`` to) or changed."""
-        now = hashlib.sha256(data).hexdigest()
-        prefix = hash_prefix.lower()
-        where = f"{moved}; " if moved else ""
-        if now.startswith(prefix):
-            verdict = Verdict.OLDER_IDENTICAL if moved else Verdict.CURRENT
-            return Verification(verdict, f"{where}hash matches: {now[:len(prefix)]}",
-                                moved_to=moved_to)
-        return Verification(
-            Verdict.CHANGED,
-            f"{where}hash differs: listed {prefix} -> now {now[:len(prefix)]}; re-read the file",
-            moved_to=moved_to,
-        )
+        return hash_verdict(data, hash_prefix, moved, move.new_path)
 
     # -- the seed's snippet list (path + sha256 prefix of the whole file) -----------------------
     def verify_file_hash(self, path: str, hash_prefix: str | None) -> Verification:
@@ -496,4 +492,4 @@ class Verifier:
         data = self.current_bytes(path)
         if data is None:
             return self._absent_path(path, hash_prefix)
-        return self._hash_verdict(data, hash_prefix)
+        return hash_verdict(data, hash_prefix)

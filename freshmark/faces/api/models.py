@@ -130,6 +130,9 @@ class VerifiedResultModel(BaseModel):
     moved_to: str | None = Field(None, description="The file's path today when it moved "
                                                    "since indexing (older_identical or "
                                                    "changed); the citation names it.")
+    current_signature: str | None = Field(None, description="For changed: the signature of "
+                                                            "the definition the text is read "
+                                                            "from, as it is today.")
     renamed_to: str | None = Field(None, description="For changed: the symbol's full name "
                                                      "today when its definition was renamed "
                                                      "in place; the citation names it.")

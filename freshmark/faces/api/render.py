@@ -77,11 +77,23 @@ def code_lines(result: dict[str, Any], limit: int | None) -> list[str]:
     if limit is None or len(shown) <= limit:
         return shown
     kept, head = shown[:limit], []
-    signature = next(iter((result.get("signature") or "").strip().splitlines()), "")
+    signature = next(iter(_signature(result).strip().splitlines()), "")
     if signature and not any(signature in line for line in kept):
         kept, head = shown[:limit - 1], [f"signature: {signature}"]
     cut = len(shown) - len(kept) - (1 if mark and mark[0] not in kept else 0)
     return [*head, *kept, f"… {cut} more lines (--full shows all)"]
+
+
+def _signature(result: dict[str, Any]) -> str:
+    """The signature of the code shown: today's for lines read from today's file (the stamped
+    one may be of the old name or an old parameter list), then none when it is not known (a
+    compact answer leaves out an empty one); the stamped one for the indexed text."""
+    today = result.get("current_signature")
+    if today is not None:
+        return str(today)
+    stamped = str(result.get("signature") or "")
+    served_today = result.get("verdict") == "changed" and result.get("current_start_line")
+    return "" if served_today and stamped.strip() not in result["text"] else stamped
 
 
 def files_lines(response: dict[str, Any]) -> list[str]:

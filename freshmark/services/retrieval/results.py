@@ -56,6 +56,7 @@ class VerifiedResult:
             "current_end_line": v.current_end_line,
             "moved_to": v.moved_to,
             "renamed_to": v.renamed_to,
+            "current_signature": v.current_signature,
             "text": self.text,
             "head_lines": self.head_lines or None,
             "rank": self.rank,

@@ -1,0 +1,78 @@
+"""A function or method renamed in place gets one answer whenever the index ran: before
+re-indexing its chunk is ``changed`` under its new name (``test_renamed_in_place``); after, the
+indexer has tombstoned that chunk, and the tombstone is ``changed`` the same way, at the
+definition's lines today, not ``historical`` "removed" (real git histories)."""
+
+from __future__ import annotations
+
+import pytest
+from repo_builder import RepoBuilder
+from search_fixtures import index, verifier
+from test_renamed_in_place import BYTES, PARSE, WORDS_PY
+from test_verify_moves import chunks_of
+
+from freshmark.core.request import SearchRequest
+from freshmark.core.settings import Settings
+from freshmark.core.stamp import TOMBSTONED, ChunkRecord
+from freshmark.core.verdicts import Verdict
+from freshmark.services.retrieval.search import search
+
+
+@pytest.fixture
+def lib(make_repo) -> RepoBuilder:
+    return make_repo("lib")
+
+
+def _tombstoned(repo: RepoBuilder, path: str, text: str, symbol: str, old: str,
+                new: str) -> ChunkRecord:
+    """Commit ``text``, take ``symbol``'s stamp, commit ``old`` replaced by ``new`` once and
+    tombstone the stamp there, as an index run at that commit does."""
+    repo.write(path, text).commit("add")
+    record = chunks_of(repo, repo.head(), path)[symbol]
+    record.status = TOMBSTONED
+    record.tombstoned_in = repo.write(path, text.replace(old, new, 1)).commit("rename")
+    return record
+
+
+def test_a_tombstoned_function_renamed_in_place_is_changed_under_its_new_name(lib):
+    record = _tombstoned(lib, "words.py", WORDS_PY, "parse", "def parse(", "def tokenize(")
+    result = verifier(lib).verify(record)
+    assert result.verdict is Verdict.CHANGED
+    assert result.renamed_to == "tokenize"
+    assert (result.current_start_line, result.current_end_line) == (4, 8)
+    assert "parse renamed to tokenize, now at L4-L8" in result.reason
+    assert (result.current_text or "").startswith("def tokenize(text):")
+
+
+def test_a_renamed_method_gets_the_same_answer_before_and_after_re_indexing(lib):
+    lib.write("src/bytes.rs", BYTES).commit("add")
+    live = chunks_of(lib, lib.head(), "src/bytes.rs")["Bytes.truncate"]
+    renamed_in = lib.write("src/bytes.rs", BYTES.replace("fn truncate(", "fn truncate_to(")) \
+        .commit("rename")
+    before = verifier(lib).verify(live)
+    tombstone = chunks_of(lib, live.commit, "src/bytes.rs")["Bytes.truncate"]
+    tombstone.status, tombstone.tombstoned_in = TOMBSTONED, renamed_in
+    assert verifier(lib).verify(tombstone) == before
+    assert before.verdict is Verdict.CHANGED and before.renamed_to == "Bytes.truncate_to"
+
+
+def test_a_tombstoned_function_deleted_while_another_is_added_stays_historical(lib):
+    """A guard: a new name with other code is not where the old code went."""
+    record = _tombstoned(lib, "words.py", WORDS_PY, "parse", PARSE,
+                         "def tokenize(text):\n    return text.split()\n")
+    result = verifier(lib).verify(record)
+    assert result.verdict is Verdict.HISTORICAL
+    assert result.reason.startswith("symbol parse removed from words.py")
+
+
+def test_a_history_search_after_re_indexing_serves_the_rename_not_a_removal(fm_home, lib):
+    lib.write("words.py", WORDS_PY).commit("add")
+    index(lib.path)
+    lib.write("words.py", WORDS_PY.replace("def parse(", "def tokenize(")).commit("rename")
+    index(lib.path)
+    answer = search(SearchRequest.build("parse", k=5, include_history=True), str(lib.path),
+                    settings=Settings.from_env())
+    served = {r.record.symbol: r for r in answer.results}
+    assert served["parse"].record.status == TOMBSTONED
+    assert served["parse"].verification.verdict is Verdict.CHANGED
+    assert served["parse"].verification.renamed_to == "tokenize"
