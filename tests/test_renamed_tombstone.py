@@ -76,3 +76,18 @@ def test_a_history_search_after_re_indexing_serves_the_rename_not_a_removal(fm_h
     assert served["parse"].record.status == TOMBSTONED
     assert served["parse"].verification.verdict is Verdict.CHANGED
     assert served["parse"].verification.renamed_to == "tokenize"
+
+
+def test_a_look_up_of_a_name_renamed_in_place_counts_no_deleted_definition(fm_home, lib):
+    lib.write("words.py", WORDS_PY).commit("add")
+    index(lib.path)
+    lib.write("words.py", WORDS_PY.replace("def parse(", "def tokenize(")).commit("rename")
+    index(lib.path)
+    answer = search(SearchRequest.build("parse", k=5), str(lib.path),
+                    settings=Settings.from_env())
+    assert answer.deleted_named == 0
+    lib.write("words.py", WORDS_PY.replace(PARSE, "")).commit("delete it")
+    index(lib.path)
+    answer = search(SearchRequest.build("tokenize", k=5), str(lib.path),
+                    settings=Settings.from_env())
+    assert answer.deleted_named == 1

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -92,10 +92,13 @@ def named_where(symbols: Sequence[str]) -> dict[str, object]:
     return {"$or": [where, {"name": {"$in": bare}}]} if bare else where
 
 
-def deleted_named(index: BranchView, symbols: Sequence[str], kinds: frozenset[str]) -> int:
+def deleted_named(index: BranchView, symbols: Sequence[str], kinds: frozenset[str],
+                  gone: Callable[[ChunkRecord], bool] = lambda record: True) -> int:
     """How many tombstoned definitions (at most ``NAMED_READ``) the look-up of ``symbols``
     passed over when no live one is left: a name asked for that only history defines is
-    deleted, not unknown (a name still defined, ``__init__``, says nothing of its past)."""
+    deleted, not unknown (a name still defined, ``__init__``, says nothing of its past).
+    Only those ``gone`` counts (the search: verified ``historical``; a function renamed in
+    place is not deleted)."""
     # ``ObjectDetails.compare_by_location`` asks for the method: its class still stands.
     dotted = [symbol for symbol in symbols if "." in symbol]
     symbols = [*dotted, *(own_name(symbol) for symbol in dotted)] if dotted else \
@@ -108,8 +111,9 @@ def deleted_named(index: BranchView, symbols: Sequence[str], kinds: frozenset[st
                                      NAMED_READ)):
         return 0
     where = {"$and": [named_where(symbols), {"status": TOMBSTONED}]}
-    return sum(1 for r in itertools.islice(index.iter_records(where=where, include_text=False),
-                                           NAMED_READ) if passes_filter(r, True, kinds))
+    return sum(1 for r in itertools.islice(index.iter_records(where=where, include_text=True),
+                                           NAMED_READ) if passes_filter(r, True, kinds)
+               and gone(r))
 
 
 def lexical_channel(

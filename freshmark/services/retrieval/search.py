@@ -202,7 +202,8 @@ def search(
         timings={**timings.to_dict(), "verify_seconds": round(verify_seconds, 6)},
         hidden_historical=hidden,
         deleted_named=0 if request.include_history else deleted_named(
-            index, looked_up_names(request.query), request.kinds),
+            index, looked_up_names(request.query), request.kinds,
+            gone=lambda r: opened.verifier.verify(r).verdict is Verdict.HISTORICAL),
         uncommitted=uncommitted_summary(opened.verifier.uncommitted())
         if opened.target.worktree else None,
         unindexed=unindexed_summary(opened.repo, index.manifest.commit, opened.target.head),
