@@ -135,6 +135,8 @@ def test_a_name_said_in_prose_moves_no_definition():
     "\tBIT_SET io.Writer = os.Stderr",
     "#define BIT_SET (1 << 3)",
     "# define BIT_SET 8",
+    "@JvmField public val BIT_SET: ClassName = ClassName(\"kotlin\", \"Set\")",
+    "@Deprecated(\"old\") public static final int BIT_SET = 3;",
 ])
 def test_a_line_declaring_a_name_is_its_definition(line):
     assert defined_in_text(f"x = 0\n{line}\ny = 1", ["BIT_SET"])
@@ -150,6 +152,7 @@ def test_a_line_declaring_a_name_is_its_definition(line):
     "crate::BIT_SET::x",
     "#ifdef BIT_SET",
     "return BIT_SET == other",
+    "@Inject BIT_SET_FACTORY = make(BIT_SET)",
 ])
 def test_a_line_using_a_name_is_not_its_definition(line):
     assert not defined_in_text(line, ["BIT_SET"])

@@ -153,9 +153,12 @@ _DECLARING = ("export|public|private|protected|internal|static|final|readonly|co
 @lru_cache(maxsize=64)
 def _definition_line(name: str) -> re.Pattern[str]:
     """A line that declares ``name`` (``BIT_SET = ...``, ``const methodsWithoutBody = [``,
-    ``public static final Type BIT_SET = ...``, ``LIMIT: int = 3``, Go's ``ErrWriter
+    ``public static final Type BIT_SET = ...``, ``@JvmField public val STAR: T = …``,
+    ``LIMIT: int = 3``, Go's ``ErrWriter
     io.Writer = os.Stderr``, C's ``#define SDS_MAX 1024``), not one that uses it."""
-    declared = (rf"^[ \t]*(?:(?:{_DECLARING})\b[^\n=(]*?)?(?<![.\w]){re.escape(name)}\b"
+    # Annotations may open the line (Kotlin's ``@JvmField public val STAR: …``).
+    declared = (rf"^[ \t]*(?:@[\w.]+(?:\([^\n)]*\))?[ \t]+)*"
+                rf"(?:(?:{_DECLARING})\b[^\n=(]*?)?(?<![.\w]){re.escape(name)}\b"
                 r"(?:[ \t]*(?::(?!:)|=(?!=)|;)|[ \t]+[\w.*\[\]]+[ \t]*=(?!=))")
     return re.compile(rf"{declared}|^[ \t]*#[ \t]*define[ \t]+{re.escape(name)}\b", re.M)
 
