@@ -57,7 +57,9 @@ DEFAULT_MAX_LINES = 150
 # ``as``/``satisfies``, overload signatures set apart by blank lines. 12: C definitions
 # whose return type a macro wraps (``CJSON_PUBLIC(void) name(...)``); ``docs_src/`` is doc;
 # a Rust impl of a trait is named with the trait's arguments (``impl From<String> for X``).
-CHUNKING_VERSION = "12"
+# 13: text a parse error swallows (rows of an ``ERROR`` node or the root in none of its
+# children, a keyword an error left alone) is module code, no longer left out of every chunk.
+CHUNKING_VERSION = "13"
 _ALIASES = {
     "py": "python", "js": "javascript", "jsx": "javascript", "ts": "typescript",
     "c++": "cpp", "cc": "cpp", "c#": "csharp", "cs": "csharp", "c_sharp": "csharp",
@@ -102,6 +104,7 @@ class _Parsed:
     facts: FileFacts
     items: list[Unit | Node]
     root: Node
+    loose: list[tuple[int, int]]  # rows of text in no node (``UnitFinder.loose``)
 
 
 def _parse(path: str, text: str, language: str | None, max_units: int = 0) -> _Parsed | None:
@@ -117,11 +120,12 @@ def _parse(path: str, text: str, language: str | None, max_units: int = 0) -> _P
     try:
         tree = parser.parse(blank_bare_macros(src) if rules.bare_macros else src)
         facts = collect_facts(name, src, lines, tree.root_node)
-        items = UnitFinder(facts, rules, max_units).find(tree.root_node)
+        finder = UnitFinder(facts, rules, max_units)
+        items = finder.find(tree.root_node)
     except (RecursionError, ValueError) as exc:
         log.warning("tree-sitter chunking of %s failed, using line windows: %s", path, exc)
         return None
-    return _Parsed(name, facts, items, tree.root_node)
+    return _Parsed(name, facts, items, tree.root_node, finder.loose)
 
 
 def chunk_text(
@@ -166,7 +170,8 @@ def _chunks(path: str, text: str, language: str | None, max_lines: int,
     if parsed is None:
         return window_chunks(split_lines(text))
     try:
-        chunks = ChunkBuilder(parsed.facts, RULES[parsed.language], max_lines).build(parsed.items)
+        builder = ChunkBuilder(parsed.facts, RULES[parsed.language], max_lines)
+        chunks = builder.build(parsed.items, parsed.loose)
     except (RecursionError, ValueError) as exc:
         log.warning("chunking of %s failed, using line windows: %s", path, exc)
         return window_chunks(parsed.facts.lines)
@@ -247,7 +252,8 @@ def file_symbols(path: str, text: str, language: str | None = None) -> FileSymbo
         units.setdefault(unit.symbol, []).append(span)
         signatures[span] = unit.signature
         kinds[span] = unit.kind
-    blocks = [(start + 1, end + 1) for start, end, _ in module_runs(parsed.items, lines)]
+    blocks = [(start + 1, end + 1) for start, end, _ in module_runs(parsed.items, lines,
+                                                                      parsed.loose)]
     return FileSymbols(lines, units, blocks, parsed, signatures=signatures, kinds=kinds)
 
 

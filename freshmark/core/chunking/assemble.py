@@ -13,9 +13,12 @@ from dataclasses import dataclass
 from tree_sitter import Node
 
 from freshmark.core.chunking.facts import FileFacts, last_row
+from freshmark.core.chunking.fallback import window_bounds
 from freshmark.core.chunking.languages import Rules
 from freshmark.core.chunking.model import MODULE_SYMBOL, Chunk
 from freshmark.core.chunking.units import Unit, walk
+
+Rows = tuple[int, int]
 
 _MIN_PART_BUDGET_LINES = 10
 _BLOCK_SIGNATURE_MAX_CHARS = 120
@@ -38,14 +41,18 @@ class ChunkBuilder:
         self.rules = rules
         self.max_lines = max(max_lines, 2 * _MIN_PART_BUDGET_LINES)
 
-    def build(self, items: Sequence[Unit | Node]) -> list[Chunk]:
+    def build(self, items: Sequence[Unit | Node], loose: Sequence[Rows] = ()) -> list[Chunk]:
+        """Chunks of the units in ``items`` and of the module code between them; ``loose``
+        rows (text in no node, see ``UnitFinder.loose``) are module code too."""
+        self.loose = loose
         units = list(walk(items))
         self._split_imports(units)
         chunks: list[Chunk] = []
         for unit in units:
             if not self._only_wraps(unit):
                 chunks.extend(self._unit_chunks(unit))
-        for ordinal, (start, end, nodes) in enumerate(module_runs(items, self.lines), start=1):
+        runs = module_runs(items, self.lines, loose)
+        for ordinal, (start, end, nodes) in enumerate(runs, start=1):
             chunks.extend(self._block_chunks(block_symbol(ordinal), start, end, nodes))
         chunks.sort(key=lambda chunk: (chunk.start_line, -chunk.end_line, chunk.part))
         return chunks
@@ -190,6 +197,7 @@ class ChunkBuilder:
         cut_rows: set[int] = set()
         if len(entries) > self.max_lines:
             collect_cuts(nodes, self.max_lines, set(), cut_rows)
+            loose_cuts(self.lines, self.loose, start, end, cut_rows)
         parts = pack(entries, cut_rows, self.max_lines, self.max_lines)
         return [
             Chunk(
@@ -216,9 +224,10 @@ def block_symbol(ordinal: int) -> str:
 
 
 def module_runs(
-    items: Sequence[Unit | Node], lines: list[str]
+    items: Sequence[Unit | Node], lines: list[str], loose: Sequence[Rows] = ()
 ) -> list[tuple[int, int, list[Node]]]:
-    """Row ranges of file-level code between units: ``(first_row, last_row, nodes)``."""
+    """Row ranges of file-level code between units: ``(first_row, last_row, nodes)``; the
+    ``loose`` rows between two units belong to the run there (one of their own if none)."""
     runs: list[tuple[int, int, list[Node]]] = []
     current: list[Node] = []
     previous_end = -1
@@ -227,7 +236,12 @@ def module_runs(
             current.append(item)
             continue
         next_start = item.start_row if item is not None else len(lines)
-        run = _clip_run(current, previous_end, next_start, lines)
+        extra = [
+            (max(first, previous_end + 1), min(last, next_start - 1))
+            for first, last in loose
+            if first < next_start and last > previous_end
+        ]
+        run = _clip_run(current, extra, previous_end, next_start, lines)
         if run is not None:
             runs.append(run)
         current = []
@@ -237,20 +251,45 @@ def module_runs(
 
 
 def _clip_run(
-    nodes: list[Node], previous_end: int, next_start: int, lines: list[str]
+    nodes: list[Node], extra: list[Rows], previous_end: int, next_start: int, lines: list[str]
 ) -> tuple[int, int, list[Node]] | None:
     """The run's rows between the neighbouring units, blank edges trimmed; None when no named
-    node lies in them (only punctuation left over from a transparent wrapper)."""
-    if not nodes:
+    node, keyword of a parse error or loose text lies in them (only punctuation left over from a
+    transparent wrapper)."""
+    spans = [(n.start_point.row, last_row(n)) for n in nodes] + extra
+    if not spans:
         return None
-    start = max(min(n.start_point.row for n in nodes), previous_end + 1)
-    end = min(max(last_row(n) for n in nodes), next_start - 1, len(lines) - 1)
+    start = max(min(first for first, _ in spans), previous_end + 1)
+    end = min(max(last for _, last in spans), next_start - 1, len(lines) - 1)
     while start <= end and not lines[start].strip():
         start += 1
     while end >= start and not lines[end].strip():
         end -= 1
-    named = any(n.is_named and n.start_point.row <= end and last_row(n) >= start for n in nodes)
+    named = any(_worded(n) and n.start_point.row <= end and last_row(n) >= start for n in nodes)
+    named = named or any(first <= end and last >= start for first, last in extra)
     return (start, end, nodes) if start <= end and named else None
+
+
+def _worded(node: Node) -> bool:
+    """A named node, or a keyword a parse error left alone (``def (``): not punctuation."""
+    if node.is_named:
+        return True
+    parent = node.parent
+    return parent is not None and parent.type == "ERROR" and any(c.isalnum() for c in node.type)
+
+
+def loose_cuts(lines: list[str], loose: Sequence[Rows], start: int, end: int,
+               cuts: set[int]) -> None:
+    """Rows after which a block may end inside loose text (no node to cut between): at its
+    edges, at its blank lines and at the ends of line windows over it (``fallback.py``), so a
+    long stretch is cut at the usual size like any module code."""
+    for first, last in loose:
+        first, last = max(first, start), min(last, end)
+        if first > last:
+            continue
+        cuts.update((first - 1, last))
+        cuts.update(row for row in range(first, last + 1) if not lines[row].strip())
+        cuts.update(first + row for _, row in window_bounds(lines[first : last + 1]))
 
 
 def collect_cuts(

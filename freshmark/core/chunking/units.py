@@ -8,6 +8,7 @@ Function bodies are not searched for nested units: a nested function belongs to 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
@@ -22,9 +23,11 @@ from freshmark.core.chunking.facts import (
     node_text,
 )
 from freshmark.core.chunking.languages import Rules
+from freshmark.core.chunking.macros import blank_bare_macros
 from freshmark.core.chunking.naming import describe
 
 _SIGNATURE_MAX_CHARS = 300
+_WORD = re.compile(r"\w")
 # Nodes before a declaration's signature that the one-line signature leaves out.
 _SIGNATURE_SKIP = frozenset(
     {"decorator", "attribute_list", "attribute_item", "marker_annotation", "annotation",
@@ -72,9 +75,18 @@ class UnitFinder:
         self.rules = rules
         self.max_units = max_units  # 0: no budget; past it ``UnitBudgetExceeded``
         self.units_made = 0
+        # Row ranges of the root or of a transparent node that none of its children holds:
+        # text a parse error swallowed (a root-level ``ERROR`` can run to the end of the file
+        # with children on its first row only; after an unclosed ``/*`` the root's children
+        # can end early). ``module_runs`` makes them module code.
+        self.loose: list[tuple[int, int]] = []
+        self._shown: list[str] | None = None  # the lines as the parser saw them
 
     def find(self, root: Node) -> list[Unit | Node]:
-        return self._collect(root.children, Scope([], None))
+        items = self._collect(root.children, Scope([], None))
+        self.loose.extend(self._uncovered(root))
+        self.loose.sort()
+        return items
 
     def _collect(self, nodes: Iterable[Node], scope: Scope) -> list[Unit | Node]:
         items: list[Unit | Node] = []
@@ -84,10 +96,19 @@ class UnitFinder:
                 items.append(unit)
             elif node.type in self.rules.transparent:
                 items.extend(self._collect(node.children, scope))
+                self.loose.extend(self._uncovered(node))
             else:
                 items.append(node)
         _trim_overlaps([item for item in items if isinstance(item, Unit)], self.facts.lines)
         return items
+
+    def _uncovered(self, node: Node) -> list[tuple[int, int]]:
+        if self._shown is None:
+            lines = self.facts.lines
+            # a macro line the parser was shown blank (``macros.py``) is no lost text
+            self._shown = [blank_bare_macros(line.encode()).decode(errors="replace")
+                           for line in lines] if self.rules.bare_macros else lines
+        return uncovered_rows(node, self._shown)
 
     def _unit(self, node: Node, scope: Scope) -> Unit | None:
         if not node.is_named:
@@ -145,6 +166,27 @@ class UnitFinder:
                 docs.append(span.text)
             row = span.start_row
         return row, clean_comment(reversed(docs)) if docs else ""
+
+
+def uncovered_rows(node: Node, lines: list[str]) -> list[tuple[int, int]]:
+    """Row ranges of ``node`` that hold a word but lie in none of its children, blank edges
+    trimmed (0-based, inclusive)."""
+    gaps: list[tuple[int, int]] = []
+    row = node.start_point.row
+    for child in node.children:
+        if child.start_point.row > row:
+            gaps.append((row, child.start_point.row - 1))
+        row = max(row, last_row(child) + 1)
+    gaps.append((row, min(last_row(node), len(lines) - 1)))
+    ranges = []
+    for first, last in gaps:
+        while first <= last and not lines[first].strip():
+            first += 1
+        while last >= first and not lines[last].strip():
+            last -= 1
+        if any(_WORD.search(lines[row]) for row in range(first, last + 1)):
+            ranges.append((first, last))  # not a lone ``\`` or ``}``
+    return ranges
 
 
 def _unwrap(node: Node, rules: Rules) -> Node | None:
