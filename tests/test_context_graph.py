@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+from search_fixtures import indexed_project
+
 from freshmark.core.chunking import file_imports
+from freshmark.core.request import ContextRequest
+from freshmark.core.settings import Settings
 from freshmark.core.stamp import ChunkRecord
+from freshmark.services.context.build import build_context
 from freshmark.services.context.symbol_graph import SymbolGraph
 
 
@@ -163,3 +168,41 @@ def test_a_type_named_as_a_parameter_is_no_call_of_its_constructor():
     assert graph.callers("src/OpenBehavior.cs:OpenBehavior.OpenBehavior") == []
     edges = graph.callees("src/Configuration.cs:Configuration.AddOpenBehaviors")
     assert [e.callee for e in edges] == ["src/OpenBehavior.cs:OpenBehavior"]
+
+
+PARSER = '''class Parser:
+    def parse(self, text):
+        """Parse the whole document."""
+        return text.split()
+''' + "".join(f"""
+    def step_{n}(self, value):
+        \"\"\"Step {n} of the document's walk.\"\"\"
+        total = value * {n}
+        return total + {n}
+""" for n in range(8)) + '''
+    def _parse_nested(self, parse):
+        """Parse a nested table with the parser it is handed."""
+        return parse()
+
+    def reparse(self, text):
+        """Parse the document again."""
+        return self.parse(text)
+'''
+
+
+def test_a_bare_call_of_a_name_its_class_defines_as_a_method_is_no_confirmed_call(
+        fm_home, make_repo):
+    repo = indexed_project(make_repo("toml"), {"toml/parser.py": PARSER}, package="toml")
+    slice_ = build_context(ContextRequest.build("Parser.parse", level="L1"), str(repo.path),
+                           settings=Settings.from_env())
+    callers = {s.symbol: (s.confidence, s.note) for s in slice_.sections if s.role == "caller"}
+    assert callers["Parser.reparse"][0] == "high"
+    assert "graph-confirmed" in callers["Parser.reparse"][1]
+    assert callers["Parser._parse_nested"] == ("medium", "direct caller (name match only) "
+                                               "(signature only)")
+    chain = build_context(ContextRequest.build("Parser.parse", level="L3"), str(repo.path),
+                          settings=Settings.from_env())
+    (walk,) = [s.body for s in chain.sections if s.role == "call_chain"]
+    assert "Parser._parse_nested (toml/parser.py:L46) -> Parser.parse (toml/parser.py:L2)  " \
+        "[name match only]" in walk
+    assert "[graph-confirmed]" in walk

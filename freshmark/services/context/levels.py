@@ -8,13 +8,14 @@ imports; **L3** the symbol and its boundary, the call chain the symbol graph rea
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from freshmark.core.citation import Citation
 from freshmark.core.stamp import own_name
 from freshmark.core.verdicts import short
 from freshmark.services.context.slices import Section, SliceBuilder, is_secondary
-from freshmark.services.context.symbol_graph import SymbolGraph
+from freshmark.services.context.symbol_graph import Edge, SymbolGraph
 from freshmark.services.retrieval.results import VerifiedResult
 
 L3_DEPTH = 2
@@ -74,9 +75,10 @@ def _implementation_first(graph: SymbolGraph, node_id: str) -> list[Any]:
     return sorted(graph.callers(node_id) + graph.callees(node_id), key=to_secondary)
 
 
-def _walk(graph: SymbolGraph, start: str) -> list[tuple[str, bool, int, str]]:
+def _walk(graph: SymbolGraph, start: str,
+          confirm: Callable[[Edge], bool]) -> list[tuple[str, bool, int, str]]:
     """Symbols reached from ``start`` over callers and callees, breadth first:
-    (node id, edge confirmed, depth, one call-chain line)."""
+    (node id, edge confirmed by ``confirm``, depth, one call-chain line)."""
     seen = {start}
     frontier = [start]
     reached: list[tuple[str, bool, int, str]] = []
@@ -90,8 +92,9 @@ def _walk(graph: SymbolGraph, start: str) -> list[tuple[str, bool, int, str]]:
                 seen.add(other)
                 following.append(other)
                 caller, callee = graph.nodes[edge.caller], graph.nodes[edge.callee]
-                how = "graph-confirmed" if edge.confirmed else "name match only"
-                reached.append((other, edge.confirmed, depth,
+                confirmed = confirm(edge)
+                how = "graph-confirmed" if confirmed else "name match only"
+                reached.append((other, confirmed, depth,
                                 f"{caller.symbol} ({caller.path}:L{caller.start_line}) -> "
                                 f"{callee.symbol} ({callee.path}:L{callee.start_line})  [{how}]"))
         frontier = following
@@ -104,7 +107,7 @@ def _level_3(builder: SliceBuilder, primary: VerifiedResult) -> list[Section]:
     start = graph.node_of(primary.record)
     if start is None:
         return out
-    reached = _walk(graph, start)
+    reached = _walk(graph, start, builder.edge_confirmed)
     if not reached:
         return out
     manifest = builder.opened.index.manifest if builder.opened.index else None

@@ -35,7 +35,7 @@ from freshmark.services.context.imports import (
     import_block,
     used_import_lines,
 )
-from freshmark.services.context.symbol_graph import SymbolGraph
+from freshmark.services.context.symbol_graph import Edge, SymbolGraph
 from freshmark.services.open_branch import OpenedBranch
 from freshmark.services.retrieval.results import VerifiedResult
 
@@ -51,6 +51,10 @@ _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _GO_QUALIFIED = re.compile(r"\b[a-z]\w*\.[A-Za-z_]\w*")
 # Module-level blocks and line windows: no design idea of their own to take as reference.
 _NO_SYMBOL_KINDS = frozenset({"block", "window", "module"})
+# Languages whose methods call a method of their own class through a receiver (``self.parse``,
+# ``this.parse``, ``Self::parse``, ``$this->parse``): a bare ``parse(...)`` there is a function
+# or a parameter of that name, not the method.
+_RECEIVER_LANGUAGES = frozenset({"python", "javascript", "typescript", "tsx", "rust", "php"})
 
 
 @dataclass
@@ -323,15 +327,35 @@ class SliceBuilder:
                 out.append(section)
         return out
 
+    def edge_confirmed(self, edge: Edge) -> bool:
+        """The graph's confirmation of a call, unless it is of a method of the caller's own
+        class in a language that calls those through a receiver and the caller's code today
+        has no such call of it (tomlkit's ``Parser._parse_nested`` calls its parameter
+        ``parse``, not ``self.parse``): then the name alone matched."""
+        caller, callee = self.graph.nodes[edge.caller], self.graph.nodes[edge.callee]
+        owner, dot, name = callee.symbol.rpartition(".")
+        if not edge.confirmed or not dot or caller.path != callee.path or \
+                not caller.symbol.startswith(owner + ".") or \
+                caller.language not in _RECEIVER_LANGUAGES:
+            return edge.confirmed
+        found = self.today_definition(caller.path, caller.symbol, caller.start_line)
+        if found is None:
+            return False
+        _chunk, (start, end) = found
+        code = "\n".join(split_lines(self.today(caller.path) or "")[start - 1 : end])
+        return re.search(rf"(?:\$this|\b(?:self|cls|this|Self|static|super\(\)))\s*"
+                         rf"(?:\.|::|->)\s*{re.escape(name)}\b", code) is not None
+
     def caller_sections(self, primary: VerifiedResult) -> list[Section]:
         node_id = self.graph.node_of(primary.record)
         if node_id is None:
             return []
-        edges = sorted(self.graph.callers(node_id), key=lambda e: not e.confirmed)
+        edges = sorted(((edge, self.edge_confirmed(edge)) for edge in self.graph.callers(node_id)),
+                       key=lambda pair: not pair[1])
         out: list[Section] = []
-        for edge in edges[:MAX_CALLERS]:
+        for edge, confirmed in edges[:MAX_CALLERS]:
             caller = self.graph.nodes[edge.caller]
-            confidence, how = ("high", "direct caller (graph-confirmed)") if edge.confirmed \
+            confidence, how = ("high", "direct caller (graph-confirmed)") if confirmed \
                 else ("medium", "direct caller (name match only)")
             section = self.live_section(caller, "caller", confidence, how, signature_only=True,
                                         callee=own_name(primary.record.symbol))
