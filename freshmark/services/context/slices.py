@@ -294,7 +294,7 @@ class SliceBuilder:
             citation = self.region_citation(record.path, start, end, record.symbol)
         verdict = str(verification.verdict)
         if signature_only:
-            lines = split_lines(self.today(record.path) or "")
+            lines = self.today_symbols(record.path).lines
             return Section(role, record.path, record.symbol, start, end, confidence, citation,
                            chunk.signature, 0, verdict, note + " (signature only)",
                            record.language, stands_for=chunk.text,
@@ -341,8 +341,7 @@ class SliceBuilder:
         found = self.today_definition(caller.path, caller.symbol, caller.start_line)
         if found is None:
             return False
-        _chunk, (start, end) = found
-        code = "\n".join(split_lines(self.today(caller.path) or "")[start - 1 : end])
+        code = self.today_symbols(caller.path).text_of(found[1])
         return re.search(rf"(?:\$this|\b(?:self|cls|this|Self|static|super\(\)))\s*"
                          rf"(?:\.|::|->)\s*{re.escape(name)}\b", code) is not None
 

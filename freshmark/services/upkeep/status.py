@@ -38,8 +38,8 @@ def behind_head(repo: GitRepo, manifest: Manifest) -> dict[str, Any]:
     # and edited one a new file and a deleted one.
     files = sum(lag[part] for part in ("new_files", "changed_files", "deleted_files",
                                        "moved_files")) if lag else 0
-    return {"head": head, "commits_behind": repo.commits_between(indexed, head),
-            "files_changed": files}
+    commits = lag["commits"] if lag else repo.commits_between(indexed, head)
+    return {"head": head, "commits_behind": commits, "files_changed": files}
 
 
 def chunk_counts(index: BranchView) -> dict[str, int]:
