@@ -6,6 +6,7 @@ from __future__ import annotations
 from freshmark.core.query import (
     IDENTIFIER_WEIGHT,
     MAX_WINDOWS,
+    VERB_BASE_WEIGHT,
     deepest_frame,
     frame_match,
     path_hint_match,
@@ -32,11 +33,26 @@ Traceback (most recent call last):
 """
 
 
-def test_short_query_keeps_every_term_at_weight_one():
+def test_short_query_keeps_every_term_it_writes_at_weight_one():
     plan = plan_query("where are deleted files tombstoned")
     assert not plan.long and plan.windows == ["where are deleted files tombstoned"]
-    assert set(plan.weights.values()) == {1.0}
     assert {"deleted", "files", "tombstoned"} <= set(plan.terms)
+    assert {plan.weights[t] for t in ("where", "deleted", "files", "tombstoned")} == {1.0}
+
+
+def test_a_questions_inflected_verbs_also_search_their_base_forms_at_lower_weight():
+    plan = plan_query("where are inline tables parsed while loading")
+    assert {"parsed", "parse", "loading", "load"} <= set(plan.terms)
+    assert plan.weights["parse"] == plan.weights["load"] == VERB_BASE_WEIGHT < 1.0
+
+
+def test_a_base_form_the_question_also_writes_keeps_its_full_weight():
+    assert plan_query("parse where tables are parsed").weights["parse"] == 1.0
+
+
+def test_names_written_as_code_and_reports_keep_their_words_as_written():
+    assert "load" not in plan_query("where is read_loaded called").terms
+    assert "parse" not in plan_query(REPORT + " the parsed header").terms
 
 
 def test_a_question_leaves_the_language_it_names_out_of_its_terms():

@@ -11,6 +11,7 @@ from freshmark.core.tokenize import (
     name_parts,
     query_terms,
     tokenize,
+    verb_bases,
 )
 
 
@@ -84,6 +85,12 @@ def test_plural_tokens_also_give_their_singular() -> None:
         tokenize("users classes entries")
     )
     assert "statu" not in tokenize("status") and "clas" not in tokenize("class")
+
+
+def test_inflected_verbs_give_their_possible_base_forms() -> None:
+    assert "parse" in verb_bases("parsed") and "parse" in verb_bases("parsing")
+    assert "stop" in verb_bases("stopped") and "copy" in verb_bases("copied")
+    assert verb_bases("string") == [] and verb_bases("users") == []
 
 
 def test_code_share_counts_words_written_as_code() -> None:

@@ -68,6 +68,33 @@ def singular(token: str) -> str:
     return token[:-1]
 
 
+_VOWELS = frozenset("aeiouy")
+
+
+def verb_bases(token: str) -> list[str]:
+    """The base forms an English ``-ed`` / ``-ing`` word may come from (``parsed`` -> ``pars``,
+    ``parse``; ``loading`` -> ``load``, ``loade``; ``stopped`` -> ``stop``; ``copied`` ->
+    ``copy``), for a question's prose only: code names its work in base forms
+    (``_parse_inline_table``), a question in inflected ones ("where are tables parsed").
+    Crude on purpose, as ``singular``: a guess no chunk holds is no term of the lexical search."""
+    if not token.isalpha() or len(token) < 5:
+        return []
+    if token.endswith("ied"):
+        return [token[:-3] + "y"]
+    if token.endswith("ing") and len(token) >= 6:
+        stem = token[:-3]
+    elif token.endswith("ed"):
+        stem = token[:-2]
+    else:
+        return []
+    if len(stem) < 3 or not set(stem) & _VOWELS:
+        return []
+    bases = [stem, stem + "e"]
+    if stem[-1] == stem[-2] and stem[-1] not in _VOWELS | {"l", "s", "z"}:
+        bases.append(stem[:-1])  # stopped -> stop, running -> run (not called, passed)
+    return bases
+
+
 @lru_cache(maxsize=1 << 16)
 def _kept_tokens(word: str) -> tuple[str, ...]:
     # Code repeats its words endlessly; caching per word saves most of the tokenizing time and
