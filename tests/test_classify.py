@@ -79,6 +79,13 @@ CODE = b"def total(order):\n    return order.total\n"
         ("src/orders/service.py", "source"),
         ("cmd/server/main.go", "source"),
         ("bench/bench_index.py", "source"),
+        # Directories named in capitals (SwiftPM, .NET); file names keep their case.
+        ("Tests/ArgumentParserUnitTests/HelpTests.swift", "test"),
+        ("Sources/ArgumentParser/Parsing/ParserTests.swift", "test"),
+        ("Examples/math/Math.swift", "doc"),
+        ("Docs/Guide.swift", "doc"),
+        ("Sources/ArgumentParser/Usage/HelpGenerator.swift", "source"),
+        ("lib/Testing.swift", "source"),
     ],
 )
 def test_builtin_path_rule_gives_kind(path: str, kind: str) -> None:
@@ -100,6 +107,11 @@ def test_builtin_path_rule_gives_kind(path: str, kind: str) -> None:
 )
 def test_vendored_and_build_output_are_not_indexed(path: str, reason: str) -> None:
     assert classify(path, CODE, RULES) == FileClass("vendored", indexed=False, skip_reason=reason)
+
+
+def test_a_skipping_rule_keeps_its_directorys_case() -> None:
+    assert classify_path("src/Build/Options.c", RULES) == "source"
+    assert classify_path("Vendor/Parser.swift", RULES) == "source"
 
 
 def test_every_builtin_kind_is_a_stamp_file_kind() -> None:

@@ -105,7 +105,7 @@ _BUILTIN_RULES: tuple[tuple[str, str | None, tuple[str, ...]], ...] = (
     ("test", None, (
         "**/tests/**", "**/test/**", "**/__tests__/**", "**/spec/**", "test_*.py", "*_test.py",
         "conftest.py", "*_test.go", "*Test.java", "*Tests.java", "*Test.kt", "*Test.cs",
-        "*Tests.cs", "*_spec.rb", "*_test.rb", "*_test.cc", "*_test.cpp", "*_unittest.cc",
+        "*Tests.cs", "*Test.swift", "*Tests.swift", "*Tests.kt", "*_spec.rb", "*_test.rb", "*_test.cc", "*_test.cpp", "*_unittest.cc",
         "*Test.php", *(f"*.test.{ext}" for ext in _JS_EXTS), *(f"*.spec.{ext}" for ext in _JS_EXTS),
         # Benchmarks call the implementation as tests do (asv's, vitest's ``*.bench.ts``).
         "**/benchmarks/**", "**/benchmark/**", "**/__benchmarks__/**",
@@ -165,19 +165,23 @@ class _GlobSet:
         )
 
 
-def _union(globs: list[str], template: str = "{}") -> re.Pattern[str] | None:
+def _union(globs: list[str], template: str = "{}", flags: int = 0) -> re.Pattern[str] | None:
     if not globs:
         return None
-    return re.compile(template.format("|".join(f"(?:{glob_regex_text(g)})" for g in globs)))
+    return re.compile(template.format("|".join(f"(?:{glob_regex_text(g)})" for g in globs)),
+                      flags)
 
 
-def _compile_globs(globs: tuple[str, ...]) -> _GlobSet:
+def _compile_globs(globs: tuple[str, ...], any_case: bool = False) -> _GlobSet:
     name_globs = [g for g in globs if "/" not in g and "**" not in g]
     dir_names = [m.group(1) for g in globs if (m := _DIR_GLOB.fullmatch(g))]
     path_globs = [g for g in globs if g not in name_globs and not _DIR_GLOB.fullmatch(g)]
     # A directory component is followed by "/" in the path and preceded by "/" or the start.
-    dir_regex = _union(dir_names, "(?:^|/)(?:{})/")
-    return _GlobSet(_union(name_globs), dir_regex, _union(path_globs))
+    # ``any_case``: directories named in any case (SwiftPM's ``Tests/`` and ``Examples/``,
+    # .NET's ``Docs/``); file names keep theirs (``*Test.java`` is not ``*test.java``).
+    flags = re.IGNORECASE if any_case else 0
+    dir_regex = _union(dir_names, "(?:^|/)(?:{})/", flags)
+    return _GlobSet(_union(name_globs), dir_regex, _union(path_globs, flags=flags))
 
 
 # Programming-language extensions beyond the ones freshmark parses (``detect_language``):
@@ -207,8 +211,10 @@ def _is_code(path: str, data: bytes | None) -> bool:
     return data is not None and "." not in name.lstrip(".") and data.startswith(b"#!")
 
 
+# Rules that skip a file keep their directories' case: a ``Build/`` of sources is not lost.
 _BUILTIN_GLOB_SETS = tuple(
-    (kind, skip_reason, _compile_globs(globs)) for kind, skip_reason, globs in _BUILTIN_RULES
+    (kind, skip_reason, _compile_globs(globs, any_case=skip_reason is None))
+    for kind, skip_reason, globs in _BUILTIN_RULES
 )
 _KIND_GLOB_SETS = {kind: glob_set for kind, _, glob_set in _BUILTIN_GLOB_SETS
                    if kind in ("changelog", "translation")}
