@@ -98,3 +98,32 @@ def test_a_module_over_the_l2_budget_still_serves_what_l1_does(fm_home, make_rep
 
     assert {"evidence", "imports", "caller"} <= roles("L1")
     assert {"evidence", "imports", "caller"} <= roles("L2")
+
+
+def _function_in_parts() -> str:
+    """A 284-line function: chunked in two parts, the question's words in the first."""
+    steps = "".join(f"    total = total + settle_step(ledger, {i})\n" for i in range(280))
+    return ("def reconcile_ledger(ledger):\n    \"\"\"Reconcile the ledger's refunds.\"\"\"\n"
+            "    total = refund_opening(ledger)\n" + steps + "    return total\n")
+
+
+def test_a_definition_chunked_in_parts_is_served_whole_when_it_fits(fm_home, make_repo):
+    repo = indexed_project(make_repo("ledger"), {"ledger/books.py": _function_in_parts()},
+                           package="ledger")
+    slice_ = slice_for(repo.path, 8000, "reconcile ledger refunds")
+    evidence = [s for s in slice_.sections if s.role == "evidence"]
+    assert [(s.symbol, s.start_line, s.end_line) for s in evidence] == \
+        [("reconcile_ledger", 1, 284)]
+    assert "return total" in evidence[0].body
+
+
+def test_a_definition_in_parts_too_big_for_the_budget_shows_its_part_and_names_the_whole(
+        fm_home, make_repo):
+    repo = indexed_project(make_repo("ledger"), {"ledger/books.py": _function_in_parts()},
+                           package="ledger")
+    slice_ = slice_for(repo.path, 3500, "reconcile ledger refunds")
+    evidence = [s for s in slice_.sections if s.role == "evidence"]
+    assert [(s.symbol, s.start_line) for s in evidence] == [("reconcile_ledger", 1)]
+    assert evidence[0].end_line < 284
+    assert any(line.startswith("[LEFT OUT] ledger/books.py:L1-L284 | reconcile_ledger — "
+                               "shown only as") for line in slice_.left_out)

@@ -25,6 +25,7 @@ from freshmark.core.chunking import (
     line_count,
     split_lines,
 )
+from freshmark.core.chunking.model import CONTAINER_KINDS
 from freshmark.core.citation import Citation, cite, elides_members
 from freshmark.core.errors import UnsafePath
 from freshmark.core.stamp import ChunkRecord, own_name
@@ -213,17 +214,33 @@ class SliceBuilder:
         text = self.today(path)
         if text is None:
             return None
-        start = v.current_start_line or record.start_line
-        end = v.current_end_line or record.end_line
+        part = (v.current_start_line or record.start_line, v.current_end_line or record.end_line)
+        # One part of a definition chunked in parts stands for all of it; the part alone is
+        # the last fallback, and its [LEFT OUT] line names the whole.
+        start, end = self._whole_definition(path, record, *part)
+        only_part = self._trimmed(result, text, *part) if (start, end) != part else None
         lines = split_lines(text)
         shown_end = _breathing_end(lines, end, self.today_symbols(path).every_span()) if breathing \
             else min(len(lines), end)
         confidence = "medium" if v.verdict is Verdict.CHANGED else "high"
         note = f"(+{shown_end - end} lines after, breathing room)" if shown_end > end else ""
+        fallback = only_part
+        if breathing:
+            fallback = self._trimmed(result, text, start, end)
+            fallback.fallback = only_part
         return Section(role, path, record.symbol, start, end, confidence, result.citation,
                        _lines(text, start, shown_end), start, str(v.verdict), note,
-                       record.language,
-                       fallback=self._trimmed(result, text, start, end) if breathing else None)
+                       record.language, fallback=fallback)
+
+    def _whole_definition(self, path: str, record: ChunkRecord, start: int, end: int
+                          ) -> tuple[int, int]:
+        """Today's lines of the whole definition whose lines ``start..end`` are one part
+        (a long function is chunked in parts); ``start..end`` for anything else."""
+        if record.kind in CONTAINER_KINDS:
+            return start, end  # an outline is the container's own form, not a part of it
+        spans = self.today_symbols(path).units.get(record.symbol, [])
+        return next(((first, last) for first, last in spans
+                     if first <= start and end <= last), (start, end))
 
     def _trimmed(self, result: VerifiedResult, text: str, start: int, end: int) -> Section:
         record = result.record
