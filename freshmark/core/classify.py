@@ -104,8 +104,9 @@ _BUILTIN_RULES: tuple[tuple[str, str | None, tuple[str, ...]], ...] = (
     )),
     ("test", None, (
         "**/tests/**", "**/test/**", "**/__tests__/**", "**/spec/**", "test_*.py", "*_test.py",
-        "conftest.py", "*_test.go", "*Test.java", "*Tests.java", "*Test.kt", "*Test.cs",
-        "*Tests.cs", "*Test.swift", "*Tests.swift", "*Tests.kt", "*_spec.rb", "*_test.rb", "*_test.cc", "*_test.cpp", "*_unittest.cc",
+        "conftest.py", "*_test.go", "*Test.java", "*Tests.java", "*Test.kt", "*Tests.kt",
+        "*Test.cs", "*Tests.cs", "*Test.swift", "*Tests.swift", "*_spec.rb", "*_test.rb",
+        "*_test.cc", "*_test.cpp", "*_unittest.cc",
         "*Test.php", *(f"*.test.{ext}" for ext in _JS_EXTS), *(f"*.spec.{ext}" for ext in _JS_EXTS),
         # Benchmarks call the implementation as tests do (asv's, vitest's ``*.bench.ts``).
         "**/benchmarks/**", "**/benchmark/**", "**/__benchmarks__/**",
