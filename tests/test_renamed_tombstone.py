@@ -91,3 +91,16 @@ def test_a_look_up_of_a_name_renamed_in_place_counts_no_deleted_definition(fm_ho
     answer = search(SearchRequest.build("tokenize", k=5), str(lib.path),
                     settings=Settings.from_env())
     assert answer.deleted_named == 1
+
+
+def test_a_history_search_serves_the_renamed_code_once(fm_home, lib):
+    """The tombstone verifies to the lines the new name's chunk holds: one result, not two."""
+    lib.write("words.py", WORDS_PY).commit("add")
+    index(lib.path)
+    lib.write("words.py", WORDS_PY.replace("def parse(", "def tokenize(")).commit("rename")
+    index(lib.path)
+    answer = search(SearchRequest.build("parse tokenize", k=10, include_history=True),
+                    str(lib.path), settings=Settings.from_env())
+    at_lines = [r for r in answer.results if r.code_today == ("words.py", 4, 8)]
+    assert len(at_lines) == 1
+    assert len(answer.results) >= 2  # the file's other definitions still fill the places

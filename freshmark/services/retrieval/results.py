@@ -15,6 +15,7 @@ from freshmark.core.verdicts import (
 )
 from freshmark.services.open_branch import OpenedBranch
 
+_WITH_CODE_TODAY = frozenset({Verdict.CURRENT, Verdict.OLDER_IDENTICAL, Verdict.CHANGED})
 
 # -- search ----------------------------------------------------------------------------------------
 @dataclass
@@ -28,6 +29,16 @@ class VerifiedResult:
     score: float | None = None
     explain: dict[str, Any] = field(default_factory=dict)
     drift: list[DriftNote] = field(default_factory=list)
+
+    @property
+    def code_today(self) -> tuple[str, int, int] | None:
+        """Where the code it serves is today (path, first and last line); None when it has
+        none (history, or not verifiable)."""
+        v, record = self.verification, self.record
+        if v.verdict not in _WITH_CODE_TODAY:
+            return None
+        return (v.moved_to or record.path, v.current_start_line or record.start_line,
+                v.current_end_line or record.end_line)
 
     @property
     def text(self) -> str:

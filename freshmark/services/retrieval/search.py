@@ -110,14 +110,30 @@ def _first_usable(opened: OpenedBranch, ranked: list[Candidate], k: int,
     usable: list[VerifiedResult] = []
     hidden = 0
     start = 0
+    shown: set[tuple[str, int, int]] = set()
     while len(usable) < k and start < len(ranked):
         batch = ranked[start:start + k - len(usable)]
         start += len(batch)
         verified = verify_results(opened, [(c.record, c.score, c.explain()) for c in batch])
         served = _usable(verified, include_history)
         hidden += len(verified) - len(served)
-        usable += served
+        usable += _not_shown(served, shown)
     return _renumbered(usable, k), hidden
+
+
+def _not_shown(results: list[VerifiedResult], shown: set[tuple[str, int, int]]
+               ) -> list[VerifiedResult]:
+    """Results whose code today no better one serves: a renamed definition's tombstone and
+    its chunk under the new name, or a moved chunk and the one at its new path, verify to the
+    same lines; the first keeps the place."""
+    out = []
+    for result in results:
+        today = result.code_today
+        if today is None or today not in shown:
+            out.append(result)
+        if today is not None:
+            shown.add(today)
+    return out
 
 
 def uncommitted_summary(changes: list[FileChange], shown: int = 5) -> dict[str, Any]:
