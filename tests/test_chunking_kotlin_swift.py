@@ -104,3 +104,86 @@ def test_swift_structs_protocols_and_extensions_name_their_members_by_the_type()
     cancel = chunks["Order.cancel"]
     assert (cancel.start_line, cancel.end_line, cancel.doc) == (6, 10, "Cancel it.")
     assert file_imports("Sources/Order.swift", ORDER_SWIFT) == ["Foundation"]
+
+
+SHAPES_SWIFT = dedent(
+    """\
+    class Cache {
+        var hits = 0
+        let name: String
+        /// The hit ratio.
+        var ratio: Double {
+            Double(hits) / 10
+        }
+        var size: Int {
+            get { store.count }
+            set { store.resize(newValue) }
+        }
+        subscript(key: String) -> Int { lookup(key) }
+        deinit { flush() }
+    }
+
+    extension Cache {
+        var label: String { "cache \\(name)" }
+    }
+
+    protocol Sized {
+        var size: Int { get }
+        subscript(i: Int) -> Int { get set }
+    }
+    """
+)
+
+
+def test_swift_computed_properties_subscripts_and_deinit_are_units_and_stored_ones_stay_outlined(
+) -> None:
+    chunks = by_symbol(chunk_text("Sources/Cache.swift", SHAPES_SWIFT))
+    assert {name: (c.kind, c.start_line, c.end_line) for name, c in chunks.items()
+            if name.startswith("Cache.")} == {
+        "Cache.ratio": ("method", 4, 7),
+        "Cache.size": ("method", 8, 11),
+        "Cache.subscript": ("method", 12, 12),
+        "Cache.deinit": ("method", 13, 13),
+        "Cache.label": ("method", 17, 17),
+    }
+    assert chunks["Cache.ratio"].doc == "The hit ratio."
+    assert chunks["Cache.size"].signature == "var size: Int"
+    assert "lookup" in chunks["Cache.subscript"].references
+    outline = chunks["Cache"].text
+    assert "    var hits = 0\n    let name: String" in outline
+    assert "Double(hits)" not in outline
+    # a protocol's requirements are no units
+    assert "subscript(i: Int) -> Int { get set }" in chunks["Sized"].text
+    assert not [name for name in chunks if name.startswith("Sized.")]
+
+
+def _switch_function(cases: int, lines_per_case: int) -> str:
+    body = []
+    for number in range(cases):
+        body.append(f"    case {number}:")
+        body.extend(f"        step{number}(line: {line})" for line in range(lines_per_case))
+    return "func run(_ code: Int) {\n    switch code {\n" + "\n".join(body) + \
+        "\n    default:\n        break\n    }\n}\n"
+
+
+def test_swift_long_switch_functions_are_split_between_cases() -> None:
+    source = _switch_function(cases=6, lines_per_case=6)  # 48 lines
+    chunks = chunk_text("Sources/Run.swift", source, max_lines=20)
+    lines = source.splitlines()
+    assert [(c.symbol, c.part) for c in chunks] == [("run", 1), ("run", 2), ("run", 3)]
+    assert all(c.end_line - c.start_line < 20 for c in chunks)
+    for chunk in chunks[1:]:
+        assert lines[chunk.start_line - 1].strip().startswith("case ")
+
+
+def test_swift_implicit_member_calls_are_references() -> None:
+    source = dedent(
+        """\
+        func pick(_ shell: Shell?) -> Shell? {
+            let found = shell ?? .autodetected()
+            return !isEmpty() ? found : .fallback(named: "sh")
+        }
+        """
+    )
+    (chunk,) = chunk_text("Sources/Pick.swift", source)
+    assert {"autodetected", "isEmpty", "fallback"} <= set(chunk.references)

@@ -120,3 +120,12 @@ def test_unit_at_max_lines_is_not_split() -> None:
     body = "".join(f"    a{i} = {i}\n" for i in range(149))
     (chunk,) = chunk_text("f.py", "def f():\n" + body)
     assert (chunk.part, chunk.start_line, chunk.end_line) == (0, 1, 150)
+
+
+def test_a_long_indented_docstring_keeps_its_closing_quotes_in_its_part() -> None:
+    doc = "".join(f"    Line {index} of the story.\n" for index in range(30))
+    source = f'class Story:\n    """Story.\n\n{doc}    """\n\n    x = 1\n\n    def tell(self):\n' \
+        "        return self.x\n"
+    summary = chunk_text("story.py", source, max_lines=20)[0]
+    assert (summary.symbol, summary.part) == ("Story", 1)
+    assert summary.text.split("\n")[-1] == '    """'

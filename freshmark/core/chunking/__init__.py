@@ -59,7 +59,10 @@ DEFAULT_MAX_LINES = 150
 # a Rust impl of a trait is named with the trait's arguments (``impl From<String> for X``).
 # 13: text a parse error swallows (rows of an ``ERROR`` node or the root in none of its
 # children, a keyword an error left alone) is module code, no longer left out of every chunk.
-CHUNKING_VERSION = "13"
+# 14: Swift computed properties, subscripts and ``deinit`` are units; a node that runs on over
+# whitespace into the next row ends the row before (Swift ``case``s are cut between);
+# implicit member calls (``.autodetected()``) are references.
+CHUNKING_VERSION = "14"
 _ALIASES = {
     "py": "python", "js": "javascript", "jsx": "javascript", "ts": "typescript",
     "c++": "cpp", "cc": "cpp", "c#": "csharp", "cs": "csharp", "c_sharp": "csharp",
@@ -252,8 +255,8 @@ def file_symbols(path: str, text: str, language: str | None = None) -> FileSymbo
         units.setdefault(unit.symbol, []).append(span)
         signatures[span] = unit.signature
         kinds[span] = unit.kind
-    blocks = [(start + 1, end + 1) for start, end, _ in module_runs(parsed.items, lines,
-                                                                      parsed.loose)]
+    runs = module_runs(parsed.items, lines, parsed.facts.src, parsed.loose)
+    blocks = [(start + 1, end + 1) for start, end, _ in runs]
     return FileSymbols(lines, units, blocks, parsed, signatures=signatures, kinds=kinds)
 
 

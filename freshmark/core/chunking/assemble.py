@@ -51,7 +51,7 @@ class ChunkBuilder:
         for unit in units:
             if not self._only_wraps(unit):
                 chunks.extend(self._unit_chunks(unit))
-        runs = module_runs(items, self.lines, loose)
+        runs = module_runs(items, self.lines, self.facts.src, loose)
         for ordinal, (start, end, nodes) in enumerate(runs, start=1):
             chunks.extend(self._block_chunks(block_symbol(ordinal), start, end, nodes))
         chunks.sort(key=lambda chunk: (chunk.start_line, -chunk.end_line, chunk.part))
@@ -110,7 +110,7 @@ class ChunkBuilder:
             # a container splits between members; a function anywhere in its outer node, so
             # a long run of decorators can be cut too
             target = unit.body if unit.container and unit.body is not None else unit.node
-            collect_cuts(target.children, later_budget, atomic, cut_rows)
+            collect_cuts(target.children, later_budget, atomic, cut_rows, self.facts.src)
         parts = pack(entries, cut_rows, self.max_lines, later_budget)
         chunks = []
         for number, part in enumerate(parts, start=1):
@@ -196,7 +196,7 @@ class ChunkBuilder:
         entries = self._rows(start, end)
         cut_rows: set[int] = set()
         if len(entries) > self.max_lines:
-            collect_cuts(nodes, self.max_lines, set(), cut_rows)
+            collect_cuts(nodes, self.max_lines, set(), cut_rows, self.facts.src)
             loose_cuts(self.lines, self.loose, start, end, cut_rows)
         parts = pack(entries, cut_rows, self.max_lines, self.max_lines)
         return [
@@ -224,7 +224,7 @@ def block_symbol(ordinal: int) -> str:
 
 
 def module_runs(
-    items: Sequence[Unit | Node], lines: list[str], loose: Sequence[Rows] = ()
+    items: Sequence[Unit | Node], lines: list[str], src: bytes, loose: Sequence[Rows] = ()
 ) -> list[tuple[int, int, list[Node]]]:
     """Row ranges of file-level code between units: ``(first_row, last_row, nodes)``; the
     ``loose`` rows between two units belong to the run there (one of their own if none)."""
@@ -241,7 +241,7 @@ def module_runs(
             for first, last in loose
             if first < next_start and last > previous_end
         ]
-        run = _clip_run(current, extra, previous_end, next_start, lines)
+        run = _clip_run(current, extra, previous_end, next_start, lines, src)
         if run is not None:
             runs.append(run)
         current = []
@@ -251,12 +251,13 @@ def module_runs(
 
 
 def _clip_run(
-    nodes: list[Node], extra: list[Rows], previous_end: int, next_start: int, lines: list[str]
+    nodes: list[Node], extra: list[Rows], previous_end: int, next_start: int, lines: list[str],
+    src: bytes,
 ) -> tuple[int, int, list[Node]] | None:
     """The run's rows between the neighbouring units, blank edges trimmed; None when no named
     node, keyword of a parse error or loose text lies in them (only punctuation left over from a
     transparent wrapper)."""
-    spans = [(n.start_point.row, last_row(n)) for n in nodes] + extra
+    spans = [(n.start_point.row, last_row(n, src)) for n in nodes] + extra
     if not spans:
         return None
     start = max(min(first for first, _ in spans), previous_end + 1)
@@ -265,7 +266,8 @@ def _clip_run(
         start += 1
     while end >= start and not lines[end].strip():
         end -= 1
-    named = any(_worded(n) and n.start_point.row <= end and last_row(n) >= start for n in nodes)
+    named = any(_worded(n) and n.start_point.row <= end and last_row(n, src) >= start
+                for n in nodes)
     named = named or any(first <= end and last >= start for first, last in extra)
     return (start, end, nodes) if start <= end and named else None
 
@@ -293,15 +295,16 @@ def loose_cuts(lines: list[str], loose: Sequence[Rows], start: int, end: int,
 
 
 def collect_cuts(
-    children: Sequence[Node], budget: int, atomic: set[tuple[int, int]], cuts: set[int]
+    children: Sequence[Node], budget: int, atomic: set[tuple[int, int]], cuts: set[int],
+    src: bytes,
 ) -> None:
     """Rows after which a chunk may end: between siblings, never between a comment and the
     node right below it; siblings longer than ``budget`` rows are opened (unless atomic)."""
     for index, child in enumerate(children):
-        child_last = last_row(child)
+        child_last = last_row(child, src)
         too_long = child_last - child.start_point.row + 1 > budget
         if too_long and child.child_count and (child.start_byte, child.end_byte) not in atomic:
-            collect_cuts(child.children, budget, atomic, cuts)
+            collect_cuts(child.children, budget, atomic, cuts, src)
         if index + 1 == len(children):
             continue
         following = children[index + 1]

@@ -16,11 +16,26 @@ from tree_sitter import Node, QueryCursor
 from freshmark.core.chunking.queries import facts_query
 
 
-def last_row(node: Node) -> int:
-    """The last row that holds text of ``node`` (a node ending at column 0 ends the row before)."""
+def last_row(node: Node, src: bytes) -> int:
+    """The last row that holds text of ``node``. A node ending at column 0 ends the row
+    before, and so does one that runs on past its last token over whitespace into the next
+    row's indentation (tree-sitter-swift ends a ``switch_entry`` where the next ``case``
+    starts); whitespace inside a token (a string's content before its closing quotes) is
+    the token's text and leaves the row as it is."""
     end = node.end_point
-    if end.column == 0 and end.row > node.start_point.row:
+    if end.row == node.start_point.row:
+        return end.row
+    if end.column == 0:
         return end.row - 1
+    inner = node
+    while inner.child_count:
+        last = inner.child(inner.child_count - 1)
+        if last is None:
+            break
+        if last.end_byte < inner.end_byte:
+            gap = src[last.end_byte : inner.end_byte]
+            return end.row - 1 if b"\n" in gap and not gap.strip() else end.row
+        inner = last
     return end.row
 
 
@@ -107,7 +122,7 @@ def _add_span(facts: FileFacts, node: Node, is_doc: bool, over_blank_lines: bool
         line_end = src.find(b"\n", node.end_byte)
         if src[node.end_byte : line_end if line_end >= 0 else len(src)].strip() not in (b"", b";"):
             return  # code follows on the comment's last line (a signature's own ``;`` is not)
-    span = CommentSpan(node.start_point.row, last_row(node), node_text(src, node), is_doc)
+    span = CommentSpan(node.start_point.row, last_row(node, src), node_text(src, node), is_doc)
     facts.spans_by_end_row[span.end_row] = span
     row = span.end_row + 1
     while over_blank_lines and row < len(facts.lines) and not facts.lines[row].strip():

@@ -337,7 +337,11 @@ RULES: dict[str, Rules] = {
         keywords=_f("this", "super", "it"),
     ),
     "swift": Rules(
-        functions=_f("function_declaration", "init_declaration"),
+        functions=_f(
+            "function_declaration", "init_declaration", "deinit_declaration",
+            "subscript_declaration",
+            "property_declaration",  # with code in it (swift.swift_property)
+        ),  # fmt: skip
         containers={"class_declaration": "class", "protocol_declaration": "interface"},
         transparent=_f("ERROR"),
         keywords=_f("self", "super", "init"),

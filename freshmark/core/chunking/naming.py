@@ -18,6 +18,7 @@ from freshmark.core.chunking.csharp import csharp_member, csharp_operator
 from freshmark.core.chunking.decl import Decl, dotted
 from freshmark.core.chunking.facts import node_text
 from freshmark.core.chunking.languages import Rules
+from freshmark.core.chunking.swift import property_declaration, swift_deinit, swift_subscript
 
 _FUNCTION_VALUES = frozenset(
     {"arrow_function", "function_expression", "function", "generator_function"}
@@ -460,7 +461,9 @@ def _function_definition(node: Node, src: bytes, rules: Rules) -> Decl | None:
 _Handler = Callable[[Node, bytes, Rules], "Decl | None"]
 _HANDLERS: dict[str, _Handler] = {
     "destructor_declaration": csharp_member,
-    "property_declaration": csharp_member,
+    "property_declaration": property_declaration,  # C# or Swift
+    "subscript_declaration": swift_subscript,
+    "deinit_declaration": swift_deinit,
     "operator_declaration": csharp_operator,
     "conversion_operator_declaration": csharp_operator,
     "lexical_declaration": _js_variable,

@@ -180,11 +180,14 @@ _PATTERNS: dict[str, str] = {
 (call_expression (navigation_expression (identifier) @ref))
 (user_type (identifier) @ref)
 """,
+    # An implicit member call (``shell ?? .autodetected()``) and a negated one (``!isOk()``)
+    # parse as a call of a prefix expression.
     "swift": """
 (comment) @comment
 (multiline_comment) @comment
 (import_declaration (identifier) @import)
 (call_expression (simple_identifier) @ref)
+(call_expression (prefix_expression target: (simple_identifier) @ref))
 (navigation_suffix suffix: (simple_identifier) @ref)
 (user_type (type_identifier) @ref)
 """,

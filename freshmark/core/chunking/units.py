@@ -108,7 +108,7 @@ class UnitFinder:
             # a macro line the parser was shown blank (``macros.py``) is no lost text
             self._shown = [blank_bare_macros(line.encode()).decode(errors="replace")
                            for line in lines] if self.rules.bare_macros else lines
-        return uncovered_rows(node, self._shown)
+        return uncovered_rows(node, self._shown, self.src)
 
     def _unit(self, node: Node, scope: Scope) -> Unit | None:
         if not node.is_named:
@@ -137,7 +137,7 @@ class UnitFinder:
             if scope.parent_kind not in self.rules.namespace_kinds:
                 kind = "method"
         node_row = node.start_point.row
-        end_row = last_row(node)
+        end_row = last_row(node, self.src)
         start_row, doc = self._bound_doc(node_row)
         header_end_row = _header_end_row(decl.body, node_row, end_row, self.src)
         docstring = _python_docstring(decl.body, self.src) if self.rules.docstrings else ""
@@ -168,7 +168,7 @@ class UnitFinder:
         return row, clean_comment(reversed(docs)) if docs else ""
 
 
-def uncovered_rows(node: Node, lines: list[str]) -> list[tuple[int, int]]:
+def uncovered_rows(node: Node, lines: list[str], src: bytes) -> list[tuple[int, int]]:
     """Row ranges of ``node`` that hold a word but lie in none of its children, blank edges
     trimmed (0-based, inclusive)."""
     gaps: list[tuple[int, int]] = []
@@ -176,8 +176,8 @@ def uncovered_rows(node: Node, lines: list[str]) -> list[tuple[int, int]]:
     for child in node.children:
         if child.start_point.row > row:
             gaps.append((row, child.start_point.row - 1))
-        row = max(row, last_row(child) + 1)
-    gaps.append((row, min(last_row(node), len(lines) - 1)))
+        row = max(row, last_row(child, src) + 1)
+    gaps.append((row, min(last_row(node, src), len(lines) - 1)))
     ranges = []
     for first, last in gaps:
         while first <= last and not lines[first].strip():
@@ -216,7 +216,7 @@ def _header_end_row(body: Node | None, node_row: int, end_row: int, src: bytes) 
     previous = body.prev_sibling
     while previous is not None and "comment" in previous.type:
         previous = previous.prev_sibling
-    row = last_row(previous) if previous is not None else body.start_point.row
+    row = last_row(previous, src) if previous is not None else body.start_point.row
     return max(node_row, min(row, end_row))
 
 
