@@ -13,7 +13,7 @@ from test_verify_moves import chunks_of
 
 from freshmark.core.request import SearchRequest
 from freshmark.core.settings import Settings
-from freshmark.core.stamp import TOMBSTONED, ChunkRecord
+from freshmark.core.stamp import LIVE, TOMBSTONED, ChunkRecord
 from freshmark.core.verdicts import Verdict
 from freshmark.services.retrieval.search import search
 
@@ -72,10 +72,9 @@ def test_a_history_search_after_re_indexing_serves_the_rename_not_a_removal(fm_h
     index(lib.path)
     answer = search(SearchRequest.build("parse", k=5, include_history=True), str(lib.path),
                     settings=Settings.from_env())
+    assert Verdict.HISTORICAL not in {r.verification.verdict for r in answer.results}
     served = {r.record.symbol: r for r in answer.results}
-    assert served["parse"].record.status == TOMBSTONED
-    assert served["parse"].verification.verdict is Verdict.CHANGED
-    assert served["parse"].verification.renamed_to == "tokenize"
+    assert served["tokenize"].verification.verdict is Verdict.CURRENT
 
 
 def test_a_look_up_of_a_name_renamed_in_place_counts_no_deleted_definition(fm_home, lib):
@@ -93,8 +92,9 @@ def test_a_look_up_of_a_name_renamed_in_place_counts_no_deleted_definition(fm_ho
     assert answer.deleted_named == 1
 
 
-def test_a_history_search_serves_the_renamed_code_once(fm_home, lib):
-    """The tombstone verifies to the lines the new name's chunk holds: one result, not two."""
+def test_a_history_search_serves_the_renamed_code_once_as_its_live_chunk(fm_home, lib):
+    """The tombstone verifies to the lines the new name's chunk holds: one result, not two,
+    and the live chunk's, whichever ranked first."""
     lib.write("words.py", WORDS_PY).commit("add")
     index(lib.path)
     lib.write("words.py", WORDS_PY.replace("def parse(", "def tokenize(")).commit("rename")
@@ -102,5 +102,5 @@ def test_a_history_search_serves_the_renamed_code_once(fm_home, lib):
     answer = search(SearchRequest.build("parse tokenize", k=10, include_history=True),
                     str(lib.path), settings=Settings.from_env())
     at_lines = [r for r in answer.results if r.code_today == ("words.py", 4, 8)]
-    assert len(at_lines) == 1
+    assert [(r.record.symbol, r.record.status) for r in at_lines] == [("tokenize", LIVE)]
     assert len(answer.results) >= 2  # the file's other definitions still fill the places

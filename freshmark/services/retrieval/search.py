@@ -110,30 +110,35 @@ def _first_usable(opened: OpenedBranch, ranked: list[Candidate], k: int,
     usable: list[VerifiedResult] = []
     hidden = 0
     start = 0
-    shown: set[tuple[str, int, int]] = set()
+    places: dict[tuple[str, int, int], int] = {}
     while len(usable) < k and start < len(ranked):
         batch = ranked[start:start + k - len(usable)]
         start += len(batch)
         verified = verify_results(opened, [(c.record, c.score, c.explain()) for c in batch])
         served = _usable(verified, include_history)
         hidden += len(verified) - len(served)
-        usable += _not_shown(served, shown)
+        for result in served:
+            _serve_once(usable, places, result)
     return _renumbered(usable, k), hidden
 
 
-def _not_shown(results: list[VerifiedResult], shown: set[tuple[str, int, int]]
-               ) -> list[VerifiedResult]:
-    """Results whose code today no better one serves: a renamed definition's tombstone and
-    its chunk under the new name, or a moved chunk and the one at its new path, verify to the
-    same lines; the first keeps the place."""
-    out = []
-    for result in results:
-        today = result.code_today
-        if today is None or today not in shown:
-            out.append(result)
-        if today is not None:
-            shown.add(today)
-    return out
+def _serve_once(usable: list[VerifiedResult], places: dict[tuple[str, int, int], int],
+                result: VerifiedResult) -> None:
+    """Add ``result`` unless a better-ranked one serves the same code today (a renamed
+    definition's tombstone and its chunk under the new name, a moved chunk and the one at its
+    new path verify to the same lines). Of the two, the live chunk is served, at the better
+    place: a tombstone only stands for code its live chunk already is."""
+    today = result.code_today
+    if today is None:
+        usable.append(result)
+        return
+    at = places.get(today)
+    if at is None:
+        places[today] = len(usable)
+        usable.append(result)
+    elif result.record.is_live and not usable[at].record.is_live:
+        result.score = usable[at].score
+        usable[at] = result
 
 
 def uncommitted_summary(changes: list[FileChange], shown: int = 5) -> dict[str, Any]:
