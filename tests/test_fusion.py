@@ -11,10 +11,12 @@ from freshmark.core.diversify import diversify, first_copies
 from freshmark.core.fusion import (
     DEFAULT_WEIGHTS,
     RRF_K,
+    STUB_PRIOR,
     Candidate,
     dedup,
     file_substance,
     fuse,
+    kind_prior,
     length_fit,
     path_hit,
     rerank,
@@ -22,6 +24,7 @@ from freshmark.core.fusion import (
     substance,
     symbol_hit,
 )
+from freshmark.core.query import plan_query
 from freshmark.core.stamp import ChunkRecord
 from freshmark.core.tokenize import query_terms
 
@@ -97,6 +100,22 @@ def test_dedup_leaves_chunks_without_signature_alone() -> None:
 def test_symbol_hit_is_full_for_a_named_symbol_in_any_casing() -> None:
     assert symbol_hit(set(query_terms("where is cancelOrder")), "OrderService.cancel_order") == 1.0
     assert symbol_hit(set(query_terms("cancel_order")), "Shop.cancelOrder") == 1.0
+
+
+def test_a_piece_of_a_compound_word_names_no_symbol_outright() -> None:
+    plan = plan_query("retryFromError")
+    assert symbol_hit(set(plan.terms), "Ky.retry", named=plan.whole_words) == 0.5
+    assert symbol_hit(set(plan.terms), "Ky.#retryFromError", named=plan.whole_words) == 1.0
+    words = plan_query("where are errors retried")
+    assert symbol_hit(set(words.terms), "Ky.retry", named=words.whole_words) == 1.0
+
+
+def test_an_overload_signature_ranks_like_a_type_stub() -> None:
+    stub = '@overload\ndef get_completion_class(shell: Literal["bash"]) -> type[Bash]: ...'
+    assert kind_prior("source", "click/shell_completion.py", stub) == \
+        kind_prior("source", "click/shell_completion.py") * STUB_PRIOR
+    body = "def get_completion_class(shell):\n    return _available_shells.get(shell)"
+    assert kind_prior("source", "click/shell_completion.py", body) == kind_prior("source")
 
 
 def test_symbol_hit_is_partial_for_name_pieces() -> None:

@@ -421,6 +421,15 @@ def is_stub(path: str) -> bool:
     return path.endswith(_STUB_SUFFIXES)
 
 
+_OVERLOAD_DECORATOR = re.compile(r"^[ \t]*@(?:typing\.|t\.)?overload\b", re.MULTILINE)
+
+
+def is_overload_stub(text: str) -> bool:
+    """A Python ``@overload`` signature: a declaration whose body (``...``) the function
+    defined after it implements, a stub inside the implementation's own file."""
+    return bool(_OVERLOAD_DECORATOR.search(text)) and text.rstrip().endswith("...")
+
+
 def search_kind(path: str, file_kind: str) -> str:
     """The kind retrieval files a stored chunk under: its stamped kind, refined by today's path
     rules for chunks stamped before a kind existed (a ``.po`` file stamped ``source``, a

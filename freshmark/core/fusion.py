@@ -58,7 +58,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from freshmark.core.chunking.model import NOT_ONE_DEFINITION
-from freshmark.core.classify import is_stub, search_kind
+from freshmark.core.classify import is_overload_stub, is_stub, search_kind
 from freshmark.core.query import QueryPlan, deepest_frame, frame_match, path_hint_match
 from freshmark.core.question_model import applies, pool_marks, question_score
 from freshmark.core.stamp import ChunkRecord
@@ -244,10 +244,12 @@ def dedup(candidates: Sequence[Candidate], names: Iterable[str] = ()) -> list[Ca
     return list(kept.values())
 
 
-def symbol_hit(terms: set[str], symbol: str, whole_only: bool = False) -> float:
-    """1.0 when the query names the symbol (any casing style), else half the share of its name
-    pieces that the query mentions (0.0 with ``whole_only``)."""
-    if name_forms(symbol) & terms:
+def symbol_hit(terms: set[str], symbol: str, whole_only: bool = False,
+               named: frozenset[str] | None = None) -> float:
+    """1.0 when the query names the symbol (any casing style; ``named``: the query's whole
+    words, when the pieces of its compound words among ``terms`` name nothing outright), else
+    half the share of its name pieces that the query mentions (0.0 with ``whole_only``)."""
+    if name_forms(symbol) & (terms if named is None else named):
         return 1.0
     if whole_only:
         return 0.0
@@ -304,9 +306,9 @@ def _scale(values: dict[int, float], min_max: bool) -> dict[int, float]:
     return {i: (v - low) / span for i, v in values.items()}
 
 
-def kind_prior(kind: str, path: str = "") -> float:
+def kind_prior(kind: str, path: str = "", text: str = "") -> float:
     prior = KIND_PRIOR.get(kind, DEFAULT_KIND_PRIOR)
-    return prior * STUB_PRIOR if is_stub(path) else prior
+    return prior * STUB_PRIOR if is_stub(path) or is_overload_stub(text) else prior
 
 
 def rerank(
@@ -359,7 +361,8 @@ def rerank(
             "rrf_norm": candidate.rrf / best_rrf,
             "bm25_norm": bm25.get(i, 0.0),
             "vector_norm": vector.get(i, 0.0),
-            "symbol_hit": symbol_hit(symbol_terms, record.symbol, whole_only=long),
+            "symbol_hit": symbol_hit(symbol_terms, record.symbol, whole_only=long,
+                                     named=plan.whole_words if plan and not long else None),
             "path_hit": path_hit(terms, record.path),
             "length_fit": length_fit(record.start_line, record.end_line),
             "substance": body[i],
@@ -367,7 +370,7 @@ def rerank(
             "path_hint": path_hint_match(record.path, hints),
             "frame_hit": frame_match(record.path, record.symbol, failed),
             "qualified_hit": qualified[i],
-            "kind_prior": kind_prior(candidate.kind, record.path),
+            "kind_prior": kind_prior(candidate.kind, record.path, record.text),
             "code_share": code_share,
             "long_query": 1.0 if long else 0.0,
             **marks[i],

@@ -33,7 +33,14 @@ from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
-from freshmark.core.tokenize import code_share, kept_tokens, verb_bases, words
+from freshmark.core.tokenize import (
+    code_share,
+    kept_tokens,
+    name_forms,
+    singular,
+    verb_bases,
+    words,
+)
 
 IDENTIFIER_WEIGHT = 2.0
 PATH_WEIGHT = 2.0
@@ -124,6 +131,9 @@ class QueryPlan:
     frames: list[tuple[str, str]] = field(default_factory=list)
     code_share: float = 0.0
     long: bool = False
+    # A question's words as wholes (``retryfromerror``, ``retry_from_error``), and their verbs'
+    # base forms: what names a symbol outright. A compound word's pieces only share its name.
+    whole_words: frozenset[str] = frozenset()
 
 
 def _code_spans(text: str) -> list[str]:
@@ -296,6 +306,17 @@ def _verb_bases(tokens: tuple[str, ...]) -> list[str]:
     return [base for token in tokens[:1] for base in verb_bases(token) if base not in tokens]
 
 
+def _whole_words(text_words: list[str], identifiers: set[str]) -> frozenset[str]:
+    """A question's words as wholes, in any casing style, their singulars and their verbs'
+    base forms (``QueryPlan.whole_words``)."""
+    whole: set[str] = set()
+    for word in text_words:
+        whole.update(form for name in name_forms(word) for form in (name, singular(name)))
+        if word not in identifiers:
+            whole.update(_verb_bases(kept_tokens(word)))
+    return frozenset(whole)
+
+
 def plan_query(text: str) -> QueryPlan:
     """Read ``text`` for the lexical channel (weighted terms) and the vector channel (windows)."""
     long = len(text.split()) >= LONG_QUERY_WORDS
@@ -352,4 +373,5 @@ def plan_query(text: str) -> QueryPlan:
         window_weights=window_weights, path_hints=hints,
         identifiers=sorted(identifiers), frames=traceback_frames(text),
         code_share=code_share(text), long=long,
+        whole_words=frozenset() if long else _whole_words(text_words, identifiers),
     )
