@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from textwrap import dedent
 
+import pytest
+
 from freshmark.core.chunking import chunk_text
 from freshmark.core.chunking.model import Chunk
 
@@ -512,3 +514,11 @@ def test_ts_signatures_of_different_names_stay_module_code() -> None:
     chunks = by_symbol(chunk_text("src/common.ts", OVERLOADS_TS))
     module = [c for c in chunks.values() if c.symbol.startswith("<module>")]
     assert [(c.start_line, c.end_line) for c in module] == [(14, 15)]
+
+
+@pytest.mark.parametrize("path", ["source/Ky.ts", "source/Ky.js"])
+def test_a_call_of_a_private_method_is_a_reference_named_with_its_hash(path: str) -> None:
+    source = ("class Ky {\n  #delay() {\n    return 300;\n  }\n\n"
+              "  #retryDelay() {\n    return this.#delay() + this.wait();\n  }\n}\n")
+    assert by_symbol(chunk_text(path, source))["Ky.#retryDelay"].references == [
+        "#delay", "wait"]

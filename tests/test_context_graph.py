@@ -206,3 +206,31 @@ def test_a_bare_call_of_a_name_its_class_defines_as_a_method_is_no_confirmed_cal
     assert "Parser._parse_nested (toml/parser.py:L46) -> Parser.parse (toml/parser.py:L2)  " \
         "[name match only]" in walk
     assert "[graph-confirmed]" in walk
+
+
+KY_TS = '''export class Ky {
+\t#retryCount = 0;
+
+\t#calculateDelay(): number {
+\t\treturn this.#retryCount * 300;
+\t}
+''' + "".join(f'''
+\tstep{n}(value: number): number {{
+\t\treturn value * {n};
+\t}}
+''' for n in range(8)) + '''
+\t#calculateRetryDelay(error: unknown): number {
+\t\tthis.#retryCount++;
+\t\treturn error ? this.#calculateDelay() : 0;
+\t}
+}
+'''
+
+
+def test_a_private_method_has_the_methods_of_its_class_that_call_it_as_confirmed_callers(
+        fm_home, make_repo):
+    repo = indexed_project(make_repo("ky"), {"source/core/Ky.ts": KY_TS}, package="source")
+    slice_ = build_context(ContextRequest.build("Ky.#calculateDelay", level="L1"),
+                           str(repo.path), settings=Settings.from_env())
+    callers = {s.symbol: s.confidence for s in slice_.sections if s.role == "caller"}
+    assert callers == {"Ky.#calculateRetryDelay": "high"}

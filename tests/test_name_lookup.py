@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+import pytest
 from click.testing import CliRunner
 
 from freshmark.core.chunking import chunk_text
@@ -230,3 +231,74 @@ def test_a_name_used_in_one_file_keeps_its_uses_ahead_of_chunks_without_it(store
     index(repo)
     found = searched(repo, "lenient_issubclass", k=6).results
     assert [r.record.path for r in found[:4]] == ["typer/main.py"] * 4
+
+
+KY_TS = '''export class Ky {
+\t#retryCount = 0;
+
+\t// Retry the request when the response asks for a retry.
+\tasync #retry(function_: () => Promise<Response>): Promise<Response | void> {
+\t\ttry {
+\t\t\treturn await function_();
+\t\t} catch (error) {
+\t\t\treturn this.#retryFromError(error, function_);
+\t\t}
+\t}
+
+\tasync #retryFromError(error: unknown, function_: () => Promise<Response>): Promise<void> {
+\t\tconst retryDelay = this.#calculateRetryDelay(error);
+\t\tawait delay(retryDelay);
+\t\treturn this.#retry(function_);
+\t}
+
+\t#calculateRetryDelay(error: unknown): number {
+\t\tthis.#retryCount++;
+\t\treturn error ? this.#retryCount * 2 : this.#getCurrentTime();
+\t}
+
+\t#getCurrentTime(): number {
+\t\treturn Date.now();
+\t}
+}
+'''
+RETRY_TS = "".join(
+    f"// Retry option {n}: a retry of the retry delay, retried on retry status {n}.\n"
+    f"export const retryOption{n} = (retry: number) => retry + {n};\n\n" for n in range(4))
+
+
+@pytest.mark.parametrize(("query", "symbol"), [
+    ("Ky.#retry", "Ky.#retry"), ("#retry", "Ky.#retry"),
+    ("Ky.#getCurrentTime", "Ky.#getCurrentTime"), ("#getCurrentTime", "Ky.#getCurrentTime")])
+def test_a_private_method_looked_up_by_its_name_with_its_hash_comes_first(
+        store_env, make_repo, query, symbol):
+    repo = make_repo("ky")
+    repo.write("source/core/Ky.ts", KY_TS).write("source/core/retry.ts", RETRY_TS)
+    repo.commit("ky")
+    index(repo)
+    assert searched(repo, query, k=3).results[0].record.symbol == symbol
+
+
+def test_a_bare_name_finds_a_private_method_of_that_name_under_many_chunks_using_it(
+        store_env, make_repo):
+    repo = make_repo("ky")
+    repo.write("source/core/Ky.ts", KY_TS)
+    for n in range(60):
+        repo.write(f"test/time-{n}.ts",
+                   f"getCurrentTime(getCurrentTime(getCurrentTime({n})));\n")
+    repo.commit("ky")
+    index(repo)
+    assert searched(repo, "getCurrentTime", k=3).results[0].record.symbol == \
+        "Ky.#getCurrentTime"
+
+
+@pytest.mark.parametrize("query", ["Ky.#getCurrentTime", "#getCurrentTime", "getCurrentTime"])
+def test_a_deleted_private_method_looked_up_by_name_is_counted_as_passed_over(
+        store_env, make_repo, query):
+    repo = make_repo("ky")
+    repo.write("source/core/Ky.ts", KY_TS).commit("ky")
+    index(repo)
+    repo.write("source/core/Ky.ts", KY_TS.replace("this.#getCurrentTime()", "0")
+               .replace("\t#getCurrentTime(): number {\n\t\treturn Date.now();\n\t}\n", ""))
+    repo.commit("drop #getCurrentTime")
+    index(repo)
+    assert searched(repo, query).deleted_named == 1

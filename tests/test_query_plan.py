@@ -233,3 +233,7 @@ def test_a_reports_pytest_node_ids_are_not_taken_for_qualified_names():
               + "with an error about the keys of both frames " * 4)
     assert plan_query(report).long
     assert not any("TestMerge" in hint for hint in plan_query(report).path_hints)
+
+
+def test_a_private_member_written_with_its_class_is_a_dotted_name():
+    assert plan_query("Ky.#retry").path_hints == ["Ky/#retry"]

@@ -17,6 +17,8 @@ from freshmark.core.structure import (
     declaring_lines,
     defined_in_text,
     definitions_first,
+    look_up_order,
+    lookup_symbols,
     members_first,
     named_exactly,
     qualified_hit,
@@ -224,3 +226,32 @@ def test_a_named_class_still_moves_above_a_caller_outside_it():
     ("type conversion", "type conversion"), ("class Foo bar", "class Foo bar")])
 def test_a_declaration_keyword_beside_one_name_written_as_code_is_dropped(query, name):
     assert without_declaration_word(query) == name
+
+
+@pytest.mark.parametrize(("query", "names"), [
+    ("Ky.#retry", ["#retry", "Ky.#retry"]), ("#retry", ["#retry"]),
+    ("#getCurrentTime", ["#getCurrentTime"])])
+def test_a_private_member_is_looked_up_by_its_name_with_its_hash(query, names):
+    plan = plan_query(query)
+    assert lookup_symbols(plan.text, plan.identifiers, plan.path_hints) == names
+
+
+def test_a_bare_name_names_a_private_member_as_it_does_a_public_one() -> None:
+    units = [Unit("errors.ts", "RetryError", "class", 3.0),
+             Unit("Ky.ts", "Ky.#retry", "method", 2.0)]
+    assert named_exactly(units, ["retry"]) == [False, True]
+
+
+def test_a_private_member_of_a_bare_name_looked_up_follows_the_definition_of_that_name():
+    symbols = ["Ky.#retry", "retry"]
+    assert look_up_order(symbols, ["", ""], ["source", "source"], ["retry"]) == [1, 0]
+
+
+def test_a_private_definition_named_with_its_hash_moves_above_its_callers() -> None:
+    caller = Unit("Ky.ts", "Ky.#calculateRetryDelay", "method", 3.0, ("#getCurrentTime",))
+    definition = Unit("Ky.ts", "Ky.#getCurrentTime", "method", 2.0)
+    units = [caller, definition]
+    order = definitions_first(units, [Placement(0, 3.0), Placement(1, 2.0)],
+                              ["#getCurrentTime"])
+    assert [units[p.index].symbol for p in order] == ["Ky.#getCurrentTime",
+                                                      "Ky.#calculateRetryDelay"]

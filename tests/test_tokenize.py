@@ -99,3 +99,7 @@ def test_code_share_counts_words_written_as_code() -> None:
     assert code_share("where is cancel_order called from getUser") == pytest.approx(2 / 6)
     assert code_share("python 3.8 version") == 0.0
     assert code_share("") == 0.0
+
+
+def test_a_private_member_written_with_its_class_is_written_as_code() -> None:
+    assert code_share("Ky.#retry") == 1.0

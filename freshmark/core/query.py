@@ -99,7 +99,8 @@ _FRAMES = (
     re.compile(r'^\s*(?P<path>[^\s",:]+\.py):\d+: in (?P<function>\w+)$', re.M),
 )
 _PATH = re.compile(r"(?<![\w/.])((?:[\w.-]+/)+[\w.-]+\.[A-Za-z]\w{0,5})\b")
-_DOTTED = re.compile(r"\b([A-Za-z_]\w*(?:\.[A-Za-z_]\w*){1,6})\b")
+# A dotted name; its members may be JavaScript's private ones (``Ky.#retry``).
+_DOTTED = re.compile(r"\b([A-Za-z_]\w*(?:\.#?[A-Za-z_]\w*){1,6})\b")
 _QUALIFIED = re.compile(r"(?<![\w.:\\])([A-Za-z_]\w*(?:(?:::|\\)[A-Za-z_]\w*){1,6})\b")
 # snake_case, camelCase, PascalCase with a second capital, a leading ``_`` or a trailing one
 # (Python's ``in_``, ``class_``: a name that would be a keyword).

@@ -115,7 +115,7 @@ def definitions_first(units: Sequence[Unit], order: Sequence[Placement],
     callers: a question that names ``TypeName`` keeps the member that answers it above the
     outline (``members_first``). The definition takes that caller's score; the chunks it
     passes move down one place and keep theirs."""
-    named = {name.lower() for name in code_names}
+    named = {unmarked(name).lower() for name in code_names}
     if not named:
         return list(order)
     out = list(order)
@@ -218,9 +218,11 @@ def named_by(symbol: str, names: Collection[str]) -> bool:
     """``symbol`` is one of ``names``, whole or by its last part (``Mux.With`` for ``With``),
     spelt as given: a case-blind caller lowercases both. A Ruby predicate or bang method
     (``valid_path?``) is named by its name without the mark too; ``transform_keys!`` only
-    by that spelling."""
+    by that spelling. A JavaScript private member (``Ky.#retry``) by its name with or without
+    its ``#``."""
     last = own_name(symbol)
-    return symbol in names or last in names or (last[-1:] in ("?", "!") and last[:-1] in names)
+    return symbol in names or last in names or unmarked(last) in names or \
+        (last[-1:] in ("?", "!") and last[:-1] in names)
 
 
 def named_exactly(units: Sequence[Unit], names: Iterable[str],
@@ -284,7 +286,7 @@ def look_up_order(symbols: Sequence[str], texts: Sequence[str], file_kinds: Sequ
     bare = {name for name in looked if "." not in name}
     own_definitions = bare & set(symbols)
     return [2 * (is_overload_stub(text) or kind != "source")
-            + (symbol not in bare and own_name(symbol) in own_definitions)
+            + (symbol not in bare and unmarked(own_name(symbol)) in own_definitions)
             for symbol, text, kind in zip(symbols, texts, file_kinds, strict=True)]
 
 
@@ -323,12 +325,21 @@ def constant_alone(text: str) -> list[str]:
 
 def spelt(names: Iterable[str], text: str) -> list[str]:
     """``names`` with the ``?`` or ``!`` the text writes right after them (Ruby's
-    ``valid_path?``, ``transform_keys!``): the tokens of a query drop them."""
+    ``valid_path?``, ``transform_keys!``) and the ``#`` right before them (a JavaScript
+    private member, ``#getCurrentTime``): the tokens of a query drop them."""
     out = []
     for name in names:
         mark = re.search(rf"(?<!\w){re.escape(name)}([?!])(?![\w=])", text)
-        out.append(name + mark.group(1) if mark else name)
+        private = not name.startswith("#") and \
+            re.search(rf"(?<![\w#])#{re.escape(name)}(?!\w)", text)
+        out.append(("#" if private else "") + (name + mark.group(1) if mark else name))
     return out
+
+
+def unmarked(name: str) -> str:
+    """A name without the ``#`` of a JavaScript private member (``#retry`` -> ``retry``):
+    the bare name looks the member up as it does a public one."""
+    return name[1:] if name.startswith("#") else name
 
 
 # A declaration's keyword typed beside a name (``class TyperArgument``, ``def get_command``,
@@ -355,22 +366,24 @@ def without_declaration_word(text: str) -> str:
 
 
 def _written_as_code(word: str) -> bool:
-    return bool(re.search(r"[A-Z_0-9.]", word)) and bool(re.fullmatch(r"[\w.$]+[?!]?", word))
+    return bool(re.search(r"[A-Z_0-9.]", word)) and bool(re.fullmatch(r"[\w.$#]+[?!]?", word))
 
 
 def lookup_symbols(text: str, identifiers: Iterable[str], dotted_names: Iterable[str]
                    ) -> list[str]:
     """The symbols a short query may name exactly, to be looked up by name: those of a query
     that is only names written as code (``looked_up``; a dotted name also whole,
-    ``Context.invoke``), or the one word of a one-word query (``has``, ``evolve``), either
-    with a declaration's keyword beside it (``class Typer``)."""
+    ``Context.invoke``, ``Ky.#retry``), or the one word of a one-word query (``has``,
+    ``evolve``, a private member's ``#retry``), either with a declaration's keyword beside it
+    (``class Typer``)."""
     text = without_declaration_word(text)
     dotted = list(dotted_names)
     names = looked_up(text, identifiers, dotted)
     if names:
         return list(dict.fromkeys([*names, *(name.replace("/", ".") for name in dotted)]))
     words = text.split()
-    return words if len(words) == 1 and re.fullmatch(r"\w+[?!]?", words[0]) else []
+    return words if len(words) == 1 and re.fullmatch(r"(?:#(?=[A-Za-z_]))?\w+[?!]?", words[0]) \
+        else []
 
 
 def qualified_hit(symbol: str, dotted_names: Iterable[str]) -> float:

@@ -128,8 +128,9 @@ def query_terms(text: str) -> list[str]:
     return list(dict.fromkeys(iter_tokens(text)))
 
 
-# A word written as code: snake_case, camelCase, a dotted or ``::`` name, a call.
-_CODE_WORD = re.compile(r"\w_\w|[a-z][A-Z]|[A-Za-z_]\.[A-Za-z_]|::|\w\(")
+# A word written as code: snake_case, camelCase, a dotted or ``::`` name (a private member's
+# too, ``Ky.#retry``), a call.
+_CODE_WORD = re.compile(r"\w_\w|[a-z][A-Z]|[A-Za-z_]\.#?[A-Za-z_]|::|\w\(")
 
 
 def code_share(text: str) -> float:

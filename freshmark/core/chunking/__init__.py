@@ -61,7 +61,8 @@ DEFAULT_MAX_LINES = 150
 # children, a keyword an error left alone) is module code, no longer left out of every chunk.
 # 14: Swift computed properties, subscripts and ``deinit`` are units; a node that runs on over
 # whitespace into the next row ends the row before (Swift ``case``s are cut between);
-# implicit member calls (``.autodetected()``) are references.
+# implicit member calls (``.autodetected()``) are references; JavaScript's calls of private
+# methods (``this.#calculateDelay()``) are references, named with their ``#``.
 CHUNKING_VERSION = "14"
 _ALIASES = {
     "py": "python", "js": "javascript", "jsx": "javascript", "ts": "typescript",

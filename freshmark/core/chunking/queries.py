@@ -34,6 +34,8 @@ _JS_COMMON = r"""
 (call_expression function: (member_expression property: (property_identifier) @ref))
 (new_expression constructor: (identifier) @ref)
 (new_expression constructor: (member_expression property: (property_identifier) @ref))
+(call_expression function: (member_expression property: (private_property_identifier) @ref))
+(new_expression constructor: (member_expression property: (private_property_identifier) @ref))
 (member_expression object: (identifier) @ref (#match? @ref "^[A-Z]"))
 """
 _JS_ONLY = "(class_heritage (identifier) @ref)\n"

@@ -86,10 +86,13 @@ def name_channel(index: BranchView, symbols: Sequence[str], include_history: boo
 
 def named_where(symbols: Sequence[str]) -> dict[str, object]:
     """Chunks whose symbol is one of ``symbols`` or, for a bare name (``With``), whose own
-    name is (``Mux.With``); chunks stamped before the name field only by the first."""
+    name is (``Mux.With``), or is that name as a JavaScript private member's (``retry``:
+    ``Ky.#retry``, named ``#retry``); chunks stamped before the name field only by the
+    first."""
     where: dict[str, object] = {"symbol": {"$in": list(symbols)}}
     bare = [symbol for symbol in symbols if "." not in symbol]
-    return {"$or": [where, {"name": {"$in": bare}}]} if bare else where
+    names = [*bare, *("#" + name for name in bare if not name.startswith("#"))]
+    return {"$or": [where, {"name": {"$in": names}}]} if bare else where
 
 
 def deleted_named(index: BranchView, symbols: Sequence[str], kinds: frozenset[str],
