@@ -89,3 +89,16 @@ def test_the_reserve_for_left_out_lines_is_handed_back_to_a_section_that_fits():
     assert [s.symbol for s in slice_.sections] == ["second", "third"]
     assert not any("third" in line for line in slice_.left_out)
     assert slice_.used_tokens <= 300
+
+
+def test_a_section_shown_only_as_a_pointer_takes_the_reserve_it_fits_in():
+    slice_ = ContextSlice("q", "L1", 300, "header", {}, {})
+    second = _numbered_section("second", "match", 18)
+    second.fallback = Section("match", "src/second.py", "second", 1, 18, "medium", None,
+                              note="other match (not included)")
+    # 18 lines do not fit beside the reserve kept for [LEFT OUT] lines; once the best
+    # evidence is named, what is left of the reserve shows them whole.
+    fit(slice_, [_numbered_section("best", "evidence", 50), second])
+    assert [(s.symbol, bool(s.body)) for s in slice_.sections] == [("second", True)]
+    assert not any("second" in line for line in slice_.left_out)
+    assert slice_.used_tokens <= 300

@@ -164,7 +164,8 @@ def fit(slice_: ContextSlice, candidates: list[Section]) -> None:
     reserve = min(budget // 5, sum(
         estimate_tokens(_left_out_line(c, left_out_reason(c, None, budget)))
         for c in candidates[1:]))
-    cut: list[tuple[int, Section, str]] = []  # where a section would stand, it, its line
+    # where a section would stand, it, its line, and the smaller form of it shown (or None)
+    cut: list[tuple[int, Section, str, Section | None]] = []
     for position, section in enumerate(candidates):
         if _already_shown(slice_, section):
             continue
@@ -179,39 +180,61 @@ def fit(slice_: ContextSlice, candidates: list[Section]) -> None:
         slice_.left_out.append(line)
         if slice_.used_tokens > budget:
             slice_.left_out.pop()
-        elif chosen is None:
-            cut.append((len(slice_.sections), section, line))
+        else:
+            cut.append((len(slice_.sections), section, line, chosen))
     while slice_.used_tokens > budget and slice_.left_out:
         slice_.left_out.pop()
     _hand_back_the_reserve(slice_, cut)
 
 
-def _hand_back_the_reserve(slice_: ContextSlice, cut: list[tuple[int, Section, str]]) -> None:
-    """The reserve kept for ``[LEFT OUT]`` lines that fewer lines needed: a section cut that
-    fits in what is left of the budget now takes its place (or a fallback of it), in priority
-    order, and its line goes or says what is shown."""
+def _hand_back_the_reserve(slice_: ContextSlice,
+                           cut: list[tuple[int, Section, str, Section | None]]) -> None:
+    """The reserve kept for ``[LEFT OUT]`` lines that fewer lines needed: a section cut, or
+    shown only in a smaller form (a pointer, a signature), that fits in what is left of the
+    budget now takes its place (or a larger fallback of it), in priority order, and its line
+    goes or says what is shown."""
     budget, added = slice_.budget_tokens, 0
-    for where, section, line in cut:
-        if line not in slice_.left_out or _already_shown(slice_, section):
+    for where, section, line, shown in cut:
+        if line not in slice_.left_out:
             continue
+        if shown is not None:
+            where = next(i for i, s in enumerate(slice_.sections) if s is shown)
+            slice_.sections.pop(where)
+        elif _already_shown(slice_, section):
+            continue
+        else:
+            where += added
         at = slice_.left_out.index(line)
         slice_.left_out.pop(at)
-        option: Section | None = section
-        while option is not None:
-            slice_.sections.insert(where + added, option)
-            if slice_.used_tokens <= budget:
-                break
-            slice_.sections.pop(where + added)
-            option = option.fallback
-        if option is None:
+        option = _largest_fitting(slice_, section, where, budget)
+        if option is None or option is shown:  # no larger form fits: as it was
+            if option is None and shown is not None:
+                slice_.sections.insert(where, shown)
             slice_.left_out.insert(at, line)
             continue
-        added += 1
         if option is not section:
             slice_.left_out.insert(at, _left_out_line(
                 section, left_out_reason(section, option, budget)))
-            if slice_.used_tokens > budget:
-                slice_.left_out.pop(at)
+            if slice_.used_tokens > budget:  # a larger form whose cut cannot be named: as it was
+                slice_.left_out[at] = line
+                slice_.sections.pop(where)
+                if shown is not None:
+                    slice_.sections.insert(where, shown)
+                continue
+        added += shown is None
+
+
+def _largest_fitting(slice_: ContextSlice, section: Section, where: int, budget: int
+                     ) -> Section | None:
+    """``section`` or the first of its fallbacks that fits at ``where``, left in the slice."""
+    option: Section | None = section
+    while option is not None:
+        slice_.sections.insert(where, option)
+        if slice_.used_tokens <= budget:
+            return option
+        slice_.sections.pop(where)
+        option = option.fallback
+    return None
 
 
 def _already_shown(slice_: ContextSlice, section: Section) -> bool:
