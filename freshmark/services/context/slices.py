@@ -317,9 +317,13 @@ class SliceBuilder:
                            record.language, stands_for=chunk.text,
                            signature_lines=signature_lines(lines, start, end, chunk.signature,
                                                            own_name(record.symbol)))
-        if elides_members(chunk.kind, chunk.text):
+        # A long class is chunked in parts, the first often its header and docstring alone:
+        # the outline of the whole span, never one part's, says whether members are elided.
+        outline = self.today_symbols(record.path).outline(span) \
+            if chunk.kind in CONTAINER_KINDS else None
+        if elides_members(chunk.kind, outline or chunk.text):
             return Section(role, record.path, record.symbol, start, end, confidence, citation,
-                           chunk.text, 0, verdict, note + " (member bodies elided)",
+                           outline or chunk.text, 0, verdict, note + " (member bodies elided)",
                            record.language)
         body = _lines(self.today(record.path) or "", start, end)
         return Section(role, record.path, record.symbol, start, end, confidence, citation,
