@@ -236,3 +236,19 @@ def test_a_long_class_is_outlined_with_the_members_of_every_part(fm_home, make_r
     assert "def option_0(self, value):" in settings.body
     assert "def option_59(self, value):" in settings.body
     assert settings.body.count("def option_") == 60
+
+
+def test_a_caller_in_a_file_changed_elsewhere_is_said_to_be_as_indexed(fm_home, make_repo):
+    repo = make_repo("deco")
+    repo.write("deco/state.py", "def current_context():\n    return _stack[-1]\n")
+    repo.write("deco/decorators.py", "from deco.state import current_context\n\n\n"
+               "def pass_context(f):\n    return f(current_context())\n").commit("one")
+    index(repo.path)
+    repo.write("deco/decorators.py", (repo.path / "deco/decorators.py").read_text()
+               + "\n\ndef pass_obj(f):\n    return f(None)\n").commit("another decorator")
+    slice_ = build_context(ContextRequest.build("current_context"), str(repo.path),
+                           settings=Settings.from_env())
+    (caller,) = by_role(slice_, "caller")
+    assert caller.symbol == "pass_context" and caller.verdict == "changed"
+    assert caller.citation is not None
+    assert "pass_context now at L4-L5: its code is as indexed" in caller.citation.text()

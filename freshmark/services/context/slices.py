@@ -36,6 +36,7 @@ from freshmark.services.context.imports import (
     import_block,
     used_import_lines,
 )
+from freshmark.services.context.indexed_text import IndexedText
 from freshmark.services.context.symbol_graph import Edge, SymbolGraph
 from freshmark.services.open_branch import OpenedBranch
 from freshmark.services.retrieval.results import VerifiedResult
@@ -141,6 +142,7 @@ class SliceBuilder:
         self.results = results
         self.graph = graph
         self.verifier = opened.verifier
+        self.indexed = IndexedText(opened.index)  # the graph's records hold no text
         self._chunks: dict[str, list[Chunk]] = {}
         self._symbols: dict[str, FileSymbols] = {}
 
@@ -292,6 +294,7 @@ class SliceBuilder:
         bodies elided (a Go struct, whose members have none, as its lines); callers as their
         signature only, that of the overload that references ``callee``.
         """
+        record = self.indexed.of(record)  # verified against the text it was indexed from
         verification = self.verifier.verify(record)
         if verification.verdict not in EVIDENCE_VERDICTS:
             return None
@@ -340,6 +343,7 @@ class SliceBuilder:
         own = self.graph.find(record.path, container) if container else None
         ordered = ([own] if own else []) + [i for i in ids if i != own]
         out: list[Section] = []
+        self.indexed.load(self.graph.nodes[node_id] for node_id in ordered[:MAX_TYPES])
         for node_id in ordered[:MAX_TYPES]:
             node = self.graph.nodes[node_id]
             section = self.live_section(node, "type", "high", "type definition at the boundary",
@@ -373,6 +377,7 @@ class SliceBuilder:
         edges = sorted(((edge, self.edge_confirmed(edge)) for edge in self.graph.callers(node_id)),
                        key=lambda pair: not pair[1])
         out: list[Section] = []
+        self.indexed.load(self.graph.nodes[edge.caller] for edge, _ in edges[:MAX_CALLERS])
         for edge, confirmed in edges[:MAX_CALLERS]:
             caller = self.graph.nodes[edge.caller]
             confidence, how = ("high", "direct caller (graph-confirmed)") if confirmed \
