@@ -200,3 +200,55 @@ def test_a_historical_later_part_is_numbered_from_its_own_first_line(fm_home, ma
         lines = ledger.splitlines()[section.start_line - 1 : section.end_line]
         assert section.body.splitlines() == lines
         assert f"{section.start_line:>5}  {lines[0]}" in section.render()
+
+
+
+def settings_type(make_repo, doc_lines: int) -> Section:
+    """The type section of ``Settings``, a class of 60 methods after a docstring of
+    ``doc_lines`` lines, chunked in parts."""
+    doc = "".join(f"    option {n} is read from the environment when unset\n"
+                  for n in range(doc_lines))
+    methods = "".join(f"    def option_{n}(self, value):\n        return value + {n}\n\n"
+                      for n in range(60))
+    repo = make_repo("conf")
+    repo.write("conf/settings.py", f'class Settings:\n    """Settings of a run.\n\n{doc}    """\n\n'
+               f"{methods}\n\ndef apply_settings(settings: Settings) -> int:\n"
+               "    return settings.option_1(3)\n").commit("settings")
+    index(repo.path)
+    slice_ = build_context(ContextRequest.build("apply_settings", budget_tokens=20000),
+                           str(repo.path), settings=Settings.from_env())
+    (settings,) = [s for s in by_role(slice_, "type") if s.symbol == "Settings"]
+    return settings
+
+
+def test_a_long_class_whose_first_part_elides_nothing_is_shown_as_its_outline(fm_home,
+                                                                              make_repo):
+    settings = settings_type(make_repo, doc_lines=146)  # part 1: the header and docstring
+    assert (settings.start_line, settings.end_line) == (1, 330)
+    assert "member bodies elided" in settings.note
+    assert "return value +" not in settings.body
+
+
+def test_a_long_class_is_outlined_with_the_members_of_every_part(fm_home, make_repo):
+    settings = settings_type(make_repo, doc_lines=40)  # part 1 holds members too
+    assert "member bodies elided" in settings.note
+    assert "option 39 is read" in settings.body
+    assert "def option_0(self, value):" in settings.body
+    assert "def option_59(self, value):" in settings.body
+    assert settings.body.count("def option_") == 60
+
+
+def test_a_caller_in_a_file_changed_elsewhere_is_said_to_be_as_indexed(fm_home, make_repo):
+    repo = make_repo("deco")
+    repo.write("deco/state.py", "def current_context():\n    return _stack[-1]\n")
+    repo.write("deco/decorators.py", "from deco.state import current_context\n\n\n"
+               "def pass_context(f):\n    return f(current_context())\n").commit("one")
+    index(repo.path)
+    repo.write("deco/decorators.py", (repo.path / "deco/decorators.py").read_text()
+               + "\n\ndef pass_obj(f):\n    return f(None)\n").commit("another decorator")
+    slice_ = build_context(ContextRequest.build("current_context"), str(repo.path),
+                           settings=Settings.from_env())
+    (caller,) = by_role(slice_, "caller")
+    assert caller.symbol == "pass_context" and caller.verdict == "changed"
+    assert caller.citation is not None
+    assert "pass_context now at L4-L5: its code is as indexed" in caller.citation.text()

@@ -192,3 +192,19 @@ def test_drop_removes_the_dropped_collections_vector_files(shop: RepoBuilder) ->
     assert len(segment_dirs()) == len(held) - 1 and segment_dirs() < held
     kept = run("search", "cancel order", "--repo", str(shop.path), "-b", "feature/x", "--json")
     assert kept.exit_code == 0 and json.loads(kept.output)["results"]
+
+
+def test_status_after_drop_names_the_path_typed_never_another_repositorys_id(
+        fm_home: Path, make_repo) -> None:
+    # Two clones of one directory name: the first indexed is ``repo``, the second ``y/repo``.
+    first, second = make_repo("x/repo"), make_repo("y/repo")
+    for repo in (first, second):
+        repo.write("src/app.py", "def cancel_order():\n    return 1\n").commit("one")
+        assert run("index", str(repo.path)).exit_code == 0
+    assert run("drop", str(second.path)).exit_code == 0
+
+    done = run("status", str(second.path))
+
+    assert done.exit_code != 0
+    assert f"{second.path} has no indexed branch yet" in done.stderr
+    assert "repo has no indexed branch" not in done.stderr.replace(str(second.path), "")

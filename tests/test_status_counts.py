@@ -98,3 +98,15 @@ def test_a_branch_the_repository_does_not_have_is_named_with_the_known_ones(fm_h
     with pytest.raises(BranchNotFound, match=r"no branch 'nosuch' in shop; known: main$"):
         branch_status(repo.path, "nosuch", settings=settings, config=Config(),
                       store=Store.open(settings))
+
+
+def test_a_missing_branch_of_a_clone_named_by_its_parent_is_named_so(fm_home, make_repo):
+    # The second clone of a directory name is indexed as ``y/repo``: ``repo`` is the first's.
+    for name in ("x/repo", "y/repo"):
+        repo = make_repo(name)
+        repo.write("src/app.py", "def cancel_order():\n    return 1\n").commit("one")
+        run(repo)
+    settings = Settings.from_env()
+    with pytest.raises(BranchNotFound, match=r"no branch 'nosuch' in y/repo; known: main$"):
+        branch_status(repo.path, "nosuch", settings=settings, config=Config(),
+                      store=Store.open(settings))

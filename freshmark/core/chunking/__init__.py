@@ -225,6 +225,19 @@ class FileSymbols:
     def text_of(self, span: Span) -> str:
         return "\n".join(self.lines[span[0] - 1 : span[1]])
 
+    def outline(self, span: Span) -> str | None:
+        """The whole outline of the container (class, struct...) whose lines are ``span``,
+        its members' bodies elided as the chunker elides them, in one piece however many
+        parts its chunks are; None when no container spans those lines."""
+        if self.parsed is None:
+            return None
+        unit = next((u for u in walk(self.parsed.items) if u.container
+                     and (u.start_row + 1, u.end_row + 1) == span), None)
+        if unit is None:
+            return None
+        builder = ChunkBuilder(self.parsed.facts, RULES[self.parsed.language], DEFAULT_MAX_LINES)
+        return builder.outline(unit)
+
     def nested(self) -> dict[str, list[Span]]:
         """Definitions at any depth (inside ``if``/``try`` blocks and bodies), by full name;
         walked once, on first use."""

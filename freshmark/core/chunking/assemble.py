@@ -158,6 +158,11 @@ class ChunkBuilder:
             doc=unit.doc,
         )
 
+    def outline(self, unit: Unit) -> str:
+        """A container's whole outline, member bodies elided, in one piece: the text its
+        chunks carry, however many parts it is split in (later parts repeat its header)."""
+        return "\n".join(entry.text for entry in self._summary_entries(unit))
+
     def _summary_entries(self, unit: Unit) -> list[Entry]:
         """The container's rows with each member's doc left out and its body elided."""
         entries: list[Entry] = []

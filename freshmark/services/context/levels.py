@@ -128,6 +128,7 @@ def _level_3(builder: SliceBuilder, primary: VerifiedResult) -> list[Section]:
     ordered = sorted(reached, key=lambda r: (is_secondary(graph.nodes[r[0]].path,
                                                           graph.nodes[r[0]].file_kind),
                                              r[2], not r[1], -per_file[graph.nodes[r[0]].path]))
+    builder.indexed.load(graph.nodes[node_id] for node_id, _, _, _ in ordered)
     for node_id, confirmed, depth, _ in ordered:
         node = graph.nodes[node_id]
         # Seed 004 template C: inferred dependencies must be marked low.

@@ -36,6 +36,7 @@ from freshmark.services.context.imports import (
     import_block,
     used_import_lines,
 )
+from freshmark.services.context.indexed_text import IndexedText
 from freshmark.services.context.symbol_graph import Edge, SymbolGraph
 from freshmark.services.open_branch import OpenedBranch
 from freshmark.services.retrieval.results import VerifiedResult
@@ -141,6 +142,7 @@ class SliceBuilder:
         self.results = results
         self.graph = graph
         self.verifier = opened.verifier
+        self.indexed = IndexedText(opened.index)  # the graph's records hold no text
         self._chunks: dict[str, list[Chunk]] = {}
         self._symbols: dict[str, FileSymbols] = {}
 
@@ -292,6 +294,7 @@ class SliceBuilder:
         bodies elided (a Go struct, whose members have none, as its lines); callers as their
         signature only, that of the overload that references ``callee``.
         """
+        record = self.indexed.of(record)  # verified against the text it was indexed from
         verification = self.verifier.verify(record)
         if verification.verdict not in EVIDENCE_VERDICTS:
             return None
@@ -317,9 +320,13 @@ class SliceBuilder:
                            record.language, stands_for=chunk.text,
                            signature_lines=signature_lines(lines, start, end, chunk.signature,
                                                            own_name(record.symbol)))
-        if elides_members(chunk.kind, chunk.text):
+        # A long class is chunked in parts, the first often its header and docstring alone:
+        # the outline of the whole span, never one part's, says whether members are elided.
+        outline = self.today_symbols(record.path).outline(span) \
+            if chunk.kind in CONTAINER_KINDS else None
+        if elides_members(chunk.kind, outline or chunk.text):
             return Section(role, record.path, record.symbol, start, end, confidence, citation,
-                           chunk.text, 0, verdict, note + " (member bodies elided)",
+                           outline or chunk.text, 0, verdict, note + " (member bodies elided)",
                            record.language)
         body = _lines(self.today(record.path) or "", start, end)
         return Section(role, record.path, record.symbol, start, end, confidence, citation,
@@ -336,6 +343,7 @@ class SliceBuilder:
         own = self.graph.find(record.path, container) if container else None
         ordered = ([own] if own else []) + [i for i in ids if i != own]
         out: list[Section] = []
+        self.indexed.load(self.graph.nodes[node_id] for node_id in ordered[:MAX_TYPES])
         for node_id in ordered[:MAX_TYPES]:
             node = self.graph.nodes[node_id]
             section = self.live_section(node, "type", "high", "type definition at the boundary",
@@ -369,6 +377,7 @@ class SliceBuilder:
         edges = sorted(((edge, self.edge_confirmed(edge)) for edge in self.graph.callers(node_id)),
                        key=lambda pair: not pair[1])
         out: list[Section] = []
+        self.indexed.load(self.graph.nodes[edge.caller] for edge, _ in edges[:MAX_CALLERS])
         for edge, confirmed in edges[:MAX_CALLERS]:
             caller = self.graph.nodes[edge.caller]
             confidence, how = ("high", "direct caller (graph-confirmed)") if confirmed \

@@ -158,15 +158,17 @@ def handle_status(
         repo: GitRepo | None = handle.open()
     except FreshmarkError:
         repo = None
-    manifests = [m for m in store.list_manifests(handle.key) if branch in (None, m.branch)]
+    every = store.list_manifests(handle.key)
+    manifests = [m for m in every if branch in (None, m.branch)]
+    who = _named(handle, every, index_hint)
     if branch and not any(m.commit or m.layers for m in manifests):
         if repo is not None and branch not in (known := sorted(repo.branches())):
             shown = ", ".join(known[:10]) + (f" (+{len(known) - 10} more)" if known[10:] else "")
-            raise BranchNotFound(f"no branch {branch[:80]!r} in {handle.name}; known: {shown}")
+            raise BranchNotFound(f"no branch {branch[:80]!r} in {who}; known: {shown}")
         # Not indexed, or a first run that never finished: the store says which, and what is.
-        _open(store, handle.key, branch, handle.name, required=True)
+        _open(store, handle.key, branch, who, required=True, path_typed=index_hint or "")
     if not manifests:
-        raise NotIndexed(f"{handle.name} has no indexed branch yet; run: freshmark index "
+        raise NotIndexed(f"{who} has no indexed branch yet; run: freshmark index "
                          f"{index_hint or handle.name}")
     heads = set(repo.branches()) if repo is not None else None
     rows = []
@@ -179,13 +181,23 @@ def handle_status(
     return rows
 
 
+def _named(handle: RepoHandle, manifests: list[Manifest], typed: str | None) -> str:
+    """How a message names the repository: a configured one by its id; one indexed by path
+    by the name its ``manifests`` give it (``y/repo`` when another took ``repo``); one
+    with none (never indexed, or dropped) by the path typed, as its directory name may be
+    another indexed repository's id."""
+    if not handle.is_working_copy:
+        return handle.name
+    return next((m.repo for m in manifests if m.repo), None) or typed or str(handle.path)
+
+
 def _open(store: Store, repo_key: str, branch: str, repo_name: str,
-          required: bool = False) -> Any:
+          required: bool = False, path_typed: str = "") -> Any:
     """The branch's index; an overlay whose base is gone is reported from its own collection
     (``overlay.base_missing``) rather than hiding the branch."""
     try:
         if required:
-            return store.require_branch(repo_key, branch, repo_name)
+            return store.require_branch(repo_key, branch, repo_name, path_typed)
         return store.branch(repo_key, branch)
     except BaseGone:
         return store.own_branch(repo_key, branch)
