@@ -100,6 +100,26 @@ def test_a_module_over_the_l2_budget_still_serves_what_l1_does(fm_home, make_rep
     assert {"evidence", "imports", "caller"} <= roles("L2")
 
 
+def test_a_module_over_the_l2_budget_still_serves_the_other_matches_in_its_file(
+        fm_home, make_repo):
+    shipment = ("def cancel_shipment(order):\n    \"\"\"Cancel an order's shipment and refund "
+                "it.\"\"\"\n    order.shipment = None\n    return refund_total(order)\n\n\n")
+    repo = indexed_project(make_repo("poet"), {
+        "poet/orders.py": _big_module() + shipment,
+        "poet/pricing.py": "def refund_total(order):\n    return order.total\n"},
+        package="poet")
+
+    def shown(level: str) -> set[str]:
+        found = build_context(ContextRequest.build("cancel an order and refund it", level=level,
+                                                   budget_tokens=1200),
+                              str(repo.path), settings=Settings.from_env())
+        assert not [s for s in found.sections if s.role == "module"], "module fits"
+        return {s.symbol for s in found.sections}
+
+    assert {"cancel_order", "cancel_shipment"} <= shown("L1")
+    assert {"cancel_order", "cancel_shipment"} <= shown("L2")
+
+
 def _function_in_parts() -> str:
     """A 284-line function: chunked in two parts, the question's words in the first."""
     steps = "".join(f"    total = total + settle_step(ledger, {i})\n" for i in range(280))

@@ -422,8 +422,11 @@ class SliceBuilder:
 
     def candidate_sections(self, taken: list[Section],
                            evidence: list[VerifiedResult]) -> list[Section]:
-        """Other verified matches: their code, or a pointer (one line) when it does not fit."""
+        """Other verified matches: their code, or a pointer (one line) when it does not fit.
+        Those in a whole module taken are kept: the module may not fit and fall back, and one
+        that does is skipped when the slice is packed, its lines shown."""
         whole_files = {s.path for s in taken if s.role in ("module", "dependency")}
+        taken = [s for s in taken if s.path not in whole_files]
         skip = {self.definition_key(s.path, s.symbol, s.start_line) for s in taken}
         out: list[Section] = []
         for r in evidence:
@@ -431,7 +434,7 @@ class SliceBuilder:
             start = v.current_start_line or r.record.start_line
             end = v.current_end_line or r.record.end_line
             key = self.definition_key(r.record.path, r.record.symbol, start)
-            if key in skip or r.record.path in whole_files or any(
+            if key in skip or any(
                     s.path == r.record.path and s.body_start and s.start_line <= end
                     and start <= s.shown_end for s in taken):
                 continue
