@@ -37,6 +37,7 @@ from freshmark.core.infile import (
     report_names,
     second_pass,
 )
+from freshmark.core.messages import message_windows, messages_first
 from freshmark.core.ports import BranchView, Embedder, LexicalChannel, LexicalEngine, LexicalHit
 from freshmark.core.query import QueryPlan, plan_query
 from freshmark.core.question_model import FITTED_EMBEDDER
@@ -199,9 +200,10 @@ class _Ranking:
                 candidate.bm25 = bm25_of.get(candidate.record.id, candidate.bm25 or 0.0)
         fill_seconds = time.perf_counter() - fill_started
         embedder_id = self.embedder.id if use_vectors else ""  # BM25 alone needs no model
-        ranked = rerank(candidates, self.plan,
-                        _channel_weights(self.weights, channels, embedder_id),
-                        file_scores=file_scores if channels != "vectors" else {})
+        ranked = _messages_first(rerank(candidates, self.plan,
+                                        _channel_weights(self.weights, channels, embedder_id),
+                                        file_scores=file_scores if channels != "vectors" else {}),
+                                 self.plan)
         self.timings.vector_seconds += fill_seconds
         self.timings.fusion_seconds = time.perf_counter() - started - fill_seconds
         return ranked
@@ -362,3 +364,19 @@ def file_search(
                        replace(weights, question_model=False))
     ranked = ranking.pool(FILE_ANSWER_POOL, whole_files=True)
     return group_files(ranked, chunks_per_file)[:k], ranking.timings
+
+
+def _messages_first(ranked: list[Candidate], plan: QueryPlan) -> list[Candidate]:
+    """A pasted error message's raisers first (``messages``): the chunks holding its words
+    verbatim take the best places, in their order, with the scores of those places."""
+    windows = [] if plan.long else message_windows(plan.text)
+    if not windows:
+        return ranked
+    order = messages_first([c.record.text for c in ranked], windows)
+    out = [ranked[i] for i in order]
+    for place, (candidate, score) in enumerate(zip(out, [c.score for c in ranked],
+                                                   strict=True)):
+        candidate.score = score
+        if order[place] != place:
+            candidate.features["holds_message"] = 1.0
+    return out

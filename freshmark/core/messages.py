@@ -1,0 +1,50 @@
+"""A pasted error message: the code that raises it holds its words verbatim.
+
+An agent pastes what a program printed (``Error: Got unexpected extra argument (bar)``). The
+message's fixed words are in a string literal of the code that raises it
+(``_("Got unexpected extra argument ({args})")``), while the words the run filled in (``bar``,
+a quoted option) are not; both channels rank it among look-alikes (a ``ProgressBar`` for
+``bar``). A query shaped as such a message (``SomeError:``, ``error:`` at its start) puts the
+chunks holding four of its consecutive words first, in their order. Pure.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+WINDOW_WORDS = 4
+_OPENING = re.compile(
+    r"^\s*(?:[\w.]*(?:Error|Exception|Warning|Failure)|error|fatal|panic|warning)\b[^:\n]{0,40}:",
+    re.IGNORECASE)
+# What a run fills in: quoted values, bracketed ones, numbers, paths.
+_FILLED = re.compile(r"'[^'\n]*'|\"[^\"\n]*\"|`[^`\n]*`|\([^)\n]*\)|\[[^\]\n]*\]|\S*[\d/\\]\S*")
+
+
+def message_windows(query: str) -> list[str]:
+    """The runs of ``WINDOW_WORDS`` consecutive fixed words of a pasted message, lowercased
+    and joined by single spaces; [] for a query not shaped as an error message."""
+    opening = _OPENING.match(query)
+    if opening is None:
+        return []
+    windows: list[str] = []
+    for run in _FILLED.split(query[opening.end():]):
+        run_words = _words(run)
+        windows += [" ".join(run_words[i:i + WINDOW_WORDS])
+                    for i in range(len(run_words) - WINDOW_WORDS + 1)]
+    return list(dict.fromkeys(windows))
+
+
+def messages_first(texts: Sequence[str], windows: Sequence[str]) -> list[int]:
+    """Indexes of ``texts`` (ranked best first): those holding one of ``windows`` first, the
+    rest after, each group in its order."""
+    if not windows:
+        return list(range(len(texts)))
+    holds = [any(f" {window} " in f" {' '.join(_words(text))} " for window in windows)
+             for text in texts]
+    return [i for i, hit in enumerate(holds) if hit] + [i for i, hit in enumerate(holds)
+                                                        if not hit]
+
+
+def _words(text: str) -> list[str]:
+    return re.findall(r"[a-z]+", text.lower())

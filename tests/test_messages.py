@@ -1,0 +1,61 @@
+"""A pasted error message finds the code that raises it: its fixed words are in that code's
+string literal, the values the run filled in are not (``freshmark.core.messages``, pure; and
+through search on a repository indexed in the test)."""
+
+from __future__ import annotations
+
+from search_fixtures import indexed_project
+
+from freshmark.core.messages import message_windows, messages_first
+from freshmark.core.request import SearchRequest
+from freshmark.core.settings import Settings
+from freshmark.services.retrieval.search import search
+
+RAISER = '''def parse_args(ctx, args):
+    """Parse the command line's arguments into the context."""
+    if args and not ctx.allow_extra_args:
+        ctx.fail(ngettext("Got unexpected extra argument ({args})",
+                          "Got unexpected extra arguments ({args})", len(args)))
+    return args
+'''
+BARS = '''class ProgressBar:
+    """A progress bar: an unexpected bar, an extra bar, a bar argument, got as the bar."""
+
+    def render_bar(self, bar, extra, argument):
+        """Render the bar: the extra argument got is the bar's unexpected extra width."""
+        return bar * extra * argument
+
+
+def bar_argument(bar, extra):
+    """The bar argument: got an extra bar, an unexpected bar argument."""
+    return bar + extra
+'''
+
+
+def test_a_pasted_message_reads_as_its_fixed_words_without_the_values_filled_in():
+    assert message_windows("Error: Got unexpected extra argument (bar)") == [
+        "got unexpected extra argument"]
+    assert "no active click context" in message_windows(
+        "RuntimeError: There is no active click context.")
+    assert message_windows("Error: Invalid value for '--count': 'x' is not a valid integer.") \
+        == ["is not a valid", "not a valid integer"]
+
+
+def test_a_question_is_no_pasted_message():
+    assert message_windows("where are unexpected extra arguments reported") == []
+    assert message_windows("how is the error: reported to the user") == []
+
+
+def test_the_chunks_holding_the_message_come_first_in_their_order():
+    texts = ["the bar", "raise Oops('got unexpected extra argument')", "the end",
+             "# Got unexpected  extra argument!"]
+    assert messages_first(texts, ["got unexpected extra argument"]) == [1, 3, 0, 2]
+    assert messages_first(texts, []) == [0, 1, 2, 3]
+
+
+def test_a_pasted_error_message_finds_the_function_that_raises_it_first(fm_home, make_repo):
+    repo = indexed_project(make_repo("cli"), {"cli/core.py": RAISER, "cli/progress.py": BARS},
+                           package="cli")
+    answer = search(SearchRequest.build("Error: Got unexpected extra argument (bar)", k=3),
+                    str(repo.path), settings=Settings.from_env())
+    assert answer.results[0].record.symbol == "parse_args"
