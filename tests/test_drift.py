@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from search_fixtures import PATHS, build_shop, index
 
-from freshmark.core.drift import imported_paths, is_dependency
+from freshmark.core.drift import DriftNote, imported_paths, is_dependency
 from freshmark.core.lru import LruCache
 from freshmark.core.request import SearchRequest
 from freshmark.core.settings import Settings
@@ -43,6 +43,11 @@ def test_an_unchanged_result_names_the_dependency_that_changed_under_it(fm_home,
                                            "path": PATHS["domain"], "change": "changed",
                                            "commit": shop.head}
     assert "depends on code that changed since: ensure_cancellable" in result["citation"]
+
+
+def test_a_drift_note_names_its_commit_as_the_files_last_not_the_symbols():
+    note = DriftNote("Context", "src/click/core.py", "changed", "a466656" + "0" * 33)
+    assert note.text() == "Context (src/click/core.py) changed, its file last changed in a466656"
 
 
 def _app(make_repo):

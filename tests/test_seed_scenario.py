@@ -65,7 +65,7 @@ def test_each_result_carries_its_citation_header(store_env, make_repo):
         "same content as indexed" in service[2]
     # seed 000 §4.8: the service did not change, the rule it calls did (dependency drift)
     assert service[2].endswith("; depends on code that changed since: ensure_cancellable "
-                               f"({PATHS['domain']}) changed in {head}")
+                               f"({PATHS['domain']}) changed, its file last changed in {head}")
 
     handler = found["CancelOrderHandler"]["citation"].splitlines()
     assert handler[0].startswith(f"source:  {PATHS['handler']}#L")

@@ -48,7 +48,8 @@ class DriftNote:
                 "commit": self.commit}
 
     def text(self) -> str:
-        where = f" in {self.commit[:7]}" if self.commit else ""
+        # The commit is the file's newest, which may not be the one that changed the symbol.
+        where = f", its file last changed in {self.commit[:7]}" if self.commit else ""
         return f"{self.symbol} ({self.path}) {self.change}{where}"
 
 
