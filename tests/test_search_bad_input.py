@@ -6,7 +6,7 @@ import shutil
 
 import pytest
 from click.testing import CliRunner
-from search_fixtures import build_shop
+from search_fixtures import build_shop, index
 
 from freshmark.adapters.store.chroma import Store
 from freshmark.core.errors import BadInput, BranchNotFound, NotIndexed, RepositoryGone
@@ -144,3 +144,15 @@ def test_bad_input_leaves_the_index_and_counts_untouched(fm_home, make_repo):
         search(SearchRequest.build("cancel", branch="nope"), str(shop.path), settings=settings)
     assert branch_index.count() == before
     assert not (settings.state_dir / "verdicts.sqlite").exists()
+
+
+def test_a_repository_never_indexed_is_named_by_the_path_typed_not_a_namesakes_name(
+        fm_home, make_repo):
+    indexed = make_repo("x/repo")
+    indexed.write("a.py", "def f():\n    return 1\n").commit("one")
+    index(indexed.path)
+    other = make_repo("y/repo")
+    other.write("a.py", "def f():\n    return 2\n").commit("two")
+    with pytest.raises(NotIndexed) as raised:
+        search(SearchRequest.build("f"), str(other.path), settings=Settings.from_env())
+    assert str(raised.value).startswith(f"branch {other.path}@main has not been indexed yet")

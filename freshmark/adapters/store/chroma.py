@@ -153,7 +153,10 @@ class Store:
         caller typed (``path_typed``) when there is one."""
         index = self.branch(repo_key, branch)
         if index is None or (index.manifest.commit is None and not index.manifest.layers):
-            label = f"{repo_name or repo_key}@{branch}"
+            # A repository never indexed has no name of its own yet: its directory's may be
+            # another repository's, so it is named by the path typed.
+            own = self.names().name_of(repo_key) if path_typed else repo_name
+            label = f"{own or path_typed or repo_name or repo_key}@{branch}"
             where = path_typed or "PATH"
             raise NotIndexed(f"branch {label} has not been indexed yet; run: freshmark index "
                              f"{where} --branch {branch}"
