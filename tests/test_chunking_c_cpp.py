@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from textwrap import dedent
 
-from freshmark.core.chunking import chunk_text
+from freshmark.core.chunking import chunk_text, symbol_spans
 from freshmark.core.chunking.model import Chunk
 
 BUFFER_C = dedent(
@@ -205,3 +205,50 @@ def test_c_a_macro_wrapping_the_return_type_keeps_the_definition_it_starts() -> 
         ("cJSON_ParseWithOpts", "function", 7, 10),
     ]
     assert chunks[0].signature == "CJSON_PUBLIC(void) cJSON_Minify(char *json)"
+
+
+OPTIONS_HPP = dedent(
+    """\
+    #include <string>
+
+    namespace opts {
+
+    using ParsedHashMap = std::unordered_map<std::string, int>;
+    constexpr size_t OPTION_LONGEST = 30;
+
+    class Parser {
+     public:
+      int parse();
+    };
+
+    namespace {
+    const std::string LQUOTE("'");
+    }
+
+    inline size_t width() {
+      return OPTION_LONGEST;
+    }
+
+    }  // namespace opts
+    """
+)
+
+
+def test_cpp_code_between_the_units_of_a_namespace_is_a_module_block_of_its_own() -> None:
+    chunks = chunk_text("include/opts.hpp", OPTIONS_HPP)
+    assert [(c.symbol, c.kind, c.start_line, c.end_line) for c in chunks] == [
+        ("<module>", "block", 1, 1),
+        ("opts", "module", 3, 21),
+        ("<module>#2", "block", 5, 6),
+        ("opts.Parser", "class", 8, 11),
+        ("<module>#3", "block", 13, 15),
+        ("opts.width", "function", 17, 19),
+    ]  # the anonymous namespace's constant too; the namespace's braces are its outline's
+    assert by_symbol(chunks)["<module>#2"].text == (
+        "using ParsedHashMap = std::unordered_map<std::string, int>;\n"
+        "constexpr size_t OPTION_LONGEST = 30;")
+
+
+def test_cpp_a_namespace_module_block_keeps_its_positional_name_in_symbol_spans() -> None:
+    spans = symbol_spans("include/opts.hpp", OPTIONS_HPP)
+    assert (spans["<module>#2"], spans["<module>#3"]) == ((5, 6), (13, 15))

@@ -112,6 +112,33 @@ def test_csharp_doc_signature_imports_and_references() -> None:
     assert cancel.references == ["Order", "_repo", "Find", "Audit", "Record"]
 
 
+HANDLERS_CS = dedent(
+    """\
+    namespace Shop.Events
+    {
+        using System;
+
+        public delegate void OrderHandler(Order order);
+
+        public class Bus
+        {
+            public void Publish(Order order) { Handler(order); }
+        }
+    }
+    """
+)
+
+
+def test_csharp_code_between_the_units_of_a_namespace_is_a_module_block_of_its_own() -> None:
+    chunks = chunk_text("Events/Bus.cs", HANDLERS_CS)
+    assert [(c.symbol, c.kind, c.start_line, c.end_line) for c in chunks] == [
+        ("Shop.Events", "module", 1, 11),
+        ("<module>", "block", 3, 5),
+        ("Shop.Events.Bus", "class", 7, 10),
+        ("Shop.Events.Bus.Publish", "method", 9, 9),
+    ]
+
+
 SETTINGS_CS = """namespace Cli
 {
     public class ParserSettings

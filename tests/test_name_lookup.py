@@ -302,3 +302,48 @@ def test_a_deleted_private_method_looked_up_by_name_is_counted_as_passed_over(
     repo.commit("drop #getCurrentTime")
     index(repo)
     assert searched(repo, query).deleted_named == 1
+
+
+OPTIONS_HPP = """#pragma once
+#include <string>
+
+namespace opts {
+
+using ParsedHashMap = std::unordered_map<std::size_t, OptionValue>;
+
+namespace {
+constexpr std::size_t OPTION_LONGEST = 30;
+}
+
+class ParseResult {
+ public:
+  explicit ParseResult(ParsedHashMap values) : m_values(std::move(values)) {}
+
+ private:
+  ParsedHashMap m_values;
+};
+
+inline std::size_t longest(const ParsedHashMap& values) {
+  return values.size() > OPTION_LONGEST ? OPTION_LONGEST : values.size();
+}
+
+}  // namespace opts
+"""
+
+
+@pytest.mark.parametrize(("query", "declaration"), [
+    ("ParsedHashMap", "using ParsedHashMap ="),
+    ("OPTION_LONGEST", "constexpr std::size_t OPTION_LONGEST = 30;"),
+])
+def test_a_name_declared_between_the_units_of_a_cpp_namespace_is_found_at_its_declaration(
+        store_env, make_repo, query, declaration):
+    repo = make_repo("cxxopts")
+    repo.write("include/opts.hpp", OPTIONS_HPP)
+    for n in range(4):
+        repo.write(f"src/use_{n}.cpp",
+                   f"#include \"opts.hpp\"\n\nint use_{n}(opts::ParsedHashMap map) {{\n"
+                   "  return map.size() + opts::OPTION_LONGEST;\n}\n")
+    repo.commit("options")
+    index(repo)
+    first = searched(repo, query, k=3).results[0].record
+    assert first.path == "include/opts.hpp" and first.kind == "block" and declaration in first.text

@@ -139,6 +139,9 @@ def test_a_name_said_in_prose_moves_no_definition():
     "# define BIT_SET 8",
     "@JvmField public val BIT_SET: ClassName = ClassName(\"kotlin\", \"Set\")",
     "@Deprecated(\"old\") public static final int BIT_SET = 3;",
+    "using BIT_SET = std::unordered_map<std::size_t, OptionValue>;",
+    "constexpr std::size_t BIT_SET = 30;",
+    "typedef std::vector<int> BIT_SET;",
 ])
 def test_a_line_declaring_a_name_is_its_definition(line):
     assert defined_in_text(f"x = 0\n{line}\ny = 1", ["BIT_SET"])
@@ -245,6 +248,14 @@ def test_a_bare_name_names_a_private_member_as_it_does_a_public_one() -> None:
 def test_a_private_member_of_a_bare_name_looked_up_follows_the_definition_of_that_name():
     symbols = ["Ky.#retry", "retry"]
     assert look_up_order(symbols, ["", ""], ["source", "source"], ["retry"]) == [1, 0]
+
+
+def test_a_namespace_outline_declaring_a_name_follows_the_module_block_that_declares_it():
+    symbols = ["cxxopts", "<module>#20", "cxxopts"]
+    assert look_up_order(symbols, ["", "", ""], ["source"] * 3, ["ParsedHashMap"],
+                         ["module", "block", "module"]) == [1, 0, 1]
+    assert look_up_order(symbols, ["", "", ""], ["source"] * 3, ["cxxopts"],
+                         ["module", "block", "module"]) == [0, 0, 0]
 
 
 def test_a_private_definition_named_with_its_hash_moves_above_its_callers() -> None:

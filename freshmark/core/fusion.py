@@ -411,7 +411,8 @@ def structured(ranked: Sequence[Candidate], terms: Iterable[str],
     leading = named_exactly(units, looked, declaring)
     if leading is not None:
         later = look_up_order([c.record.symbol for c in ranked], [c.record.text for c in ranked],
-                              [c.record.file_kind for c in ranked], looked)
+                              [c.record.file_kind for c in ranked], looked,
+                              [c.record.kind for c in ranked])
         order = text_definitions_first(order, leading, later)
     out: list[Candidate] = []
     for placement in order:

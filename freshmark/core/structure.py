@@ -147,7 +147,7 @@ def _named_definitions(units: Sequence[Unit], order: Sequence[Placement],
 # Words that may open a declaration before the name it declares (any of the languages chunked).
 _DECLARING = ("export|public|private|protected|internal|static|final|readonly|const|let|var|"
               "val|pub|def|function|fn|func|type|enum|struct|class|interface|abstract|"
-              "override|volatile|transient")
+              "override|volatile|transient|using|typedef|constexpr|constinit|extern|inline")
 
 
 @lru_cache(maxsize=64)
@@ -277,17 +277,24 @@ def text_definitions_first(order: Sequence[Placement], defines: Sequence[bool],
 
 
 def look_up_order(symbols: Sequence[str], texts: Sequence[str], file_kinds: Sequence[str],
-                  looked: Iterable[str]) -> list[int]:
+                  looked: Iterable[str], chunk_kinds: Sequence[str] = ()) -> list[int]:
     """Of the definitions a look-up names (side by side: each chunk's symbol, text and file
     kind), how far back each goes: overload stubs and code outside the source last (2), and,
     when a bare name has a definition of its own (the module's ``get_command``), the members
     that only end in that name (``Group.get_command``) after that definition (1); the
-    members of another name looked up beside it (``OrderService cancel_order``) do not."""
-    bare = {name for name in looked if "." not in name}
+    members of another name looked up beside it (``OrderService cancel_order``) do not. A
+    namespace's outline (``chunk_kinds``: ``module``) not named so goes after the chunks of
+    its code too (1): it repeats the lines of its module blocks (``using ParsedHashMap``)."""
+    wanted = set(looked)
+    bare = {name for name in wanted if "." not in name}
     own_definitions = bare & set(symbols)
+    outlines = [kind == "module" and not named_by(symbol, wanted)
+                for symbol, kind in zip(symbols, chunk_kinds, strict=True)] \
+        if chunk_kinds else [False] * len(symbols)
     return [2 * (is_overload_stub(text) or kind != "source")
-            + (symbol not in bare and unmarked(own_name(symbol)) in own_definitions)
-            for symbol, text, kind in zip(symbols, texts, file_kinds, strict=True)]
+            + (symbol not in bare and unmarked(own_name(symbol)) in own_definitions or outline)
+            for symbol, text, kind, outline in zip(symbols, texts, file_kinds, outlines,
+                                                   strict=True)]
 
 
 # Python's ``@overload`` (``@typing.overload``, ``@t.overload``): a signature for the type

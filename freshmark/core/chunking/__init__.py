@@ -62,7 +62,8 @@ DEFAULT_MAX_LINES = 150
 # 14: Swift computed properties, subscripts and ``deinit`` are units; a node that runs on over
 # whitespace into the next row ends the row before (Swift ``case``s are cut between);
 # implicit member calls (``.autodetected()``) are references; JavaScript's calls of private
-# methods (``this.#calculateDelay()``) are references, named with their ``#``.
+# methods (``this.#calculateDelay()``) are references, named with their ``#``; the code
+# between the units of a namespace (C++, C#, PHP, Rust ``mod``, TypeScript) is module blocks.
 CHUNKING_VERSION = "14"
 _ALIASES = {
     "py": "python", "js": "javascript", "jsx": "javascript", "ts": "typescript",
@@ -269,7 +270,8 @@ def file_symbols(path: str, text: str, language: str | None = None) -> FileSymbo
         units.setdefault(unit.symbol, []).append(span)
         signatures[span] = unit.signature
         kinds[span] = unit.kind
-    runs = module_runs(parsed.items, lines, parsed.facts.src, parsed.loose)
+    runs = module_runs(parsed.items, lines, parsed.facts.src, parsed.loose,
+                       RULES[parsed.language].namespace_kinds)
     blocks = [(start + 1, end + 1) for start, end, _ in runs]
     return FileSymbols(lines, units, blocks, parsed, signatures=signatures, kinds=kinds)
 

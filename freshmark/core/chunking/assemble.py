@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_left, bisect_right
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 
 from tree_sitter import Node
@@ -51,7 +51,7 @@ class ChunkBuilder:
         for unit in units:
             if not self._only_wraps(unit):
                 chunks.extend(self._unit_chunks(unit))
-        runs = module_runs(items, self.lines, self.facts.src, loose)
+        runs = module_runs(items, self.lines, self.facts.src, loose, self.rules.namespace_kinds)
         for ordinal, (start, end, nodes) in enumerate(runs, start=1):
             chunks.extend(self._block_chunks(block_symbol(ordinal), start, end, nodes))
         chunks.sort(key=lambda chunk: (chunk.start_line, -chunk.end_line, chunk.part))
@@ -229,18 +229,35 @@ def block_symbol(ordinal: int) -> str:
 
 
 def module_runs(
-    items: Sequence[Unit | Node], lines: list[str], src: bytes, loose: Sequence[Rows] = ()
+    items: Sequence[Unit | Node], lines: list[str], src: bytes, loose: Sequence[Rows] = (),
+    namespaces: Collection[str] = (),
 ) -> list[tuple[int, int, list[Node]]]:
-    """Row ranges of file-level code between units: ``(first_row, last_row, nodes)``; the
-    ``loose`` rows between two units belong to the run there (one of their own if none)."""
+    """Row ranges of module code between units: ``(first_row, last_row, nodes)``, in source
+    order; the ``loose`` rows between two units belong to the run there (one of their own if
+    none). Module code is the file-level code and, inside a container of a kind in
+    ``namespaces`` (``namespace cxxopts { using ParsedHashMap = ...; }``), the code between
+    its units, its braces left to its outline."""
+    runs = _runs_between(items, lines, src, loose, -1, len(lines))
+    for unit in walk(items):
+        if unit.container and unit.kind in namespaces:
+            runs.extend(_runs_between(unit.items, lines, src, loose, unit.header_end_row,
+                                      unit.end_row))
+    runs.sort(key=lambda run: run[0])
+    return runs
+
+
+def _runs_between(
+    items: Sequence[Unit | Node], lines: list[str], src: bytes, loose: Sequence[Rows],
+    previous_end: int, end: int,
+) -> list[tuple[int, int, list[Node]]]:
+    """The runs of ``items`` between the rows ``previous_end`` and ``end`` (both left out)."""
     runs: list[tuple[int, int, list[Node]]] = []
     current: list[Node] = []
-    previous_end = -1
     for item in [*items, None]:
         if isinstance(item, Node):
             current.append(item)
             continue
-        next_start = item.start_row if item is not None else len(lines)
+        next_start = item.start_row if item is not None else end
         extra = [
             (max(first, previous_end + 1), min(last, next_start - 1))
             for first, last in loose

@@ -53,6 +53,9 @@ class Unit:
     doc: str = ""
     members: list[Unit] = field(default_factory=list)
     container: bool = False
+    # A container's body as ``UnitFinder`` found it: its members and the nodes between them
+    # (the code between a namespace's units is module code, ``assemble.module_runs``).
+    items: list[Unit | Node] = field(default_factory=list)
 
 
 @dataclass
@@ -126,8 +129,8 @@ class UnitFinder:
         if unit.container and decl.body is not None:
             names = [*scope.names, *(decl.member_scope or decl.name.split("."))]
             member_scope = Scope(names, decl.kind)
-            items = self._collect(decl.body.children, member_scope)
-            unit.members = [item for item in items if isinstance(item, Unit)]
+            unit.items = self._collect(decl.body.children, member_scope)
+            unit.members = [item for item in unit.items if isinstance(item, Unit)]
         return unit
 
     def _make_unit(self, node: Node, decl: Decl, scope: Scope) -> Unit:
