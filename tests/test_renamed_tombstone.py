@@ -104,3 +104,17 @@ def test_a_history_search_serves_the_renamed_code_once_as_its_live_chunk(fm_home
     at_lines = [r for r in answer.results if r.code_today == ("words.py", 4, 8)]
     assert [(r.record.symbol, r.record.status) for r in at_lines] == [("tokenize", LIVE)]
     assert len(answer.results) >= 2  # the file's other definitions still fill the places
+
+
+def test_a_history_search_serves_the_renamed_code_as_its_live_chunk_for_any_k(fm_home, lib):
+    lib.write("words.py", WORDS_PY).commit("add")
+    index(lib.path)
+    lib.write("words.py", WORDS_PY.replace("def parse(", "def tokenize(")).commit("rename")
+    index(lib.path)
+
+    def first(k: int) -> tuple[str, str]:
+        answer = search(SearchRequest.build("parse", k=k, include_history=True),
+                        str(lib.path), settings=Settings.from_env())
+        return answer.results[0].record.symbol, answer.results[0].record.status
+
+    assert first(1) == first(10) == ("tokenize", LIVE)

@@ -40,8 +40,8 @@ def messages_first(texts: Sequence[str], windows: Sequence[str]) -> list[int]:
     rest after, each group in its order."""
     if not windows:
         return list(range(len(texts)))
-    holds = [any(f" {window} " in f" {' '.join(_words(text))} " for window in windows)
-             for text in texts]
+    padded = [f" {' '.join(_words(text))} " for text in texts]
+    holds = [any(f" {window} " in words for window in windows) for words in padded]
     return [i for i, hit in enumerate(holds) if hit] + [i for i, hit in enumerate(holds)
                                                         if not hit]
 

@@ -110,7 +110,13 @@ def _first_usable(opened: OpenedBranch, ranked: list[Candidate], k: int,
     usable: list[VerifiedResult] = []
     hidden = 0
     start = 0
-    places: dict[tuple[str, int, int], int] = {}
+    shown: set[tuple[str, int, int]] = set()
+    # A live chunk by its lines: a tombstone whose code today is those lines is served as it.
+    live_at: dict[tuple[str, int, int], Candidate] = {}
+    for candidate in ranked:
+        record = candidate.record
+        if record.is_live:
+            live_at.setdefault((record.path, record.start_line, record.end_line), candidate)
     while len(usable) < k and start < len(ranked):
         batch = ranked[start:start + k - len(usable)]
         start += len(batch)
@@ -118,27 +124,27 @@ def _first_usable(opened: OpenedBranch, ranked: list[Candidate], k: int,
         served = _usable(verified, include_history)
         hidden += len(verified) - len(served)
         for result in served:
-            _serve_once(usable, places, result)
+            serving = _as_live(opened, result, live_at)
+            today = serving.code_today
+            if today is None or today not in shown:
+                usable.append(serving)
+            if today is not None:
+                shown.add(today)
     return _renumbered(usable, k), hidden
 
 
-def _serve_once(usable: list[VerifiedResult], places: dict[tuple[str, int, int], int],
-                result: VerifiedResult) -> None:
-    """Add ``result`` unless a better-ranked one serves the same code today (a renamed
-    definition's tombstone and its chunk under the new name, a moved chunk and the one at its
-    new path verify to the same lines). Of the two, the live chunk is served, at the better
-    place: a tombstone only stands for code its live chunk already is."""
+def _as_live(opened: OpenedBranch, result: VerifiedResult,
+             live_at: dict[tuple[str, int, int], Candidate]) -> VerifiedResult:
+    """A tombstone whose code today a live chunk of the ranking holds (a definition renamed
+    in place, once indexed again) served as that live chunk, at the tombstone's place; that
+    chunk, and any other result verified to the same lines, is then not served again. The
+    live chunk is looked for in the whole ranking, so every k serves the same."""
     today = result.code_today
-    if today is None:
-        usable.append(result)
-        return
-    at = places.get(today)
-    if at is None:
-        places[today] = len(usable)
-        usable.append(result)
-    elif result.record.is_live and not usable[at].record.is_live:
-        result.score = usable[at].score
-        usable[at] = result
+    live = live_at.get(today) if today is not None and not result.record.is_live else None
+    if live is None:
+        return result
+    found = verify_results(opened, [(live.record, result.score, live.explain())])[0]
+    return found if found.code_today == today else result
 
 
 def uncommitted_summary(changes: list[FileChange], shown: int = 5) -> dict[str, Any]:
