@@ -118,3 +118,20 @@ def test_a_history_search_serves_the_renamed_code_as_its_live_chunk_for_any_k(fm
         return answer.results[0].record.symbol, answer.results[0].record.status
 
     assert first(1) == first(10) == ("tokenize", LIVE)
+
+
+def test_a_look_up_of_a_name_renamed_since_serves_it_under_its_new_name_first(fm_home, lib):
+    """After the index ran again the old name is only a tombstone's, yet the code is there:
+    the same answer as before the index ran, once, whatever k."""
+    lib.write("words.py", WORDS_PY).commit("add")
+    index(lib.path)
+    lib.write("words.py", WORDS_PY.replace("def parse(", "def tokenize(")).commit("rename")
+    index(lib.path)
+    for k in (1, 5):
+        answer = search(SearchRequest.build("parse", k=k), str(lib.path),
+                        settings=Settings.from_env())
+        first = answer.results[0]
+        assert first.verification.renamed_to == "tokenize"
+        assert first.code_today == ("words.py", 4, 8)
+        assert [r.code_today for r in answer.results].count(("words.py", 4, 8)) == 1
+        assert answer.deleted_named == 0

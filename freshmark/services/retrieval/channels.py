@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -95,28 +95,27 @@ def named_where(symbols: Sequence[str]) -> dict[str, object]:
     return {"$or": [where, {"name": {"$in": names}}]} if bare else where
 
 
-def deleted_named(index: BranchView, symbols: Sequence[str], kinds: frozenset[str],
-                  gone: Callable[[ChunkRecord], bool] = lambda record: True) -> int:
-    """How many tombstoned definitions (at most ``NAMED_READ``) the look-up of ``symbols``
-    passed over when no live one is left: a name asked for that only history defines is
-    deleted, not unknown (a name still defined, ``__init__``, says nothing of its past).
-    Only those ``gone`` counts (the search: verified ``historical``; a function renamed in
-    place is not deleted)."""
+def named_tombstones(index: BranchView, symbols: Sequence[str], kinds: frozenset[str]
+                     ) -> list[ChunkRecord]:
+    """The tombstoned definitions (at most ``NAMED_READ``, with their text) of the names a
+    look-up asks for when no live one is left: a name asked for that only history defines is
+    deleted or renamed, not unknown (a name still defined, ``__init__``, says nothing of its
+    past). The search verifies them: ``historical`` ones are counted as deleted, one renamed
+    in place is served under its new name."""
     # ``ObjectDetails.compare_by_location`` asks for the method: its class still stands.
     dotted = [symbol for symbol in symbols if "." in symbol]
     symbols = [*dotted, *(own_name(symbol) for symbol in dotted)] if dotted else \
         list(symbols)
     if not symbols:
-        return 0
+        return []
     live = {"$and": [named_where(symbols), {"status": LIVE}]}
     if any(passes_filter(r, False, kinds)
            for r in itertools.islice(index.iter_records(where=live, include_text=False),
                                      NAMED_READ)):
-        return 0
+        return []
     where = {"$and": [named_where(symbols), {"status": TOMBSTONED}]}
-    return sum(1 for r in itertools.islice(index.iter_records(where=where, include_text=True),
-                                           NAMED_READ) if passes_filter(r, True, kinds)
-               and gone(r))
+    return [r for r in itertools.islice(index.iter_records(where=where, include_text=True),
+                                        NAMED_READ) if passes_filter(r, True, kinds)]
 
 
 def lexical_channel(

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import time
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -33,7 +34,7 @@ from freshmark.services.open_branch import (
     open_branch,
 )
 from freshmark.services.repos import RepoHandle
-from freshmark.services.retrieval.channels import deleted_named
+from freshmark.services.retrieval.channels import named_tombstones
 from freshmark.services.retrieval.drift import attach_drift
 from freshmark.services.retrieval.hybrid import (
     CHUNKS_PER_FILE,
@@ -102,15 +103,17 @@ def _usable(results: list[VerifiedResult], include_history: bool) -> list[Verifi
 
 
 def _first_usable(opened: OpenedBranch, ranked: list[Candidate], k: int,
-                  include_history: bool) -> tuple[list[VerifiedResult], int]:
+                  include_history: bool, first: Sequence[VerifiedResult] = ()
+                  ) -> tuple[list[VerifiedResult], int]:
     """The first ``k`` results of ``ranked`` a search may serve, verified in rank order only as
     far as needed: a result hidden after verification (``_usable``) gives its slot to the next,
-    so the results for any k are the first k of the results for a larger one. Also how many
-    were passed over as historical."""
-    usable: list[VerifiedResult] = []
+    so the results for any k are the first k of the results for a larger one. ``first``
+    (a name looked up that was renamed since) leads whatever k is. Also how many were passed
+    over as historical."""
+    usable: list[VerifiedResult] = list(first)
     hidden = 0
     start = 0
-    shown: set[tuple[str, int, int]] = set()
+    shown = {today for result in first if (today := result.code_today) is not None}
     # A live chunk by its lines: a tombstone whose code today is those lines is served as it.
     live_at: dict[tuple[str, int, int], Candidate] = {}
     for candidate in ranked:
@@ -220,7 +223,14 @@ def search(
     candidates, timings = hybrid_search(index, embedder, request, k=MAX_K,
                                         lexical=lexical_engine(settings))
     started = time.perf_counter()
-    results, hidden = _first_usable(opened, candidates, request.k, request.include_history)
+    # A name looked up that only tombstones define: deleted (counted) or renamed in place
+    # since (served first, under its new name, as before the index ran again).
+    past = [] if request.include_history else verify_results(opened, [
+        (record, candidates[0].score if candidates else None, {"renamed_definition": 1.0})
+        for record in named_tombstones(index, looked_up_names(request.query), request.kinds)])
+    renamed = [r for r in past if r.verification.renamed_to]
+    results, hidden = _first_usable(opened, candidates, request.k, request.include_history,
+                                    first=renamed)
     attach_drift(opened.repo, opened.target.head, results)
     verify_seconds = time.perf_counter() - started
     response = SearchResponse(
@@ -228,9 +238,7 @@ def search(
         index=index_info(index), results=results,
         timings={**timings.to_dict(), "verify_seconds": round(verify_seconds, 6)},
         hidden_historical=hidden,
-        deleted_named=0 if request.include_history else deleted_named(
-            index, looked_up_names(request.query), request.kinds,
-            gone=lambda r: opened.verifier.verify(r).verdict is Verdict.HISTORICAL),
+        deleted_named=sum(r.verification.verdict is Verdict.HISTORICAL for r in past),
         uncommitted=uncommitted_summary(opened.verifier.uncommitted())
         if opened.target.worktree else None,
         unindexed=unindexed_summary(opened.repo, index.manifest.commit, opened.target.head),
