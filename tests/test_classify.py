@@ -86,6 +86,12 @@ CODE = b"def total(order):\n    return order.total\n"
         ("Docs/Guide.swift", "doc"),
         ("Sources/ArgumentParser/Usage/HelpGenerator.swift", "source"),
         ("lib/Testing.swift", "source"),
+        # Test base classes and helpers outside a tests directory.
+        ("src/AdapterTestUtilities/FilesystemAdapterTestCase.php", "test"),
+        ("src/Ftp/FtpAdapterTestCase.php", "test"),
+        ("src/AdapterTestUtilities/test-functions.php", "test"),
+        ("src/Ftp/FtpAdapter.php", "source"),
+        ("src/Framework/TestCase.php", "source"),  # a test framework's own class
     ],
 )
 def test_builtin_path_rule_gives_kind(path: str, kind: str) -> None:

@@ -107,6 +107,10 @@ _BUILTIN_RULES: tuple[tuple[str, str | None, tuple[str, ...]], ...] = (
         "conftest.py", "*_test.go", "*Test.java", "*Tests.java", "*Test.kt", "*Tests.kt",
         "*Test.cs", "*Tests.cs", "*Test.swift", "*Tests.swift", "*_spec.rb", "*_test.rb",
         "*_test.cc", "*_test.cpp", "*_unittest.cc",
+        # Base classes and helpers shipped for tests (flysystem's FilesystemAdapterTestCase,
+        # AdapterTestUtilities/): test code outside a tests directory.
+        "?*TestCase.php", "?*TestCase.java", "?*TestCase.kt", "?*TestCase.cs", "?*TestCase.swift",
+        "**/*TestUtilities/**", "**/*TestUtils/**", "**/test-utils/**", "**/testutils/**",
         "*Test.php", *(f"*.test.{ext}" for ext in _JS_EXTS), *(f"*.spec.{ext}" for ext in _JS_EXTS),
         # Benchmarks call the implementation as tests do (asv's, vitest's ``*.bench.ts``).
         "**/benchmarks/**", "**/benchmark/**", "**/__benchmarks__/**",
