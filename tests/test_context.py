@@ -47,6 +47,23 @@ def test_l1_lists_direct_callers_by_signature(fm_home, make_repo):
     assert callers[0].confidence == "high" and "graph-confirmed" in callers[0].note
 
 
+def test_callers_past_the_five_shown_by_signature_are_pointed_at(fm_home, make_repo):
+    repo = make_repo("paths")
+    helper = "def normalize_path(path):\n    return path.strip('/')\n\n\n"
+    callers = "".join(f"def op_{n}(fs, path):\n    \"\"\"Operation {n}.\"\"\"\n"
+                      f"    return fs.run(normalize_path(path))\n\n\n" for n in range(8))
+    repo.write("paths/core.py", callers + helper).commit("paths")  # no caller after it
+    index(repo.path)
+    slice_ = build_context(ContextRequest.build("normalize_path", budget_tokens=4000),
+                           str(repo.path), settings=Settings.from_env())
+    callers_shown = by_role(slice_, "caller")
+    named = {c.symbol for c in callers_shown} | {
+        line.split(" | ")[1].split(" — ")[0] for line in slice_.left_out if " | op_" in line}
+    assert named == {f"op_{n}" for n in range(8)}
+    assert sum(1 for c in callers_shown if c.body) == 5
+    assert all("another caller" in c.note for c in callers_shown if not c.body)
+
+
 def test_caller_already_shown_in_the_breathing_room_is_not_repeated(fm_home, make_repo):
     shop = build_shop(make_repo)
     slice_ = slice_for(shop, "OrderService cancel_order")

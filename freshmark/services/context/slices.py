@@ -13,7 +13,6 @@ them.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -37,12 +36,13 @@ from freshmark.services.context.imports import (
     used_import_lines,
 )
 from freshmark.services.context.indexed_text import IndexedText
+from freshmark.services.context.section_lines import breathing_end, signature_lines
 from freshmark.services.context.symbol_graph import Edge, SymbolGraph
 from freshmark.services.open_branch import OpenedBranch
 from freshmark.services.retrieval.results import VerifiedResult
 
-BREATHING_LINES = 25
 MAX_CALLERS = 5
+MAX_CALLER_POINTERS = 15
 MAX_TYPES = 3
 MAX_REFERENCES = 2
 # Paths of example programs and documentation: they show use, not implementation.
@@ -222,7 +222,7 @@ class SliceBuilder:
         start, end = self._whole_definition(path, record, *part)
         only_part = self._trimmed(result, text, *part) if (start, end) != part else None
         lines = split_lines(text)
-        shown_end = _breathing_end(lines, end, self.today_symbols(path).every_span()) if breathing \
+        shown_end = breathing_end(lines, end, self.today_symbols(path).every_span()) if breathing \
             else min(len(lines), end)
         confidence = "medium" if v.verdict is Verdict.CHANGED else "high"
         note = f"(+{shown_end - end} lines after, breathing room)" if shown_end > end else ""
@@ -386,6 +386,22 @@ class SliceBuilder:
                                         callee=own_name(primary.record.symbol))
             if section is not None:
                 out.append(section)
+        return out + self._caller_pointers([edge for edge, _ in edges[MAX_CALLERS:]])
+
+    def _caller_pointers(self, edges: list[Edge]) -> list[Section]:
+        """The callers past ``MAX_CALLERS``, one line each where they are today (a slice names
+        every caller it knows, shown, pointed at or left out; at most ``MAX_CALLER_POINTERS``)."""
+        out: list[Section] = []
+        self.indexed.load(self.graph.nodes[edge.caller] for edge in edges[:MAX_CALLER_POINTERS])
+        for edge in edges[:MAX_CALLER_POINTERS]:
+            caller = self.indexed.of(self.graph.nodes[edge.caller])
+            v = self.verifier.verify(caller)
+            if v.verdict in EVIDENCE_VERDICTS:
+                out.append(Section("caller", v.moved_to or caller.path, caller.symbol,
+                                   v.current_start_line or caller.start_line,
+                                   v.current_end_line or caller.end_line, "medium", None,
+                                   verdict=str(v.verdict), note="another caller (not included)",
+                                   stands_for=caller.text))
         return out
 
     def module_section(self, path: str, role: str, language: str, note: str) -> Section | None:
@@ -450,46 +466,6 @@ class SliceBuilder:
             else:
                 out.append(pointer)
         return out
-
-
-def _breathing_end(lines: list[str], end: int, spans: Iterable[tuple[int, int]]) -> int:
-    """The last line of the room after a symbol ending on ``end``: up to ``BREATHING_LINES``
-    more, ending with the last definition that fits whole (``spans``: today's definitions and
-    module blocks), never inside the next one; trailing blank lines left out."""
-    last = min(len(lines), end + BREATHING_LINES)
-    room = end
-    for start, stop in sorted(span for span in spans if span[0] > end):
-        if start > last:
-            room = last
-            break
-        if stop > last:  # it does not fit: the room stops above it (and its doc comment)
-            room = max(room, start - 1)
-            break
-        room = max(room, stop)
-    else:
-        room = last
-    while room > end and not lines[room - 1].strip():
-        room -= 1
-    return room
-
-
-def signature_lines(lines: list[str], start: int, end: int, signature: str, name: str
-                    ) -> tuple[int, int]:
-    """The lines of ``start..end`` a signature is written on: its words in order, spaced as
-    the source spaces them (its last word may be cut short: ``f(x)`` of ``f(x):``, or a long
-    signature's end), a leading word the source leaves out (Go's ``type``) allowed for; else
-    the first line naming ``name``, else ``start``."""
-    words = [(number, word) for number in range(start, min(end, len(lines)) + 1)
-             for word in lines[number - 1].split()]
-    for wanted in (signature.split(), signature.split()[1:]):
-        size = len(wanted)
-        for i in range(len(words) - size + 1):
-            found = [word for _, word in words[i : i + size]]
-            if size and found[:-1] == wanted[:-1] and found[-1].startswith(wanted[-1]):
-                return words[i][0], words[i + size - 1][0]
-    naming = re.compile(rf"(?<!\w){re.escape(name)}(?!\w)") if name else None
-    return next(((number, number) for number in range(start, min(end, len(lines)) + 1)
-                 if naming and naming.search(lines[number - 1])), (start, start))
 
 
 def is_secondary(path: str, file_kind: str = "source") -> bool:
