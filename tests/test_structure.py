@@ -142,6 +142,8 @@ def test_a_name_said_in_prose_moves_no_definition():
     "using BIT_SET = std::unordered_map<std::size_t, OptionValue>;",
     "constexpr std::size_t BIT_SET = 30;",
     "typedef std::vector<int> BIT_SET;",
+    "var BIT_SET remoteConfigFactory",
+    "\tBIT_SET *Flag // the set",
 ])
 def test_a_line_declaring_a_name_is_its_definition(line):
     assert defined_in_text(f"x = 0\n{line}\ny = 1", ["BIT_SET"])
@@ -158,6 +160,8 @@ def test_a_line_declaring_a_name_is_its_definition(line):
     "#ifdef BIT_SET",
     "return BIT_SET == other",
     "@Inject BIT_SET_FACTORY = make(BIT_SET)",
+    "return BIT_SET",
+    "BIT_SET is set when the flag is",
 ])
 def test_a_line_using_a_name_is_not_its_definition(line):
     assert not defined_in_text(line, ["BIT_SET"])

@@ -155,11 +155,12 @@ def _definition_line(name: str) -> re.Pattern[str]:
     """A line that declares ``name`` (``BIT_SET = ...``, ``const methodsWithoutBody = [``,
     ``public static final Type BIT_SET = ...``, ``@JvmField public val STAR: T = …``,
     ``LIMIT: int = 3``, Go's ``ErrWriter
-    io.Writer = os.Stderr``, C's ``#define SDS_MAX 1024``), not one that uses it."""
+    io.Writer = os.Stderr`` and ``var RemoteConfig remoteConfigFactory``, C's ``#define
+    SDS_MAX 1024``), not one that uses it."""
     # Annotations may open the line (Kotlin's ``@JvmField public val STAR: …``).
     declared = (rf"^[ \t]*(?:@[\w.]+(?:\([^\n)]*\))?[ \t]+)*"
                 rf"(?:(?:{_DECLARING})\b[^\n=(]*?)?(?<![.\w]){re.escape(name)}\b"
-                r"(?:[ \t]*(?::(?!:)|=(?!=)|;)|[ \t]+[\w.*\[\]]+[ \t]*=(?!=))")
+                r"(?:[ \t]*(?::(?!:)|=(?!=)|;)|[ \t]+[\w.*\[\]]+[ \t]*(?:=(?!=)|(?://[^\n]*)?$))")
     return re.compile(rf"{declared}|^[ \t]*#[ \t]*define[ \t]+{re.escape(name)}\b", re.M)
 
 
