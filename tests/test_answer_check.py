@@ -16,16 +16,20 @@ from freshmark.faces.cli.main import cli
 SERVICE = PATHS["service"]
 
 
-@pytest.fixture
-def shop_context(fm_home, make_repo, tmp_path: Path):
-    """The shop, and an L1 slice for cancel_order saved as JSON (as an agent would get it)."""
-    shop = build_shop(make_repo)
-    result = CliRunner().invoke(cli, ["context", "OrderService cancel_order", "--repo",
-                                      str(shop.path), "--json"])
+def _saved_context(shop, query: str, tmp_path: Path) -> tuple[Path, dict]:
+    """An L1 slice for ``query`` saved as JSON (as an agent would get it), and its data."""
+    result = CliRunner().invoke(cli, ["context", query, "--repo", str(shop.path), "--json"])
     assert result.exit_code == 0, result.output
     context = tmp_path / "ctx.json"
     context.write_text(result.output)
-    return shop, context, json.loads(result.output)
+    return context, json.loads(result.output)
+
+
+@pytest.fixture
+def shop_context(fm_home, make_repo, tmp_path: Path):
+    """The shop, and an L1 slice for cancel_order saved as JSON."""
+    shop = build_shop(make_repo)
+    return (shop, *_saved_context(shop, "OrderService cancel_order", tmp_path))
 
 
 def check(tmp_path: Path, context: Path, answer: str, *extra: str):
@@ -183,13 +187,9 @@ def test_missing_names_files_and_code_not_prose():
 
 def test_a_caller_shown_by_its_signature_serves_that_line_not_its_body(fm_home, make_repo,
                                                                      tmp_path):
-    shop = build_shop(make_repo)
-    result = CliRunner().invoke(cli, ["context", "ensure_cancellable", "--repo",
-                                      str(shop.path), "--json"])
-    assert result.exit_code == 0, result.output
-    context_file = tmp_path / "ctx.json"
-    context_file.write_text(result.output)
-    (caller,) = [s for s in json.loads(result.output)["sections"] if s["role"] == "caller"]
+    context_file, context = _saved_context(build_shop(make_repo), "ensure_cancellable",
+                                           tmp_path)
+    (caller,) = [s for s in context["sections"] if s["role"] == "caller"]
     assert caller["symbol"] == "OrderService.cancel_order" and "signature only" in caller["note"]
     start, end = caller["start_line"], caller["end_line"]  # L12-L17: a docstring, 4 lines
     assert (caller["shown_start"], caller["shown_end"]) == (start, start)

@@ -81,6 +81,16 @@ def _big_module() -> str:
             "    order.state = 'cancelled'\n    return refund_total(order)\n\n\n" + padding)
 
 
+def _module_over_the_budget(repo, level: str) -> list:
+    """The sections of a slice of the big module's question at ``level``, whose module does
+    not fit the 1,200-token budget."""
+    found = build_context(ContextRequest.build("cancel an order and refund it", level=level,
+                                               budget_tokens=1200),
+                          str(repo.path), settings=Settings.from_env())
+    assert not [s for s in found.sections if s.role == "module"], "module fits"
+    return found.sections
+
+
 def test_a_module_over_the_l2_budget_still_serves_what_l1_does(fm_home, make_repo):
     repo = indexed_project(make_repo("poet"), {
         "poet/orders.py": _big_module(),
@@ -89,15 +99,10 @@ def test_a_module_over_the_l2_budget_still_serves_what_l1_does(fm_home, make_rep
                        "def cancel_endpoint(request):\n    return cancel_order(request.order)\n"},
         package="poet")
 
-    def roles(level: str) -> set[str]:
-        found = build_context(ContextRequest.build("cancel an order and refund it", level=level,
-                                                   budget_tokens=1200),
-                              str(repo.path), settings=Settings.from_env())
-        assert not [s for s in found.sections if s.role == "module"], "module fits"
-        return {s.role for s in found.sections}
-
-    assert {"evidence", "imports", "caller"} <= roles("L1")
-    assert {"evidence", "imports", "caller"} <= roles("L2")
+    assert {"evidence", "imports", "caller"} <= {
+        s.role for s in _module_over_the_budget(repo, "L1")}
+    assert {"evidence", "imports", "caller"} <= {
+        s.role for s in _module_over_the_budget(repo, "L2")}
 
 
 def test_a_module_over_the_l2_budget_still_serves_the_other_matches_in_its_file(
@@ -109,15 +114,10 @@ def test_a_module_over_the_l2_budget_still_serves_the_other_matches_in_its_file(
         "poet/pricing.py": "def refund_total(order):\n    return order.total\n"},
         package="poet")
 
-    def shown(level: str) -> set[str]:
-        found = build_context(ContextRequest.build("cancel an order and refund it", level=level,
-                                                   budget_tokens=1200),
-                              str(repo.path), settings=Settings.from_env())
-        assert not [s for s in found.sections if s.role == "module"], "module fits"
-        return {s.symbol for s in found.sections}
-
-    assert {"cancel_order", "cancel_shipment"} <= shown("L1")
-    assert {"cancel_order", "cancel_shipment"} <= shown("L2")
+    assert {"cancel_order", "cancel_shipment"} <= {
+        s.symbol for s in _module_over_the_budget(repo, "L1")}
+    assert {"cancel_order", "cancel_shipment"} <= {
+        s.symbol for s in _module_over_the_budget(repo, "L2")}
 
 
 def _function_in_parts() -> str:
