@@ -307,15 +307,11 @@ def _verb_bases(tokens: tuple[str, ...]) -> list[str]:
     return [base for token in tokens[:1] for base in verb_bases(token) if base not in tokens]
 
 
-def _whole_words(text_words: list[str], identifiers: set[str]) -> frozenset[str]:
+def _whole_words(text_words: list[str], bases: set[str]) -> frozenset[str]:
     """A question's words as wholes, in any casing style, their singulars and their verbs'
-    base forms (``QueryPlan.whole_words``)."""
-    whole: set[str] = set()
-    for word in text_words:
-        whole.update(form for name in name_forms(word) for form in (name, singular(name)))
-        if word not in identifiers:
-            whole.update(_verb_bases(kept_tokens(word)))
-    return frozenset(whole)
+    base forms (``bases``, worked out with the terms) (``QueryPlan.whole_words``)."""
+    return frozenset({form for word in text_words for name in name_forms(word)
+                      for form in (name, singular(name))} | bases)
 
 
 def plan_query(text: str) -> QueryPlan:
@@ -374,5 +370,5 @@ def plan_query(text: str) -> QueryPlan:
         window_weights=window_weights, path_hints=hints,
         identifiers=sorted(identifiers), frames=traceback_frames(text),
         code_share=code_share(text), long=long,
-        whole_words=frozenset() if long else _whole_words(text_words, identifiers),
+        whole_words=frozenset() if long else _whole_words(text_words, bases),
     )
