@@ -41,6 +41,9 @@ ACTIONS: dict[Verdict, str] = {
 
 # Usable as evidence exactly as indexed.
 SAFE_VERDICTS = frozenset({Verdict.CURRENT, Verdict.OLDER_IDENTICAL})
+# Code that is there at the head (``changed``: at its lines today): evidence for a context
+# slice, and what a search serves once however many results verify to it.
+CODE_TODAY_VERDICTS = frozenset({*SAFE_VERDICTS, Verdict.CHANGED})
 
 EXCLUSION_REASONS: dict[str, str] = {
     "generated": "generated code: regenerate it from its source, never edit or imitate it",

@@ -50,11 +50,10 @@ from freshmark.core.lag import lag_phrase
 from freshmark.core.ports import Embedder
 from freshmark.core.request import DEFAULT_KINDS, LEVELS, ContextRequest, SearchRequest
 from freshmark.core.settings import Settings
-from freshmark.core.verdicts import Verdict, short
+from freshmark.core.verdicts import CODE_TODAY_VERDICTS, Verdict, short
 from freshmark.services.context.asked import AskedNames, implementation_first
 from freshmark.services.context.levels import LEVEL_BUILDERS
 from freshmark.services.context.slices import (
-    EVIDENCE_VERDICTS,
     Section,
     SliceBuilder,
     is_secondary,
@@ -386,7 +385,7 @@ def build_context(
     # with them (``order`` of ``cancel_order``) is no evidence of them.
     asked = AskedNames.of(text)
     evidence = implementation_first([r for r in results if r.verification.verdict in
-                                     EVIDENCE_VERDICTS and matched(r)
+                                     CODE_TODAY_VERDICTS and matched(r)
                                      and (not asked.names or asked.answered_by(r))], asked)
     if not evidence:
         slice_.missing.append(_no_evidence_line(opened, results, text if asked.names else ""))

@@ -28,7 +28,7 @@ from freshmark.core.chunking.model import CONTAINER_KINDS
 from freshmark.core.citation import Citation, cite, elides_members
 from freshmark.core.errors import UnsafePath
 from freshmark.core.stamp import ChunkRecord, own_name
-from freshmark.core.verdicts import Verdict
+from freshmark.core.verdicts import CODE_TODAY_VERDICTS, Verdict
 from freshmark.services.context.imports import (
     IMPORT_KEPT_MAX_LINES,
     IMPORT_TRIM_OVER_LINES,
@@ -48,7 +48,6 @@ MAX_REFERENCES = 2
 # Paths of example programs and documentation: they show use, not implementation.
 _SECONDARY_DIRS = frozenset({"examples", "example", "docs", "doc"})
 _SECONDARY_KINDS = frozenset({"test", "doc"})
-EVIDENCE_VERDICTS = frozenset({Verdict.CURRENT, Verdict.OLDER_IDENTICAL, Verdict.CHANGED})
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _GO_QUALIFIED = re.compile(r"\b[a-z]\w*\.[A-Za-z_]\w*")
 # Module-level blocks and line windows: no design idea of their own to take as reference.
@@ -296,7 +295,7 @@ class SliceBuilder:
         """
         record = self.indexed.of(record)  # verified against the text it was indexed from
         verification = self.verifier.verify(record)
-        if verification.verdict not in EVIDENCE_VERDICTS:
+        if verification.verdict not in CODE_TODAY_VERDICTS:
             return None
         found = self.today_definition(
             record.path, record.symbol,
@@ -396,7 +395,7 @@ class SliceBuilder:
         for edge in edges[:MAX_CALLER_POINTERS]:
             caller = self.indexed.of(self.graph.nodes[edge.caller])
             v = self.verifier.verify(caller)
-            if v.verdict in EVIDENCE_VERDICTS:
+            if v.verdict in CODE_TODAY_VERDICTS:
                 out.append(Section("caller", v.moved_to or caller.path, caller.symbol,
                                    v.current_start_line or caller.start_line,
                                    v.current_end_line or caller.end_line, "medium", None,

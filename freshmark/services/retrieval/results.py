@@ -10,12 +10,12 @@ from freshmark.core.drift import DriftNote
 from freshmark.core.stamp import ChunkRecord
 from freshmark.core.verdicts import (
     ACTIONS,
+    CODE_TODAY_VERDICTS,
     Verdict,
     Verification,
 )
 from freshmark.services.open_branch import OpenedBranch
 
-_WITH_CODE_TODAY = frozenset({Verdict.CURRENT, Verdict.OLDER_IDENTICAL, Verdict.CHANGED})
 
 # -- search ----------------------------------------------------------------------------------------
 @dataclass
@@ -35,7 +35,7 @@ class VerifiedResult:
         """Where the code it serves is today (path, first and last line); None when it has
         none (history, or not verifiable)."""
         v, record = self.verification, self.record
-        if v.verdict not in _WITH_CODE_TODAY:
+        if v.verdict not in CODE_TODAY_VERDICTS:
             return None
         return (v.moved_to or record.path, v.current_start_line or record.start_line,
                 v.current_end_line or record.end_line)
