@@ -108,6 +108,12 @@ class Verification:
     def seed_word(self) -> str:
         return SEED_WORDS[self.verdict]
 
+    def lines_today(self, path: str, start_line: int, end_line: int) -> tuple[str, int, int]:
+        """Where a chunk stamped at ``path`` lines ``start_line..end_line`` is today: its
+        path after a move, its lines after a change (the stamped ones where none is known)."""
+        return (self.moved_to or path, self.current_start_line or start_line,
+                self.current_end_line or end_line)
+
 
 def hash_verdict(data: bytes, hash_prefix: str, moved: str | None = None,
                  moved_to: str | None = None) -> Verification:

@@ -435,16 +435,10 @@ def _fallback_order(evidence: list[VerifiedResult]) -> list[VerifiedResult]:
     """The results in the order they become the slice's evidence when the ones before do not
     fit: the best first, then the results inside its lines (its members), then the rest."""
     best = evidence[0]
-    path, start, end = _today_lines(best)
-    inside = [r for r in evidence[1:] if r is not best and _today_lines(r)[0] == path
-              and start <= _today_lines(r)[1] and _today_lines(r)[2] <= end]
+    path, start, end = best.lines_today
+    inside = [r for r in evidence[1:] if r is not best and r.lines_today[0] == path
+              and start <= r.lines_today[1] and r.lines_today[2] <= end]
     return [best, *inside, *(r for r in evidence[1:] if r not in inside)]
-
-
-def _today_lines(result: VerifiedResult) -> tuple[str, int, int]:
-    v, record = result.verification, result.record
-    return (v.moved_to or record.path, v.current_start_line or record.start_line,
-            v.current_end_line or record.end_line)
 
 
 def _say_no_evidence_fits(slice_: ContextSlice) -> None:

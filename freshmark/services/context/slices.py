@@ -396,9 +396,9 @@ class SliceBuilder:
             caller = self.indexed.of(self.graph.nodes[edge.caller])
             v = self.verifier.verify(caller)
             if v.verdict in CODE_TODAY_VERDICTS:
-                out.append(Section("caller", v.moved_to or caller.path, caller.symbol,
-                                   v.current_start_line or caller.start_line,
-                                   v.current_end_line or caller.end_line, "medium", None,
+                path, start, end = v.lines_today(caller.path, caller.start_line,
+                                                 caller.end_line)
+                out.append(Section("caller", path, caller.symbol, start, end, "medium", None,
                                    verdict=str(v.verdict), note="another caller (not included)",
                                    stands_for=caller.text))
         return out

@@ -31,14 +31,16 @@ class VerifiedResult:
     drift: list[DriftNote] = field(default_factory=list)
 
     @property
+    def lines_today(self) -> tuple[str, int, int]:
+        """Its path and first and last line today (``Verification.lines_today``)."""
+        record = self.record
+        return self.verification.lines_today(record.path, record.start_line, record.end_line)
+
+    @property
     def code_today(self) -> tuple[str, int, int] | None:
         """Where the code it serves is today (path, first and last line); None when it has
         none (history, or not verifiable)."""
-        v, record = self.verification, self.record
-        if v.verdict not in CODE_TODAY_VERDICTS:
-            return None
-        return (v.moved_to or record.path, v.current_start_line or record.start_line,
-                v.current_end_line or record.end_line)
+        return self.lines_today if self.verification.verdict in CODE_TODAY_VERDICTS else None
 
     @property
     def text(self) -> str:
