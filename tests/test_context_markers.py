@@ -3,6 +3,7 @@ both markers, and deleted code is never named as missing."""
 
 from __future__ import annotations
 
+import pytest
 from search_fixtures import PATHS, build_shop, index
 
 from freshmark.core.request import ContextRequest
@@ -138,23 +139,26 @@ def _as_a_far_question(monkeypatch) -> None:
     monkeypatch.setattr(build, "CLEAR_SIMILARITY", 1.01)
 
 
-def test_a_far_question_gets_a_missing_line_and_its_nearest_code_at_low_confidence(
-        fm_home, make_repo, monkeypatch):
+@pytest.fixture
+def far_slice(fm_home, make_repo, monkeypatch):
+    """The shop's slice for a question its code is far from (every similarity under the
+    threshold)."""
     shop = build_shop(make_repo)
     index(shop.path)
     _as_a_far_question(monkeypatch)
-    slice_ = slice_for(shop.path, "how is an order cancelled")
+    return slice_for(shop.path, "how is an order cancelled")
+
+
+def test_a_far_question_gets_a_missing_line_and_its_nearest_code_at_low_confidence(far_slice):
+    slice_ = far_slice
     assert any("no current code clearly matches the query" in line for line in slice_.missing)
     evidence = [s for s in slice_.sections if s.role == "evidence"]
     assert evidence and all(s.confidence == "low" for s in evidence)
 
 
 def test_a_far_question_s_missing_line_comes_before_the_code_it_introduces_all_of_it_low(
-        fm_home, make_repo, monkeypatch):
-    shop = build_shop(make_repo)
-    index(shop.path)
-    _as_a_far_question(monkeypatch)
-    slice_ = slice_for(shop.path, "how is an order cancelled")
+        far_slice):
+    slice_ = far_slice
     text = slice_.text()
     (missing,) = marked(text, "[MISSING]")
     assert "the code below is that nearest" in missing
