@@ -88,3 +88,23 @@ def test_go_imports_are_paths_and_references_skip_predeclared_types() -> None:
     refund = by_symbol(chunk_text("payment.go", PAYMENT_GO))["Payment.Refund"]
     assert refund.imports == ["errors", "github.com/sirupsen/logrus"]
     assert refund.references == ["Payment", "errors", "New", "log", "Infof", "charge"]
+
+
+def test_a_function_delegating_to_a_namesake_references_it_and_a_type_never_itself() -> None:
+    source = dedent(
+        """\
+        package logrus
+
+        type Entry struct {
+        \tData Fields
+        }
+
+        // WithField adds a field through the standard logger.
+        func WithField(key string, value interface{}) *Entry {
+        \treturn std.WithField(key, value)
+        }
+        """
+    )
+    chunks = by_symbol(chunk_text("exported.go", source))
+    assert "WithField" in chunks["WithField"].references
+    assert "Entry" not in chunks["Entry"].references

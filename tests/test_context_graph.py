@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from search_fixtures import indexed_project
 
 from freshmark.core.chunking import file_imports
@@ -234,3 +235,108 @@ def test_a_private_method_has_the_methods_of_its_class_that_call_it_as_confirmed
                            str(repo.path), settings=Settings.from_env())
     callers = {s.symbol: s.confidence for s in slice_.sections if s.role == "caller"}
     assert callers == {"Ky.#calculateRetryDelay": "high"}
+
+
+LOGRUS = {
+    "logrus/exported.go": '''package logrus
+
+// WithField creates an entry from the standard logger and adds a field to it.
+func WithField(key string, value interface{}) *Entry {
+\treturn std.WithField(key, value)
+}
+''',
+    "logrus/logger.go": '''package logrus
+
+type Logger struct {
+\tLevel int
+}
+
+// WithField allocates a new entry and adds a field to it.
+func (logger *Logger) WithField(key string, value interface{}) *Entry {
+\tentry := &Entry{Logger: logger}
+\treturn entry.WithField(key, value)
+}
+''',
+    "logrus/entry.go": '''package logrus
+
+type Entry struct {
+\tLogger *Logger
+\tData   map[string]interface{}
+}
+
+// WithField adds a single field to the entry.
+func (entry *Entry) WithField(key string, value interface{}) *Entry {
+\tdata := map[string]interface{}{key: value}
+\treturn &Entry{Logger: entry.Logger, Data: data}
+}
+''',
+    "logrus/errors.go": '''package logrus
+
+// WithError adds an error as a single field to the entry.
+func (entry *Entry) WithError(err error) *Entry {
+\treturn entry.WithField("error", err)
+}
+''',
+    "logrus/audit.go": '''package logrus
+
+// Audit records who did what through the standard logger.
+func Audit(user string) *Entry {
+\treturn WithField("audit", user)
+}
+''',
+}
+
+
+def go_callers(repo_path: str, query: str) -> dict[str, str]:
+    slice_ = build_context(ContextRequest.build(query, level="L1"), repo_path,
+                           settings=Settings.from_env())
+    return {s.symbol: s.confidence for s in slice_.sections if s.role == "caller"}
+
+
+@pytest.fixture
+def logrus(fm_home, make_repo) -> str:
+    return str(indexed_project(make_repo("logrus"), LOGRUS, package="logrus").path)
+
+
+def test_a_go_package_function_is_called_bare_from_any_file_of_its_package(logrus):
+    assert go_callers(logrus, "exported.go WithField") == {"Audit": "high"}
+
+
+def test_a_go_method_is_called_through_a_value_never_bare(logrus):
+    callers = go_callers(logrus, "Entry.WithField")
+    assert callers["Logger.WithField"] == "high"
+    assert "Audit" not in callers
+
+
+def test_a_go_call_through_the_callers_own_receiver_is_its_own_types_method(logrus):
+    assert go_callers(logrus, "Entry.WithField")["Entry.WithError"] == "high"
+    assert "Entry.WithError" not in go_callers(logrus, "Logger.WithField")
+
+
+def test_a_wrapper_delegating_to_a_namesake_is_its_caller(logrus):
+    assert go_callers(logrus, "Logger.WithField") == {"WithField": "medium"}
+
+
+SETTINGS = '''"""Retry settings of the shop's payment client."""
+
+RETRY_BACKOFF_SECONDS = 2.5
+RETRY_BACKOFF_LIMIT = 6
+RETRY_BACKOFF_JITTER = 0.1
+
+
+def retry_backoff(attempt):
+    """Seconds to wait before retry number ``attempt``: the backoff grows to its limit."""
+    return RETRY_BACKOFF_SECONDS * min(attempt, RETRY_BACKOFF_LIMIT)
+'''
+
+
+def test_a_pointer_to_another_match_in_a_moved_file_names_the_file_where_it_is_today(
+        fm_home, make_repo):
+    repo = indexed_project(make_repo("shop"), {"shop/settings.py": SETTINGS}, package="shop")
+    repo.rename("shop/settings.py", "shop/retry_config.py")
+    repo.commit("rename settings")
+    slice_ = build_context(ContextRequest.build("retry backoff seconds limit", level="L1"),
+                           str(repo.path), settings=Settings.from_env())
+    paths = {(s.role, s.path) for s in slice_.sections}
+    assert ("candidate", "shop/retry_config.py") in paths
+    assert not any(path == "shop/settings.py" for _, path in paths)

@@ -64,7 +64,12 @@ DEFAULT_MAX_LINES = 150
 # implicit member calls (``.autodetected()``) are references; JavaScript's calls of private
 # methods (``this.#calculateDelay()``) are references, named with their ``#``; the code
 # between the units of a namespace (C++, C#, PHP, Rust ``mod``, TypeScript) is module blocks.
-CHUNKING_VERSION = "14"
+# 15: a function whose body calls its own name (a wrapper delegating to a namesake, Go's
+# ``func WithField(…) { return std.WithField(…) }``, or a recursion) references it; a block
+# doc comment (``/** … */``) set apart from its definition by one blank line is its doc; a
+# ``.h`` header holding C++ (a namespace, a template, a class) is parsed as C++; a changelog
+# named in mixed case (``ChangeLog.md``, ``History.md``) is a changelog.
+CHUNKING_VERSION = "15"
 _ALIASES = {
     "py": "python", "js": "javascript", "jsx": "javascript", "ts": "typescript",
     "c++": "cpp", "cc": "cpp", "c#": "csharp", "cs": "csharp", "c_sharp": "csharp",
@@ -72,10 +77,12 @@ _ALIASES = {
 }  # fmt: skip
 
 
-def normalize_language(path: str, language: str | None) -> str | None:
-    """The supported language to parse ``path`` as, or None for the line-window fallback."""
+def normalize_language(path: str, language: str | None, text: str | None = None
+                       ) -> str | None:
+    """The supported language to parse ``path`` (holding ``text``) as, or None for the
+    line-window fallback."""
     if language is None:
-        return detect_language(path)
+        return detect_language(path, text)
     name = language.strip().lower()
     name = _ALIASES.get(name, name)
     return name if name in SUPPORTED_LANGUAGES else None
@@ -115,7 +122,7 @@ class _Parsed:
 def _parse(path: str, text: str, language: str | None, max_units: int = 0) -> _Parsed | None:
     """Units and facts of ``text``; None when it is not parsed (unsupported or parser failure).
     More than ``max_units`` units (0: any number) raise ``UnitBudgetExceeded``."""
-    name = normalize_language(path, language)
+    name = normalize_language(path, language, text)
     parser = parser_for(name) if name is not None else None
     if name is None or parser is None:
         return None

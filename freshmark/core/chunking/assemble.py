@@ -80,15 +80,23 @@ class ChunkBuilder:
         ]
         return _unique([*self.file_imports, *local])
 
-    def _references(self, intervals: Iterable[tuple[int, int]], symbol: str) -> list[str]:
-        """Names referenced on the given row intervals, minus the symbol's own name, keywords
-        and one-letter names (type parameters, loop variables)."""
+    def _references(self, intervals: Iterable[tuple[int, int]], symbol: str,
+                    body_row: int | None = None) -> list[str]:
+        """Names referenced on the given row intervals, minus keywords, one-letter names (type
+        parameters, loop variables) and the symbol's own name, unless a function's body
+        (``body_row`` on) calls it: a wrapper delegating to a namesake (Go's
+        ``func WithField(…) { return std.WithField(…) }``) or a recursion."""
         own = symbol.rsplit(".", 1)[-1]
         names: list[str] = []
+        calls_own = False
         for first, last in intervals:
             names.extend(self.facts.refs_between(first, last))
+            if body_row is not None and last >= body_row:
+                calls_own = calls_own or own in self.facts.refs_between(max(first, body_row),
+                                                                        last)
         keywords = self.rules.keywords
-        return _unique(n for n in names if n != own and len(n) > 1 and n not in keywords)
+        return _unique(n for n in names if (n != own or calls_own) and len(n) > 1
+                       and n not in keywords)
 
     # -- units --------------------------------------------------------------------------------
 
@@ -124,7 +132,8 @@ class ChunkBuilder:
                     text="\n".join(e.text for e in text_entries),
                     signature=unit.signature,
                     imports=self._imports(part[0].row, part[-1].row),
-                    references=self._references(_source_intervals(text_entries), unit.symbol),
+                    references=self._references(_source_intervals(text_entries), unit.symbol,
+                                                _body_row(unit)),
                     part=number if len(parts) > 1 else 0,
                     doc=unit.doc,
                 )
@@ -154,7 +163,7 @@ class ChunkBuilder:
             text="\n".join(self.lines[first : last + 1]),
             signature=unit.signature,
             imports=self._imports(first, last),
-            references=self._references([(first, last)], unit.symbol),
+            references=self._references([(first, last)], unit.symbol, _body_row(unit)),
             doc=unit.doc,
         )
 
@@ -221,6 +230,11 @@ class ChunkBuilder:
 
     def _rows(self, first: int, last: int) -> list[Entry]:
         return [Entry(row, self.lines[row]) for row in range(max(first, 0), last + 1)]
+
+
+def _body_row(unit: Unit) -> int | None:
+    """The first row of a function's body; a container's own name is never its reference."""
+    return None if unit.container else unit.header_end_row + 1
 
 
 def block_symbol(ordinal: int) -> str:

@@ -12,10 +12,12 @@ them.
 
 from __future__ import annotations
 
+import posixpath
 import re
 from dataclasses import dataclass
 from typing import Any
 
+from freshmark.core.call_forms import calls_through_own_receiver, go_call_reaches
 from freshmark.core.chunking import (
     Chunk,
     FileSymbols,
@@ -352,29 +354,48 @@ class SliceBuilder:
         return out
 
     def edge_confirmed(self, edge: Edge) -> bool:
-        """The graph's confirmation of a call, unless it is of a method of the caller's own
-        class in a language that calls those through a receiver and the caller's code today
-        has no such call of it (tomlkit's ``Parser._parse_nested`` calls its parameter
-        ``parse``, not ``self.parse``): then the name alone matched."""
+        """The graph's confirmation of a call, unless the caller's code today says more: in
+        Go, how it calls the name (``go_call``); elsewhere, a method of the caller's own
+        class, in a language that calls those through a receiver, with no such call
+        (tomlkit's ``Parser._parse_nested`` calls its parameter ``parse``, not
+        ``self.parse``): then the name alone matched."""
+        reaches = self.go_call(edge)
+        if reaches is not None:
+            return reaches
         caller, callee = self.graph.nodes[edge.caller], self.graph.nodes[edge.callee]
         owner, dot, name = callee.symbol.rpartition(".")
-        if not edge.confirmed or not dot or caller.path != callee.path or \
-                not caller.symbol.startswith(owner + ".") or \
-                caller.language not in _RECEIVER_LANGUAGES:
-            return edge.confirmed
-        found = self.today_definition(caller.path, caller.symbol, caller.start_line)
-        if found is None:
+        if not edge.confirmed:
             return False
-        code = self.today_symbols(caller.path).text_of(found[1])
-        return re.search(rf"(?:\$this|\b(?:self|cls|this|Self|static|super\(\)))\s*"
-                         rf"(?:\.|::|->)\s*{re.escape(name)}\b", code) is not None
+        if dot and caller.path == callee.path and caller.symbol.startswith(owner + ".") and \
+                caller.language in _RECEIVER_LANGUAGES:
+            code = self._code_today(caller)
+            return code is not None and calls_through_own_receiver(code, name)
+        return True
+
+    def go_call(self, edge: Edge) -> bool | None:
+        """Whether a Go caller's code today calls the callee of its own package, surely
+        (True), not at all (False) or maybe (None, also for other languages, another
+        package's function, or no code today): logrus's ``entry.WithField`` in an
+        ``Entry`` method is ``Entry``'s, ``WithField(…)`` the package function."""
+        caller, callee = self.graph.nodes[edge.caller], self.graph.nodes[edge.callee]
+        owner, _, name = callee.symbol.rpartition(".")
+        if caller.language != "go" or \
+                posixpath.dirname(caller.path) != posixpath.dirname(callee.path):
+            return None
+        code = self._code_today(caller)
+        return None if code is None else go_call_reaches(
+            code, name, callee_owner=owner, caller_owner=caller.symbol.rpartition(".")[0])
+
+    def _code_today(self, record: ChunkRecord) -> str | None:
+        found = self.today_definition(record.path, record.symbol, record.start_line)
+        return None if found is None else self.today_symbols(record.path).text_of(found[1])
 
     def caller_sections(self, primary: VerifiedResult) -> list[Section]:
         node_id = self.graph.node_of(primary.record)
         if node_id is None:
             return []
-        edges = sorted(((edge, self.edge_confirmed(edge)) for edge in self.graph.callers(node_id)),
-                       key=lambda pair: not pair[1])
+        edges = sorted(((edge, self.edge_confirmed(edge)) for edge in self.graph.callers(node_id)
+                        if self.go_call(edge) is not False), key=lambda pair: not pair[1])
         out: list[Section] = []
         self.indexed.load(self.graph.nodes[edge.caller] for edge, _ in edges[:MAX_CALLERS])
         for edge, confirmed in edges[:MAX_CALLERS]:
@@ -446,15 +467,15 @@ class SliceBuilder:
         out: list[Section] = []
         for r in evidence:
             v = r.verification
-            start = v.current_start_line or r.record.start_line
-            end = v.current_end_line or r.record.end_line
-            key = self.definition_key(r.record.path, r.record.symbol, start)
+            path, start, end = v.lines_today(r.record.path, r.record.start_line,
+                                             r.record.end_line)
+            key = self.definition_key(path, r.record.symbol, start)
             if key in skip or any(
-                    s.path == r.record.path and s.body_start and s.start_line <= end
+                    s.path == path and s.body_start and s.start_line <= end
                     and start <= s.shown_end for s in taken):
                 continue
             skip.add(key)
-            pointer = Section("candidate", r.record.path, r.record.symbol, start, end, "medium",
+            pointer = Section("candidate", path, r.record.symbol, start, end, "medium",
                               None, verdict=str(v.verdict), note="other match (not included)",
                               stands_for=r.record.text)
             code = self.symbol_section(r, "match", breathing=False)

@@ -8,13 +8,13 @@ config are left out). Two kinds of relation, both read from the stamps, never fr
 * **references**: a chunk's ``references`` (names it calls or uses) resolved to definitions.
 
 Name resolution is restricted so that a common name does not wire everything together: a
-definition in the same file or in a file the referencing file imports is a *confirmed* edge;
-otherwise a name defined exactly once in the branch is a *name-only* edge; anything else is
-ambiguous and left out. A method is confirmed only from its own class or from code that names
-its class (an annotation, a constructor call): references are names without their receiver,
-so ``_cv_app.get(None)`` naming ``get`` says nothing of which class's ``get`` runs (a
-ContextVar's, a dict's), and such a call is name-only however near its file is. A graph is
-built once per (collection, generation) and process.
+definition in the same file or in a file the referencing file imports (in Go, any file of its
+package) is a *confirmed* edge; otherwise a name defined exactly once in the branch is a
+*name-only* edge; anything else is ambiguous and left out. A method is confirmed only from its
+own class or from code that names its class (an annotation, a constructor call): references
+are names without their receiver, so ``_cv_app.get(None)`` naming ``get`` says nothing of which
+class's ``get`` runs (a ContextVar's, a dict's), and such a call is name-only however near its
+file is. A graph is built once per (collection, generation) and process.
 """
 
 from __future__ import annotations
@@ -88,6 +88,7 @@ class SymbolGraph:
         self._imports_of: dict[str, list[str]] = {}
         self._suffixes: dict[str, set[str]] = {}
         self._dirs: dict[str, set[str]] = {}
+        self._go_packages: dict[str, set[str]] = {}  # a directory: its non-test .go files
         self._resolved: dict[str, list[str]] = {}
         self._defining: set[str] = set()  # files that define something (not only re-export)
         for record in sorted(records, key=lambda r: (r.path, r.start_line, r.id)):
@@ -119,6 +120,8 @@ class SymbolGraph:
                 self._suffixes.setdefault("/".join(directory[i:]), set()).add(path)
         for i in range(len(directory)):
             self._dirs.setdefault("/".join(directory[i:]), set()).add(path)
+        if path.endswith(".go") and not path.endswith("_test.go"):
+            self._go_packages.setdefault(posixpath.dirname(path), set()).add(path)
 
     # -- files and imports -------------------------------------------------------------------------
     @property
@@ -226,13 +229,18 @@ class SymbolGraph:
         if not definitions:
             return [], False
         source = self.nodes[from_id].path
-        near_files = {source, *self.imported_files(source)}
+        near_files = {source, *self.imported_files(source), *self._package_of(source)}
         near = [d for d in definitions if self.nodes[d].path in near_files and d != from_id]
         if near:
             return near, all(self._reached_surely(from_id, d) for d in near)
         if len(definitions) == 1 and definitions[0] != from_id:
             return definitions, False
         return [], False
+
+    def _package_of(self, path: str) -> set[str]:
+        """The files a Go file sees without an import: its package, its directory's."""
+        return self._go_packages.get(posixpath.dirname(path), set()) if path.endswith(".go") \
+            else set()
 
     def _reached_surely(self, from_id: str, definition: str) -> bool:
         """A module-level definition is sure by file; a method only from its own class or

@@ -1,0 +1,45 @@
+"""How a caller's code calls a name: through its own receiver (``self.parse()``) or bare
+(``WithField(...)``, not ``entry.WithField(...)``).
+
+A chunk's references are names without their receiver (the stamp keeps names only), so the
+symbol graph confirms a call by file and class alone. Where that is not enough, the slice
+builder reads the caller's code today and asks these two questions of it; regular expressions
+suffice because only the token before the name decides.
+"""
+
+from __future__ import annotations
+
+import re
+
+# A receiver of the caller's own class or object: ``self.``, ``this.``, ``Self::``, ``$this->``.
+_OWN_RECEIVER = r"(?:\$this|\b(?:self|cls|this|Self|static|super\(\)))\s*(?:\.|::|->)\s*"
+# A Go definition's head (``func (e *Entry) WithField``, ``func WithField``): it names, not calls.
+_GO_FUNC_HEAD = re.compile(r"^\s*func\s*(?:\([^)]*\)\s*)?\w+", re.MULTILINE)
+_GO_LINE_COMMENT = re.compile(r"//[^\n]*")
+_GO_RECEIVER = re.compile(r"^\s*func\s*\(\s*(\w+)\s", re.MULTILINE)
+
+
+def calls_through_own_receiver(code: str, name: str) -> bool:
+    """``code`` calls ``name`` on its own receiver (``self.name``, ``this.name``, …)."""
+    return re.search(rf"{_OWN_RECEIVER}{re.escape(name)}\b", code) is not None
+
+
+def go_call_reaches(code: str, name: str, *, callee_owner: str, caller_owner: str
+                    ) -> bool | None:
+    """Whether Go ``code`` (a definition of ``caller_owner``'s, "" for a function) calls
+    ``name``, a function of its own package (``callee_owner`` "") or a method of
+    ``callee_owner``: True surely, False not at all, None maybe (the name alone says so).
+
+    A function of the package is used bare (``WithField(…)``, or as a value) and only it is;
+    a method is called through a value (``x.WithField``), and through the caller's own
+    receiver (``entry.WithField`` in ``func (entry *Entry)``) it is the receiver type's."""
+    body = _GO_LINE_COMMENT.sub("", _GO_FUNC_HEAD.sub("", code))
+    if not callee_owner:
+        return re.search(rf"(?<![\w.]){re.escape(name)}\b", body) is not None
+    operands = set(re.findall(rf"(\w+|\))\s*\.\s*{re.escape(name)}\b", body))
+    if not operands:
+        return False
+    receiver = _GO_RECEIVER.search(code)
+    if caller_owner and receiver is not None and operands == {receiver.group(1)}:
+        return caller_owner == callee_owner
+    return None
