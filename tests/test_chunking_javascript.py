@@ -522,3 +522,35 @@ def test_a_call_of_a_private_method_is_a_reference_named_with_its_hash(path: str
               "  #retryDelay() {\n    return this.#delay() + this.wait();\n  }\n}\n")
     assert by_symbol(chunk_text(path, source))["Ky.#retryDelay"].references == [
         "#delay", "wait"]
+
+
+def test_a_block_doc_comment_set_apart_by_a_blank_line_is_its_functions_doc() -> None:
+    source = dedent(
+        """\
+        /*!
+         * shop
+         * MIT Licensed
+         */
+
+        'use strict';
+
+        /**
+         * Refund the customer when the parcel never arrived.
+         */
+
+        exports.settle = function settle(order) {
+          return order.total;
+        };
+
+        // Loose note about coupons.
+
+        exports.coupon = function coupon(order) {
+          return order.total;
+        };
+        """
+    )
+    chunks = {c.symbol: c for c in chunk_text("shop.js", source)}
+    assert chunks["settle"].doc == "Refund the customer when the parcel never arrived."
+    assert chunks["settle"].start_line == 8
+    assert chunks["coupon"].doc == ""
+    assert "MIT Licensed" not in chunks["settle"].text

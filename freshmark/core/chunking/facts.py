@@ -77,13 +77,16 @@ def collect_facts(language: str, src: bytes, lines: list[str], root: Node) -> Fi
         return facts
     captures = QueryCursor(query).captures(root)
     for node in captures.get("comment", []):
-        _add_span(facts, node, is_doc=True)
+        # A block doc comment (``/** … */``) set apart from its definition by a blank line
+        # is still its doc (Express's house style); a line comment so set apart is not.
+        _add_span(facts, node, is_doc=True,
+                  blank_rows=1 if _is_block_doc(node_text(src, node)) else 0)
     for node in captures.get("prefix", []):
         _add_span(facts, node, is_doc=False)
     for node in captures.get("overload", []):
         # The signatures of one function are often set apart by blank lines (zustand's
         # ``useStore``); they are still its head, so the span reaches down over them.
-        _add_span(facts, node, is_doc=False, over_blank_lines=True)
+        _add_span(facts, node, is_doc=False, blank_rows=len(lines))
     imports = [
         (n.start_point.row, clean_import(n.type, node_text(src, n)))
         for n in captures.get("import", [])
@@ -112,8 +115,15 @@ def _package_module(src: bytes, name: Node) -> str | None:
     return node_text(src, module) + node_text(src, name)
 
 
-def _add_span(facts: FileFacts, node: Node, is_doc: bool, over_blank_lines: bool = False
-              ) -> None:
+def _is_block_doc(text: str) -> bool:
+    """A ``/** … */`` doc comment, not a licence header (``/*!``, a copyright notice)."""
+    return text.startswith("/**") and not text.startswith("/**/") and \
+        _LICENCE.search(text) is None
+
+
+def _add_span(facts: FileFacts, node: Node, is_doc: bool, blank_rows: int = 0) -> None:
+    """Record the rows of a comment or prefix that holds them alone, reaching down over up
+    to ``blank_rows`` blank rows after it."""
     src = facts.src
     line_start = src.rfind(b"\n", 0, node.start_byte) + 1
     if src[line_start : node.start_byte].strip():
@@ -125,12 +135,14 @@ def _add_span(facts: FileFacts, node: Node, is_doc: bool, over_blank_lines: bool
     span = CommentSpan(node.start_point.row, last_row(node, src), node_text(src, node), is_doc)
     facts.spans_by_end_row[span.end_row] = span
     row = span.end_row + 1
-    while over_blank_lines and row < len(facts.lines) and not facts.lines[row].strip():
+    while row <= span.end_row + blank_rows and row < len(facts.lines) and \
+            not facts.lines[row].strip():
         facts.spans_by_end_row[row] = span
         row += 1
 
 
 _QUOTES = "\"'`<>"
+_LICENCE = re.compile(r"copyright|licen[cs]e[d ]|@license|spdx", re.IGNORECASE)
 _IMPORT_PREFIX = re.compile(r"^(?:import|using|global|static|use|function|const)\s+")
 
 
