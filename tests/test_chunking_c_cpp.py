@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from textwrap import dedent
 
-from freshmark.core.chunking import chunk_text, symbol_spans
+from freshmark.core.chunking import chunk_text, detect_language, symbol_spans
 from freshmark.core.chunking.model import Chunk
 
 BUFFER_C = dedent(
@@ -252,3 +252,38 @@ def test_cpp_code_between_the_units_of_a_namespace_is_a_module_block_of_its_own(
 def test_cpp_a_namespace_module_block_keeps_its_positional_name_in_symbol_spans() -> None:
     spans = symbol_spans("include/opts.hpp", OPTIONS_HPP)
     assert (spans["<module>#2"], spans["<module>#3"]) == ((5, 6), (13, 15))
+
+
+CPP_HEADER = """#pragma once
+#include <cstddef>
+
+namespace fmt {
+template <typename T> class memory_buffer {
+ public:
+  void grow(size_t size) {
+    capacity_ = size * 2;
+  }
+ private:
+  size_t capacity_;
+};
+}  // namespace fmt
+"""
+C_HEADER = """#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct cJSON {
+  int type;
+} cJSON;
+
+#ifdef __cplusplus
+}
+#endif
+"""
+
+
+def test_a_dot_h_header_holding_cpp_is_parsed_as_cpp_and_a_c_one_as_c() -> None:
+    assert detect_language("include/fmt/format.h", CPP_HEADER) == "cpp"
+    assert detect_language("cJSON.h", C_HEADER) == "c"
+    symbols = {c.symbol: c.kind for c in chunk_text("include/fmt/format.h", CPP_HEADER)}
+    assert symbols["fmt.memory_buffer.grow"] == "method"

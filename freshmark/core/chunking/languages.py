@@ -9,6 +9,7 @@ from __future__ import annotations
 import importlib
 import logging
 import os
+import re
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -35,6 +36,11 @@ _EXTENSIONS: dict[str, str] = {
     ".kt": "kotlin", ".kts": "kotlin",
     ".swift": "swift",
 }  # fmt: skip
+# C++ in a ``.h`` header (fmt's ``include/fmt/*.h``): what C has none of. Parsed as C, its
+# classes, templates and namespaces would be module blocks without a name.
+_CPP_IN_HEADER = re.compile(
+    r"^[ \t]*(?:namespace[ \t]+[\w:]*[ \t]*\{|template[ \t]*<|using[ \t]+namespace[ \t]|"
+    r"class[ \t]+\w+|(?:public|private|protected)[ \t]*:)|\bstd::", re.MULTILINE)
 _FILE_NAMES: dict[str, str] = {
     "Rakefile": "ruby", "Gemfile": "ruby", "Guardfile": "ruby", "Vagrantfile": "ruby",
     "Podfile": "ruby", "SConstruct": "python", "SConscript": "python",
@@ -60,13 +66,18 @@ _GRAMMARS: dict[str, tuple[str, str]] = {
 SUPPORTED_LANGUAGES: tuple[str, ...] = tuple(_GRAMMARS)
 
 
-def detect_language(path: str) -> str | None:
-    """The language of ``path`` by file name or extension; None when it cannot be parsed."""
+def detect_language(path: str, text: str | None = None) -> str | None:
+    """The language of ``path`` by file name or extension, a ``.h`` header's by its ``text``
+    too (C++ when it holds what C has not); None when it cannot be parsed."""
     name = os.path.basename(path.replace("\\", "/"))
     if name in _FILE_NAMES:
         return _FILE_NAMES[name]
     _, ext = os.path.splitext(name)
-    return _EXTENSIONS.get(ext.lower())
+    language = _EXTENSIONS.get(ext.lower())
+    if language == "c" and ext.lower() == ".h" and text is not None and \
+            _CPP_IN_HEADER.search(text) is not None:
+        return "cpp"
+    return language
 
 
 @cache

@@ -302,7 +302,7 @@ class IndexRun:
         if text is None:
             self.summary.skip("binary")
             return None
-        language = detect_language(path) or ""
+        language = detect_language(path, text) or ""
         ctx = FileContext(
             repo=self.ref.name,
             branch=self.branch,
