@@ -228,6 +228,12 @@ def test_names_qualified_with_double_colons_or_backslashes_are_dotted_names():
         "League/Container/Container/get"]
 
 
+def test_a_ruby_instance_method_written_with_a_hash_is_a_qualified_name():
+    assert plan_query("Files#serving").path_hints == ["Files/serving"]
+    assert plan_query("Rack::Files#serving").path_hints == ["Rack/Files/serving"]
+    assert plan_query("an issue #12 about C# code").path_hints == []
+
+
 def test_a_reports_pytest_node_ids_are_not_taken_for_qualified_names():
     report = ("Running the suite fails in tests/test_core.py::TestMerge::test_merge_keys "
               + "with an error about the keys of both frames " * 4)

@@ -101,7 +101,9 @@ _FRAMES = (
 _PATH = re.compile(r"(?<![\w/.])((?:[\w.-]+/)+[\w.-]+\.[A-Za-z]\w{0,5})\b")
 # A dotted name; its members may be JavaScript's private ones (``Ky.#retry``).
 _DOTTED = re.compile(r"\b([A-Za-z_]\w*(?:\.#?[A-Za-z_]\w*){1,6})\b")
-_QUALIFIED = re.compile(r"(?<![\w.:\\])([A-Za-z_]\w*(?:(?:::|\\)[A-Za-z_]\w*){1,6})\b")
+# ``::`` and ``\`` qualify (Rust, C++, PHP); Ruby writes an instance method ``Files#serving``.
+_QUALIFIED = re.compile(
+    r"(?<![\w.:\\#])([A-Za-z_]\w*(?:(?:::|\\)[A-Za-z_]\w*){0,5}(?:(?:::|\\)|#(?=[a-z_]))[A-Za-z_]\w*)\b")
 # snake_case, camelCase, PascalCase with a second capital, a leading ``_`` or a trailing one
 # (Python's ``in_``, ``class_``: a name that would be a keyword).
 _CODE_WORD = re.compile(r"\w_\w|[a-z][A-Z]|^[A-Z][a-z]+[A-Z]|^_|\w_$")
@@ -170,11 +172,11 @@ def path_hints(text: str) -> list[str]:
 
 def qualified_names(text: str) -> list[str]:
     """Names qualified the way Ruby, Rust, C++ and PHP write them (``Sinatra::Base``,
-    ``League\\Container\\Container::get``), as slash paths like ``path_hints``' dotted
-    names. Only for a question or a name: a report's pytest node ids (``test_a.py::test_b``)
-    would read as such names."""
+    ``Files#serving``, ``League\\Container\\Container::get``), as slash paths like
+    ``path_hints``' dotted names. Only for a question or a name: a report's pytest node ids
+    (``test_a.py::test_b``) would read as such names."""
     found = (match.group(1) for match in _QUALIFIED.finditer(text))
-    return list(dict.fromkeys(re.sub(r"::|\\", "/", name) for name in found))
+    return list(dict.fromkeys(re.sub(r"::|\\|#", "/", name) for name in found))
 
 
 def traceback_frames(text: str) -> list[tuple[str, str]]:
