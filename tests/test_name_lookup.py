@@ -304,6 +304,40 @@ def test_a_deleted_private_method_looked_up_by_name_is_counted_as_passed_over(
     assert searched(repo, query).deleted_named == 1
 
 
+LOCK_RB = """module Rack
+  class Lock
+    def call(env)
+      @mutex.synchronize { @app.call(env) }
+    end
+
+    def acquire_mutex
+      @mutex.lock
+    end
+  end
+end
+"""
+OTHER_RB = """module Rack
+  class Other
+    def call(env)
+      [200, {}, [env.to_s]]
+    end
+  end
+end
+"""
+
+
+@pytest.mark.parametrize("query", ["Lock.call", "Rack::Lock#call"])
+def test_a_deleted_method_looked_up_with_its_class_is_passed_over_though_others_share_its_name(
+        store_env, make_repo, query):
+    repo = make_repo("rack")
+    repo.write("lib/rack/lock.rb", LOCK_RB).write("lib/rack/other.rb", OTHER_RB).commit("rack")
+    index(repo)
+    repo.delete("lib/rack/lock.rb").commit("drop Lock")
+    index(repo)
+    answer = searched(repo, query)
+    assert answer.deleted_named == 1
+
+
 OPTIONS_HPP = """#pragma once
 #include <string>
 

@@ -26,6 +26,9 @@ MAX_VECTOR_READ = 1000
 # Definitions a look-up by name reads, at most: a name every class has (``__init__``) must not
 # read them all.
 NAMED_READ = 20
+# Definitions of a name read (without text) to find those a dotted look-up asks for.
+NAMED_SCAN = 200
+
 
 def passes_filter(record: ChunkRecord, include_history: bool, kinds: frozenset[str]) -> bool:
     """Whether a record read back from the store passes the search's filters: live (or a
@@ -102,20 +105,27 @@ def named_tombstones(index: BranchView, symbols: Sequence[str], kinds: frozenset
     deleted or renamed, not unknown (a name still defined, ``__init__``, says nothing of its
     past). The search verifies them: ``historical`` ones are counted as deleted, one renamed
     in place is served under its new name."""
-    # ``ObjectDetails.compare_by_location`` asks for the method: its class still stands.
+    # ``ObjectDetails.compare_by_location`` asks for the method: its class still stands. It
+    # is read by its own name (stamped ``Rack.Lock.call``, asked as ``Lock.call``) and only
+    # what ends in the dotted name counts: another class's live ``call`` says nothing of it.
     dotted = [symbol for symbol in symbols if "." in symbol]
     symbols = [*dotted, *(own_name(symbol) for symbol in dotted)] if dotted else \
         list(symbols)
     if not symbols:
         return []
+
+    def asked(record: ChunkRecord, history: bool) -> bool:
+        return passes_filter(record, history, kinds) and (not dotted or any(
+            record.symbol == name or record.symbol.endswith("." + name) for name in dotted))
+
     live = {"$and": [named_where(symbols), {"status": LIVE}]}
-    if any(passes_filter(r, False, kinds)
-           for r in itertools.islice(index.iter_records(where=live, include_text=False),
-                                     NAMED_READ)):
+    if any(asked(r, False) for r in itertools.islice(
+            index.iter_records(where=live, include_text=False), NAMED_SCAN)):
         return []
     where = {"$and": [named_where(symbols), {"status": TOMBSTONED}]}
-    return [r for r in itertools.islice(index.iter_records(where=where, include_text=True),
-                                        NAMED_READ) if passes_filter(r, True, kinds)]
+    ids = [r.id for r in itertools.islice(index.iter_records(where=where, include_text=False),
+                                          NAMED_SCAN) if asked(r, True)][:NAMED_READ]
+    return index.get(ids=ids, include_text=True) if ids else []
 
 
 def lexical_channel(
