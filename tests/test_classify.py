@@ -92,6 +92,11 @@ CODE = b"def total(order):\n    return order.total\n"
         ("src/AdapterTestUtilities/test-functions.php", "test"),
         ("src/Ftp/FtpAdapter.php", "source"),
         ("src/Framework/TestCase.php", "source"),  # a test framework's own class
+        # Changelogs named in mixed case; a code file of such a name is code.
+        ("ChangeLog.md", "changelog"),
+        ("doc/ChangeLog-old.md", "changelog"),
+        ("History.md", "changelog"),
+        ("Sources/Model/History.swift", "source"),
     ],
 )
 def test_builtin_path_rule_gives_kind(path: str, kind: str) -> None:

@@ -118,6 +118,10 @@ _BUILTIN_RULES: tuple[tuple[str, str | None, tuple[str, ...]], ...] = (
     )),
     ("changelog", None, (
         "CHANGELOG*", "CHANGES", "CHANGES.*", "HISTORY", "HISTORY.*", "NEWS", "NEWS.*",
+        # file names keep their case (``History.swift`` is code); these are changelogs in any
+        *(f"{name}.{ext}" for name in ("ChangeLog", "Changelog", "changelog", "Changes",
+                                       "History", "News") for ext in ("md", "rst", "txt")),
+        "ChangeLog", "ChangeLog-*",
         "RELEASE_NOTES*", "RELEASE-NOTES*", "whats-new.*", "whatsnew.*", "**/whatsnew/**",
         "**/changelog/**", "**/changelog.d/**", "**/release-notes/**", "**/releases/*.txt",
         "**/releases/*.rst", "**/releases/*.md",
