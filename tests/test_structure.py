@@ -144,6 +144,8 @@ def test_a_name_said_in_prose_moves_no_definition():
     "typedef std::vector<int> BIT_SET;",
     "var BIT_SET remoteConfigFactory",
     "\tBIT_SET *Flag // the set",
+    "    BIT_SET = 1 << 3,",  # an enum's member
+    "    val BIT_SET: Int,",  # a Kotlin constructor's property
 ])
 def test_a_line_declaring_a_name_is_its_definition(line):
     assert defined_in_text(f"x = 0\n{line}\ny = 1", ["BIT_SET"])
@@ -162,6 +164,7 @@ def test_a_line_declaring_a_name_is_its_definition(line):
     "@Inject BIT_SET_FACTORY = make(BIT_SET)",
     "return BIT_SET",
     "BIT_SET is set when the flag is",
+    "    BIT_SET: SIMPLE,",  # a dict's entry (rich's box.py)
 ])
 def test_a_line_using_a_name_is_not_its_definition(line):
     assert not defined_in_text(line, ["BIT_SET"])

@@ -157,10 +157,15 @@ def _definition_line(name: str) -> re.Pattern[str]:
     ``LIMIT: int = 3``, Go's ``ErrWriter
     io.Writer = os.Stderr`` and ``var RemoteConfig remoteConfigFactory``, C's ``#define
     SDS_MAX 1024``), not one that uses it."""
-    # Annotations may open the line (Kotlin's ``@JvmField public val STAR: …``).
-    declared = (rf"^[ \t]*(?:@[\w.]+(?:\([^\n)]*\))?[ \t]+)*"
-                rf"(?:(?:{_DECLARING})\b[^\n=(]*?)?(?<![.\w]){re.escape(name)}\b"
-                r"(?:[ \t]*(?::(?!:)|=(?!=)|;)|[ \t]+[\w.*\[\]]+[ \t]*(?:=(?!=)|(?://[^\n]*)?$))")
+    # Annotations may open the line (Kotlin's ``@JvmField public val STAR: …``). Without a
+    # declaring word, ``NAME: value,`` is a dict's or an object's entry that uses the name
+    # (rich's ``SIMPLE_HEAVY: SIMPLE,``), not ``LIMIT: int = 3``.
+    opening = r"^[ \t]*(?:@[\w.]+(?:\([^\n)]*\))?[ \t]+)*"
+    named = rf"(?<![.\w]){re.escape(name)}\b"
+    typed = r"[ \t]+[\w.*\[\]]+[ \t]*(?:=(?!=)|(?://[^\n]*)?$)"
+    declared = (rf"{opening}(?:{_DECLARING})\b[^\n=(]*?{named}"
+                rf"(?:[ \t]*(?::(?!:)|=(?!=)|;)|{typed})"
+                rf"|{opening}{named}(?:[ \t]*(?::(?!:)(?![^\n]*,[ \t]*$)|=(?!=)|;)|{typed})")
     return re.compile(rf"{declared}|^[ \t]*#[ \t]*define[ \t]+{re.escape(name)}\b", re.M)
 
 
