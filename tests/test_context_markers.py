@@ -104,6 +104,23 @@ def test_no_current_evidence_is_missing_without_naming_the_deleted_file(fm_home,
     assert not [line for line in marked(slice_.text(), "[MISSING]") if "stripe_refunds" in line]
 
 
+def test_deleted_code_the_query_does_not_name_is_neither_missing_nor_reference(
+        fm_home, make_repo):
+    repo = make_repo("payments")
+    repo.write("payments/legacy.py", "def legacy_total():\n    return 42\n")
+    repo.write("payments/ledger.py", "def post_entry(amount):\n    return amount\n")
+    repo.commit("payments")
+    index(repo.path)
+    repo.delete("payments/legacy.py").commit("drop legacy")
+    index(repo.path)
+    for query in ("NoSuchThing", "post_entry"):
+        slice_ = slice_for(repo.path, query)
+        assert not any("only deleted code" in line for line in slice_.missing)
+        assert [s.symbol for s in slice_.sections if s.role == "reference"] == []
+    named = slice_for(repo.path, "legacy_total")
+    assert [s.symbol for s in named.sections if s.role == "reference"] == ["legacy_total"]
+
+
 
 def _candidate(similarity: float, probability: bool = True):
     from freshmark.core.fusion import Candidate

@@ -340,13 +340,12 @@ def _header(query: str, level: str, budget: int, opened: OpenedBranch,
     ])
 
 
-def _no_evidence_line(opened: OpenedBranch, results: list[VerifiedResult],
+def _no_evidence_line(opened: OpenedBranch, history: list[VerifiedResult],
                       names: str = "") -> str:
     """The one [MISSING] line: it names what is needed (``names``: the query, when it is only
-    names), never deleted code (historical matches, if any, follow as reference-only
-    sections, or [LEFT OUT] lines)."""
-    historical = any(r.verification.verdict is Verdict.HISTORICAL for r in results)
-    found = "; only deleted code matches it" if historical else ""
+    names), never deleted code (the deleted code that matches, ``history``, if any, follows
+    as reference-only sections, or [LEFT OUT] lines)."""
+    found = "; only deleted code matches it" if history else ""
     if names:
         shown = " ".join(names.split())
         shown = shown if len(shown) <= 120 else shown[:119] + "…"
@@ -384,12 +383,13 @@ def build_context(
     # A query of names only is answered by their definitions: code that merely shares a word
     # with them (``order`` of ``cancel_order``) is no evidence of them.
     asked = AskedNames.of(text)
-    evidence = implementation_first([r for r in results if r.verification.verdict in
-                                     CODE_TODAY_VERDICTS and matched(r)
-                                     and (not asked.names or asked.answered_by(r))], asked)
+    answers = [r for r in results if matched(r) and (not asked.names or asked.answered_by(r))]
+    evidence = implementation_first([r for r in answers if r.verification.verdict in
+                                     CODE_TODAY_VERDICTS], asked)
+    history = [r for r in answers if r.verification.verdict is Verdict.HISTORICAL]
     if not evidence:
-        slice_.missing.append(_no_evidence_line(opened, results, text if asked.names else ""))
-        fit(slice_, builder.reference_sections())
+        slice_.missing.append(_no_evidence_line(opened, history, text if asked.names else ""))
+        fit(slice_, builder.reference_sections(history))
         return slice_
     nearest = far_from_the_question(candidates)
     if nearest is not None:
@@ -399,12 +399,13 @@ def build_context(
             "only if it holds the answer")
     file_kinds = {r.record.path: r.record.file_kind for r in results}
     file_kinds.update({n.path: n.file_kind for n in builder.graph.nodes.values()})
-    return _with_evidence(slice_, builder, evidence, far=nearest is not None,
+    return _with_evidence(slice_, builder, evidence, history, far=nearest is not None,
                           file_kinds=file_kinds)
 
 
 def _with_evidence(empty: ContextSlice, builder: SliceBuilder, evidence: list[VerifiedResult],
-                   far: bool, file_kinds: dict[str, str]) -> ContextSlice:
+                   history: list[VerifiedResult], far: bool, file_kinds: dict[str, str]
+                   ) -> ContextSlice:
     """The slice of the best evidence that fits: the first result's, else (its code over the
     budget in every form) the slice of its best-matching member among the results (a class's
     method), else of the next result, each cut one named on a ``[LEFT OUT]`` line. When none
@@ -419,7 +420,8 @@ def _with_evidence(empty: ContextSlice, builder: SliceBuilder, evidence: list[Ve
                                                    if r is not primary and r not in tried])
         if far:
             _lowered(own + matches)
-        fit(slice_, packing_order(own, matches, file_kinds) + builder.reference_sections())
+        fit(slice_, packing_order(own, matches, file_kinds) +
+            builder.reference_sections(history))
         if any(s.role in _EVIDENCE_ROLES for s in slice_.sections) or not own or \
                 own[0].role not in _EVIDENCE_ROLES:
             return slice_

@@ -445,10 +445,11 @@ class SliceBuilder:
                        (note + " (signatures only: the whole file exceeds the budget)").strip(),
                        language)
 
-    def reference_sections(self) -> list[Section]:
-        historical = list({(r.record.path, r.record.symbol): r for r in self.results
-                           if r.verification.verdict is Verdict.HISTORICAL
-                           and r.record.kind not in _NO_SYMBOL_KINDS}.values())
+    def reference_sections(self, history: list[VerifiedResult]) -> list[Section]:
+        """The deleted definitions among ``history`` (the deleted code the query matches),
+        once each, as reference only."""
+        historical = list({(r.record.path, r.record.symbol): r for r in history
+                           if r.record.kind not in _NO_SYMBOL_KINDS}.values())
         return [Section("reference", r.record.path, r.record.symbol, r.record.start_line,
                         r.record.end_line, "low", r.citation, r.record.own_text,
                         r.record.start_line,
