@@ -11,8 +11,11 @@ Hit rule (symbol level): a chunk result answers a question when its path equals 
 path and either its symbol equals the answer's symbol, or it is not a container outline (kinds in
 ``CONTAINER_KINDS``: class, struct, interface, module, ...) and at least half of its own lines lie
 within the answer's ``start_line..end_line`` (a part of a split function, a block holding exactly
-the answer). A class outline or a module block that merely spans the answer does not count: an
-agent served it still has to find the function. File level: a file answers when its path equals
+the answer), or it is a definition (neither an outline nor a module block or window) that
+ends where the answer ends and starts above it: the answer with its doc comment (a JSDoc block
+set apart by a blank line, which the answer's lines leave out). A class outline or a module
+block that merely spans the answer does not count: an agent served it still has to find the
+function. File level: a file answers when its path equals
 the answer's path. An answer's ``alternatives`` count the same as the answer.
 """
 
@@ -200,15 +203,24 @@ def load_questions(directory: Path = QUESTIONS_DIR) -> list[Question]:
     ]
 
 
+_NOT_DEFINITIONS = frozenset({"block", "window"})
+
+
 def _mostly_inside(hit: Hit, answer: Answer) -> bool:
     inside = min(hit.end_line, answer.end_line) - max(hit.start_line, answer.start_line) + 1
     return hit.kind not in CONTAINER_KINDS and 2 * inside >= hit.end_line - hit.start_line + 1
 
 
+def _with_its_doc(hit: Hit, answer: Answer) -> bool:
+    return hit.kind not in CONTAINER_KINDS | _NOT_DEFINITIONS and \
+        hit.end_line == answer.end_line and hit.start_line <= answer.start_line
+
+
 def symbol_hit(question: Question, hit: Hit) -> bool:
     """The hit rule of the module docstring, for a chunk result."""
     return any(
-        hit.path == a.path and (hit.symbol == a.symbol or _mostly_inside(hit, a))
+        hit.path == a.path and (hit.symbol == a.symbol or _mostly_inside(hit, a)
+                                or _with_its_doc(hit, a))
         for a in question.answers
     )
 

@@ -116,6 +116,13 @@ def test_a_part_of_the_answer_hits_and_a_neighbour_overlapping_it_by_a_line_does
     assert not qs.symbol_hit(question, qs.Hit("src/x.py", "Session.close", 160, 170, "method"))
 
 
+def test_the_answer_with_its_doc_comment_above_it_hits_and_a_block_ending_there_does_not():
+    question = _question()
+    assert qs.symbol_hit(question, qs.Hit("src/x.py", "exports.send", 20, 160, "function"))
+    assert not qs.symbol_hit(question, qs.Hit("src/x.py", "<module>#2", 20, 160, "block"))
+    assert not qs.symbol_hit(question, qs.Hit("src/x.py", "exports.send", 40, 170, "function"))
+
+
 def test_a_class_outline_spanning_the_answer_does_not_hit() -> None:
     assert not qs.symbol_hit(_question(), qs.Hit("src/x.py", "Session", 99, 161, "class"))
 
