@@ -102,3 +102,14 @@ def test_a_section_shown_only_as_a_pointer_takes_the_reserve_it_fits_in():
     assert [(s.symbol, bool(s.body)) for s in slice_.sections] == [("second", True)]
     assert not any("second" in line for line in slice_.left_out)
     assert slice_.used_tokens <= 300
+
+
+def test_cuts_whose_lines_do_not_fit_are_counted_on_one_line():
+    slice_ = ContextSlice("q", "L1", 300, "header", {}, {})
+    fit(slice_, [_numbered_section("best", "evidence", 12),
+                 *(_numbered_section(f"match_{n}", "match", 40) for n in range(12))])
+    named = [line for line in slice_.left_out if "match_" in line]
+    (counted,) = [line for line in slice_.left_out if "not named here" in line]
+    assert f"[LEFT OUT] {12 - len(named)} more sections that did not fit" in counted
+    assert [s.symbol for s in slice_.sections] == ["best"]
+    assert slice_.used_tokens <= 300

@@ -154,7 +154,8 @@ def fit(slice_: ContextSlice, candidates: list[Section]) -> None:
 
     A section whose lines another section already shows is skipped. A section that does
     not fit is tried as its fallbacks (a smaller form of the same
-    material); whatever is cut is named on a ``[LEFT OUT]`` line. Sections may use the
+    material); whatever is cut is named on a ``[LEFT OUT]`` line, or counted on one when its
+    line does not fit either (``_count_the_unnamed``). Sections may use the
     budget less a reserve for those lines (at most a fifth of it), so the cuts are named too;
     only the first section (the best evidence) may take the reserve when nothing else fits.
     What the reserve was not needed for is handed back at the end.
@@ -165,6 +166,7 @@ def fit(slice_: ContextSlice, candidates: list[Section]) -> None:
         for c in candidates[1:]))
     # where a section would stand, it, its line, and the smaller form of it shown (or None)
     cut: list[tuple[int, Section, str, Section | None]] = []
+    unnamed = 0
     for position, section in enumerate(candidates):
         if _already_shown(slice_, section):
             continue
@@ -179,11 +181,31 @@ def fit(slice_: ContextSlice, candidates: list[Section]) -> None:
         slice_.left_out.append(line)
         if slice_.used_tokens > budget:
             slice_.left_out.pop()
+            unnamed += 1
         else:
             cut.append((len(slice_.sections), section, line, chosen))
     while slice_.used_tokens > budget and slice_.left_out:
         slice_.left_out.pop()
+        unnamed += 1
     _hand_back_the_reserve(slice_, cut)
+    _count_the_unnamed(slice_, unnamed)
+
+
+def _count_the_unnamed(slice_: ContextSlice, unnamed: int) -> None:
+    """One line for the cuts whose own ``[LEFT OUT]`` line did not fit, so a slice never
+    hides that something was cut; named lines give way to it, last first."""
+    while unnamed:
+        many = unnamed > 1
+        slice_.left_out.append(f"{LEFT_OUT} {unnamed} more section{'s' * many} that did not "
+                               f"fit {'are' if many else 'is'} not named here: ask with a "
+                               "larger budget")
+        if slice_.used_tokens <= slice_.budget_tokens:
+            return
+        slice_.left_out.pop()
+        if not slice_.left_out:
+            return
+        slice_.left_out.pop()
+        unnamed += 1
 
 
 def _hand_back_the_reserve(slice_: ContextSlice,
