@@ -61,7 +61,23 @@ def test_callers_past_the_five_shown_by_signature_are_pointed_at(fm_home, make_r
         line.split(" | ")[1].split(" — ")[0] for line in slice_.left_out if " | op_" in line}
     assert named == {f"op_{n}" for n in range(8)}
     assert sum(1 for c in callers_shown if c.body) == 5
-    assert all("another caller" in c.note for c in callers_shown if not c.body)
+    assert all("another caller (graph-confirmed" in c.note for c in callers_shown
+               if not c.body)
+
+
+def test_a_caller_pointed_at_says_whether_only_its_name_matched(fm_home, make_repo):
+    repo = make_repo("paths")
+    helper = "def normalize_path(path):\n    return path.strip('/')\n\n\n"
+    callers = "".join(f"def op_{n}(fs, path):\n    \"\"\"Operation {n}.\"\"\"\n"
+                      f"    return fs.run(normalize_path(path))\n\n\n" for n in range(6))
+    repo.write("paths/core.py", callers + helper)
+    repo.write("tools/cleanup.py", "def tidy(path):\n    return normalize_path(path)\n")
+    repo.commit("paths")
+    index(repo.path)
+    slice_ = build_context(ContextRequest.build("normalize_path", budget_tokens=4000),
+                           str(repo.path), settings=Settings.from_env())
+    pointers = {c.symbol: c.note for c in by_role(slice_, "caller") if not c.body}
+    assert pointers["tidy"] == "another caller (name match only, not included)"
 
 
 def test_caller_already_shown_in_the_breathing_room_is_not_repeated(fm_home, make_repo):

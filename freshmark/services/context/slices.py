@@ -406,22 +406,26 @@ class SliceBuilder:
                                         callee=own_name(primary.record.symbol))
             if section is not None:
                 out.append(section)
-        return out + self._caller_pointers([edge for edge, _ in edges[MAX_CALLERS:]])
+        return out + self._caller_pointers(edges[MAX_CALLERS:])
 
-    def _caller_pointers(self, edges: list[Edge]) -> list[Section]:
+    def _caller_pointers(self, edges: list[tuple[Edge, bool]]) -> list[Section]:
         """The callers past ``MAX_CALLERS``, one line each where they are today (a slice names
-        every caller it knows, shown, pointed at or left out; at most ``MAX_CALLER_POINTERS``)."""
+        every caller it knows, shown, pointed at or left out; at most ``MAX_CALLER_POINTERS``),
+        each saying whether the graph confirmed the call or only its name matched."""
         out: list[Section] = []
-        self.indexed.load(self.graph.nodes[edge.caller] for edge in edges[:MAX_CALLER_POINTERS])
-        for edge in edges[:MAX_CALLER_POINTERS]:
+        shown = edges[:MAX_CALLER_POINTERS]
+        self.indexed.load(self.graph.nodes[edge.caller] for edge, _ in shown)
+        for edge, confirmed in shown:
             caller = self.indexed.of(self.graph.nodes[edge.caller])
             v = self.verifier.verify(caller)
             if v.verdict in CODE_TODAY_VERDICTS:
                 path, start, end = v.lines_today(caller.path, caller.start_line,
                                                  caller.end_line)
                 out.append(Section("caller", path, caller.symbol, start, end, "medium", None,
-                                   verdict=str(v.verdict), note="another caller (not included)",
-                                   stands_for=caller.text))
+                                   verdict=str(v.verdict), stands_for=caller.text,
+                                   note="another caller (graph-confirmed, not included)"
+                                   if confirmed else
+                                   "another caller (name match only, not included)"))
         return out
 
     def module_section(self, path: str, role: str, language: str, note: str) -> Section | None:
