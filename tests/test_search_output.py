@@ -58,6 +58,21 @@ def test_human_output_shows_a_bounded_number_of_lines_and_what_was_cut(fm_home, 
     assert shown[-1] == f"    … {total - SHOWN_LINES} more lines (--full shows all)"
 
 
+def test_a_constant_looked_up_in_a_module_block_is_shown_from_its_declaration(
+        fm_home, make_repo):
+    repo = make_repo("billing")
+    table = "".join(f"RATE_{n} = {n} / 100\n" for n in range(30))
+    repo.write("billing/rates.py", f'"""Rates."""\n\n{table}DEFAULT_RATE = RATE_7\n')
+    repo.commit("rates")
+    index(repo.path)
+    answer = json.loads(run_cli("search", "DEFAULT_RATE", "--repo", str(repo.path), "-k", "1",
+                                "--json"))
+    assert answer["results"][0]["declared_at"] == 33
+    shown = code_lines(run_cli("search", "DEFAULT_RATE", "--repo", str(repo.path), "-k", "1"))
+    assert shown[0] == "    ⋮ (30 lines above; L33 declares it)"
+    assert "    DEFAULT_RATE = RATE_7" in shown
+
+
 def test_full_human_output_shows_every_line(fm_home, make_repo):
     repo = build_billing(make_repo)
     out = run_cli("search", "parse_invoice", "--repo", str(repo.path), "-k", "1", "--full")

@@ -174,6 +174,12 @@ def defined_in_text(text: str, names: Iterable[str]) -> bool:
     return any(_definition_line(name).search(text) for name in names)
 
 
+def declaring_row(text: str, names: Iterable[str]) -> int | None:
+    """The first row (0-based) of ``text`` declaring one of ``names``; None when none does."""
+    found = [m.start() for name in names if (m := _definition_line(name).search(text))]
+    return text.count("\n", 0, min(found)) if found else None
+
+
 @lru_cache(maxsize=64)
 def _member_line(member: str) -> re.Pattern[str]:
     """A line that declares a method ``member`` by its signature alone, as an interface does:

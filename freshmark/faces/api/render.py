@@ -76,12 +76,30 @@ def code_lines(result: dict[str, Any], limit: int | None) -> list[str]:
     shown = [*head, *mark, *lines[carried:]]
     if limit is None or len(shown) <= limit:
         return shown
+    declared = _around_the_declaration(result, lines, limit)
+    if declared is not None:
+        return declared
     kept, head = shown[:limit], []
     signature = next(iter(_signature(result).strip().splitlines()), "")
     if signature and not any(signature in line for line in kept):
         kept, head = shown[:limit - 1], [f"signature: {signature}"]
     cut = len(shown) - len(kept) - (1 if mark and mark[0] not in kept else 0)
     return [*head, *kept, f"… {cut} more lines (--full shows all)"]
+
+
+def _around_the_declaration(result: dict[str, Any], lines: list[str], limit: int
+                            ) -> list[str] | None:
+    """A module block found for the name it declares (``declared_at``) below the lines a
+    bounded answer shows: the lines from just above that declaration."""
+    start = result.get("current_start_line") or result["start_line"]
+    row = (result.get("declared_at") or 0) - start
+    if row < limit - 2 or row >= len(lines):
+        return None
+    first = row - 2
+    kept = lines[first:first + limit - 1]
+    after = len(lines) - first - len(kept)
+    return [f"⋮ ({first} lines above; L{start + row} declares it)", *kept,
+            *([f"… {after} more lines (--full shows all)"] if after else [])]
 
 
 def _signature(result: dict[str, Any]) -> str:

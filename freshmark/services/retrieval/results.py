@@ -29,6 +29,8 @@ class VerifiedResult:
     score: float | None = None
     explain: dict[str, Any] = field(default_factory=dict)
     drift: list[DriftNote] = field(default_factory=list)
+    # A look-up answered by a line of a block or an outline: the file line declaring the name.
+    declared_at: int | None = None
 
     @property
     def lines_today(self) -> tuple[str, int, int]:
@@ -72,6 +74,7 @@ class VerifiedResult:
             "current_signature": v.current_signature,
             "text": self.text,
             "head_lines": self.head_lines or None,
+            "declared_at": self.declared_at,
             "rank": self.rank,
             "score": None if self.score is None else round(self.score, 6),
             "explain": self.explain,

@@ -24,6 +24,7 @@ from freshmark.core.lru import LruCache
 from freshmark.core.ports import BranchView, Embedder
 from freshmark.core.request import MAX_K, SearchRequest
 from freshmark.core.settings import Settings
+from freshmark.core.structure import declaring_row
 from freshmark.core.tree import FileChange
 from freshmark.core.verdicts import Target, Verdict
 from freshmark.services.open_branch import (
@@ -43,6 +44,9 @@ from freshmark.services.retrieval.hybrid import (
     looked_up_names,
 )
 from freshmark.services.retrieval.results import VerifiedResult, verify_results
+
+# Chunks of module code whose text is their file's lines (an outline's elides its members').
+_SPANNING_KINDS = frozenset({"block", "window"})
 
 
 @dataclass
@@ -206,6 +210,16 @@ def _renumbered(results: list[VerifiedResult], k: int) -> list[VerifiedResult]:
     return kept
 
 
+def _mark_declarations(results: list[VerifiedResult], names: list[str]) -> None:
+    """For a look-up, the line declaring the name in a result that is a module block (a
+    constant has no chunk of its own): the compact answer shows it, not the block's top."""
+    for result in results if names else []:
+        if result.record.kind in _SPANNING_KINDS:
+            row = declaring_row(result.text, names)
+            start = result.verification.current_start_line or result.record.start_line
+            result.declared_at = None if row is None else start + row
+
+
 def search(
     request: SearchRequest, repo_arg: str | RepoHandle, *, settings: Settings,
     config: Config | None = None, store: Store | None = None, embedder: Embedder | None = None,
@@ -231,6 +245,7 @@ def search(
     renamed = [r for r in past if r.verification.renamed_to]
     results, hidden = _first_usable(opened, candidates, request.k, request.include_history,
                                     first=renamed)
+    _mark_declarations(results, looked_up_names(request.query))
     attach_drift(opened.repo, opened.target.head, results)
     verify_seconds = time.perf_counter() - started
     response = SearchResponse(
