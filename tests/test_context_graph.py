@@ -340,3 +340,29 @@ def test_a_pointer_to_another_match_in_a_moved_file_names_the_file_where_it_is_t
     paths = {(s.role, s.path) for s in slice_.sections}
     assert ("candidate", "shop/retry_config.py") in paths
     assert not any(path == "shop/settings.py" for _, path in paths)
+
+
+FINDER = {
+    "app.js": "var finder = require('./finder');\n\n"
+              "exports.render = function render(name) {\n"
+              "  var file = finder.locateTemplate(name);\n"
+              "  return 'rendered ' + file;\n};\n",
+    "finder.js": "var fs = require('fs');\n\n"
+                 "exports.locateTemplate = function locateTemplate(name) {\n"
+                 "  var dirs = ['views', 'templates'];\n"
+                 "  for (var i = 0; i < dirs.length; i++) {\n"
+                 "    if (fs.existsSync(dirs[i] + '/' + name)) return dirs[i] + '/' + name;\n"
+                 "  }\n};\n\n"
+                 "exports.statTemplate = function statTemplate(path) {\n"
+                 "  return fs.statSync(path);\n};\n",
+}
+
+
+def test_a_match_inside_an_imported_module_shown_whole_is_not_shown_twice(fm_home, make_repo):
+    repo = indexed_project(make_repo("views"), FINDER, package="views")
+    slice_ = build_context(ContextRequest.build("how is a template located and rendered",
+                                                level="L2"), str(repo.path),
+                           settings=Settings.from_env())
+    finder = [(s.role, s.symbol) for s in slice_.sections if s.path == "finder.js"]
+    assert ("dependency", "module") in finder
+    assert finder == [("dependency", "module")]

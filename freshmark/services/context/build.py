@@ -91,6 +91,7 @@ _NEIGHBOUR_ROLES = frozenset({"related", "caller"})
 # The modules the best file imports (L2): the question's other matches come first, so a
 # budget is not spent on imported utilities while a file the question is about is left out.
 _AFTER_MATCHES_ROLES = frozenset({"dependency"})
+_WHOLE_FILE_ROLES = frozenset({"module", "dependency"})
 _GROUP_ORDER = {"missing": 0, "imports": 1, "type": 2, "evidence": 3, "module": 3,
                 "match": 4, "dependency": 4, "call_chain": 5, "related": 5, "caller": 6,
                 "candidate": 7, "reference": 8}
@@ -173,6 +174,8 @@ def fit(slice_: ContextSlice, candidates: list[Section]) -> None:
         chosen = _first_fitting(slice_, section, budget - reserve)
         if chosen is None and position == 0:  # the best evidence may use the reserve too
             chosen = _first_fitting(slice_, section, budget)
+        if chosen is not None and chosen.role in _WHOLE_FILE_ROLES:
+            _drop_what_it_shows(slice_, chosen)
         if chosen is section:
             continue
         line = _left_out_line(section, left_out_reason(section, chosen, budget))
@@ -256,6 +259,13 @@ def _largest_fitting(slice_: ContextSlice, section: Section, where: int, budget:
         slice_.sections.pop(where)
         option = option.fallback
     return None
+
+
+def _drop_what_it_shows(slice_: ContextSlice, whole: Section) -> None:
+    """The sections packed before a whole module (an imported one comes after the matches)
+    whose lines it shows: they would be shown twice."""
+    slice_.sections = [s for s in slice_.sections if s is whole or s.role not in
+                       _SKIPPABLE_ROLES or not whole.covers(s.path, s.start_line, s.end_line)]
 
 
 def _already_shown(slice_: ContextSlice, section: Section) -> bool:
