@@ -73,8 +73,8 @@ def test_a_history_search_after_re_indexing_serves_the_rename_not_a_removal(fm_h
     answer = search(SearchRequest.build("parse", k=5, include_history=True), str(lib.path),
                     settings=Settings.from_env())
     assert Verdict.HISTORICAL not in {r.verification.verdict for r in answer.results}
-    served = {r.record.symbol: r for r in answer.results}
-    assert served["tokenize"].verification.verdict is Verdict.CURRENT
+    assert answer.results[0].verification.renamed_to == "tokenize"
+    assert [r.code_today for r in answer.results].count(("words.py", 4, 8)) == 1
 
 
 def test_a_look_up_of_a_name_renamed_in_place_counts_no_deleted_definition(fm_home, lib):
@@ -106,18 +106,19 @@ def test_a_history_search_serves_the_renamed_code_once_as_its_live_chunk(fm_home
     assert len(answer.results) >= 2  # the file's other definitions still fill the places
 
 
-def test_a_history_search_serves_the_renamed_code_as_its_live_chunk_for_any_k(fm_home, lib):
+def test_a_history_look_up_of_the_old_name_serves_the_rename_first_for_any_k(fm_home, lib):
+    """As without history: the renamed code first, once, saying it was renamed."""
     lib.write("words.py", WORDS_PY).commit("add")
     index(lib.path)
     lib.write("words.py", WORDS_PY.replace("def parse(", "def tokenize(")).commit("rename")
     index(lib.path)
 
-    def first(k: int) -> tuple[str, str]:
+    def first(k: int) -> tuple[str | None, tuple[str, int, int] | None]:
         answer = search(SearchRequest.build("parse", k=k, include_history=True),
                         str(lib.path), settings=Settings.from_env())
-        return answer.results[0].record.symbol, answer.results[0].record.status
+        return answer.results[0].verification.renamed_to, answer.results[0].code_today
 
-    assert first(1) == first(10) == ("tokenize", LIVE)
+    assert first(1) == first(10) == ("tokenize", ("words.py", 4, 8))
 
 
 def test_a_look_up_of_a_name_renamed_since_serves_it_under_its_new_name_first(fm_home, lib):

@@ -237,9 +237,10 @@ def search(
     candidates, timings = hybrid_search(index, embedder, request, k=MAX_K,
                                         lexical=lexical_engine(settings))
     started = time.perf_counter()
-    # A name looked up that only tombstones define: deleted (counted) or renamed in place
-    # since (served first, under its new name, as before the index ran again).
-    past = [] if request.include_history else verify_results(opened, [
+    # A name looked up that only tombstones define: deleted (counted, or served with
+    # ``--history``) or renamed in place since (served first, under its new name, as before
+    # the index ran again, with or without history).
+    past = verify_results(opened, [
         (record, candidates[0].score if candidates else None, {"renamed_definition": 1.0})
         for record in named_tombstones(index, looked_up_names(request.query), request.kinds)])
     renamed = [r for r in past if r.verification.renamed_to]
@@ -253,7 +254,8 @@ def search(
         index=index_info(index), results=results,
         timings={**timings.to_dict(), "verify_seconds": round(verify_seconds, 6)},
         hidden_historical=hidden,
-        deleted_named=sum(r.verification.verdict is Verdict.HISTORICAL for r in past),
+        deleted_named=0 if request.include_history else
+        sum(r.verification.verdict is Verdict.HISTORICAL for r in past),
         uncommitted=uncommitted_summary(opened.verifier.uncommitted())
         if opened.target.worktree else None,
         unindexed=unindexed_summary(opened.repo, index.manifest.commit, opened.target.head),
