@@ -246,6 +246,11 @@ def test_a_private_member_is_looked_up_by_its_name_with_its_hash(query, names):
     assert lookup_symbols(plan.text, plan.identifiers, plan.path_hints) == names
 
 
+def test_a_macro_invoked_with_its_bang_is_looked_up_by_its_name_too():
+    plan = plan_query("json!")
+    assert lookup_symbols(plan.text, plan.identifiers, plan.path_hints) == ["json!", "json"]
+
+
 def test_a_bare_name_names_a_private_member_as_it_does_a_public_one() -> None:
     units = [Unit("errors.ts", "RetryError", "class", 3.0),
              Unit("Ky.ts", "Ky.#retry", "method", 2.0)]

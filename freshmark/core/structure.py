@@ -393,16 +393,18 @@ def lookup_symbols(text: str, identifiers: Iterable[str], dotted_names: Iterable
     """The symbols a short query may name exactly, to be looked up by name: those of a query
     that is only names written as code (``looked_up``; a dotted name also whole,
     ``Context.invoke``, ``Ky.#retry``), or the one word of a one-word query (``has``,
-    ``evolve``, a private member's ``#retry``), either with a declaration's keyword beside it
-    (``class Typer``)."""
+    ``evolve``, a private member's ``#retry``, a macro invoked, ``json!``), either with a
+    declaration's keyword beside it (``class Typer``)."""
     text = without_declaration_word(text)
     dotted = list(dotted_names)
     names = looked_up(text, identifiers, dotted)
     if names:
         return list(dict.fromkeys([*names, *(name.replace("/", ".") for name in dotted)]))
     words = text.split()
-    return words if len(words) == 1 and re.fullmatch(r"(?:#(?=[A-Za-z_]))?\w+[?!]?", words[0]) \
-        else []
+    if len(words) != 1 or not re.fullmatch(r"(?:#(?=[A-Za-z_]))?\w+[?!]?", words[0]):
+        return []
+    # ``json!`` is Rust's macro ``json`` as it is invoked (or Ruby's method ``save!``).
+    return list(dict.fromkeys([words[0], words[0].rstrip("!")]))
 
 
 def qualified_hit(symbol: str, dotted_names: Iterable[str]) -> float:
