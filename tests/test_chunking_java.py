@@ -123,3 +123,31 @@ def test_java_imports_and_references() -> None:
 def test_java_interface_keeps_abstract_method_signatures_in_its_own_chunk() -> None:
     cancellable = by_symbol(chunk_text("OrderService.java", ORDER_SERVICE_JAVA))["Cancellable"]
     assert "    Order cancelOrder(String orderId) throws OrderNotFound;" in cancellable.text
+
+
+def test_an_enum_constant_with_a_body_is_a_class_of_its_methods_and_a_plain_one_no_unit():
+    source = dedent(
+        """\
+        enum State {
+            Start {
+                boolean process(String t) {
+                    return adoptionAgency(t);
+                }
+
+                private boolean adoptionAgency(String t) {
+                    return t.isEmpty();
+                }
+            },
+            Plain;
+
+            boolean process(String t) {
+                return false;
+            }
+        }
+        """
+    )
+    kinds = {c.symbol: c.kind for c in chunk_text("State.java", source)}
+    assert kinds["State.Start"] == "class"
+    assert kinds["State.Start.adoptionAgency"] == "method"
+    assert kinds["State.process"] == "method"
+    assert "State.Plain" not in kinds

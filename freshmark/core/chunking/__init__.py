@@ -68,7 +68,8 @@ DEFAULT_MAX_LINES = 150
 # ``func WithField(…) { return std.WithField(…) }``, or a recursion) references it; a block
 # doc comment (``/** … */``) set apart from its definition by one blank line is its doc; a
 # ``.h`` header holding C++ (a namespace, a template, a class) is parsed as C++; a changelog
-# named in mixed case (``ChangeLog.md``, ``History.md``) is a changelog.
+# named in mixed case (``ChangeLog.md``, ``History.md``) is a changelog; a Java enum constant
+# with a body is a class of its methods (jsoup's ``TokeniserState.Data.read``).
 CHUNKING_VERSION = "15"
 _ALIASES = {
     "py": "python", "js": "javascript", "jsx": "javascript", "ts": "typescript",

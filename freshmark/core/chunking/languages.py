@@ -225,6 +225,8 @@ RULES: dict[str, Rules] = {
             "interface_declaration": "interface",
             "annotation_type_declaration": "interface",
             "enum_declaration": "enum",
+            # a constant with a body of its own (jsoup's tokeniser states): its methods
+            "enum_constant": "class",
         },  # fmt: skip
         transparent=_f("ERROR", "enum_body_declarations"),
         keywords=_f("this", "super"),

@@ -51,8 +51,8 @@ def _default(node: Node, src: bytes, rules: Rules) -> Decl | None:
     kind = rules.containers.get(node.type)
     if kind is None:
         return None
-    if kind == "module" and body is None:
-        return None  # `namespace X;` statement form names no block
+    if body is None and (kind == "module" or node.type == "enum_constant"):
+        return None  # `namespace X;` names no block, a Java enum constant without a body none
     return Decl(name, kind, node, body)
 
 
