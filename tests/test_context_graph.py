@@ -366,3 +366,16 @@ def test_a_match_inside_an_imported_module_shown_whole_is_not_shown_twice(fm_hom
     finder = [(s.role, s.symbol) for s in slice_.sections if s.path == "finder.js"]
     assert ("dependency", "module") in finder
     assert finder == [("dependency", "module")]
+
+
+def test_a_rust_path_of_another_crate_names_no_file_of_this_one_and_a_sibling_module_does():
+    graph = SymbolGraph([
+        chunk("src/ser.rs", "format_escaped_str", imports=("core::num::FpCategory",
+                                                             "serde::de::Visitor")),
+        chunk("src/lexical/num.rs", "AsPrimitive", "trait"),
+        chunk("src/de.rs", "Deserializer", "struct"),
+        chunk("src/main.rs", "main", imports=("config::Config", "crate::de::Deserializer")),
+        chunk("src/config.rs", "Config", "struct"),
+    ])
+    assert graph.imported_files("src/ser.rs") == []
+    assert graph.imported_files("src/main.rs") == ["src/config.rs", "src/de.rs"]

@@ -159,6 +159,8 @@ class SymbolGraph:
         spec = spec.strip()
         if from_path.endswith(".go"):
             return self._go_package(spec)
+        if from_path.endswith(".rs") and not self._rust_local(from_path, spec):
+            return []
         parts = self._import_parts(from_path, _without_extension(spec))
         found = []
         if _HEADER.search(spec) and not spec.startswith("."):  # "util.h": beside the file first
@@ -169,6 +171,18 @@ class SymbolGraph:
         # A type stub beside its module (``recipes.pyi``) is not what the import runs.
         return [f for f in found if not (is_stub(f) and _stem(f) in {_stem(g) for g in found
                                                                     if not is_stub(g)})]
+
+    def _rust_local(self, from_path: str, spec: str) -> bool:
+        """A Rust path names this crate when it starts ``crate::``, ``self::`` or ``super::``,
+        or with a module beside the importing one (``mod config;`` then ``use config::X``);
+        else another crate's (``core::num``, ``serde::de``), whatever file ends like it."""
+        first = spec.split("::", 1)[0]
+        if first in ("crate", "self", "super"):
+            return True
+        here, stem = posixpath.split(from_path[:-len(".rs")])
+        homes = [here] if stem in ("lib", "main", "mod") else [here, posixpath.join(here, stem)]
+        return any(posixpath.join(home, first) + ".rs" in self._imports_of or
+                   posixpath.join(home, first) in self._dirs for home in homes)
 
     def _go_package(self, spec: str) -> list[str]:
         """A Go import names a package, a directory: the standard library's (no dot in its
