@@ -438,12 +438,14 @@ class SliceBuilder:
                        language)
 
     def signature_digest(self, path: str, role: str, language: str, note: str) -> Section | None:
-        chunks = [c for c in self.today_chunks(path)
-                  if c.kind not in ("block", "window") and c.part <= 1]  # overloads too
-        if not chunks:
+        """Each definition of ``path`` today (overloads too) by its whole lines and signature,
+        a class chunked in parts included, for a module over the budget."""
+        symbols = self.today_symbols(path)
+        if not symbols.signatures:
             return None
-        body = "\n".join(f"L{c.start_line}-L{c.end_line}  {c.signature}" for c in chunks)
-        last = max(c.end_line for c in chunks)
+        body = "\n".join(f"L{start}-L{end}  {symbols.signatures[(start, end)]}"
+                         for start, end in sorted(symbols.signatures))
+        last = line_count(self.today(path) or "")
         return Section(role, path, "module", 1, last, "high",
                        self.region_citation(path, 1, last, "signatures only"), body, 0, None,
                        (note + " (signatures only: the whole file exceeds the budget)").strip(),
