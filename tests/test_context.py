@@ -12,7 +12,7 @@ from freshmark.core.request import ContextRequest
 from freshmark.core.settings import Settings
 from freshmark.faces.cli.main import cli
 from freshmark.services.context.build import build_context, estimate_tokens, packing_order
-from freshmark.services.context.slices import Section
+from freshmark.services.context.section import Section
 
 
 def slice_for(shop, query: str, level: str = "L1", budget: int | None = None):

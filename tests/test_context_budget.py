@@ -14,7 +14,7 @@ from freshmark.services.context.build import (
     fit,
     left_out_reason,
 )
-from freshmark.services.context.slices import Section
+from freshmark.services.context.section import Section
 
 BUDGETS = (MIN_BUDGET_TOKENS, 350, 450, 600, 800, 1200, 2000, 4000)
 

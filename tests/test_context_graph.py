@@ -396,3 +396,35 @@ def test_a_signature_digest_gives_a_class_chunked_in_parts_its_whole_lines(fm_ho
     assert "signatures only" in digest.note
     assert (digest.start_line, digest.end_line) == (1, 273)
     assert digest.body.splitlines()[0] == "L1-L272  class Pipeline"
+
+
+REDIRECTS = '''def should_strip_auth(old_url, new_url):
+    """Decide whether the authorization header is removed on a redirect to another host."""
+    return old_url.split("/")[2] != new_url.split("/")[2]
+
+''' + "".join(f"""
+def step_{n}(value):
+    \"\"\"Step {n} of a request's preparation.\"\"\"
+    total = value * {n}
+    return total + {n}
+""" for n in range(8)) + '''
+
+def rebuild_auth(prepared, old_url):
+    """Rebuild the request's authentication on a redirect."""
+    headers = prepared.headers
+    if "Authorization" in headers and should_strip_auth(old_url, prepared.url):
+        del headers["Authorization"]
+    return prepared
+'''
+
+
+def test_a_caller_the_search_also_matched_is_shown_whole_not_by_its_signature(
+        fm_home, make_repo):
+    repo = indexed_project(make_repo("web"), {"web/sessions.py": REDIRECTS}, package="web")
+    slice_ = build_context(ContextRequest.build(
+        "when is the authorization header removed on a redirect to another host", level="L1"),
+        str(repo.path), settings=Settings.from_env())
+    assert slice_.sections[0].symbol == "should_strip_auth"
+    (caller,) = [s for s in slice_.sections if s.symbol == "rebuild_auth"]
+    assert caller.role == "caller" and "a match of the query" in caller.note
+    assert 'del headers["Authorization"]' in caller.body

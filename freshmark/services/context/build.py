@@ -53,11 +53,8 @@ from freshmark.core.settings import Settings
 from freshmark.core.verdicts import CODE_TODAY_VERDICTS, Verdict, short
 from freshmark.services.context.asked import AskedNames, implementation_first
 from freshmark.services.context.levels import LEVEL_BUILDERS
-from freshmark.services.context.slices import (
-    Section,
-    SliceBuilder,
-    is_secondary,
-)
+from freshmark.services.context.section import Section
+from freshmark.services.context.slices import SliceBuilder, is_secondary
 from freshmark.services.context.symbol_graph import graph_for
 from freshmark.services.open_branch import (
     OpenedBranch,
@@ -287,8 +284,9 @@ def left_out_reason(section: Section, chosen: Section | None, budget: int) -> st
     needs = f"needs ~{size} of the {budget}-token budget"
     if section.role == "reference":
         return f"history, reference only (not in today's code); {needs}"
+    # A pointer has the anchor of its code when both are medium: only its body tells them apart.
     shown = "not shown" if chosen is None else "shown without the lines around it" \
-        if chosen.anchor == section.anchor else f"shown only as {chosen.anchor}"
+        if chosen.anchor == section.anchor and chosen.body else f"shown only as {chosen.anchor}"
     return f"{shown}; the whole {needs}"
 
 
@@ -411,7 +409,6 @@ def build_context(
                        [(str(r.verification.verdict), r.record.path) for r in results])
     slice_ = ContextSlice(text, level, budget, _header(text, level, budget, opened, info),
                           opened.target.to_dict(), info)
-    builder = SliceBuilder(opened, results, graph_for(opened.index))
     # A query of names only is answered by their definitions: code that merely shares a word
     # with them (``order`` of ``cancel_order``) is no evidence of them.
     asked = AskedNames.of(text)
@@ -419,6 +416,7 @@ def build_context(
     evidence = implementation_first([r for r in answers if r.verification.verdict in
                                      CODE_TODAY_VERDICTS], asked)
     history = [r for r in answers if r.verification.verdict is Verdict.HISTORICAL]
+    builder = SliceBuilder(opened, results, graph_for(opened.index), evidence)
     if not evidence:
         slice_.missing.append(_no_evidence_line(opened, history, text if asked.names else ""))
         fit(slice_, builder.reference_sections(history))

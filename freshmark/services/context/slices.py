@@ -1,21 +1,19 @@
-"""The pieces of a context slice (SPEC §7): anchored sections, read from today's files.
+"""The pieces of a context slice (SPEC §7): its sections (``section.py``), read from today's
+files.
 
 ``SliceBuilder`` turns verified search results into sections: the symbol with its import
 block, the type definitions at its boundary and up to ``BREATHING_LINES`` lines after it
-(whole definitions only); its
-direct callers' signatures; its module and the modules it imports; the symbols the symbol
-graph reaches from it. Code is always read from today's file (head blob or work tree); only
-historical reference material comes from the index. ``levels`` says which sections each
-level is made of; ``build.fit`` then packs them into the budget in the order a level lists
-them.
-"""
+(whole definitions only); its direct callers' signatures (whole when the search matched them
+too); its module and the modules it imports; the symbols the symbol graph reaches from it.
+Code is always read from today's file (head blob or work tree); only historical reference
+material comes from the index. ``levels`` says which sections each level is made of;
+``build.fit`` then packs them into the budget in the order a level lists them."""
 
 from __future__ import annotations
 
 import posixpath
 import re
-from dataclasses import dataclass
-from typing import Any
+from collections.abc import Sequence
 
 from freshmark.core.call_forms import calls_through_own_receiver, go_call_reaches
 from freshmark.core.chunking import (
@@ -38,6 +36,7 @@ from freshmark.services.context.imports import (
     used_import_lines,
 )
 from freshmark.services.context.indexed_text import IndexedText
+from freshmark.services.context.section import Section
 from freshmark.services.context.section_lines import breathing_end, signature_lines
 from freshmark.services.context.symbol_graph import Edge, SymbolGraph
 from freshmark.services.open_branch import OpenedBranch
@@ -45,6 +44,8 @@ from freshmark.services.retrieval.results import VerifiedResult
 
 MAX_CALLERS = 5
 MAX_CALLER_POINTERS = 15
+# Callers among the first evidence are shown whole, not by their signature.
+MATCHED_CALLERS = 5
 MAX_TYPES = 3
 MAX_REFERENCES = 2
 # Paths of example programs and documentation: they show use, not implementation.
@@ -60,76 +61,6 @@ _NO_SYMBOL_KINDS = frozenset({"block", "window", "module"})
 _RECEIVER_LANGUAGES = frozenset({"python", "javascript", "typescript", "tsx", "rust", "php"})
 
 
-@dataclass
-class Section:
-    """One anchored piece of the slice; ``body`` is code, numbered from ``body_start``."""
-
-    role: str
-    path: str
-    symbol: str
-    start_line: int
-    end_line: int
-    confidence: str
-    citation: Citation | None
-    body: str = ""
-    body_start: int = 0  # 0: body is not numbered (signatures, call chains)
-    verdict: str | None = None
-    note: str = ""
-    language: str = ""
-    fallback: Section | None = None
-    # A pointer's: the code it stands for, to say what showing it would take ("": none).
-    stands_for: str = ""
-    # A signature's: the lines it is written on (its body is the signature on one line).
-    signature_lines: tuple[int, int] | None = None
-
-    @property
-    def shown_end(self) -> int:
-        """Last line the body shows (past ``end_line`` when it carries breathing room)."""
-        if self.body and self.body_start:
-            return self.body_start + len(self.body.splitlines()) - 1
-        return self.end_line
-
-    def covers(self, path: str, start: int, end: int) -> bool:
-        """True when this section already shows lines ``start..end`` of ``path``."""
-        return self.path == path and bool(self.body_start) and \
-            self.body_start <= start and end <= self.shown_end
-
-    @property
-    def anchor(self) -> str:
-        lines = f"L{self.start_line}-L{self.end_line}"
-        return f"[{self.path}:{lines} | {self.symbol} | {self.confidence}]"
-
-    def render(self) -> str:
-        lines = [self.anchor + (f"  {self.note}" if self.note else "")]
-        if self.citation is not None:
-            lines.extend(self.citation.lines())
-        if self.body:
-            lines.append(f"```{self.language}")
-            lines.extend(_numbered(self.body, self.body_start))
-            lines.append("```")
-        return "\n".join(lines)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "role": self.role, "path": self.path, "symbol": self.symbol,
-            "start_line": self.start_line, "end_line": self.end_line,
-            "confidence": self.confidence, "verdict": self.verdict, "anchor": self.anchor,
-            "note": self.note, "citation": self.citation.text() if self.citation else None,
-            "text": self.body,
-            # The lines the body shows (breathing room included; a signature's own lines):
-            # what an answer may cite.
-            "shown_start": self.body_start or (self.signature_lines or (None, None))[0],
-            "shown_end": self.shown_end if self.body_start
-            else (self.signature_lines or (None, None))[1],
-        }
-
-
-def _numbered(body: str, first: int) -> list[str]:
-    if not first:
-        return body.splitlines()
-    return [f"{first + i:>5}  {line}" for i, line in enumerate(body.splitlines())]
-
-
 def _lines(text: str, start: int, end: int) -> str:
     return "\n".join(split_lines(text)[start - 1 : end])
 
@@ -138,10 +69,14 @@ def _lines(text: str, start: int, end: int) -> str:
 class SliceBuilder:
     """Assembles the sections of one slice from verified results and today's files."""
 
-    def __init__(self, opened: OpenedBranch, results: list[VerifiedResult], graph: SymbolGraph):
+    def __init__(self, opened: OpenedBranch, results: list[VerifiedResult], graph: SymbolGraph,
+                 evidence: Sequence[VerifiedResult] = ()):
         self.opened = opened
         self.results = results
         self.graph = graph
+        # A caller among the first evidence holds part of the answer (requests' rebuild_auth
+        # deletes the header should_strip_auth decides on): it is shown whole.
+        self.matched = {(r.record.path, r.record.symbol) for r in evidence[:MATCHED_CALLERS]}
         self.verifier = opened.verifier
         self.indexed = IndexedText(opened.index)  # the graph's records hold no text
         self._chunks: dict[str, list[Chunk]] = {}
@@ -402,8 +337,10 @@ class SliceBuilder:
             caller = self.graph.nodes[edge.caller]
             confidence, how = ("high", "direct caller (graph-confirmed)") if confirmed \
                 else ("medium", "direct caller (name match only)")
-            section = self.live_section(caller, "caller", confidence, how, signature_only=True,
-                                        callee=own_name(primary.record.symbol))
+            whole = (caller.path, caller.symbol) in self.matched
+            section = self.live_section(
+                caller, "caller", confidence, how + (", a match of the query" if whole else ""),
+                signature_only=not whole, callee=own_name(primary.record.symbol))
             if section is not None:
                 out.append(section)
         return out + self._caller_pointers(edges[MAX_CALLERS:])

@@ -1,0 +1,79 @@
+"""A section of a context slice: one anchored piece of code (or a pointer to it) with its
+citation, as a slice serves it and an answer may cite it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from freshmark.core.citation import Citation
+
+
+@dataclass
+class Section:
+    """One anchored piece of the slice; ``body`` is code, numbered from ``body_start``."""
+
+    role: str
+    path: str
+    symbol: str
+    start_line: int
+    end_line: int
+    confidence: str
+    citation: Citation | None
+    body: str = ""
+    body_start: int = 0  # 0: body is not numbered (signatures, call chains)
+    verdict: str | None = None
+    note: str = ""
+    language: str = ""
+    fallback: Section | None = None
+    # A pointer's: the code it stands for, to say what showing it would take ("": none).
+    stands_for: str = ""
+    # A signature's: the lines it is written on (its body is the signature on one line).
+    signature_lines: tuple[int, int] | None = None
+
+    @property
+    def shown_end(self) -> int:
+        """Last line the body shows (past ``end_line`` when it carries breathing room)."""
+        if self.body and self.body_start:
+            return self.body_start + len(self.body.splitlines()) - 1
+        return self.end_line
+
+    def covers(self, path: str, start: int, end: int) -> bool:
+        """True when this section already shows lines ``start..end`` of ``path``."""
+        return self.path == path and bool(self.body_start) and \
+            self.body_start <= start and end <= self.shown_end
+
+    @property
+    def anchor(self) -> str:
+        lines = f"L{self.start_line}-L{self.end_line}"
+        return f"[{self.path}:{lines} | {self.symbol} | {self.confidence}]"
+
+    def render(self) -> str:
+        lines = [self.anchor + (f"  {self.note}" if self.note else "")]
+        if self.citation is not None:
+            lines.extend(self.citation.lines())
+        if self.body:
+            lines.append(f"```{self.language}")
+            lines.extend(_numbered(self.body, self.body_start))
+            lines.append("```")
+        return "\n".join(lines)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "role": self.role, "path": self.path, "symbol": self.symbol,
+            "start_line": self.start_line, "end_line": self.end_line,
+            "confidence": self.confidence, "verdict": self.verdict, "anchor": self.anchor,
+            "note": self.note, "citation": self.citation.text() if self.citation else None,
+            "text": self.body,
+            # The lines the body shows (breathing room included; a signature's own lines):
+            # what an answer may cite.
+            "shown_start": self.body_start or (self.signature_lines or (None, None))[0],
+            "shown_end": self.shown_end if self.body_start
+            else (self.signature_lines or (None, None))[1],
+        }
+
+
+def _numbered(body: str, first: int) -> list[str]:
+    if not first:
+        return body.splitlines()
+    return [f"{first + i:>5}  {line}" for i, line in enumerate(body.splitlines())]
