@@ -113,3 +113,11 @@ def test_cuts_whose_lines_do_not_fit_are_counted_on_one_line():
     assert f"[LEFT OUT] {12 - len(named)} more sections that did not fit" in counted
     assert [s.symbol for s in slice_.sections] == ["best"]
     assert slice_.used_tokens <= 300
+
+
+def test_a_match_shown_only_as_its_pointer_is_not_said_to_be_shown():
+    code = _numbered_section("match_a", "match", 30)
+    code.confidence = "medium"
+    pointer = Section("match", code.path, code.symbol, 1, 30, "medium", None,
+                      note="other match (not included)")
+    assert left_out_reason(code, pointer, 4000).startswith(f"shown only as {pointer.anchor}")
