@@ -168,3 +168,32 @@ def test_async_functions_and_nested_functions_stay_in_their_parent() -> None:
     assert (chunk.symbol, chunk.kind, chunk.signature) == (
         "fetch_all", "function", "async def fetch_all(urls)",
     )  # fmt: skip
+
+
+def test_definitions_under_a_modules_if_or_try_are_units_and_no_line_is_lost() -> None:
+    source = dedent(
+        """\
+        import sys
+
+        if sys.platform == "win32":
+
+            def registry_lookup(host):
+                return host
+
+        else:
+
+            def registry_lookup(host):
+                return None
+
+        try:
+            from json import loads
+        except ImportError:
+            def loads(text):
+                return text
+        """
+    )
+    chunks = chunk_text("plat.py", source)
+    assert [c.symbol for c in chunks if c.kind == "function"] == [
+        "registry_lookup", "registry_lookup", "loads"]
+    covered = {n for c in chunks for n in range(c.start_line, c.end_line + 1)}
+    assert all(n in covered for n, line in enumerate(source.splitlines(), 1) if line.strip())

@@ -309,11 +309,17 @@ def _clip_run(
 
 
 def _worded(node: Node) -> bool:
-    """A named node, or a keyword a parse error left alone (``def (``): not punctuation."""
+    """A named node, or a keyword a parse error left alone (``def (``) or a Python clause
+    opened around definitions left alone (``else:``, ``try:``): not punctuation."""
     if node.is_named:
         return True
     parent = node.parent
-    return parent is not None and parent.type == "ERROR" and any(c.isalnum() for c in node.type)
+    return parent is not None and parent.type in _KEYWORD_PARENTS and \
+        any(c.isalnum() for c in node.type)
+
+
+# Nodes whose keywords are module code when their children are units (transparent ones).
+_KEYWORD_PARENTS = frozenset({"ERROR", "else_clause", "try_statement", "finally_clause"})
 
 
 def loose_cuts(lines: list[str], loose: Sequence[Rows], start: int, end: int,

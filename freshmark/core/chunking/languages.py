@@ -186,7 +186,10 @@ RULES: dict[str, Rules] = {
         functions=_f("function_definition"),
         containers={"class_definition": "class"},
         wrappers=_f("decorated_definition"),
-        transparent=_f("ERROR"),
+        # Definitions under a module's or a class's ``if``/``try`` (a platform's branch, an
+        # import's fallback) are its own: requests' ``proxy_bypass_registry`` on win32.
+        transparent=_f("ERROR", "if_statement", "elif_clause", "else_clause", "try_statement",
+                       "except_clause", "finally_clause", "block"),
         docstrings=True,
         closing_lines=False,
         keywords=_python_keywords(),
