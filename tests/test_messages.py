@@ -43,6 +43,7 @@ def test_a_pasted_message_reads_as_its_fixed_words_without_the_values_filled_in(
 
 def test_a_question_is_no_pasted_message():
     assert message_windows("where are unexpected extra arguments reported") == []
+    assert message_windows("How is a rule like '/user/<int:id>/posts' broken into pieces?") == []
     assert message_windows("how is the error: reported to the user") == []
 
 
@@ -59,3 +60,9 @@ def test_a_pasted_error_message_finds_the_function_that_raises_it_first(fm_home,
     answer = search(SearchRequest.build("Error: Got unexpected extra argument (bar)", k=3),
                     str(repo.path), settings=Settings.from_env())
     assert answer.results[0].record.symbol == "parse_args"
+
+
+def test_a_message_pasted_without_its_class_is_read_by_its_fixed_words():
+    assert message_windows("Invalid URL 'example.com/api': No scheme supplied. Perhaps you "
+                           "meant https://example.com/api?") == [
+        "no scheme supplied perhaps", "scheme supplied perhaps you", "supplied perhaps you meant"]

@@ -4,8 +4,9 @@ An agent pastes what a program printed (``Error: Got unexpected extra argument (
 message's fixed words are in a string literal of the code that raises it
 (``_("Got unexpected extra argument ({args})")``), while the words the run filled in (``bar``,
 a quoted option) are not; both channels rank it among look-alikes (a ``ProgressBar`` for
-``bar``). A query shaped as such a message (``SomeError:``, ``error:`` at its start) puts the
-chunks holding four of its consecutive words first, in their order. Pure.
+``bar``). A query shaped as such a message (``SomeError:``, ``error:`` at its start, or a
+quoted value and a colon in what is not a question) puts the chunks holding four of its
+consecutive words first, in their order. Pure.
 """
 
 from __future__ import annotations
@@ -17,6 +18,9 @@ WINDOW_WORDS = 4
 _OPENING = re.compile(
     r"^\s*(?:[\w.]*(?:Error|Exception|Warning|Failure)|error|fatal|panic|warning)\b[^:\n]{0,40}:",
     re.IGNORECASE)
+_QUOTED = re.compile(r"'[^'\n]+'|\"[^\"\n]+\"")
+_ASKING = frozenset("how where what when why which who whose does do did is are can could "
+                    "should would will".split())
 # What a run fills in: quoted values, bracketed ones, numbers, paths.
 _FILLED = re.compile(r"'[^'\n]*'|\"[^\"\n]*\"|`[^`\n]*`|\([^)\n]*\)|\[[^\]\n]*\]|\S*[\d/\\]\S*")
 
@@ -25,10 +29,19 @@ def message_windows(query: str) -> list[str]:
     """The runs of ``WINDOW_WORDS`` consecutive fixed words of a pasted message, lowercased
     and joined by single spaces; [] for a query not shaped as an error message."""
     opening = _OPENING.match(query)
-    if opening is None:
-        return []
+    if opening is not None:
+        return _windows(query[opening.end():])
+    # A message pasted without its class (``Invalid URL 'x': No scheme supplied.``): a value
+    # filled in and a colon, and not a question (``How is '/a/<int:id>' broken up?``).
+    first = query.split(maxsplit=1)[0].lower() if query.strip() else ""
+    if _QUOTED.search(query) and ":" in query and first not in _ASKING:
+        return _windows(query)
+    return []
+
+
+def _windows(message: str) -> list[str]:
     windows: list[str] = []
-    for run in _FILLED.split(query[opening.end():]):
+    for run in _FILLED.split(message):
         run_words = _words(run)
         windows += [" ".join(run_words[i:i + WINDOW_WORDS])
                     for i in range(len(run_words) - WINDOW_WORDS + 1)]
