@@ -66,3 +66,10 @@ def test_a_message_pasted_without_its_class_is_read_by_its_fixed_words():
     assert message_windows("Invalid URL 'example.com/api': No scheme supplied. Perhaps you "
                            "meant https://example.com/api?") == [
         "no scheme supplied perhaps", "scheme supplied perhaps you", "supplied perhaps you meant"]
+
+
+def test_a_message_continued_in_a_second_prefixed_literal_is_held_by_its_code():
+    code = ('raise MissingSchema(\n    f"Invalid URL {url!r}: No scheme supplied. "\n'
+            '    f"Perhaps you meant https://{url}?"\n)')
+    windows = message_windows("Invalid URL 'x.com': No scheme supplied. Perhaps you meant it?")
+    assert messages_first(["def other(): pass", code], windows) == [1, 0]

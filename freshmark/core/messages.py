@@ -21,6 +21,8 @@ _OPENING = re.compile(
 _QUOTED = re.compile(r"'[^'\n]+'|\"[^\"\n]+\"")
 _ASKING = frozenset("how where what when why which who whose does do did is are can could "
                     "should would will".split())
+# A string literal's prefix (``f"Perhaps …"`` continuing a message over two lines) is no word.
+_STRING_PREFIX = re.compile(r"\b[fFrRbBuU]{1,2}(?=[\"'])")
 # What a run fills in: quoted values, bracketed ones, numbers, paths.
 _FILLED = re.compile(r"'[^'\n]*'|\"[^\"\n]*\"|`[^`\n]*`|\([^)\n]*\)|\[[^\]\n]*\]|\S*[\d/\\]\S*")
 
@@ -53,7 +55,7 @@ def messages_first(texts: Sequence[str], windows: Sequence[str]) -> list[int]:
     rest after, each group in its order."""
     if not windows:
         return list(range(len(texts)))
-    padded = [f" {' '.join(_words(text))} " for text in texts]
+    padded = [f" {' '.join(_words(_STRING_PREFIX.sub(' ', text)))} " for text in texts]
     holds = [any(f" {window} " in words for window in windows) for words in padded]
     return [i for i, hit in enumerate(holds) if hit] + [i for i, hit in enumerate(holds)
                                                         if not hit]
