@@ -296,6 +296,7 @@ def chunks(
     """
     from freshmark.adapters.store.chroma import Store
     from freshmark.core.errors import BranchNotFound, NotIndexed
+    from freshmark.services.indexing.file_class import why_not_indexed
     from freshmark.services.repos import resolve_repo
 
     settings, config = load_settings()
@@ -328,7 +329,11 @@ def chunks(
         emit_json([r.stamp() for r in records])
         return
     if not records:
-        _say_none_listed(f"{handle.name}@{branch}", index.manifest.commit, path_glob, show_all)
+        commit = index.manifest.commit
+        one_file = path_glob is not None and not any(ch in path_glob for ch in "*?[")
+        _say_none_listed(f"{handle.name}@{branch}", commit, path_glob, show_all,
+                         why_not_indexed(repo, commit, path_glob, config.rules)
+                         if one_file and path_glob and commit else None)
     for r in records:
         flags = "" if r.is_live else f"  [{r.status} in {(r.tombstoned_in or '')[:7]}]"
         kind = "" if r.file_kind == "source" else f"  ({r.file_kind})"
@@ -337,10 +342,12 @@ def chunks(
 
 
 def _say_none_listed(label: str, commit: str | None, path_glob: str | None,
-                     show_all: bool) -> None:
-    """An empty listing says why on stderr, so it is not read as a listing cut short."""
+                     show_all: bool, not_indexed: str | None = None) -> None:
+    """An empty listing says why on stderr, so it is not read as a listing cut short (for one
+    file, why it was not indexed: ``not_indexed``)."""
     what = f"matches --path {path_glob!r}" if path_glob else "is listed"
-    hints = [f"indexed at {commit[:7]}"] if commit else []
+    hints = [not_indexed] if not_indexed else []
+    hints += [f"indexed at {commit[:7]}"] if commit else []
     if not show_all:
         hints.append("--all adds tombstoned and excluded chunks")
     why = f" ({'; '.join(hints)})" if hints else ""

@@ -16,7 +16,7 @@ from freshmark.adapters.git.repo import GitRepo, ObjectNotFound
 from freshmark.adapters.telemetry import counters
 from freshmark.core.chunking import chunk_text_capped
 from freshmark.core.chunking.languages import detect_language
-from freshmark.core.classify import SKIP_OVERSIZED, FileClass, classify, decode_text
+from freshmark.core.classify import decode_text
 from freshmark.core.config import Layer
 from freshmark.core.embed_text import embedding_text, vector_key
 from freshmark.core.lexical_document import LexicalDocument
@@ -42,6 +42,7 @@ from freshmark.services.indexing.batches import (
     RunStamp,
     no_claim,
 )
+from freshmark.services.indexing.file_class import classify_blob
 from freshmark.services.indexing.split_lexical import BatchDocuments, SplitFeed
 from freshmark.services.indexing.summary import IndexSummary
 from freshmark.services.repos import RepoRef
@@ -278,23 +279,15 @@ class IndexRun:
         with _failing_as(SKIP_PATTERN_ERROR):
             attributes = self.repo.attributes(self.head, path)
         is_symlink = change.new_mode == MODE_SYMLINK
-        # Path rules and the size from the object header first: an oversized blob (hundreds of
-        # MB) is skipped without being read into memory.
-        verdict = classify(path, b"", self.config.rules, attributes, is_symlink=is_symlink)
-        limit = self.config.rules.max_file_bytes
         try:
-            if verdict.indexed and limit and self.repo.blob_size(blob_sha) > limit:
-                verdict = FileClass(verdict.file_kind, False, SKIP_OVERSIZED)
-            if verdict.indexed:
-                data = self.repo.read_blob(blob_sha)
-                verdict = classify(path, data, self.config.rules, attributes,
-                                   is_symlink=is_symlink)
+            verdict, data = classify_blob(self.repo, path, blob_sha, self.config.rules,
+                                          attributes, is_symlink)
         except ObjectNotFound:
             # A partial or damaged clone lacks this blob: the rest of the run goes on, and the
             # file is counted, not silently missing.
             self.summary.skip(SKIP_MISSING_OBJECT)
             return None
-        if not verdict.indexed:
+        if not verdict.indexed or data is None:
             self.summary.skip(verdict.skip_reason or "not-indexed")
             return None
         with _failing_as(SKIP_DECODE_ERROR):
