@@ -24,6 +24,7 @@ from freshmark.core.structure import (
     qualified_hit,
     text_definitions_first,
     without_declaration_word,
+    workers_first,
 )
 
 APP = "src/flask/app.py"
@@ -278,3 +279,29 @@ def test_a_private_definition_named_with_its_hash_moves_above_its_callers() -> N
                               ["#getCurrentTime"])
     assert [units[p.index].symbol for p in order] == ["Ky.#getCurrentTime",
                                                       "Ky.#calculateRetryDelay"]
+
+
+def _worker_order(units: list[Unit]) -> list[str]:
+    order = workers_first(units, [Placement(i, u.score) for i, u in enumerate(units)])
+    return [units[p.index].symbol for p in order]
+
+
+RACK = "lib/rack/utils.rb"
+
+
+def test_the_function_doing_the_work_comes_above_a_thin_wrapper_of_its_file_calling_it():
+    units = [Unit(RACK, "Utils.byte_ranges", "method", 1.0, ("get_byte_ranges",), 3),
+             Unit(RACK, "Utils.escape", "method", 0.95, (), 8),
+             Unit(RACK, "Utils.get_byte_ranges", "method", 0.9, ("split",), 30)]
+    assert _worker_order(units) == [
+        "Utils.get_byte_ranges", "Utils.byte_ranges", "Utils.escape"]
+
+
+@pytest.mark.parametrize(("path", "score", "lines"), [
+    ("lib/rack/other.rb", 0.9, 30),  # another file's: the wrapper may be the API asked for
+    (RACK, 0.5, 30),  # far weaker: the question is about the wrapper
+    (RACK, 0.9, 2)])  # no more work than the wrapper
+def test_a_thin_wrapper_keeps_its_place_above_a_callee_that_is_not_its_worker(path, score, lines):
+    units = [Unit(RACK, "Utils.byte_ranges", "method", 1.0, ("get_byte_ranges",), 3),
+             Unit(path, "Utils.get_byte_ranges", "method", score, (), lines)]
+    assert _worker_order(units) == ["Utils.byte_ranges", "Utils.get_byte_ranges"]

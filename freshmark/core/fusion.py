@@ -79,6 +79,7 @@ from freshmark.core.structure import (
     qualified_hit,
     text_definitions_first,
     without_declaration_word,
+    workers_first,
 )
 from freshmark.core.tokenize import code_share as code_share_of
 from freshmark.core.tokenize import iter_tokens, name_forms, name_parts
@@ -391,23 +392,24 @@ def rerank(
     declaring = declaring_lines([c.record.symbol for c in ranked],
                                 [c.record.text for c in ranked], named, hints) \
         if only_names else None
-    return structured(ranked, terms, named, declaring, looked)
+    return structured(ranked, terms, named, declaring, looked, question=by_model)
 
 
 def structured(ranked: Sequence[Candidate], terms: Iterable[str],
                named: Iterable[str] = (), declaring: Sequence[bool] | None = None,
-               looked: Iterable[str] = ()) -> list[Candidate]:
-    """``ranked`` with every class outline or module block that ranks above its members
-    swapped with its best member (``structure.members_first``), then every definition the
-    query names as code (``named``) moved above the chunks that only use it
-    (``structure.definitions_first``), then, for a name no chunk is named by, the chunks whose
-    lines declare it (``declaring``) and, for a look-up (``looked``), the definitions named
-    so moved to the top (``structure.named_exactly``, ``text_definitions_first``);
-    moved chunks are marked in their features (``answers_container``, ``member_answers``,
-    ``named_definition``)."""
+               looked: Iterable[str] = (), question: bool = False) -> list[Candidate]:
+    """``ranked`` reordered by structure (``structure``): an outline or a module block ranked
+    above its members swapped with its best member (``members_first``); a definition the query
+    names as code (``named``) above the chunks that only use it (``definitions_first``); for
+    a ``question`` in words, a worker above its thin caller (``workers_first``); for a name no
+    chunk is named by, the chunks whose lines declare it (``declaring``), and for a look-up
+    (``looked``) the definitions so named, at the top (``named_exactly``,
+    ``text_definitions_first``). Moved chunks are marked in their features."""
     units = [Unit(c.record.path, c.record.symbol, c.record.kind, c.score,
-                  tuple(c.record.references)) for c in ranked]
+                  tuple(c.record.references), c.record.end_line - c.record.start_line + 1)
+             for c in ranked]
     order = definitions_first(units, members_first(units, terms), named)
+    order = workers_first(units, order) if question else order
     leading = named_exactly(units, looked, declaring)
     if leading is not None:
         later = look_up_order([c.record.symbol for c in ranked], [c.record.text for c in ranked],

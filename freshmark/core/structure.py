@@ -31,6 +31,13 @@ from freshmark.core.tokenize import name_forms, name_parts
 # A member answers for its container only if it scores at least this share of the container's
 # score: the question matches it too, not just the outline's list of signatures.
 MEMBER_SHARE = 0.5
+# A thin function among a question's first WORKER_TOP gives way to the worker it calls
+# (``workers_first``).
+THIN_LINES = 12
+WORKER_TOP = 3
+WORKER_AHEAD = 5
+WORKER_SHARE = 0.8
+_CALLABLE_KINDS = frozenset({"function", "method"})
 # Kinds that are not definitions: a module block and a fallback window.
 _NOT_DEFINITIONS = frozenset({"block", "window"})
 
@@ -45,6 +52,7 @@ class Unit:
     score: float
     # Names the chunk calls or uses (its stamp's ``references``).
     references: tuple[str, ...] = ()
+    lines: int = 0  # the chunk's lines (0: not known)
 
 
 def is_container(unit: Unit) -> bool:
@@ -104,6 +112,38 @@ def members_first(units: Sequence[Unit], terms: Iterable[str],
         slots[member] = Placement(i, units[member].score, "context")
         moved |= {i, member}
     return slots
+
+
+def workers_first(units: Sequence[Unit], order: Sequence[Placement]) -> list[Placement]:
+    """``order`` with the function that does the work just above a thin one of its file that
+    calls it (at most ``THIN_LINES`` lines: a public wrapper, an accessor), when the thin one
+    is among the first ``WORKER_TOP`` and the worker follows within ``WORKER_AHEAD`` places
+    scoring at least ``WORKER_SHARE`` of it: a question asks how something is done, and the
+    wrapper's words (its docstring) rank it above the code that does it (rack's
+    ``byte_ranges`` above ``get_byte_ranges``). For questions in words only; the worker takes
+    the wrapper's score, the chunks it passes move down one place and keep theirs."""
+    out = list(order)
+    settled: set[int] = set()  # a worker moved up, or a thin one it passed: each moves once
+    for place in range(min(WORKER_TOP, len(out))):
+        thin = units[out[place].index]
+        if out[place].index in settled or thin.chunk_kind not in _CALLABLE_KINDS or \
+                not 0 < thin.lines <= THIN_LINES:
+            continue
+        worker = next((later for later in range(place + 1, min(len(out), place + 1 +
+                                                                 WORKER_AHEAD))
+                       if _does_the_work(units[out[later].index], thin)
+                       and out[later].score >= WORKER_SHARE * out[place].score), None)
+        if worker is not None:
+            moved = out.pop(worker)
+            out.insert(place, Placement(moved.index, out[place].score, moved.role))
+            settled |= {moved.index, out[place + 1].index}
+    return out
+
+
+def _does_the_work(unit: Unit, thin: Unit) -> bool:
+    return unit.chunk_kind in _CALLABLE_KINDS and unit.path == thin.path and \
+        unit.symbol != thin.symbol and unit.lines > thin.lines and \
+        own_name(unit.symbol) in thin.references
 
 
 def definitions_first(units: Sequence[Unit], order: Sequence[Placement],
