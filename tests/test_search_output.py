@@ -327,3 +327,18 @@ def test_a_compact_changed_result_without_todays_signature_shows_no_stale_one():
               + "def handle(event):\n    return event\n"}
     shown = code_lines_of(result, SHOWN_LINES)
     assert not any(line.startswith("signature:") for line in shown)
+
+
+def test_a_file_edited_in_the_work_tree_is_named_beside_results_verified_at_the_head(
+        fm_home, make_repo):
+    repo = build_billing(make_repo)
+    (repo.path / "billing/invoices.py").write_text(PARSER.replace("splitlines", "split"))
+    answer = json.loads(run_cli("search", "parse_invoice", "--repo", str(repo.path), "-k", "1",
+                                "--json"))
+    assert answer["edited"] == ["billing/invoices.py"]
+    assert answer["results"][0]["verdict"] == "current"
+    out = run_cli("search", "parse_invoice", "--repo", str(repo.path), "-k", "1")
+    assert "edited:   billing/invoices.py changed in the work tree since the head" in out
+    worktree = json.loads(run_cli("search", "parse_invoice", "--repo", str(repo.path), "-k",
+                                  "1", "--json", "--worktree"))
+    assert worktree.get("edited") is None and worktree["results"][0]["verdict"] == "changed"

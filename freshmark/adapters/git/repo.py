@@ -429,6 +429,14 @@ class GitRepo:
             raise FileGone(f"not a regular file in the work tree: {clean}")
         return resolved.read_bytes()
 
+    def worktree_differs(self, rel_path: str, blob_sha: str) -> bool:
+        """Whether the work tree's ``rel_path`` is not the blob ``blob_sha`` (edited, or gone
+        from the work tree): one file read and hashed, no status walk of the tree."""
+        try:
+            return str(pygit2.hash(self.read_worktree_file(rel_path))) != blob_sha
+        except (FileGone, UnsafePath):
+            return True
+
     def _require_worktree(self) -> None:
         if self.is_bare:
             raise PermanentError(f"bare repository has no work tree: {self.path}")

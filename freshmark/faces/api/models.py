@@ -248,6 +248,9 @@ class SearchResponseModel(BaseModel):
         "worktree: true only: new_files (not searched until committed and indexed), "
         "changed_files (verified as they are now) and the first new_paths."))
     unindexed: dict[str, Any] | None = _unindexed()
+    edited: list[str] | None = Field(None, description=(
+        "Served files edited in the work tree since the branch head and not committed: their "
+        "results are verified against the head; worktree: true verifies against the disk."))
     timings: dict[str, float] = Field(description="Seconds per stage.")
 
 

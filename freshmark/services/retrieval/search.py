@@ -65,6 +65,9 @@ class SearchResponse:
     uncommitted: dict[str, Any] | None = None
     # The index behind the head: what it does not hold yet (``unindexed_summary``).
     unindexed: dict[str, Any] | None = None
+    # Served files edited in the work tree since the head (not ``--worktree``): verified
+    # against the head, not against what is on disk.
+    edited: list[str] | None = None
 
     def verdict_counts(self) -> dict[str, int]:
         return dict(Counter(str(r.verification.verdict) for r in self.results))
@@ -81,6 +84,7 @@ class SearchResponse:
             "deleted_named": self.deleted_named,
             "uncommitted": self.uncommitted,
             "unindexed": self.unindexed,
+            "edited": self.edited,
             "timings": self.timings,
         }
 
@@ -210,6 +214,20 @@ def _renumbered(results: list[VerifiedResult], k: int) -> list[VerifiedResult]:
     return kept
 
 
+def _edited_in_worktree(opened: OpenedBranch, results: list[VerifiedResult]
+                        ) -> list[str] | None:
+    """The served files a working copy has edited since the head (an agent's own edits, not
+    committed): their code is the head's. None for ``--worktree`` (verified against the disk)
+    and a repository without a work tree. One read per file served, never a status walk."""
+    repo = opened.repo
+    if opened.target.worktree or repo.is_bare:
+        return None
+    paths = dict.fromkeys(today[0] for r in results if (today := r.code_today) is not None)
+    edited = [path for path in paths if (blob := repo.blob_at(opened.target.head, path))
+              and repo.worktree_differs(path, blob)]
+    return edited or None
+
+
 def _mark_declarations(results: list[VerifiedResult], names: list[str]) -> None:
     """For a look-up, the line declaring the name in a result that is a module block (a
     constant has no chunk of its own): the compact answer shows it, not the block's top."""
@@ -259,6 +277,7 @@ def search(
         uncommitted=uncommitted_summary(opened.verifier.uncommitted())
         if opened.target.worktree else None,
         unindexed=unindexed_summary(opened.repo, index.manifest.commit, opened.target.head),
+        edited=_edited_in_worktree(opened, results),
     )
     if count:
         count_verdicts(settings, response.repo, opened.target.branch,
