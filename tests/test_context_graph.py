@@ -428,3 +428,16 @@ def test_a_caller_the_search_also_matched_is_shown_whole_not_by_its_signature(
     (caller,) = [s for s in slice_.sections if s.symbol == "rebuild_auth"]
     assert caller.role == "caller" and "a match of the query" in caller.note
     assert 'del headers["Authorization"]' in caller.body
+
+
+@pytest.mark.parametrize(("budget", "room"), [(4000, True), (800, False)])
+def test_the_room_after_the_evidence_takes_at_most_a_tenth_of_the_budget(
+        fm_home, make_repo, budget, room):
+    repo = indexed_project(make_repo("web"), {"web/sessions.py": REDIRECTS}, package="web")
+    slice_ = build_context(ContextRequest.build("should_strip_auth", level="L1",
+                                                budget_tokens=budget),
+                           str(repo.path), settings=Settings.from_env())
+    evidence = slice_.sections[0]
+    assert evidence.symbol == "should_strip_auth"
+    assert ("breathing room" in evidence.note) is room
+    assert (evidence.shown_end > evidence.end_line) is room

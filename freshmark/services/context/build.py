@@ -37,7 +37,6 @@ non-ASCII character. The rendered text never exceeds the budget by that estimate
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -53,7 +52,7 @@ from freshmark.core.settings import Settings
 from freshmark.core.verdicts import CODE_TODAY_VERDICTS, Verdict, short
 from freshmark.services.context.asked import AskedNames, implementation_first
 from freshmark.services.context.levels import LEVEL_BUILDERS
-from freshmark.services.context.section import Section
+from freshmark.services.context.section import Section, estimate_tokens
 from freshmark.services.context.slices import SliceBuilder, is_secondary
 from freshmark.services.context.symbol_graph import graph_for
 from freshmark.services.open_branch import (
@@ -82,6 +81,10 @@ CLEAR_SIMILARITY = 0.30
 # unrelated query, and the honest answer is [MISSING].
 MIN_VECTOR_SIMILARITY = 0.35
 _EVIDENCE_ROLES = frozenset({"evidence", "module"})
+# The room after the evidence takes at most this share of the budget (1/N), else none: at a
+# small budget the lines after it would push other matches out (Express's ``app.render``
+# showed ``app.listen``'s doc while ``View.lookup`` was cut).
+BREATHING_SHARE = 10
 _SKIPPABLE_ROLES = frozenset({"imports", "type", "related", "caller", "candidate", "match"})
 # Graph neighbours: worth less than the search's own strong matches, so packed after them.
 _NEIGHBOUR_ROLES = frozenset({"related", "caller"})
@@ -92,12 +95,6 @@ _WHOLE_FILE_ROLES = frozenset({"module", "dependency"})
 _GROUP_ORDER = {"missing": 0, "imports": 1, "type": 2, "evidence": 3, "module": 3,
                 "match": 4, "dependency": 4, "call_chain": 5, "related": 5, "caller": 6,
                 "candidate": 7, "reference": 8}
-
-
-def estimate_tokens(text: str) -> int:
-    """Tokens ``text`` takes in a prompt, by the estimate documented above (never negative)."""
-    ascii_chars = len(text.encode("ascii", "ignore"))
-    return math.ceil(ascii_chars / 3) + (len(text) - ascii_chars)
 
 
 @dataclass
@@ -416,7 +413,8 @@ def build_context(
     evidence = implementation_first([r for r in answers if r.verification.verdict in
                                      CODE_TODAY_VERDICTS], asked)
     history = [r for r in answers if r.verification.verdict is Verdict.HISTORICAL]
-    builder = SliceBuilder(opened, results, graph_for(opened.index), evidence)
+    builder = SliceBuilder(opened, results, graph_for(opened.index), evidence,
+                           breathing_tokens=budget // BREATHING_SHARE)
     if not evidence:
         slice_.missing.append(_no_evidence_line(opened, history, text if asked.names else ""))
         fit(slice_, builder.reference_sections(history))

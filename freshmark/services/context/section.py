@@ -3,10 +3,18 @@ citation, as a slice serves it and an answer may cite it."""
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
 from freshmark.core.citation import Citation
+
+
+def estimate_tokens(text: str) -> int:
+    """Tokens ``text`` takes in a prompt: one per 3 ASCII characters, one per other character
+    (``build``'s estimate; never negative)."""
+    ascii_chars = len(text.encode("ascii", "ignore"))
+    return math.ceil(ascii_chars / 3) + (len(text) - ascii_chars)
 
 
 @dataclass

@@ -36,7 +36,7 @@ from freshmark.services.context.imports import (
     used_import_lines,
 )
 from freshmark.services.context.indexed_text import IndexedText
-from freshmark.services.context.section import Section
+from freshmark.services.context.section import Section, estimate_tokens
 from freshmark.services.context.section_lines import breathing_end, signature_lines
 from freshmark.services.context.symbol_graph import Edge, SymbolGraph
 from freshmark.services.open_branch import OpenedBranch
@@ -70,8 +70,9 @@ class SliceBuilder:
     """Assembles the sections of one slice from verified results and today's files."""
 
     def __init__(self, opened: OpenedBranch, results: list[VerifiedResult], graph: SymbolGraph,
-                 evidence: Sequence[VerifiedResult] = ()):
+                 evidence: Sequence[VerifiedResult] = (), breathing_tokens: int | None = None):
         self.opened = opened
+        self.breathing_tokens = breathing_tokens  # the most the room after a symbol may take
         self.results = results
         self.graph = graph
         # A caller among the first evidence holds part of the answer (requests' rebuild_auth
@@ -160,6 +161,9 @@ class SliceBuilder:
         lines = split_lines(text)
         shown_end = breathing_end(lines, end, self.today_symbols(path).every_span()) if breathing \
             else min(len(lines), end)
+        if self.breathing_tokens is not None and shown_end > end and \
+                estimate_tokens(_lines(text, end + 1, shown_end)) > self.breathing_tokens:
+            shown_end = end
         confidence = "medium" if v.verdict is Verdict.CHANGED else "high"
         note = f"(+{shown_end - end} lines after, breathing room)" if shown_end > end else ""
         fallback = only_part
