@@ -37,7 +37,12 @@ def test_worktree_search_labels_only_the_unsafe_file(fm_home, make_repo) -> None
 
 
 def test_worktree_context_is_answered_beside_the_unsafe_file(fm_home, make_repo) -> None:
+    """A question the refused file matches is answered by the others (a query of the refused
+    file's names alone has no evidence left: its [MISSING] line says so)."""
     shop = _shop_with_a_symlink_out(make_repo)
-    slice_ = build_context(ContextRequest.build(QUERY, level="L1", worktree=True),
+    slice_ = build_context(ContextRequest.build("how is an order cancelled and its refund "
+                                                "issued", level="L1", worktree=True),
                            str(shop.path), settings=Settings.from_env())
-    assert slice_.to_dict()["sections"]
+    sections = slice_.to_dict()["sections"]
+    assert any(s["role"] == "evidence" for s in sections)
+    assert not any(s["path"] == PATHS["service"] for s in sections)
