@@ -441,3 +441,16 @@ def test_the_room_after_the_evidence_takes_at_most_a_tenth_of_the_budget(
     assert evidence.symbol == "should_strip_auth"
     assert ("breathing room" in evidence.note) is room
     assert (evidence.shown_end > evidence.end_line) is room
+
+
+def test_from_dot_import_a_module_names_that_module_not_all_a_package_re_exports():
+    graph = SymbolGraph([
+        chunk("src/flask/__init__.py", "<module>", "block",
+              imports=(".app", ".config", ".json")),
+        chunk("src/flask/app.py", "Flask", "class"),
+        chunk("src/flask/config.py", "Config", "class"),
+        chunk("src/flask/json/__init__.py", "dumps"),
+        chunk("src/flask/typing.py", "ResponseValue", "type"),
+        chunk("src/flask/ctx.py", "AppContext.push", "method", imports=(".", ".typing")),
+    ])
+    assert graph.imported_files("src/flask/ctx.py") == ["src/flask/typing.py"]

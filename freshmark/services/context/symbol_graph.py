@@ -37,6 +37,7 @@ _PACKAGE_FILES = frozenset({"__init__", "index", "mod", "lib", "main"})
 _MAX_IMPORT_MATCHES = 3
 _MAX_PACKAGE_FILES = 5
 _SEPARATORS = re.compile(r"::|[./\\]")
+_DOTS_ONLY = re.compile(r"\.+")
 _GRAPHS_KEPT = 4
 
 
@@ -147,7 +148,12 @@ class SymbolGraph:
     def _direct_imports(self, path: str) -> list[str]:
         found: list[str] = []
         for spec in self._imports_of.get(path, []):
-            for target in self.resolve_import(path, spec):
+            targets = self.resolve_import(path, spec)
+            if _DOTS_ONLY.fullmatch(spec):
+                # ``from . import typing`` names the module ``.typing`` (its own spec), not
+                # everything the package's ``__init__`` of imports re-exports (flask's).
+                targets = [t for t in targets if t in self._defining or not self._imports_of[t]]
+            for target in targets:
                 if target != path and target not in found:
                     found.append(target)
         return found
