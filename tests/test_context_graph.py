@@ -381,17 +381,29 @@ def test_a_rust_path_of_another_crate_names_no_file_of_this_one_and_a_sibling_mo
     assert graph.imported_files("src/main.rs") == ["src/config.rs", "src/de.rs"]
 
 
-def test_a_signature_digest_gives_a_class_chunked_in_parts_its_whole_lines(fm_home, make_repo):
+@pytest.fixture
+def pipeline(fm_home, make_repo) -> str:
     methods = "".join(f"    def step_{n}(self, value):\n        return value + {n}\n\n"
                       for n in range(90))
     big = f"class Pipeline:\n    \"\"\"Steps.\"\"\"\n\n{methods}"
     app = ("from shop.pipeline import Pipeline\n\n\n"
            "def run_checkout(order):\n    \"\"\"Run the checkout pipeline.\"\"\"\n"
            "    return Pipeline().step_3(order)\n")
-    repo = indexed_project(make_repo("shop"), {"shop/pipeline.py": big, "shop/app.py": app},
-                           package="shop")
-    slice_ = build_context(ContextRequest.build("run_checkout", level="L2", budget_tokens=3000),
-                           str(repo.path), settings=Settings.from_env())
+    return str(indexed_project(make_repo("shop"), {"shop/pipeline.py": big, "shop/app.py": app},
+                               package="shop").path)
+
+
+@pytest.mark.parametrize(("budget", "whole"), [(20000, True), (2400, False)])
+def test_a_type_at_the_boundary_takes_at_most_a_quarter_of_the_budget(pipeline, budget, whole):
+    slice_ = build_context(ContextRequest.build("run_checkout", budget_tokens=budget),
+                           pipeline, settings=Settings.from_env())
+    (pipeline_type,) = [s for s in slice_.sections if s.role == "type"]
+    assert ("signature only" in pipeline_type.note) is not whole
+
+
+def test_a_signature_digest_gives_a_class_chunked_in_parts_its_whole_lines(pipeline):
+    slice_ = build_context(ContextRequest.build("run_checkout", level="L2", budget_tokens=2400),
+                           pipeline, settings=Settings.from_env())
     (digest,) = [s for s in slice_.sections if s.role == "dependency"]
     assert "signatures only" in digest.note
     assert (digest.start_line, digest.end_line) == (1, 273)

@@ -81,10 +81,6 @@ CLEAR_SIMILARITY = 0.30
 # unrelated query, and the honest answer is [MISSING].
 MIN_VECTOR_SIMILARITY = 0.35
 _EVIDENCE_ROLES = frozenset({"evidence", "module"})
-# The room after the evidence takes at most this share of the budget (1/N), else none: at a
-# small budget the lines after it would push other matches out (Express's ``app.render``
-# showed ``app.listen``'s doc while ``View.lookup`` was cut).
-BREATHING_SHARE = 10
 _SKIPPABLE_ROLES = frozenset({"imports", "type", "related", "caller", "candidate", "match"})
 # Graph neighbours: worth less than the search's own strong matches, so packed after them.
 _NEIGHBOUR_ROLES = frozenset({"related", "caller"})
@@ -413,8 +409,7 @@ def build_context(
     evidence = implementation_first([r for r in answers if r.verification.verdict in
                                      CODE_TODAY_VERDICTS], asked)
     history = [r for r in answers if r.verification.verdict is Verdict.HISTORICAL]
-    builder = SliceBuilder(opened, results, graph_for(opened.index), evidence,
-                           breathing_tokens=budget // BREATHING_SHARE)
+    builder = SliceBuilder(opened, results, graph_for(opened.index), evidence, budget)
     if not evidence:
         slice_.missing.append(_no_evidence_line(opened, history, text if asked.names else ""))
         fit(slice_, builder.reference_sections(history))

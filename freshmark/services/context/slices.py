@@ -47,6 +47,12 @@ MAX_CALLER_POINTERS = 15
 # Callers among the first evidence are shown whole, not by their signature.
 MATCHED_CALLERS = 5
 MAX_TYPES = 3
+# Of a slice's budget (1/N), the most the room after its evidence and a type at its boundary
+# may take, else the room is left out and the type is its signature: at a small budget they
+# pushed the matches out (Express's app.render showed app.listen's doc while View.lookup was
+# cut; gin's 100-line Engine struct left out Context.ClientIP).
+BREATHING_SHARE = 10
+TYPE_SHARE = 4
 MAX_REFERENCES = 2
 # Paths of example programs and documentation: they show use, not implementation.
 _SECONDARY_DIRS = frozenset({"examples", "example", "docs", "doc"})
@@ -70,9 +76,9 @@ class SliceBuilder:
     """Assembles the sections of one slice from verified results and today's files."""
 
     def __init__(self, opened: OpenedBranch, results: list[VerifiedResult], graph: SymbolGraph,
-                 evidence: Sequence[VerifiedResult] = (), breathing_tokens: int | None = None):
+                 evidence: Sequence[VerifiedResult] = (), budget_tokens: int | None = None):
         self.opened = opened
-        self.breathing_tokens = breathing_tokens  # the most the room after a symbol may take
+        self.budget_tokens = budget_tokens  # the slice's: what room and types may take of it
         self.results = results
         self.graph = graph
         # A caller among the first evidence holds part of the answer (requests' rebuild_auth
@@ -161,8 +167,8 @@ class SliceBuilder:
         lines = split_lines(text)
         shown_end = breathing_end(lines, end, self.today_symbols(path).every_span()) if breathing \
             else min(len(lines), end)
-        if self.breathing_tokens is not None and shown_end > end and \
-                estimate_tokens(_lines(text, end + 1, shown_end)) > self.breathing_tokens:
+        if self.budget_tokens and shown_end > end and estimate_tokens(
+                _lines(text, end + 1, shown_end)) > self.budget_tokens // BREATHING_SHARE:
             shown_end = end
         confidence = "medium" if v.verdict is Verdict.CHANGED else "high"
         note = f"(+{shown_end - end} lines after, breathing room)" if shown_end > end else ""
@@ -288,6 +294,10 @@ class SliceBuilder:
             node = self.graph.nodes[node_id]
             section = self.live_section(node, "type", "high", "type definition at the boundary",
                                         signature_only=False)
+            if section is not None and self.budget_tokens and \
+                    estimate_tokens(section.body) > self.budget_tokens // TYPE_SHARE:
+                section = self.live_section(node, "type", "high", "type definition at the "
+                                            "boundary", signature_only=True)
             if section is not None:
                 out.append(section)
         return out
