@@ -223,3 +223,25 @@ def test_csharp_operators_are_chunks_named_as_cpp_names_them() -> None:
     """)
     assert [(c.symbol, c.start_line, c.end_line) for c in chunk_text("Unit.cs", text)
             if c.kind == "method"] == [("Unit.operator==", 3, 4), ("Unit.operator int", 6, 6)]
+
+
+def test_csharp_members_under_if_and_else_directives_are_the_classs_methods() -> None:
+    source = dedent(
+        """\
+        namespace P;
+
+        public sealed class Pool
+        {
+        #if NET8_0_OR_GREATER
+            private void EnsureNotDisposed() => ObjectDisposedException.ThrowIf(_disposed, this);
+        #else
+            private void EnsureNotDisposed()
+            {
+                if (_disposed) throw new ObjectDisposedException(nameof(Pool));
+            }
+        #endif
+        }
+        """
+    )
+    chunks = chunk_text("Pool.cs", source)
+    assert [c.start_line for c in chunks if c.symbol == "Pool.EnsureNotDisposed"] == [6, 8]

@@ -97,6 +97,7 @@ CODE = b"def total(order):\n    return order.total\n"
         ("doc/ChangeLog-old.md", "changelog"),
         ("History.md", "changelog"),
         ("Sources/Model/History.swift", "source"),
+        ("bench/Polly.Core.Benchmarks/HedgingBenchmark.cs", "test"),
     ],
 )
 def test_builtin_path_rule_gives_kind(path: str, kind: str) -> None:

@@ -442,6 +442,19 @@ def test_a_caller_the_search_also_matched_is_shown_whole_not_by_its_signature(
     assert 'del headers["Authorization"]' in caller.body
 
 
+def test_a_caller_the_search_matched_falls_back_to_its_signature_when_it_does_not_fit(
+        fm_home, make_repo):
+    traced = "".join(f'    headers["X-Trace-{n}"] = str({n})\n' for n in range(60))
+    repo = indexed_project(make_repo("web"), {"web/sessions.py": REDIRECTS.replace(
+        "    return prepared\n", traced + "    return prepared\n")}, package="web")
+    slice_ = build_context(ContextRequest.build(
+        "when is the authorization header removed on a redirect to another host", level="L1",
+        budget_tokens=1200), str(repo.path), settings=Settings.from_env())
+    (caller,) = [s for s in slice_.sections if s.symbol == "rebuild_auth"]
+    assert caller.note.endswith("(signature only)")
+    assert any("rebuild_auth — shown by its signature only" in line for line in slice_.left_out)
+
+
 @pytest.mark.parametrize(("budget", "room"), [(4000, True), (800, False)])
 def test_the_room_after_the_evidence_takes_at_most_a_tenth_of_the_budget(
         fm_home, make_repo, budget, room):

@@ -114,6 +114,7 @@ _BUILTIN_RULES: tuple[tuple[str, str | None, tuple[str, ...]], ...] = (
         "*Test.php", *(f"*.test.{ext}" for ext in _JS_EXTS), *(f"*.spec.{ext}" for ext in _JS_EXTS),
         # Benchmarks call the implementation as tests do (asv's, vitest's ``*.bench.ts``).
         "**/benchmarks/**", "**/benchmark/**", "**/__benchmarks__/**",
+        "**/*.Benchmarks/**", "**/*.Benchmark/**",  # .NET benchmark projects
         "**/__performance_tests__/**", *(f"*.bench.{ext}" for ext in _JS_EXTS),
     )),
     ("changelog", None, (

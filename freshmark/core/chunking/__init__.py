@@ -70,7 +70,8 @@ DEFAULT_MAX_LINES = 150
 # ``.h`` header holding C++ (a namespace, a template, a class) is parsed as C++; a changelog
 # named in mixed case (``ChangeLog.md``, ``History.md``) is a changelog; a Java enum constant
 # with a body is a class of its methods (jsoup's ``TokeniserState.Data.read``); Python
-# definitions under a module's or a class's ``if``/``try`` are units.
+# definitions under a module's or a class's ``if``/``try`` are units, and so are C# members
+# under ``#if``/``#else``.
 CHUNKING_VERSION = "15"
 _ALIASES = {
     "py": "python", "js": "javascript", "jsx": "javascript", "ts": "typescript",

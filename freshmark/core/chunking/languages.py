@@ -299,7 +299,8 @@ RULES: dict[str, Rules] = {
             "enum_declaration": "enum",
             "namespace_declaration": "module",
         },  # fmt: skip
-        transparent=_f("ERROR"),
+        # members under ``#if``/``#else`` are the class's (Polly's EnsureNotDisposed)
+        transparent=_f("ERROR", "preproc_if", "preproc_else", "preproc_elif"),
         keywords=_f("this", "base", "nameof", "var"),
     ),
     "ruby": Rules(

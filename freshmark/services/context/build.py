@@ -278,7 +278,8 @@ def left_out_reason(section: Section, chosen: Section | None, budget: int) -> st
     if section.role == "reference":
         return f"history, reference only (not in today's code); {needs}"
     # A pointer has the anchor of its code when both are medium: only its body tells them apart.
-    shown = "not shown" if chosen is None else "shown without the lines around it" \
+    shown = "not shown" if chosen is None else "shown by its signature only" \
+        if chosen.signature_lines is not None else "shown without the lines around it" \
         if chosen.anchor == section.anchor and chosen.body else f"shown only as {chosen.anchor}"
     return f"{shown}; the whole {needs}"
 

@@ -351,10 +351,15 @@ class SliceBuilder:
             caller = self.graph.nodes[edge.caller]
             confidence, how = ("high", "direct caller (graph-confirmed)") if confirmed \
                 else ("medium", "direct caller (name match only)")
-            whole = (caller.path, caller.symbol) in self.matched
-            section = self.live_section(
-                caller, "caller", confidence, how + (", a match of the query" if whole else ""),
-                signature_only=not whole, callee=own_name(primary.record.symbol))
+            callee = own_name(primary.record.symbol)
+            section = self.live_section(caller, "caller", confidence, how, signature_only=True,
+                                        callee=callee)
+            if section is not None and (caller.path, caller.symbol) in self.matched:
+                whole = self.live_section(caller, "caller", confidence,
+                                          how + ", a match of the query", signature_only=False,
+                                          callee=callee)
+                if whole is not None:  # its signature, should the whole not fit
+                    whole.fallback, section = section, whole
             if section is not None:
                 out.append(section)
         return out + self._caller_pointers(edges[MAX_CALLERS:])
