@@ -479,3 +479,41 @@ def test_from_dot_import_a_module_names_that_module_not_all_a_package_re_exports
         chunk("src/flask/ctx.py", "AppContext.push", "method", imports=(".", ".typing")),
     ])
     assert graph.imported_files("src/flask/ctx.py") == ["src/flask/typing.py"]
+
+
+FLASKISH = {
+    "web/helpers.py": '''def make_response(*args):
+    """Turn a view's return value into a response object, for views that need one early."""
+    return list(args)
+''',
+    "web/app.py": '''from web.helpers import get_debug_flag
+
+
+class Flask:
+    def make_response(self, rv):
+        """Convert the return value from a view function to a response."""
+        return rv
+
+    def finalize_request(self, rv):
+        """Turn the view's return value into a response and run the after hooks."""
+        response = self.make_response(rv)
+        return response
+''',
+    "web/views.py": '''from web.helpers import make_response
+
+
+def teapot():
+    """A view that answers early with a response of its own."""
+    return make_response("I'm a teapot", 418)
+''',
+}
+
+
+def test_a_call_through_self_is_no_call_of_a_module_function_of_that_name(fm_home, make_repo):
+    repo = indexed_project(make_repo("web"), FLASKISH, package="web")
+    slice_ = build_context(ContextRequest.build("web/helpers.py make_response", level="L1"),
+                           str(repo.path), settings=Settings.from_env())
+    assert (slice_.sections[0].path, slice_.sections[0].symbol) == (
+        "web/helpers.py", "make_response")
+    callers = {s.symbol for s in slice_.sections if s.role == "caller"}
+    assert callers == {"teapot"}

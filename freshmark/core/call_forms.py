@@ -1,5 +1,5 @@
-"""How a caller's code calls a name: through its own receiver (``self.parse()``) or bare
-(``WithField(...)``, not ``entry.WithField(...)``).
+"""How a caller's code calls a name: through its own receiver (``self.parse()``), only so, or
+bare (``WithField(...)``, not ``entry.WithField(...)``).
 
 A chunk's references are names without their receiver (the stamp keeps names only), so the
 symbol graph confirms a call by file and class alone. Where that is not enough, the slice
@@ -22,6 +22,14 @@ _GO_RECEIVER = re.compile(r"^\s*func\s*\(\s*(\w+)\s", re.MULTILINE)
 def calls_through_own_receiver(code: str, name: str) -> bool:
     """``code`` calls ``name`` on its own receiver (``self.name``, ``this.name``, …)."""
     return re.search(rf"{_OWN_RECEIVER}{re.escape(name)}\b", code) is not None
+
+
+def calls_only_through_own_receiver(code: str, name: str) -> bool:
+    """``code`` uses ``name`` and every use is on its own receiver (``self.name``,
+    ``this.name``): then a module-level ``name`` is not what it calls."""
+    uses = list(re.finditer(rf"(?<![\w$]){re.escape(name)}\b", code))
+    own = list(re.finditer(rf"{_OWN_RECEIVER}{re.escape(name)}\b", code))
+    return bool(own) and len(own) == len(uses)
 
 
 def go_call_reaches(code: str, name: str, *, callee_owner: str, caller_owner: str

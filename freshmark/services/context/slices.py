@@ -15,7 +15,11 @@ import posixpath
 import re
 from collections.abc import Sequence
 
-from freshmark.core.call_forms import calls_through_own_receiver, go_call_reaches
+from freshmark.core.call_forms import (
+    calls_only_through_own_receiver,
+    calls_through_own_receiver,
+    go_call_reaches,
+)
 from freshmark.core.chunking import (
     Chunk,
     FileSymbols,
@@ -304,11 +308,11 @@ class SliceBuilder:
 
     def edge_confirmed(self, edge: Edge) -> bool:
         """The graph's confirmation of a call, unless the caller's code today says more: in
-        Go, how it calls the name (``go_call``); elsewhere, a method of the caller's own
+        Go, how it calls the name (``call_reaches``); elsewhere, a method of the caller's own
         class, in a language that calls those through a receiver, with no such call
         (tomlkit's ``Parser._parse_nested`` calls its parameter ``parse``, not
         ``self.parse``): then the name alone matched."""
-        reaches = self.go_call(edge)
+        reaches = self.call_reaches(edge)
         if reaches is not None:
             return reaches
         caller, callee = self.graph.nodes[edge.caller], self.graph.nodes[edge.callee]
@@ -321,19 +325,25 @@ class SliceBuilder:
             return code is not None and calls_through_own_receiver(code, name)
         return True
 
-    def go_call(self, edge: Edge) -> bool | None:
-        """Whether a Go caller's code today calls the callee of its own package, surely
-        (True), not at all (False) or maybe (None, also for other languages, another
-        package's function, or no code today): logrus's ``entry.WithField`` in an
-        ``Entry`` method is ``Entry``'s, ``WithField(…)`` the package function."""
+    def call_reaches(self, edge: Edge) -> bool | None:
+        """Whether the caller's code today calls the callee, surely (True), not at all (False)
+        or maybe (None: the name alone, or no code today). In Go, by its form: a function of
+        the caller's package bare, a method through a value, through the caller's own
+        receiver its own type's (logrus's ``entry.WithField`` in an ``Entry`` method). Where
+        methods are called through a receiver, a module-level function is never called as
+        ``self.name`` (flask's ``self.make_response`` is ``Flask``'s, not helpers')."""
         caller, callee = self.graph.nodes[edge.caller], self.graph.nodes[edge.callee]
         owner, _, name = callee.symbol.rpartition(".")
-        if caller.language != "go" or \
-                posixpath.dirname(caller.path) != posixpath.dirname(callee.path):
+        go = caller.language == "go" and \
+            posixpath.dirname(caller.path) == posixpath.dirname(callee.path)
+        receiver = caller.language in _RECEIVER_LANGUAGES and not owner
+        code = self._code_today(caller) if go or receiver else None
+        if code is None:
             return None
-        code = self._code_today(caller)
-        return None if code is None else go_call_reaches(
-            code, name, callee_owner=owner, caller_owner=caller.symbol.rpartition(".")[0])
+        if go:
+            return go_call_reaches(code, name, callee_owner=owner,
+                                   caller_owner=caller.symbol.rpartition(".")[0])
+        return False if calls_only_through_own_receiver(code, name) else None
 
     def _code_today(self, record: ChunkRecord) -> str | None:
         found = self.today_definition(record.path, record.symbol, record.start_line)
@@ -344,7 +354,7 @@ class SliceBuilder:
         if node_id is None:
             return []
         edges = sorted(((edge, self.edge_confirmed(edge)) for edge in self.graph.callers(node_id)
-                        if self.go_call(edge) is not False), key=lambda pair: not pair[1])
+                        if self.call_reaches(edge) is not False), key=lambda pair: not pair[1])
         out: list[Section] = []
         self.indexed.load(self.graph.nodes[edge.caller] for edge, _ in edges[:MAX_CALLERS])
         for edge, confirmed in edges[:MAX_CALLERS]:
