@@ -243,3 +243,22 @@ def test_a_reports_pytest_node_ids_are_not_taken_for_qualified_names():
 
 def test_a_private_member_written_with_its_class_is_a_dotted_name():
     assert plan_query("Ky.#retry").path_hints == ["Ky/#retry"]
+
+
+GO_PANIC = """panic: handlers are already registered for path '/users'
+
+goroutine 1 [running]:
+github.com/gin-gonic/gin.(*node).addRoute(0xc000131c80, {0x10b2f8a, 0x6}, {0xc0001a6f00, 0x1, 0x1})
+\t/root/go/pkg/mod/github.com/gin-gonic/gin@v1.10.0/tree.go:243 +0x8a5
+github.com/gin-gonic/gin.(*Engine).addRoute(...)
+\t/root/go/pkg/mod/github.com/gin-gonic/gin@v1.10.0/gin.go:382 +0x2b0
+main.main()
+\t/app/main.go:12 +0x1d
+"""
+
+
+def test_a_go_panics_frames_are_read_the_deepest_last_without_the_module_cache():
+    assert plan_query(GO_PANIC).frames == [("app/main", "main"), ("gin", "addRoute"),
+                                           ("tree", "addRoute")]
+    assert deepest_frame(plan_query(GO_PANIC).frames, ["tree.go", "gin.go"]) == (
+        "tree", "addRoute")

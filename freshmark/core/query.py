@@ -97,6 +97,9 @@ _FRAMES = (
     re.compile(r'File (?P<path>[^\s",]+\.py):\d+, in (?P<function>[\w.]+)\('),
     re.compile(r'^(?P<path>[^\s",]+\.py) in (?P<function>[\w.]+)\(', re.M),
     re.compile(r'^\s*(?P<path>[^\s",:]+\.py):\d+: in (?P<function>\w+)$', re.M),
+    # Go's panic: ``github.com/gin-gonic/gin.(*node).addRoute(...)`` over ``\t…/tree.go:243``.
+    re.compile(r'^(?P<function>[\w./-]+?\.(?:\(\*?\w+\)\.)?\w+)(?:\[[^\]\n]*\])?\([^\n]*\)\n'
+               r'\t(?P<path>[^\s:]+\.go):\d+', re.M),
 )
 _PATH = re.compile(r"(?<![\w/.])((?:[\w.-]+/)+[\w.-]+\.[A-Za-z]\w{0,5})\b")
 # A dotted name; its members may be JavaScript's private ones (``Ky.#retry``).
@@ -107,7 +110,8 @@ _QUALIFIED = re.compile(
 # snake_case, camelCase, PascalCase with a second capital, a leading ``_`` or a trailing one
 # (Python's ``in_``, ``class_``: a name that would be a keyword).
 _CODE_WORD = re.compile(r"\w_\w|[a-z][A-Z]|^[A-Z][a-z]+[A-Z]|^_|\w_$")
-_SITE_PREFIX = re.compile(r"^.*(?:site-packages|dist-packages)/|^.*/lib/python[\d.]*/")
+_SITE_PREFIX = re.compile(r"^.*(?:site-packages|dist-packages)/|^.*/lib/python[\d.]*/|"
+                          r"^.*?/pkg/mod/[^@\s]+@[^/\s]+/")  # Go's module cache
 # Words of code blocks that name no code of the project (keywords, literals, common builtins).
 _CODE_NOISE = frozenset("""
 and as assert async await break class continue def del elif else except false finally for from
@@ -192,12 +196,16 @@ def traceback_frames(text: str) -> list[tuple[str, str]]:
 
 
 def _frame_matches(text: str) -> list[tuple[str, str | None]]:
-    """(file, function or None) of every traceback frame in ``text``, in the order they
-    appear, whatever form each is in (a ``Class.method`` function as ``method``)."""
+    """(file, function or None) of every traceback frame in ``text``, the deepest last as
+    Python writes them (Go's turned around), whatever form each is in (a ``Class.method``
+    function as ``method``)."""
     found = sorted((match for form in _FRAMES for match in form.finditer(text)),
                    key=lambda match: match.start())
-    return [(match.group("path"), (match.group("function") or "").rpartition(".")[2] or None)
-            for match in found]
+    frames = [(match.group("path"), (match.group("function") or "").rpartition(".")[2] or None)
+              for match in found]
+    # Go prints the deepest call first, Python last: Go's frames are turned around.
+    return frames[::-1] if frames and all(path.endswith(".go") for path, _ in frames) \
+        else frames
 
 
 def deepest_frame(frames: list[tuple[str, str]], paths: Iterable[str]
