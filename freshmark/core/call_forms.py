@@ -3,7 +3,7 @@ bare (``WithField(...)``, not ``entry.WithField(...)``).
 
 A chunk's references are names without their receiver (the stamp keeps names only), so the
 symbol graph confirms a call by file and class alone. Where that is not enough, the slice
-builder reads the caller's code today and asks these two questions of it; regular expressions
+builder reads the caller's code today and asks it how the name is called; regular expressions
 suffice because only the token before the name decides.
 """
 
