@@ -430,12 +430,9 @@ class GitRepo:
         return resolved.read_bytes()
 
     def worktree_differs(self, rel_path: str, blob_sha: str) -> bool:
-        """Whether the work tree's ``rel_path`` is not the blob ``blob_sha`` (edited, or gone
-        from the work tree): one file read and hashed, no status walk of the tree."""
-        try:
-            return str(pygit2.hash(self.read_worktree_file(rel_path))) != blob_sha
-        except (FileGone, UnsafePath):
-            return True
+        """The work tree's ``rel_path`` is not the blob ``blob_sha`` (edited, gone, a symlink
+        now): one file hashed, never followed out of the tree, no status walk."""
+        return _worktree_blob(self.path / safe_relpath(rel_path))[0] != blob_sha
 
     def _require_worktree(self) -> None:
         if self.is_bare:
