@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 
 import pytest
@@ -30,15 +31,22 @@ def searched(repo, query: str, **options):
                   settings=Settings.from_env())
 
 
+def among_many_uses(repo, path: str, text: str, uses: Callable[[int], tuple[str, str]]):
+    """``text`` at ``path`` beside 60 files that only use its names (``uses(n)``: a path and
+    its text), committed and indexed."""
+    repo.write(path, text)
+    for n in range(60):
+        repo.write(*uses(n))
+    repo.commit(repo.path.name)
+    index(repo)
+    return repo
+
+
 def test_a_bare_method_name_finds_the_implementation_under_many_chunks_using_it(
         store_env, make_repo):
-    repo = make_repo("slim")
-    repo.write("app/runner.py", RUNNER)
-    for n in range(60):
-        repo.write(f"tests/test_handle_{n}.py",
-                   f"def test_handle_{n}(handle):\n    handle(handle(handle({n})))\n")
-    repo.commit("runner")
-    index(repo)
+    repo = among_many_uses(make_repo("slim"), "app/runner.py", RUNNER, lambda n: (
+        f"tests/test_handle_{n}.py",
+        f"def test_handle_{n}(handle):\n    handle(handle(handle({n})))\n"))
     response = searched(repo, "handle", k=3)
     assert (response.results[0].record.path, response.results[0].record.symbol) == \
         ("app/runner.py", "RouteRunner.handle")
@@ -280,13 +288,8 @@ def test_a_private_method_looked_up_by_its_name_with_its_hash_comes_first(
 
 def test_a_bare_name_finds_a_private_method_of_that_name_under_many_chunks_using_it(
         store_env, make_repo):
-    repo = make_repo("ky")
-    repo.write("source/core/Ky.ts", KY_TS)
-    for n in range(60):
-        repo.write(f"test/time-{n}.ts",
-                   f"getCurrentTime(getCurrentTime(getCurrentTime({n})));\n")
-    repo.commit("ky")
-    index(repo)
+    repo = among_many_uses(make_repo("ky"), "source/core/Ky.ts", KY_TS, lambda n: (
+        f"test/time-{n}.ts", f"getCurrentTime(getCurrentTime(getCurrentTime({n})));\n"))
     assert searched(repo, "getCurrentTime", k=3).results[0].record.symbol == \
         "Ky.#getCurrentTime"
 
