@@ -312,7 +312,10 @@ class SliceBuilder:
         class, in a language that calls those through a receiver, with no such call
         (tomlkit's ``Parser._parse_nested`` calls its parameter ``parse``, not
         ``self.parse``): then the name alone matched."""
-        reaches = self.call_reaches(edge)
+        return self._confirmed(edge, self.call_reaches(edge))
+
+    def _confirmed(self, edge: Edge, reaches: bool | None) -> bool:
+        """``edge_confirmed`` with the edge's ``call_reaches`` already judged."""
         if reaches is not None:
             return reaches
         caller, callee = self.graph.nodes[edge.caller], self.graph.nodes[edge.callee]
@@ -353,8 +356,9 @@ class SliceBuilder:
         node_id = self.graph.node_of(primary.record)
         if node_id is None:
             return []
-        edges = sorted(((edge, self.edge_confirmed(edge)) for edge in self.graph.callers(node_id)
-                        if self.call_reaches(edge) is not False), key=lambda pair: not pair[1])
+        judged = [(edge, self.call_reaches(edge)) for edge in self.graph.callers(node_id)]
+        edges = sorted(((edge, self._confirmed(edge, reaches)) for edge, reaches in judged
+                        if reaches is not False), key=lambda pair: not pair[1])
         out: list[Section] = []
         self.indexed.load(self.graph.nodes[edge.caller] for edge, _ in edges[:MAX_CALLERS])
         for edge, confirmed in edges[:MAX_CALLERS]:
