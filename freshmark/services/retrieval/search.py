@@ -258,13 +258,14 @@ def search(
     # A name looked up that only tombstones define: deleted (counted, or served with
     # ``--history``) or renamed in place since (served first, under its new name, as before
     # the index ran again, with or without history).
+    looked = looked_up_names(request.query)
     past = verify_results(opened, [
         (record, candidates[0].score if candidates else None, {"renamed_definition": 1.0})
-        for record in named_tombstones(index, looked_up_names(request.query), request.kinds)])
+        for record in named_tombstones(index, looked, request.kinds)])
     renamed = [r for r in past if r.verification.renamed_to]
     results, hidden = _first_usable(opened, candidates, request.k, request.include_history,
                                     first=renamed)
-    _mark_declarations(results, looked_up_names(request.query))
+    _mark_declarations(results, looked)
     attach_drift(opened.repo, opened.target.head, results)
     verify_seconds = time.perf_counter() - started
     response = SearchResponse(
