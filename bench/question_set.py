@@ -27,7 +27,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from freshmark.core.chunking.model import CONTAINER_KINDS
+from freshmark.core.chunking.model import CONTAINER_KINDS, NOT_ONE_DEFINITION
 
 QUESTIONS_DIR = Path(__file__).resolve().parent / "questions"
 WORDINGS = ("code-like", "paraphrase")
@@ -203,16 +203,13 @@ def load_questions(directory: Path = QUESTIONS_DIR) -> list[Question]:
     ]
 
 
-_NOT_DEFINITIONS = frozenset({"block", "window"})
-
-
 def _mostly_inside(hit: Hit, answer: Answer) -> bool:
     inside = min(hit.end_line, answer.end_line) - max(hit.start_line, answer.start_line) + 1
     return hit.kind not in CONTAINER_KINDS and 2 * inside >= hit.end_line - hit.start_line + 1
 
 
 def _with_its_doc(hit: Hit, answer: Answer) -> bool:
-    return hit.kind not in CONTAINER_KINDS | _NOT_DEFINITIONS and \
+    return hit.kind not in NOT_ONE_DEFINITION and \
         hit.end_line == answer.end_line and hit.start_line <= answer.start_line
 
 

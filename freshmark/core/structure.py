@@ -24,7 +24,7 @@ from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-from freshmark.core.chunking.model import CONTAINER_KINDS, MODULE_SYMBOL
+from freshmark.core.chunking.model import CONTAINER_KINDS, MODULE_CODE_KINDS, MODULE_SYMBOL
 from freshmark.core.stamp import own_name
 from freshmark.core.tokenize import name_forms, name_parts
 
@@ -38,8 +38,6 @@ WORKER_TOP = 3
 WORKER_AHEAD = 5
 WORKER_SHARE = 0.8
 _CALLABLE_KINDS = frozenset({"function", "method"})
-# Kinds that are not definitions: a module block and a fallback window.
-_NOT_DEFINITIONS = frozenset({"block", "window"})
 
 
 @dataclass(frozen=True)
@@ -67,7 +65,7 @@ def is_member(unit: Unit, container: Unit) -> bool:
     if unit.path != container.path or unit is container:
         return False
     if container.chunk_kind == "block":
-        return unit.chunk_kind not in _NOT_DEFINITIONS
+        return unit.chunk_kind not in MODULE_CODE_KINDS
     return unit.symbol.startswith(container.symbol + ".")
 
 
@@ -180,7 +178,7 @@ def _named_definitions(units: Sequence[Unit], order: Sequence[Placement],
                        named: set[str]) -> list[int]:
     """Positions in ``order`` of definitions whose name the query writes as code, best first."""
     return [i for i, placement in enumerate(order)
-            if units[placement.index].chunk_kind not in _NOT_DEFINITIONS
+            if units[placement.index].chunk_kind not in MODULE_CODE_KINDS
             and name_forms(units[placement.index].symbol) & named]
 
 

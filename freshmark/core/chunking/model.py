@@ -21,8 +21,10 @@ KINDS = (
 )
 # Kinds whose chunk summarises members (their bodies are separate chunks, elided here).
 CONTAINER_KINDS = frozenset({"class", "interface", "struct", "enum", "trait", "impl", "module"})
-# Chunks that are not one definition: a module block, a fallback window and the outlines.
-NOT_ONE_DEFINITION = frozenset({"block", "window"}) | CONTAINER_KINDS
+# Chunks of module code: a module block and a fallback window (their text is the file's lines).
+MODULE_CODE_KINDS = frozenset({"block", "window"})
+# Chunks that are not one definition: module code and the outlines.
+NOT_ONE_DEFINITION = MODULE_CODE_KINDS | CONTAINER_KINDS
 
 
 @dataclass

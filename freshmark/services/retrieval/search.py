@@ -18,6 +18,7 @@ from typing import Any
 from freshmark.adapters.git.repo import GitRepo, ObjectNotFound
 from freshmark.adapters.lexical.registry import lexical_engine
 from freshmark.adapters.store.chroma import Store
+from freshmark.core.chunking.model import MODULE_CODE_KINDS
 from freshmark.core.config import Config, load_config
 from freshmark.core.fusion import Candidate
 from freshmark.core.lru import LruCache
@@ -44,9 +45,6 @@ from freshmark.services.retrieval.hybrid import (
     looked_up_names,
 )
 from freshmark.services.retrieval.results import VerifiedResult, verify_results
-
-# Chunks of module code whose text is their file's lines (an outline's elides its members').
-_SPANNING_KINDS = frozenset({"block", "window"})
 
 
 @dataclass
@@ -232,7 +230,7 @@ def _mark_declarations(results: list[VerifiedResult], names: list[str]) -> None:
     """For a look-up, the line declaring the name in a result that is a module block (a
     constant has no chunk of its own): the compact answer shows it, not the block's top."""
     for result in results if names else []:
-        if result.record.kind in _SPANNING_KINDS:
+        if result.record.kind in MODULE_CODE_KINDS:  # an outline elides its lines
             row = declaring_row(result.text, names)
             start = result.verification.current_start_line or result.record.start_line
             result.declared_at = None if row is None else start + row
