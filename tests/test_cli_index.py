@@ -75,6 +75,16 @@ def test_index_text_summary_names_counts(fm_home, make_repo):
     assert "chunks:" in done.stdout and "embeddings:" in done.stdout
 
 
+def test_index_text_summary_names_a_skipped_file_and_how_to_ask_why(fm_home, make_repo):
+    repo = small_repo(make_repo)
+    repo.write("blob.bin", "\x00\x01binary")
+    repo.commit("binary file")
+    done = fm("index", str(repo.path))
+    assert done.returncode == 0, done.stderr
+    assert "not indexed: blob.bin (binary)" in done.stdout
+    assert "chunks --path FILE" in done.stdout
+
+
 def test_chunks_json_uses_spec_field_names_and_hides_excluded(fm_home, make_repo):
     repo = small_repo(make_repo)
     fm("index", str(repo.path))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import fields
 from pathlib import Path
 
@@ -16,6 +17,7 @@ from freshmark.core.errors import EmbedderMismatch, RetryableError
 from freshmark.core.settings import Settings
 from freshmark.core.stamp import MANDATORY_FIELDS, ChunkRecord
 from freshmark.services.indexing.indexer import IndexRequest, index_repo
+from freshmark.services.indexing.summary import IndexSummary
 
 SERVICE_V1 = '''"""Order services."""
 from orders.domain import ensure_cancellable
@@ -424,6 +426,18 @@ def test_an_oversized_blob_is_skipped_without_being_read(fm_home, make_repo, mon
     assert read and huge not in read
 
 
+def test_a_run_names_the_files_it_skipped_a_few_per_reason(fm_home, make_repo):
+    repo = shop_repo(make_repo)
+    for n in range(5):
+        repo.write(f"data/empty{n}.py", "")
+    repo.write("data/huge.txt", "x = 1\n" * 400_000)
+    repo.commit("empty and huge files")
+    summary = run(repo)
+    assert summary["skipped_paths"]["oversized"] == ["data/huge.txt"]
+    assert summary["files_skipped"]["empty"] == 5
+    assert len(summary["skipped_paths"]["empty"]) == 3
+
+
 def test_blob_size_comes_from_the_object_header(make_repo):
     repo = make_repo("sizes")
     repo.write("a.txt", "12345\n")
@@ -633,3 +647,14 @@ def test_an_index_chunked_under_other_rules_is_chunked_again_once(store_env, mak
     assert again["chunks_added"] == 0 and again["embeddings_computed"] == 0  # same chunks
     assert again["chunks_unchanged"] == first["chunks_added"]
     assert run(repo)["files_seen"] == 0  # the new version is recorded
+
+
+def test_batches_name_their_skipped_files_to_the_run_up_to_the_same_few():
+    run_summary = IndexSummary(repo="r", branch="main", collection="c", embedder="e")
+    for first in (0, 2):
+        batch = IndexSummary(repo="r", branch="main", collection="c", embedder="e")
+        for n in range(first, first + 2):
+            batch.skip("binary", f"b{n}.bin")
+        run_summary.add_batch_counts(json.loads(json.dumps(batch.batch_counts())))
+    assert run_summary.files_skipped == {"binary": 4}
+    assert run_summary.skipped_paths == {"binary": ["b0.bin", "b1.bin", "b2.bin"]}

@@ -62,6 +62,12 @@ def _print_summary(summary: dict[str, Any]) -> None:
         f"{summary['embeddings_reused']} reused ({summary['embedder']})",
         f"  time:       {summary['seconds']:.2f} s ({summary['embed_seconds']:.2f} s embedding)",
     ]
+    named = [f"{path} ({reason})" for reason, paths in sorted(summary["skipped_paths"].items())
+             for path in paths]
+    if named:
+        more = sum(summary["files_skipped"].values()) - len(named)
+        lines.insert(2, "  not indexed: " + ", ".join(named) + (f" and {more} more" if more > 0
+                        else "") + " (`freshmark chunks --path FILE` says why)")
     if summary.get("layered_on"):
         lines.insert(1, f"  overlay on branch {summary['layered_on']}: "
                         f"{summary.get('overlay_chunks') or 0} chunks of its own")

@@ -44,8 +44,8 @@ def index_whole(
         if since not in diffs:
             diffs[since] = repo.diff(since, head)
             if since is None:  # gitlinks never show in a diff; count them on a full pass
-                for _ in repo.submodules(head):
-                    summary.skip("submodule")
+                for submodule_path in repo.submodules(head):
+                    summary.skip("submodule", submodule_path)
         changes = diffs[since]
         if rechunk and not lost and old != head:  # the full pass misses what went since
             changes = with_moves(changes, repo.diff(old, head))

@@ -262,14 +262,14 @@ class IndexRun:
         try:
             fresh = self._chunks_of(layer, path, blob_sha, change)
         except FileFailed as failed:
-            self.summary.skip(failed.reason)
+            self.summary.skip(failed.reason, path)
             counters.FILES_SKIPPED_TOTAL.labels(failed.reason).inc()
             log.warning("skipped %s at %s: %s", path, self.head[:12], failed)
             fresh = None
         if fresh is None:  # not indexable any more (binary, oversized, vendored...)
             return FilePlan(tombstone=tombstones(existing, self.head, self.when, self.generation))
         if not fresh and not existing:
-            self.summary.skip(SKIP_EMPTY)
+            self.summary.skip(SKIP_EMPTY, path)
             return FilePlan()
         return plan_file(existing, fresh, self.head, self.when, self.generation)
 
@@ -285,15 +285,15 @@ class IndexRun:
         except ObjectNotFound:
             # A partial or damaged clone lacks this blob: the rest of the run goes on, and the
             # file is counted, not silently missing.
-            self.summary.skip(SKIP_MISSING_OBJECT)
+            self.summary.skip(SKIP_MISSING_OBJECT, path)
             return None
         if not verdict.indexed or data is None:
-            self.summary.skip(verdict.skip_reason or "not-indexed")
+            self.summary.skip(verdict.skip_reason or "not-indexed", path)
             return None
         with _failing_as(SKIP_DECODE_ERROR):
             text = decode_text(data)
         if text is None:
-            self.summary.skip("binary")
+            self.summary.skip("binary", path)
             return None
         language = detect_language(path, text) or ""
         ctx = FileContext(

@@ -5,9 +5,12 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+SKIPPED_PATHS_PER_REASON = 3
+
 # What a batch adds to its run's summary (``IndexSummary.batch_counts``).
 _BATCH_COUNT_FIELDS = (
-    "files_seen", "files_changed", "files_skipped", "files_chunk_capped", "chunks_added",
+    "files_seen", "files_changed", "files_skipped", "skipped_paths", "files_chunk_capped",
+    "chunks_added",
     "chunks_updated", "chunks_unchanged", "chunks_tombstoned", "embeddings_computed",
     "embeddings_reused", "embed_seconds",
 )
@@ -27,6 +30,8 @@ class IndexSummary:
     files_seen: int = 0
     files_changed: int = 0
     files_skipped: dict[str, int] = field(default_factory=dict)
+    # The first few paths of each reason: a count alone leaves the user to hunt for the files.
+    skipped_paths: dict[str, list[str]] = field(default_factory=dict)
     files_chunk_capped: int = 0  # files over max_chunks_per_file, indexed as line windows
     chunks_added: int = 0
     chunks_updated: int = 0
@@ -49,8 +54,14 @@ class IndexSummary:
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
-    def skip(self, reason: str) -> None:
+    def skip(self, reason: str, path: str = "") -> None:
         self.files_skipped[reason] = self.files_skipped.get(reason, 0) + 1
+        if path:
+            self._name_skipped(reason, [path])
+
+    def _name_skipped(self, reason: str, paths: list[str]) -> None:
+        named = self.skipped_paths.setdefault(reason, [])
+        named.extend(paths[:SKIPPED_PATHS_PER_REASON - len(named)])
 
     def batch_counts(self) -> dict[str, Any]:
         """The counts a batch contributes to its run (JSON-able: they travel through Redis)."""
@@ -61,5 +72,8 @@ class IndexSummary:
             if name == "files_skipped":
                 for reason, count in counts.get(name, {}).items():
                     self.files_skipped[reason] = self.files_skipped.get(reason, 0) + count
+            elif name == "skipped_paths":
+                for reason, paths in counts.get(name, {}).items():
+                    self._name_skipped(reason, paths)
             else:
                 setattr(self, name, getattr(self, name) + counts.get(name, 0))
