@@ -313,6 +313,14 @@ def test_a_go_call_through_the_callers_own_receiver_is_its_own_types_method(logr
     assert "Entry.WithError" not in go_callers(logrus, "Logger.WithField")
 
 
+def test_the_call_chain_leaves_out_calls_the_callers_code_cannot_make(logrus):
+    slice_ = build_context(ContextRequest.build("exported.go WithField", level="L3"), logrus,
+                           settings=Settings.from_env())
+    chain = next(s.body for s in slice_.sections if s.role == "call_chain")
+    assert "Audit (logrus/audit.go:L3) -> WithField (logrus/exported.go:L3)" in chain
+    assert "-> WithField (logrus/exported.go:L3)  [name match only]" not in chain
+
+
 def test_a_wrapper_delegating_to_a_namesake_is_its_caller(logrus):
     assert go_callers(logrus, "Logger.WithField") == {"WithField": "medium"}
 

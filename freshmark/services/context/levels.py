@@ -77,9 +77,10 @@ def _implementation_first(graph: SymbolGraph, node_id: str) -> list[Any]:
 
 
 def _walk(graph: SymbolGraph, start: str,
-          confirm: Callable[[Edge], bool]) -> list[tuple[str, bool, int, str]]:
+          standing: Callable[[Edge], bool | None]) -> list[tuple[str, bool, int, str]]:
     """Symbols reached from ``start`` over callers and callees, breadth first:
-    (node id, edge confirmed by ``confirm``, depth, one call-chain line)."""
+    (node id, edge confirmed by ``standing``, depth, one call-chain line). An edge whose
+    standing is None (the caller's code today makes no such call) is no relation."""
     seen = {start}
     frontier = [start]
     reached: list[tuple[str, bool, int, str]] = []
@@ -90,10 +91,12 @@ def _walk(graph: SymbolGraph, start: str,
                 other = edge.caller if edge.callee == node_id else edge.callee
                 if other in seen or len(reached) >= L3_MAX_SYMBOLS:
                     continue
+                confirmed = standing(edge)
+                if confirmed is None:
+                    continue
                 seen.add(other)
                 following.append(other)
                 caller, callee = graph.nodes[edge.caller], graph.nodes[edge.callee]
-                confirmed = confirm(edge)
                 how = "graph-confirmed" if confirmed else "name match only"
                 reached.append((other, confirmed, depth,
                                 f"{caller.symbol} ({caller.path}:L{caller.start_line}) -> "
@@ -108,7 +111,7 @@ def _level_3(builder: SliceBuilder, primary: VerifiedResult) -> list[Section]:
     start = graph.node_of(primary.record)
     if start is None:
         return out
-    reached = _walk(graph, start, builder.edge_confirmed)
+    reached = _walk(graph, start, builder.edge_standing)
     if not reached:
         return out
     manifest = builder.opened.index.manifest if builder.opened.index else None

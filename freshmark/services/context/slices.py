@@ -306,16 +306,18 @@ class SliceBuilder:
                 out.append(section)
         return out
 
-    def edge_confirmed(self, edge: Edge) -> bool:
-        """The graph's confirmation of a call, unless the caller's code today says more: in
-        Go, how it calls the name (``call_reaches``); elsewhere, a method of the caller's own
-        class, in a language that calls those through a receiver, with no such call
-        (tomlkit's ``Parser._parse_nested`` calls its parameter ``parse``, not
-        ``self.parse``): then the name alone matched."""
-        return self._confirmed(edge, self.call_reaches(edge))
+    def edge_standing(self, edge: Edge) -> bool | None:
+        """Whether a call is graph-confirmed (True) or its name alone matched (False), unless
+        the caller's code today says more: None when it surely makes no such call (Go's form
+        of the call, ``call_reaches``). A method of the caller's own class, in a language
+        that calls those through a receiver, with no such call (tomlkit's
+        ``Parser._parse_nested`` calls its parameter ``parse``, not ``self.parse``): the name
+        alone matched."""
+        reaches = self.call_reaches(edge)
+        return None if reaches is False else self._confirmed(edge, reaches)
 
     def _confirmed(self, edge: Edge, reaches: bool | None) -> bool:
-        """``edge_confirmed`` with the edge's ``call_reaches`` already judged."""
+        """``edge_standing`` with the edge's ``call_reaches`` already judged, not False."""
         if reaches is not None:
             return reaches
         caller, callee = self.graph.nodes[edge.caller], self.graph.nodes[edge.callee]
@@ -356,9 +358,9 @@ class SliceBuilder:
         node_id = self.graph.node_of(primary.record)
         if node_id is None:
             return []
-        judged = [(edge, self.call_reaches(edge)) for edge in self.graph.callers(node_id)]
-        edges = sorted(((edge, self._confirmed(edge, reaches)) for edge, reaches in judged
-                        if reaches is not False), key=lambda pair: not pair[1])
+        judged = [(edge, self.edge_standing(edge)) for edge in self.graph.callers(node_id)]
+        edges = sorted(((edge, standing) for edge, standing in judged if standing is not None),
+                       key=lambda pair: not pair[1])
         out: list[Section] = []
         self.indexed.load(self.graph.nodes[edge.caller] for edge, _ in edges[:MAX_CALLERS])
         for edge, confirmed in edges[:MAX_CALLERS]:
