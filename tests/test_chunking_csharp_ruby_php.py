@@ -176,6 +176,35 @@ def test_csharp_properties_with_code_are_units_and_auto_properties_stay_in_the_o
     assert "public bool AutoHelp { get; set; }" in chunks["Cli.ParserSettings"].text
 
 
+INDEXED_CS = """namespace Shop
+{
+    public class Basket
+    {
+        private readonly List<Item> items = new();
+
+        public Item this[int index]
+        {
+            get { return items[index]; }
+            set { items[index] = value; }
+        }
+
+        public Item this[string name] => items.First(i => i.Name == name);
+    }
+
+    public interface IBag
+    {
+        Item this[int index] { get; }
+    }
+}
+"""
+
+
+def test_csharp_indexers_with_code_are_units_named_as_written_and_declared_ones_are_not():
+    units = {(c.symbol, c.start_line, c.end_line) for c in chunk_text("Basket.cs", INDEXED_CS)
+             if c.kind == "method"}
+    assert units == {("Shop.Basket.this[]", 7, 11), ("Shop.Basket.this[]", 13, 13)}
+
+
 def test_ruby_modules_classes_singleton_methods_and_requires() -> None:
     chunks = chunk_text("lib/billing.rb", BILLING_RB)
     assert [(c.symbol, c.kind, c.start_line, c.end_line) for c in chunks] == [

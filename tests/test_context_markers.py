@@ -89,6 +89,17 @@ def test_an_interface_method_asked_for_by_owner_and_name_is_answered_by_the_inte
     assert slice_for(repo.path, "Router.Mount").missing  # declared nowhere
 
 
+def test_an_indexer_asked_for_as_written_is_answered_by_its_definition(fm_home, make_repo):
+    repo = make_repo("basket")
+    repo.write("Basket.cs", "public class Basket\n{\n    public Item this[int index]\n    {\n"
+                            "        get { return items[index]; }\n    }\n}\n")
+    repo.commit("basket")
+    index(repo.path)
+    slice_ = slice_for(repo.path, "Basket.this[]")
+    assert slice_.missing == []
+    assert "Basket.this[]" in [s.symbol for s in slice_.sections if s.role == "evidence"]
+
+
 def test_no_current_evidence_is_missing_without_naming_the_deleted_file(fm_home, make_repo):
     repo = make_repo("payments")
     repo.write("payments/stripe_refunds.py",

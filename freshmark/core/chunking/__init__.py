@@ -72,7 +72,8 @@ DEFAULT_MAX_LINES = 150
 # with a body is a class of its methods (jsoup's ``TokeniserState.Data.read``); Python
 # definitions under a module's or a class's ``if``/``try`` are units, and so are C# members
 # under ``#if``/``#else``.
-CHUNKING_VERSION = "15"
+# 16: C# indexers with code (``this[int i] { get { … } }``) are units named ``this[]``.
+CHUNKING_VERSION = "16"
 _ALIASES = {
     "py": "python", "js": "javascript", "jsx": "javascript", "ts": "typescript",
     "c++": "cpp", "cc": "cpp", "c#": "csharp", "cs": "csharp", "c_sharp": "csharp",

@@ -1,5 +1,5 @@
-"""C# members the default naming rule cannot name: finalizers, properties with code and
-operators (``naming.describe`` hands them here)."""
+"""C# members the default naming rule cannot name: finalizers, properties with code,
+indexers and operators (``naming.describe`` hands them here)."""
 
 from __future__ import annotations
 
@@ -25,6 +25,21 @@ def csharp_member(node: Node, src: bytes, rules: Rules) -> Decl | None:
     coded = accessors is not None and any(a.child_by_field_name("body") is not None
                                           for a in accessors.named_children)
     return Decl(name, "function", node, accessors) if coded else None
+
+
+def csharp_indexer(node: Node, src: bytes, rules: Rules) -> Decl | None:
+    """``public T this[int i] { get { … } }`` is named ``this[]`` as it is written: it has no
+    name field, and its accessors were only lines of the class outline. An interface's
+    ``T this[int i] { get; }`` holds no code and stays in the outline."""
+    if node.type not in rules.functions:
+        return None
+    value = node.child_by_field_name("value")
+    if value is not None and value.type == "arrow_expression_clause":
+        return Decl("this[]", "function", node, value)
+    accessors = node.child_by_field_name("accessors")
+    coded = accessors is not None and any(a.child_by_field_name("body") is not None
+                                          for a in accessors.named_children)
+    return Decl("this[]", "function", node, accessors) if coded else None
 
 
 def csharp_operator(node: Node, src: bytes, rules: Rules) -> Decl | None:

@@ -289,6 +289,7 @@ RULES: dict[str, Rules] = {
             "operator_declaration",
             "conversion_operator_declaration",
             "property_declaration",  # with code in it (naming._csharp_member)
+            "indexer_declaration",  # likewise (csharp.csharp_indexer)
         ),  # fmt: skip
         containers={
             "class_declaration": "class",

@@ -14,7 +14,7 @@ from collections.abc import Callable
 
 from tree_sitter import Node
 
-from freshmark.core.chunking.csharp import csharp_member, csharp_operator
+from freshmark.core.chunking.csharp import csharp_indexer, csharp_member, csharp_operator
 from freshmark.core.chunking.decl import Decl, dotted
 from freshmark.core.chunking.facts import node_text
 from freshmark.core.chunking.languages import Rules
@@ -463,6 +463,7 @@ _HANDLERS: dict[str, _Handler] = {
     "destructor_declaration": csharp_member,
     "property_declaration": property_declaration,  # C# or Swift
     "subscript_declaration": swift_subscript,
+    "indexer_declaration": csharp_indexer,
     "deinit_declaration": swift_deinit,
     "operator_declaration": csharp_operator,
     "conversion_operator_declaration": csharp_operator,

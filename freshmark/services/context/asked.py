@@ -3,6 +3,7 @@ and which of the search's results answer it: those lead the slice's evidence."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from freshmark.core.query import plan_query
@@ -41,7 +42,8 @@ class AskedNames:
         a member only in its owner), or is the owner that declares a named member by its
         signature (an interface's method)."""
         record = result.record
-        symbol = record.symbol.lower()
+        # ``Basket.this[]``, ``Money.operator+``: a query names them by their word.
+        symbol = re.sub(r"\W+$", "", record.symbol.lower())
         owned = [dotted.lower().split("/") for dotted in self.dotted]
         parts = {part for path in owned for part in path}
         alone = [name for name in self.names if name.lower() not in parts]
