@@ -143,6 +143,7 @@ _BUILTIN_RULES: tuple[tuple[str, str | None, tuple[str, ...]], ...] = (
         # Programs that show the code in use, as GitHub linguist files them: callers of the
         # implementation, which a question about the implementation should not get first.
         "examples/**", "example/**", "demos/**", "demo/**", "samples/**", "sample/**",
+        "_examples/**", "_example/**",  # Go's, kept out of the build by the underscore
         # The programs a documentation site includes (FastAPI's and Typer's ``docs_src``).
         "docs_src/**", "docs-src/**", "documentation/**",
     )),
@@ -291,7 +292,8 @@ def _path_verdict(
     markers_apply = "generated" not in disabled
     name = path.rsplit("/", 1)[-1]
     for kind, skip_reason, glob_set in _BUILTIN_GLOB_SETS:
-        if kind == "doc" and name.endswith(_PACKAGE_CODE_EXTENSIONS):
+        if kind == "doc" and name.endswith(_PACKAGE_CODE_EXTENSIONS) and \
+                not _GO_IGNORED_DIR.search(path):
             continue
         if kind not in disabled and glob_set.matches(path, name):
             return _PathVerdict(kind, skip_reason, markers_apply and kind in _MARKER_KINDS)
@@ -300,8 +302,10 @@ def _path_verdict(
 
 # Go builds every directory of .go files into a package (cobra's ``doc/`` package writes man
 # pages and markdown): a .go file under ``doc/`` or ``examples/`` is a package's code, never
-# documentation; a ``*_test.go`` file is still a test.
+# documentation; a ``*_test.go`` file is still a test. Under a directory the go tool ignores
+# (``_examples/``, ``.github/``, ``testdata/``) it is no package's code.
 _PACKAGE_CODE_EXTENSIONS = (".go",)
+_GO_IGNORED_DIR = re.compile(r"(?:^|/)(?:[_.][^/]*|testdata)/")
 
 
 def classify_path(

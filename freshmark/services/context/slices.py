@@ -59,7 +59,7 @@ BREATHING_SHARE = 10
 TYPE_SHARE = 4
 MAX_REFERENCES = 2
 # Paths of example programs and documentation: they show use, not implementation.
-_SECONDARY_DIRS = frozenset({"examples", "example", "docs", "doc"})
+_SECONDARY_DIRS = frozenset({"examples", "example", "_examples", "_example", "docs", "doc"})
 _SECONDARY_KINDS = frozenset({"test", "doc"})
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _GO_QUALIFIED = re.compile(r"\b[a-z]\w*\.[A-Za-z_]\w*")
