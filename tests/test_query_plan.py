@@ -234,6 +234,12 @@ def test_a_ruby_instance_method_written_with_a_hash_is_a_qualified_name():
     assert plan_query("an issue #12 about C# code").path_hints == []
 
 
+def test_a_go_method_expression_is_its_types_method():
+    assert plan_query("(*Validate).RegisterValidation").path_hints == [
+        "Validate/RegisterValidation"]
+    assert plan_query("(Time).Format").path_hints == ["Time/Format"]
+
+
 def test_a_reports_pytest_node_ids_are_not_taken_for_qualified_names():
     report = ("Running the suite fails in tests/test_core.py::TestMerge::test_merge_keys "
               + "with an error about the keys of both frames " * 4)

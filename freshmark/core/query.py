@@ -107,6 +107,8 @@ _DOTTED = re.compile(r"\b([A-Za-z_]\w*(?:\.#?[A-Za-z_]\w*){1,6})\b")
 # ``::`` and ``\`` qualify (Rust, C++, PHP); Ruby writes an instance method ``Files#serving``.
 _QUALIFIED = re.compile(
     r"(?<![\w.:\\#])([A-Za-z_]\w*(?:(?:::|\\)[A-Za-z_]\w*){0,5}(?:(?:::|\\)|#(?=[a-z_]))[A-Za-z_]\w*)\b")
+# Go's method expression, as godoc and panics write a method: ``(*Validate).Struct``.
+_GO_METHOD = re.compile(r"\(\*?([A-Za-z_]\w*)\)\.([A-Za-z_]\w*)\b")
 # snake_case, camelCase, PascalCase with a second capital, a leading ``_`` or a trailing one
 # (Python's ``in_``, ``class_``: a name that would be a keyword).
 _CODE_WORD = re.compile(r"\w_\w|[a-z][A-Z]|^[A-Z][a-z]+[A-Z]|^_|\w_$")
@@ -175,12 +177,13 @@ def path_hints(text: str) -> list[str]:
 
 
 def qualified_names(text: str) -> list[str]:
-    """Names qualified the way Ruby, Rust, C++ and PHP write them (``Sinatra::Base``,
-    ``Files#serving``, ``League\\Container\\Container::get``), as slash paths like
-    ``path_hints``' dotted names. Only for a question or a name: a report's pytest node ids
-    (``test_a.py::test_b``) would read as such names."""
-    found = (match.group(1) for match in _QUALIFIED.finditer(text))
-    return list(dict.fromkeys(re.sub(r"::|\\|#", "/", name) for name in found))
+    """Names qualified the way Ruby, Rust, C++, PHP and Go write them (``Sinatra::Base``,
+    ``Files#serving``, ``League\\Container\\Container::get``, ``(*Validate).Struct``), as
+    slash paths like ``path_hints``' dotted names. Only for a question or a name: a report's
+    pytest node ids (``test_a.py::test_b``) would read as such names."""
+    found = [re.sub(r"::|\\|#", "/", match.group(1)) for match in _QUALIFIED.finditer(text)]
+    found += [f"{owner}/{name}" for owner, name in _GO_METHOD.findall(text)]
+    return list(dict.fromkeys(found))
 
 
 def traceback_frames(text: str) -> list[tuple[str, str]]:
