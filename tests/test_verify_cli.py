@@ -228,3 +228,23 @@ def test_code_another_branch_added_is_unverifiable_on_this_one_not_historical(
     assert line["reason"].startswith("indexed on feature/x at ")
     assert line["reason"].endswith("which main@" + repo.head()[:7] + " does not contain; "
                                    "verify it against feature/x")
+
+
+def test_saved_results_of_shifted_code_are_verified_as_the_search_said(fm_home, make_repo,
+                                                                       tmp_path):
+    repo = make_repo("shifted")
+    repo.write("shop/pricing.py", "def total(items):\n    return sum(i.price for i in items)\n")
+    repo.commit("pricing")
+    run_cli("index", str(repo.path))
+    repo.write("shop/pricing.py", "import math\n\n\ndef total(items):\n"
+                                  "    return sum(i.price for i in items)\n")
+    repo.commit("an import above")
+    saved = run_cli("search", "total", "--repo", str(repo.path), "-k", "1", "--json")
+    (searched,) = json.loads(saved.stdout)["results"]
+    path = tmp_path / "results.json"
+    path.write_text(saved.stdout)
+    (checked,) = json.loads(run_cli("verify", str(path), "--repo", str(repo.path),
+                                    "--json").stdout)["lines"]
+    assert searched["verdict"] == checked["verdict"] == "changed"
+    assert "its code is as indexed" in searched["reason"]
+    assert checked["reason"] == searched["reason"]
