@@ -510,6 +510,25 @@ def test_ts_function_typed_by_as_or_satisfies_is_the_function() -> None:
     assert "persist" not in chunks  # an alias of a function is no function of its own
 
 
+FACTORIES_TS = """\
+export const $ZodString: core.$constructor<$ZodString> = /*@__PURE__*/ core.$constructor(
+  "$ZodString",
+  (inst, def) => {
+    $ZodType.init(inst, def);
+  }
+);
+export const router = express.Router();
+export const both = pipe((a) => a, (b) => b);
+"""
+
+
+def test_ts_variable_made_by_a_call_given_one_function_is_that_function() -> None:
+    chunks = by_symbol(chunk_text("core/schemas.ts", FACTORIES_TS))
+    assert (chunks["$ZodString"].kind, chunks["$ZodString"].start_line,
+            chunks["$ZodString"].end_line) == ("function", 1, 6)
+    assert "router" not in chunks and "both" not in chunks  # no function, or two
+
+
 def test_ts_signatures_of_different_names_stay_module_code() -> None:
     chunks = by_symbol(chunk_text("src/common.ts", OVERLOADS_TS))
     module = [c for c in chunks.values() if c.symbol.startswith("<module>")]

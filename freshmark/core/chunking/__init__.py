@@ -72,7 +72,9 @@ DEFAULT_MAX_LINES = 150
 # with a body is a class of its methods (jsoup's ``TokeniserState.Data.read``); Python
 # definitions under a module's or a class's ``if``/``try`` are units, and so are C# members
 # under ``#if``/``#else``.
-# 16: C# indexers with code (``this[int i] { get { … } }``) are units named ``this[]``.
+# 16: C# indexers with code (``this[int i] { get { … } }``) are units named ``this[]``; a
+# JavaScript/TypeScript variable a call makes from one function is that function (zod's
+# ``const $ZodString = $constructor("$ZodString", (inst, def) => {…})``).
 CHUNKING_VERSION = "16"
 _ALIASES = {
     "py": "python", "js": "javascript", "jsx": "javascript", "ts": "typescript",

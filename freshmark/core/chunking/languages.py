@@ -156,8 +156,8 @@ _JS_FUNCTIONS = _f(
 )  # fmt: skip
 _JS_ANONYMOUS = _f(
     "function_expression", "arrow_function", "generator_function", "class",
-    "object",  # `export default { parse () {…} }` (``naming._js_default_object``)
-    # `export default supported && function () {…}` (``naming._js_guarded_default``)
+    "object",  # `export default { parse () {…} }` (``javascript.js_default_object``)
+    # `export default supported && function () {…}` (``javascript.js_guarded_default``)
     "binary_expression", "parenthesized_expression", "ternary_expression",
 )  # fmt: skip
 _JS_KEYWORDS = _f("this", "super", "require", "undefined", "arguments", "constructor")
@@ -288,7 +288,7 @@ RULES: dict[str, Rules] = {
             "destructor_declaration",
             "operator_declaration",
             "conversion_operator_declaration",
-            "property_declaration",  # with code in it (naming._csharp_member)
+            "property_declaration",  # with code in it (csharp.csharp_member)
             "indexer_declaration",  # likewise (csharp.csharp_indexer)
         ),  # fmt: skip
         containers={
