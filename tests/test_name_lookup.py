@@ -286,6 +286,31 @@ def test_a_private_method_looked_up_by_its_name_with_its_hash_comes_first(
     assert searched(repo, query, k=3).results[0].record.symbol == symbol
 
 
+ZOD_CORE_TS = """\
+export function $constructor<T>(name: string, initializer: (inst: T) => void): T {
+  return initializer as unknown as T;
+}
+
+export interface $ZodType {
+  _zod: { def: unknown };
+}
+"""
+ZOD_CLASSES_TS = "".join(
+    f"export class Zod{kind} {{\n  constructor(def: unknown) {{\n    this.def = def;\n  }}\n}}\n\n"
+    for kind in ("Type", "String", "Number", "Object", "Array", "Union", "Set", "Map", "Date"))
+
+
+@pytest.mark.parametrize(("query", "symbol"), [
+    ("$constructor", "$constructor"), ("$ZodType", "$ZodType")])
+def test_a_name_written_with_its_dollar_is_looked_up_as_that_name(
+        store_env, make_repo, query, symbol):
+    repo = make_repo("zod")
+    repo.write("src/core/core.ts", ZOD_CORE_TS).write("src/classic/types.ts", ZOD_CLASSES_TS)
+    repo.commit("zod")
+    index(repo)
+    assert searched(repo, query, k=3).results[0].record.symbol == symbol
+
+
 def test_a_bare_name_finds_a_private_method_of_that_name_under_many_chunks_using_it(
         store_env, make_repo):
     repo = among_many_uses(make_repo("ky"), "source/core/Ky.ts", KY_TS, lambda n: (

@@ -107,6 +107,7 @@ _DOTTED = re.compile(r"\b([A-Za-z_]\w*(?:\.#?[A-Za-z_]\w*){1,6})\b")
 # ``::`` and ``\`` qualify (Rust, C++, PHP); Ruby writes an instance method ``Files#serving``.
 _QUALIFIED = re.compile(
     r"(?<![\w.:\\#])([A-Za-z_]\w*(?:(?:::|\\)[A-Za-z_]\w*){0,5}(?:(?:::|\\)|#(?=[a-z_]))[A-Za-z_]\w*)\b")
+_DOLLAR_NAME = re.compile(r"(?<![\w$])\$([A-Za-z_]\w*)")
 # Go's method expression, as godoc and panics write a method: ``(*Validate).Struct``.
 _GO_METHOD = re.compile(r"\(\*?([A-Za-z_]\w*)\)\.([A-Za-z_]\w*)\b")
 # snake_case, camelCase, PascalCase with a second capital, a leading ``_`` or a trailing one
@@ -338,6 +339,8 @@ def plan_query(text: str) -> QueryPlan:
     identifiers |= {w for w in words(code_text)
                     if len(w) >= 4 and not w.isdigit() and w.lower() not in _CODE_NOISE}
     identifiers -= {w for w in identifiers if w.lower() in _CODE_NOISE}
+    # A name written with its ``$`` is code (zod's ``$constructor``, PHP's ``$app``).
+    identifiers |= set(_DOLLAR_NAME.findall(text))
     counts: Counter[str] = Counter()
     bases: set[str] = set()
     written: set[str] = set()

@@ -382,14 +382,16 @@ def constant_alone(text: str) -> list[str]:
 
 def spelt(names: Iterable[str], text: str) -> list[str]:
     """``names`` with the ``?`` or ``!`` the text writes right after them (Ruby's
-    ``valid_path?``, ``transform_keys!``) and the ``#`` right before them (a JavaScript
-    private member, ``#getCurrentTime``): the tokens of a query drop them."""
+    ``valid_path?``, ``transform_keys!``) and the ``#`` or ``$`` right before them (a
+    JavaScript private member, ``#getCurrentTime``; zod's ``$constructor``): the tokens of a
+    query drop them."""
     out = []
     for name in names:
         mark = re.search(rf"(?<!\w){re.escape(name)}([?!])(?![\w=])", text)
-        private = not name.startswith("#") and \
-            re.search(rf"(?<![\w#])#{re.escape(name)}(?!\w)", text)
-        out.append(("#" if private else "") + (name + mark.group(1) if mark else name))
+        prefix = "" if name[:1] in ("#", "$") else \
+            next((sign for sign in ("#", "$")
+                  if re.search(rf"(?<![\w#$]){re.escape(sign + name)}(?!\w)", text)), "")
+        out.append(prefix + (name + mark.group(1) if mark else name))
     return out
 
 

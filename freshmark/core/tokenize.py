@@ -159,8 +159,10 @@ def name_parts(symbol: str) -> set[str]:
 def name_forms(symbol: str) -> set[str]:
     """Whole-word forms of a symbol's last component: as written and with underscores dropped
     (``cancel_order`` -> ``{cancel_order, cancelorder}``), all lowercase. A query naming the
-    symbol in any casing style (``cancelOrder``, ``cancel_order``) yields one of these tokens."""
-    last = _last_component(symbol)
+    symbol in any casing style (``cancelOrder``, ``cancel_order``) yields one of these tokens.
+    A query's tokens drop a name's ``$`` or ``~`` (zod's ``$ZodType``, ``~validate``), so its
+    forms do too."""
+    last = _last_component(symbol).lstrip("$~")
     segments = _segments(last)
     if not segments:
         return set()
