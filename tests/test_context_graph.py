@@ -525,3 +525,20 @@ def test_a_call_through_self_is_no_call_of_a_module_function_of_that_name(fm_hom
         "web/helpers.py", "make_response")
     callers = {s.symbol for s in slice_.sections if s.role == "caller"}
     assert callers == {"teapot"}
+
+
+def test_callers_past_the_pointers_are_counted_and_every_file_of_callers_is_reached(
+        fm_home, make_repo):
+    files = {"zod/params.py": "def normalize_params(params):\n    return dict(params)\n"}
+    for name, count in (("api", 14), ("classic", 10), ("mini", 3)):
+        files[f"zod/{name}.py"] = "from zod.params import normalize_params\n\n" + "".join(
+            f"\n\ndef {name}_schema_{n}(params):\n    return normalize_params(params)\n"
+            for n in range(count))
+    repo = indexed_project(make_repo("zod"), files, package="zod")
+    slice_ = build_context(ContextRequest.build("normalize_params", level="L1"), str(repo.path),
+                           settings=Settings.from_env())
+    callers = [s for s in slice_.sections if s.role == "caller"]
+    assert {s.path for s in callers} == {"zod/api.py", "zod/classic.py", "zod/mini.py"}
+    assert len(callers) == 20
+    assert "; 7 more callers not listed, in zod/" in callers[-1].note
+    assert callers[-1].note in slice_.text()

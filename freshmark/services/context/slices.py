@@ -359,8 +359,8 @@ class SliceBuilder:
         if node_id is None:
             return []
         judged = [(edge, self.edge_standing(edge)) for edge in self.graph.callers(node_id)]
-        edges = sorted(((edge, standing) for edge, standing in judged if standing is not None),
-                       key=lambda pair: not pair[1])
+        edges = self._spread_over_files(
+            [(edge, standing) for edge, standing in judged if standing is not None])
         out: list[Section] = []
         self.indexed.load(self.graph.nodes[edge.caller] for edge, _ in edges[:MAX_CALLERS])
         for edge, confirmed in edges[:MAX_CALLERS]:
@@ -380,6 +380,18 @@ class SliceBuilder:
                 out.append(section)
         return out + self._caller_pointers(edges[MAX_CALLERS:])
 
+    def _spread_over_files(self, edges: list[tuple[Edge, bool]]) -> list[tuple[Edge, bool]]:
+        """Confirmed callers first, each file's first caller before any file's second: 129
+        callers in three files must not all be shown from the first file."""
+        seen: dict[str, int] = {}
+        order = []
+        for edge, confirmed in edges:
+            path = self.graph.nodes[edge.caller].path
+            seen[path] = seen.get(path, 0) + 1
+            order.append((not confirmed, seen[path]))
+        return [pair for _, pair in sorted(zip(order, edges, strict=True),
+                                           key=lambda item: item[0])]
+
     def _caller_pointers(self, edges: list[tuple[Edge, bool]]) -> list[Section]:
         """The callers past ``MAX_CALLERS``, one line each where they are today (a slice names
         every caller it knows, shown, pointed at or left out; at most ``MAX_CALLER_POINTERS``),
@@ -398,6 +410,12 @@ class SliceBuilder:
                                    note="another caller (graph-confirmed, not included)"
                                    if confirmed else
                                    "another caller (name match only, not included)"))
+        unlisted = edges[MAX_CALLER_POINTERS:]
+        if out and unlisted:  # named by count and files, never dropped unsaid
+            files = list(dict.fromkeys(self.graph.nodes[e.caller].path for e, _ in unlisted))
+            out[-1].note += (f"; {len(unlisted)} more caller{'s' * (len(unlisted) > 1)} not "
+                             f"listed, in {', '.join(files[:3])}"
+                             + (f" and {len(files) - 3} more files" if len(files) > 3 else ""))
         return out
 
     def module_section(self, path: str, role: str, language: str, note: str) -> Section | None:
