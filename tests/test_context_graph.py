@@ -542,3 +542,45 @@ def test_callers_past_the_pointers_are_counted_and_every_file_of_callers_is_reac
     assert len(callers) == 20
     assert "; 7 more callers not listed, in zod/" in callers[-1].note
     assert callers[-1].note in slice_.text()
+
+
+TEMPLATE_PARSER = '''"""The template parser."""
+import typing as t
+
+from shop import nodes
+
+
+class Parser:
+    """Reads tokens into nodes."""
+
+    def parse_unary(self) -> nodes.Expr:
+        """A unary operator before a primary."""
+        node = self.parse_primary()
+        return nodes.Neg(node)
+
+    def parse_primary(self) -> nodes.Expr:
+        """A name, a literal or a parenthesized expression."""
+        token = self.stream.current
+        return nodes.Name(token.value)
+'''
+
+
+def test_a_slice_of_a_file_moved_since_indexing_holds_what_it_held_before_the_move(
+        fm_home, make_repo):
+    repo = indexed_project(make_repo("shop"), {"shop/parser.py": TEMPLATE_PARSER,
+                                               "shop/nodes.py": "class Expr:\n    pass\n"},
+                           package="shop")
+    before = build_context(ContextRequest.build("Parser.parse_primary", level="L1"),
+                           str(repo.path), settings=Settings.from_env())
+    repo.rename("shop/parser.py", "shop/parsing.py")
+    repo.commit("rename parser")
+    for level in ("L1", "L2"):
+        after = build_context(ContextRequest.build("Parser.parse_primary", level=level),
+                              str(repo.path), settings=Settings.from_env())
+        roles = {(s.role, s.symbol) for s in after.sections}
+        assert "shop/parser.py" not in {s.path for s in after.sections}
+        if level == "L1":
+            assert roles == {(s.role, s.symbol) for s in before.sections}
+            assert ("caller", "Parser.parse_unary") in roles and ("type", "Parser") in roles
+        else:
+            assert ("module", "module") in roles

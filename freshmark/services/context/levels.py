@@ -28,7 +28,7 @@ def _symbol_and_boundary(builder: SliceBuilder, primary: VerifiedResult) -> list
     main = builder.symbol_section(primary, "evidence", breathing=True)
     if main is not None:
         out.append(main)
-    imports = builder.import_section(primary.record.path, primary.record.language, main)
+    imports = builder.import_section(primary.path_today, primary.record.language, main)
     if imports is not None:
         out.append(imports)
     return out + builder.type_sections(primary)
@@ -40,7 +40,7 @@ def _level_1(builder: SliceBuilder, primary: VerifiedResult) -> list[Section]:
 
 def _level_2(builder: SliceBuilder, primary: VerifiedResult) -> list[Section]:
     record = primary.record
-    module = builder.module_section(record.path, "module", record.language,
+    module = builder.module_section(primary.path_today, "module", record.language,
                                     f"the module of {record.symbol}")
     if module is None:
         return _level_1(builder, primary)
@@ -56,10 +56,10 @@ def _level_2(builder: SliceBuilder, primary: VerifiedResult) -> list[Section]:
     for path in dependencies:
         language = next((n.language for n in graph.nodes.values() if n.path == path), "")
         section = builder.module_section(path, "dependency", language,
-                                         f"imported by {record.path}")
+                                         f"imported by {primary.path_today}")
         if section is not None:
             section.fallback = builder.signature_digest(path, "dependency", language,
-                                                        f"imported by {record.path}")
+                                                        f"imported by {primary.path_today}")
             out.append(section)
     # A module over the budget falls back to the symbol alone: L1's other material follows,
     # so L2 never serves less than L1 (a module that fits shows it, and it is skipped).
@@ -122,7 +122,7 @@ def _level_3(builder: SliceBuilder, primary: VerifiedResult) -> list[Section]:
         f"({builder.verifier.commit_date(indexed_commit) or 'date unknown'})",
         "check", "relations recorded at index time; 'name match only' ones are inferred (low)")
     record = primary.record
-    out.append(Section("call_chain", record.path, "call chain", record.start_line,
+    out.append(Section("call_chain", primary.path_today, "call chain", record.start_line,
                        record.end_line, "high" if all(r[1] for r in reached) else "medium",
                        chain, "\n".join(r[3] for r in reached)))
     per_file: dict[str, int] = {}

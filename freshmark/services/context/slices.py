@@ -159,7 +159,7 @@ class SliceBuilder:
     # -- pieces -----------------------------------------------------------------------------------
     def symbol_section(self, result: VerifiedResult, role: str, breathing: bool) -> Section | None:
         record, v = result.record, result.verification
-        path = v.moved_to or record.path  # a moved file is read where it is today
+        path = result.path_today
         text = self.today(path)
         if text is None:
             return None
@@ -196,7 +196,7 @@ class SliceBuilder:
 
     def _trimmed(self, result: VerifiedResult, text: str, start: int, end: int) -> Section:
         record = result.record
-        path = result.verification.moved_to or record.path
+        path = result.path_today
         return Section("evidence", path, record.symbol, start, end,
                        "medium" if result.verification.verdict is Verdict.CHANGED else "high",
                        result.citation, _lines(text, start, end), start,
@@ -248,8 +248,9 @@ class SliceBuilder:
         verification = self.verifier.verify(record)
         if verification.verdict not in CODE_TODAY_VERDICTS:
             return None
+        path = verification.moved_to or record.path  # a moved file is read where it is today
         found = self.today_definition(
-            record.path, record.symbol,
+            path, record.symbol,
             verification.current_start_line or record.start_line, callee)
         if found is None:
             return None
@@ -261,25 +262,25 @@ class SliceBuilder:
         if (start, end) != (record.start_line, record.end_line):
             # The indexed chunk may be only a part of the symbol (a long class is chunked in
             # parts); the label shows today's whole span, so the citation must name it too.
-            citation = self.region_citation(record.path, start, end, record.symbol)
+            citation = self.region_citation(path, start, end, record.symbol)
         verdict = str(verification.verdict)
         if signature_only:
-            lines = self.today_symbols(record.path).lines
-            return Section(role, record.path, record.symbol, start, end, confidence, citation,
+            lines = self.today_symbols(path).lines
+            return Section(role, path, record.symbol, start, end, confidence, citation,
                            chunk.signature, 0, verdict, note + " (signature only)",
                            record.language, stands_for=chunk.text,
                            signature_lines=signature_lines(lines, start, end, chunk.signature,
                                                            own_name(record.symbol)))
         # A long class is chunked in parts, the first often its header and docstring alone:
         # the outline of the whole span, never one part's, says whether members are elided.
-        outline = self.today_symbols(record.path).outline(span) \
+        outline = self.today_symbols(path).outline(span) \
             if chunk.kind in CONTAINER_KINDS else None
         if elides_members(chunk.kind, outline or chunk.text):
-            return Section(role, record.path, record.symbol, start, end, confidence, citation,
+            return Section(role, path, record.symbol, start, end, confidence, citation,
                            outline or chunk.text, 0, verdict, note + " (member bodies elided)",
                            record.language)
-        body = _lines(self.today(record.path) or "", start, end)
-        return Section(role, record.path, record.symbol, start, end, confidence, citation,
+        body = _lines(self.today(path) or "", start, end)
+        return Section(role, path, record.symbol, start, end, confidence, citation,
                        body, start, verdict, note, record.language)
 
     def type_sections(self, primary: VerifiedResult) -> list[Section]:

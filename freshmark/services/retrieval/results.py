@@ -39,6 +39,11 @@ class VerifiedResult:
         return self.verification.lines_today(record.path, record.start_line, record.end_line)
 
     @property
+    def path_today(self) -> str:
+        """Where its file is today: a file moved since indexing is read at its new path."""
+        return self.verification.moved_to or self.record.path
+
+    @property
     def code_today(self) -> tuple[str, int, int] | None:
         """Where the code it serves is today (path, first and last line); None when it has
         none (history, or not verifiable)."""
