@@ -584,3 +584,40 @@ def test_a_slice_of_a_file_moved_since_indexing_holds_what_it_held_before_the_mo
             assert ("caller", "Parser.parse_unary") in roles and ("type", "Parser") in roles
         else:
             assert ("module", "module") in roles
+
+
+COMPILER = '''from jinja.environment import Environment
+
+
+class CodeGenerator:
+    def visit_Filter(self, node):
+        return self._filter_test_common(node)
+
+    def _filter_test_common(self, node):
+        return node.name
+'''
+ENVIRONMENT = '''from jinja.compiler import CodeGenerator
+
+
+class Environment:
+    def call_filter(self, name):
+        return self._filter_test_common(name)
+
+    def _filter_test_common(self, name):
+        return name.strip()
+'''
+
+
+def test_a_call_of_a_method_the_callers_own_class_defines_is_that_classs_method(
+        fm_home, make_repo):
+    repo = indexed_project(make_repo("jinja"), {"jinja/compiler.py": COMPILER,
+                                                "jinja/environment.py": ENVIRONMENT},
+                           package="jinja")
+    callers = {}
+    for owner in ("CodeGenerator", "Environment"):
+        slice_ = build_context(ContextRequest.build(f"{owner}._filter_test_common",
+                                                    level="L1"),
+                               str(repo.path), settings=Settings.from_env())
+        callers[owner] = {s.symbol: s.confidence for s in slice_.sections if s.role == "caller"}
+    assert callers == {"CodeGenerator": {"CodeGenerator.visit_Filter": "high"},
+                       "Environment": {"Environment.call_filter": "high"}}

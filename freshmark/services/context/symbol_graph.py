@@ -251,6 +251,11 @@ class SymbolGraph:
         source = self.nodes[from_id].path
         near_files = {source, *self.imported_files(source), *self._package_of(source)}
         near = [d for d in definitions if self.nodes[d].path in near_files and d != from_id]
+        # A method of the caller's own class is the one it means (jinja's CodeGenerator and
+        # Environment each call their own ``_filter_test_common``).
+        own = [d for d in near if self._of_own_class(from_id, d)]
+        if own:
+            return own, True
         if near:
             return near, all(self._reached_surely(from_id, d) for d in near)
         if len(definitions) == 1 and definitions[0] != from_id:
@@ -268,10 +273,15 @@ class SymbolGraph:
         owner, dot, _name = self.nodes[definition].symbol.rpartition(".")
         if not dot:
             return True
+        return self._of_own_class(from_id, definition) or \
+            own_name(owner) in self.nodes[from_id].references
+
+    def _of_own_class(self, from_id: str, definition: str) -> bool:
+        """``definition`` is a member of the class ``from_id`` is a member of."""
+        owner, dot, _name = self.nodes[definition].symbol.rpartition(".")
         caller = self.nodes[from_id]
-        own_class = caller.path == self.nodes[definition].path and \
+        return bool(dot) and caller.path == self.nodes[definition].path and \
             caller.symbol.startswith(owner + ".")
-        return own_class or own_name(owner) in caller.references
 
     def callees(self, node_id: str) -> list[Edge]:
         edges: list[Edge] = []
