@@ -19,6 +19,7 @@ from freshmark.core.chunking import symbol_spans
 from freshmark.core.errors import BadInput, UnsafePath
 from freshmark.core.stamp import ChunkRecord
 from freshmark.core.verdicts import Target, Verdict
+from freshmark.services.listed_files import verify_file_hash
 from freshmark.services.verifier import resolve_target
 
 RULE_V1 = '''def ensure_cancellable(order):
@@ -274,16 +275,16 @@ def test_file_hash_prefix_verdicts_follow_the_seed(repo):
     data = (repo.path / PATH).read_bytes()
     now = hashlib.sha256(data).hexdigest()
     check = verifier(repo)
-    assert check.verify_file_hash(PATH, now[:12]).verdict is Verdict.CURRENT
-    assert check.verify_file_hash(PATH, "0" * 12).verdict is Verdict.CHANGED
-    assert check.verify_file_hash("src/never_existed.py", now[:12]).verdict is Verdict.UNVERIFIABLE
-    assert check.verify_file_hash(PATH, None).verdict is Verdict.UNVERIFIABLE
+    assert verify_file_hash(check, PATH, now[:12]).verdict is Verdict.CURRENT
+    assert verify_file_hash(check, PATH, "0" * 12).verdict is Verdict.CHANGED
+    assert verify_file_hash(check, "src/never_existed.py", now[:12]).verdict is Verdict.UNVERIFIABLE
+    assert verify_file_hash(check, PATH, None).verdict is Verdict.UNVERIFIABLE
 
 
 @pytest.mark.parametrize("path", ["../../etc/passwd", "/etc/passwd", "src/../../x"])
 def test_file_hash_refuses_paths_leaving_the_repo(repo, path):
     with pytest.raises(UnsafePath):
-        verifier(repo).verify_file_hash(path, "abcdef12")
+        verify_file_hash(verifier(repo), path, "abcdef12")
 
 
 def test_target_label_names_branch_and_short_head(repo):

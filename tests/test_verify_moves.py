@@ -120,6 +120,29 @@ def test_a_symbol_moved_into_another_file_is_changed_there(flask):
     assert (result.current_start_line, result.current_end_line) == (5, 8)
 
 
+def test_a_symbol_moved_into_another_file_while_its_own_file_stays_is_changed_there(flask):
+    record = chunks_of(flask, flask.head(), PROVIDER)["_default"]
+    helper = PROVIDER_V1[PROVIDER_V1.index("def _default"):]
+    flask.write(PROVIDER, PROVIDER_V1.replace(helper, ""))
+    flask.write("src/flask/app.py", "def run():\n    pass\n\n\n" + helper)
+    flask.commit("move the helper into the app")
+    result = verifier(flask).verify(record)
+    assert result.verdict is Verdict.CHANGED and result.moved_to == "src/flask/app.py"
+    assert (result.current_start_line, result.current_end_line) == (5, 8)
+    assert f"_default moved from {PROVIDER} to src/flask/app.py" in result.reason
+
+
+def test_a_symbol_removed_from_a_file_that_stays_is_historical_when_no_file_holds_it(flask):
+    record = chunks_of(flask, flask.head(), PROVIDER)["_default"]
+    helper = PROVIDER_V1[PROVIDER_V1.index("def _default"):]
+    flask.write(PROVIDER, PROVIDER_V1.replace(helper, ""))
+    flask.write("src/flask/app.py", "def run():\n    pass\n\n\ndef _default(o):\n"
+                                    "    return repr(o)\n")
+    flask.commit("drop the helper, add an unrelated namesake")
+    result = verifier(flask).verify(record)
+    assert result.verdict is Verdict.HISTORICAL and result.moved_to is None
+
+
 def test_a_namesake_in_another_file_is_not_where_a_deleted_symbol_went(flask):
     record = chunks_of(flask, flask.head(), PROVIDER)["_default"]
     flask.delete(PROVIDER)

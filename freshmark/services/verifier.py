@@ -16,7 +16,9 @@ Checks run cheapest first and stop at the first answer:
    definitions of the name, definitions at any depth, module code by its lines rather than
    its positional name): found -> ``changed`` with its current lines (re-read, never the
    cached text); a function or method whose name is gone but whose code is there under a
-   new one (``renamed_in_place``) -> ``changed`` with ``renamed_to``; gone -> ``historical``;
+   new one (``renamed_in_place``) -> ``changed`` with ``renamed_to``; gone, but in another
+   file of the diff since the stamp with at least half of its lines (a function moved
+   between two modules) -> ``changed`` with ``moved_to``; gone -> ``historical``;
 7. location (SPEC §10), only for a path absent at the head: the diff from the stamp's commit
    is followed (``services/moves.py``): the same blob elsewhere -> ``older_identical`` with
    ``moved_to``; a moved and edited file, or the symbol found in another file of the diff
@@ -30,6 +32,7 @@ tree) and caches per path, so verifying ten results of one file reads it once.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
 
 from freshmark.adapters.git.repo import FileGone, GitRepo
 from freshmark.core.chunking import FileSymbols, file_symbols, line_count, line_slice
@@ -55,13 +58,10 @@ from freshmark.core.verdicts import (
     Target,
     Verdict,
     Verification,
-    hash_verdict,
     short,
 )
 from freshmark.services.moves import Move, MoveFinder
 
-# How far back ``verify`` looks for a path that is absent today before calling it unknown.
-HISTORY_SEARCH_COMMITS = 20_000
 # Commits walked from a tombstoned chunk's stamp to name the one that removed it.
 REMOVAL_SEARCH_COMMITS = 500
 WINDOW_KIND = "window"  # a line window of a file freshmark cannot parse (SPEC §5 fallback)
@@ -325,14 +325,7 @@ class Verifier:
         return self._symbol_step(record, "file edited in the work tree since indexing", nearest)
 
     def _absent(self, record: ChunkRecord) -> Verification:
-        before = self._moves.reads
-        try:
-            followed = self._follow_move(record)
-        except PermanentError:  # the stamp's commit is gone (force push, gc): nothing to follow
-            followed = None
-        finally:
-            self.git_reads += self._moves.reads - before
-        return followed or Verification(
+        return self._following(self._follow_move, record) or Verification(
             Verdict.HISTORICAL,
             f"file absent at {self.target.label}: deleted or renamed since indexing at "
             f"{short(record.commit)} (not yet tombstoned by the index)",
@@ -355,21 +348,45 @@ class Verifier:
                                                    f"{move.new_path} {since}")
             if found is not None:
                 return found
-        for elsewhere in self._symbol_moves(record):
-            if move is None or elsewhere.new_path != move.new_path:
-                found = self._changed_at(record, elsewhere, f"{record.symbol} moved from "
-                                                            f"{record.path} to "
-                                                            f"{elsewhere.new_path} {since}")
-                # Only the same code under the same name moved: another file's ``main`` or
-                # ``test_basic`` is not where this one went.
-                if found is not None and lines_kept(record.text, found.current_text or "") \
-                        >= KEPT_SHARE:
-                    return found
+        found = self._symbol_elsewhere(record, move.new_path if move else None)
+        if found is not None:
+            return found
         if move is not None:
             return Verification(Verdict.HISTORICAL,
                                 f"file renamed to {move.new_path} {since}; symbol "
                                 f"{record.symbol} no longer exists there")
         return None
+
+    def _symbol_elsewhere(self, record: ChunkRecord, passed: str | None = None
+                          ) -> Verification | None:
+        """The verdict at another file of the diff that holds ``record``'s code under its
+        name today (``passed``: a path already looked at): a function moved between two
+        modules, the first of them still there, or gone."""
+        since = f"since indexing at {short(record.commit)}"
+        for elsewhere in self._symbol_moves(record):
+            if elsewhere.new_path in (passed, record.path):
+                continue
+            found = self._changed_at(record, elsewhere, f"{record.symbol} moved from "
+                                                        f"{record.path} to "
+                                                        f"{elsewhere.new_path} {since}")
+            # Only the same code under the same name moved: another file's ``main`` or
+            # ``test_basic`` is not where this one went.
+            if found is not None and lines_kept(record.text, found.current_text or "") \
+                    >= KEPT_SHARE:
+                return found
+        return None
+
+    def _following(self, follow: Callable[[ChunkRecord], Verification | None],
+                   record: ChunkRecord) -> Verification | None:
+        """``follow(record)`` along the diff since the stamp, its reads counted; None when the
+        stamp's commit is gone (force push, gc): nothing to follow."""
+        before = self._moves.reads
+        try:
+            return follow(record)
+        except PermanentError:
+            return None
+        finally:
+            self.git_reads += self._moves.reads - before
 
     def _changed_at(self, record: ChunkRecord, move: Move, why: str) -> Verification | None:
         text = self._moved_text(move)
@@ -426,8 +443,9 @@ class Verifier:
         if renamed is not None:
             return self._changed(record, changed_why, text, renamed.span, renamed=renamed)
         if span is None:
-            return Verification(Verdict.HISTORICAL, f"{changed_why}; "
-                                f"{gone_from(record, symbols)} in {record.path}")
+            return self._following(self._symbol_elsewhere, record) or Verification(
+                Verdict.HISTORICAL, f"{changed_why}; {gone_from(record, symbols)} in "
+                                    f"{record.path}")
         return self._changed(record, changed_why, text, span)
 
     def _changed(self, record: ChunkRecord, why: str, text: str, span: tuple[int, int],
@@ -450,46 +468,11 @@ class Verifier:
             moved_to=moved_to, renamed_to=symbol, current_signature=signature_at(
                 self._symbols.get(moved_to or record.path), symbol or record.symbol, span))
 
-    def _absent_path(self, path: str, hash_prefix: str) -> Verification:
-        """A listed file absent at the target: moved when the diff from the newest commit that
-        had it shows where it went, historical if the branch ever had it."""
-        self.git_reads += 1
-        last = self.repo.newest_commit_with(self.target.head, path, HISTORY_SEARCH_COMMITS)
-        if last:
-            moved = self._listed_file_moved(path, hash_prefix, last)
-            return moved or Verification(Verdict.HISTORICAL,
-                                         f"file no longer exists at {self.target.label}")
-        searched = "its history" if last is False else \
-            f"the last {HISTORY_SEARCH_COMMITS} commits"
-        return Verification(Verdict.UNVERIFIABLE,
-                            f"unknown path: not in {self.target.label} nor in {searched} of "
-                            f"{self.target.branch}; check the path")
-
-    def _listed_file_moved(self, path: str, hash_prefix: str,
-                           commit: str) -> Verification | None:
-        """Where ``path``, last seen at ``commit``, is now (``MoveFinder``, bounded as for a
-        search result), judged by the listed hash against the file at its new path."""
-        blob_sha = self.repo.blob_at(commit, path)
-        move = self._moves.file_move(commit, path, blob_sha) if blob_sha else None
-        data = self.current_bytes(move.new_path) if move is not None else None
-        if move is None or data is None:
-            return None
-        moved = f"moved from {path} to {move.new_path} since {short(commit)}"
-        return hash_verdict(data, hash_prefix, moved, move.new_path)
-
-    # -- the seed's snippet list (path + sha256 prefix of the whole file) -----------------------
-    def verify_file_hash(self, path: str, hash_prefix: str | None) -> Verification:
-        """Seed 000 §4.8: compare the sha256 prefix recorded for a file with the file today.
-
-        No prefix -> ``unverifiable``; prefix matches -> ``current``; otherwise ``changed``. A
-        file absent at the target that moved is judged at its new path (``older_identical`` or
-        ``changed``, with ``moved_to``), else it is ``historical``. Raises UnsafePath for paths
-        leaving the repository.
-        """
-        safe_relpath(path)
-        if not hash_prefix:
-            return Verification(Verdict.UNVERIFIABLE, "no version metadata: no hash recorded")
-        data = self.current_bytes(path)
-        if data is None:
-            return self._absent_path(path, hash_prefix)
-        return hash_verdict(data, hash_prefix)
+    def file_move(self, commit: str, path: str, blob_sha: str) -> Move | None:
+        """Where ``path`` (``blob_sha`` at ``commit``) went since ``commit`` (``MoveFinder``,
+        bounded as for a search result), its reads counted."""
+        before = self._moves.reads
+        try:
+            return self._moves.file_move(commit, path, blob_sha)
+        finally:
+            self.git_reads += self._moves.reads - before

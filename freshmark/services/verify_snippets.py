@@ -24,6 +24,7 @@ from freshmark.core.verdicts import (
     Verification,
     short,
 )
+from freshmark.services.listed_files import verify_file_hash
 from freshmark.services.open_branch import OpenedBranch, count_verdicts, open_branch
 from freshmark.services.repos import RepoHandle
 from freshmark.services.retrieval.results import verify_results
@@ -105,7 +106,7 @@ def _file_kind(verifier: Verifier, path: str, config: Config) -> str:
 
 def _check_tsv(entry: SnippetEntry, opened: OpenedBranch, config: Config) -> CheckedLine:
     verifier = opened.verifier
-    verification = verifier.verify_file_hash(entry.path, entry.hash_prefix)
+    verification = verify_file_hash(verifier, entry.path, entry.hash_prefix)
     now_at = verification.moved_to or entry.path
     if verification.verdict in (Verdict.CURRENT, Verdict.OLDER_IDENTICAL, Verdict.CHANGED):
         kind = _file_kind(verifier, now_at, config)
