@@ -321,6 +321,16 @@ def test_the_call_chain_leaves_out_calls_the_callers_code_cannot_make(logrus):
     assert "-> WithField (logrus/exported.go:L3)  [name match only]" not in chain
 
 
+def test_an_unexported_go_function_has_no_callers_in_other_packages(fm_home, make_repo):
+    repo = indexed_project(make_repo("validator"), {
+        "validator.go": "package validator\n\n// Check validates a value.\n"
+                        "func Check(v Value) bool {\n\tval := v\n\treturn val.Kind() > 0\n}\n",
+        "cmd/dive/main.go": "package main\n\n// val makes a value.\n"
+                            "func val() int {\n\treturn 1\n}\n",
+    }, package="validator")
+    assert go_callers(str(repo.path), "cmd/dive/main.go val") == {}
+
+
 def test_a_wrapper_delegating_to_a_namesake_is_its_caller(logrus):
     assert go_callers(logrus, "Logger.WithField") == {"WithField": "medium"}
 

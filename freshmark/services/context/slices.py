@@ -337,11 +337,14 @@ class SliceBuilder:
         the caller's package bare, a method through a value, through the caller's own
         receiver its own type's (logrus's ``entry.WithField`` in an ``Entry`` method). Where
         methods are called through a receiver, a module-level function is never called as
-        ``self.name`` (flask's ``self.make_response`` is ``Flask``'s, not helpers')."""
+        ``self.name`` (flask's ``self.make_response`` is ``Flask``'s, not helpers'). Go's
+        unexported names are never another package's to call."""
         caller, callee = self.graph.nodes[edge.caller], self.graph.nodes[edge.callee]
         owner, _, name = callee.symbol.rpartition(".")
-        go = caller.language == "go" and \
-            posixpath.dirname(caller.path) == posixpath.dirname(callee.path)
+        same_package = posixpath.dirname(caller.path) == posixpath.dirname(callee.path)
+        if caller.language == "go" and not same_package and not name[:1].isupper():
+            return False  # Go exports only capitalised names: this one is its package's own
+        go = caller.language == "go" and same_package
         receiver = caller.language in _RECEIVER_LANGUAGES and not owner
         code = self._code_today(caller) if go or receiver else None
         if code is None:
