@@ -7,13 +7,13 @@ from dataclasses import replace
 
 import pytest
 
+from freshmark.core.dedup import dedup
 from freshmark.core.diversify import diversify, first_copies
 from freshmark.core.fusion import (
     DEFAULT_WEIGHTS,
     RRF_K,
     STUB_PRIOR,
     Candidate,
-    dedup,
     file_substance,
     fuse,
     kind_prior,
@@ -73,6 +73,20 @@ def test_dedup_keeps_the_best_of_one_path_and_signature() -> None:
     other = _record("o", path="src/b.py", signature="def long(x):")
     kept = dedup([Candidate(part2), Candidate(other), Candidate(part1)])
     assert [c.record.id for c in kept] == ["p2", "o"]
+
+
+def test_dedup_keeps_two_definitions_of_one_name_and_signature_at_different_lines() -> None:
+    def member(doc_id: str, start: int, text: str) -> ChunkRecord:
+        return replace(_record(doc_id, symbol="AlamofireExtension.publicKeys",
+                               signature="public var publicKeys: [SecKey] {", kind="method"),
+                       start_line=start, end_line=start + text.count("\n"), text=text)
+
+    bundle = member("b", 484, "public var publicKeys: [SecKey] {\n    certificates.keys\n}")
+    trust = member("t", 595, "public var publicKeys: [SecKey] {\n    trust.keys\n}")
+    long_part = replace(member("l", 600, "public var publicKeys: [SecKey] {\n    more\n}"),
+                        end_line=601)  # a later part: its first line is the carried head
+    kept = dedup([Candidate(bundle), Candidate(trust), Candidate(long_part)])
+    assert [c.record.id for c in kept] == ["b", "t"]
 
 
 def test_dedup_keeps_methods_of_two_classes_with_one_signature_line() -> None:

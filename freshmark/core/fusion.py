@@ -67,13 +67,11 @@ from freshmark.core.structure import (
     code_names,
     constant_alone,
     declaring_lines,
-    defined_in_text,
     definitions_first,
     look_up_order,
     looked_up,
     lookup_symbols,
     members_first,
-    named_by,
     named_exactly,
     names_only,
     qualified_hit,
@@ -214,35 +212,6 @@ def rrf_scores(rankings: Iterable[Sequence[str]], k: int = RRF_K) -> dict[str, f
         for rank, doc_id in enumerate(ranking, start=1):
             fused[doc_id] = fused.get(doc_id, 0.0) + 1.0 / (k + rank)
     return fused
-
-
-def dedup_key(record: ChunkRecord) -> tuple[str, str, str]:
-    """Candidates with the same (path, symbol, signature) are one unit of code (parts of a long
-    function, a chunk indexed twice); a chunk without a signature is only itself. The symbol
-    counts: methods of two classes of one file often share their signature line
-    (``def invoke(self, ctx: Context) -> t.Any:`` in ``Command`` and ``Group``), and keying on
-    the signature alone hid the one ranked second from every search."""
-    return (record.path, record.symbol, record.signature or f"\0{record.id}")
-
-
-def dedup(candidates: Sequence[Candidate], names: Iterable[str] = ()) -> list[Candidate]:
-    """Keep the first of each (path, symbol, signature), in the given order; of a definition
-    named by one of ``names`` (a look-up by name), the part that starts first, holding the
-    declaration, takes that place, and of an outline in parts, the part whose lines declare
-    one of them (sinatra's ``CALLERS_TO_IGNORE`` in the second of ``Sinatra.Base``'s four)."""
-    names = list(names)
-    wanted = {name.lower() for name in names}
-    kept: dict[tuple[str, str, str], Candidate] = {}
-    for candidate in candidates:
-        record = candidate.record
-        key = dedup_key(record)
-        held = kept.get(key)
-        if held is None or (record.start_line < held.record.start_line and
-                            named_by(record.symbol.lower(), wanted)) or \
-                (bool(names) and defined_in_text(record.text, names)
-                 and not defined_in_text(held.record.text, names)):
-            kept[key] = candidate
-    return list(kept.values())
 
 
 def symbol_hit(terms: set[str], symbol: str, whole_only: bool = False,

@@ -17,14 +17,13 @@ import numpy as np
 from freshmark.adapters.lexical.tantivy_engine import TantivyEngine
 from freshmark.core.chunking.model import NOT_ONE_DEFINITION
 from freshmark.core.classify import search_kind
+from freshmark.core.dedup import dedup, dedup_key
 from freshmark.core.diversify import diversify, first_copies, named_lead
 from freshmark.core.fusion import (
     DEFAULT_WEIGHTS,
     Candidate,
     FileCandidate,
     RerankWeights,
-    dedup,
-    dedup_key,
     fuse,
     group_files,
     rerank,
