@@ -9,6 +9,7 @@ names shifted.
 from __future__ import annotations
 
 import hashlib
+from dataclasses import replace
 
 import pytest
 from repo_builder import RepoBuilder
@@ -457,3 +458,31 @@ def test_a_form_feed_is_no_line_end_for_the_current_lines(lib):
     result = verifier(lib).verify(second)
     assert (result.current_start_line, result.current_end_line) == (6, 7)
     assert result.current_text == "def second():\n    return 2\n"
+
+
+TRUST_SWIFT = '''extension AlamofireExtension where ExtendedType == SecTrustResultType {
+    public var isSuccess: Bool {
+        type == .unspecified || type == .proceed
+    }
+}
+
+extension AlamofireExtension where ExtendedType == OSStatus {
+    public var isSuccess: Bool {
+        type == errSecSuccess
+    }
+}
+'''
+
+
+def test_of_two_definitions_with_one_signature_the_edited_one_is_found_where_it_went(make_repo):
+    repo = make_repo("alamofire")
+    repo.write("Trust.swift", TRUST_SWIFT).commit("trust")
+    (status,) = [replace(r, signature="public var isSuccess: Bool")
+                 for r in all_chunks(repo, repo.head(), "Trust.swift")
+                 if r.symbol == "AlamofireExtension.isSuccess" and "errSecSuccess" in r.text]
+    first, second = TRUST_SWIFT.split("\n\n")
+    swapped = second.replace("type == errSecSuccess", "type == errSecSuccess || type == noErr")
+    repo.write("Trust.swift", swapped + "\n\n" + first).commit("swap and widen")
+    result = verifier(repo).verify(status)
+    assert result.verdict is Verdict.CHANGED
+    assert "noErr" in (result.current_text or "")

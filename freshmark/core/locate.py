@@ -134,8 +134,12 @@ def _verbatim(own: list[str], near: int, symbols: FileSymbols,
 def _pick(record: ChunkRecord, spans: list[Span], symbols: FileSymbols,
           indexed: Callable[[], FileSymbols | None] | None) -> Span | None:
     text = record.text.strip()
-    same = [span for span in spans if symbols.text_of(span).strip() == text] or \
-        [span for span in spans if symbols.signatures.get(span) == record.signature]
+    same = [span for span in spans if symbols.text_of(span).strip() == text]
+    if not same:
+        same = [span for span in spans if symbols.signatures.get(span) == record.signature]
+        # Two definitions with its signature (Swift's in two extensions) and neither its
+        # text: the nearest one need not be it, the file as indexed pairs them.
+        same = [] if len(same) > 1 else same
     before = indexed() if indexed is not None and not same else None
     if before is not None and len(_spans_of(before, record.symbol)) > 1:
         # The name was defined more than once (overloads, a Ruby method and its ``self.``
