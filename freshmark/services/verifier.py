@@ -328,7 +328,8 @@ class Verifier:
         return self._following(self._follow_move, record) or Verification(
             Verdict.HISTORICAL,
             f"file absent at {self.target.label}: deleted or renamed since indexing at "
-            f"{short(record.commit)} (not yet tombstoned by the index)",
+            f"{short(record.commit)} (live in the index when this result was read; an index "
+            "run tombstones it)",
         )
 
     def _follow_move(self, record: ChunkRecord) -> Verification | None:
