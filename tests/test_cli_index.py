@@ -232,3 +232,11 @@ def test_chunks_of_a_branch_git_does_not_know_names_the_known_ones(fm_home, make
     assert done.returncode == 2
     assert "no branch 'nope'" in done.stderr and "known: main" in done.stderr
     assert "freshmark index" not in done.stderr  # no advice to index what does not exist
+
+
+def test_an_empty_listing_of_an_empty_file_says_it_is_empty(fm_home, make_repo):
+    repo = small_repo(make_repo)
+    repo.write("app/__init__.py", "\n").commit("a package marker")
+    fm("index", str(repo.path))
+    listed = fm("chunks", str(repo.path), "--path", "app/__init__.py").stderr
+    assert "app/__init__.py is not indexed: empty" in listed

@@ -32,12 +32,14 @@ def why_not_indexed(repo: GitRepo, commit: str, path: str, rules: ClassifyRules)
         blob_sha = repo.blob_at(commit, path)
         if blob_sha is None:
             return f"{path} is not a file at {commit[:7]}"
-        verdict, _ = classify_blob(repo, path, blob_sha, rules, repo.attributes(commit, path),
-                                   is_symlink=False)
+        verdict, data = classify_blob(repo, path, blob_sha, rules,
+                                      repo.attributes(commit, path), is_symlink=False)
     except (ObjectNotFound, ValueError) as exc:
         return f"{path} cannot be read at {commit[:7]}: {exc}"
     if verdict.indexed:
-        return None
+        # A file of blank lines (an empty ``__init__.py``) is indexed and holds no chunk.
+        return f"{path} is not indexed: empty" if data is not None and not data.strip() \
+            else None
     if verdict.skip_reason == SKIP_OVERSIZED:
         return (f"{path} is not indexed: oversized, {repo.blob_size(blob_sha):,} bytes over "
                 f"the {rules.max_file_bytes:,}-byte limit (max_file_bytes)")
