@@ -62,6 +62,12 @@ def test_a_pasted_error_message_finds_the_function_that_raises_it_first(fm_home,
     assert answer.results[0].record.symbol == "parse_args"
 
 
+def test_a_message_printed_after_the_programs_name_is_a_pasted_message():
+    assert message_windows("http: error: cannot combine --compress and --chunked") == [
+        "cannot combine compress and", "combine compress and chunked"]
+    assert message_windows("config: the value is wrong") == []
+
+
 def test_a_message_pasted_without_its_class_is_read_by_its_fixed_words():
     assert message_windows("Invalid URL 'example.com/api': No scheme supplied. Perhaps you "
                            "meant https://example.com/api?") == [

@@ -4,9 +4,9 @@ An agent pastes what a program printed (``Error: Got unexpected extra argument (
 message's fixed words are in a string literal of the code that raises it
 (``_("Got unexpected extra argument ({args})")``), while the words the run filled in (``bar``,
 a quoted option) are not; both channels rank it among look-alikes (a ``ProgressBar`` for
-``bar``). A query shaped as such a message (``SomeError:``, ``error:`` at its start, or a
-quoted value and a colon in what is not a question) puts the chunks holding four of its
-consecutive words first, in their order. Pure.
+``bar``). A query shaped as such a message (``SomeError:``, ``error:`` at its start, after a
+program's name or not, or a quoted value and a colon in what is not a question) puts the
+chunks holding four of its consecutive words first, in their order. Pure.
 """
 
 from __future__ import annotations
@@ -15,8 +15,10 @@ import re
 from collections.abc import Sequence
 
 WINDOW_WORDS = 4
+# A program's name may come first, as argparse prints it (``http: error: …``).
 _OPENING = re.compile(
-    r"^\s*(?:[\w.]*(?:Error|Exception|Warning|Failure)|error|fatal|panic|warning)\b[^:\n]{0,40}:",
+    r"^\s*(?:[\w.-]+:\s*)?"
+    r"(?:[\w.]*(?:Error|Exception|Warning|Failure)|error|fatal|panic|warning)\b[^:\n]{0,40}:",
     re.IGNORECASE)
 _QUOTED = re.compile(r"'[^'\n]+'|\"[^\"\n]+\"")
 _ASKING = frozenset("how where what when why which who whose does do did is are can could "
