@@ -108,6 +108,16 @@ def test_library_imports_resolve_to_nothing():
     assert GRAPH.resolve_import("src/api/routes.py", "fastapi.routing") == []
 
 
+def test_a_standard_library_module_is_no_file_of_the_same_last_name():
+    graph = SymbolGraph([chunk("httpie/compat.py", "ensure_default_certs_loaded"),
+                         chunk("httpie/output/lexers/metadata.py", "MetadataLexer", "class"),
+                         chunk("httpie/cli/nested_json/parse.py", "interpret_nested_json")])
+    assert graph.resolve_import("httpie/compat.py", "importlib.metadata") == []
+    assert graph.resolve_import("httpie/compat.py", "urllib.parse") == []
+    assert graph.resolve_import("httpie/compat.py", "httpie.output.lexers.metadata") == [
+        "httpie/output/lexers/metadata.py"]
+
+
 def test_reference_to_an_imported_definition_is_confirmed():
     edges = GRAPH.callees("src/orders/services/order_service.py:OrderService.cancel_order")
     assert [(e.callee, e.confirmed) for e in edges] == [

@@ -89,6 +89,7 @@ class SymbolGraph:
         self._imports_of: dict[str, list[str]] = {}
         self._suffixes: dict[str, set[str]] = {}
         self._dirs: dict[str, set[str]] = {}
+        self._names: set[str] = set()  # every directory and file stem a path is made of
         self._go_packages: dict[str, set[str]] = {}  # a directory: its non-test .go files
         self._resolved: dict[str, list[str]] = {}
         self._defining: set[str] = set()  # files that define something (not only re-export)
@@ -113,6 +114,7 @@ class SymbolGraph:
 
     def _register_file(self, path: str) -> None:
         stem_parts = _stem(path).split("/")
+        self._names.update(stem_parts)
         for i in range(len(stem_parts)):
             self._suffixes.setdefault("/".join(stem_parts[i:]), set()).add(path)
         directory = stem_parts[:-1]
@@ -167,6 +169,9 @@ class SymbolGraph:
             return self._go_package(spec)
         if from_path.endswith(".rs") and not self._rust_local(from_path, spec):
             return []
+        if from_path.endswith((".py", ".pyi")) and not spec.startswith(".") and "." in spec \
+                and spec.split(".")[0] not in self._names:
+            return []  # ``importlib.metadata``: a package the repository does not hold
         parts = self._import_parts(from_path, _without_extension(spec))
         found = []
         if _HEADER.search(spec) and not spec.startswith("."):  # "util.h": beside the file first
