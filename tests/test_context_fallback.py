@@ -135,6 +135,8 @@ def test_a_definition_chunked_in_parts_is_served_whole_when_it_fits(fm_home, mak
     assert [(s.symbol, s.start_line, s.end_line) for s in evidence] == \
         [("reconcile_ledger", 1, 284)]
     assert "return total" in evidence[0].body
+    assert evidence[0].citation is not None
+    assert evidence[0].citation.source.startswith("ledger/books.py#L1-L284")
 
 
 def test_a_definition_in_parts_too_big_for_the_budget_shows_its_part_and_names_the_whole(

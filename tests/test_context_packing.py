@@ -6,10 +6,10 @@ from __future__ import annotations
 import pytest
 from search_fixtures import index
 
+from freshmark.core.kinds import is_secondary
 from freshmark.core.request import ContextRequest
 from freshmark.core.settings import Settings
 from freshmark.services.context.build import build_context
-from freshmark.services.context.slices import is_secondary
 
 QUERY = "how are environment variables used as default values for options envvar"
 CORE = "src/clicky/core.py"

@@ -19,3 +19,13 @@ KIND_CODES: dict[str, int] = {
     "source": 0, "test": 1, "generated": 2, "vendored": 3, "backup": 4, "fixture": 5, "doc": 6,
     "config": 7, "changelog": 8, "translation": 9, "other": 10,
 }
+
+# Where code shows the implementation in use rather than being it.
+_SECONDARY_DIRS = frozenset({"examples", "example", "_examples", "_example", "docs", "doc"})
+_SECONDARY_KINDS = frozenset({"test", "doc"})
+
+
+def is_secondary(path: str, file_kind: str = "source") -> bool:
+    """Tests, examples and docs: evidence of use, to come after the implementation."""
+    return file_kind in _SECONDARY_KINDS or any(part in _SECONDARY_DIRS
+                                                for part in path.split("/")[:-1])

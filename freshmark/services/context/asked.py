@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from freshmark.core.kinds import is_secondary
 from freshmark.core.query import plan_query
 from freshmark.core.stamp import own_name
 from freshmark.core.structure import (
@@ -15,7 +16,6 @@ from freshmark.core.structure import (
     named_by,
     without_declaration_word,
 )
-from freshmark.services.context.slices import is_secondary
 from freshmark.services.retrieval.results import VerifiedResult
 
 

@@ -45,6 +45,7 @@ from freshmark.adapters.lexical.registry import lexical_engine
 from freshmark.adapters.store.chroma import Store
 from freshmark.core.config import Config, load_config
 from freshmark.core.fusion import Candidate
+from freshmark.core.kinds import is_secondary
 from freshmark.core.lag import lag_phrase
 from freshmark.core.ports import Embedder
 from freshmark.core.request import DEFAULT_KINDS, LEVELS, ContextRequest, SearchRequest
@@ -53,7 +54,7 @@ from freshmark.core.verdicts import CODE_TODAY_VERDICTS, Verdict, short
 from freshmark.services.context.asked import AskedNames, implementation_first
 from freshmark.services.context.levels import LEVEL_BUILDERS
 from freshmark.services.context.section import Section, estimate_tokens
-from freshmark.services.context.slices import SliceBuilder, is_secondary
+from freshmark.services.context.slices import SliceBuilder
 from freshmark.services.context.symbol_graph import graph_for
 from freshmark.services.open_branch import (
     OpenedBranch,

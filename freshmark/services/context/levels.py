@@ -12,10 +12,11 @@ from collections.abc import Callable
 from typing import Any
 
 from freshmark.core.citation import Citation
+from freshmark.core.kinds import is_secondary
 from freshmark.core.stamp import own_name
 from freshmark.core.verdicts import short
 from freshmark.services.context.section import Section
-from freshmark.services.context.slices import SliceBuilder, is_secondary
+from freshmark.services.context.slices import SliceBuilder
 from freshmark.services.context.symbol_graph import Edge, SymbolGraph
 from freshmark.services.retrieval.results import VerifiedResult
 

@@ -59,8 +59,6 @@ BREATHING_SHARE = 10
 TYPE_SHARE = 4
 MAX_REFERENCES = 2
 # Paths of example programs and documentation: they show use, not implementation.
-_SECONDARY_DIRS = frozenset({"examples", "example", "_examples", "_example", "docs", "doc"})
-_SECONDARY_KINDS = frozenset({"test", "doc"})
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _GO_QUALIFIED = re.compile(r"\b[a-z]\w*\.[A-Za-z_]\w*")
 # Module-level blocks and line windows: no design idea of their own to take as reference.
@@ -180,7 +178,8 @@ class SliceBuilder:
         if breathing:
             fallback = self._trimmed(result, text, start, end)
             fallback.fallback = only_part
-        return Section(role, path, record.symbol, start, end, confidence, result.citation,
+        return Section(role, path, record.symbol, start, end, confidence,
+                       self._citation_of(result, start, end),
                        _lines(text, start, shown_end), start, str(v.verdict), note,
                        record.language, fallback=fallback)
 
@@ -199,8 +198,16 @@ class SliceBuilder:
         path = result.path_today
         return Section("evidence", path, record.symbol, start, end,
                        "medium" if result.verification.verdict is Verdict.CHANGED else "high",
-                       result.citation, _lines(text, start, end), start,
+                       self._citation_of(result, start, end), _lines(text, start, end), start,
                        str(result.verification.verdict), "", record.language)
+
+    def _citation_of(self, result: VerifiedResult, start: int, end: int) -> Citation:
+        """The result's citation, or for a part standing for its whole definition, one of
+        the lines shown."""
+        v, record = result.verification, result.record
+        part = (v.current_start_line or record.start_line, v.current_end_line or record.end_line)
+        return result.citation if (start, end) == part else \
+            self.region_citation(result.path_today, start, end, record.symbol)
 
     def import_section(self, path: str, language: str, user: Section | None = None
                        ) -> Section | None:
@@ -487,9 +494,3 @@ class SliceBuilder:
             else:
                 out.append(pointer)
         return out
-
-
-def is_secondary(path: str, file_kind: str = "source") -> bool:
-    """Tests, examples and docs: evidence of use, to come after the implementation."""
-    return file_kind in _SECONDARY_KINDS or any(part in _SECONDARY_DIRS
-                                                for part in path.split("/")[:-1])
