@@ -120,4 +120,14 @@ def test_a_match_shown_only_as_its_pointer_is_not_said_to_be_shown():
     code.confidence = "medium"
     pointer = Section("match", code.path, code.symbol, 1, 30, "medium", None,
                       note="other match (not included)")
-    assert left_out_reason(code, pointer, 4000).startswith(f"shown only as {pointer.anchor}")
+    assert left_out_reason(code, pointer, 4000).startswith(
+        f"pointed at only ({pointer.anchor}), none of its lines shown")
+
+
+def test_one_definition_cut_twice_is_named_once_whatever_each_cut_would_have_needed():
+    slice_ = ContextSlice("q", "L1", 400, "header", {}, {})
+    whole = _numbered_section("traverse_field", "match", 60)
+    longer = _numbered_section("traverse_field", "match", 60)
+    longer.body += "\n# a carried head makes this part longer"
+    fit(slice_, [_numbered_section("best", "evidence", 8), whole, longer])
+    assert len([line for line in slice_.left_out if "traverse_field" in line]) == 1

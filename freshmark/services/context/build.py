@@ -170,7 +170,8 @@ def fit(slice_: ContextSlice, candidates: list[Section]) -> None:
         if chosen is section:
             continue
         line = _left_out_line(section, left_out_reason(section, chosen, budget))
-        if line in slice_.left_out:  # the same definition reached twice (two of its parts)
+        # The same definition reached twice (two of its parts, each sized on its own).
+        if any(held.split(" — ")[0] == line.split(" — ")[0] for held in slice_.left_out):
             continue
         slice_.left_out.append(line)
         if slice_.used_tokens > budget:
@@ -278,10 +279,12 @@ def left_out_reason(section: Section, chosen: Section | None, budget: int) -> st
     needs = f"needs ~{size} of the {budget}-token budget"
     if section.role == "reference":
         return f"history, reference only (not in today's code); {needs}"
-    # A pointer has the anchor of its code when both are medium: only its body tells them apart.
+    # A pointer (no body) may have the anchor of its code, or a part's: it shows no line.
     shown = "not shown" if chosen is None else "shown by its signature only" \
-        if chosen.signature_lines is not None else "shown without the lines around it" \
-        if chosen.anchor == section.anchor and chosen.body else f"shown only as {chosen.anchor}"
+        if chosen.signature_lines is not None else \
+        f"pointed at only ({chosen.anchor}), none of its lines shown" if not chosen.body else \
+        "shown without the lines around it" if chosen.anchor == section.anchor else \
+        f"shown only as {chosen.anchor}"
     return f"{shown}; the whole {needs}"
 
 
