@@ -12,6 +12,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from freshmark.core.chunking.inline_tests import inline_test_spans
 from freshmark.core.chunking.model import MODULE_SYMBOL
 from freshmark.core.embed_text import vector_key
 from freshmark.core.locate import Piece, is_module_code, pair_in_place, pair_pieces
@@ -96,7 +97,9 @@ def build_records(ctx: FileContext, chunks: Sequence[Any]) -> list[ChunkRecord]:
     """
     seen: dict[str, int] = {}
     records: list[ChunkRecord] = []
+    tests = inline_test_spans(ctx.language, chunks) if ctx.file_kind == "source" else []
     for chunk in chunks:
+        in_test = any(start <= chunk.start_line and chunk.end_line <= end for start, end in tests)
         ordinal = seen.get(chunk.symbol, 0)
         seen[chunk.symbol] = ordinal + 1
         records.append(
@@ -114,7 +117,7 @@ def build_records(ctx: FileContext, chunks: Sequence[Any]) -> list[ChunkRecord]:
                 kind=chunk.kind,
                 language=ctx.language,
                 signature=chunk.signature,
-                file_kind=ctx.file_kind,
+                file_kind="test" if in_test else ctx.file_kind,
                 layer=ctx.layer,
                 status=LIVE,
                 id=chunk_id(ctx.path, chunk.symbol, ordinal),

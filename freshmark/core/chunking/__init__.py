@@ -74,7 +74,9 @@ DEFAULT_MAX_LINES = 150
 # under ``#if``/``#else``.
 # 16: C# indexers with code (``this[int i] { get { … } }``) are units named ``this[]``; a
 # JavaScript/TypeScript variable a call makes from one function is that function (zod's
-# ``const $ZodString = $constructor("$ZodString", (inst, def) => {…})``).
+# ``const $ZodString = $constructor("$ZodString", (inst, def) => {…})``); Rust's
+# ``#[cfg(test)]`` modules and ``#[test]`` functions in a source file are tests
+# (``chunking/inline_tests.py``).
 CHUNKING_VERSION = "16"
 _ALIASES = {
     "py": "python", "js": "javascript", "jsx": "javascript", "ts": "typescript",
