@@ -409,3 +409,17 @@ def test_a_name_declared_between_the_units_of_a_cpp_namespace_is_found_at_its_de
     index(repo)
     first = searched(repo, query, k=3).results[0].record
     assert first.path == "include/opts.hpp" and first.kind == "block" and declaration in first.text
+
+
+def test_a_name_an_import_alias_gives_is_looked_up_at_that_import(store_env, make_repo):
+    repo = make_repo("jinja")
+    repo.write("jinja/defaults.py", "from .filters import FILTERS as DEFAULT_FILTERS\n"
+                                    "from .tests import TESTS as DEFAULT_TESTS\n")
+    uses = "".join(f"def prepare_{n}(env):\n    env.filters = DEFAULT_FILTERS.copy()\n"
+                   f"    return DEFAULT_FILTERS.get(env.name, DEFAULT_FILTERS)\n\n\n"
+                   for n in range(6))
+    repo.write("jinja/environment.py", "from .defaults import DEFAULT_FILTERS\n\n\n" + uses)
+    repo.commit("defaults")
+    index(repo)
+    first = searched(repo, "DEFAULT_FILTERS", k=3).results[0].record
+    assert first.path == "jinja/defaults.py"

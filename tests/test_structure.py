@@ -147,6 +147,8 @@ def test_a_name_said_in_prose_moves_no_definition():
     "\tBIT_SET *Flag // the set",
     "    BIT_SET = 1 << 3,",  # an enum's member
     "    val BIT_SET: Int,",  # a Kotlin constructor's property
+    "from .flags import FLAGS as BIT_SET",  # an alias names it (jinja's DEFAULT_FILTERS)
+    "import bitset as BIT_SET",
 ])
 def test_a_line_declaring_a_name_is_its_definition(line):
     assert defined_in_text(f"x = 0\n{line}\ny = 1", ["BIT_SET"])
@@ -166,6 +168,7 @@ def test_a_line_declaring_a_name_is_its_definition(line):
     "return BIT_SET",
     "BIT_SET is set when the flag is",
     "    BIT_SET: SIMPLE,",  # a dict's entry (rich's box.py)
+    "from .flags import BIT_SET as FLAGS",
 ])
 def test_a_line_using_a_name_is_not_its_definition(line):
     assert not defined_in_text(line, ["BIT_SET"])

@@ -194,7 +194,7 @@ def _definition_line(name: str) -> re.Pattern[str]:
     ``public static final Type BIT_SET = ...``, ``@JvmField public val STAR: T = …``,
     ``LIMIT: int = 3``, Go's ``ErrWriter
     io.Writer = os.Stderr`` and ``var RemoteConfig remoteConfigFactory``, C's ``#define
-    SDS_MAX 1024``), not one that uses it."""
+    SDS_MAX 1024``, Python's ``import X as NAME``), not one that uses it."""
     # Annotations may open the line (Kotlin's ``@JvmField public val STAR: …``). Without a
     # declaring word, ``NAME: value,`` is a dict's or an object's entry that uses the name
     # (rich's ``SIMPLE_HEAVY: SIMPLE,``), not ``LIMIT: int = 3``.
@@ -204,7 +204,10 @@ def _definition_line(name: str) -> re.Pattern[str]:
     declared = (rf"{opening}(?:{_DECLARING})\b[^\n=(]*?{named}"
                 rf"(?:[ \t]*(?::(?!:)|=(?!=)|;)|{typed})"
                 rf"|{opening}{named}(?:[ \t]*(?::(?!:)(?![^\n]*,[ \t]*$)|=(?!=)|;)|{typed})")
-    return re.compile(rf"{declared}|^[ \t]*#[ \t]*define[ \t]+{re.escape(name)}\b", re.M)
+    # Python's ``from .filters import FILTERS as DEFAULT_FILTERS`` names it too.
+    aliased = rf"^[ \t]*(?:from[ \t]+[\w.]+[ \t]+)?import[ \t][^\n#]*\bas[ \t]+{named}"
+    return re.compile(rf"{declared}|{aliased}|^[ \t]*#[ \t]*define[ \t]+{re.escape(name)}\b",
+                      re.M)
 
 
 def defined_in_text(text: str, names: Iterable[str]) -> bool:
