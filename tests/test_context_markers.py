@@ -100,6 +100,19 @@ def test_an_indexer_asked_for_as_written_is_answered_by_its_definition(fm_home, 
     assert "Basket.this[]" in [s.symbol for s in slice_.sections if s.role == "evidence"]
 
 
+def test_a_function_asked_for_with_its_module_is_answered_by_it(fm_home, make_repo):
+    repo = make_repo("fd")
+    repo.write("src/walk.rs", "/// Walks the tree.\n"
+                              "pub fn scan(paths: &[PathBuf]) -> Result<u8> {\n    Ok(0)\n}\n")
+    repo.write("src/main.rs", "mod walk;\n\nfn run() -> Result<u8> {\n    walk::scan(&[])\n}\n")
+    repo.commit("fd")
+    index(repo.path)
+    for query in ("walk::scan", "walk.scan"):
+        slice_ = slice_for(repo.path, query)
+        assert slice_.missing == [], query
+        assert [s.symbol for s in slice_.sections if s.role == "evidence"][0] == "scan"
+
+
 def test_no_current_evidence_is_missing_without_naming_the_deleted_file(fm_home, make_repo):
     repo = make_repo("payments")
     repo.write("payments/stripe_refunds.py",

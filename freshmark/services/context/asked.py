@@ -3,6 +3,7 @@ and which of the search's results answer it: those lead the slice's evidence."""
 
 from __future__ import annotations
 
+import posixpath
 import re
 from dataclasses import dataclass
 
@@ -40,7 +41,8 @@ class AskedNames:
         name written with its owner, ``ClassName.builder``, only as that owner's member, not
         ``AnnotationSpec.builder``), declares one by a line of its text (a constant, a field;
         a member only in its owner), or is the owner that declares a named member by its
-        signature (an interface's method)."""
+        signature (an interface's method); a module's function is named with its module
+        (``walk::scan`` by ``scan`` of ``walk.rs``)."""
         record = result.record
         # ``Basket.this[]``, ``Money.operator+``: a query names them by their word.
         symbol = re.sub(r"\W+$", "", record.symbol.lower())
@@ -52,9 +54,19 @@ class AskedNames:
         return named_by(symbol, {name.lower() for name in alone}) or \
             any(symbol == ".".join(path) or symbol.endswith("." + ".".join(path))
                 for path in owned) or \
+            any(len(path) > 1 and symbol == path[-1] and _module_of(record.path) == path[-2]
+                for path in owned) or \
             defined_in_text(record.text, alone) or \
             bool(in_owner) and defined_in_text(record.text.lower(), in_owner) or \
             declares_member(record.symbol, record.text, self.dotted)
+
+
+def _module_of(path: str) -> str:
+    """The module a file is named as (``walk`` for ``src/walk.rs`` and ``src/walk/mod.rs``):
+    Rust's ``walk::scan`` and Python's ``helpers.send_file`` qualify a function by it."""
+    stem = posixpath.splitext(posixpath.basename(path))[0].lower()
+    return posixpath.basename(posixpath.dirname(path)).lower() \
+        if stem in ("mod", "__init__", "index", "lib") else stem
 
 
 def implementation_first(evidence: list[VerifiedResult], asked: AskedNames
