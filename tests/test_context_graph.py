@@ -641,3 +641,14 @@ def test_a_call_of_a_method_the_callers_own_class_defines_is_that_classs_method(
         callers[owner] = {s.symbol: s.confidence for s in slice_.sections if s.role == "caller"}
     assert callers == {"CodeGenerator": {"CodeGenerator.visit_Filter": "high"},
                        "Environment": {"Environment.call_filter": "high"}}
+
+
+def test_a_rust_call_through_a_declared_module_is_a_confirmed_call(fm_home, make_repo):
+    repo = indexed_project(make_repo("fd"), {
+        "src/walk.rs": "/// Walks the tree.\npub fn scan(paths: &[u8]) -> u8 {\n    0\n}\n",
+        "src/worker.rs": "pub struct WorkerState;\n\nimpl WorkerState {\n"
+                         "    pub fn scan(&self) -> u8 {\n        1\n    }\n}\n",
+        "src/main.rs": "mod walk;\n\nfn run() -> u8 {\n    walk::scan(&[])\n}\n",
+    }, package="fd")
+    callers = go_callers(str(repo.path), "walk::scan")
+    assert callers == {"run": "high"}

@@ -76,7 +76,7 @@ DEFAULT_MAX_LINES = 150
 # JavaScript/TypeScript variable a call makes from one function is that function (zod's
 # ``const $ZodString = $constructor("$ZodString", (inst, def) => {…})``); Rust's
 # ``#[cfg(test)]`` modules and ``#[test]`` functions in a source file are tests
-# (``chunking/inline_tests.py``).
+# (``chunking/inline_tests.py``); Rust's ``mod walk;`` imports its module.
 CHUNKING_VERSION = "16"
 _ALIASES = {
     "py": "python", "js": "javascript", "jsx": "javascript", "ts": "typescript",

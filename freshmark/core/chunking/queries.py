@@ -114,6 +114,7 @@ _PATTERNS: dict[str, str] = {
 (attribute_item) @prefix
 (use_declaration argument: (_) @import)
 (extern_crate_declaration name: (identifier) @import)
+(mod_item !body name: (identifier) @import)
 (call_expression function: (identifier) @ref)
 (call_expression function: (scoped_identifier path: (identifier) @ref (#match? @ref "^[A-Z]")))
 (call_expression function: (scoped_identifier name: (identifier) @ref))
