@@ -60,8 +60,19 @@ def test_modules_imported_from_their_package_resolve_to_their_files():
                          chunk("src/attr/__init__.py", "<module>", "block"),
                          chunk("src/attr/_config.py", "set_run_validators"),
                          chunk("src/attr/setters.py", "frozen")])
+    # Both names are modules: the package's ``__init__`` holds neither, so it is no import.
     assert graph.imported_files("src/attr/_make.py") == [
-        "src/attr/__init__.py", "src/attr/_config.py", "src/attr/setters.py"]
+        "src/attr/_config.py", "src/attr/setters.py"]
+
+
+def test_a_name_the_package_init_defines_keeps_the_init_among_the_imports():
+    source = "from . import _config, frozen_default\n"
+    specs = file_imports("src/attr/_make.py", source)
+    graph = SymbolGraph([chunk("src/attr/_make.py", "attrs", imports=tuple(specs)),
+                         chunk("src/attr/__init__.py", "frozen_default"),
+                         chunk("src/attr/_config.py", "set_run_validators")])
+    assert graph.imported_files("src/attr/_make.py") == [
+        "src/attr/__init__.py", "src/attr/_config.py"]
 
 
 def test_a_file_that_only_re_exports_stands_for_the_files_it_exports():

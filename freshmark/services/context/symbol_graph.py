@@ -149,7 +149,10 @@ class SymbolGraph:
 
     def _direct_imports(self, path: str) -> list[str]:
         found: list[str] = []
-        for spec in self._imports_of.get(path, []):
+        specs = self._imports_of.get(path, [])
+        for spec in specs:
+            if _DOTS_ONLY.fullmatch(spec) and self._modules_only(path, spec, specs):
+                continue  # ``from . import nodes``: jinja's package ``__init__`` is not used
             targets = self.resolve_import(path, spec)
             if _DOTS_ONLY.fullmatch(spec):
                 # ``from . import typing`` names the module ``.typing`` (its own spec), not
@@ -159,6 +162,12 @@ class SymbolGraph:
                 if target != path and target not in found:
                     found.append(target)
         return found
+
+    def _modules_only(self, path: str, package: str, specs: list[str]) -> bool:
+        """Every name imported from ``package`` (``.`` or ``..``) is a module of it: its
+        ``__init__`` holds none of them."""
+        names = [s for s in specs if s.startswith(package) and s[len(package):].isidentifier()]
+        return bool(names) and all(self.resolve_import(path, name) for name in names)
 
     def resolve_import(self, from_path: str, spec: str) -> list[str]:
         """Indexed files an import names; [] when it names none unambiguously. A Rust path
