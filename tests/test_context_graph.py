@@ -663,3 +663,14 @@ def test_a_rust_call_through_a_declared_module_is_a_confirmed_call(fm_home, make
     }, package="fd")
     callers = go_callers(str(repo.path), "walk::scan")
     assert callers == {"run": "high"}
+
+
+def test_the_code_using_a_class_is_called_its_user_not_its_caller(fm_home, make_repo):
+    repo = indexed_project(make_repo("jinja"), {"jinja/runtime.py": (
+        "class AsyncLoopContext(LoopContext):\n    async def length(self):\n        return 0\n"
+        "\n\nclass LoopContext:\n    \"\"\"A loop's state.\"\"\"\n\n    def length(self):\n"
+        "        return 1\n")}, package="jinja")
+    slice_ = build_context(ContextRequest.build("LoopContext", level="L1"), str(repo.path),
+                           settings=Settings.from_env())
+    notes = [s.note for s in slice_.sections if s.role == "caller"]
+    assert notes and all(note.startswith("direct user (") for note in notes)

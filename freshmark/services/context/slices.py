@@ -376,8 +376,10 @@ class SliceBuilder:
         self.indexed.load(self.graph.nodes[edge.caller] for edge, _ in edges[:MAX_CALLERS])
         for edge, confirmed in edges[:MAX_CALLERS]:
             caller = self.graph.nodes[edge.caller]
-            confidence, how = ("high", "direct caller (graph-confirmed)") if confirmed \
-                else ("medium", "direct caller (name match only)")
+            # A class's users subclass, annotate or build it: "caller" would say more.
+            role = "direct user" if primary.record.kind in CONTAINER_KINDS else "direct caller"
+            confidence, how = ("high", f"{role} (graph-confirmed)") if confirmed \
+                else ("medium", f"{role} (name match only)")
             callee = own_name(primary.record.symbol)
             section = self.live_section(caller, "caller", confidence, how, signature_only=True,
                                         callee=callee)
