@@ -108,3 +108,13 @@ def test_a_function_delegating_to_a_namesake_references_it_and_a_type_never_itse
     chunks = by_symbol(chunk_text("exported.go", source))
     assert "WithField" in chunks["WithField"].references
     assert "Entry" not in chunks["Entry"].references
+
+
+def test_a_package_doc_longer_than_a_chunk_is_cut_into_chunks_of_the_usual_size() -> None:
+    rules = "".join(f"// Rule {n}: a field tagged {n} is checked.\n" + ("//\n" * (n % 7 == 0))
+                    for n in range(400))
+    source = "// Package validator implements value validations.\n//\n" + rules + \
+        "package validator\n"
+    parts = [(c.start_line, c.end_line) for c in chunk_text("doc.go", source)]
+    assert len(parts) == 4 and all(end - start < 150 for start, end in parts)
+    assert parts[0][0] == 1 and parts[-1][1] == source.count("\n")

@@ -211,7 +211,9 @@ class ChunkBuilder:
         cut_rows: set[int] = set()
         if len(entries) > self.max_lines:
             collect_cuts(nodes, self.max_lines, set(), cut_rows, self.facts.src)
-            loose_cuts(self.lines, self.loose, start, end, cut_rows)
+            # A long comment (Go's 1,651-line package doc) is cut like loose text.
+            loose_cuts(self.lines, [*self.loose, *self._long_comments(nodes)], start, end,
+                       cut_rows)
         parts = pack(entries, cut_rows, self.max_lines, self.max_lines)
         return [
             Chunk(
@@ -227,6 +229,20 @@ class ChunkBuilder:
             )
             for number, part in enumerate(parts, start=1)
         ]
+
+    def _long_comments(self, nodes: list[Node]) -> list[Rows]:
+        """Rows of the runs of comments (a ``/* */`` one, or ``//`` lines one after another)
+        longer than a chunk: no node ends inside them, so nothing else would cut them."""
+        runs: list[list[int]] = []
+        for node in nodes:
+            if "comment" not in node.type:
+                continue
+            first, last = node.start_point.row, last_row(node, self.facts.src)
+            if runs and first <= runs[-1][1] + 1:
+                runs[-1][1] = max(runs[-1][1], last)
+            else:
+                runs.append([first, last])
+        return [(first, last) for first, last in runs if last - first >= self.max_lines]
 
     def _rows(self, first: int, last: int) -> list[Entry]:
         return [Entry(row, self.lines[row]) for row in range(max(first, 0), last + 1)]
