@@ -423,3 +423,4 @@ def test_a_name_an_import_alias_gives_is_looked_up_at_that_import(store_env, mak
     index(repo)
     first = searched(repo, "DEFAULT_FILTERS", k=3).results[0].record
     assert first.path == "jinja/defaults.py"
+

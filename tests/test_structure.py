@@ -308,3 +308,11 @@ def test_a_thin_wrapper_keeps_its_place_above_a_callee_that_is_not_its_worker(pa
     units = [Unit(RACK, "Utils.byte_ranges", "method", 1.0, ("get_byte_ranges",), 3),
              Unit(path, "Utils.get_byte_ranges", "method", score, (), lines)]
     assert _worker_order(units) == ["Utils.byte_ranges", "Utils.get_byte_ranges"]
+
+
+@pytest.mark.parametrize("query", ["impl Display for Token", "impl fmt::Display for Token"])
+def test_an_impl_block_is_looked_up_by_its_label_with_or_without_its_traits_path(query):
+    units = [Unit("src/render.rs", f"display_token_{n}", "function", 2.0) for n in range(3)] + \
+        [Unit("src/token.rs", "Token.fmt", "method", 1.0),
+         Unit("src/token.rs", "impl fmt.Display for Token", "impl", 0.5)]
+    assert named_exactly(units, lookup_symbols(query, [], [])) == [False] * 4 + [True]

@@ -267,15 +267,19 @@ def _camel_case(name: str) -> bool:
     return name[:1].islower() and name != name.lower() and "_" not in name
 
 
+_IMPL_PATH = re.compile(r"^impl (?:\w+\.)+")  # ``impl fmt.Display for X`` as ``impl Display``
+
+
 def named_by(symbol: str, names: Collection[str]) -> bool:
     """``symbol`` is one of ``names``, whole or by its last part (``Mux.With`` for ``With``),
     spelt as given: a case-blind caller lowercases both. A Ruby predicate or bang method
     (``valid_path?``) is named by its name without the mark too; ``transform_keys!`` only
     by that spelling. A JavaScript private member (``Ky.#retry``) by its name with or without
-    its ``#``."""
+    its ``#``; a Rust impl block by its label with or without its trait's path."""
     last = own_name(symbol)
     return symbol in names or last in names or unmarked(last) in names or \
-        (last[-1:] in ("?", "!") and last[:-1] in names)
+        (last[-1:] in ("?", "!") and last[:-1] in names) or \
+        (symbol.startswith("impl ") and _IMPL_PATH.sub("impl ", symbol) in names)
 
 
 def named_exactly(units: Sequence[Unit], names: Iterable[str],
@@ -431,13 +435,20 @@ def _written_as_code(word: str) -> bool:
     return bool(re.search(r"[A-Z_0-9.]", word)) and bool(re.fullmatch(r"[\w.$#]+[?!]?", word))
 
 
+_RUST_IMPL = re.compile(r"impl [A-Za-z_][\w:]*(?:<[^<>]*>)?(?: for [A-Za-z_][\w:]*)?")
+
+
 def lookup_symbols(text: str, identifiers: Iterable[str], dotted_names: Iterable[str]
                    ) -> list[str]:
     """The symbols a short query may name exactly, to be looked up by name: those of a query
     that is only names written as code (``looked_up``; a dotted name also whole,
     ``Context.invoke``, ``Ky.#retry``), or the one word of a one-word query (``has``,
     ``evolve``, a private member's ``#retry``, a macro invoked, ``json!``), either with a
-    declaration's keyword beside it (``class Typer``)."""
+    declaration's keyword beside it (``class Typer``), or a Rust impl block's label."""
+    impl = _RUST_IMPL.fullmatch(" ".join(text.split()))
+    if impl is not None:  # the label an impl block is named by (``impl fmt.Display for X``)
+        label, angle, rest = impl.group(0).partition("<")
+        return list(dict.fromkeys([impl.group(0), label.replace("::", ".") + angle + rest]))
     text = without_declaration_word(text)
     dotted = list(dotted_names)
     names = looked_up(text, identifiers, dotted)
