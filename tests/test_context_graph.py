@@ -674,3 +674,19 @@ def test_the_code_using_a_class_is_called_its_user_not_its_caller(fm_home, make_
                            settings=Settings.from_env())
     notes = [s.note for s in slice_.sections if s.role == "caller"]
     assert notes and all(note.startswith("direct user (") for note in notes)
+
+
+def test_a_type_written_with_its_module_is_that_modules_class(fm_home, make_repo):
+    repo = indexed_project(make_repo("jinja"), {
+        "jinja/nodes.py": "class Template:\n    \"\"\"The root node.\"\"\"\n\n    body = ()\n",
+        "jinja/environment.py": "class Template:\n    \"\"\"A compiled template.\"\"\"\n\n"
+                                "    def render(self):\n        return ''\n",
+        "jinja/compiler.py": "from jinja import nodes\nfrom jinja.environment import Environment"
+                             "\n\n\nclass CodeGenerator:\n    def visit_Template(self, node: "
+                             "nodes.Template) -> None:\n        self.body = node.body\n",
+    }, package="jinja")
+    slice_ = build_context(ContextRequest.build("CodeGenerator.visit_Template", level="L1"),
+                           str(repo.path), settings=Settings.from_env())
+    types = {(s.path, s.symbol) for s in slice_.sections if s.role == "type"}
+    assert ("jinja/nodes.py", "Template") in types
+    assert ("jinja/environment.py", "Template") not in types

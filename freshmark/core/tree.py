@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import posixpath
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -72,3 +73,12 @@ def safe_relpath(rel: str) -> str:
     if not parts:
         raise UnsafePath(f"path names no file: {rel!r}")
     return "/".join(parts)
+
+
+def module_name(path: str) -> str:
+    """The module a file is named as, lowercased (``walk`` for ``src/walk.rs`` and
+    ``src/walk/mod.rs``, ``nodes`` for ``jinja2/nodes.py``): Rust's ``walk::scan`` and
+    Python's ``nodes.Template`` qualify a name by it."""
+    stem = posixpath.splitext(posixpath.basename(path))[0].lower()
+    return posixpath.basename(posixpath.dirname(path)).lower() \
+        if stem in ("mod", "__init__", "index", "lib") else stem

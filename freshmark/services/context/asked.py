@@ -3,7 +3,6 @@ and which of the search's results answer it: those lead the slice's evidence."""
 
 from __future__ import annotations
 
-import posixpath
 import re
 from dataclasses import dataclass
 
@@ -17,6 +16,7 @@ from freshmark.core.structure import (
     named_by,
     without_declaration_word,
 )
+from freshmark.core.tree import module_name
 from freshmark.services.retrieval.results import VerifiedResult
 
 
@@ -54,19 +54,11 @@ class AskedNames:
         return named_by(symbol, {name.lower() for name in alone}) or \
             any(symbol == ".".join(path) or symbol.endswith("." + ".".join(path))
                 for path in owned) or \
-            any(len(path) > 1 and symbol == path[-1] and _module_of(record.path) == path[-2]
+            any(len(path) > 1 and symbol == path[-1] and module_name(record.path) == path[-2]
                 for path in owned) or \
             defined_in_text(record.text, alone) or \
             bool(in_owner) and defined_in_text(record.text.lower(), in_owner) or \
             declares_member(record.symbol, record.text, self.dotted)
-
-
-def _module_of(path: str) -> str:
-    """The module a file is named as (``walk`` for ``src/walk.rs`` and ``src/walk/mod.rs``):
-    Rust's ``walk::scan`` and Python's ``helpers.send_file`` qualify a function by it."""
-    stem = posixpath.splitext(posixpath.basename(path))[0].lower()
-    return posixpath.basename(posixpath.dirname(path)).lower() \
-        if stem in ("mod", "__init__", "index", "lib") else stem
 
 
 def implementation_first(evidence: list[VerifiedResult], asked: AskedNames

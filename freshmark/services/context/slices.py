@@ -58,9 +58,9 @@ MAX_TYPES = 3
 BREATHING_SHARE = 10
 TYPE_SHARE = 4
 MAX_REFERENCES = 2
-# Paths of example programs and documentation: they show use, not implementation.
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-_GO_QUALIFIED = re.compile(r"\b[a-z]\w*\.[A-Za-z_]\w*")
+# A name qualified by its module or package (``nodes.Template``, Go's ``http.Handler``).
+_MODULE_QUALIFIED = re.compile(r"\b([a-z]\w*)\.([A-Za-z_]\w*)")
 # Module-level blocks and line windows: no design idea of their own to take as reference.
 _NO_SYMBOL_KINDS = frozenset({"block", "window", "module"})
 # Languages whose methods call a method of their own class through a receiver (``self.parse``,
@@ -294,10 +294,11 @@ class SliceBuilder:
         record = primary.record
         names = [*_IDENTIFIER.findall(record.signature), *record.references]
         if record.language == "go":  # ``http.Handler`` is another package's; its own are bare
-            bare = set(_IDENTIFIER.findall(_GO_QUALIFIED.sub(" ", record.text)))
+            bare = set(_IDENTIFIER.findall(_MODULE_QUALIFIED.sub(" ", record.text)))
             names = [name for name in names if name in bare]
         container = record.symbol.rsplit(".", 1)[0] if "." in record.symbol else None
-        ids = self.graph.type_definitions(names, record.path)
+        ids = self.graph.type_definitions(names, record.path, {
+            name: module for module, name in _MODULE_QUALIFIED.findall(record.signature)})
         own = self.graph.find(record.path, container) if container else None
         ordered = ([own] if own else []) + [i for i in ids if i != own]
         out: list[Section] = []

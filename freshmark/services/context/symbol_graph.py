@@ -22,12 +22,13 @@ from __future__ import annotations
 import posixpath
 import re
 import threading
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from freshmark.core.classify import is_stub
 from freshmark.core.ports import BranchView
 from freshmark.core.stamp import ChunkRecord, own_name
+from freshmark.core.tree import module_name
 
 # Kinds that define a type: their chunks are the type definitions carried at a slice boundary.
 TYPE_KINDS = frozenset({"class", "interface", "struct", "enum", "trait", "type"})
@@ -319,8 +320,11 @@ class SymbolGraph:
                 edges.append(Edge(caller, node_id, confirmed))
         return edges
 
-    def type_definitions(self, names: Iterable[str], near_path: str) -> list[str]:
-        """Chunks defining types named in ``names`` (resolved as references from ``near_path``)."""
+    def type_definitions(self, names: Iterable[str], near_path: str,
+                         qualified: Mapping[str, str] | None = None) -> list[str]:
+        """Chunks defining types named in ``names`` (resolved as references from ``near_path``);
+        a name ``qualified`` by its module (``nodes.Template``: ``{"Template": "nodes"}``) is
+        that module's, not every near file's (jinja's ``environment.Template``)."""
         near_files = {near_path, *self.imported_files(near_path)}
         found: list[str] = []
         for name in dict.fromkeys(names):
@@ -328,6 +332,10 @@ class SymbolGraph:
                            if self.nodes[d].kind in TYPE_KINDS]
             near = [d for d in definitions if self.nodes[d].path in near_files]
             chosen = near or (definitions if len(definitions) == 1 else [])
+            module = (qualified or {}).get(name)
+            if module is not None:
+                chosen = [d for d in definitions
+                          if module_name(self.nodes[d].path) == module.lower()] or chosen
             found.extend(d for d in chosen if d not in found)
         return found
 
