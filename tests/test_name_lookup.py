@@ -424,3 +424,26 @@ def test_a_name_an_import_alias_gives_is_looked_up_at_that_import(store_env, mak
     first = searched(repo, "DEFAULT_FILTERS", k=3).results[0].record
     assert first.path == "jinja/defaults.py"
 
+
+
+RETRIER_SWIFT = '''/// A type that decides whether a failed request is retried.
+public protocol RequestRetrier {
+    /// Decides whether the request is retried.
+    func retry(_ request: Request, for session: Session, dueTo error: Error,
+               completion: @escaping (RetryResult) -> Void)
+}
+'''
+
+
+def test_a_protocols_requirement_looked_up_with_its_owner_is_answered_by_the_protocol(
+        store_env, make_repo):
+    conformers = "".join(
+        f"final class Retrier{n}: RequestRetrier {{\n    func retry(_ request: Request, for "
+        f"session: Session, dueTo error: Error, completion: @escaping (RetryResult) -> Void)"
+        f" {{\n        completion(.retryWithDelay({n}))\n    }}\n}}\n\n" for n in range(6))
+    repo = make_repo("alamofire")
+    repo.write("Source/RequestInterceptor.swift", RETRIER_SWIFT)
+    repo.write("Source/Retriers.swift", conformers).commit("retriers")
+    index(repo)
+    assert searched(repo, "RequestRetrier.retry", k=3).results[0].record.symbol == \
+        "RequestRetrier"

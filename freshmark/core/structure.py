@@ -254,11 +254,15 @@ def declaring_lines(symbols: Sequence[str], texts: Sequence[str], named: Sequenc
     # SubscribeWithSelector (zustand exports the one typed as the other).
     unheld = [name for name in named if name not in own and
               (name.isupper() or name.lower() not in held or _camel_case(name))]
-    if not unheld:
+    # ``RequestRetrier.retry``: its conformers define ``retry``, the protocol only declares it.
+    unowned = [name for name in dotted if "/" in name and not any(
+        symbol == name.replace("/", ".") or symbol.endswith("." + name.replace("/", "."))
+        for symbol in symbols)]
+    if not unheld and not unowned:
         return None
     # ``Router.Use`` of an interface, ``Shape.area`` of an abstract class: the owner declares
     # the member by its signature alone and is its only chunk.
-    members = [name for name in dotted if name.rsplit("/", 1)[-1] in unheld]
+    members = [name for name in dotted if name.rsplit("/", 1)[-1] in unheld or name in unowned]
     return [defined_in_text(text, unheld) or declares_member(symbol, text, members)
             for symbol, text in zip(symbols, texts, strict=True)]
 
@@ -305,6 +309,9 @@ def named_exactly(units: Sequence[Unit], names: Iterable[str],
     # does, by ``declaring``).
     owners = {part for name in dotted for part in name.split(".")[:-1]}
     alone = wanted - owners if dotted else wanted
+    if dotted and not any(by_owner) and declaring and any(declaring):
+        # No unit is the owner's member, but one declares it (a protocol's requirement).
+        return list(declaring)
     flags = [(by_owner[i] if any(by_owner) else named_by(unit.symbol, alone))
              or bool(declaring and declaring[i]) for i, unit in enumerate(units)]
     if not any(flags) and len(wanted) == 1 and (word := next(iter(wanted))).islower():
