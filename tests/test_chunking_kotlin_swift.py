@@ -187,3 +187,12 @@ def test_swift_implicit_member_calls_are_references() -> None:
     )
     (chunk,) = chunk_text("Sources/Pick.swift", source)
     assert {"autodetected", "isEmpty", "fallback"} <= set(chunk.references)
+
+
+def test_swift_stored_property_a_closure_computes_once_is_a_unit() -> None:
+    source = ("extension HTTPHeader {\n    public static let defaultUserAgent: HTTPHeader = {\n"
+              "        let info = Bundle.main.infoDictionary\n        return .userAgent(info)\n"
+              "    }()\n\n    public static let empty = HTTPHeader(name: \"\", value: \"\")\n}\n")
+    units = [(c.symbol, c.start_line, c.end_line) for c in chunk_text("HTTPHeaders.swift", source)
+             if c.kind == "method"]
+    assert units == [("HTTPHeader.defaultUserAgent", 2, 5)]

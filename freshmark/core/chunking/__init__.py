@@ -77,7 +77,8 @@ DEFAULT_MAX_LINES = 150
 # ``const $ZodString = $constructor("$ZodString", (inst, def) => {…})``); Rust's
 # ``#[cfg(test)]`` modules and ``#[test]`` functions in a source file are tests
 # (``chunking/inline_tests.py``); Rust's ``mod walk;`` imports its module; a run of
-# comments longer than a chunk (Go's package doc) is cut like loose text.
+# comments longer than a chunk (Go's package doc) is cut like loose text; a Swift stored
+# property a closure computes once (``let agent: T = { … }()``) is a unit.
 CHUNKING_VERSION = "16"
 _ALIASES = {
     "py": "python", "js": "javascript", "jsx": "javascript", "ts": "typescript",

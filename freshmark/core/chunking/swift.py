@@ -24,19 +24,28 @@ def property_declaration(node: Node, src: bytes, rules: Rules) -> Decl | None:
 
 
 def swift_property(node: Node, src: bytes, rules: Rules) -> Decl | None:
-    """``var name: T { … }`` (a getter, accessors, or ``willSet``/``didSet`` observers) is a
-    unit like a method; a stored property (``var x = 0``, ``let y: String``) stays in its
-    container's outline."""
+    """``var name: T { … }`` (a getter, accessors, or ``willSet``/``didSet`` observers), or one
+    whose value a closure run once computes, is a unit like a method; a stored property
+    (``var x = 0``, ``let y: String``) stays in its container's outline."""
     if node.type not in rules.functions:
         return None
     names = [child for i, child in enumerate(node.children)
              if node.field_name_for_child(i) == "name"]
     body = node.child_by_field_name("computed_value") or next(
-        (c for c in node.named_children if c.type == "willset_didset_block"), None)
+        (c for c in node.named_children if c.type == "willset_didset_block"), None) or \
+        _closure_run(node)
     if len(names) != 1 or not _holds_code(body):
         return None
     name = node_text(src, names[0]).strip()
     return Decl(name, "function", node, body) if name.isidentifier() else None
+
+
+def _closure_run(node: Node) -> Node | None:
+    """The closure a stored property runs once for its value (``let agent: T = { … }()``,
+    Alamofire's ``defaultUserAgent``): its code is a unit's, not an outline line's."""
+    value = next((c for c in node.named_children if c.type == "call_expression"), None)
+    closure = value.named_children[0] if value is not None and value.named_children else None
+    return closure if closure is not None and closure.type == "lambda_literal" else None
 
 
 def swift_subscript(node: Node, src: bytes, rules: Rules) -> Decl | None:
