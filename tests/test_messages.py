@@ -68,6 +68,14 @@ def test_a_message_printed_after_the_programs_name_is_a_pasted_message():
     assert message_windows("config: the value is wrong") == []
 
 
+def test_a_format_string_pasted_from_the_code_keeps_its_placeholders_as_words():
+    windows = message_windows("Undefined validation function '%s' on field '%s'")
+    assert "undefined validation function s" in windows
+    literal = 'undefinedValidation = "Undefined validation function \'%s\' on field \'%s\'"'
+    assert messages_first(["panic(undefinedValidation)", literal], windows) == [1, 0]
+    assert message_windows("100% of the time the field is empty") == []
+
+
 def test_a_message_pasted_without_its_class_is_read_by_its_fixed_words():
     assert message_windows("Invalid URL 'example.com/api': No scheme supplied. Perhaps you "
                            "meant https://example.com/api?") == [

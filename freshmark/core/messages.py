@@ -5,8 +5,9 @@ message's fixed words are in a string literal of the code that raises it
 (``_("Got unexpected extra argument ({args})")``), while the words the run filled in (``bar``,
 a quoted option) are not; both channels rank it among look-alikes (a ``ProgressBar`` for
 ``bar``). A query shaped as such a message (``SomeError:``, ``error:`` at its start, after a
-program's name or not, or a quoted value and a colon in what is not a question) puts the
-chunks holding four of its consecutive words first, in their order. Pure.
+program's name or not, a quoted value and a colon in what is not a question, or a format
+string's unfilled ``'%s'``) puts the chunks holding four of its consecutive words first, in
+their order. Pure.
 """
 
 from __future__ import annotations
@@ -23,6 +24,8 @@ _OPENING = re.compile(
 _QUOTED = re.compile(r"'[^'\n]+'|\"[^\"\n]+\"")
 _ASKING = frozenset("how where what when why which who whose does do did is are can could "
                     "should would will".split())
+_PLACEHOLDER = re.compile(r"%[-+ #0-9.]*[sdvqfx]\b")
+_QUOTED_PLACEHOLDER = re.compile(r"(['\"])(%[-+ #0-9.]*[sdvqfx])\1")
 # A string literal's prefix (``f"Perhaps …"`` continuing a message over two lines) is no word.
 _STRING_PREFIX = re.compile(r"\b[fFrRbBuU]{1,2}(?=[\"'])")
 # What a run fills in: quoted values, bracketed ones, numbers, paths.
@@ -40,6 +43,10 @@ def message_windows(query: str) -> list[str]:
     first = query.split(maxsplit=1)[0].lower() if query.strip() else ""
     if _QUOTED.search(query) and ":" in query and first not in _ASKING:
         return _windows(query)
+    # A message pasted from the code itself, its placeholders unfilled (validator's
+    # ``Undefined validation function '%s' on field '%s'``): they are words of the literal.
+    if _PLACEHOLDER.search(query) and first not in _ASKING:
+        return _windows(_QUOTED_PLACEHOLDER.sub(r" \2 ", query))
     return []
 
 
