@@ -120,6 +120,22 @@ def test_a_module_over_the_l2_budget_still_serves_the_other_matches_in_its_file(
         s.symbol for s in _module_over_the_budget(repo, "L2")}
 
 
+def test_a_module_over_the_l2_budget_is_mapped_by_its_signatures(fm_home, make_repo):
+    repo = indexed_project(make_repo("poet"), {
+        "poet/orders.py": _big_module(),
+        "poet/pricing.py": "def refund_total(order):\n    return order.total\n"},
+        package="poet")
+    over = build_context(ContextRequest.build("cancel an order and refund it", level="L2",
+                                              budget_tokens=3000),
+                         str(repo.path), settings=Settings.from_env())
+    digests = [s for s in over.sections if s.path == "poet/orders.py" and s.symbol == "module"]
+    assert len(digests) == 1 and "L384-L415  def unrelated_11(value)" in digests[0].body
+    shown_whole = build_context(ContextRequest.build("cancel an order and refund it",
+                                                     level="L2", budget_tokens=20000),
+                                str(repo.path), settings=Settings.from_env())
+    assert [s.role for s in shown_whole.sections if s.path == "poet/orders.py"] == ["module"]
+
+
 def _function_in_parts() -> str:
     """A 284-line function: chunked in two parts, the question's words in the first."""
     steps = "".join(f"    total = total + settle_step(ledger, {i})\n" for i in range(280))

@@ -63,8 +63,12 @@ def _level_2(builder: SliceBuilder, primary: VerifiedResult) -> list[Section]:
                                                         f"imported by {primary.path_today}")
             out.append(section)
     # A module over the budget falls back to the symbol alone: L1's other material follows,
-    # so L2 never serves less than L1 (a module that fits shows it, and it is skipped).
-    return out + [s for s in _level_1(builder, primary) if s.role != "evidence"]
+    # so L2 never serves less than L1 (a module that fits shows it, and it is skipped), and
+    # then the module's signatures, skipped too when the module is shown whole.
+    digest = builder.signature_digest(primary.path_today, "related", record.language,
+                                      f"the module of {record.symbol}")
+    return out + [s for s in _level_1(builder, primary) if s.role != "evidence"] + \
+        ([digest] if digest is not None else [])
 
 
 def _implementation_first(graph: SymbolGraph, node_id: str) -> list[Any]:
