@@ -287,3 +287,22 @@ def test_a_dot_h_header_holding_cpp_is_parsed_as_cpp_and_a_c_one_as_c() -> None:
     assert detect_language("cJSON.h", C_HEADER) == "c"
     symbols = {c.symbol: c.kind for c in chunk_text("include/fmt/format.h", CPP_HEADER)}
     assert symbols["fmt.memory_buffer.grow"] == "method"
+
+
+def test_a_c_header_whose_comment_names_std_stays_c() -> None:
+    header = "/* Parses like std::strtod, without a locale. */\nint ffc_parse(const char *s);\n"
+    assert detect_language("ffc.h", header) == "c"
+
+
+def test_a_return_type_read_into_the_name_leaves_the_function_its_own_name() -> None:
+    source = "ffc_internal\nffc_adjusted_mantissa ffc_digit_comp(int a) {\n  return a;\n}\n"
+    assert [c.symbol for c in chunk_text("ffc.cpp", source)] == ["ffc_digit_comp"]
+
+
+def test_a_friend_function_defined_in_a_class_is_a_unit() -> None:
+    source = ("class RedisQtAdapter : public QObject {\n"
+              "    friend void RedisQtAddRead(void * adapter) {\n"
+              "        static_cast<RedisQtAdapter *>(adapter)->addRead();\n    }\n"
+              "  public:\n    void addRead() {}\n};\n")
+    units = {c.symbol: (c.start_line, c.end_line) for c in chunk_text("qt.h", source)}
+    assert units["RedisQtAdapter.RedisQtAddRead"] == (2, 4)

@@ -155,6 +155,11 @@ def test_go_package_under_a_doc_or_examples_directory_is_source() -> None:
     assert classify_path("examples/server/main.go", RULES) == "source"
 
 
+@pytest.mark.parametrize("path", ["test.c", "test_reader.c", "reader_test.c"])
+def test_c_test_programs_are_tests(path: str) -> None:
+    assert classify_path(path, RULES) == "test"
+
+
 def test_go_programs_under_a_directory_the_go_tool_ignores_are_no_package() -> None:
     assert classify_path("_examples/simple/main.go", RULES) == "doc"
     assert classify_path("_example/main.go", RULES) == "doc"

@@ -114,7 +114,7 @@ _BUILTIN_RULES: tuple[tuple[str, str | None, tuple[str, ...]], ...] = (
         "**/tests/**", "**/test/**", "**/__tests__/**", "**/spec/**", "test_*.py", "*_test.py",
         "conftest.py", "*_test.go", "*Test.java", "*Tests.java", "*Test.kt", "*Tests.kt",
         "*Test.cs", "*Tests.cs", "*Test.swift", "*Tests.swift", "*_spec.rb", "*_test.rb",
-        "*_test.cc", "*_test.cpp", "*_unittest.cc",
+        "*_test.cc", "*_test.cpp", "*_unittest.cc", "test.c", "test_*.c", "*_test.c",
         # Base classes and helpers shipped for tests (flysystem's FilesystemAdapterTestCase,
         # AdapterTestUtilities/): test code outside a tests directory.
         "?*TestCase.php", "?*TestCase.java", "?*TestCase.kt", "?*TestCase.cs", "?*TestCase.swift",

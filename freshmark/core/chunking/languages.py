@@ -41,6 +41,7 @@ _EXTENSIONS: dict[str, str] = {
 _CPP_IN_HEADER = re.compile(
     r"^[ \t]*(?:namespace[ \t]+[\w:]*[ \t]*\{|template[ \t]*<|using[ \t]+namespace[ \t]|"
     r"class[ \t]+\w+|(?:public|private|protected)[ \t]*:)|\bstd::", re.MULTILINE)
+_C_COMMENT = re.compile(r"/\*.*?\*/|//[^\n]*", re.DOTALL)
 _FILE_NAMES: dict[str, str] = {
     "Rakefile": "ruby", "Gemfile": "ruby", "Guardfile": "ruby", "Vagrantfile": "ruby",
     "Podfile": "ruby", "SConstruct": "python", "SConscript": "python",
@@ -75,8 +76,8 @@ def detect_language(path: str, text: str | None = None) -> str | None:
     _, ext = os.path.splitext(name)
     language = _EXTENSIONS.get(ext.lower())
     if language == "c" and ext.lower() == ".h" and text is not None and \
-            _CPP_IN_HEADER.search(text) is not None:
-        return "cpp"
+            _CPP_IN_HEADER.search(_C_COMMENT.sub(" ", text)) is not None:
+        return "cpp"  # by its code: a comment naming ``std::strtod`` makes no C++ (hiredis)
     return language
 
 
@@ -276,7 +277,7 @@ RULES: dict[str, Rules] = {
             "type_definition": "struct",
             "namespace_definition": "module",
         },  # fmt: skip
-        wrappers=_f("template_declaration"),
+        wrappers=_f("template_declaration", "friend_declaration"),
         transparent=_C_TRANSPARENT | _f("namespace_definition"),
         keywords=_f("this", "std"),
         bare_macros=True,

@@ -159,6 +159,10 @@ def _c_function(node: Node, src: bytes, rules: Rules) -> Decl | None:
     if name_node is None or body is None:
         return None
     raw = node_text(src, name_node)
+    # A parse that read a return type into the name (``ffc_adjusted_mantissa ffc_digit_comp``
+    # after a macro line): the function is the last word, not the two glued.
+    words = re.fullmatch(r"(?!operator\b)[A-Za-z_]\w*\s+([A-Za-z_]\w*)", raw.strip())
+    raw = words.group(1) if words else raw
     qualified = "::" in raw
     return Decl(
         dotted(raw), "method" if qualified else "function", node, body, forced_kind=qualified
