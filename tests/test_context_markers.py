@@ -113,6 +113,18 @@ def test_a_function_asked_for_with_its_module_is_answered_by_it(fm_home, make_re
         assert [s.symbol for s in slice_.sections if s.role == "evidence"][0] == "scan"
 
 
+def test_a_method_asked_for_with_its_namespace_is_answered_by_it(fm_home, make_repo):
+    repo = make_repo("guzzle")
+    repo.write("src/Utils.php", "<?php\n\nnamespace GuzzleHttp;\n\nfinal class Utils\n{\n"
+                                "    public static function jsonDecode(string $json)\n    {\n"
+                                "        return \\json_decode($json);\n    }\n}\n")
+    repo.commit("utils")
+    index(repo.path)
+    slice_ = slice_for(repo.path, "GuzzleHttp\\Utils::jsonDecode")
+    assert slice_.missing == []
+    assert [s.symbol for s in slice_.sections if s.role == "evidence"][0] == "Utils.jsonDecode"
+
+
 def test_no_current_evidence_is_missing_without_naming_the_deleted_file(fm_home, make_repo):
     repo = make_repo("payments")
     repo.write("payments/stripe_refunds.py",

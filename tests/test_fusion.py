@@ -106,6 +106,18 @@ def test_dedup_keeps_the_part_of_an_outline_that_declares_a_name_looked_up() -> 
     assert [c.record.id for c in dedup([Candidate(first), Candidate(second)])] == ["b1"]
 
 
+def test_dedup_keeps_the_declaring_part_though_the_query_names_the_class_too() -> None:
+    first = replace(_record("r1", symbol="RequestOptions", signature="final class RequestOptions",
+                            kind="class"), start_line=5,
+                    text="final class RequestOptions\n{\n    public const ALLOW_REDIRECTS = 'a';\n")
+    second = replace(_record("r2", symbol="RequestOptions", signature="final class RequestOptions",
+                             kind="class"), start_line=154,
+                     text="final class RequestOptions\n{\n    public const READ_TIMEOUT = 'r';\n")
+    kept = dedup([Candidate(second), Candidate(first)],
+                 names=["READ_TIMEOUT", "RequestOptions"])
+    assert [c.record.id for c in kept] == ["r2"]
+
+
 def test_dedup_leaves_chunks_without_signature_alone() -> None:
     kept = dedup([Candidate(_record("m1")), Candidate(_record("m2"))])
     assert len(kept) == 2

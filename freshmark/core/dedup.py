@@ -40,9 +40,10 @@ def dedup(candidates: Sequence[Candidate], names: Iterable[str] = ()) -> list[Ca
             kept.append(candidate)
             continue
         held = kept[places[0]].record
-        if (record.start_line < held.start_line and named_by(record.symbol.lower(), wanted)) or \
-                (bool(names) and defined_in_text(record.text, names)
-                 and not defined_in_text(held.text, names)):
+        declares, held_declares = (bool(names) and defined_in_text(r.text, names)
+                                   for r in (record, held))
+        if declares and not held_declares or not held_declares and \
+                record.start_line < held.start_line and named_by(record.symbol.lower(), wanted):
             kept[places[0]] = candidate
     return kept
 

@@ -301,7 +301,9 @@ def named_exactly(units: Sequence[Unit], names: Iterable[str],
     # only says whose member the second is.
     owned = [name for name in dotted
              if not any(other.split(".")[0] == own_name(name) for other in dotted)]
-    by_owner = [any(bare == name or bare.endswith("." + name)
+    # The query may write the namespace too (``GuzzleHttp\\Utils::jsonDecode``).
+    by_owner = [any(bare == name or bare.endswith("." + name) or
+                    "." in bare and name.endswith("." + bare)
                     for name in owned for bare in (unit.symbol, unit.symbol.rstrip("?!")))
                 for unit in units]
     # ``ClassName.OBJECT``, a field with no chunk of its own: ``ClassName`` only says whose

@@ -52,7 +52,8 @@ class AskedNames:
         in_owner = [path[-1] for path in owned
                     if len(path) > 1 and own_name(symbol) == path[-2]]
         return named_by(symbol, {name.lower() for name in alone}) or \
-            any(symbol == ".".join(path) or symbol.endswith("." + ".".join(path))
+            any(symbol == ".".join(path) or symbol.endswith("." + ".".join(path)) or
+                "." in symbol and ".".join(path).endswith("." + symbol)  # its namespace too
                 for path in owned) or \
             any(len(path) > 1 and symbol == path[-1] and module_name(record.path) == path[-2]
                 for path in owned) or \
