@@ -76,6 +76,15 @@ def test_a_format_string_pasted_from_the_code_keeps_its_placeholders_as_words():
     assert message_windows("100% of the time the field is empty") == []
 
 
+def test_a_ruby_message_with_its_class_last_or_a_message_in_quotes_is_a_pasted_message():
+    assert message_windows("retry_for must be a relative amount of time (ArgumentError)")[0] \
+        == "retry for must be"
+    assert message_windows('"Message must include a Sidekiq::Job class, not class name"')[0] \
+        == "message must include a"
+    assert message_windows('"how does the retry delay grow"') == []
+    assert message_windows("where is the job pushed (the client)") == []
+
+
 def test_a_message_pasted_without_its_class_is_read_by_its_fixed_words():
     assert message_windows("Invalid URL 'example.com/api': No scheme supplied. Perhaps you "
                            "meant https://example.com/api?") == [

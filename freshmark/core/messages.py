@@ -5,9 +5,9 @@ message's fixed words are in a string literal of the code that raises it
 (``_("Got unexpected extra argument ({args})")``), while the words the run filled in (``bar``,
 a quoted option) are not; both channels rank it among look-alikes (a ``ProgressBar`` for
 ``bar``). A query shaped as such a message (``SomeError:``, ``error:`` at its start, after a
-program's name or not, a quoted value and a colon in what is not a question, or a format
-string's unfilled ``'%s'``) puts the chunks holding four of its consecutive words first, in
-their order. Pure.
+program's name or not, Ruby's ``(SomeError)`` at its end, the whole of it in quotes, a quoted
+value and a colon in what is not a question, or a format string's unfilled ``'%s'``) puts
+the chunks holding four of its consecutive words first, in their order. Pure.
 """
 
 from __future__ import annotations
@@ -21,6 +21,8 @@ _OPENING = re.compile(
     r"^\s*(?:[\w.-]+:\s*)?"
     r"(?:[\w.]*(?:Error|Exception|Warning|Failure)|error|fatal|panic|warning)\b[^:\n]{0,40}:",
     re.IGNORECASE)
+_CLOSING = re.compile(r"\s\((?:[\w:]*(?:Error|Exception)|[A-Z]\w*(?:::[A-Z]\w*)+)\)\s*$")
+_WHOLE_QUOTED = re.compile(r"\s*([\"'])([^\"'\n]+)\1\s*")
 _QUOTED = re.compile(r"'[^'\n]+'|\"[^\"\n]+\"")
 _ASKING = frozenset("how where what when why which who whose does do did is are can could "
                     "should would will".split())
@@ -38,6 +40,14 @@ def message_windows(query: str) -> list[str]:
     opening = _OPENING.match(query)
     if opening is not None:
         return _windows(query[opening.end():])
+    # Ruby prints the class last (``retry_for must be … (ArgumentError)``); a message may be
+    # pasted inside quotes, which would read as a value filled in.
+    closing = _CLOSING.search(query)
+    if closing is not None:
+        return _windows(query[:closing.start()])
+    quoted = _WHOLE_QUOTED.fullmatch(query)
+    if quoted is not None and quoted.group(2).split(maxsplit=1)[0].lower() not in _ASKING:
+        return _windows(quoted.group(2))
     # A message pasted without its class (``Invalid URL 'x': No scheme supplied.``): a value
     # filled in and a colon, and not a question (``How is '/a/<int:id>' broken up?``).
     first = query.split(maxsplit=1)[0].lower() if query.strip() else ""
