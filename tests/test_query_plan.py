@@ -268,3 +268,18 @@ def test_a_go_panics_frames_are_read_the_deepest_last_without_the_module_cache()
                                            ("tree", "addRoute")]
     assert deepest_frame(plan_query(GO_PANIC).frames, ["tree.go", "gin.go"]) == (
         "tree", "addRoute")
+
+
+RUBY_BACKTRACE = """/app/lib/sidekiq/job_retry.rb:300:in 'Sidekiq::JobRetry#retry_attempts_from': \
+undefined method '+' for nil (NoMethodError)
+\tfrom /app/lib/sidekiq/job_retry.rb:220:in 'Sidekiq::JobRetry#process_retry'
+\tfrom /app/lib/sidekiq/job_retry.rb:110:in `block in local'
+\tfrom /gems/connection_pool.rb:60:in `with'
+"""
+
+
+def test_a_ruby_backtrace_is_read_deepest_call_last_as_python_writes_it():
+    assert traceback_frames(RUBY_BACKTRACE) == [
+        ("gems/connection_pool", "with"), ("app/lib/sidekiq/job_retry", "local"),
+        ("app/lib/sidekiq/job_retry", "process_retry"),
+        ("app/lib/sidekiq/job_retry", "retry_attempts_from")]

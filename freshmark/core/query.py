@@ -100,6 +100,10 @@ _FRAMES = (
     # Go's panic: ``github.com/gin-gonic/gin.(*node).addRoute(...)`` over ``\t…/tree.go:243``.
     re.compile(r'^(?P<function>[\w./-]+?\.(?:\(\*?\w+\)\.)?\w+)(?:\[[^\]\n]*\])?\([^\n]*\)\n'
                r'\t(?P<path>[^\s:]+\.go):\d+', re.M),
+    # Ruby's: ``lib/sidekiq/job_retry.rb:300:in 'Sidekiq::JobRetry#retry_attempts_from'``
+    # (a backtick opening it before Ruby 3.4, ``block in`` before the method of a block).
+    re.compile(r"(?P<path>[^\s:'\"`]+\.rb):\d+:in [`'](?:block (?:\(\d+ levels\) )?in )?"
+               r"(?:[\w:]+[#.])?(?P<function>[\w?!=]+)'"),
 )
 _PATH = re.compile(r"(?<![\w/.])((?:[\w.-]+/)+[\w.-]+\.[A-Za-z]\w{0,5})\b")
 # A dotted name; its members may be JavaScript's private ones (``Ky.#retry``).
@@ -207,8 +211,8 @@ def _frame_matches(text: str) -> list[tuple[str, str | None]]:
                    key=lambda match: match.start())
     frames = [(match.group("path"), (match.group("function") or "").rpartition(".")[2] or None)
               for match in found]
-    # Go prints the deepest call first, Python last: Go's frames are turned around.
-    return frames[::-1] if frames and all(path.endswith(".go") for path, _ in frames) \
+    # Go and Ruby print the deepest call first, Python last: theirs are turned around.
+    return frames[::-1] if frames and all(path.endswith((".go", ".rb")) for path, _ in frames) \
         else frames
 
 
