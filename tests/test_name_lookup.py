@@ -447,3 +447,27 @@ def test_a_protocols_requirement_looked_up_with_its_owner_is_answered_by_the_pro
     index(repo)
     assert searched(repo, "RequestRetrier.retry", k=3).results[0].record.symbol == \
         "RequestRetrier"
+
+
+CLIENT_RB = '''module Sidekiq
+  class Client
+    attr_accessor :redis_pool
+
+    def push(item)
+      redis_pool.with { |conn| conn.lpush("queue", item) }
+    end
+  end
+end
+'''
+
+
+def test_an_attribute_looked_up_with_its_class_is_answered_by_the_class_declaring_it(
+        store_env, make_repo):
+    pools = "".join(f"module Sidekiq\n  class Pool{n}\n    def redis_pool\n      @pool_{n}\n"
+                    f"    end\n  end\nend\n\n" for n in range(5))
+    repo = make_repo("sidekiq")
+    repo.write("lib/sidekiq/client.rb", CLIENT_RB).write("lib/sidekiq/pools.rb", pools)
+    repo.commit("sidekiq")
+    index(repo)
+    assert searched(repo, "Sidekiq::Client#redis_pool", k=3).results[0].record.symbol == \
+        "Sidekiq.Client"

@@ -225,9 +225,11 @@ def declaring_row(text: str, names: Iterable[str]) -> int | None:
 def _member_line(member: str) -> re.Pattern[str]:
     """A line that declares a method ``member`` by its signature alone, as an interface does:
     Go's ``Use(middlewares ...)``, Java's ``void use(Middleware m);``, TypeScript's
-    ``use?(m: Middleware): void;``."""
-    return re.compile(rf"^[ \t]*(?:[\w<>\[\],.?*&]+[ \t]+)*{re.escape(member)}\??[ \t]*"
-                      r"(?:<[^>\n]*>)?[ \t]*\(", re.M)
+    ``use?(m: Middleware): void;``; or Ruby's ``attr_accessor :redis_pool``."""
+    name = re.escape(member)
+    return re.compile(rf"^[ \t]*(?:[\w<>\[\],.?*&]+[ \t]+)*{name}\??[ \t]*"
+                      r"(?:<[^>\n]*>)?[ \t]*\("
+                      rf"|^[ \t]*attr_(?:accessor|reader|writer)\b[^\n]*:{name}\b", re.M)
 
 
 def declares_member(symbol: str, text: str, dotted_names: Iterable[str]) -> bool:
