@@ -486,3 +486,30 @@ def test_of_two_definitions_with_one_signature_the_edited_one_is_found_where_it_
     result = verifier(repo).verify(status)
     assert result.verdict is Verdict.CHANGED
     assert "noErr" in (result.current_text or "")
+
+
+CLIENT_RB = '''class Client
+  def push(item)
+    normed = normalize_item(item)
+    raw_push([normed])
+  end
+
+  class << self
+    def push(item)
+      new.push(item)
+    end
+  end
+end
+'''
+
+
+def test_a_deleted_ruby_method_is_not_found_in_its_self_twin(make_repo):
+    repo = make_repo("sidekiq")
+    repo.write("lib/client.rb", CLIENT_RB).commit("client")
+    (instance,) = [replace(r, signature="def push(item)")
+                   for r in all_chunks(repo, repo.head(), "lib/client.rb")
+                   if r.symbol == "Client.push" and "normed" in r.text]
+    repo.write("lib/client.rb", CLIENT_RB.replace(
+        "  def push(item)\n    normed = normalize_item(item)\n    raw_push([normed])\n  end\n\n",
+        "")).commit("drop the instance push")
+    assert verifier(repo).verify(instance).verdict is Verdict.HISTORICAL

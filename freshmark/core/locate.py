@@ -135,17 +135,14 @@ def _pick(record: ChunkRecord, spans: list[Span], symbols: FileSymbols,
           indexed: Callable[[], FileSymbols | None] | None) -> Span | None:
     text = record.text.strip()
     same = [span for span in spans if symbols.text_of(span).strip() == text]
-    if not same:
-        same = [span for span in spans if symbols.signatures.get(span) == record.signature]
-        # Two definitions with its signature (Swift's in two extensions) and neither its
-        # text: the nearest one need not be it, the file as indexed pairs them.
-        same = [] if len(same) > 1 else same
+    signed = [span for span in spans if symbols.signatures.get(span) == record.signature]
     before = indexed() if indexed is not None and not same else None
     if before is not None and len(_spans_of(before, record.symbol)) > 1:
-        # The name was defined more than once (overloads, a Ruby method and its ``self.``
-        # twin): the one left today need not be this one.
+        # Not its text, and the name was defined more than once (overloads, Swift's in two
+        # extensions, a Ruby method and its ``self.`` twin of one signature): the one left
+        # today, or the nearest with its signature, need not be this one.
         return _overload_today(record, spans, symbols, before)
-    return min(same or spans, key=lambda span: abs(span[0] - record.start_line))
+    return min(same or signed or spans, key=lambda span: abs(span[0] - record.start_line))
 
 
 def _spans_of(symbols: FileSymbols, symbol: str) -> list[Span]:
