@@ -169,6 +169,7 @@ def test_a_line_declaring_a_name_is_its_definition(line):
     "BIT_SET is set when the flag is",
     "    BIT_SET: SIMPLE,",  # a dict's entry (rich's box.py)
     "from .flags import BIT_SET as FLAGS",
+    "    BIT_SET fd = c->fd;",  # a C variable of the type BIT_SET
 ])
 def test_a_line_using_a_name_is_not_its_definition(line):
     assert not defined_in_text(line, ["BIT_SET"])

@@ -200,7 +200,8 @@ def _definition_line(name: str) -> re.Pattern[str]:
     # (rich's ``SIMPLE_HEAVY: SIMPLE,``), not ``LIMIT: int = 3``.
     opening = r"^[ \t]*(?:@[\w.]+(?:\([^\n)]*\))?[ \t]+)*"
     named = rf"(?<![.\w]){re.escape(name)}\b"
-    typed = r"[ \t]+[\w.*\[\]]+[ \t]*(?:=(?!=)|(?://[^\n]*)?$)"
+    # Go's ``Name Type = value``; a C statement (``redisFD fd = c->fd;``) names the type first.
+    typed = r"(?![^\n]*;[ \t]*$)[ \t]+[\w.*\[\]]+[ \t]*(?:=(?!=)|(?://[^\n]*)?$)"
     declared = (rf"{opening}(?:{_DECLARING})\b[^\n=(]*?{named}"
                 rf"(?:[ \t]*(?::(?!:)|=(?!=)|;)|{typed})"
                 rf"|{opening}{named}(?:[ \t]*(?::(?!:)(?![^\n]*,[ \t]*$)|=(?!=)|;)|{typed})")
