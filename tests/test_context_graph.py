@@ -690,3 +690,17 @@ def test_a_type_written_with_its_module_is_that_modules_class(fm_home, make_repo
     types = {(s.path, s.symbol) for s in slice_.sections if s.role == "type"}
     assert ("jinja/nodes.py", "Template") in types
     assert ("jinja/environment.py", "Template") not in types
+
+
+def test_a_name_a_near_module_defines_is_not_a_far_class_of_that_name(fm_home, make_repo):
+    repo = indexed_project(make_repo("sidekiq"), {
+        "lib/sidekiq/testing.rb": "module Sidekiq\n  module Queues\n    def self.delete_for(jid)"
+                                  "\n      jobs.delete(jid)\n    end\n  end\n\n  class Job\n"
+                                  "    def drain\n      Queues.delete_for(jid)\n    end\n"
+                                  "  end\nend\n",
+        "lib/sidekiq/tui/queues.rb": "module Sidekiq\n  class Queues\n    def render\n"
+                                     "      'queues'\n    end\n  end\nend\n",
+    }, package="sidekiq")
+    slice_ = build_context(ContextRequest.build("Sidekiq::Job#drain", level="L1"),
+                           str(repo.path), settings=Settings.from_env())
+    assert "lib/sidekiq/tui/queues.rb" not in {s.path for s in slice_.sections if s.role == "type"}

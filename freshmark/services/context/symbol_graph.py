@@ -91,6 +91,7 @@ class SymbolGraph:
         self._suffixes: dict[str, set[str]] = {}
         self._dirs: dict[str, set[str]] = {}
         self._names: set[str] = set()  # every directory and file stem a path is made of
+        self._modules: dict[str, set[str]] = {}  # a module's own name: the files defining it
         self._go_packages: dict[str, set[str]] = {}  # a directory: its non-test .go files
         self._resolved: dict[str, list[str]] = {}
         self._defining: set[str] = set()  # files that define something (not only re-export)
@@ -104,6 +105,8 @@ class SymbolGraph:
         key = (record.path, record.symbol)
         if record.kind not in _NOT_DEFINITIONS:
             self._defining.add(record.path)
+        elif record.kind == "module":
+            self._modules.setdefault(own_name(record.symbol), set()).add(record.path)
         if key not in self._by_symbol and record.kind not in _NOT_DEFINITIONS:
             self._by_symbol[key] = record.id
             if not _is_constructor(record.symbol):
@@ -331,7 +334,10 @@ class SymbolGraph:
             definitions = [d for d in self._by_short.get(name, [])
                            if self.nodes[d].kind in TYPE_KINDS]
             near = [d for d in definitions if self.nodes[d].path in near_files]
-            chosen = near or (definitions if len(definitions) == 1 else [])
+            # A module of that name near (Ruby's ``Queues.delete_for``) is what it names, not
+            # the one class of that name far away.
+            module_near = bool(self._modules.get(name, set()) & near_files)
+            chosen = near or (definitions if len(definitions) == 1 and not module_near else [])
             module = (qualified or {}).get(name)
             if module is not None:
                 chosen = [d for d in definitions
