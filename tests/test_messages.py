@@ -73,7 +73,7 @@ def test_a_format_string_pasted_from_the_code_keeps_its_placeholders_as_words():
     assert "undefined validation function s" in windows
     literal = 'undefinedValidation = "Undefined validation function \'%s\' on field \'%s\'"'
     assert messages_first(["panic(undefinedValidation)", literal], windows) == [1, 0]
-    assert message_windows("100% of the time the field is empty") == []
+    assert message_windows("100% of it is empty") == []
 
 
 def test_a_ruby_message_with_its_class_last_or_a_message_in_quotes_is_a_pasted_message():
@@ -83,6 +83,17 @@ def test_a_ruby_message_with_its_class_last_or_a_message_in_quotes_is_a_pasted_m
         == "message must include a"
     assert message_windows('"how does the retry delay grow"') == []
     assert message_windows("where is the job pushed (the client)") == []
+
+
+def test_a_sentence_pasted_from_the_code_finds_the_chunk_holding_all_of_it():
+    windows = message_windows("Build the request and print it but don't actually send it.")
+    assert windows == ["build the request and print it but don t actually send it"]
+    texts = ["def send(request):\n    return transport.send(request)",
+             "parser.add_argument('--offline', help=\"Build the request and print it but "
+             "don't actually send it.\")"]
+    assert messages_first(texts, windows) == [1, 0]
+    assert message_windows("how do I build the request and print it") == []
+    assert message_windows("retry the request on a 503") == []
 
 
 def test_a_message_pasted_without_its_class_is_read_by_its_fixed_words():

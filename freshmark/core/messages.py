@@ -7,7 +7,9 @@ a quoted option) are not; both channels rank it among look-alikes (a ``ProgressB
 ``bar``). A query shaped as such a message (``SomeError:``, ``error:`` at its start, after a
 program's name or not, Ruby's ``(SomeError)`` at its end, the whole of it in quotes, a quoted
 value and a colon in what is not a question, or a format string's unfilled ``'%s'``) puts
-the chunks holding four of its consecutive words first, in their order. Pure.
+the chunks holding four of its consecutive words first, in their order; a sentence of six
+words or more that asks nothing (a comment, a help text pasted) puts those holding all of
+it first. Pure.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import re
 from collections.abc import Sequence
 
 WINDOW_WORDS = 4
+SENTENCE_WORDS = 6
 # A program's name may come first, as argparse prints it (``http: error: …``).
 _OPENING = re.compile(
     r"^\s*(?:[\w.-]+:\s*)?"
@@ -50,13 +53,17 @@ def message_windows(query: str) -> list[str]:
         return _windows(quoted.group(2))
     # A message pasted without its class (``Invalid URL 'x': No scheme supplied.``): a value
     # filled in and a colon, and not a question (``How is '/a/<int:id>' broken up?``).
-    first = query.split(maxsplit=1)[0].lower() if query.strip() else ""
+    first = next(iter(_words(query)), "")
     if _QUOTED.search(query) and ":" in query and first not in _ASKING:
         return _windows(query)
     # A message pasted from the code itself, its placeholders unfilled (validator's
     # ``Undefined validation function '%s' on field '%s'``): they are words of the literal.
     if _PLACEHOLDER.search(query) and first not in _ASKING:
         return _windows(_QUOTED_PLACEHOLDER.sub(r" \2 ", query))
+    # A sentence pasted from the code (a comment, a help text): all of its words, in order.
+    sentence = _words(query)
+    if len(sentence) >= SENTENCE_WORDS and first not in _ASKING and "?" not in query:
+        return [" ".join(sentence)]
     return []
 
 
