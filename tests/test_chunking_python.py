@@ -197,3 +197,14 @@ def test_definitions_under_a_modules_if_or_try_are_units_and_no_line_is_lost() -
         "registry_lookup", "registry_lookup", "loads"]
     covered = {n for c in chunks for n in range(c.start_line, c.end_line + 1)}
     assert all(n in covered for n, line in enumerate(source.splitlines(), 1) if line.strip())
+
+
+def test_a_class_used_as_a_value_is_a_reference_and_a_constant_is_not() -> None:
+    source = ("def stream_type(args):\n"
+              "    chosen = PrettyStream if args.prettify else BufferedPrettyStream\n"
+              "    formats = {'json': JSONFormatter, 'limit': MAX_SIZE}\n"
+              "    register(EncodedStream, DEFAULT_TIMEOUT)\n"
+              "    return HTTPResponse\n")
+    (chunk,) = chunk_text("httpie/output/writer.py", source)
+    assert set(chunk.references) == {"PrettyStream", "BufferedPrettyStream", "JSONFormatter",
+                                     "register", "EncodedStream", "HTTPResponse"}

@@ -704,3 +704,17 @@ def test_a_name_a_near_module_defines_is_not_a_far_class_of_that_name(fm_home, m
     slice_ = build_context(ContextRequest.build("Sidekiq::Job#drain", level="L1"),
                            str(repo.path), settings=Settings.from_env())
     assert "lib/sidekiq/tui/queues.rb" not in {s.path for s in slice_.sections if s.role == "type"}
+
+
+def test_a_function_choosing_a_class_as_a_value_is_among_its_users(fm_home, make_repo):
+    repo = indexed_project(make_repo("httpie"), {
+        "httpie/output/streams.py": "class BufferedPrettyStream:\n    \"\"\"Buffers, then "
+                                    "prettifies.\"\"\"\n\n    def iter_body(self):\n"
+                                    "        return iter(())\n",
+        "httpie/output/writer.py": "from httpie.output.streams import BufferedPrettyStream\n\n\n"
+                                   "def stream_type(prettify):\n    return PrettyStream if "
+                                   "prettify else BufferedPrettyStream\n",
+    }, package="httpie")
+    slice_ = build_context(ContextRequest.build("BufferedPrettyStream", level="L1"),
+                           str(repo.path), settings=Settings.from_env())
+    assert "stream_type" in {s.symbol for s in slice_.sections if s.role == "caller"}

@@ -80,7 +80,8 @@ DEFAULT_MAX_LINES = 150
 # comments longer than a chunk (Go's package doc) is cut like loose text; a Swift stored
 # property a closure computes once (``let agent: T = { … }()``) is a unit; a ``.h`` header is
 # C++ by its code, not by a comment naming ``std::``; a C++ friend function defined in a class
-# is a unit; a return type a parse read into a C function's name is not glued to it.
+# is a unit; a return type a parse read into a C function's name is not glued to it; a Python
+# class used as a value (assigned, passed, returned, in a dict) is a reference.
 CHUNKING_VERSION = "16"
 _ALIASES = {
     "py": "python", "js": "javascript", "jsx": "javascript", "ts": "typescript",

@@ -84,6 +84,11 @@ _PATTERNS: dict[str, str] = {
 (decorator (attribute attribute: (identifier) @ref))
 (except_clause (identifier) @ref)
 (attribute object: (identifier) @ref (#match? @ref "^[A-Z]"))
+(argument_list (identifier) @ref (#match? @ref "^_?[A-Z][A-Za-z0-9]*[a-z]"))
+(assignment right: (identifier) @ref (#match? @ref "^_?[A-Z][A-Za-z0-9]*[a-z]"))
+(conditional_expression (identifier) @ref (#match? @ref "^_?[A-Z][A-Za-z0-9]*[a-z]"))
+(return_statement (identifier) @ref (#match? @ref "^_?[A-Z][A-Za-z0-9]*[a-z]"))
+(pair value: (identifier) @ref (#match? @ref "^_?[A-Z][A-Za-z0-9]*[a-z]"))
 """,
     "javascript": _JS_COMMON + _JS_ONLY + _JSX,
     "typescript": _JS_COMMON + _TS_ONLY,
