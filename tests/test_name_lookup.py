@@ -16,6 +16,8 @@ from freshmark.core.request import SearchRequest
 from freshmark.core.settings import Settings
 from freshmark.faces.cli.main import cli
 from freshmark.services.indexing.indexer import IndexRequest, index_repo
+from freshmark.services.open_branch import open_branch
+from freshmark.services.retrieval.channels import name_channel
 from freshmark.services.retrieval.search import search
 
 RUNNER = "class RouteRunner:\n    def handle(self, request):\n        return self.app(request)\n"
@@ -471,3 +473,23 @@ def test_an_attribute_looked_up_with_its_class_is_answered_by_the_class_declarin
     index(repo)
     assert searched(repo, "Sidekiq::Client#redis_pool", k=3).results[0].record.symbol == \
         "Sidekiq.Client"
+
+
+def test_a_method_looked_up_with_its_owner_is_read_before_many_namesakes_in_earlier_paths(
+        store_env, make_repo):
+    repo = make_repo("retrofit")
+    for n in range(30):
+        repo.write(f"retrofit-adapters/a{n:02d}/src/Factory{n}.java",
+                   f"final class Factory{n} {{\n  static Factory{n} create() {{\n"
+                   f"    return new Factory{n}();\n  }}\n}}\n")
+    repo.write("retrofit/src/main/java/retrofit2/Retrofit.java",
+               "public final class Retrofit {\n  public <T> T create(final Class<T> service) {\n"
+               "    validateServiceInterface(service);\n    return proxy(service);\n  }\n}\n")
+    repo.commit("retrofit")
+    index(repo)
+    opened = open_branch(str(repo.path), settings=Settings.from_env(), config=Config(),
+                         branch=None, worktree=False, store=None, need_index=True)
+    assert opened.index is not None
+    read = name_channel(opened.index, ["create", "Retrofit.create"], False,
+                        frozenset({"source", "test"}))
+    assert read[0][0].symbol == "Retrofit.create"

@@ -82,7 +82,12 @@ def name_channel(index: BranchView, symbols: Sequence[str], include_history: boo
         where = {"$and": [where, {"status": LIVE}]}
     found = [r for r in itertools.islice(index.iter_records(where=where), NAMED_READ * 5)
              if passes_filter(r, include_history, kinds)]
-    found.sort(key=lambda r: (search_kind(r.path, r.file_kind) != "source", is_stub(r.path),
+    # A name written with its owner (``Retrofit.create``) first: 43 other ``create`` methods,
+    # in paths that sort earlier, must not fill the slots before it.
+    dotted = [symbol for symbol in symbols if "." in symbol]
+    found.sort(key=lambda r: (not any(r.symbol == d or r.symbol.endswith("." + d)
+                                      for d in dotted),
+                              search_kind(r.path, r.file_kind) != "source", is_stub(r.path),
                               r.path, r.start_line))
     return [(record, 1.0) for record in found[:NAMED_READ]]
 
