@@ -131,3 +131,16 @@ def test_one_definition_cut_twice_is_named_once_whatever_each_cut_would_have_nee
     longer.body += "\n# a carried head makes this part longer"
     fit(slice_, [_numbered_section("best", "evidence", 8), whole, longer])
     assert len([line for line in slice_.left_out if "traverse_field" in line]) == 1
+
+
+def test_a_pointer_comes_after_every_smaller_form_of_a_match_not_in_its_place():
+    whole = _numbered_section("create_setup_store", "match", 560)
+    part = _numbered_section("create_setup_store", "match", 60)
+    whole.fallback = part
+    pointer = Section("candidate", whole.path, whole.symbol, 1, 560, "medium", None,
+                      note="other match (not included)")
+    whole.smallest().fallback = pointer
+    assert whole.fallback is part and part.fallback is pointer
+    slice_ = ContextSlice("q", "L1", 1500, "header", {}, {})
+    fit(slice_, [_numbered_section("best", "evidence", 8), whole])
+    assert part in slice_.sections and pointer not in slice_.sections

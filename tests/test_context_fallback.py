@@ -165,3 +165,4 @@ def test_a_definition_in_parts_too_big_for_the_budget_shows_its_part_and_names_t
     assert evidence[0].end_line < 284
     assert any(line.startswith("[LEFT OUT] ledger/books.py:L1-L284 | reconcile_ledger — "
                                "shown only as") for line in slice_.left_out)
+

@@ -46,6 +46,13 @@ class Section:
             return self.body_start + len(self.body.splitlines()) - 1
         return self.end_line
 
+    def smallest(self) -> Section:
+        """The last of its fallbacks (itself when it has none): the smallest form it has."""
+        form = self
+        while form.fallback is not None:
+            form = form.fallback
+        return form
+
     def covers(self, path: str, start: int, end: int) -> bool:
         """True when this section already shows lines ``start..end`` of ``path``."""
         return self.path == path and bool(self.body_start) and \

@@ -492,7 +492,7 @@ class SliceBuilder:
             code = self.symbol_section(r, "match", breathing=False)
             if code is not None and r.record.kind not in _NO_SYMBOL_KINDS:
                 code.note = "another match of the query"
-                code.fallback = pointer
+                code.smallest().fallback = pointer  # after the part of a long definition
                 out.append(code)
             else:
                 out.append(pointer)
