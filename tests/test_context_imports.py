@@ -199,3 +199,11 @@ def test_a_markdown_match_gets_no_imports_section(fm_home, make_repo):
                            str(repo.path), settings=Settings.from_env())
     assert [s.path for s in slice_.sections if s.role == "evidence"] == ["docs/embedded.md"]
     assert not [s for s in slice_.sections if s.role == "imports"]
+
+
+def test_an_import_block_over_its_line_cap_ends_after_a_whole_statement():
+    names = "".join(f"    name_{n},\n" for n in range(20))
+    text = "".join(f"import module_{n}\n" for n in range(50)) + \
+        f"from ._compat import (\n{names})\n\n\ndef main():\n    return name_1\n"
+    first, last = import_block("pkg/main.py", text)
+    assert (first, last) == (1, 50 + 1 + 20 + 1)  # through the closing bracket

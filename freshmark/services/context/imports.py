@@ -243,8 +243,10 @@ def import_block(path: str, text: str, language: str | None = None) -> tuple[int
                                              range(number, _statement_end(lines, number) + 1)))]
     if not found:
         return None
-    end = _statement_end(lines, found[-1], last=first_unit - 1)
-    return found[0], min(end, found[0] + IMPORT_BLOCK_MAX_LINES - 1)
+    # At most IMPORT_BLOCK_MAX_LINES, cut after a whole statement, never inside one (sqlmodel's
+    # ``from ._compat import (`` ran past the cap, and its cut line read as its close).
+    last = [number for number in found if number < found[0] + IMPORT_BLOCK_MAX_LINES][-1]
+    return found[0], _statement_end(lines, last, last=first_unit - 1)
 
 
 def _statement_end(lines: list[str], number: int, last: int | None = None) -> int:
