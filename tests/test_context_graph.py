@@ -718,3 +718,12 @@ def test_a_function_choosing_a_class_as_a_value_is_among_its_users(fm_home, make
     slice_ = build_context(ContextRequest.build("BufferedPrettyStream", level="L1"),
                            str(repo.path), settings=Settings.from_env())
     assert "stream_type" in {s.symbol for s in slice_.sections if s.role == "caller"}
+
+
+def test_a_super_init_call_is_no_caller_of_another_classs_init(fm_home, make_repo):
+    repo = indexed_project(make_repo("sqlmodel"), {
+        "sqlmodel/main.py": "class FieldInfo(PydanticFieldInfo):\n    def __init__(self, default):"
+                            "\n        super().__init__(default=default)\n\n\nclass SQLModel:\n"
+                            "    def __init__(self, **data):\n        self.data = data\n",
+    }, package="sqlmodel")
+    assert "FieldInfo.__init__" not in go_callers(str(repo.path), "SQLModel.__init__")

@@ -318,12 +318,13 @@ class SliceBuilder:
     def edge_standing(self, edge: Edge) -> bool | None:
         """Whether a call is graph-confirmed (True) or its name alone matched (False), unless
         the caller's code today says more: None when it surely makes no such call (Go's form
-        of the call, ``call_reaches``). A method of the caller's own class, in a language
-        that calls those through a receiver, with no such call (tomlkit's
-        ``Parser._parse_nested`` calls its parameter ``parse``, not ``self.parse``): the name
-        alone matched."""
+        of the call, ``call_reaches``); the name alone matched a method of the caller's own
+        class it does not call through its receiver (tomlkit's ``parse``, not ``self.parse``)."""
         reaches = self.call_reaches(edge)
-        return None if reaches is False else self._confirmed(edge, reaches)
+        if reaches is False or not edge.confirmed and \
+                re.fullmatch(r"__\w+__", own_name(self.graph.nodes[edge.callee].symbol)):
+            return None  # ``super().__init__()``: every class has one, the name tells nothing
+        return self._confirmed(edge, reaches)
 
     def _confirmed(self, edge: Edge, reaches: bool | None) -> bool:
         """``edge_standing`` with the edge's ``call_reaches`` already judged, not False."""
