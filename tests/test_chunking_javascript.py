@@ -529,6 +529,26 @@ def test_ts_variable_made_by_a_call_given_one_function_is_that_function() -> Non
     assert "router" not in chunks and "both" not in chunks  # no function, or two
 
 
+OPTION_STORE_TS = """\
+export const useUserStore = defineStore('user', {
+  state: () => ({ name: 'Eduardo' }),
+  actions: {
+    logout() {
+      this.$patch({ name: '' })
+    },
+  },
+})
+export const config = makeConfig({ port: 3000 })
+"""
+
+
+def test_ts_variable_made_by_a_call_given_an_object_of_functions_is_that_container() -> None:
+    chunks = by_symbol(chunk_text("stores/user.ts", OPTION_STORE_TS))
+    assert chunks["useUserStore"].kind == "class"
+    assert chunks["useUserStore.actions.logout"].kind == "method"
+    assert "config" not in chunks  # an object of data alone
+
+
 def test_ts_signatures_of_different_names_stay_module_code() -> None:
     chunks = by_symbol(chunk_text("src/common.ts", OVERLOADS_TS))
     module = [c for c in chunks.values() if c.symbol.startswith("<module>")]

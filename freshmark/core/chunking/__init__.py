@@ -74,7 +74,8 @@ DEFAULT_MAX_LINES = 150
 # under ``#if``/``#else``.
 # 16: C# indexers with code (``this[int i] { get { … } }``) are units named ``this[]``; a
 # JavaScript/TypeScript variable a call makes from one function is that function (zod's
-# ``const $ZodString = $constructor("$ZodString", (inst, def) => {…})``); Rust's
+# ``const $ZodString = $constructor("$ZodString", (inst, def) => {…})``), and one a call makes
+# from one object of functions is that container (Pinia's option stores); Rust's
 # ``#[cfg(test)]`` modules and ``#[test]`` functions in a source file are tests
 # (``chunking/inline_tests.py``); Rust's ``mod walk;`` imports its module; a run of
 # comments longer than a chunk (Go's package doc) is cut like loose text; a Swift stored

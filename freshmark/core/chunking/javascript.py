@@ -35,6 +35,9 @@ def js_variable(node: Node, src: bytes, rules: Rules) -> Decl | None:
     function = _passed_function(value)  # `const $ZodString = $constructor("…", (inst) => {…})`
     if function is not None:
         return Decl(name, "function", node, function.child_by_field_name("body"))
+    options = _passed_object(value)  # `const useUserStore = defineStore('user', { … })`
+    if options is not None:
+        return _js_object(name, node, options, src)
     value = _assigned_value(value)  # `const proto = module.exports = {...}`
     return _js_object(name, node, value, src) if value.type == "object" else None
 
@@ -179,6 +182,17 @@ def _passed_function(value: Node) -> Node | None:
     functions = [a for a in arguments.named_children if a.type in _FUNCTION_VALUES] \
         if arguments is not None else []
     return functions[0] if len(functions) == 1 else None
+
+
+def _passed_object(value: Node) -> Node | None:
+    """The one object literal a call that makes a variable's value is given: Pinia's option
+    store (``defineStore('user', { actions: { login () {…} } })``), a Vue component's or a
+    Nuxt plugin's options; a container when it holds functions (``_js_object``)."""
+    arguments = value.child_by_field_name("arguments") if value.type == "call_expression" \
+        else None
+    objects = [a for a in arguments.named_children if a.type == "object"] \
+        if arguments is not None else []
+    return objects[0] if len(objects) == 1 else None
 
 
 def _js_function_value(arg: Node) -> Node | None:
