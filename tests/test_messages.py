@@ -93,6 +93,13 @@ def test_a_sentence_pasted_from_the_code_finds_the_chunk_holding_all_of_it():
              "don't actually send it.\")"]
     assert messages_first(texts, windows) == [1, 0]
     assert message_windows("how do I build the request and print it") == []
+    pasted = ('"getActivePinia()" was called but there was no active Pinia. Are you trying to '
+              'use a store before calling "app.use(pinia)"?')
+    thrown = ("throw new Error(\n  `[🍍]: \"getActivePinia()\" was called but there was no "
+              "active Pinia. Are you trying to use a store before calling "
+              "\"app.use(pinia)\"?`\n)")
+    assert messages_first(["export function getActivePinia() {}", thrown],
+                          message_windows(pasted)) == [1, 0]
     assert message_windows("retry the request on a 503") == []
 
 

@@ -8,8 +8,8 @@ a quoted option) are not; both channels rank it among look-alikes (a ``ProgressB
 program's name or not, Ruby's ``(SomeError)`` at its end, the whole of it in quotes, a quoted
 value and a colon in what is not a question, or a format string's unfilled ``'%s'``) puts
 the chunks holding four of its consecutive words first, in their order; a sentence of six
-words or more that asks nothing (a comment, a help text pasted) puts those holding all of
-it first. Pure.
+words or more that does not open with a question word (a comment, a help text, a message
+that asks the user something) puts those holding all of it first. Pure.
 """
 
 from __future__ import annotations
@@ -62,7 +62,7 @@ def message_windows(query: str) -> list[str]:
         return _windows(_QUOTED_PLACEHOLDER.sub(r" \2 ", query))
     # A sentence pasted from the code (a comment, a help text): all of its words, in order.
     sentence = _words(query)
-    if len(sentence) >= SENTENCE_WORDS and first not in _ASKING and "?" not in query:
+    if len(sentence) >= SENTENCE_WORDS and first not in _ASKING:
         return [" ".join(sentence)]
     return []
 
