@@ -16,30 +16,31 @@ def csharp_member(node: Node, src: bytes, rules: Rules) -> Decl | None:
     name_node = node.child_by_field_name("name")
     if name_node is None or node.type not in rules.functions:
         return None
-    name, value = node_text(src, name_node), node.child_by_field_name("value")
+    name = node_text(src, name_node)
     if node.type == "destructor_declaration":
         return Decl("~" + name, "function", node, node.child_by_field_name("body"))
-    if value is not None and value.type == "arrow_expression_clause":
-        return Decl(name, "function", node, value)
-    accessors = node.child_by_field_name("accessors")
-    coded = accessors is not None and any(a.child_by_field_name("body") is not None
-                                          for a in accessors.named_children)
-    return Decl(name, "function", node, accessors) if coded else None
+    code = _accessor_code(node)
+    return Decl(name, "function", node, code) if code is not None else None
 
 
 def csharp_indexer(node: Node, src: bytes, rules: Rules) -> Decl | None:
     """``public T this[int i] { get { … } }`` is named ``this[]`` as it is written: it has no
     name field, and its accessors were only lines of the class outline. An interface's
     ``T this[int i] { get; }`` holds no code and stays in the outline."""
-    if node.type not in rules.functions:
-        return None
+    code = _accessor_code(node) if node.type in rules.functions else None
+    return Decl("this[]", "function", node, code) if code is not None else None
+
+
+def _accessor_code(node: Node) -> Node | None:
+    """The code of a property or an indexer: its ``=> …``, or its accessors when one of them
+    has a body; None for ``{ get; set; }``, which holds none."""
     value = node.child_by_field_name("value")
     if value is not None and value.type == "arrow_expression_clause":
-        return Decl("this[]", "function", node, value)
+        return value
     accessors = node.child_by_field_name("accessors")
     coded = accessors is not None and any(a.child_by_field_name("body") is not None
                                           for a in accessors.named_children)
-    return Decl("this[]", "function", node, accessors) if coded else None
+    return accessors if coded else None
 
 
 def csharp_operator(node: Node, src: bytes, rules: Rules) -> Decl | None:

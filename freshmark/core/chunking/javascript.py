@@ -177,33 +177,29 @@ def _passed_function(value: Node) -> Node | None:
     """The one function a call that makes a variable's value is given: a factory's
     implementation (zod's ``$constructor("$ZodString", (inst, def) => {…})``, a ``debounce``
     of a handler). A call given several functions, or none, makes no unit."""
-    arguments = value.child_by_field_name("arguments") if value.type == "call_expression" \
-        else None
-    functions = [a for a in arguments.named_children if a.type in _FUNCTION_VALUES] \
-        if arguments is not None else []
-    return functions[0] if len(functions) == 1 else None
+    return _one_argument(value, _FUNCTION_VALUES)
 
 
 def _passed_object(value: Node) -> Node | None:
     """The one object literal a call that makes a variable's value is given: Pinia's option
     store (``defineStore('user', { actions: { login () {…} } })``), a Vue component's or a
     Nuxt plugin's options; a container when it holds functions (``_js_object``)."""
-    arguments = value.child_by_field_name("arguments") if value.type == "call_expression" \
+    return _one_argument(value, frozenset({"object"}))
+
+
+def _one_argument(call: Node, types: frozenset[str]) -> Node | None:
+    """The one argument of ``call`` of one of ``types``; None for none, several, or no call."""
+    arguments = call.child_by_field_name("arguments") if call.type == "call_expression" \
         else None
-    objects = [a for a in arguments.named_children if a.type == "object"] \
+    found = [a for a in arguments.named_children if a.type in types] \
         if arguments is not None else []
-    return objects[0] if len(objects) == 1 else None
+    return found[0] if len(found) == 1 else None
 
 
 def _js_function_value(arg: Node) -> Node | None:
     """The function an argument passes: itself, or the one function a wrapping call is given
     (``deprecate.function(function host () {})``)."""
-    if arg.type in _FUNCTION_VALUES:
-        return arg
-    arguments = arg.child_by_field_name("arguments") if arg.type == "call_expression" else None
-    inner = [a for a in arguments.named_children if a.type in _FUNCTION_VALUES] \
-        if arguments is not None else []
-    return inner[0] if len(inner) == 1 else None
+    return arg if arg.type in _FUNCTION_VALUES else _passed_function(arg)
 
 
 def _js_property_name(before: list[Node], src: bytes) -> str:
