@@ -53,7 +53,8 @@ def message_windows(query: str) -> list[str]:
         return _windows(quoted.group(2))
     # A message pasted without its class (``Invalid URL 'x': No scheme supplied.``): a value
     # filled in and a colon, and not a question (``How is '/a/<int:id>' broken up?``).
-    first = next(iter(_words(query)), "")
+    sentence = _words(query)
+    first = sentence[0] if sentence else ""
     if _QUOTED.search(query) and ":" in query and first not in _ASKING:
         return _windows(query)
     # A message pasted from the code itself, its placeholders unfilled (validator's
@@ -61,7 +62,6 @@ def message_windows(query: str) -> list[str]:
     if _PLACEHOLDER.search(query) and first not in _ASKING:
         return _windows(_QUOTED_PLACEHOLDER.sub(r" \2 ", query))
     # A sentence pasted from the code (a comment, a help text): all of its words, in order.
-    sentence = _words(query)
     if len(sentence) >= SENTENCE_WORDS and first not in _ASKING:
         return [" ".join(sentence)]
     return []
