@@ -204,10 +204,9 @@ class SliceBuilder:
     def _citation_of(self, result: VerifiedResult, start: int, end: int) -> Citation:
         """The result's citation, or for a part standing for its whole definition, one of
         the lines shown."""
-        v, record = result.verification, result.record
-        part = (v.current_start_line or record.start_line, v.current_end_line or record.end_line)
-        return result.citation if (start, end) == part else \
-            self.region_citation(result.path_today, start, end, record.symbol)
+        path, part_start, part_end = result.lines_today
+        return result.citation if (start, end) == (part_start, part_end) else \
+            self.region_citation(path, start, end, result.record.symbol)
 
     def import_section(self, path: str, language: str, user: Section | None = None
                        ) -> Section | None:
