@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import click
 import pytest
 from click.testing import CliRunner
@@ -61,3 +64,10 @@ def test_counts_of_one_are_singular() -> None:
 def test_a_bare_group_still_shows_its_help() -> None:
     done = CliRunner().invoke(cli, ["branch"])
     assert "branch [OPTIONS] COMMAND" in done.output and "freshmark: error" not in done.output
+
+
+def test_python_dash_m_freshmark_is_the_same_command_line() -> None:
+    done = subprocess.run([sys.executable, "-m", "freshmark", "search", "--help"],
+                          capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    assert "freshmark search" in done.stdout and "Examples:" in done.stdout

@@ -73,6 +73,22 @@ def test_a_constant_looked_up_in_a_module_block_is_shown_from_its_declaration(
     assert "    DEFAULT_RATE = RATE_7" in shown
 
 
+def test_an_interface_method_looked_up_is_shown_from_its_own_comment(fm_home, make_repo):
+    repo = make_repo("calls")
+    methods = "".join(f"  /**\n   * Step {n} of a call.\n   */\n  void step{n}();\n\n"
+                      for n in range(6))
+    repo.write("src/Call.java", "package calls;\n\n/** A call. */\npublic interface Call {\n"
+               f"{methods}  /**\n   * Send it later.\n   */\n  void enqueue(Callback c);\n}}\n")
+    repo.commit("call")
+    index(repo.path)
+    answer = json.loads(run_cli("search", "Call.enqueue", "--repo", str(repo.path), "-k", "1",
+                                "--json"))
+    assert (answer["results"][0]["symbol"], answer["results"][0]["declared_at"]) == ("Call", 38)
+    shown = code_lines(run_cli("search", "Call.enqueue", "--repo", str(repo.path), "-k", "1"))
+    assert shown[:5] == ["    ⋮ (32 lines above; L38 declares it)", "      /**",
+                         "       * Send it later.", "       */", "      void enqueue(Callback c);"]
+
+
 def test_full_human_output_shows_every_line(fm_home, make_repo):
     repo = build_billing(make_repo)
     out = run_cli("search", "parse_invoice", "--repo", str(repo.path), "-k", "1", "--full")

@@ -216,9 +216,13 @@ def defined_in_text(text: str, names: Iterable[str]) -> bool:
     return any(_definition_line(name).search(text) for name in names)
 
 
-def declaring_row(text: str, names: Iterable[str]) -> int | None:
-    """The first row (0-based) of ``text`` declaring one of ``names``; None when none does."""
-    found = [m.start() for name in names if (m := _definition_line(name).search(text))]
+def declaring_row(text: str, names: Iterable[str], members: bool = False) -> int | None:
+    """The first row (0-based) of ``text`` declaring one of ``names``; None when none does.
+    ``members``: a method's signature line counts too (an interface's ``void enqueue(…);``
+    for ``Call.enqueue``)."""
+    lines = [_definition_line(name) for name in names] + \
+        [_member_line(name.rsplit(".", 1)[-1]) for name in names if members]
+    found = [m.start() for line in lines if (m := line.search(text))]
     return text.count("\n", 0, min(found)) if found else None
 
 

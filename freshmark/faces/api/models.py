@@ -142,8 +142,8 @@ class VerifiedResultModel(BaseModel):
                                                      "its head (signature), carried from above "
                                                      "start_line; the rest is start_line on.")
     declared_at: int | None = Field(None, description="For a look-up answered by a module "
-                                                      "block: the file line declaring the "
-                                                      "name.")
+                                                      "block or an interface: the file line "
+                                                      "declaring the name.")
     rank: int
     score: float | None = None
     explain: dict[str, Any] = Field(default_factory=dict,

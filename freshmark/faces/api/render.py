@@ -90,15 +90,23 @@ def code_lines(result: dict[str, Any], limit: int | None) -> list[str]:
     return [*head, *kept, f"… {cut} more lines (--full shows all)"]
 
 
+# A line of a comment above a declaration: ``/**``, `` * …``, ``//``, ``#``, ``--``, ``@Ann``.
+_COMMENT_MARKS = ("*", "/*", "//", "#", "--", "@")
+
+
 def _around_the_declaration(result: dict[str, Any], lines: list[str], limit: int
                             ) -> list[str] | None:
-    """A module block found for the name it declares (``declared_at``) below the lines a
-    bounded answer shows: the lines from just above that declaration."""
+    """A module block or an interface found for the name it declares (``declared_at``) below
+    the lines a bounded answer shows: the lines from the declaration's own comment on (or
+    from two lines above it), the comment taking at most half the lines shown."""
     start = result.get("current_start_line") or result["start_line"]
     row = (result.get("declared_at") or 0) - start
     if row < limit - 2 or row >= len(lines):
         return None
-    first = row - 2
+    first = row
+    while first > row - limit // 2 and lines[first - 1].lstrip().startswith(_COMMENT_MARKS):
+        first -= 1
+    first = min(first, row - 2)
     kept = lines[first:first + limit - 1]
     after = len(lines) - first - len(kept)
     return [f"⋮ ({first} lines above; L{start + row} declares it)", *kept,

@@ -18,14 +18,15 @@ from typing import Any
 from freshmark.adapters.git.repo import GitRepo, ObjectNotFound
 from freshmark.adapters.lexical.registry import lexical_engine
 from freshmark.adapters.store.chroma import Store
-from freshmark.core.chunking.model import MODULE_CODE_KINDS
+from freshmark.core.chunking.model import CONTAINER_KINDS, MODULE_CODE_KINDS
+from freshmark.core.citation import elides_members
 from freshmark.core.config import Config, load_config
 from freshmark.core.fusion import Candidate
 from freshmark.core.lru import LruCache
 from freshmark.core.ports import BranchView, Embedder
 from freshmark.core.request import MAX_K, SearchRequest
 from freshmark.core.settings import Settings
-from freshmark.core.structure import declaring_row
+from freshmark.core.structure import declaring_row, named_by
 from freshmark.core.tree import FileChange
 from freshmark.core.verdicts import Target, Verdict
 from freshmark.services.open_branch import (
@@ -228,11 +229,16 @@ def _edited_in_worktree(opened: OpenedBranch, results: list[VerifiedResult]
 
 def _mark_declarations(results: list[VerifiedResult], names: list[str]) -> None:
     """For a look-up, the line declaring the name in a result that is a module block (a
-    constant has no chunk of its own): the compact answer shows it, not the block's top."""
+    constant has no chunk of its own) or a container whose lines are whole (an interface's
+    method has no chunk of its own): the compact answer shows it, not the chunk's top."""
     for result in results if names else []:
-        if result.record.kind in MODULE_CODE_KINDS:  # an outline elides its lines
-            row = declaring_row(result.text, names)
-            start = result.verification.current_start_line or result.record.start_line
+        record = result.record
+        whole_container = record.kind in CONTAINER_KINDS and \
+            not elides_members(record.kind, result.text) and \
+            not named_by(record.symbol, names)  # an outline elides its lines
+        if record.kind in MODULE_CODE_KINDS or whole_container:
+            row = declaring_row(result.text, names, members=whole_container)
+            start = result.verification.current_start_line or record.start_line
             result.declared_at = None if row is None else start + row
 
 
