@@ -106,6 +106,16 @@ def test_dedup_keeps_the_part_of_an_outline_that_declares_a_name_looked_up() -> 
     assert [c.record.id for c in dedup([Candidate(first), Candidate(second)])] == ["b1"]
 
 
+def test_dedup_keeps_the_part_declaring_a_function_nested_in_a_long_one() -> None:
+    head = "export function createFetch(globalOptions) {"
+    first = replace(_record("f1", symbol="createFetch", signature=head, kind="function"),
+                    text=f"{head}\n  async function onError(context) {{\n    retry()\n  }}\n")
+    second = replace(_record("f2", symbol="createFetch", signature=head, kind="function"),
+                     start_line=180, end_line=180, text=f"{head}\n  await onError(context)\n")
+    kept = dedup([Candidate(second), Candidate(first)], names=["onError"])
+    assert [c.record.id for c in kept] == ["f1"]
+
+
 def test_dedup_keeps_the_declaring_part_though_the_query_names_the_class_too() -> None:
     first = replace(_record("r1", symbol="RequestOptions", signature="final class RequestOptions",
                             kind="class"), start_line=5,

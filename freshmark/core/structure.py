@@ -205,10 +205,14 @@ def _definition_line(name: str) -> re.Pattern[str]:
     declared = (rf"{opening}(?:{_DECLARING})\b[^\n=(]*?{named}"
                 rf"(?:[ \t]*(?::(?!:)|=(?!=)|;)|{typed})"
                 rf"|{opening}{named}(?:[ \t]*(?::(?!:)(?![^\n]*,[ \t]*$)|=(?!=)|;)|{typed})")
+    # A function declared inside another (ofetch's ``async function onError(`` in
+    # createFetch) has no chunk of its own: its line declares it.
+    function = (rf"{opening}(?:(?:export|default|async|static|pub|unsafe|inline)[ \t]+)*"
+                rf"(?:def|function\*?|fn|func)[ \t]+{named}[ \t]*[(<]")
     # Python's ``from .filters import FILTERS as DEFAULT_FILTERS`` names it too.
     aliased = rf"^[ \t]*(?:from[ \t]+[\w.]+[ \t]+)?import[ \t][^\n#]*\bas[ \t]+{named}"
-    return re.compile(rf"{declared}|{aliased}|^[ \t]*#[ \t]*define[ \t]+{re.escape(name)}\b",
-                      re.M)
+    return re.compile(rf"{declared}|{function}|{aliased}|"
+                      rf"^[ \t]*#[ \t]*define[ \t]+{re.escape(name)}\b", re.M)
 
 
 def defined_in_text(text: str, names: Iterable[str]) -> bool:

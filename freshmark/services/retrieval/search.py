@@ -18,7 +18,7 @@ from typing import Any
 from freshmark.adapters.git.repo import GitRepo, ObjectNotFound
 from freshmark.adapters.lexical.registry import lexical_engine
 from freshmark.adapters.store.chroma import Store
-from freshmark.core.chunking.model import CONTAINER_KINDS, MODULE_CODE_KINDS
+from freshmark.core.chunking.model import CONTAINER_KINDS
 from freshmark.core.citation import elides_members
 from freshmark.core.config import Config, load_config
 from freshmark.core.fusion import Candidate
@@ -228,18 +228,18 @@ def _edited_in_worktree(opened: OpenedBranch, results: list[VerifiedResult]
 
 
 def _mark_declarations(results: list[VerifiedResult], names: list[str]) -> None:
-    """For a look-up, the line declaring the name in a result that is a module block (a
-    constant has no chunk of its own) or a container whose lines are whole (an interface's
-    method has no chunk of its own): the compact answer shows it, not the chunk's top."""
+    """For a look-up, the line declaring the name in a result not named so itself: a module
+    block (a constant has no chunk of its own), an interface (nor has its method), a function
+    (nor has a function declared inside it): the compact answer shows it, not the chunk's top.
+    An outline elides its lines and a later part carries its head, so their rows are not lines."""
     for result in results if names else []:
         record = result.record
-        whole_container = record.kind in CONTAINER_KINDS and \
-            not elides_members(record.kind, result.text) and \
-            not named_by(record.symbol, names)  # an outline elides its lines
-        if record.kind in MODULE_CODE_KINDS or whole_container:
-            row = declaring_row(result.text, names, members=whole_container)
-            start = result.verification.current_start_line or record.start_line
-            result.declared_at = None if row is None else start + row
+        if named_by(record.symbol, names) or record.head_lines or \
+                elides_members(record.kind, result.text):
+            continue
+        row = declaring_row(result.text, names, members=record.kind in CONTAINER_KINDS)
+        start = result.verification.current_start_line or record.start_line
+        result.declared_at = None if row is None else start + row
 
 
 def search(
