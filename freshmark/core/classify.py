@@ -71,7 +71,7 @@ _HEADER_LINES = 5
 _HEADER_BYTES = 1024
 _COMMENT_PREFIXES = ("#", "//", "/*", "*", "--", ";", "<!--", "%", "(*", "{-", "'", "rem ")
 _GENERATED_MARKER = re.compile(
-    r"@generated\b|\bDO NOT EDIT\b|(?i:\bauto-?generated\b|\bautomatically generated\b)"
+    r"@generated\b|\bDO NOT EDIT\b|(?i:\bauto[- ]?generated\b|\bautomatically generated\b)"
 )
 _FALSE_WORDS = frozenset({"false", "0", "no", "off"})
 # A documentation tool's page (jazzy, Doxygen, javadoc, Sphinx) says so in its head or foot.
@@ -89,6 +89,9 @@ _BUILTIN_RULES: tuple[tuple[str, str | None, tuple[str, ...]], ...] = (
     ("vendored", SKIP_VENDORED, (
         "**/vendor/**", "**/third_party/**", "**/third-party/**", "**/thirdparty/**",
         "**/node_modules/**", "**/bower_components/**", "**/.venv/**", "**/site-packages/**",
+        # A copy of GoogleTest kept beside a project's tests (fmt's test/gtest/).
+        *(f"**/{tests}/{framework}/**" for tests in ("test", "tests")
+          for framework in ("gtest", "gmock", "googletest")),
     )),
     ("vendored", SKIP_BUILD_OUTPUT, (
         "**/build/**", "**/dist/**", "**/target/**", "**/__pycache__/**", "**/.tox/**",
@@ -109,6 +112,8 @@ _BUILTIN_RULES: tuple[tuple[str, str | None, tuple[str, ...]], ...] = (
     )),
     ("fixture", None, (
         "**/fixtures/**", "**/__fixtures__/**", "**/testdata/**", "**/__snapshots__/**", "*.snap",
+        # Maven's and Gradle's test resources: the pages, keys and data tests read.
+        "**/test/resources/**",
     )),
     ("test", None, (
         "**/tests/**", "**/test/**", "**/__tests__/**", "**/spec/**", "test_*.py", "*_test.py",
