@@ -13,6 +13,7 @@ from fastapi.testclient import TestClient
 from mcp import Client
 from search_fixtures import build_shop, index
 
+from freshmark.core.chunking import chunk_text
 from freshmark.core.stamp import MANDATORY_FIELDS
 from freshmark.faces.api.render import SHOWN_LINES
 from freshmark.faces.api.render import code_lines as code_lines_of
@@ -277,6 +278,25 @@ def test_a_long_carried_head_keeps_its_first_line_and_the_parts_own_lines_show(f
     assert shown[1] == (f"    ⋮ (its head, {result['head_lines']} lines, left out; "
                         f"L{result['start_line']} on below)")
     assert shown[2] == "    " + result["text"].splitlines()[result["head_lines"]]
+
+
+def test_a_signature_over_several_lines_shown_is_not_repeated(fm_home, make_repo):
+    repo = make_repo("billing")
+    body = "".join(f"    total += {n}\n" for n in range(20))
+    repo.write("billing/printer.py", "def print_invoice(\n    invoice,\n    copies=1,\n"
+               f"    duplex=False,\n):\n    total = 0\n{body}    return total\n").commit("printer")
+    index(repo.path)
+    shown = code_lines(run_cli("search", "print_invoice", "--repo", str(repo.path), "-k", "1"))
+    assert shown[0] == "    def print_invoice("
+    assert not any("signature:" in line for line in shown)
+
+
+def test_a_signature_cut_at_its_length_limit_ends_at_a_word_and_says_so() -> None:
+    params = ", ".join(f"parameter_{n}: Optional[int] = None" for n in range(12))
+    chunks = chunk_text("billing/wide.py", f"def wide({params}):\n    return 0\n")
+    signature = next(c.signature for c in chunks if c.symbol == "wide")
+    assert signature.endswith("…") and len(signature) <= 300
+    assert f"{signature[:-1]} " in f"def wide({params}"
 
 
 def test_results_passed_over_as_historical_are_counted_and_named(fm_home, make_repo):

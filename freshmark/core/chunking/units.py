@@ -235,7 +235,10 @@ def _signature(decl: Decl, src: bytes, node_row: int, header_end_row: int) -> st
     end = max(start, min(end, header_end))
     text = " ".join(src[start:end].decode("utf-8", errors="replace").split())
     text = decl.signature_prefix + text.rstrip("{:;= ").rstrip()
-    return text[:_SIGNATURE_MAX_CHARS]
+    if len(text) <= _SIGNATURE_MAX_CHARS:
+        return text
+    # Cut at a word's end, and say so: ``highlight: Opti`` read as a type.
+    return text[:_SIGNATURE_MAX_CHARS - 1].rsplit(" ", 1)[0] + "…"
 
 
 def _byte_after_row(src: bytes, start_byte: int, rows_down: int) -> int:

@@ -84,7 +84,7 @@ def code_lines(result: dict[str, Any], limit: int | None) -> list[str]:
         return declared
     kept, head = shown[:limit], []
     signature = next(iter(_signature(result).strip().splitlines()), "")
-    if signature and not any(signature in line for line in kept):
+    if signature and not _holds(kept, signature):
         kept, head = shown[:limit - 1], [f"signature: {signature}"]
     cut = len(shown) - len(kept) - (1 if mark and mark[0] not in kept else 0)
     return [*head, *kept, f"… {cut} more lines (--full shows all)"]
@@ -92,6 +92,13 @@ def code_lines(result: dict[str, Any], limit: int | None) -> list[str]:
 
 # A line of a comment above a declaration: ``/**``, `` * …``, ``//``, ``#``, ``--``, ``@Ann``.
 _COMMENT_MARKS = ("*", "/*", "//", "#", "--", "@")
+
+
+def _holds(lines: list[str], signature: str) -> bool:
+    """The ``lines`` shown hold the one-line ``signature``, spread over several lines as a
+    long parameter list is (rich's ``def print(\n self,\n …``) or cut short."""
+    shown = " ".join(" ".join(lines).split())
+    return " ".join(signature.removesuffix("…").split())[:80] in shown
 
 
 def _around_the_declaration(result: dict[str, Any], lines: list[str], limit: int
