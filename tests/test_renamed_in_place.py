@@ -12,10 +12,11 @@ from search_fixtures import index, verifier
 from test_verify_moves import all_chunks, chunks_of
 
 from freshmark.core.citation import cite
-from freshmark.core.request import SearchRequest
+from freshmark.core.request import ContextRequest, SearchRequest
 from freshmark.core.settings import Settings
 from freshmark.core.stamp import ChunkRecord
 from freshmark.core.verdicts import Verdict
+from freshmark.services.context.build import build_context
 from freshmark.services.retrieval.search import search
 
 TRUNCATE = '''    /// Shortens the buffer, keeping the first `len` bytes.
@@ -170,6 +171,16 @@ def test_a_default_search_serves_a_method_renamed_since_the_index(fm_home, lib):
     assert answer.hidden_historical == 0
     assert served["Bytes.truncate"].verdict is Verdict.CHANGED
     assert served["Bytes.truncate"].renamed_to == "Bytes.truncate_to"
+
+
+def test_a_context_section_of_a_renamed_definition_is_labelled_by_its_name_today(fm_home, lib):
+    lib.write("words.py", WORDS_PY).commit("add")
+    index(lib.path)
+    lib.write("words.py", WORDS_PY.replace("def parse(", "def tokenize(", 1)).commit("rename")
+    slice_ = build_context(ContextRequest.build("parse", budget_tokens=4000), str(lib.path),
+                           settings=Settings.from_env())
+    (evidence,) = [s for s in slice_.sections if s.role == "evidence"]
+    assert (evidence.symbol, evidence.start_line, evidence.end_line) == ("tokenize", 4, 8)
 
 
 # -- guards: code really gone stays historical ---------------------------------------------------

@@ -164,7 +164,7 @@ class SliceBuilder:
         part = (v.current_start_line or record.start_line, v.current_end_line or record.end_line)
         # One part of a definition chunked in parts stands for all of it; the part alone is
         # the last fallback, and its [LEFT OUT] line names the whole.
-        start, end = self._whole_definition(path, record, *part)
+        start, end = self._whole_definition(path, record.kind, result.symbol_today, *part)
         only_part = self._trimmed(result, text, *part) if (start, end) != part else None
         lines = split_lines(text)
         shown_end = breathing_end(lines, end, self.today_symbols(path).every_span()) if breathing \
@@ -178,35 +178,34 @@ class SliceBuilder:
         if breathing:
             fallback = self._trimmed(result, text, start, end)
             fallback.fallback = only_part
-        return Section(role, path, record.symbol, start, end, confidence,
+        return Section(role, path, result.symbol_today, start, end, confidence,
                        self._citation_of(result, start, end),
                        _lines(text, start, shown_end), start, str(v.verdict), note,
                        record.language, fallback=fallback)
 
-    def _whole_definition(self, path: str, record: ChunkRecord, start: int, end: int
+    def _whole_definition(self, path: str, kind: str, symbol: str, start: int, end: int
                           ) -> tuple[int, int]:
-        """Today's lines of the whole definition whose lines ``start..end`` are one part
-        (a long function is chunked in parts); ``start..end`` for anything else."""
-        if record.kind in CONTAINER_KINDS:
+        """Today's lines of the whole definition ``symbol`` (its name today) whose lines
+        ``start..end`` are one part (a long function is chunked in parts); ``start..end`` for
+        anything else."""
+        if kind in CONTAINER_KINDS:
             return start, end  # an outline is the container's own form, not a part of it
-        spans = self.today_symbols(path).units.get(record.symbol, [])
+        spans = self.today_symbols(path).units.get(symbol, [])
         return next(((first, last) for first, last in spans
                      if first <= start and end <= last), (start, end))
 
     def _trimmed(self, result: VerifiedResult, text: str, start: int, end: int) -> Section:
-        record = result.record
-        path = result.path_today
-        return Section("evidence", path, record.symbol, start, end,
+        return Section("evidence", result.path_today, result.symbol_today, start, end,
                        "medium" if result.verification.verdict is Verdict.CHANGED else "high",
                        self._citation_of(result, start, end), _lines(text, start, end), start,
-                       str(result.verification.verdict), "", record.language)
+                       str(result.verification.verdict), "", result.record.language)
 
     def _citation_of(self, result: VerifiedResult, start: int, end: int) -> Citation:
         """The result's citation, or for a part standing for its whole definition, one of
         the lines shown."""
         path, part_start, part_end = result.lines_today
         return result.citation if (start, end) == (part_start, part_end) else \
-            self.region_citation(path, start, end, result.record.symbol)
+            self.region_citation(path, start, end, result.symbol_today)
 
     def import_section(self, path: str, language: str, user: Section | None = None
                        ) -> Section | None:

@@ -44,6 +44,11 @@ class VerifiedResult:
         return self.verification.moved_to or self.record.path
 
     @property
+    def symbol_today(self) -> str:
+        """Its name today: a definition renamed in place since indexing goes by its new name."""
+        return self.verification.renamed_to or self.record.symbol
+
+    @property
     def code_today(self) -> tuple[str, int, int] | None:
         """Where the code it serves is today (path, first and last line); None when it has
         none (history, or not verifiable)."""
