@@ -727,3 +727,17 @@ def test_a_super_init_call_is_no_caller_of_another_classs_init(fm_home, make_rep
                             "    def __init__(self, **data):\n        self.data = data\n",
     }, package="sqlmodel")
     assert "FieldInfo.__init__" not in go_callers(str(repo.path), "SQLModel.__init__")
+
+
+def test_types_past_those_shown_are_named_not_dropped(fm_home, make_repo):
+    types = "".join(f"class Part{n}:\n    \"\"\"Part {n}.\"\"\"\n\n\n" for n in range(5))
+    build = ("from shop.parts import Part0, Part1, Part2, Part3, Part4\n\n\n"
+             "def assemble(a: Part0, b: Part1, c: Part2, d: Part3) -> Part4:\n"
+             "    \"\"\"Assemble the parts.\"\"\"\n    return Part4()\n")
+    repo = indexed_project(make_repo("shop"), {"shop/parts.py": types, "shop/build.py": build},
+                           package="shop")
+    slice_ = build_context(ContextRequest.build("assemble", budget_tokens=4000), str(repo.path),
+                           settings=Settings.from_env())
+    shown = [s for s in slice_.sections if s.role == "type"]
+    assert [s.symbol for s in shown] == ["Part0", "Part1", "Part2"]
+    assert shown[-1].note.endswith("; types it uses, not shown: Part3, Part4")

@@ -311,6 +311,8 @@ class SliceBuilder:
                                             "boundary", signature_only=True)
             if section is not None:
                 out.append(section)
+        if out and (unlisted := [self.graph.nodes[i].symbol for i in ordered[MAX_TYPES:]]):
+            out[-1].note += f"; types it uses, not shown: {', '.join(unlisted[:5])}"  # named
         return out
 
     def edge_standing(self, edge: Edge) -> bool | None:
