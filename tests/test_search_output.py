@@ -318,12 +318,28 @@ def test_a_work_tree_search_names_what_the_index_cannot_hold_yet(fm_home, make_r
     (repo.path / "billing" / "invoices.py").write_text(PARSER + "\n\ndef extra():\n    pass\n")
     response = json.loads(run_cli("search", "parse_invoice", "--repo", str(repo.path),
                                   "--worktree", "--json"))
-    assert response["uncommitted"] == {"new_files": 1, "changed_files": 1,
-                                       "new_paths": ["billing/refunds.py"]}
+    assert response["uncommitted"] == {"new_files": 1, "changed_files": 1, "deleted_files": 0,
+                                       "moved_files": 0, "new_paths": ["billing/refunds.py"]}
     out = run_cli("search", "parse_invoice", "--repo", str(repo.path), "--worktree")
     assert "uncommitted: 1 new (billing/refunds.py), not searched until committed" in out
     plain = json.loads(run_cli("search", "parse_invoice", "--repo", str(repo.path), "--json"))
     assert plain["uncommitted"] is None
+
+
+def test_a_work_tree_search_counts_deleted_and_moved_files_apart_from_changed(fm_home,
+                                                                            make_repo):
+    repo = build_billing(make_repo)
+    repo.write("billing/notes.py", "def note():\n    return 1\n").commit("notes")
+    index(repo.path)
+    (repo.path / "billing" / "notes.py").unlink()
+    (repo.path / "billing" / "invoices.py").rename(repo.path / "billing" / "parsing.py")
+    response = json.loads(run_cli("search", "parse_invoice", "--repo", str(repo.path),
+                                  "--worktree", "--json"))
+    work = response["uncommitted"]
+    assert (work["new_files"], work["changed_files"], work["deleted_files"],
+            work["moved_files"]) == (0, 0, 1, 1)
+    out = run_cli("search", "parse_invoice", "--repo", str(repo.path), "--worktree")
+    assert "0 changed, 1 deleted, 1 moved, verified as they are now" in out
 
 
 def _hooks_changed_since_indexing(make_repo, old: str, new: str):

@@ -246,7 +246,8 @@ class SearchResponseModel(BaseModel):
                                               "history: true serves them. 0 otherwise.")
     uncommitted: dict[str, Any] | None = Field(None, description=(
         "worktree: true only: new_files (not searched until committed and indexed), "
-        "changed_files (verified as they are now) and the first new_paths."))
+        "changed_files, deleted_files and moved_files (verified as they are now) and the "
+        "first new_paths."))
     unindexed: dict[str, Any] | None = _unindexed()
     edited: list[str] | None = Field(None, description=(
         "Served files edited in the work tree since the branch head and not committed: their "

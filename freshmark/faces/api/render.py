@@ -47,11 +47,13 @@ def search_lines(response: dict[str, Any], full: bool) -> list[str]:
     counts = ", ".join(f"{n} {v}" for v, n in sorted(response["verdicts"].items())) or "none"
     lines.append(f"results:  {len(response['results'])} ({counts}){_passed_over(response)}")
     work = response.get("uncommitted")
-    if work and (work["new_files"] or work["changed_files"]):
+    if work and (work["new_files"] or work["changed_files"] or work.get("deleted_files") or
+                 work.get("moved_files")):
         named = f" ({', '.join(work['new_paths'])})" if work["new_paths"] else ""
+        seen = ", ".join(f"{work.get(field) or 0} {kind}" for field, kind in (
+            ("changed_files", "changed"), ("deleted_files", "deleted"), ("moved_files", "moved")))
         lines.append(f"uncommitted: {work['new_files']} new{named}, not searched until "
-                     f"committed and indexed; {work['changed_files']} changed, verified as "
-                     "they are now")
+                     f"committed and indexed; {seen}, verified as they are now")
     if response.get("unindexed"):
         lines.append(lag_phrase(response["unindexed"]))
     if response.get("edited"):

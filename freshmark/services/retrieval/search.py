@@ -158,11 +158,19 @@ def _as_live(opened: OpenedBranch, result: VerifiedResult,
 
 
 def uncommitted_summary(changes: list[FileChange], shown: int = 5) -> dict[str, Any]:
-    """New files (searched only once committed and indexed) and changed ones (verified as
-    they are now), counted, the first new paths named."""
-    added = [c.new_path for c in changes if c.status == "added" and c.new_path]
-    return {"new_files": len(added), "changed_files": len(changes) - len(added),
-            "new_paths": added[:shown]}
+    """New files (searched only once committed and indexed), changed ones (verified as they
+    are now), deleted ones and moved ones (a rename, or a new path holding a deleted path's
+    very blob: found and verified at the new path), counted, the first new paths named."""
+    gone = {c.old_blob for c in changes if c.status == "deleted"}
+    moved = [c for c in changes if c.status == "renamed" or
+             c.status == "added" and c.new_blob in gone]
+    moved_blobs = {c.new_blob for c in moved}
+    added = [c.new_path for c in changes if c.status == "added" and c.new_path and
+             c.new_blob not in gone]
+    deleted = sum(c.status == "deleted" and c.old_blob not in moved_blobs for c in changes)
+    return {"new_files": len(added), "new_paths": added[:shown],
+            "changed_files": sum(c.status == "modified" for c in changes),
+            "deleted_files": deleted, "moved_files": len(moved)}
 
 
 # (repository, indexed commit, head) -> what the index lacks: the same for every query until
@@ -187,15 +195,7 @@ def unindexed_summary(repo: GitRepo, indexed: str | None, head: str) -> dict[str
             commits = repo.commits_between(indexed, head)
         except ObjectNotFound:  # the indexed commit is gone from the clone (gc, force push)
             return None
-        gone = {c.old_blob for c in changes if c.status == "deleted"}
-        moved = [c for c in changes if c.status == "added" and c.new_blob in gone]
-        moved_blobs = {c.new_blob for c in moved}
-        moved_paths = {c.new_path for c in moved}
-        deleted = sum(1 for c in changes if c.status == "deleted" and c.old_blob not in moved_blobs)
-        summary = uncommitted_summary([c for c in changes if c.status != "deleted"
-                                       and c.new_path not in moved_paths])
-        found = _UNINDEXED.put(key, {"commits": commits, **summary, "deleted_files": deleted,
-                                     "moved_files": len(moved)})
+        found = _UNINDEXED.put(key, {"commits": commits, **uncommitted_summary(changes)})
     return found
 
 
