@@ -342,6 +342,20 @@ def test_a_work_tree_search_counts_deleted_and_moved_files_apart_from_changed(fm
     assert "0 changed, 1 deleted, 1 moved, verified as they are now" in out
 
 
+def test_a_work_tree_citation_says_uncommitted_only_for_a_file_edited_there(fm_home, make_repo):
+    repo = build_billing(make_repo)
+    repo.write("billing/invoices.py", "\n" + PARSER).commit("a blank line on top")
+    answer = json.loads(run_cli("search", "parse_invoice", "--repo", str(repo.path), "-k", "1",
+                                "--json", "--worktree"))
+    (result,) = answer["results"]
+    assert result["verdict"] == "changed"
+    assert "(uncommitted)" not in result["citation"]
+    (repo.path / "billing" / "invoices.py").write_text("\n\n" + PARSER)
+    answer = json.loads(run_cli("search", "parse_invoice", "--repo", str(repo.path), "-k", "1",
+                                "--json", "--worktree"))
+    assert "(uncommitted) — re-read" in answer["results"][0]["citation"]
+
+
 def _hooks_changed_since_indexing(make_repo, old: str, new: str):
     """``on_invoice`` below 20 decorators (the lines shown do not hold its signature),
     indexed, then ``old`` replaced by ``new`` and committed: served with today's lines."""

@@ -62,10 +62,12 @@ def _line(label: str, value: str) -> str:
 
 
 def cite(record: ChunkRecord, verification: Verification, target: Target,
-         head_date: str | None = None, commit_date: str | None = None) -> Citation:
+         head_date: str | None = None, commit_date: str | None = None,
+         uncommitted: bool = False) -> Citation:
     """The header for one verified chunk. ``commit_date`` (YYYY-MM-DD) is the committer date
     of the stamp's ``commit``; ``head_date`` that of the target head, used for ``changed``
-    results, whose lines are read from the head."""
+    results, whose lines are read from the head, or from an ``uncommitted`` edit of the
+    work tree."""
     verdict = verification.verdict
     indexed = f"{record.branch or '?'}@{short(record.commit)} ({commit_date or 'date unknown'})"
     skeleton = is_skeleton(record)
@@ -77,7 +79,7 @@ def cite(record: ChunkRecord, verification: Verification, target: Target,
             if verification.renamed_to else record.symbol
         source = (f"{path}#L{verification.current_start_line}-"
                   f"L{verification.current_end_line}  ({named})")
-        read_from = f"{target.label} (uncommitted)" if target.worktree else \
+        read_from = f"{target.label} (uncommitted)" if uncommitted else \
             f"{target.label} ({head_date or 'head'})"
         return Citation(source, f"{read_from} — re-read; indexed at {indexed}", "check",
                         f"{verification.reason} — showing today's lines, not the indexed text")

@@ -143,7 +143,7 @@ class Verifier:
         except FileGone:
             return None
 
-    def _is_dirty(self, path: str) -> bool:
+    def is_dirty(self, path: str) -> bool:
         """Uncommitted edit of ``path`` in the work tree (one ``git status`` per verifier)."""
         if self._dirty is None:
             changes = self.uncommitted()
@@ -151,6 +151,12 @@ class Verifier:
             self._worktree_moves = {c.old_path: c.new_path for c in changes
                                     if c.status == "renamed" and c.old_path and c.new_path}
         return path in self._dirty
+
+    def read_uncommitted(self, verification: Verification, path: str) -> bool:
+        """A changed result's lines were read from an uncommitted edit of ``path`` (its path
+        today): a work-tree target reads the head's lines for a file it has not edited."""
+        return self.target.worktree and verification.verdict is Verdict.CHANGED and \
+            self.is_dirty(path)
 
     def uncommitted(self) -> list[FileChange]:
         """The work tree's changes since its last commit (staged, unstaged, untracked), read
@@ -297,7 +303,7 @@ class Verifier:
     def _against_worktree(self, record: ChunkRecord, at_head: bool, nearest: bool) -> Verification:
         target = self.target
         path = safe_relpath(record.path)
-        if not self._is_dirty(path):
+        if not self.is_dirty(path):
             if at_head:
                 return Verification(Verdict.CURRENT, f"indexed at {target.label}, no local edits")
             blob = self.blob_at_head(path)
@@ -337,7 +343,7 @@ class Verifier:
         since = f"since indexing at {short(record.commit)}"
         move = self._moves.file_move(record.commit, record.path, record.blob_sha)
         if move is not None and move.pure and not (
-                self.target.worktree and self._is_dirty(move.new_path)):
+                self.target.worktree and self.is_dirty(move.new_path)):
             return Verification(
                 Verdict.OLDER_IDENTICAL,
                 f"moved from {record.path} to {move.new_path} {since}, file unchanged "

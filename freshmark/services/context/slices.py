@@ -254,16 +254,16 @@ class SliceBuilder:
         if verification.verdict not in CODE_TODAY_VERDICTS:
             return None
         path = verification.moved_to or record.path  # a moved file is read where it is today
-        found = self.today_definition(
-            path, record.symbol,
-            verification.current_start_line or record.start_line, callee)
+        found = self.today_definition(path, record.symbol,
+                                      verification.current_start_line or record.start_line, callee)
         if found is None:
             return None
         chunk, span = found
         head_date = self.verifier.head_date() if verification.verdict is Verdict.CHANGED else None
         start, end = span
         citation = cite(record, verification, self.opened.target, head_date,
-                        self.verifier.commit_date(record.commit))
+                        self.verifier.commit_date(record.commit),
+                        self.verifier.read_uncommitted(verification, path))
         if (start, end) != (record.start_line, record.end_line):
             # The indexed chunk may be only a part of the symbol (a long class is chunked in
             # parts); the label shows today's whole span, so the citation must name it too.

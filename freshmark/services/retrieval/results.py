@@ -103,6 +103,7 @@ def verify_results(opened: OpenedBranch, records: list[RankedRecord]) -> list[Ve
         verification = verifier.verify(record)
         head_date = verifier.head_date() if verification.verdict is Verdict.CHANGED else None
         citation = cite(record, verification, opened.target, head_date,
-                        verifier.commit_date(record.commit))
+                        verifier.commit_date(record.commit), verifier.read_uncommitted(
+                            verification, verification.moved_to or record.path))
         out.append(VerifiedResult(rank, record, verification, citation, score, explain))
     return out
