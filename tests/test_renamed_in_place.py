@@ -183,6 +183,31 @@ def test_a_context_section_of_a_renamed_definition_is_labelled_by_its_name_today
     assert (evidence.symbol, evidence.start_line, evidence.end_line) == ("tokenize", 4, 8)
 
 
+CLEANER = """package safety;
+
+public class Cleaner {
+    private final int limit;
+
+    public boolean isValid(String html) {
+        int count = html.length();
+        return count < limit;
+    }
+}
+"""
+
+
+def test_a_method_whose_class_was_renamed_with_its_file_is_changed_under_the_new_owner(lib):
+    lib.write("src/Cleaner.java", CLEANER).commit("add")
+    record = chunks_of(lib, lib.head(), "src/Cleaner.java")["Cleaner.isValid"]
+    lib.delete("src/Cleaner.java")
+    lib.write("src/HtmlCleaner.java", CLEANER.replace("class Cleaner", "class HtmlCleaner"))
+    lib.commit("rename the class and its file")
+    result = verifier(lib).verify(record)
+    assert result.verdict is Verdict.CHANGED
+    assert (result.moved_to, result.renamed_to) == ("src/HtmlCleaner.java", "HtmlCleaner.isValid")
+    assert (result.current_start_line, result.current_end_line) == (6, 9)
+
+
 # -- guards: code really gone stays historical ---------------------------------------------------
 def test_a_function_deleted_while_another_is_added_stays_historical(lib):
     """A guard: a new name with other code is not where the old code went."""

@@ -301,7 +301,8 @@ def renamed_in_place(record: ChunkRecord, symbols: FileSymbols,
     asked for when its name is gone from today's file (nowhere in ``symbols``, at any depth).
 
     The rule: a definition of today's file of the same kind and owner (``Bytes`` of
-    ``Bytes.truncate``; none for a top-level function), under a name the file as indexed
+    ``Bytes.truncate``; none for a top-level function), or of the same name under an owner
+    that replaced a renamed one, under a name the file as indexed
     (``indexed``) did not define, that keeps at least ``RENAMED_SHARE`` of the lines of the
     record's whole definition as indexed, over the longer of the two (stripped, blank lines
     aside, in any order). A line is kept as it was or with the old name, as a whole word,
@@ -323,8 +324,11 @@ def renamed_in_place(record: ChunkRecord, symbols: FileSymbols,
     was = _line_counts(before.text_of(wholes[0]))
     best: tuple[float, int] | None = None
     found: tuple[str, Span] | None = None
+    # An owner renamed with its file (jsoup's Cleaner → HtmlCleaner): its members go with it.
+    owner_renamed = bool(owner) and owner not in symbols.units
     for name, spans in symbols.units.items():
-        if name in before.units or _owner(name) != owner:
+        if name in before.units or _owner(name) != owner and not (
+                owner_renamed and own_name(name) == old and _owner(name) not in before.units):
             continue
         for span in spans:
             if symbols.kinds.get(span) != record.kind:

@@ -396,11 +396,17 @@ class Verifier:
             self.git_reads += self._moves.reads - before
 
     def _changed_at(self, record: ChunkRecord, move: Move, why: str) -> Verification | None:
+        """The verdict at the file ``record``'s moved to, where its definition is under its
+        name or renamed in place (its class renamed with the file); None when neither."""
         text = self._moved_text(move)
         span = self._locate(record, move.new_path, text) if text is not None else None
+        symbols = self._symbols.get(move.new_path)
+        renamed = renamed_in_place(record, symbols, lambda: self._indexed_symbols(record)) \
+            if text is not None and span is None and symbols is not None else None
+        span = renamed.span if renamed is not None else span
         if text is None or span is None:
             return None
-        return self._changed(record, why, text, span, moved_to=move.new_path)
+        return self._changed(record, why, text, span, moved_to=move.new_path, renamed=renamed)
 
     def _symbol_moves(self, record: ChunkRecord) -> list[Move]:
         """Files of the diff that define ``record``'s symbol (not for module code, which has
