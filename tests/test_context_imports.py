@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from freshmark.services.context.imports import import_block, used_import_lines
 
 BLOCK = [
@@ -207,3 +209,13 @@ def test_an_import_block_over_its_line_cap_ends_after_a_whole_statement():
         f"from ._compat import (\n{names})\n\n\ndef main():\n    return name_1\n"
     first, last = import_block("pkg/main.py", text)
     assert (first, last) == (1, 50 + 1 + 20 + 1)  # through the closing bracket
+
+
+@pytest.mark.parametrize(("path", "text"), [
+    ("lib/thor/base.rb", 'require_relative "command"\nrequire_relative "core_ext/hash"\n'
+                         "\nclass Thor\nend\n"),
+    ("src/Client.php", "<?php\nrequire_once 'vendor/autoload.php';\ninclude 'config.php';\n"
+                       "\nclass Client {}\n"),
+])
+def test_require_relative_and_require_once_lines_are_the_import_block(path, text):
+    assert import_block(path, text) == (1 + path.endswith(".php"), 2 + path.endswith(".php"))

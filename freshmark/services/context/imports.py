@@ -25,8 +25,8 @@ _IMPORT_KEYWORDS = {
     "c": r"#\s*include\b",
     "cpp": r"#\s*include\b|using\b|import\b",
     "csharp": r"using\b",
-    "ruby": r"require\b",
-    "php": r"use\b|require\b",
+    "ruby": r"require(?:_relative)?\b",
+    "php": r"use\b|(?:require|include)(?:_once)?\b",
     "swift": r"import\b",
 }
 _IMPORT_LINES = {language: re.compile(rf"^\s*(?:{keywords})")
