@@ -25,6 +25,8 @@ from freshmark.core.chunking.languages import detect_language
         ("Program.cs", "csharp"),
         ("lib/billing.rb", "ruby"),
         ("Rakefile", "ruby"),
+        ("Thorfile", "ruby"),
+        ("spec/fixtures/task.thor", "ruby"),
         ("index.php", "php"),
         ("README.md", None),
         ("config/app.toml", None),
@@ -33,6 +35,24 @@ from freshmark.core.chunking.languages import detect_language
 )
 def test_detect_language_by_extension_or_file_name(path: str, language: str | None) -> None:
     assert detect_language(path) == language
+
+
+@pytest.mark.parametrize(("first_line", "language"), [
+    ("#!/usr/bin/env ruby", "ruby"),
+    ("#!/usr/bin/python3", "python"),
+    ("#! /usr/bin/env python3.11", "python"),
+    ("#!/usr/bin/env -S node --no-warnings", "javascript"),
+    ("#!/bin/sh", None),
+])
+def test_a_script_without_an_extension_is_read_in_its_interpreters_language(first_line,
+                                                                            language):
+    assert detect_language("bin/thor", f"{first_line}\nrequire 'thor'\n") == language
+    assert detect_language("bin/thor.sh", f"{first_line}\n") is None  # its extension tells
+
+
+def test_a_ruby_script_without_an_extension_is_chunked_by_its_definitions() -> None:
+    chunks = chunk_text("bin/tool", "#!/usr/bin/env ruby\n\ndef run(argv)\n  puts argv\nend\n")
+    assert [c.symbol for c in chunks if c.kind == "function"] == ["run"]
 
 
 def markdown(paragraphs: int, lines_each: int) -> str:

@@ -31,7 +31,7 @@ _EXTENSIONS: dict[str, str] = {
     ".cc": "cpp", ".cpp": "cpp", ".cxx": "cpp", ".c++": "cpp", ".hpp": "cpp", ".hh": "cpp",
     ".hxx": "cpp", ".h++": "cpp", ".ipp": "cpp", ".tpp": "cpp", ".inl": "cpp",
     ".cs": "csharp",
-    ".rb": "ruby", ".rake": "ruby", ".gemspec": "ruby", ".ru": "ruby",
+    ".rb": "ruby", ".rake": "ruby", ".gemspec": "ruby", ".ru": "ruby", ".thor": "ruby",
     ".php": "php", ".phtml": "php",
     ".kt": "kotlin", ".kts": "kotlin",
     ".swift": "swift",
@@ -44,8 +44,15 @@ _CPP_IN_HEADER = re.compile(
 _C_COMMENT = re.compile(r"/\*.*?\*/|//[^\n]*", re.DOTALL)
 _FILE_NAMES: dict[str, str] = {
     "Rakefile": "ruby", "Gemfile": "ruby", "Guardfile": "ruby", "Vagrantfile": "ruby",
-    "Podfile": "ruby", "SConstruct": "python", "SConscript": "python",
+    "Podfile": "ruby", "SConstruct": "python", "SConscript": "python", "Thorfile": "ruby",
+    "Brewfile": "ruby", "Fastfile": "ruby", "Dangerfile": "ruby",
 }  # fmt: skip
+# An extension-less script's interpreter, named on its ``#!`` line (``bin/thor``).
+_SHEBANG = re.compile(r"#![ \t]*\S*?(?:/env(?:[ \t]+-\S+)*)?[ \t]*/?(?:\S*/)?"
+                      r"(python|ruby|node|nodejs|deno|bun|ts-node|php)[\d.]*\b")
+_INTERPRETERS = {"python": "python", "ruby": "ruby", "node": "javascript",
+                 "nodejs": "javascript", "deno": "typescript", "bun": "javascript",
+                 "ts-node": "typescript", "php": "php"}
 
 # language -> (module, factory function) of the grammar wheel
 _GRAMMARS: dict[str, tuple[str, str]] = {
@@ -69,11 +76,14 @@ SUPPORTED_LANGUAGES: tuple[str, ...] = tuple(_GRAMMARS)
 
 def detect_language(path: str, text: str | None = None) -> str | None:
     """The language of ``path`` by file name or extension, a ``.h`` header's by its ``text``
-    too (C++ when it holds what C has not); None when it cannot be parsed."""
+    too (C++ when it holds what C has not), an extension-less script's by its ``#!`` line;
+    None when it cannot be parsed."""
     name = os.path.basename(path.replace("\\", "/"))
     if name in _FILE_NAMES:
         return _FILE_NAMES[name]
     _, ext = os.path.splitext(name)
+    if not ext and text is not None and (shebang := _SHEBANG.match(text[:200])):
+        return _INTERPRETERS[shebang.group(1)]
     language = _EXTENSIONS.get(ext.lower())
     if language == "c" and ext.lower() == ".h" and text is not None and \
             _CPP_IN_HEADER.search(_C_COMMENT.sub(" ", text)) is not None:
