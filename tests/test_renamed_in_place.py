@@ -208,6 +208,48 @@ def test_a_method_whose_class_was_renamed_with_its_file_is_changed_under_the_new
     assert (result.current_start_line, result.current_end_line) == (6, 9)
 
 
+UTIL_RB = """module Thor
+  module Util
+    class << self
+      def find_by_namespace(namespace)
+        namespace = "default#{namespace}" if namespace.start_with?(":")
+        Thor::Base.subclasses.detect { |klass| klass.namespace == namespace }
+      end
+
+      def snake_case(str)
+        return str.downcase if str =~ /^[A-Z_]+$/
+        str.gsub(/([A-Z])/) { "_#{$1}" }.downcase
+      end
+    end
+  end
+end
+"""
+
+
+def test_a_definition_above_a_syntax_error_is_found_by_its_lines_not_called_gone(lib):
+    lib.write("lib/thor/util.rb", UTIL_RB).commit("add")
+    records = chunks_of(lib, lib.head(), "lib/thor/util.rb")
+    record = next(r for name, r in records.items() if name.endswith("find_by_namespace"))
+    broken = UTIL_RB.replace("downcase\n      end\n", "downcase\n", 1)  # snake_case's end
+    lib.write("lib/thor/util.rb", broken).commit("a syntax error")
+    result = verifier(lib).verify(record)
+    assert result.verdict is Verdict.CHANGED, result.reason
+    assert "does not parse" in result.reason
+    assert (result.current_start_line, result.current_end_line) == (4, 7)
+
+
+def test_a_definition_edited_in_a_file_that_no_longer_parses_is_unverifiable(lib):
+    lib.write("lib/thor/util.rb", UTIL_RB).commit("add")
+    records = chunks_of(lib, lib.head(), "lib/thor/util.rb")
+    record = next(r for name, r in records.items() if name.endswith("find_by_namespace"))
+    broken = UTIL_RB.replace("downcase\n      end\n", "downcase\n", 1).replace(
+        "klass.namespace == namespace", "klass.namespace == namespace.to_s", 1)
+    lib.write("lib/thor/util.rb", broken).commit("an edit and a syntax error")
+    result = verifier(lib).verify(record)
+    assert result.verdict is Verdict.UNVERIFIABLE
+    assert "does not parse" in result.reason
+
+
 # -- guards: code really gone stays historical ---------------------------------------------------
 def test_a_function_deleted_while_another_is_added_stays_historical(lib):
     """A guard: a new name with other code is not where the old code went."""

@@ -369,6 +369,27 @@ def gone_from(record: ChunkRecord, symbols: FileSymbols | None) -> str:
             f"was removed; {remain} ({where})")
 
 
+def broken_since(symbols: FileSymbols | None,
+                 indexed: Callable[[], FileSymbols | None]) -> bool:
+    """Today's file (``symbols``) has a syntax error the file as indexed (``indexed``) had
+    not (a closing ``end`` deleted mid-edit): its parse may hold no definition at all, so a
+    name missing from it tells nothing of the code."""
+    if symbols is None or symbols.parsed is None or not symbols.parsed.root.has_error:
+        return False
+    before = indexed()
+    return before is not None and before.parsed is not None and \
+        not before.parsed.root.has_error
+
+
+def lines_found(record: ChunkRecord, symbols: FileSymbols) -> Span | None:
+    """Where ``record``'s own lines stand in today's file, all of them in a row as indexed
+    (indentation aside); None when they do not."""
+    own = [line.strip() for line in record.own_text.splitlines()]
+    today = [line.strip() for line in symbols.lines]
+    return next(((row + 1, row + len(own)) for row, line in enumerate(today)
+                 if own and line == own[0] and today[row:row + len(own)] == own), None)
+
+
 def _owner(symbol: str) -> str:
     return symbol.rsplit(".", 1)[0] if "." in symbol else ""
 

@@ -44,8 +44,10 @@ from freshmark.core.locate import (
     RENAMABLE_KINDS,
     Renamed,
     as_indexed,
+    broken_since,
     gone_from,
     is_module_code,
+    lines_found,
     lines_kept,
     locate,
     renamed_in_place,
@@ -451,6 +453,12 @@ class Verifier:
                                 f"{changed_why}; the file is binary now, the symbol is gone")
         span = self._locate(record, record.path, text, nearest)
         symbols = self._symbols.get(record.path)
+        if span is None and symbols is not None and \
+                broken_since(symbols, lambda: self._indexed_symbols(record)):
+            why = f"{changed_why}; the file does not parse at {self.target.label} (syntax error)"
+            found = lines_found(record, symbols)  # its lines as indexed, else no telling
+            return self._changed(record, why, text, found) if found else Verification(
+                Verdict.UNVERIFIABLE, f"{why}, so its definitions cannot be located: re-read it")
         renamed = renamed_in_place(record, symbols, lambda: self._indexed_symbols(record)) \
             if span is None and symbols is not None else None
         if renamed is not None:
