@@ -164,6 +164,15 @@ def test_c_test_programs_are_tests(path: str) -> None:
     assert classify_path(path, RULES) == "test"
 
 
+def test_a_go_program_under_a_top_level_examples_directory_is_doc() -> None:
+    main = b"package main\n\nimport tea \"charm.land/bubbletea/v2\"\n\nfunc main() {}\n"
+    assert classify("examples/suspend/main.go", main, RULES).file_kind == "doc"
+    assert classify("tutorials/basics/main.go", main, RULES).file_kind == "doc"
+    library = b"package widgets\n\nfunc Draw() {}\n"
+    assert classify("examples/widgets/draw.go", library, RULES).file_kind == "source"
+    assert classify("cmd/tool/main.go", main, RULES).file_kind == "source"
+
+
 def test_go_programs_under_a_directory_the_go_tool_ignores_are_no_package() -> None:
     assert classify_path("_examples/simple/main.go", RULES) == "doc"
     assert classify_path("_example/main.go", RULES) == "doc"

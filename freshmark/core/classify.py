@@ -156,6 +156,7 @@ _BUILTIN_RULES: tuple[tuple[str, str | None, tuple[str, ...]], ...] = (
         # Programs that show the code in use, as GitHub linguist files them: callers of the
         # implementation, which a question about the implementation should not get first.
         "examples/**", "example/**", "demos/**", "demo/**", "samples/**", "sample/**",
+        "tutorials/**", "tutorial/**",
         "_examples/**", "_example/**",  # Go's, kept out of the build by the underscore
         # The programs a documentation site includes (FastAPI's and Typer's ``docs_src``).
         "docs_src/**", "docs-src/**", "documentation/**",
@@ -319,6 +320,10 @@ def _path_verdict(
 # (``_examples/``, ``.github/``, ``testdata/``) it is no package's code.
 _PACKAGE_CODE_EXTENSIONS = (".go",)
 _GO_IGNORED_DIR = re.compile(r"(?:^|/)(?:[_.][^/]*|testdata)/")
+# A ``package main`` under a top-level examples directory is a program, not a library's code.
+_GO_EXAMPLE_PROGRAM = re.compile(
+    r"(?:examples?|demos?|samples?|tutorials?)/(?:[^/]+/)*[^/]+(?<!_test)\.go$")
+_GO_MAIN = re.compile(rb"^package[ \t]+main\b", re.MULTILINE)
 
 
 def classify_path(
@@ -443,6 +448,8 @@ def classify(
         kind = "generated"
     elif kind == "source" and not _is_code(path, data):
         kind = "other"
+    elif kind == "source" and _GO_EXAMPLE_PROGRAM.match(path) and _GO_MAIN.search(data[:4096]):
+        kind = "doc"  # bubbletea's examples/*/main.go: a program showing the package in use
     return FileClass(kind, True, None)
 
 
