@@ -493,3 +493,21 @@ def test_a_method_looked_up_with_its_owner_is_read_before_many_namesakes_in_earl
     read = name_channel(opened.index, ["create", "Retrofit.create"], False,
                         frozenset({"source", "test"}))
     assert read[0][0].symbol == "Retrofit.create"
+
+
+def test_a_bare_name_reads_the_definition_named_exactly_so_before_namesake_members(
+        store_env, make_repo):
+    repo = make_repo("bubbletea")
+    for n in range(30):
+        repo.write(f"app{n:02d}/model.go", f"package app{n}\n\ntype model struct{{}}\n\n"
+                   f"func (m model) View() string {{\n\treturn \"{n}\"\n}}\n")
+    repo.write("tea.go", "package tea\n\n// View is what a model renders.\ntype View struct {\n"
+                         "\tContent string\n}\n")
+    repo.commit("tea")
+    index(repo)
+    opened = open_branch(str(repo.path), settings=Settings.from_env(), config=Config(),
+                         branch=None, worktree=False, store=None, need_index=True)
+    assert opened.index is not None
+    read = name_channel(opened.index, ["View"], False, frozenset({"source", "test"}))
+    assert read[0][0].symbol == "View"
+    assert searched(repo, "View", k=1).results[0].record.symbol == "View"

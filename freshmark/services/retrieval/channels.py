@@ -85,8 +85,10 @@ def name_channel(index: BranchView, symbols: Sequence[str], include_history: boo
     # A name written with its owner (``Retrofit.create``) first: 43 other ``create`` methods,
     # in paths that sort earlier, must not fill the slots before it.
     dotted = [symbol for symbol in symbols if "." in symbol]
+    # A definition named exactly so (bubbletea's type ``View``) before 70 ``model.View``
+    # methods of paths that sort earlier.
     found.sort(key=lambda r: (not any(r.symbol == d or r.symbol.endswith("." + d)
-                                      for d in dotted),
+                                      for d in dotted), r.symbol not in symbols,
                               search_kind(r.path, r.file_kind) != "source", is_stub(r.path),
                               r.path, r.start_line))
     return [(record, 1.0) for record in found[:NAMED_READ]]
