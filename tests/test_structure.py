@@ -8,6 +8,7 @@ from dataclasses import replace
 
 import pytest
 
+from freshmark.core.declarations import defined_in_text
 from freshmark.core.fusion import DEFAULT_WEIGHTS, fuse, rerank
 from freshmark.core.query import plan_query
 from freshmark.core.stamp import ChunkRecord
@@ -15,7 +16,6 @@ from freshmark.core.structure import (
     Placement,
     Unit,
     declaring_lines,
-    defined_in_text,
     definitions_first,
     look_up_order,
     lookup_symbols,

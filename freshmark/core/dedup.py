@@ -6,9 +6,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from freshmark.core.chunking.model import CONTAINER_KINDS
+from freshmark.core.declarations import defined_in_text
 from freshmark.core.fusion import Candidate
 from freshmark.core.stamp import ChunkRecord
-from freshmark.core.structure import defined_in_text, named_by
+from freshmark.core.structure import named_by
 
 
 def dedup_key(record: ChunkRecord) -> tuple[str, str, str]:

@@ -6,12 +6,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from freshmark.core.declarations import declares_member, defined_in_text
 from freshmark.core.kinds import is_secondary
 from freshmark.core.query import plan_query
 from freshmark.core.stamp import own_name
 from freshmark.core.structure import (
-    declares_member,
-    defined_in_text,
     looked_up,
     named_by,
     without_declaration_word,

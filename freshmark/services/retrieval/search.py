@@ -21,12 +21,13 @@ from freshmark.adapters.store.chroma import Store
 from freshmark.core.chunking.model import CONTAINER_KINDS
 from freshmark.core.citation import elides_members
 from freshmark.core.config import Config, load_config
+from freshmark.core.declarations import declaring_row
 from freshmark.core.fusion import Candidate
 from freshmark.core.lru import LruCache
 from freshmark.core.ports import BranchView, Embedder
 from freshmark.core.request import MAX_K, SearchRequest
 from freshmark.core.settings import Settings
-from freshmark.core.structure import declaring_row, named_by
+from freshmark.core.structure import named_by
 from freshmark.core.tree import FileChange
 from freshmark.core.verdicts import Target, Verdict
 from freshmark.services.open_branch import (

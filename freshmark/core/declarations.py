@@ -1,0 +1,82 @@
+"""Lines that declare a name, read from a chunk's text: a constant, a field, a module
+variable, a function declared inside another, an interface's method signature. A look-up of a
+name no chunk is named by is answered by the chunk holding such a line (``structure``), and a
+compact answer is shown from it (``declared_at``). Regular expressions over lines rather than
+a parse: the chunk's text is all a ranking step holds, in any of the languages chunked.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from functools import lru_cache
+
+from freshmark.core.stamp import own_name
+
+# Words that may open a declaration before the name it declares (any of the languages chunked).
+_DECLARING = ("export|public|private|protected|internal|static|final|readonly|const|let|var|"
+              "val|pub|def|function|fn|func|type|enum|struct|class|interface|abstract|"
+              "override|volatile|transient|using|typedef|constexpr|constinit|extern|inline")
+
+
+@lru_cache(maxsize=64)
+def _definition_line(name: str) -> re.Pattern[str]:
+    """A line that declares ``name`` (``BIT_SET = ...``, ``const methodsWithoutBody = [``,
+    ``public static final Type BIT_SET = ...``, ``@JvmField public val STAR: T = …``,
+    ``LIMIT: int = 3``, Go's ``ErrWriter
+    io.Writer = os.Stderr`` and ``var RemoteConfig remoteConfigFactory``, C's ``#define
+    SDS_MAX 1024``, Python's ``import X as NAME``), not one that uses it."""
+    # Annotations may open the line (Kotlin's ``@JvmField public val STAR: …``). Without a
+    # declaring word, ``NAME: value,`` is a dict's or an object's entry that uses the name
+    # (rich's ``SIMPLE_HEAVY: SIMPLE,``), not ``LIMIT: int = 3``.
+    opening = r"^[ \t]*(?:@[\w.]+(?:\([^\n)]*\))?[ \t]+)*"
+    named = rf"(?<![.\w]){re.escape(name)}\b"
+    # Go's ``Name Type = value``; a C statement (``redisFD fd = c->fd;``) names the type first.
+    typed = r"(?![^\n]*;[ \t]*$)[ \t]+[\w.*\[\]]+[ \t]*(?:=(?!=)|(?://[^\n]*)?$)"
+    declared = (rf"{opening}(?:{_DECLARING})\b[^\n=(]*?{named}"
+                rf"(?:[ \t]*(?::(?!:)|=(?!=)|;)|{typed})"
+                rf"|{opening}{named}(?:[ \t]*(?::(?!:)(?![^\n]*,[ \t]*$)|=(?!=)|;)|{typed})")
+    # A function declared inside another (ofetch's ``async function onError(`` in
+    # createFetch) has no chunk of its own: its line declares it.
+    function = (rf"{opening}(?:(?:export|default|async|static|pub|unsafe|inline)[ \t]+)*"
+                rf"(?:def|function\*?|fn|func)[ \t]+{named}[ \t]*[(<]")
+    # Python's ``from .filters import FILTERS as DEFAULT_FILTERS`` names it too.
+    aliased = rf"^[ \t]*(?:from[ \t]+[\w.]+[ \t]+)?import[ \t][^\n#]*\bas[ \t]+{named}"
+    return re.compile(rf"{declared}|{function}|{aliased}|"
+                      rf"^[ \t]*#[ \t]*define[ \t]+{re.escape(name)}\b", re.M)
+
+
+def defined_in_text(text: str, names: Iterable[str]) -> bool:
+    """``text`` has a line declaring one of ``names`` (spelt as the query writes them)."""
+    return any(_definition_line(name).search(text) for name in names)
+
+
+def declaring_row(text: str, names: Iterable[str], members: bool = False) -> int | None:
+    """The first row (0-based) of ``text`` declaring one of ``names``; None when none does.
+    ``members``: a method's signature line counts too (an interface's ``void enqueue(…);``
+    for ``Call.enqueue``)."""
+    lines = [_definition_line(name) for name in names] + \
+        [_member_line(name.rsplit(".", 1)[-1]) for name in names if members]
+    found = [m.start() for line in lines if (m := line.search(text))]
+    return text.count("\n", 0, min(found)) if found else None
+
+
+@lru_cache(maxsize=64)
+def _member_line(member: str) -> re.Pattern[str]:
+    """A line that declares a method ``member`` by its signature alone, as an interface does:
+    Go's ``Use(middlewares ...)``, Java's ``void use(Middleware m);``, TypeScript's
+    ``use?(m: Middleware): void;``; or Ruby's ``attr_accessor :redis_pool``."""
+    name = re.escape(member)
+    return re.compile(rf"^[ \t]*(?:[\w<>\[\],.?*&]+[ \t]+)*{name}\??[ \t]*"
+                      r"(?:<[^>\n]*>)?[ \t]*\("
+                      rf"|^[ \t]*attr_(?:accessor|reader|writer)\b[^\n]*:{name}\b", re.M)
+
+
+def declares_member(symbol: str, text: str, dotted_names: Iterable[str]) -> bool:
+    """The chunk ``symbol`` (its text ``text``) is the owner of a member the query names
+    (``Router.Use`` as the slash path ``Router/Use``) and declares it by a signature line:
+    an interface's methods are not chunks of their own, so the interface answers for them."""
+    owner = own_name(symbol)
+    return any(name.split("/")[-2:-1] == [owner] and
+               _member_line(name.rsplit("/", 1)[-1]).search(text) is not None
+               for name in dotted_names if "/" in name)
