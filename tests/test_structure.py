@@ -153,6 +153,9 @@ def test_a_name_said_in_prose_moves_no_definition():
     "  async function BIT_SET(context) {",
     "    def BIT_SET(x):",
     "export function* BIT_SET<T>(x: T) {",
+    "\tBIT_SET",  # Go's const block after an iota
+    "\tBIT_SET // the third flag",
+    "typedef void (*BIT_SET)(void *, jv);",  # C's function pointer type
 ])
 def test_a_line_declaring_a_name_is_its_definition(line):
     assert defined_in_text(f"x = 0\n{line}\ny = 1", ["BIT_SET"])
@@ -174,9 +177,14 @@ def test_a_line_declaring_a_name_is_its_definition(line):
     "from .flags import BIT_SET as FLAGS",
     "    BIT_SET fd = c->fd;",  # a C variable of the type BIT_SET
     "  return function BIT_SET_FACTORY(x) {",
+    "  fn(BIT_SET)(x);",
 ])
 def test_a_line_using_a_name_is_not_its_definition(line):
     assert not defined_in_text(line, ["BIT_SET"])
+
+
+def test_a_lower_case_name_alone_on_its_line_is_a_call_not_a_definition():
+    assert not defined_in_text("  setup\n  run", ["setup"])  # Ruby calls a method so
 
 
 def test_declarations_move_to_the_top_in_their_order_with_the_tops_score():

@@ -40,9 +40,14 @@ def _definition_line(name: str) -> re.Pattern[str]:
     # createFetch) has no chunk of its own: its line declares it.
     function = (rf"{opening}(?:(?:export|default|async|static|pub|unsafe|inline)[ \t]+)*"
                 rf"(?:def|function\*?|fn|func)[ \t]+{named}[ \t]*[(<]")
+    # Go's ``MouseModeCellMotion`` alone in a ``const (`` block after an ``iota`` (a name
+    # written in capitals alone on its line: a Ruby method call is lower case); C's
+    # function pointer type ``typedef void (*jq_msg_cb)(void *, jv);``.
+    alone = rf"^[ \t]*{named}[ \t]*(?://[^\n]*)?$" if name[:1].isupper() else r"(?!)"
+    pointer = rf"^[ \t]*typedef\b[^\n;]*\([ \t]*\*[ \t]*{named}[ \t]*\)"
     # Python's ``from .filters import FILTERS as DEFAULT_FILTERS`` names it too.
     aliased = rf"^[ \t]*(?:from[ \t]+[\w.]+[ \t]+)?import[ \t][^\n#]*\bas[ \t]+{named}"
-    return re.compile(rf"{declared}|{function}|{aliased}|"
+    return re.compile(rf"{declared}|{function}|{alone}|{pointer}|{aliased}|"
                       rf"^[ \t]*#[ \t]*define[ \t]+{re.escape(name)}\b", re.M)
 
 
