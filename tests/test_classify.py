@@ -282,6 +282,12 @@ def test_nul_byte_makes_file_binary() -> None:
     assert classify("assets/logo.py", png_header, RULES).skip_reason == "binary"
 
 
+def test_a_pdf_whose_binary_streams_start_late_is_binary() -> None:
+    metadata = b"%PDF-1.5\n%\xe2\xe3\xcf\xd3\n" + b"<x:xmpmeta>text</x:xmpmeta>\n" * 400
+    pdf = metadata + b"stream\n\0\0\x9c\x87\nendstream\n"
+    assert classify("logos/Polly-Logo.ai", pdf, RULES).skip_reason == "binary"
+
+
 def test_mostly_control_bytes_make_file_binary() -> None:
     assert looks_binary(bytes(range(1, 32)) * 10)
 

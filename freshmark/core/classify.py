@@ -335,9 +335,10 @@ def classify_path(
 
 
 def looks_binary(data: bytes) -> bool:
-    """NUL byte, or more than 30% control bytes, in the first 8000 bytes."""
+    """NUL byte, or more than 30% control bytes, in the first 8000 bytes; or a PDF, whose
+    first pages of text metadata hide the binary streams after them (Illustrator's ``.ai``)."""
     sample = data[:SNIFF_BYTES]
-    if b"\0" in sample:
+    if b"\0" in sample or data.startswith(b"%PDF-"):
         return True
     odd_count = len(sample) - len(sample.translate(None, _ODD_BYTES))
     return bool(sample) and odd_count > len(sample) * _CONTROL_RATIO_LIMIT
