@@ -274,3 +274,15 @@ def test_csharp_members_under_if_and_else_directives_are_the_classs_methods() ->
     )
     chunks = chunk_text("Pool.cs", source)
     assert [c.start_line for c in chunks if c.symbol == "Pool.EnsureNotDisposed"] == [6, 8]
+
+
+def test_a_csharp_delegate_is_a_definition_of_its_own_with_its_doc():
+    chunks = chunk_text("src/Polly/ExceptionPredicate.cs", dedent("""\
+        namespace Polly;
+
+        /// <summary>A filter of exceptions.</summary>
+        public delegate Exception ExceptionPredicate(Exception ex);
+        """))
+    (predicate,) = [c for c in chunks if c.symbol == "ExceptionPredicate"]
+    assert (predicate.start_line, predicate.end_line) == (3, 4)
+    assert predicate.signature == "public delegate Exception ExceptionPredicate(Exception ex)"

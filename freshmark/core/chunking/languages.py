@@ -301,6 +301,7 @@ RULES: dict[str, Rules] = {
             "conversion_operator_declaration",
             "property_declaration",  # with code in it (csharp.csharp_member)
             "indexer_declaration",  # likewise (csharp.csharp_indexer)
+            "delegate_declaration",  # a named method type (Polly's ExceptionPredicate)
         ),  # fmt: skip
         containers={
             "class_declaration": "class",
@@ -313,6 +314,7 @@ RULES: dict[str, Rules] = {
         },  # fmt: skip
         # members under ``#if``/``#else`` are the class's (Polly's EnsureNotDisposed)
         transparent=_f("ERROR", "preproc_if", "preproc_else", "preproc_elif"),
+        bodyless_functions=_f("delegate_declaration"),
         keywords=_f("this", "base", "nameof", "var"),
     ),
     "ruby": Rules(
