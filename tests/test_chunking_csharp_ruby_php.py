@@ -133,7 +133,8 @@ def test_csharp_code_between_the_units_of_a_namespace_is_a_module_block_of_its_o
     chunks = chunk_text("Events/Bus.cs", HANDLERS_CS)
     assert [(c.symbol, c.kind, c.start_line, c.end_line) for c in chunks] == [
         ("Shop.Events", "module", 1, 11),
-        ("<module>", "block", 3, 5),
+        ("<module>", "block", 3, 3),
+        ("Shop.Events.OrderHandler", "function", 5, 5),  # a delegate
         ("Shop.Events.Bus", "class", 7, 10),
         ("Shop.Events.Bus.Publish", "method", 9, 9),
     ]
