@@ -97,3 +97,33 @@ def test_piped_index_prints_its_phases_on_stderr(fm_home: Path, make_repo) -> No
     assert done.stderr.splitlines()[0] == "layer default: 3 changed files to index"
     assert done.stderr.splitlines()[1].startswith("layer default: done, 3/3 files")
     assert done.stdout.startswith("many@main")
+
+
+def test_time_left_falls_through_a_batch_rather_than_growing_with_the_time() -> None:
+    # 100 files written at 50 s; 20 s later the next batch is half embedded.
+    later = IndexProgress("default", WORKING, 150, 400, 900, files_written=100)
+    assert describe(later, 70.0, written_at_seconds=50.0).endswith("about 2m10s left")
+    still_later = IndexProgress("default", WORKING, 190, 400, 1100, files_written=100)
+    assert describe(still_later, 90.0, written_at_seconds=50.0).endswith("about 1m50s left")
+
+
+def test_the_printer_keeps_the_time_the_files_written_were_reached() -> None:
+    out = io.StringIO()
+    clock = iter([0.0, 50.0, 70.0])
+    printer = ProgressPrinter(out, on_terminal=False, clock=lambda: next(clock),
+                              heartbeat_seconds=0.0)
+    printer(IndexProgress("default", START, 0, 400, 0))
+    printer(IndexProgress("default", WORKING, 100, 400, 250, files_written=100))
+    printer(IndexProgress("default", WORKING, 150, 400, 400, files_written=100))
+    assert out.getvalue().splitlines()[-1].endswith("about 2m10s left")
+
+
+def test_the_files_shown_done_never_go_back() -> None:
+    out = io.StringIO()
+    clock = itertools.count()
+    printer = ProgressPrinter(out, on_terminal=False, clock=lambda: float(next(clock)),
+                              heartbeat_seconds=0.0)
+    printer(IndexProgress("default", START, 0, 142, 0))
+    printer(IndexProgress("default", WORKING, 107, 142, 3764))
+    printer(IndexProgress("default", WORKING, 106, 142, 4121))  # the next part's estimate
+    assert out.getvalue().splitlines()[-1].startswith("layer default: 107/142 files, 4121")

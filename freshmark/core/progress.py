@@ -41,14 +41,17 @@ def duration(seconds: float) -> str:
     return f"{whole // 3600}h{whole % 3600 // 60:02d}m"
 
 
-def describe(event: IndexProgress, elapsed_seconds: float, embedded_at_start: int = 0) -> str:
+def describe(event: IndexProgress, elapsed_seconds: float, embedded_at_start: int = 0,
+             written_at_seconds: float | None = None) -> str:
     """One line: files, chunks embedded with their rate, and (while working) time left.
 
     ``embedded_at_start`` is ``chunks_embedded`` when the layer started, so the rate is this
     layer's. The estimate assumes the remaining files go at the pace of the files written so
     far: a batch's store write can take longer than its embedding, so files only embedded
     would promise a fraction of the time really left. Until a first batch is written there is
-    no estimate.
+    no estimate. ``written_at_seconds``: when the files written so far were (the pace is
+    theirs, less the time spent since on the batch under way, so the estimate keeps falling
+    through a batch of 256 files rather than growing with the time).
     """
     files = f"{event.files_done}/{event.files_total} files"
     embedded = event.chunks_embedded - embedded_at_start
@@ -61,6 +64,10 @@ def describe(event: IndexProgress, elapsed_seconds: float, embedded_at_start: in
     left = ""
     written = event.files_written
     if 0 < written < event.files_total and elapsed_seconds > 0:
-        remaining = elapsed_seconds * (event.files_total - written) / written
+        paced = elapsed_seconds if written_at_seconds is None else written_at_seconds
+        per_file = paced / written
+        since = elapsed_seconds - paced
+        remaining = max(per_file * (event.files_total - written) - since,
+                        per_file * (event.files_total - max(event.files_done, written)))
         left = f", about {duration(remaining)} left"
     return f"layer {event.layer}: {files}, {chunks}{left}"

@@ -8,6 +8,7 @@ import sys
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, ParamSpec, TextIO, TypeVar
 
@@ -166,6 +167,8 @@ class ProgressPrinter:
         self.interval = refresh_seconds if on_terminal else heartbeat_seconds
         self._started = self._last = 0.0
         self._embedded_at_start = 0
+        self._written, self._written_at = 0, 0.0  # files written, and when (since START)
+        self._done = 0  # the most files shown done in the layer
         self._width = 0
 
     def __call__(self, event: IndexProgress) -> None:
@@ -173,10 +176,17 @@ class ProgressPrinter:
         if event.phase == START:
             self._started, self._last = now, now
             self._embedded_at_start = event.chunks_embedded
-        elif event.phase == WORKING and now - self._last < self.interval:
+            self._written = self._done = 0
+        # A part's estimate may run ahead of the next part's: the count shown never goes back.
+        self._done = max(self._done, event.files_done)
+        event = replace(event, files_done=self._done)
+        if event.files_written != self._written:
+            self._written, self._written_at = event.files_written, now - self._started
+        if event.phase == WORKING and now - self._last < self.interval:
             return
         self._last = now
-        line = describe(event, now - self._started, self._embedded_at_start)
+        line = describe(event, now - self._started, self._embedded_at_start,
+                        self._written_at if self._written else None)
         if self.on_terminal:
             self._rewrite(line, final=event.phase == DONE)
         else:
