@@ -6,6 +6,7 @@ import json
 
 from click.testing import CliRunner
 from search_fixtures import PATHS, build_shop, file_sha256
+from search_fixtures import index as index_repo_at
 
 from freshmark.adapters.telemetry.verdict_stats import VerdictStats
 from freshmark.core.settings import Settings
@@ -248,3 +249,22 @@ def test_saved_results_of_shifted_code_are_verified_as_the_search_said(fm_home, 
     assert searched["verdict"] == checked["verdict"] == "changed"
     assert "its code is as indexed" in searched["reason"]
     assert checked["reason"] == searched["reason"]
+
+
+def test_a_saved_changed_result_is_not_called_as_indexed_when_its_code_changed(
+        fm_home, make_repo, tmp_path):
+    repo = make_repo("retry")
+    helper = "def apply_jitter(delay):\n    \"\"\"Spread retries.\"\"\"\n    return delay / 2\n"
+    repo.write("retry/helper.py", "import random\n\n\n" + helper).commit("helper")
+    index_repo_at(repo.path)
+    repo.write("retry/helper.py", "import random\n\n\n\n" + helper.replace("/ 2", "/ 3"))
+    repo.commit("jitter by a third")
+    saved = run_cli("search", "apply_jitter", "--repo", str(repo.path), "-k", "1", "--json")
+    (result,) = json.loads(saved.stdout)["results"]
+    assert result["verdict"] == "changed" and "re-read before use" in result["reason"]
+    path = tmp_path / "saved.json"
+    path.write_text(saved.stdout)
+    checked = json.loads(run_cli("verify", str(path), "--repo", str(repo.path), "--json").stdout)
+    (line,) = checked["lines"]
+    assert line["verdict"] == "changed"
+    assert "re-read before use" in line["reason"] and "as indexed" not in line["reason"]

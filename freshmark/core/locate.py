@@ -274,10 +274,11 @@ def as_indexed(record: ChunkRecord, current: str,
     """``current`` (the lines a changed file holds the record's code at today) are those it
     was indexed from. A later part's text carries its head, which is not at its lines; an
     outline's text elides its members' bodies, so its lines are compared with the file as
-    indexed (``indexed``, read for outlines only)."""
-    if current.rstrip("\n") == record.own_text:
+    indexed (``indexed``, read for outlines only, and for a record that came without its
+    indexed text: a saved ``changed`` result holds the lines of its day, not those)."""
+    if record.text and current.rstrip("\n") == record.own_text:
         return True
-    if record.kind not in CONTAINER_KINDS:
+    if record.text and record.kind not in CONTAINER_KINDS:
         return False
     before = indexed()
     return before is not None and split_lines(current.rstrip("\n")) == \

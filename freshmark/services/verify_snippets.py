@@ -93,9 +93,11 @@ def record_from_stamp(stamp: dict[str, Any]) -> ChunkRecord:
     values = {name: stamp[name] for name in _RECORD_FIELDS if stamp.get(name) is not None}
     for name in MANDATORY_FIELDS:
         values.setdefault(name, 0 if name in ("start_line", "end_line") else "")
-    # A changed result's text is its lines today, each ending in a newline; a chunk's own text
-    # ends without one (the newline would read as a later part's carried head).
-    return ChunkRecord(text=str(stamp.get("text") or "").removesuffix("\n"), **values)
+    # A changed result's text is its lines of that day, not the indexed ones: left out, the
+    # code as indexed is read from its blob. A chunk's own text ends without a newline (the
+    # newline would read as a later part's carried head).
+    text = "" if stamp.get("verdict") == "changed" else str(stamp.get("text") or "")
+    return ChunkRecord(text=text.removesuffix("\n"), **values)
 
 
 def _file_kind(verifier: Verifier, path: str, config: Config) -> str:
