@@ -337,8 +337,12 @@ def chunks(
     if not records:
         commit = index.manifest.commit
         one_file = path_glob is not None and not any(ch in path_glob for ch in "*?[")
+        # Chunks held but of a kind left out by default (jq's generated lexer.c): say which.
+        excluded = sorted({r.file_kind for r in listed if r.is_live and r.is_excluded_kind
+                           and (not path_glob or glob_match(r.path, path_glob))})
         _say_none_listed(f"{handle.name}@{branch}", commit, path_glob, show_all,
-                         why_not_indexed(repo, commit, path_glob, config.rules)
+                         f"its chunks are {' and '.join(excluded)}, left out unless --all"
+                         if excluded else why_not_indexed(repo, commit, path_glob, config.rules)
                          if one_file and path_glob and commit else None)
     for r in records:
         flags = "" if r.is_live else f"  [{r.status} in {(r.tombstoned_in or '')[:7]}]"
