@@ -33,12 +33,14 @@ def bar_argument(bar, extra):
 
 
 def test_a_pasted_message_reads_as_its_fixed_words_without_the_values_filled_in():
-    assert message_windows("Error: Got unexpected extra argument (bar)") == [
-        "got unexpected extra argument"]
+    windows = message_windows("Error: Got unexpected extra argument (bar)")
+    assert "got unexpected extra argument" in windows
+    assert not any("bar" in window for window in windows)
     assert "no active click context" in message_windows(
         "RuntimeError: There is no active click context.")
-    assert message_windows("Error: Invalid value for '--count': 'x' is not a valid integer.") \
-        == ["is not a valid", "not a valid integer"]
+    windows = message_windows("Error: Invalid value for '--count': 'x' is not a valid integer.")
+    assert {"is not a valid", "not a valid integer"} <= set(windows)
+    assert not any("count" in window or " x " in f" {window} " for window in windows)
 
 
 def test_a_question_is_no_pasted_message():
@@ -63,8 +65,8 @@ def test_a_pasted_error_message_finds_the_function_that_raises_it_first(fm_home,
 
 
 def test_a_message_printed_after_the_programs_name_is_a_pasted_message():
-    assert message_windows("http: error: cannot combine --compress and --chunked") == [
-        "cannot combine compress and", "combine compress and chunked"]
+    assert {"cannot combine compress and", "combine compress and chunked"} <= set(
+        message_windows("http: error: cannot combine --compress and --chunked"))
     assert message_windows("config: the value is wrong") == []
 
 
@@ -114,3 +116,22 @@ def test_a_message_continued_in_a_second_prefixed_literal_is_held_by_its_code():
             '    f"Perhaps you meant https://{url}?"\n)')
     windows = message_windows("Invalid URL 'x.com': No scheme supplied. Perhaps you meant it?")
     assert messages_first(["def other(): pass", code], windows) == [1, 0]
+
+
+def test_a_placeholder_of_the_raising_literal_stands_for_the_word_filled_in():
+    windows = message_windows("jq: error (at <stdin>:1): Cannot index number with number (0)")
+    texts = ["cannot index the number", 'return type_error2(t, k, "Cannot index %s with %s");']
+    assert messages_first(texts, windows) == [1, 0]
+
+
+def test_the_words_of_a_go_error_opening_are_the_messages_own():
+    windows = message_windows("bubbletea: error opening TTY: no such device")
+    texts = ["no such device here", 'return fmt.Errorf("bubbletea: error opening TTY: %w", err)']
+    assert messages_first(texts, windows) == [1, 0]
+
+
+def test_a_sentence_with_a_value_filled_in_is_read_as_the_runs_around_it():
+    windows = message_windows("The file config/routes.rb does not appear to exist")
+    texts = ["the file does not exist", 'raise Error, "The file #{destination} does not appear '
+             'to exist"']
+    assert messages_first(texts, windows) == [1, 0]

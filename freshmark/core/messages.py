@@ -33,6 +33,8 @@ _PLACEHOLDER = re.compile(r"%[-+ #0-9.]*[sdvqfx]\b")
 _QUOTED_PLACEHOLDER = re.compile(r"(['\"])(%[-+ #0-9.]*[sdvqfx])\1")
 # A string literal's prefix (``f"Perhaps …"`` continuing a message over two lines) is no word.
 _STRING_PREFIX = re.compile(r"\b[fFrRbBuU]{1,2}(?=[\"'])")
+# A placeholder in a literal, filled in when the message is made.
+_SLOT = re.compile(r"%[-+ #0-9.]*[sdvqfxw]\b|#\{[^}\n]*\}|\$\{[^}\n]*\}|\{[\w.]*\}")
 # What a run fills in: quoted values, bracketed ones, numbers, paths.
 _FILLED = re.compile(r"'[^'\n]*'|\"[^\"\n]*\"|`[^`\n]*`|\([^)\n]*\)|\[[^\]\n]*\]|\S*[\d/\\]\S*")
 
@@ -42,7 +44,9 @@ def message_windows(query: str) -> list[str]:
     and joined by single spaces; [] for a query not shaped as an error message."""
     opening = _OPENING.match(query)
     if opening is not None:
-        return _windows(query[opening.end():])
+        # The opening's own words too: Go's ``bubbletea: error opening TTY: %w`` leaves only
+        # the operating system's words after it.
+        return list(dict.fromkeys(_windows(query[opening.end():]) + _windows(query)))
     # Ruby prints the class last (``retry_for must be … (ArgumentError)``); a message may be
     # pasted inside quotes, which would read as a value filled in.
     closing = _CLOSING.search(query)
@@ -61,9 +65,11 @@ def message_windows(query: str) -> list[str]:
     # ``Undefined validation function '%s' on field '%s'``): they are words of the literal.
     if _PLACEHOLDER.search(query) and first not in _ASKING:
         return _windows(_QUOTED_PLACEHOLDER.sub(r" \2 ", query))
-    # A sentence pasted from the code (a comment, a help text): all of its words, in order.
+    # A sentence pasted from the code (a comment, a help text): all of its words, in order;
+    # the runs between the values a run filled in (thor's ``The file config/routes.rb does
+    # not appear to exist``) when it has any.
     if len(sentence) >= SENTENCE_WORDS and first not in _ASKING:
-        return [" ".join(sentence)]
+        return _windows(query) if _FILLED.search(query) else [" ".join(sentence)]
     return []
 
 
@@ -78,11 +84,16 @@ def _windows(message: str) -> list[str]:
 
 def messages_first(texts: Sequence[str], windows: Sequence[str]) -> list[int]:
     """Indexes of ``texts`` (ranked best first): those holding one of ``windows`` first, the
-    rest after, each group in its order."""
+    rest after, each group in its order. A placeholder of the code's literal (``%s``,
+    ``{name}``, ``#{destination}``, ``${value}``) stands for any one word of a window: jq's
+    ``Cannot index %s with %s`` printed ``Cannot index number with number``."""
     if not windows:
         return list(range(len(texts)))
-    padded = [f" {' '.join(_words(_STRING_PREFIX.sub(' ', text)))} " for text in texts]
-    holds = [any(f" {window} " in words for window in windows) for words in padded]
+    padded = [f" {' '.join(_words(_SLOT.sub(' zslotz ', _STRING_PREFIX.sub(' ', text))))} "
+              for text in texts]
+    patterns = [re.compile(" " + " ".join(f"(?:{word}|zslotz)" for word in window.split())
+                           + " ") for window in windows]
+    holds = [any(p.search(words) for p in patterns) for words in padded]
     return [i for i, hit in enumerate(holds) if hit] + [i for i, hit in enumerate(holds)
                                                         if not hit]
 
