@@ -118,3 +118,10 @@ def test_a_package_doc_longer_than_a_chunk_is_cut_into_chunks_of_the_usual_size(
     parts = [(c.start_line, c.end_line) for c in chunk_text("doc.go", source)]
     assert len(parts) == 4 and all(end - start < 150 for start, end in parts)
     assert parts[0][0] == 1 and parts[-1][1] == source.count("\n")
+
+
+def test_a_method_named_as_a_go_builtin_is_a_reference_and_the_builtin_is_not() -> None:
+    source = "package pool\n\nfunc (c *Conn) shutdown() int {\n\tc.close()\n" \
+             "\treturn len(c.buf)\n}\n"
+    chunks = {c.symbol: c for c in chunk_text("pool/conn.go", source)}
+    assert chunks["Conn.shutdown"].references == ["Conn", "close"]

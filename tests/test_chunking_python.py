@@ -208,3 +208,16 @@ def test_a_class_used_as_a_value_is_a_reference_and_a_constant_is_not() -> None:
     (chunk,) = chunk_text("httpie/output/writer.py", source)
     assert set(chunk.references) == {"PrettyStream", "BufferedPrettyStream", "JSONFormatter",
                                      "register", "EncodedStream", "HTTPResponse"}
+
+
+def test_a_builtins_name_called_through_a_receiver_is_a_reference_and_called_bare_is_not(
+) -> None:
+    source = ("def ask(prompt):\n"
+              "    print(prompt)\n"
+              "    return input(prompt)\n\n\n"
+              "def get_input(console, prompt):\n"
+              "    console.print(prompt)\n"
+              "    return console.input(prompt)\n")
+    chunks = {c.symbol: c for c in chunk_text("rich/prompt.py", source)}
+    assert chunks["ask"].references == []
+    assert chunks["get_input"].references == ["console", "print", "input"]

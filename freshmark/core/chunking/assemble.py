@@ -82,15 +82,15 @@ class ChunkBuilder:
 
     def _references(self, intervals: Iterable[tuple[int, int]], symbol: str,
                     body_row: int | None = None) -> list[str]:
-        """Names referenced on the given row intervals, minus keywords, one-letter names (type
-        parameters, loop variables) and the symbol's own name, unless a function's body
-        (``body_row`` on) calls it: a wrapper delegating to a namesake (Go's
+        """Names referenced on the given row intervals, minus keywords, builtins written alone,
+        one-letter names (type parameters, loop variables) and the symbol's own name, unless a
+        function's body (``body_row`` on) calls it: a wrapper delegating to a namesake (Go's
         ``func WithField(…) { return std.WithField(…) }``) or a recursion."""
         own = symbol.rsplit(".", 1)[-1]
         names: list[str] = []
         calls_own = False
         for first, last in intervals:
-            names.extend(self.facts.refs_between(first, last))
+            names.extend(self.facts.refs_between(first, last, self.rules.builtins))
             if body_row is not None and last >= body_row:
                 calls_own = calls_own or own in self.facts.refs_between(max(first, body_row),
                                                                         last)

@@ -8,7 +8,7 @@ from __future__ import annotations
 import inspect
 import re
 from bisect import bisect_left, bisect_right
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field
 
 from tree_sitter import Node, QueryCursor
@@ -62,12 +62,18 @@ class FileFacts:
     imports: list[tuple[int, str]] = field(default_factory=list)
     ref_rows: list[int] = field(default_factory=list)
     ref_names: list[str] = field(default_factory=list)
+    ref_bare: list[bool] = field(default_factory=list)  # written alone, not after a receiver
 
-    def refs_between(self, first_row: int, last_row_: int) -> list[str]:
-        """Referenced names on rows ``first_row..last_row_`` in source order (duplicates kept)."""
+    def refs_between(self, first_row: int, last_row_: int,
+                     never_bare: Collection[str] = ()) -> list[str]:
+        """Referenced names on rows ``first_row..last_row_`` in source order (duplicates kept),
+        but for the ones in ``never_bare`` written alone: a builtin called bare (``print(x)``)
+        is the language's, called through a receiver (``console.print(x)``) a method."""
         lo = bisect_left(self.ref_rows, first_row)
         hi = bisect_right(self.ref_rows, last_row_)
-        return self.ref_names[lo:hi]
+        return [name for name, bare in zip(self.ref_names[lo:hi], self.ref_bare[lo:hi],
+                                           strict=True)
+                if not (bare and name in never_bare)]
 
 
 def collect_facts(language: str, src: bytes, lines: list[str], root: Node) -> FileFacts:
@@ -94,10 +100,14 @@ def collect_facts(language: str, src: bytes, lines: list[str], root: Node) -> Fi
          if (name := _package_module(src, n))]
     facts.imports = sorted((row, name) for row, name in imports if name)
     refs = sorted(
-        (n.start_point.row, n.start_byte, node_text(src, n)) for n in captures.get("ref", [])
+        [(n.start_point.row, n.start_byte, node_text(src, n), True)
+         for n in captures.get("ref", [])]
+        + [(n.start_point.row, n.start_byte, node_text(src, n), False)
+           for n in captures.get("member", [])]
     )
-    facts.ref_rows = [row for row, _, _ in refs]
-    facts.ref_names = [name for _, _, name in refs]
+    facts.ref_rows = [row for row, _, _, _ in refs]
+    facts.ref_names = [name for _, _, name, _ in refs]
+    facts.ref_bare = [bare for _, _, _, bare in refs]
     return facts
 
 

@@ -147,6 +147,9 @@ class Rules:
     docstrings: bool = False  # the first string of a body is the doc (Python)
     closing_lines: bool = True  # bodies end on a `}` / `end` line a summary keeps (not Python)
     keywords: frozenset[str] = field(default_factory=frozenset)
+    # The language's own functions and types: no reference written alone (``print(x)``), a
+    # method's name after a receiver (``console.print(x)``).
+    builtins: frozenset[str] = field(default_factory=frozenset)
     bare_macros: bool = False
 
     @cached_property
@@ -186,10 +189,15 @@ _GO_BUILTINS = _f(
 
 
 def _python_keywords() -> frozenset[str]:
-    import builtins
     import keyword
 
-    return frozenset(dir(builtins)) | frozenset(keyword.kwlist) | _f("self", "cls")
+    return frozenset(keyword.kwlist) | _f("self", "cls")
+
+
+def _python_builtins() -> frozenset[str]:
+    import builtins
+
+    return frozenset(dir(builtins))
 
 
 RULES: dict[str, Rules] = {
@@ -204,6 +212,7 @@ RULES: dict[str, Rules] = {
         docstrings=True,
         closing_lines=False,
         keywords=_python_keywords(),
+        builtins=_python_builtins(),
     ),
     "javascript": Rules(
         functions=_JS_FUNCTIONS,
@@ -249,7 +258,7 @@ RULES: dict[str, Rules] = {
         functions=_f("function_declaration", "method_declaration"),
         containers={"type_declaration": "struct", "type_spec": "struct"},
         transparent=_f("ERROR", "type_declaration"),
-        keywords=_GO_BUILTINS,
+        builtins=_GO_BUILTINS,
     ),
     "rust": Rules(
         functions=_f("function_item", "macro_definition"),

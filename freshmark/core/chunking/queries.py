@@ -1,5 +1,8 @@
 """One tree-sitter query per language that finds comments, imports and referenced names.
 
+A name is captured ``@ref`` where it is written alone and ``@member`` where it follows a
+receiver (``console.print``): a language's builtin is a reference only so (``Rules.builtins``).
+
 Each language's patterns are compiled one by one the first time and the ones the installed
 grammar accepts are combined into a single query, so a grammar update that renames a node
 drops a pattern (logged) instead of breaking chunking. One query pass per file collects every
@@ -74,14 +77,14 @@ _PATTERNS: dict[str, str] = {
   name: (aliased_import name: (dotted_name) @import_relative))
 (call function: (identifier) @ref)
 (call function: (attribute object: (identifier) @ref))
-(call function: (attribute attribute: (identifier) @ref))
+(call function: (attribute attribute: (identifier) @member))
 (type (identifier) @ref)
-(type (attribute attribute: (identifier) @ref))
+(type (attribute attribute: (identifier) @member))
 (generic_type (identifier) @ref)
 (class_definition superclasses: (argument_list (identifier) @ref))
-(class_definition superclasses: (argument_list (attribute attribute: (identifier) @ref)))
+(class_definition superclasses: (argument_list (attribute attribute: (identifier) @member)))
 (decorator (identifier) @ref)
-(decorator (attribute attribute: (identifier) @ref))
+(decorator (attribute attribute: (identifier) @member))
 (except_clause (identifier) @ref)
 (attribute object: (identifier) @ref (#match? @ref "^[A-Z]"))
 (argument_list (identifier) @ref (#match? @ref "^_?[A-Z][A-Za-z0-9]*[a-z]"))
@@ -110,7 +113,7 @@ _PATTERNS: dict[str, str] = {
 (import_spec path: (_) @import)
 (call_expression function: (identifier) @ref)
 (call_expression function: (selector_expression operand: (identifier) @ref))
-(call_expression function: (selector_expression field: (field_identifier) @ref))
+(call_expression function: (selector_expression field: (field_identifier) @member))
 (type_identifier) @ref
 """,
     "rust": """
