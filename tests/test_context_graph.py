@@ -212,7 +212,7 @@ PARSER = '''class Parser:
 '''
 
 
-def test_a_bare_call_of_a_name_its_class_defines_as_a_method_is_no_confirmed_call(
+def test_a_bare_call_of_a_name_its_class_defines_as_a_method_is_no_call_of_the_method(
         fm_home, make_repo):
     repo = indexed_project(make_repo("toml"), {"toml/parser.py": PARSER}, package="toml")
     slice_ = build_context(ContextRequest.build("Parser.parse", level="L1"), str(repo.path),
@@ -220,13 +220,11 @@ def test_a_bare_call_of_a_name_its_class_defines_as_a_method_is_no_confirmed_cal
     callers = {s.symbol: (s.confidence, s.note) for s in slice_.sections if s.role == "caller"}
     assert callers["Parser.reparse"][0] == "high"
     assert "graph-confirmed" in callers["Parser.reparse"][1]
-    assert callers["Parser._parse_nested"] == ("medium", "direct caller (name match only) "
-                                               "(signature only)")
+    assert "Parser._parse_nested" not in callers  # ``parse()``: its parameter, not ``self.parse``
     chain = build_context(ContextRequest.build("Parser.parse", level="L3"), str(repo.path),
                           settings=Settings.from_env())
     (walk,) = [s.body for s in chain.sections if s.role == "call_chain"]
-    assert "Parser._parse_nested (toml/parser.py:L46) -> Parser.parse (toml/parser.py:L2)  " \
-        "[name match only]" in walk
+    assert "Parser._parse_nested" not in walk
     assert "[graph-confirmed]" in walk
 
 
@@ -741,3 +739,61 @@ def test_types_past_those_shown_are_named_not_dropped(fm_home, make_repo):
     shown = [s for s in slice_.sections if s.role == "type"]
     assert [s.symbol for s in shown] == ["Part0", "Part1", "Part2"]
     assert shown[-1].note.endswith("; types it uses, not shown: Part3, Part4")
+
+
+RICH_CELLS = {
+    "rich/cells.py": "def cell_len(text):\n    \"\"\"Cells taken by ``text``.\"\"\"\n"
+                     "    return len(text)\n",
+    "rich/text.py": """from .cells import cell_len
+
+
+class Text:
+    @property
+    def cell_len(self):
+        \"\"\"Cells taken by this text.\"\"\"
+        return cell_len(self.plain)
+
+    def truncate(self, max_width):
+        \"\"\"Cut the text to ``max_width`` cells.\"\"\"
+        if cell_len(self.plain) > max_width:
+            self.plain = self.plain[:max_width]
+""",
+    "rich/containers.py": """from .cells import cell_len
+from .text import Text
+
+
+class Lines:
+    def justify(self, lines: list[Text], width):
+        \"\"\"Pad each line to ``width`` cells.\"\"\"
+        for line in lines:
+            line.plain += " " * (width - cell_len(line.plain))
+""",
+}
+
+
+@pytest.fixture
+def rich_cells(fm_home, make_repo) -> str:
+    return str(indexed_project(make_repo("rich"), RICH_CELLS, package="rich").path)
+
+
+def test_a_bare_call_in_a_python_method_is_no_call_of_a_method_of_that_name(rich_cells):
+    assert go_callers(rich_cells, "Text.cell_len") == {}
+
+
+def test_a_bare_call_of_an_imported_python_function_is_its_confirmed_call(rich_cells):
+    assert go_callers(rich_cells, "rich/cells.py cell_len") == {
+        "Text.cell_len": "high", "Text.truncate": "high", "Lines.justify": "high"}
+
+
+def test_a_python_function_named_only_after_a_value_is_matched_by_its_name_alone(
+        fm_home, make_repo):
+    repo = indexed_project(make_repo("shop"), {
+        "shop/store.py": "def save(order):\n    \"\"\"Write the order to disk.\"\"\"\n"
+                         "    return order\n\n\ndef archive(order):\n    return order\n",
+        "shop/repo.py": "class Repo:\n    def save(self, order):\n        return order\n",
+        "shop/service.py": "from shop.repo import Repo\nfrom shop.store import archive\n\n\n"
+                           "def checkout(repo: Repo, order):\n    archive(order)\n"
+                           "    return repo.save(order)\n",
+    }, package="shop")
+    assert go_callers(str(repo.path), "shop/store.py save") == {"checkout": "medium"}
+    assert go_callers(str(repo.path), "Repo.save") == {"checkout": "high"}

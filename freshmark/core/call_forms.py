@@ -32,6 +32,24 @@ def calls_only_through_own_receiver(code: str, name: str) -> bool:
     return bool(own) and len(own) == len(uses)
 
 
+_DECLARED = re.compile(r"\b(?:def|class)\s+$")
+_AFTER_RECEIVER = re.compile(r"(\w+|[)\]])\s*\.\s*$")
+
+
+def receivers_of(code: str, name: str) -> set[str]:
+    """What Python ``code`` writes before each use of ``name``: the word before its dot
+    (``self``, ``cells``, ``console``; ``)`` for a call's result), "" where the name stands
+    alone (``cell_len(…)``). Its own ``def name`` is no use."""
+    found: set[str] = set()
+    for use in re.finditer(rf"(?<![\w$]){re.escape(name)}\b", code):
+        before = code[max(0, use.start() - 80) : use.start()]
+        if _DECLARED.search(before):
+            continue
+        receiver = _AFTER_RECEIVER.search(before)
+        found.add(receiver.group(1) if receiver else "")
+    return found
+
+
 def go_call_reaches(code: str, name: str, *, callee_owner: str, caller_owner: str
                     ) -> bool | None:
     """Whether Go ``code`` (a definition of ``caller_owner``'s, "" for a function) calls

@@ -11,15 +11,9 @@ material comes from the index. ``levels`` says which sections each level is made
 
 from __future__ import annotations
 
-import posixpath
 import re
 from collections.abc import Sequence
 
-from freshmark.core.call_forms import (
-    calls_only_through_own_receiver,
-    calls_through_own_receiver,
-    go_call_reaches,
-)
 from freshmark.core.chunking import (
     Chunk,
     FileSymbols,
@@ -33,6 +27,7 @@ from freshmark.core.citation import Citation, cite, elides_members
 from freshmark.core.errors import UnsafePath
 from freshmark.core.stamp import ChunkRecord, own_name
 from freshmark.core.verdicts import CODE_TODAY_VERDICTS, Verdict
+from freshmark.services.context.call_standing import CallStanding
 from freshmark.services.context.imports import (
     IMPORT_KEPT_MAX_LINES,
     IMPORT_TRIM_OVER_LINES,
@@ -63,10 +58,6 @@ _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _MODULE_QUALIFIED = re.compile(r"\b([a-z]\w*)\.([A-Za-z_]\w*)")
 # Module-level blocks and line windows: no design idea of their own to take as reference.
 _NO_SYMBOL_KINDS = frozenset({"block", "window", "module"})
-# Languages whose methods call a method of their own class through a receiver (``self.parse``,
-# ``this.parse``, ``Self::parse``, ``$this->parse``): a bare ``parse(...)`` there is a function
-# or a parameter of that name, not the method.
-_RECEIVER_LANGUAGES = frozenset({"python", "javascript", "typescript", "tsx", "rust", "php"})
 
 
 def _lines(text: str, start: int, end: int) -> str:
@@ -90,6 +81,7 @@ class SliceBuilder:
         self.indexed = IndexedText(opened.index)  # the graph's records hold no text
         self._chunks: dict[str, list[Chunk]] = {}
         self._symbols: dict[str, FileSymbols] = {}
+        self.edge_standing = CallStanding(graph, self._code_today)
 
     # -- today's files -----------------------------------------------------------------------------
     def today(self, path: str) -> str | None:
@@ -314,54 +306,6 @@ class SliceBuilder:
         if out and (unlisted := [self.graph.nodes[i].symbol for i in ordered[MAX_TYPES:]]):
             out[-1].note += f"; types it uses, not shown: {', '.join(unlisted[:5])}"  # named
         return out
-
-    def edge_standing(self, edge: Edge) -> bool | None:
-        """Whether a call is graph-confirmed (True) or its name alone matched (False), unless
-        the caller's code today says more: None when it surely makes no such call (Go's form
-        of the call, ``call_reaches``); the name alone matched a method of the caller's own
-        class it does not call through its receiver (tomlkit's ``parse``, not ``self.parse``)."""
-        reaches = self.call_reaches(edge)
-        if reaches is False or not edge.confirmed and \
-                re.fullmatch(r"__\w+__", own_name(self.graph.nodes[edge.callee].symbol)):
-            return None  # ``super().__init__()``: every class has one, the name tells nothing
-        return self._confirmed(edge, reaches)
-
-    def _confirmed(self, edge: Edge, reaches: bool | None) -> bool:
-        """``edge_standing`` with the edge's ``call_reaches`` already judged, not False."""
-        if reaches is not None:
-            return reaches
-        caller, callee = self.graph.nodes[edge.caller], self.graph.nodes[edge.callee]
-        owner, dot, name = callee.symbol.rpartition(".")
-        if not edge.confirmed:
-            return False
-        if dot and caller.path == callee.path and caller.symbol.startswith(owner + ".") and \
-                caller.language in _RECEIVER_LANGUAGES:
-            code = self._code_today(caller)
-            return code is not None and calls_through_own_receiver(code, name)
-        return True
-
-    def call_reaches(self, edge: Edge) -> bool | None:
-        """Whether the caller's code today calls the callee, surely (True), not at all (False)
-        or maybe (None: the name alone, or no code today). In Go, by its form: a function of
-        the caller's package bare, a method through a value, through the caller's own
-        receiver its own type's (logrus's ``entry.WithField`` in an ``Entry`` method). Where
-        methods are called through a receiver, a module-level function is never called as
-        ``self.name`` (flask's ``self.make_response`` is ``Flask``'s, not helpers'). Go's
-        unexported names are never another package's to call."""
-        caller, callee = self.graph.nodes[edge.caller], self.graph.nodes[edge.callee]
-        owner, _, name = callee.symbol.rpartition(".")
-        same_package = posixpath.dirname(caller.path) == posixpath.dirname(callee.path)
-        if caller.language == "go" and not same_package and not name[:1].isupper():
-            return False  # Go exports only capitalised names: this one is its package's own
-        go = caller.language == "go" and same_package
-        receiver = caller.language in _RECEIVER_LANGUAGES and not owner
-        code = self._code_today(caller) if go or receiver else None
-        if code is None:
-            return None
-        if go:
-            return go_call_reaches(code, name, callee_owner=owner,
-                                   caller_owner=caller.symbol.rpartition(".")[0])
-        return False if calls_only_through_own_receiver(code, name) else None
 
     def _code_today(self, record: ChunkRecord) -> str | None:
         found = self.today_definition(record.path, record.symbol, record.start_line)

@@ -261,24 +261,34 @@ class SymbolGraph:
         else its name's definition in its file."""
         return record.id if record.id in self.nodes else self.find(record.path, record.symbol)
 
-    def resolve_name(self, from_id: str, name: str) -> tuple[list[str], bool]:
-        """Definitions ``name`` refers to from chunk ``from_id``, and whether confirmed."""
+    def resolve_name(self, from_id: str, name: str) -> list[tuple[str, bool]]:
+        """Definitions ``name`` refers to from chunk ``from_id``, each with whether confirmed."""
         definitions = self._by_short.get(name, [])
         if not definitions:
-            return [], False
+            return []
         source = self.nodes[from_id].path
         near_files = {source, *self.imported_files(source), *self._package_of(source)}
         near = [d for d in definitions if self.nodes[d].path in near_files and d != from_id]
         # A method of the caller's own class is the one it means (jinja's CodeGenerator and
         # Environment each call their own ``_filter_test_common``).
         own = [d for d in near if self._of_own_class(from_id, d)]
-        if own:
-            return own, True
+        # In Python a method is called through ``self.`` or a value and a function bare (rich's
+        # ``Text.truncate`` calls cells.py's ``cell_len``, not ``Text.cell_len``): its own
+        # methods leave the near functions in, and each is confirmed on its own, a function by
+        # its file, a method by its class (``call_standing`` reads which form a call takes).
+        python = self.nodes[from_id].language == "python"
+        if own and python:
+            near = own + [d for d in near if "." not in self.nodes[d].symbol]
+        elif own:
+            return [(d, True) for d in own]
         if near:
-            return near, all(self._reached_surely(from_id, d) for d in near)
+            surely = {d: self._reached_surely(from_id, d) for d in near}
+            if not python:  # a bare call may be any of them: each is as sure as the least
+                surely = dict.fromkeys(near, all(surely.values()))
+            return list(surely.items())
         if len(definitions) == 1 and definitions[0] != from_id:
-            return definitions, False
-        return [], False
+            return [(definitions[0], False)]
+        return []
 
     def _package_of(self, path: str) -> set[str]:
         """The files a Go file sees without an import: its package, its directory's."""
@@ -304,8 +314,8 @@ class SymbolGraph:
     def callees(self, node_id: str) -> list[Edge]:
         edges: list[Edge] = []
         for name in self.nodes[node_id].references:
-            targets, confirmed = self.resolve_name(node_id, name)
-            edges.extend(Edge(node_id, t, confirmed) for t in targets)
+            edges.extend(Edge(node_id, target, confirmed)
+                         for target, confirmed in self.resolve_name(node_id, name))
         return edges
 
     def callers(self, node_id: str) -> list[Edge]:
@@ -318,9 +328,9 @@ class SymbolGraph:
         for caller in self._refs_by_name.get(name, []):
             if caller in (node_id, named):
                 continue
-            targets, confirmed = self.resolve_name(caller, name)
+            targets = dict(self.resolve_name(caller, name))
             if named in targets:
-                edges.append(Edge(caller, node_id, confirmed))
+                edges.append(Edge(caller, node_id, targets[named]))
         return edges
 
     def type_definitions(self, names: Iterable[str], near_path: str,

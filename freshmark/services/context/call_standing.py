@@ -1,0 +1,101 @@
+"""Whether an edge of the symbol graph is a call the caller's code makes (SPEC §7).
+
+The graph knows names only, confirmed by file and class; where that is not enough the caller's
+code today is read for the form of the call (``core/call_forms.py``): through its own receiver,
+through a value, bare.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from collections.abc import Callable
+
+from freshmark.core.call_forms import (
+    calls_only_through_own_receiver,
+    calls_through_own_receiver,
+    go_call_reaches,
+    receivers_of,
+)
+from freshmark.core.stamp import ChunkRecord, own_name
+from freshmark.core.tree import module_name
+from freshmark.services.context.symbol_graph import Edge, SymbolGraph
+
+# Languages whose methods call a method of their own class through a receiver (``self.parse``,
+# ``this.parse``, ``Self::parse``, ``$this->parse``): a bare ``parse(...)`` there is a function
+# or a parameter of that name, not the method.
+_RECEIVER_LANGUAGES = frozenset({"python", "javascript", "typescript", "tsx", "rust", "php"})
+
+
+class CallStanding:
+    """``standing(edge)``: the edge's standing judged by the caller's code today, which
+    ``code_today`` reads (None when the caller is not there today)."""
+
+    def __init__(self, graph: SymbolGraph,
+                 code_today: Callable[[ChunkRecord], str | None]) -> None:
+        self.graph = graph
+        self._code_today = code_today
+
+    def __call__(self, edge: Edge) -> bool | None:
+        """Whether a call is graph-confirmed (True) or its name alone matched (False), unless
+        the caller's code today says more: None when it surely makes no such call (Go's form
+        of the call, ``call_reaches``); the name alone matched a method of the caller's own
+        class it does not call through its receiver (tomlkit's ``parse``, not ``self.parse``)."""
+        reaches = self.call_reaches(edge)
+        if reaches is False or not edge.confirmed and \
+                re.fullmatch(r"__\w+__", own_name(self.graph.nodes[edge.callee].symbol)):
+            return None  # ``super().__init__()``: every class has one, the name tells nothing
+        return self._confirmed(edge, reaches)
+
+    def _confirmed(self, edge: Edge, reaches: bool | None) -> bool:
+        """The standing with the edge's ``call_reaches`` already judged, not False."""
+        if reaches is not None:
+            return reaches
+        caller, callee = self.graph.nodes[edge.caller], self.graph.nodes[edge.callee]
+        owner, dot, name = callee.symbol.rpartition(".")
+        if not edge.confirmed:
+            return False
+        if dot and caller.path == callee.path and caller.symbol.startswith(owner + ".") and \
+                caller.language in _RECEIVER_LANGUAGES:
+            code = self._code_today(caller)
+            return code is not None and calls_through_own_receiver(code, name)
+        if not dot and caller.language == "python":
+            code = self._code_today(caller)
+            return code is None or _calls_a_function(receivers_of(code, name), callee.path)
+        return True
+
+    def call_reaches(self, edge: Edge) -> bool | None:
+        """Whether the caller's code today calls the callee, surely (True), not at all (False)
+        or maybe (None: the name alone, or no code today). In Go, by its form: a function of
+        the caller's package bare, a method through a value, through the caller's own
+        receiver its own type's (logrus's ``entry.WithField`` in an ``Entry`` method). Where
+        methods are called through a receiver, a module-level function is never called as
+        ``self.name`` (flask's ``self.make_response`` is ``Flask``'s, not helpers'). Go's
+        unexported names are never another package's to call. A Python method is never
+        called bare: ``cell_len(…)`` in rich's ``Lines.justify`` is the function cells.py
+        defines, not ``Text.cell_len``."""
+        caller, callee = self.graph.nodes[edge.caller], self.graph.nodes[edge.callee]
+        owner, _, name = callee.symbol.rpartition(".")
+        same_package = posixpath.dirname(caller.path) == posixpath.dirname(callee.path)
+        if caller.language == "go" and not same_package and not name[:1].isupper():
+            return False  # Go exports only capitalised names: this one is its package's own
+        go = caller.language == "go" and same_package
+        receiver = caller.language in _RECEIVER_LANGUAGES and not owner
+        python_method = caller.language == "python" and callee.kind == "method"
+        code = self._code_today(caller) if go or receiver or python_method else None
+        if code is None:
+            return None
+        if go:
+            return go_call_reaches(code, name, callee_owner=owner,
+                                   caller_owner=caller.symbol.rpartition(".")[0])
+        if python_method:
+            return False if receivers_of(code, name) == {""} else None
+        return False if calls_only_through_own_receiver(code, name) else None
+
+
+def _calls_a_function(receivers: set[str], path: str) -> bool:
+    """Python code using a name through ``receivers`` (``receivers_of``) calls the function
+    of that name ``path`` defines: bare, or through its module (``cells.cell_len``); through
+    a value only (``repo.save()``), the name matched a method's call, not the function's."""
+    return not receivers or "" in receivers or \
+        module_name(path) in {receiver.lower() for receiver in receivers}
