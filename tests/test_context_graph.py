@@ -797,3 +797,25 @@ def test_a_python_function_named_only_after_a_value_is_matched_by_its_name_alone
     }, package="shop")
     assert go_callers(str(repo.path), "shop/store.py save") == {"checkout": "medium"}
     assert go_callers(str(repo.path), "Repo.save") == {"checkout": "high"}
+
+
+def test_a_call_chain_goes_one_way_never_from_a_callee_to_its_other_callers(
+        fm_home, make_repo):
+    repo = indexed_project(make_repo("rich"), {
+        "rich/style.py": "def parse_color(text):\n    return text\n\n\n"
+                         "def make_style(text):\n    return parse_color(text)\n",
+        "rich/console.py": "from rich.style import make_style\n\n\n"
+                           "def render(text):\n    \"\"\"Render text in its style.\"\"\"\n"
+                           "    return make_style(text)\n\n\n"
+                           "def main():\n    return render('x')\n\n\n"
+                           "def cli():\n    return main()\n",
+        "rich/terminal.py": "from rich.style import make_style\n\n\n"
+                            "def write_styled(text):\n    return make_style(text)\n",
+    }, package="rich")
+    slice_ = build_context(ContextRequest.build("rich/console.py render", level="L3"),
+                           str(repo.path), settings=Settings.from_env())
+    (chain,) = [s.body for s in slice_.sections if s.role == "call_chain"]
+    assert "main (rich/console.py:L9) -> render" in chain
+    assert "cli (rich/console.py:L13) -> main" in chain
+    assert "make_style (rich/style.py:L5) -> parse_color" in chain
+    assert "write_styled" not in chain

@@ -9,7 +9,6 @@ imports; **L3** the symbol and its boundary, the call chain the symbol graph rea
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
 from freshmark.core.citation import Citation
 from freshmark.core.kinds import is_secondary
@@ -71,36 +70,43 @@ def _level_2(builder: SliceBuilder, primary: VerifiedResult) -> list[Section]:
         ([digest] if digest is not None else [])
 
 
-def _implementation_first(graph: SymbolGraph, node_id: str) -> list[Any]:
-    """The node's edges, those to tests, examples and docs last: twenty example programs
-    calling a symbol must not use up ``L3_MAX_SYMBOLS`` before its real callers."""
-    def to_secondary(edge: Any) -> bool:
+def _implementation_first(graph: SymbolGraph, node_id: str, up: bool, down: bool
+                          ) -> list[Edge]:
+    """The node's edges, to its callers when ``up`` and to its callees when ``down``, those to
+    tests, examples and docs last: twenty example programs calling a symbol must not use up
+    ``L3_MAX_SYMBOLS`` before its real callers."""
+    def to_secondary(edge: Edge) -> bool:
         other = graph.nodes[edge.caller if edge.callee == node_id else edge.callee]
         return is_secondary(other.path, other.file_kind)
 
-    return sorted(graph.callers(node_id) + graph.callees(node_id), key=to_secondary)
+    edges = (graph.callers(node_id) if up else []) + (graph.callees(node_id) if down else [])
+    return sorted(edges, key=to_secondary)
 
 
 def _walk(graph: SymbolGraph, start: str,
           standing: Callable[[Edge], bool | None]) -> list[tuple[str, bool, int, str]]:
-    """Symbols reached from ``start`` over callers and callees, breadth first:
-    (node id, edge confirmed by ``standing``, depth, one call-chain line). An edge whose
-    standing is None (the caller's code today makes no such call) is no relation."""
+    """Symbols reached from ``start`` over callers and callees, breadth first, each path one
+    way: callers of its callers up, callees of its callees down, never a callee's other
+    callers (rich's ``Console.print`` calls ``Style``, which is no relation of ``Style``'s
+    other users). (node id, edge confirmed by ``standing``, depth, one call-chain line). An
+    edge whose standing is None (the caller's code today makes no such call) is no
+    relation."""
     seen = {start}
-    frontier = [start]
+    frontier = [(start, True, True)]  # a node, and whether to go up, down from it
     reached: list[tuple[str, bool, int, str]] = []
     for depth in range(1, L3_DEPTH + 1):
-        following: list[str] = []
-        for node_id in frontier:
-            for edge in _implementation_first(graph, node_id):
-                other = edge.caller if edge.callee == node_id else edge.callee
+        following: list[tuple[str, bool, bool]] = []
+        for node_id, up, down in frontier:
+            for edge in _implementation_first(graph, node_id, up, down):
+                upward = edge.callee == node_id
+                other = edge.caller if upward else edge.callee
                 if other in seen or len(reached) >= L3_MAX_SYMBOLS:
                     continue
                 confirmed = standing(edge)
                 if confirmed is None:
                     continue
                 seen.add(other)
-                following.append(other)
+                following.append((other, upward, not upward))
                 caller, callee = graph.nodes[edge.caller], graph.nodes[edge.callee]
                 how = "graph-confirmed" if confirmed else "name match only"
                 reached.append((other, confirmed, depth,
