@@ -819,3 +819,53 @@ def test_a_call_chain_goes_one_way_never_from_a_callee_to_its_other_callers(
     assert "cli (rich/console.py:L13) -> main" in chain
     assert "make_style (rich/style.py:L5) -> parse_color" in chain
     assert "write_styled" not in chain
+
+
+FMT_FORMAT = '''#include <system_error>
+
+namespace fmt {
+namespace detail {
+template <typename OutputIt> OutputIt write(OutputIt out, int value) { return out; }
+}  // namespace detail
+
+template <typename T> struct formatter {
+  template <typename Context> auto format(int value, Context& ctx) const {
+    return detail::write(ctx.out(), value);
+  }
+
+  template <typename Context> auto write(Context& ctx) const { return ctx.out(); }
+};
+
+// Builds the library's error for a system error code.
+std::system_error system_error(int code) {
+  return std::system_error(code, std::generic_category());
+}
+
+''' + "".join(f'''
+int step_{n}(int value) {{
+  return value * {n};
+}}
+''' for n in range(8)) + '''
+void report(int code) { throw system_error(code); }
+
+auto vsystem_error(int code) -> std::system_error {
+  return std::system_error(std::error_code(code, std::generic_category()));
+}
+}  // namespace fmt
+'''
+
+
+@pytest.fixture
+def fmt(fm_home, make_repo) -> str:
+    return str(indexed_project(make_repo("fmt"), {"src/format.cc": FMT_FORMAT},
+                               package="fmt").path)
+
+
+def test_a_cpp_call_written_std_name_is_no_call_of_the_projects_function(fmt):
+    callers = go_callers(fmt, "fmt::system_error")
+    assert callers["fmt.report"] == "high"
+    assert "fmt.vsystem_error" not in callers
+
+
+def test_a_cpp_call_written_with_a_namespace_is_no_call_of_a_method_of_that_name(fmt):
+    assert "fmt.formatter.format" not in go_callers(fmt, "formatter::write")

@@ -50,6 +50,23 @@ def receivers_of(code: str, name: str) -> set[str]:
     return found
 
 
+# A C++ scope before ``::``: ``detail``, ``formatter<T>`` (template arguments one level deep).
+_SCOPE_BEFORE = re.compile(r"(\w+)\s*(?:<(?:[^<>;{}]|<[^<>;{}]*>)*>)?\s*::\s*$")
+
+
+def qualifiers_of(code: str, name: str, declared: bool = False) -> set[str]:
+    """What C++ ``code`` writes before each use of ``name``: the scope before its ``::``
+    (``std``, ``detail``; ``formatter`` of ``formatter<T>::``), "" for a use without one
+    (bare, ``x.name``, ``p->name``, ``::name``). ``declared``: the first use is the code's
+    own name in its head, no use."""
+    found: set[str] = set()
+    uses = list(re.finditer(rf"(?<![\w$~]){re.escape(name)}\b", code))
+    for use in uses[1 if declared else 0 :]:
+        scope = _SCOPE_BEFORE.search(code[max(0, use.start() - 120) : use.start()])
+        found.add(scope.group(1) if scope else "")
+    return found
+
+
 def go_call_reaches(code: str, name: str, *, callee_owner: str, caller_owner: str
                     ) -> bool | None:
     """Whether Go ``code`` (a definition of ``caller_owner``'s, "" for a function) calls

@@ -15,6 +15,7 @@ from freshmark.core.call_forms import (
     calls_only_through_own_receiver,
     calls_through_own_receiver,
     go_call_reaches,
+    qualifiers_of,
     receivers_of,
 )
 from freshmark.core.stamp import ChunkRecord, own_name
@@ -73,7 +74,8 @@ class CallStanding:
         ``self.name`` (flask's ``self.make_response`` is ``Flask``'s, not helpers'). Go's
         unexported names are never another package's to call. A Python method is never
         called bare: ``cell_len(…)`` in rich's ``Lines.justify`` is the function cells.py
-        defines, not ``Text.cell_len``."""
+        defines, not ``Text.cell_len``. A C++ name always written with a scope
+        (``std::system_error``, ``detail::write``) is none of another scope's."""
         caller, callee = self.graph.nodes[edge.caller], self.graph.nodes[edge.callee]
         owner, _, name = callee.symbol.rpartition(".")
         same_package = posixpath.dirname(caller.path) == posixpath.dirname(callee.path)
@@ -82,7 +84,8 @@ class CallStanding:
         go = caller.language == "go" and same_package
         receiver = caller.language in _RECEIVER_LANGUAGES and not owner
         python_method = caller.language == "python" and callee.kind == "method"
-        code = self._code_today(caller) if go or receiver or python_method else None
+        cpp = caller.language == "cpp"
+        code = self._code_today(caller) if go or receiver or python_method or cpp else None
         if code is None:
             return None
         if go:
@@ -90,7 +93,20 @@ class CallStanding:
                                    caller_owner=caller.symbol.rpartition(".")[0])
         if python_method:
             return False if receivers_of(code, name) == {""} else None
+        if cpp:
+            scopes = qualifiers_of(code, name, declared=own_name(caller.symbol) == name)
+            return False if scopes and "" not in scopes and \
+                not any(self._in_scope(scope, callee) for scope in scopes) else None
         return False if calls_only_through_own_receiver(code, name) else None
+
+    def _in_scope(self, scope: str, callee: ChunkRecord) -> bool:
+        """A C++ name written ``scope::name`` may be ``callee``: a member of that namespace
+        or class, or a definition of no scope we know (fmt's ``FMT_BEGIN_NAMESPACE`` hides
+        its namespace) when the project defines that scope. ``std::`` names the standard
+        library, where a project adds only specialisations: only its own ``std`` members."""
+        owners = callee.symbol.split(".")[:-1]
+        return scope in owners or \
+            not owners and scope != "std" and self.graph.defines_scope(scope)
 
 
 def _calls_a_function(receivers: set[str], path: str) -> bool:

@@ -95,6 +95,7 @@ class SymbolGraph:
         self._go_packages: dict[str, set[str]] = {}  # a directory: its non-test .go files
         self._resolved: dict[str, list[str]] = {}
         self._defining: set[str] = set()  # files that define something (not only re-export)
+        self._scopes: set[str] = set()  # namespaces and classes that hold definitions
         for record in sorted(records, key=lambda r: (r.path, r.start_line, r.id)):
             if record.is_live and record.file_kind not in _LEFT_OUT_KINDS:
                 self._add(record)
@@ -102,6 +103,9 @@ class SymbolGraph:
     def _add(self, record: ChunkRecord) -> None:
         self.nodes[record.id] = record
         self._imports_of.setdefault(record.path, list(record.imports))
+        self._scopes.update(record.symbol.split(".")[:-1])
+        if record.kind == "module":
+            self._scopes.add(own_name(record.symbol))
         key = (record.path, record.symbol)
         if record.kind not in _NOT_DEFINITIONS:
             self._defining.add(record.path)
@@ -253,6 +257,10 @@ class SymbolGraph:
         return [p for p in _SEPARATORS.split(spec) if p and p not in ("crate", "self", "super")]
 
     # -- symbols and references --------------------------------------------------------------------
+    def defines_scope(self, name: str) -> bool:
+        """The project defines a namespace or class ``name`` that holds definitions."""
+        return name in self._scopes
+
     def find(self, path: str, symbol: str) -> str | None:
         return self._by_symbol.get((path, symbol))
 
