@@ -115,6 +115,17 @@ def test_a_rust_use_of_an_item_resolves_to_its_module():
     assert graph.resolve_import("src/lib.rs", "crate::error::Error") == ["src/error.rs"]
 
 
+def test_a_cpp_using_of_a_namespace_the_project_does_not_define_resolves_to_nothing():
+    graph = SymbolGraph([
+        chunk("include/fmt/format-inl.h", "fmt.detail.format_float", "function",
+              imports=("format.h", "std::locale", "boost::io::format")),
+        chunk("include/fmt/format.h", "fmt.format_int", "class"),
+        chunk("include/fmt/std.h", "std.hash", "struct"),
+        chunk("include/fmt/boost.h", "fmt.format_boost"),
+    ])
+    assert graph.imported_files("include/fmt/format-inl.h") == ["include/fmt/format.h"]
+
+
 def test_library_imports_resolve_to_nothing():
     assert GRAPH.resolve_import("src/api/routes.py", "fastapi.routing") == []
 

@@ -47,6 +47,7 @@ _GRAPHS_KEPT = 4
 _SOURCE_EXTENSION = re.compile(
     r"\.(?:m?[jt]sx?|c[jt]s|py|go|rs|java|rb|php|cs|c|cc|cpp|cxx|h|hh|hpp|hxx)$")
 _HEADER = re.compile(r"\.(?:h|hh|hpp|hxx)$")
+_C_FAMILY = re.compile(r"\.(?:c|cc|cpp|cxx|c\+\+|h|hh|hpp|hxx|h\+\+|ipp|tpp|inl)$")
 
 
 def _is_constructor(symbol: str) -> bool:
@@ -186,6 +187,8 @@ class SymbolGraph:
             return self._go_package(spec)
         if from_path.endswith(".rs") and not self._rust_local(from_path, spec):
             return []
+        if _C_FAMILY.search(from_path) and "::" in spec and not self._cpp_local(spec):
+            return []
         if from_path.endswith((".py", ".pyi")) and not spec.startswith(".") and "." in spec \
                 and spec.split(".")[0] not in self._names:
             return []  # ``importlib.metadata``: a package the repository does not hold
@@ -211,6 +214,13 @@ class SymbolGraph:
         homes = [here] if stem in ("lib", "main", "mod") else [here, posixpath.join(here, stem)]
         return any(posixpath.join(home, first) + ".rs" in self._imports_of or
                    posixpath.join(home, first) in self._dirs for home in homes)
+
+    def _cpp_local(self, spec: str) -> bool:
+        """A C++ ``using`` names this project's code when its first namespace is one the
+        project defines, and never ``std`` (``using std::locale;`` is no include of fmt's
+        ``std.h``): the standard library's, where a project adds only specialisations."""
+        first = spec.lstrip(":").split("::", 1)[0]
+        return first != "std" and self.defines_scope(first)
 
     def _go_package(self, spec: str) -> list[str]:
         """A Go import names a package, a directory: the standard library's (no dot in its
