@@ -306,3 +306,14 @@ def test_a_friend_function_defined_in_a_class_is_a_unit() -> None:
               "  public:\n    void addRead() {}\n};\n")
     units = {c.symbol: (c.start_line, c.end_line) for c in chunk_text("qt.h", source)}
     assert units["RedisQtAdapter.RedisQtAddRead"] == (2, 4)
+
+
+def test_a_cpp_conversion_operator_is_a_unit_named_by_its_type() -> None:
+    source = ("struct fstring {\n"
+              "  operator const string_view&() const { return str; }\n"
+              "  explicit operator bool() const { return ok; }\n};\n"
+              "template <typename T> fmt<T>::operator int() const { return 0; }\n")
+    units = {c.symbol: (c.kind, c.start_line) for c in chunk_text("fstring.hpp", source)}
+    assert units["fstring.operatorconststring_view&"] == ("method", 2)
+    assert units["fstring.operatorbool"] == ("method", 3)
+    assert units["fmt.operatorint"] == ("method", 5)

@@ -147,18 +147,18 @@ def _rust_impl(node: Node, src: bytes, rules: Rules) -> Decl | None:
 
 def _c_function(node: Node, src: bytes, rules: Rules) -> Decl | None:
     declarator = node.child_by_field_name("declarator")
-    while declarator is not None and declarator.type != "function_declarator":
+    body = node.child_by_field_name("body")
+    raw = _conversion_operator(declarator, src)
+    while raw is None and declarator is not None and declarator.type != "function_declarator":
         inner = declarator.child_by_field_name("declarator")
         if inner is None and declarator.named_child_count:
             inner = declarator.named_children[-1]
         declarator = inner
-    if declarator is None:
+    if raw is None and declarator is not None:
+        name_node = declarator.child_by_field_name("declarator")
+        raw = node_text(src, name_node) if name_node is not None else None
+    if raw is None or body is None:
         return None
-    name_node = declarator.child_by_field_name("declarator")
-    body = node.child_by_field_name("body")
-    if name_node is None or body is None:
-        return None
-    raw = node_text(src, name_node)
     # A parse that read a return type into the name (``ffc_adjusted_mantissa ffc_digit_comp``
     # after a macro line): the function is the last word, not the two glued.
     words = re.fullmatch(r"(?!operator\b)[A-Za-z_]\w*\s+([A-Za-z_]\w*)", raw.strip())
@@ -167,6 +167,21 @@ def _c_function(node: Node, src: bytes, rules: Rules) -> Decl | None:
     return Decl(
         dotted(raw), "method" if qualified else "function", node, body, forced_kind=qualified
     )
+
+
+def _conversion_operator(declarator: Node | None, src: bytes) -> str | None:
+    """``operator const Char*`` of ``operator const Char*() const {``, qualified when defined
+    out of its class: a conversion operator has no function declarator to name it."""
+    cast = declarator
+    while cast is not None and cast.type == "qualified_identifier":
+        cast = cast.child_by_field_name("name")
+    if declarator is None or cast is None or cast.type != "operator_cast":
+        return None
+    params = cast.child_by_field_name("declarator")
+    while params is not None and params.type != "abstract_function_declarator":
+        params = params.named_children[-1] if params.named_child_count else None
+    end = params.start_byte if params is not None else cast.end_byte
+    return src[declarator.start_byte:end].decode("utf-8", errors="replace")
 
 
 def _c_record(node: Node, src: bytes, rules: Rules) -> Decl | None:
