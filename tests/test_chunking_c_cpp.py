@@ -317,3 +317,13 @@ def test_a_cpp_conversion_operator_is_a_unit_named_by_its_type() -> None:
     assert units["fstring.operatorconststring_view&"] == ("method", 2)
     assert units["fstring.operatorbool"] == ("method", 3)
     assert units["fmt.operatorint"] == ("method", 5)
+
+
+def test_a_type_defined_inside_a_cpp_class_is_a_unit_of_its_own() -> None:
+    source = ("class lexer {\n public:\n  enum class token_type {\n    value_true,\n"
+              "    value_false,\n  };\n  struct position_t {\n"
+              "    operator size_t() const { return chars_read_total; }\n  };\n};\n")
+    units = {c.symbol: (c.kind, c.start_line, c.end_line) for c in chunk_text("lexer.hpp", source)}
+    assert units["lexer.token_type"] == ("enum", 3, 6)
+    assert units["lexer.position_t"] == ("struct", 7, 9)
+    assert units["lexer.position_t.operatorsize_t"] == ("method", 8, 8)

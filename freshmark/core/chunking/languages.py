@@ -296,7 +296,8 @@ RULES: dict[str, Rules] = {
             "type_definition": "struct",
             "namespace_definition": "module",
         },  # fmt: skip
-        wrappers=_f("template_declaration", "friend_declaration"),
+        # a class member declaring a type (``struct position_t {…};``) wraps that type
+        wrappers=_f("template_declaration", "friend_declaration", "field_declaration"),
         transparent=_C_TRANSPARENT | _f("namespace_definition"),
         keywords=_f("this", "std"),
         bare_macros=True,
