@@ -21,7 +21,7 @@ from freshmark.core.chunking.languages import (
     detect_language,
     parser_for,
 )
-from freshmark.core.chunking.macros import blank_bare_macros
+from freshmark.core.chunking.macros import blank_macros
 from freshmark.core.chunking.model import MODULE_SYMBOL, Chunk
 from freshmark.core.chunking.units import (
     Unit,
@@ -144,7 +144,7 @@ def _parse(path: str, text: str, language: str | None, max_units: int = 0) -> _P
     lines = split_lines(text)
     rules = RULES[name]
     try:
-        tree = parser.parse(blank_bare_macros(src) if rules.bare_macros else src)
+        tree = parser.parse(blank_macros(src) if rules.bare_macros else src)
         facts = collect_facts(name, src, lines, tree.root_node)
         finder = UnitFinder(facts, rules, max_units)
         items = finder.find(tree.root_node)

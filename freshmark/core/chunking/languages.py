@@ -131,7 +131,7 @@ class Rules:
     preprocessor conditionals, grouped declarations); ``bodyless_functions``: function types
     that are units even without a body; ``prefix_types``: sibling nodes directly above a unit
     that belong to it besides comments (Rust attributes); ``bare_macros``: a macro alone on
-    its line is read as blank (``macros.py``).
+    its line or before a declaration is read as blank (``macros.py``).
     """
 
     functions: frozenset[str]

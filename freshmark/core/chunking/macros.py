@@ -1,4 +1,5 @@
-"""Lines the C and C++ parsers are shown blank: a macro alone on its line.
+"""What the C and C++ parsers are shown blank: a macro alone on its line, and one that stands
+before a declaration (``FMT_CONSTEXPR auto f()``, ``class FMT_API file``).
 
 tree-sitter does not expand macros, and a namespace opened by one (``FMT_BEGIN_NAMESPACE``,
 ``NLOHMANN_JSON_NAMESPACE_BEGIN namespace detail {``) makes the parser read the macro as a
@@ -11,19 +12,103 @@ is a statement the parser reads well and is kept, and so is a macro that wraps a
 name (``CJSON_PUBLIC(void) cJSON_Minify(char *json)``: its arguments end before the line does,
 and blanked, the definition would lose its signature). The bytes are replaced by spaces, so every
 node keeps its offsets and chunk text is read from the original source.
+
+A comment after a macro alone on its line (``DOCTEST_..._COMPARISON(==, ...) // NOLINT``)
+leaves it alone on its line.
+
+The same names opening a declaration's line are specifiers the parser takes for its type: a
+constructor after one (``FMT_CONSTEXPR size_padding(int n) : size(n) {``) reads as a field
+whose initializer runs on, and fmt's ``struct size_padding`` swallowed 1,800 lines of
+definitions. A run of them (with arguments or not, after ``static``, ``constexpr``... or a
+``template <...>`` on the same line) is blanked when what follows declares something by
+itself: a keyword (``template``, ``auto``, ``void``, ``operator``...), a destructor, a type
+then a name, or a constructor of a class the file defines. Followed by a name and ``(`` alone
+the macro is the return type (``LARGE_INTEGER now(void)``, ``CJSON_PUBLIC(void) f(...)``) and
+is kept; one followed by a block (``FMT_TRY {``) is a statement wrapper and is blanked. A
+single capital word (``T``, ``FILE``, ``DWORD``) is no such macro: those are types.
+Between ``class``/``struct``/``union`` and the name (``class FMT_API file``,
+``class FMT_SO_VISIBILITY("default") format_error : ...``) they are visibility attributes,
+blanked so the class keeps its name; between ``if`` and its condition (``if FMT_CONSTEXPR20
+(...)``) one stands for ``constexpr``.
 """
 
 from __future__ import annotations
 
 import re
 
+_NAME = rb"_*[A-Z][A-Z0-9]*_[A-Z0-9_]*"
+_ARGS = rb"\((?:[^;\n()]|\([^;\n()]*\))*\)"
 _BARE_MACRO = re.compile(
-    rb"^[ \t]*_*[A-Z][A-Z0-9]*_[A-Z0-9_]*[ \t]*"
-    rb"(?:\(\s*\)[ \t]*;?|\((?:[^;\n()]|\([^;\n()]*\))*\)|;)?[ \t]*$",
+    rb"^[ \t]*" + _NAME + rb"[ \t]*(?:\(\s*\)[ \t]*;?|" + _ARGS + rb"|;)?[ \t]*"
+    rb"(?=(?://[^\n]*)?$)",  # a comment after it stays
     re.MULTILINE,
+)
+_MACRO_RUN = rb"(?:" + _NAME + rb"[ \t]*(?:" + _ARGS + rb")?[ \t]+)+"
+_LEADING_MACROS = re.compile(
+    rb"^([ \t]*(?:template[ \t]*<[^\n]*>[ \t]*)?"  # what may come first on the line
+    rb"(?:(?:static|inline|constexpr|consteval|explicit|virtual|friend|extern)[ \t]+)*)"
+    rb"(" + _MACRO_RUN + rb")([^\n]*)",
+    re.MULTILINE,
+)
+_OPENS_DECLARATION = re.compile(
+    rb"(?:template|class|struct|union|enum|typename|auto|void|bool|char|wchar_t|char8_t"
+    rb"|char16_t|char32_t|int|short|long|unsigned|signed|float|double|static|inline"
+    rb"|constexpr|consteval|constinit|extern|virtual|explicit|friend|typedef|using"
+    rb"|namespace|operator|mutable|thread_local|register|decltype)\b"
+    rb"|(?:const|volatile)\s+[A-Za-z_]"  # ``const char* f()``, not ``const& x``
+    rb"|~\s*[A-Za-z_]"  # a destructor
+    rb"|[A-Za-z_][\w:]*\s*<"  # a template type (``basic_string_view<Char> name()``)
+    rb"|[A-Za-z_][\w:]*[\s*&]+[A-Za-z_]"  # a type, then a name
+)
+# ``if FMT_CONSTEXPR20 (c)``, not a preprocessor ``#if NAME(...)``
+_IF_MACRO = re.compile(rb"^[^#\n]*?\bif[ \t]+(" + _NAME + rb")(?=[ \t]*\()", re.MULTILINE)
+_CONSTRUCTOR = re.compile(rb"(?:([A-Za-z_]\w*)::)?([A-Za-z_]\w*)\s*\(")
+_RECORD_HEAD = re.compile(
+    rb"\b(?:class|struct|union)\s+(" + _MACRO_RUN.replace(rb"[ \t]", rb"\s") + rb")"
+    rb"(?=(?!final\b)[A-Za-z_]\w*\s*(?:\{|:(?!:)|final\b|<))"
+)
+_RECORD_NAME = re.compile(
+    rb"\b(?:class|struct|union)\s+(?:" + _MACRO_RUN.replace(rb"[ \t]", rb"\s") + rb")?"
+    rb"([A-Za-z_]\w*)"
 )
 
 
 def blank_bare_macros(src: bytes) -> bytes:
     """``src`` with every macro alone on its line replaced by spaces of the same length."""
-    return _BARE_MACRO.sub(lambda found: b" " * len(found.group(0)), src)
+    return _BARE_MACRO.sub(_spaces, src)
+
+
+def blank_macros(src: bytes) -> bytes:
+    """``src`` with the macros the parser misreads (see the module doc) replaced by spaces:
+    those alone on their line, before a declaration on its line, and between ``class`` and
+    the class's name."""
+    src = blank_bare_macros(src)
+    records = {found.group(1) for found in _RECORD_NAME.finditer(src)}
+
+    def leading(found: re.Match[bytes]) -> bytes:
+        opens_block = found.group(3).startswith(b"{") and b"(" not in found.group(2)
+        if not opens_block and not _opens_declaration(found.group(3), records):
+            return found.group(0)
+        return found.group(1) + _spaces(found, 2) + found.group(3)
+
+    src = _LEADING_MACROS.sub(leading, src)
+    src = _IF_MACRO.sub(_blank_first_group, src)
+    return _RECORD_HEAD.sub(_blank_first_group, src)
+
+
+def _opens_declaration(rest: bytes, records: set[bytes]) -> bool:
+    if _OPENS_DECLARATION.match(rest):
+        return True
+    constructor = _CONSTRUCTOR.match(rest)
+    return constructor is not None and constructor.group(2) in records and (
+        constructor.group(1) in (None, constructor.group(2)))
+
+
+def _blank_first_group(found: re.Match[bytes]) -> bytes:
+    """The match with its first group blanked (the group ends the match)."""
+    return found.group(0)[:found.start(1) - found.start(0)] + _spaces(found, 1)
+
+
+def _spaces(found: re.Match[bytes], group: int = 0) -> bytes:
+    """The matched bytes as spaces, newlines kept, so rows and columns stay where they were."""
+    return re.sub(rb"[^\n]", b" ", found.group(group))
