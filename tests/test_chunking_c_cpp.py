@@ -327,3 +327,13 @@ def test_a_type_defined_inside_a_cpp_class_is_a_unit_of_its_own() -> None:
     assert units["lexer.token_type"] == ("enum", 3, 6)
     assert units["lexer.position_t"] == ("struct", 7, 9)
     assert units["lexer.position_t.operatorsize_t"] == ("method", 8, 8)
+
+
+def test_an_anonymous_enum_with_a_base_type_is_module_code_not_a_unit_named_by_the_type() -> None:
+    source = ("namespace detail {\nenum : ullong { is_unpacked_bit = 1ULL << 63 };\n"
+              "enum : unsigned long long { has_named_args_bit = 1ULL << 62 };\n"
+              "enum class color : int { red };\n}  // namespace detail\n")
+    chunks = chunk_text("include/fmt/base.h", source)
+    assert [(c.symbol, c.kind) for c in chunks] == [
+        ("detail", "module"), ("<module>", "block"), ("detail.color", "enum")]
+    assert (chunks[1].start_line, chunks[1].end_line) == (2, 3)

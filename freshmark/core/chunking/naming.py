@@ -190,7 +190,13 @@ def _c_record(node: Node, src: bytes, rules: Rules) -> Decl | None:
     body = node.child_by_field_name("body")
     if name_node is None or body is None:
         return None
-    return Decl(dotted(node_text(src, name_node)), rules.containers[node.type], node, body)
+    name = dotted(node_text(src, name_node))
+    # ``enum : ullong {…}`` has no name: the parse takes its base type for one (or leaves
+    # the name empty before ``unsigned``)
+    before = name_node.prev_sibling
+    if not name or (before is not None and node_text(src, before).strip() == ":"):
+        return None
+    return Decl(name, rules.containers[node.type], node, body)
 
 
 def _c_typedef(node: Node, src: bytes, rules: Rules) -> Decl | None:
