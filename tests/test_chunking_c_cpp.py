@@ -337,3 +337,15 @@ def test_an_anonymous_enum_with_a_base_type_is_module_code_not_a_unit_named_by_t
     assert [(c.symbol, c.kind) for c in chunks] == [
         ("detail", "module"), ("<module>", "block"), ("detail.color", "enum")]
     assert (chunks[1].start_line, chunks[1].end_line) == (2, 3)
+
+
+def test_a_googletest_test_is_named_by_its_suite_and_its_name() -> None:
+    source = ("TEST(chrono_test, format_default) {\n"
+              "  EXPECT_EQ(\"42s\", fmt::format(\"{}\", std::chrono::seconds(42)));\n}\n\n"
+              "TEST_F(file_test, open_buffered_file) { file f; }\n\n"
+              "TYPED_TEST(numeric_arg_test, make_and_visit) { check(); }\n")
+    assert [(c.symbol, c.kind) for c in chunk_text("test/chrono-test.cc", source)] == [
+        ("chrono_test.format_default", "function"),
+        ("file_test.open_buffered_file", "function"),
+        ("numeric_arg_test.make_and_visit", "function"),
+    ]

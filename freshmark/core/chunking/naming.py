@@ -30,6 +30,8 @@ from freshmark.core.chunking.languages import Rules
 from freshmark.core.chunking.swift import property_declaration, swift_deinit, swift_subscript
 
 _UNNAMED_BODIES = frozenset({"function_body", "class_body", "enum_class_body"})
+_MACRO_NAME = re.compile(r"[A-Z][A-Z0-9_]*")
+_IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
 
 
 def describe(node: Node, src: bytes, rules: Rules) -> Decl | None:
@@ -159,6 +161,9 @@ def _c_function(node: Node, src: bytes, rules: Rules) -> Decl | None:
         raw = node_text(src, name_node) if name_node is not None else None
     if raw is None or body is None:
         return None
+    test = _test_macro_name(node, declarator, raw, src)
+    if test is not None:
+        return Decl(test, "function", node, body)
     # A parse that read a return type into the name (``ffc_adjusted_mantissa ffc_digit_comp``
     # after a macro line): the function is the last word, not the two glued.
     words = re.fullmatch(r"(?!operator\b)[A-Za-z_]\w*\s+([A-Za-z_]\w*)", raw.strip())
@@ -167,6 +172,24 @@ def _c_function(node: Node, src: bytes, rules: Rules) -> Decl | None:
     return Decl(
         dotted(raw), "method" if qualified else "function", node, body, forced_kind=qualified
     )
+
+
+def _test_macro_name(node: Node, declarator: Node | None, raw: str, src: bytes) -> str | None:
+    """``chrono_test.format_default`` for ``TEST(chrono_test, format_default) {…}``: a test
+    macro (GoogleTest's ``TEST``, ``TEST_F``, ``TEST_P``, ``TYPED_TEST``) parses as a function
+    of no return type, named by the macro and taking bare names; the names are the test's, the
+    macro's name is every test's. One name alone is rather an annotation after a declaration
+    (``void f() GTEST_LOCK_EXCLUDED_(mutex_) {``) and is left as it was."""
+    if declarator is None or node.child_by_field_name("type") is not None or \
+            not _MACRO_NAME.fullmatch(raw) or (
+            node.parent is not None and node.parent.type == "field_declaration_list"):
+        return None  # a constructor's class may be all capitals too
+    parameters = declarator.child_by_field_name("parameters")
+    names = [node_text(src, p).strip() for p in parameters.named_children] \
+        if parameters is not None else []
+    if len(names) < 2 or not all(_IDENTIFIER.fullmatch(name) for name in names):
+        return None
+    return ".".join(names)
 
 
 def _conversion_operator(declarator: Node | None, src: bytes) -> str | None:
