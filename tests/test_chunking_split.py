@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from freshmark.core.chunking import chunk_text
+from freshmark.core.chunking import DEFAULT_MAX_LINES, chunk_text
 from freshmark.core.chunking.model import Chunk
 
 
@@ -129,3 +129,9 @@ def test_a_long_indented_docstring_keeps_its_closing_quotes_in_its_part() -> Non
     summary = chunk_text("story.py", source, max_lines=20)[0]
     assert (summary.symbol, summary.part) == ("Story", 1)
     assert summary.text.split("\n")[-1] == '    """'
+
+
+def test_a_last_part_of_only_a_closing_brace_ends_the_part_before() -> None:
+    body = "".join(f"    x{i} = call{i}(x{i - 1});\n" for i in range(1, DEFAULT_MAX_LINES))
+    chunks = chunk_text("src/builtin.c", "static int f_format(int a) {\n" + body + "}\n")
+    assert [(c.start_line, c.end_line) for c in chunks] == [(1, DEFAULT_MAX_LINES + 1)]

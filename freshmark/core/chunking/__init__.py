@@ -86,7 +86,8 @@ DEFAULT_MAX_LINES = 150
 # 17: a C/C++ macro opening a declaration's line or standing between ``class`` and its name
 # reads as blank (fmt's ``FMT_CONSTEXPR``, ``class FMT_API file``); C++ conversion operators
 # and types defined inside a class are units; an anonymous ``enum : ullong`` is module code;
-# GoogleTest tests are named ``suite.name``; a C# ``delegate`` is a unit; a method named as a
+# GoogleTest tests are named ``suite.name``; a C# ``delegate`` is a unit; a last part of
+# only closing braces ends the part before; a method named as a
 # builtin (``console.print``) is a reference when called through a receiver; a signature cut
 # at its limit ends at a word with ``…``; an extension-less script is read in the language of
 # its ``#!`` line, ``Thorfile`` and ``.thor`` are Ruby; and files are classified anew: ``Auto

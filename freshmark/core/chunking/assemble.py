@@ -396,7 +396,15 @@ def pack(
         bounds.append((start, cut))
         start, budget = cut + 1, later_budget
     bounds.append((start, len(entries) - 1))
+    # A last part of nothing but closing braces (jsoup's ``}``, jq's ``f_format`` part of its
+    # signature and ``}``) is no code of its own: it ends the part before.
+    if len(bounds) > 1 and all(_CLOSER.fullmatch(e.text.strip())
+                               for e in entries[bounds[-1][0]:bounds[-1][1] + 1]):
+        bounds[-2:] = [(bounds[-2][0], bounds[-1][1])]
     return [_trim_part(entries, lo, hi, lo > 0, hi < len(entries) - 1) for lo, hi in bounds]
+
+
+_CLOSER = re.compile(r"[\])};,]*|end")  # a line that only closes (or is blank)
 
 
 def _trim_part(
