@@ -880,3 +880,20 @@ def test_a_cpp_call_written_std_name_is_no_call_of_the_projects_function(fmt):
 
 def test_a_cpp_call_written_with_a_namespace_is_no_call_of_a_method_of_that_name(fmt):
     assert "fmt.formatter.format" not in go_callers(fmt, "formatter::write")
+
+
+def test_a_java_class_calls_the_methods_of_its_packages_classes_without_an_import():
+    parser = "src/main/java/org/jsoup/parser"
+    graph = SymbolGraph([
+        chunk(f"{parser}/HtmlTreeBuilder.java", "HtmlTreeBuilder.insertElementFor", "method",
+              language="java"),
+        chunk(f"{parser}/XmlTreeBuilder.java", "XmlTreeBuilder.insertElementFor", "method",
+              language="java"),
+        chunk(f"{parser}/HtmlTreeBuilderState.java", "HtmlTreeBuilderState.process", "method",
+              references=("HtmlTreeBuilder", "insertElementFor"), language="java"),
+        chunk("src/main/java/org/jsoup/nodes/Element.java", "Element.append", "method",
+              references=("insertElementFor",), language="java"),
+    ])
+    callers = graph.callers(f"{parser}/HtmlTreeBuilder.java:HtmlTreeBuilder.insertElementFor")
+    assert [e.caller for e in callers] == [
+        f"{parser}/HtmlTreeBuilderState.java:HtmlTreeBuilderState.process"]

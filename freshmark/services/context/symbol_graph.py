@@ -34,6 +34,7 @@ from freshmark.core.tree import module_name
 TYPE_KINDS = frozenset({"class", "interface", "struct", "enum", "trait", "type"})
 _NOT_DEFINITIONS = frozenset({"block", "window", "module"})
 _LEFT_OUT_KINDS = frozenset({"generated", "vendored", "backup", "fixture", "test", "doc", "config"})
+_PACKAGE_EXTENSIONS = (".go", ".java", ".kt", ".cs")
 _PACKAGE_FILES = frozenset({"__init__", "index", "mod", "lib", "main"})
 _MAX_IMPORT_MATCHES = 3
 _MAX_PACKAGE_FILES = 5
@@ -93,7 +94,9 @@ class SymbolGraph:
         self._dirs: dict[str, set[str]] = {}
         self._names: set[str] = set()  # every directory and file stem a path is made of
         self._modules: dict[str, set[str]] = {}  # a module's own name: the files defining it
-        self._go_packages: dict[str, set[str]] = {}  # a directory: its non-test .go files
+        # A directory and an extension: the files of one package (Go's, Java's, Kotlin's; C#'s
+        # namespace by convention), which see each other's definitions without an import.
+        self._packages: dict[tuple[str, str], set[str]] = {}
         self._resolved: dict[str, list[str]] = {}
         self._defining: set[str] = set()  # files that define something (not only re-export)
         self._scopes: set[str] = set()  # namespaces and classes that hold definitions
@@ -132,8 +135,9 @@ class SymbolGraph:
                 self._suffixes.setdefault("/".join(directory[i:]), set()).add(path)
         for i in range(len(directory)):
             self._dirs.setdefault("/".join(directory[i:]), set()).add(path)
-        if path.endswith(".go") and not path.endswith("_test.go"):
-            self._go_packages.setdefault(posixpath.dirname(path), set()).add(path)
+        extension = posixpath.splitext(path)[1]
+        if extension in _PACKAGE_EXTENSIONS and not path.endswith("_test.go"):
+            self._packages.setdefault((posixpath.dirname(path), extension), set()).add(path)
 
     # -- files and imports -------------------------------------------------------------------------
     @property
@@ -309,9 +313,9 @@ class SymbolGraph:
         return []
 
     def _package_of(self, path: str) -> set[str]:
-        """The files a Go file sees without an import: its package, its directory's."""
-        return self._go_packages.get(posixpath.dirname(path), set()) if path.endswith(".go") \
-            else set()
+        """The files a Go, Java, Kotlin or C# file sees without an import: its directory's
+        of its language (jsoup's HtmlTreeBuilderState calls HtmlTreeBuilder's methods)."""
+        return self._packages.get((posixpath.dirname(path), posixpath.splitext(path)[1]), set())
 
     def _reached_surely(self, from_id: str, definition: str) -> bool:
         """A module-level definition is sure by file; a method only from its own class or
