@@ -156,6 +156,8 @@ def test_a_name_said_in_prose_moves_no_definition():
     "\tBIT_SET",  # Go's const block after an iota
     "\tBIT_SET // the third flag",
     "typedef void (*BIT_SET)(void *, jv);",  # C's function pointer type
+    "    alias_method :BIT_SET, :bit_set_flag",  # Ruby's aliases
+    "  alias BIT_SET bit_set_flag",
 ])
 def test_a_line_declaring_a_name_is_its_definition(line):
     assert defined_in_text(f"x = 0\n{line}\ny = 1", ["BIT_SET"])
@@ -178,6 +180,7 @@ def test_a_line_declaring_a_name_is_its_definition(line):
     "    BIT_SET fd = c->fd;",  # a C variable of the type BIT_SET
     "  return function BIT_SET_FACTORY(x) {",
     "  fn(BIT_SET)(x);",
+    "    alias_method :bit_set_flag, :BIT_SET",  # the name aliased, not declared
 ])
 def test_a_line_using_a_name_is_not_its_definition(line):
     assert not defined_in_text(line, ["BIT_SET"])
