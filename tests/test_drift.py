@@ -173,3 +173,29 @@ def test_the_paths_changed_since_a_stamp_are_diffed_once_per_head_across_searche
 
     assert find(repo.path, "compute_total order", "compute_total")["drift"]
     assert len(diffs) == 2  # a new head is a new pair
+
+
+def test_a_c_include_names_the_header_and_the_file_implementing_it():
+    aux = record("src/jv_aux.c", ("jv.h", "stdio.h"), ("jv_array_append",))
+    assert imported_paths(aux, ["src/jv.c", "src/jv.h", "src/main.c"]) == [
+        "src/jv.c", "src/jv.h"]
+
+
+def test_a_go_file_depends_on_its_package_and_on_the_directories_it_imports():
+    main = record("cmd/app/main.go", ("github.com/me/app/middleware", "fmt"), ("Logger",))
+    changed = ["cmd/app/flags.go", "cmd/app/flags_test.go", "middleware/logger.go", "x/y.go"]
+    assert imported_paths(main, changed) == ["cmd/app/flags.go", "middleware/logger.go"]
+
+
+def test_a_go_function_drifts_when_its_packages_other_file_changes(fm_home, make_repo):
+    repo = make_repo("tea")
+    repo.write("go.mod", "module example.com/tea\n")
+    repo.write("paste.go", "package tea\n\n// PasteMsg is pasted text.\ntype PasteMsg string\n")
+    repo.write("input.go", "package tea\n\n// translate turns an event into a message.\n"
+               "func translate(e string) PasteMsg {\n\treturn PasteMsg(e)\n}\n")
+    repo.commit("tea")
+    index(repo.path)
+    repo.delete("paste.go").commit("drop paste")
+    result = find(repo.path, "translate", "translate")
+    assert result["verdict"] == "older_identical"
+    assert [(n["symbol"], n["change"]) for n in result["drift"]] == [("PasteMsg", "vanished")]

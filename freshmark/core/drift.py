@@ -32,6 +32,7 @@ CHANGED = "changed"
 VANISHED = "vanished"
 _SEPARATORS = re.compile(r"::|[./\\]")
 _PACKAGE_FILES = frozenset({"__init__", "index", "mod", "lib"})
+_HEADER_EXTENSIONS = (".h", ".hh", ".hpp", ".hxx", ".h++")
 
 
 @dataclass(frozen=True)
@@ -54,7 +55,12 @@ class DriftNote:
 
 
 def _module_parts(from_path: str, spec: str) -> list[str]:
-    """``orders.domain.order`` -> [orders, domain, order]; ``./util`` resolved from the file."""
+    """``orders.domain.order`` -> [orders, domain, order]; ``./util`` resolved from the file;
+    a C header ``jv.h`` -> [jv] (its stem's, which its ``jv.c`` shares)."""
+    if spec.endswith(_HEADER_EXTENSIONS):
+        joined = posixpath.normpath(posixpath.join(posixpath.dirname(from_path), spec))
+        return [p for p in posixpath.splitext(joined)[0].split("/") if p and p != ".."][-2:] \
+            if spec.startswith(".") else posixpath.splitext(spec)[0].split("/")
     if spec.startswith("."):
         base = posixpath.dirname(from_path)
         stripped = spec.lstrip(".")
@@ -73,19 +79,23 @@ def _stem_parts(path: str) -> list[str]:
 
 
 def imported_paths(record: ChunkRecord, changed: Iterable[str]) -> list[str]:
-    """The changed paths that the record's imports name (module path suffix), bounded."""
+    """The changed paths that the record's imports name (module path suffix), bounded. A Go
+    import names a directory (``github.com/me/app/middleware``), and a Go file sees its own
+    package's files without one."""
     candidates = [p for p in changed if p != record.path]
-    found: list[str] = []
+    go = record.path.endswith(".go")
+    found = [p for p in candidates if go and p.endswith(".go") and not p.endswith("_test.go")
+             and posixpath.dirname(p) == posixpath.dirname(record.path)]
     for spec in record.imports:
         parts = _module_parts(record.path, spec)
         if not parts:
             continue
         for path in candidates:
-            if path not in found and _stem_parts(path)[-len(parts):] == parts:
+            held = posixpath.dirname(path).split("/") if go else _stem_parts(path)
+            if path not in found and held != [""] and parts[-len(held):] == held if go else \
+                    path not in found and held[-len(parts):] == parts:
                 found.append(path)
-                if len(found) >= MAX_FILES_PER_RESULT:
-                    return found
-    return found
+    return found[:MAX_FILES_PER_RESULT]
 
 
 def is_dependency(record: ChunkRecord, symbol: str) -> bool:

@@ -58,7 +58,8 @@ class DriftReader:
         self._last_commit: dict[tuple[str, str], str | None] = {}
 
     def notes(self, record: ChunkRecord) -> list[DriftNote]:
-        if record.commit == self.head or not record.imports or not record.references:
+        if record.commit == self.head or not record.references or \
+                not record.imports and not record.path.endswith(".go"):  # Go: its package
             return []
         try:
             changed = self._changed_since(record.commit)
