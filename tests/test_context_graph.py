@@ -897,3 +897,16 @@ def test_a_java_class_calls_the_methods_of_its_packages_classes_without_an_impor
     callers = graph.callers(f"{parser}/HtmlTreeBuilder.java:HtmlTreeBuilder.insertElementFor")
     assert [e.caller for e in callers] == [
         f"{parser}/HtmlTreeBuilderState.java:HtmlTreeBuilderState.process"]
+
+
+def test_a_go_method_of_its_own_type_called_through_another_value_is_a_name_match(
+        fm_home, make_repo):
+    repo = indexed_project(make_repo("tea"), {
+        "tea.go": "package tea\n\n// Program runs a model.\ntype Program struct{}\n\n"
+                  "// Wait waits for the program to finish.\nfunc (p *Program) Wait() {\n}\n",
+        "exec.go": "package tea\n\nimport \"sync\"\n\n// execBatch runs commands at once.\n"
+                   "func (p *Program) execBatch(cmds []func()) {\n\tvar wg sync.WaitGroup\n"
+                   "\tfor _, cmd := range cmds {\n\t\twg.Add(1)\n"
+                   "\t\tgo func() { defer wg.Done(); cmd() }()\n\t}\n\twg.Wait()\n}\n"},
+        package="tea")
+    assert go_callers(str(repo.path), "Program.Wait") == {"Program.execBatch": "medium"}

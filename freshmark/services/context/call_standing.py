@@ -54,7 +54,10 @@ class CallStanding:
             return reaches
         caller, callee = self.graph.nodes[edge.caller], self.graph.nodes[edge.callee]
         owner, dot, name = callee.symbol.rpartition(".")
-        if not edge.confirmed:
+        if not edge.confirmed or caller.language == "go" and dot and \
+                caller.symbol.startswith(owner + "."):
+            # Its own type's method called through a value not its receiver (bubbletea's
+            # ``wg.Wait()`` in a Program method): which type's, the name alone cannot tell.
             return False
         if dot and caller.path == callee.path and caller.symbol.startswith(owner + ".") and \
                 caller.language in _RECEIVER_LANGUAGES:
