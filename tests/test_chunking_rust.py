@@ -136,3 +136,23 @@ def test_a_rust_call_through_a_module_path_does_not_reference_the_module() -> No
     source = "fn as_slice(&self) -> &[u8] {\n    unsafe { slice::from_raw_parts(self.ptr, 1) }\n}\n"
     (chunk,) = chunk_text("src/bytes.rs", source)
     assert "slice" not in chunk.references and "from_raw_parts" in chunk.references
+
+
+def test_a_module_type_alias_is_a_definition_and_an_associated_type_a_line_of_its_impl():
+    chunks = chunk_text("src/lib.rs", dedent("""\
+        /// The result type.
+        pub type Result<T, E = Error> = core::result::Result<T, E>;
+
+        impl Iterator for Chain {
+            type Item = u8;
+
+            fn next(&mut self) -> Option<u8> {
+                None
+            }
+        }
+        """))
+    assert [(c.symbol, c.kind, c.start_line, c.end_line) for c in chunks] == [
+        ("Result", "interface", 1, 2),
+        ("impl Iterator for Chain", "impl", 4, 10),
+        ("Chain.next", "method", 7, 9),
+    ]

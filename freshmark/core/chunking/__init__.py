@@ -87,7 +87,7 @@ DEFAULT_MAX_LINES = 150
 # reads as blank (fmt's ``FMT_CONSTEXPR``, ``class FMT_API file``); C++ conversion operators
 # and types defined inside a class are units; an anonymous ``enum : ullong`` is module code;
 # GoogleTest tests are named ``suite.name``; a C# ``delegate`` is a unit; a last part of
-# only closing braces ends the part before; a method named as a
+# only closing braces ends the part before; a Rust module's ``type`` alias is a unit; a method named as a
 # builtin (``console.print``) is a reference when called through a receiver; a signature cut
 # at its limit ends at a word with ``…``; an extension-less script is read in the language of
 # its ``#!`` line, ``Thorfile`` and ``.thor`` are Ruby; and files are classified anew: ``Auto

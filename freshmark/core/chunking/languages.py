@@ -269,6 +269,7 @@ RULES: dict[str, Rules] = {
             "trait_item": "trait",
             "impl_item": "impl",
             "mod_item": "module",
+            "type_item": "interface",  # ``pub type Result<T> = …``, as TypeScript's aliases
         },  # fmt: skip
         transparent=_f("ERROR"),
         bodyless_functions=_f("macro_definition"),

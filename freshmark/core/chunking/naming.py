@@ -124,6 +124,14 @@ def _go_type_spec(node: Node, src: bytes, rules: Rules) -> Decl | None:
     return Decl(name, "class", node, None, signature_prefix="type ")
 
 
+def _rust_type(node: Node, src: bytes, rules: Rules) -> Decl | None:
+    """Rust's ``pub type Result<T> = …`` of a module is a definition; an impl's associated
+    ``type Item = u8;`` is a line of the impl."""
+    parent = node.parent
+    return None if parent is not None and parent.type == "declaration_list" else \
+        _default(node, src, rules)
+
+
 def _rust_impl(node: Node, src: bytes, rules: Rules) -> Decl | None:
     type_node = node.child_by_field_name("type")
     if type_node is None:
@@ -304,6 +312,7 @@ _HANDLERS: dict[str, _Handler] = {
     "type_declaration": _go_type_declaration,
     "type_spec": _go_type_spec,
     "impl_item": _rust_impl,
+    "type_item": _rust_type,
     "function_definition": _function_definition,
     "struct_specifier": _c_record,
     "class_specifier": _c_record,
