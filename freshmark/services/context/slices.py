@@ -397,7 +397,8 @@ class SliceBuilder:
         last = line_count(self.today(path) or "")
         return Section(role, path, "module", 1, last, "high",
                        self.region_citation(path, 1, last, "signatures only"), body, 0, None,
-                       (note + " (signatures only: the whole file exceeds the budget)").strip(),
+                       (note + " (signatures only: the whole file does not fit in what is left "
+                               "of the budget)").strip(),
                        language)
 
     def reference_sections(self, history: list[VerifiedResult]) -> list[Section]:
