@@ -287,3 +287,16 @@ def test_a_csharp_delegate_is_a_definition_of_its_own_with_its_doc():
     (predicate,) = [c for c in chunks if c.symbol == "ExceptionPredicate"]
     assert (predicate.start_line, predicate.end_line) == (3, 4)
     assert predicate.signature == "public delegate Exception ExceptionPredicate(Exception ex)"
+
+
+def test_a_preprocessor_line_inside_a_csharp_header_is_no_part_of_its_signature():
+    chunks = chunk_text("src/Polly/Policy.cs", dedent("""\
+        namespace Polly;
+
+        public abstract partial class Policy<TResult>
+        #pragma warning restore CA1724
+        {
+            public void Run() { }
+        }
+        """))
+    assert by_symbol(chunks)["Policy"].signature == "public abstract partial class Policy<TResult>"

@@ -27,6 +27,9 @@ from freshmark.core.chunking.macros import blank_bare_macros
 from freshmark.core.chunking.naming import describe
 
 _SIGNATURE_MAX_CHARS = 300
+_DIRECTIVE_LINE = re.compile(
+    r"^[ \t]*#[ \t]*(?:pragma|if|ifdef|ifndef|elif|else|endif|region|endregion|nullable)\b"
+    r"[^\n]*$", re.MULTILINE)
 _WORD = re.compile(r"\w")
 # Nodes before a declaration's signature that the one-line signature leaves out.
 _SIGNATURE_SKIP = frozenset(
@@ -233,7 +236,10 @@ def _signature(decl: Decl, src: bytes, node_row: int, header_end_row: int) -> st
         src, decl.decl.start_byte, header_end_row - decl.decl.start_point.row
     )
     end = max(start, min(end, header_end))
-    text = " ".join(src[start:end].decode("utf-8", errors="replace").split())
+    # A preprocessor line inside the header (C#'s ``#pragma warning restore CA1724`` before
+    # the ``{``, ``#if !NETCOREAPP``) is no part of the declaration.
+    header = _DIRECTIVE_LINE.sub("", src[start:end].decode("utf-8", errors="replace"))
+    text = " ".join(header.split())
     text = decl.signature_prefix + text.rstrip("{:;= ").rstrip()
     if len(text) <= _SIGNATURE_MAX_CHARS:
         return text
