@@ -20,8 +20,10 @@ _GO_RECEIVER = re.compile(r"^\s*func\s*\(\s*(\w+)\s", re.MULTILINE)
 
 
 def calls_through_own_receiver(code: str, name: str) -> bool:
-    """``code`` calls ``name`` on its own receiver (``self.name``, ``this.name``, …)."""
-    return re.search(rf"{_OWN_RECEIVER}{re.escape(name)}\b", code) is not None
+    """``code`` calls ``name`` on its own receiver (``self.name``, ``this.name``, …); PHP's
+    ``$this->name`` without a ``(`` reads a property (league/csv's ``$this->select``)."""
+    return any(not (found.group(0).startswith("$") and found.group(1) != "(")
+               for found in re.finditer(rf"{_OWN_RECEIVER}{re.escape(name)}\b\s*(\(?)", code))
 
 
 def calls_only_through_own_receiver(code: str, name: str) -> bool:
