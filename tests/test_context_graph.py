@@ -910,3 +910,14 @@ def test_a_go_method_of_its_own_type_called_through_another_value_is_a_name_matc
                    "\t\tgo func() { defer wg.Done(); cmd() }()\n\t}\n\twg.Wait()\n}\n"},
         package="tea")
     assert go_callers(str(repo.path), "Program.Wait") == {"Program.execBatch": "medium"}
+
+
+def test_a_php_class_calls_its_namespace_neighbours_without_a_use_line():
+    graph = SymbolGraph([
+        chunk("src/ResultSet.php", "ResultSet.from", "method", language="php"),
+        chunk("src/Statement.php", "Statement.from", "method", language="php"),
+        chunk("src/Reader.php", "Reader.fetchColumn", "method",
+              references=("ResultSet", "from"), language="php"),
+    ])
+    assert [e.caller for e in graph.callers("src/ResultSet.php:ResultSet.from")] == [
+        "src/Reader.php:Reader.fetchColumn"]

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from freshmark.core.stamp import ChunkRecord
+from freshmark.core.tree import package_key
 
 MAX_FILES_PER_RESULT = 8
 CHANGED = "changed"
@@ -80,12 +81,12 @@ def _stem_parts(path: str) -> list[str]:
 
 def imported_paths(record: ChunkRecord, changed: Iterable[str]) -> list[str]:
     """The changed paths that the record's imports name (module path suffix), bounded. A Go
-    import names a directory (``github.com/me/app/middleware``), and a Go file sees its own
-    package's files without one."""
+    import names a directory (``github.com/me/app/middleware``), and a Go, Java, Kotlin, C#
+    or PHP file sees its own package's files without one (``tree.package_key``)."""
     candidates = [p for p in changed if p != record.path]
     go = record.path.endswith(".go")
-    found = [p for p in candidates if go and p.endswith(".go") and not p.endswith("_test.go")
-             and posixpath.dirname(p) == posixpath.dirname(record.path)]
+    package = package_key(record.path.replace("_test.go", ".go"))
+    found = [p for p in candidates if package is not None and package_key(p) == package]
     for spec in record.imports:
         parts = _module_parts(record.path, spec)
         if not parts:

@@ -75,6 +75,19 @@ def safe_relpath(rel: str) -> str:
     return "/".join(parts)
 
 
+# Languages whose files see their directory's definitions without an import: Go's package,
+# Java's and Kotlin's, C#'s and PHP's namespace by convention.
+PACKAGE_EXTENSIONS = (".go", ".java", ".kt", ".cs", ".php")
+
+
+def package_key(path: str) -> tuple[str, str] | None:
+    """The package ``path``'s file is of (its directory and extension), None for a language
+    whose files import what they use; a Go test file is its package's reader, not part of it."""
+    directory, extension = posixpath.dirname(path), posixpath.splitext(path)[1]
+    return (directory, extension) if extension in PACKAGE_EXTENSIONS and \
+        not path.endswith("_test.go") else None
+
+
 def module_name(path: str) -> str:
     """The module a file is named as, lowercased (``walk`` for ``src/walk.rs`` and
     ``src/walk/mod.rs``, ``nodes`` for ``jinja2/nodes.py``): Rust's ``walk::scan`` and

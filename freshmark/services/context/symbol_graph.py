@@ -28,13 +28,12 @@ from dataclasses import dataclass
 from freshmark.core.classify import is_stub
 from freshmark.core.ports import BranchView
 from freshmark.core.stamp import ChunkRecord, own_name
-from freshmark.core.tree import module_name
+from freshmark.core.tree import module_name, package_key
 
 # Kinds that define a type: their chunks are the type definitions carried at a slice boundary.
 TYPE_KINDS = frozenset({"class", "interface", "struct", "enum", "trait", "type"})
 _NOT_DEFINITIONS = frozenset({"block", "window", "module"})
 _LEFT_OUT_KINDS = frozenset({"generated", "vendored", "backup", "fixture", "test", "doc", "config"})
-_PACKAGE_EXTENSIONS = (".go", ".java", ".kt", ".cs")
 _PACKAGE_FILES = frozenset({"__init__", "index", "mod", "lib", "main"})
 _MAX_IMPORT_MATCHES = 3
 _MAX_PACKAGE_FILES = 5
@@ -95,7 +94,7 @@ class SymbolGraph:
         self._names: set[str] = set()  # every directory and file stem a path is made of
         self._modules: dict[str, set[str]] = {}  # a module's own name: the files defining it
         # A directory and an extension: the files of one package (Go's, Java's, Kotlin's; C#'s
-        # namespace by convention), which see each other's definitions without an import.
+        # and PHP's namespace by convention), which see each other's definitions unimported.
         self._packages: dict[tuple[str, str], set[str]] = {}
         self._resolved: dict[str, list[str]] = {}
         self._defining: set[str] = set()  # files that define something (not only re-export)
@@ -135,9 +134,8 @@ class SymbolGraph:
                 self._suffixes.setdefault("/".join(directory[i:]), set()).add(path)
         for i in range(len(directory)):
             self._dirs.setdefault("/".join(directory[i:]), set()).add(path)
-        extension = posixpath.splitext(path)[1]
-        if extension in _PACKAGE_EXTENSIONS and not path.endswith("_test.go"):
-            self._packages.setdefault((posixpath.dirname(path), extension), set()).add(path)
+        if (package := package_key(path)) is not None:
+            self._packages.setdefault(package, set()).add(path)
 
     # -- files and imports -------------------------------------------------------------------------
     @property
@@ -313,8 +311,9 @@ class SymbolGraph:
         return []
 
     def _package_of(self, path: str) -> set[str]:
-        """The files a Go, Java, Kotlin or C# file sees without an import: its directory's
-        of its language (jsoup's HtmlTreeBuilderState calls HtmlTreeBuilder's methods)."""
+        """The files a Go, Java, Kotlin, C# or PHP file sees without an import: its
+        directory's of its language (jsoup's HtmlTreeBuilderState calls HtmlTreeBuilder's
+        methods, league/csv's Reader ``ResultSet::from``)."""
         return self._packages.get((posixpath.dirname(path), posixpath.splitext(path)[1]), set())
 
     def _reached_surely(self, from_id: str, definition: str) -> bool:

@@ -31,6 +31,7 @@ from freshmark.core.drift import (
 from freshmark.core.errors import PermanentError
 from freshmark.core.lru import LruCache
 from freshmark.core.stamp import ChunkRecord
+from freshmark.core.tree import package_key
 from freshmark.core.verdicts import Verdict
 from freshmark.services.retrieval.results import VerifiedResult
 
@@ -59,7 +60,7 @@ class DriftReader:
 
     def notes(self, record: ChunkRecord) -> list[DriftNote]:
         if record.commit == self.head or not record.references or \
-                not record.imports and not record.path.endswith(".go"):  # Go: its package
+                not record.imports and package_key(record.path) is None:  # Go: its package
             return []
         try:
             changed = self._changed_since(record.commit)
