@@ -158,6 +158,9 @@ def test_a_name_said_in_prose_moves_no_definition():
     "typedef void (*BIT_SET)(void *, jv);",  # C's function pointer type
     "    alias_method :BIT_SET, :bit_set_flag",  # Ruby's aliases
     "  alias BIT_SET bit_set_flag",
+    '    case BIT_SET = "bit";',  # an enum's case (PHP, Swift)
+    "    case BIT_SET",
+    "    case north, BIT_SET",
 ])
 def test_a_line_declaring_a_name_is_its_definition(line):
     assert defined_in_text(f"x = 0\n{line}\ny = 1", ["BIT_SET"])
@@ -181,6 +184,8 @@ def test_a_line_declaring_a_name_is_its_definition(line):
     "  return function BIT_SET_FACTORY(x) {",
     "  fn(BIT_SET)(x);",
     "    alias_method :bit_set_flag, :BIT_SET",  # the name aliased, not declared
+    "    case BIT_SET:",  # a switch's label
+    "    case BIT_SET ->",
 ])
 def test_a_line_using_a_name_is_not_its_definition(line):
     assert not defined_in_text(line, ["BIT_SET"])

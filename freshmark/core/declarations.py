@@ -45,11 +45,15 @@ def _definition_line(name: str) -> re.Pattern[str]:
     # function pointer type ``typedef void (*jq_msg_cb)(void *, jv);``.
     alone = rf"^[ \t]*{named}[ \t]*(?://[^\n]*)?$" if name[:1].isupper() else r"(?!)"
     pointer = rf"^[ \t]*typedef\b[^\n;]*\([ \t]*\*[ \t]*{named}[ \t]*\)"
+    # An enum's case (PHP's ``case Utf8 = "…";``, Swift's ``case north, south``), never a
+    # switch's label (``case Utf8:``).
+    enum_case = rf"^[ \t]*case[ \t]+(?:[\w \t]+,[ \t]*)?{named}[ \t]*(?:=(?!=)|;|,|$)"
     # Ruby's ``alias_method :all_tasks, :all_commands`` and ``alias all_tasks all_commands``.
     ruby_alias = rf"^[ \t]*(?:alias_method[ \t(]+:|alias[ \t]+:?){re.escape(name)}\b"
     # Python's ``from .filters import FILTERS as DEFAULT_FILTERS`` names it too.
     aliased = rf"^[ \t]*(?:from[ \t]+[\w.]+[ \t]+)?import[ \t][^\n#]*\bas[ \t]+{named}"
-    return re.compile(rf"{declared}|{function}|{alone}|{pointer}|{ruby_alias}|{aliased}|"
+    return re.compile(rf"{declared}|{function}|{alone}|{pointer}|{enum_case}|{ruby_alias}|"
+                      rf"{aliased}|"
                       rf"^[ \t]*#[ \t]*define[ \t]+{re.escape(name)}\b", re.M)
 
 
