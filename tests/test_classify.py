@@ -51,6 +51,8 @@ CODE = b"def total(order):\n    return order.total\n"
         ("web/__snapshots__/App.test.tsx.snap", "fixture"),
         ("src/test/resources/htmltests/meta-charset-1.html", "fixture"),  # Maven's
         ("src/test/resources/local-cert/server.key", "fixture"),
+        ("test_files/prenoms.csv", "fixture"),
+        ("src/ReaderBench.php", "test"),  # phpbench's
         ("tests/test_orders.py", "test"),
         ("src/test_orders.py", "test"),
         ("pkg/orders/service_test.go", "test"),

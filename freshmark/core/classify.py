@@ -113,7 +113,8 @@ _BUILTIN_RULES: tuple[tuple[str, str | None, tuple[str, ...]], ...] = (
     ("fixture", None, (
         "**/fixtures/**", "**/__fixtures__/**", "**/testdata/**", "**/__snapshots__/**", "*.snap",
         # Maven's and Gradle's test resources: the pages, keys and data tests read.
-        "**/test/resources/**",
+        "**/test/resources/**", "**/test_files/**", "**/test-files/**", "**/test_data/**",
+        "**/test-data/**",
     )),
     ("test", None, (
         "**/tests/**", "**/test/**", "**/__tests__/**", "**/spec/**", "test_*.py", "*_test.py",
@@ -125,6 +126,7 @@ _BUILTIN_RULES: tuple[tuple[str, str | None, tuple[str, ...]], ...] = (
         "?*TestCase.php", "?*TestCase.java", "?*TestCase.kt", "?*TestCase.cs", "?*TestCase.swift",
         "**/*TestUtilities/**", "**/*TestUtils/**", "**/test-utils/**", "**/testutils/**",
         "*Test.php", *(f"*.test.{ext}" for ext in _JS_EXTS), *(f"*.spec.{ext}" for ext in _JS_EXTS),
+        "?*Bench.php",  # phpbench's benchmarks (league/csv's ReaderBench)
         # Benchmarks call the implementation as tests do (asv's, vitest's ``*.bench.ts``).
         "**/benchmarks/**", "**/benchmark/**", "**/__benchmarks__/**",
         "**/*.Benchmarks/**", "**/*.Benchmark/**",  # .NET benchmark projects
