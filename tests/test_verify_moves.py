@@ -23,6 +23,7 @@ from freshmark.core.settings import Settings
 from freshmark.core.stamp import ChunkRecord
 from freshmark.core.verdicts import Verdict
 from freshmark.services.context.build import build_context
+from freshmark.services.listed_files import verify_file_hash
 from freshmark.services.retrieval.search import search
 
 PROVIDER = "src/flask/json/provider.py"
@@ -177,6 +178,14 @@ def test_an_uncommitted_git_mv_is_served_with_its_new_path(flask):
     flask.rename(PROVIDER, PROVIDERS)
     result = verifier(flask, worktree=True).verify(record)
     assert result.verdict is Verdict.CURRENT and result.moved_to == PROVIDERS
+
+
+def test_a_listed_file_moved_by_an_uncommitted_git_mv_is_judged_at_its_new_path(flask):
+    listed = hashlib.sha256((flask.path / PROVIDER).read_bytes()).hexdigest()[:12]
+    flask.rename(PROVIDER, PROVIDERS)
+    result = verify_file_hash(verifier(flask, worktree=True), PROVIDER, listed)
+    assert result.verdict is Verdict.OLDER_IDENTICAL and result.moved_to == PROVIDERS
+    assert "in the work tree (uncommitted)" in result.reason
 
 
 # -- a symbol that still exists is never historical ----------------------------------------------

@@ -30,6 +30,13 @@ def _absent_path(verifier: Verifier, path: str, hash_prefix: str) -> Verificatio
     """A listed file absent at the target: moved when the diff from the newest commit that
     had it shows where it went, historical if the branch ever had it."""
     target = verifier.target
+    if target.worktree:  # an uncommitted ``git mv``, as a search over the work tree follows
+        moved_to = next((c.new_path for c in verifier.uncommitted()
+                         if c.status == "renamed" and c.old_path == path and c.new_path), None)
+        data = verifier.current_bytes(moved_to) if moved_to else None
+        if moved_to and data is not None:
+            return hash_verdict(data, hash_prefix, f"moved from {path} to {moved_to} in the "
+                                "work tree (uncommitted)", moved_to)
     verifier.git_reads += 1
     last = verifier.repo.newest_commit_with(target.head, path, HISTORY_SEARCH_COMMITS)
     if last:
