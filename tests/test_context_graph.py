@@ -921,3 +921,12 @@ def test_a_php_class_calls_its_namespace_neighbours_without_a_use_line():
     ])
     assert [e.caller for e in graph.callers("src/ResultSet.php:ResultSet.from")] == [
         "src/Reader.php:Reader.fetchColumn"]
+
+
+def test_a_c_include_resolves_to_c_files_not_a_namesake_of_another_language():
+    graph = SymbolGraph([
+        chunk("src/builtin.c", "f_format", language="c"),
+        chunk("src/builtin.jq", "<module>", kind="block"),
+        chunk("src/execute.c", "jq_next", imports=("builtin.h",), language="c"),
+    ])
+    assert graph.resolve_import("src/execute.c", "builtin.h") == ["src/builtin.c"]

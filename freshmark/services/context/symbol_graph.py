@@ -201,6 +201,8 @@ class SymbolGraph:
         found = found or self._files_named(parts)
         if not found and "::" in spec and len(parts) > 1:
             found = self._files_named(parts[:-1])
+        if _C_FAMILY.search(from_path):  # ``builtin.h``: not jq's builtin.jq beside it
+            found = [f for f in found if _C_FAMILY.search(f)]
         # A type stub beside its module (``recipes.pyi``) is not what the import runs.
         return [f for f in found if not (is_stub(f) and _stem(f) in {_stem(g) for g in found
                                                                     if not is_stub(g)})]
