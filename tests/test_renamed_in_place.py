@@ -206,6 +206,7 @@ def test_a_method_whose_class_was_renamed_with_its_file_is_changed_under_the_new
     assert result.verdict is Verdict.CHANGED
     assert (result.moved_to, result.renamed_to) == ("src/HtmlCleaner.java", "HtmlCleaner.isValid")
     assert (result.current_start_line, result.current_end_line) == (6, 9)
+    assert "renamed to HtmlCleaner.isValid, now at L6-L9" in result.reason
 
 
 UTIL_RB = """module Thor

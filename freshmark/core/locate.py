@@ -295,6 +295,11 @@ class Renamed:
     span: Span
     unchanged: bool
 
+    def name_since(self, old: str) -> str:
+        """Its name today as a reason says it: its own name, or its full one when only its
+        owner's changed (``BadHeaderError.__init__``, not ``__init__``)."""
+        return self.symbol if own_name(self.symbol) == own_name(old) else own_name(self.symbol)
+
 
 def renamed_in_place(record: ChunkRecord, symbols: FileSymbols,
                      indexed: Callable[[], FileSymbols | None]) -> Renamed | None:

@@ -53,7 +53,7 @@ from freshmark.core.locate import (
     renamed_in_place,
     signature_at,
 )
-from freshmark.core.stamp import MANDATORY_FIELDS, TOMBSTONED, ChunkRecord, own_name
+from freshmark.core.stamp import MANDATORY_FIELDS, TOMBSTONED, ChunkRecord
 from freshmark.core.tree import FileChange, safe_relpath
 from freshmark.core.verdicts import (
     EXCLUSION_REASONS,
@@ -473,7 +473,7 @@ class Verifier:
                  moved_to: str | None = None, renamed: Renamed | None = None) -> Verification:
         start, end = span
         shifted = (start, end) != (record.start_line, record.end_line)
-        where = (f"renamed to {own_name(renamed.symbol)}, " if renamed else "") + \
+        where = (f"renamed to {renamed.name_since(record.symbol)}, " if renamed else "") + \
             f"now at L{start}-L{end}" + (
             f" (was L{record.start_line}-L{record.end_line})" if shifted else "")
         current = line_slice(text, start, end)
