@@ -10,9 +10,10 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, field
 
-from tree_sitter import Node
+from tree_sitter import Node, Parser
 
 from freshmark.core.chunking.assemble import ChunkBuilder, block_symbol, module_runs
+from freshmark.core.chunking.conditionals import one_branch
 from freshmark.core.chunking.facts import FileFacts, collect_facts
 from freshmark.core.chunking.fallback import WINDOW_LINES, window_bounds, window_chunks
 from freshmark.core.chunking.languages import (
@@ -155,14 +156,82 @@ def _parse(path: str, text: str, language: str | None, max_units: int = 0) -> _P
     lines = split_lines(text)
     rules = RULES[name]
     try:
-        tree = parser.parse(blank_macros(src) if rules.bare_macros else src)
-        facts = collect_facts(name, src, lines, tree.root_node)
-        finder = UnitFinder(facts, rules, max_units)
-        items = finder.find(tree.root_node)
+        shown = blank_macros(src) if rules.bare_macros else src
+        parsed = _parse_shown(name, parser, src, shown, lines, max_units)
+        if rules.bare_macros and parsed.root.has_error:
+            parsed = _one_branch_parse(parsed, parser, src, shown, lines, max_units)
     except (RecursionError, ValueError) as exc:
         log.warning("tree-sitter chunking of %s failed, using line windows: %s", path, exc)
         return None
+    return parsed
+
+
+def _parse_shown(name: str, parser: Parser, src: bytes, shown: bytes, lines: list[str],
+                 max_units: int, hidden_rows: frozenset[int] = frozenset()) -> _Parsed:
+    """Units of ``src`` as parsed from ``shown`` (``src`` with some bytes blanked)."""
+    tree = parser.parse(shown)
+    facts = collect_facts(name, src, lines, tree.root_node)
+    finder = UnitFinder(facts, RULES[name], max_units, hidden_rows)
+    items = finder.find(tree.root_node)
     return _Parsed(name, facts, items, tree.root_node, finder.loose)
+
+
+def _one_branch_parse(parsed: _Parsed, parser: Parser, src: bytes, shown: bytes,
+                      lines: list[str], max_units: int) -> _Parsed:
+    """The parse of a C/C++ file with one branch of each conditional kept (the last, else the
+    first) when it finds more units, or as many with fewer rows in parse errors: a
+    conditional splitting a construct fails the parse of the whole file as written."""
+    best, best_score = parsed, _score(parsed)
+    troubled = _troubled_rows(parsed.root, RULES[parsed.language].transparent)
+    tried = {shown}
+    for keep_last in (True, False):
+        variant = one_branch(shown, keep_last, troubled)
+        if variant.src in tried:
+            continue  # nothing blanked, or the same as keeping the last branch
+        tried.add(variant.src)
+        candidate = _parse_shown(parsed.language, parser, src, variant.src, lines, max_units,
+                                 variant.hidden_rows)
+        if _score(candidate) > best_score:
+            best, best_score = candidate, _score(candidate)
+    if best is not parsed:
+        # the imports of the branches left out still are the file's
+        imports = dict.fromkeys([*best.facts.imports, *parsed.facts.imports])
+        best.facts.imports = sorted(imports)
+    return best
+
+
+def _score(parsed: _Parsed) -> tuple[int, int]:
+    """Units found, then rows in no parse error (more is better)."""
+    return sum(1 for _ in walk(parsed.items)), -len(_error_rows(parsed.root))
+
+
+def _troubled_rows(root: Node, transparent: frozenset[str]) -> set[int]:
+    """Rows of the outermost nodes holding a parse error but for those that only group
+    others (a preprocessor conditional, a namespace): their parts are looked into."""
+    rows: set[int] = set()
+    pending = [root]
+    while pending:
+        node = pending.pop()
+        for child in node.children:
+            if not child.has_error:
+                continue
+            if child.type in transparent and child.type != "ERROR":
+                pending.append(child)
+            else:
+                rows.update(range(child.start_point.row, child.end_point.row + 1))
+    return rows
+
+
+def _error_rows(root: Node) -> set[int]:
+    rows: set[int] = set()
+    pending = [root]
+    while pending:
+        node = pending.pop()
+        if node.type == "ERROR" or node.is_missing:
+            rows.update(range(node.start_point.row, node.end_point.row + 1))
+        else:
+            pending.extend(child for child in node.children if child.has_error)
+    return rows
 
 
 def chunk_text(

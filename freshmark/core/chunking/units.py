@@ -75,7 +75,8 @@ class UnitBudgetExceeded(Exception):
 class UnitFinder:
     """Walks one parsed file; ``find`` returns the file-level items in source order."""
 
-    def __init__(self, facts: FileFacts, rules: Rules, max_units: int = 0) -> None:
+    def __init__(self, facts: FileFacts, rules: Rules, max_units: int = 0,
+                 hidden_rows: frozenset[int] = frozenset()) -> None:
         self.facts = facts
         self.src = facts.src
         self.rules = rules
@@ -87,6 +88,7 @@ class UnitFinder:
         # can end early). ``module_runs`` makes them module code.
         self.loose: list[tuple[int, int]] = []
         self._shown: list[str] | None = None  # the lines as the parser saw them
+        self.hidden_rows = hidden_rows  # rows the parser was shown blank (``conditionals.py``)
 
     def find(self, root: Node) -> list[Unit | Node]:
         items = self._collect(root.children, Scope([], None))
@@ -114,6 +116,8 @@ class UnitFinder:
             # a macro line the parser was shown blank (``macros.py``) is no lost text
             self._shown = [blank_bare_macros(line.encode()).decode(errors="replace")
                            for line in lines] if self.rules.bare_macros else lines
+            self._shown = ["" if row in self.hidden_rows else line
+                           for row, line in enumerate(self._shown)]
         return uncovered_rows(node, self._shown, self.src)
 
     def _unit(self, node: Node, scope: Scope) -> Unit | None:
