@@ -116,6 +116,16 @@ def test_dedup_keeps_the_part_declaring_a_function_nested_in_a_long_one() -> Non
     assert [c.record.id for c in kept] == ["f1"]
 
 
+def test_dedup_keeps_the_first_part_of_a_long_function_looked_up_not_a_later_one() -> None:
+    head = "export function usage(yargs) {"
+    first = replace(_record("u1", symbol="usage", signature=head, kind="function"),
+                    start_line=14, end_line=16, text=f"{head}\n  const fails = []\n  let x\n")
+    tail = replace(_record("u2", symbol="usage", signature=head, kind="function"),
+                   start_line=690, end_line=690, text=f"{head}\n  return self\n")
+    assert [c.record.id for c in dedup([Candidate(tail), Candidate(first)],
+                                       names=["usage"])] == ["u1"]
+
+
 def test_dedup_keeps_the_declaring_part_though_the_query_names_the_class_too() -> None:
     first = replace(_record("r1", symbol="RequestOptions", signature="final class RequestOptions",
                             kind="class"), start_line=5,

@@ -41,7 +41,8 @@ def dedup(candidates: Sequence[Candidate], names: Iterable[str] = ()) -> list[Ca
             kept.append(candidate)
             continue
         held = kept[places[0]].record
-        declares, held_declares = (bool(names) and defined_in_text(r.text, names)
+        # Its own lines: a later part carries the signature above them (yargs' usage).
+        declares, held_declares = (bool(names) and defined_in_text(r.own_text, names)
                                    for r in (record, held))
         if declares and not held_declares or not held_declares and \
                 record.start_line < held.start_line and named_by(record.symbol.lower(), wanted):
