@@ -199,3 +199,10 @@ def test_a_go_function_drifts_when_its_packages_other_file_changes(fm_home, make
     result = find(repo.path, "translate", "translate")
     assert result["verdict"] == "older_identical"
     assert [(n["symbol"], n["change"]) for n in result["drift"]] == [("PasteMsg", "vanished")]
+
+
+def test_a_typescript_import_naming_the_compiled_js_file_names_the_ts_file():
+    validation = record("lib/validation.ts", ("./utils/obj-filter.js", "../package.json"),
+                        ("objFilter",))
+    assert imported_paths(validation, ["lib/utils/obj-filter.ts", "lib/usage.ts"]) == [
+        "lib/utils/obj-filter.ts"]

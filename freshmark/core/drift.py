@@ -34,6 +34,7 @@ VANISHED = "vanished"
 _SEPARATORS = re.compile(r"::|[./\\]")
 _PACKAGE_FILES = frozenset({"__init__", "index", "mod", "lib"})
 _HEADER_EXTENSIONS = (".h", ".hh", ".hpp", ".hxx", ".h++")
+_SCRIPT_EXTENSIONS = frozenset({".js", ".mjs", ".cjs", ".jsx", ".ts", ".mts", ".cts", ".tsx"})
 
 
 @dataclass(frozen=True)
@@ -56,12 +57,18 @@ class DriftNote:
 
 
 def _module_parts(from_path: str, spec: str) -> list[str]:
-    """``orders.domain.order`` -> [orders, domain, order]; ``./util`` resolved from the file;
-    a C header ``jv.h`` -> [jv] (its stem's, which its ``jv.c`` shares)."""
+    """``orders.domain.order`` -> [orders, domain, order]; ``./util`` resolved from the file,
+    its ``.js`` left out (TypeScript names the compiled file); a C header ``jv.h`` -> [jv]
+    (its stem's, which its ``jv.c`` shares)."""
     if spec.endswith(_HEADER_EXTENSIONS):
         joined = posixpath.normpath(posixpath.join(posixpath.dirname(from_path), spec))
         return [p for p in posixpath.splitext(joined)[0].split("/") if p and p != ".."][-2:] \
             if spec.startswith(".") else posixpath.splitext(spec)[0].split("/")
+    if spec.startswith(("./", "../")):  # a path, its extension a compiler's (yargs' ``.js``)
+        joined = posixpath.normpath(posixpath.join(posixpath.dirname(from_path), spec))
+        stem, extension = posixpath.splitext(joined)
+        joined = stem if extension in _SCRIPT_EXTENSIONS else joined
+        return [p for p in joined.split("/") if p and p not in (".", "..")]
     if spec.startswith("."):
         base = posixpath.dirname(from_path)
         stripped = spec.lstrip(".")
