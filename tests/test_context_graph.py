@@ -930,3 +930,16 @@ def test_a_c_include_resolves_to_c_files_not_a_namesake_of_another_language():
         chunk("src/execute.c", "jq_next", imports=("builtin.h",), language="c"),
     ])
     assert graph.resolve_import("src/execute.c", "builtin.h") == ["src/builtin.c"]
+
+
+def test_a_files_own_module_level_definition_shadows_the_namesake_it_imports():
+    graph = SymbolGraph([
+        chunk("lib/typings/parser-types.ts", "Options", "interface", language="typescript"),
+        chunk("lib/yargs-factory.ts", "Options", "interface",
+              imports=("./typings/parser-types.js",), language="typescript"),
+        chunk("lib/yargs-factory.ts", "YargsInstance", "class",
+              imports=("./typings/parser-types.js",), references=("Options",),
+              language="typescript"),
+    ])
+    assert graph.resolve_name("lib/yargs-factory.ts:YargsInstance", "Options") == [
+        ("lib/yargs-factory.ts:Options", True)]

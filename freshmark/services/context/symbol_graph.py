@@ -291,6 +291,10 @@ class SymbolGraph:
         source = self.nodes[from_id].path
         near_files = {source, *self.imported_files(source), *self._package_of(source)}
         near = [d for d in definitions if self.nodes[d].path in near_files and d != from_id]
+        # A module-level definition of its own file shadows the namesakes of the files it
+        # imports (yargs-factory's own ``Options``, not yargs-parser-types').
+        if any(self.nodes[d].path == source and "." not in self.nodes[d].symbol for d in near):
+            near = [d for d in near if self.nodes[d].path == source or "." in self.nodes[d].symbol]
         # A method of the caller's own class is the one it means (jinja's CodeGenerator and
         # Environment each call their own ``_filter_test_common``).
         own = [d for d in near if self._of_own_class(from_id, d)]
