@@ -53,6 +53,8 @@ CODE = b"def total(order):\n    return order.total\n"
         ("src/test/resources/local-cert/server.key", "fixture"),
         ("test_files/prenoms.csv", "fixture"),
         ("src/ReaderBench.php", "test"),  # phpbench's
+        ("locales/fr.json", "translation"),  # yargs' messages in French
+        ("src/i18n/de.json", "translation"),
         ("tests/test_orders.py", "test"),
         ("src/test_orders.py", "test"),
         ("pkg/orders/service_test.go", "test"),

@@ -250,3 +250,11 @@ def test_an_empty_listing_of_an_excluded_file_names_its_kind(fm_home, make_repo)
     listed = fm("chunks", str(repo.path), "--path", "src/lexer.c").stderr
     assert "its chunks are generated, left out unless --all" in listed
     assert fm("chunks", str(repo.path), "--path", "src/lexer.c", "--all").stdout
+
+
+def test_an_empty_listing_of_a_binary_file_does_not_call_it_source(fm_home, make_repo):
+    repo = small_repo(make_repo)
+    repo.write("yargs-logo.png", "\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR").commit("a logo")
+    fm("index", str(repo.path))
+    listed = fm("chunks", str(repo.path), "--path", "yargs-logo.png").stderr
+    assert "yargs-logo.png is not indexed: binary" in listed and "(source)" not in listed

@@ -144,6 +144,7 @@ _BUILTIN_RULES: tuple[tuple[str, str | None, tuple[str, ...]], ...] = (
     )),
     ("translation", None, (
         "*.po", "*.pot", "*.mo", "*.xlf", "*.xliff", "**/LC_MESSAGES/**",
+        "**/locales/*.json", "**/locale/*.json", "**/i18n/*.json",  # yargs' locales/fr.json
     )),
     ("config", None, (
         "requirements*.txt", "constraints*.txt", "CMakeLists.txt", "Dockerfile", "Dockerfile.*",
