@@ -140,3 +140,9 @@ def test_a_sentence_with_a_value_filled_in_is_read_as_the_runs_around_it():
 def test_a_long_run_without_spaces_is_read_in_time_linear_in_its_length():
     # Read quadratically, 9,000 stars took 0.8 s (so 90,000 about a hundred times that).
     assert message_windows("a b c d e f " + "*" * 90_000) == ["a b c d e f"]
+
+
+def test_a_question_not_opening_with_a_question_word_is_read_whole():
+    question = "With the dot option, how do form fields like obj.key1 become nested objects?"
+    assert message_windows(question) == [
+        "with the dot option how do form fields like obj key become nested objects"]

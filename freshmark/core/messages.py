@@ -70,9 +70,11 @@ def message_windows(query: str) -> list[str]:
         return _windows(_QUOTED_PLACEHOLDER.sub(r" \2 ", query))
     # A sentence pasted from the code (a comment, a help text): all of its words, in order;
     # the runs between the values a run filled in (thor's ``The file config/routes.rb does
-    # not appear to exist``) when it has any.
+    # not appear to exist``) when it has any and asks nothing (hono's "With the dot option,
+    # how do form fields like obj.key1 become nested objects …?" is a question).
     if len(sentence) >= SENTENCE_WORDS and first not in _ASKING:
-        return _windows(query) if _FILLED.search(query) else [" ".join(sentence)]
+        asks = query.rstrip().endswith("?")
+        return _windows(query) if _FILLED.search(query) and not asks else [" ".join(sentence)]
     return []
 
 
