@@ -146,3 +146,9 @@ def test_a_question_not_opening_with_a_question_word_is_read_whole():
     question = "With the dot option, how do form fields like obj.key1 become nested objects?"
     assert message_windows(question) == [
         "with the dot option how do form fields like obj key become nested objects"]
+
+
+def test_a_text_of_adjacent_placeholders_holds_no_message():
+    windows = message_windows("Error: cannot combine compress and chunked")
+    table = "const cases = [" + ", ".join("`${a}` `${b}`" for _ in range(12)) + "]"
+    assert messages_first(["plain", table], windows) == [0, 1]

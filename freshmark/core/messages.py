@@ -96,9 +96,12 @@ def messages_first(texts: Sequence[str], windows: Sequence[str]) -> list[int]:
         return list(range(len(texts)))
     padded = [f" {' '.join(_words(_SLOT.sub(' zslotz ', _STRING_PREFIX.sub(' ', text))))} "
               for text in texts]
-    patterns = [re.compile(" " + " ".join(f"(?:{word}|zslotz)" for word in window.split())
-                           + " ") for window in windows]
-    holds = [any(p.search(words) for p in patterns) for words in padded]
+    patterns = [(re.compile(" " + " ".join(f"(?:{word}|zslotz)" for word in window.split())
+                            + " "), max(1, len(window.split()) // 4)) for window in windows]
+    # A few words filled in, never most: a text of adjacent placeholders matches anything.
+    holds = [any(found.group(0).count(" zslotz") <= slots
+                 for pattern, slots in patterns for found in pattern.finditer(words))
+             for words in padded]
     return [i for i, hit in enumerate(holds) if hit] + [i for i, hit in enumerate(holds)
                                                         if not hit]
 
