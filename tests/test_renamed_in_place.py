@@ -251,6 +251,32 @@ def test_a_definition_edited_in_a_file_that_no_longer_parses_is_unverifiable(lib
     assert "does not parse" in result.reason
 
 
+EXC_PY = '''class BadData(Exception):
+    """Raised if bad data of any sort was encountered."""
+
+
+class BadHeader(BadData):
+    """Raised if a signed header is invalid in some form.
+
+    This only happens for serializers that have a header that goes with the signature.
+    """
+
+    def __init__(self, message, payload=None, header=None, original_error=None):
+        super().__init__(message)
+        self.header = header
+        self.original_error = original_error
+'''
+
+
+def test_a_class_renamed_in_place_is_changed_under_its_new_name(lib):
+    record = _renamed(lib, "exc.py", EXC_PY, "BadHeader", "class BadHeader(",
+                      "class BadHeaderError(")
+    result = verifier(lib).verify(record)
+    assert result.verdict is Verdict.CHANGED, result.reason
+    assert result.renamed_to == "BadHeaderError"
+    assert (result.current_start_line, result.current_end_line) == (5, 14)
+
+
 # -- guards: code really gone stays historical ---------------------------------------------------
 def test_a_function_deleted_while_another_is_added_stays_historical(lib):
     """A guard: a new name with other code is not where the old code went."""

@@ -46,7 +46,7 @@ Span = tuple[int, int]
 KEPT_SHARE = 0.5
 # A definition renamed in place keeps at least this share of its lines, its name aside.
 RENAMED_SHARE = 0.8
-RENAMABLE_KINDS = frozenset({"function", "method"})
+RENAMABLE_KINDS = frozenset({"function", "method", "class", "struct", "interface", "enum", "trait"})
 
 
 def _line_counts(text: str) -> Counter[str]:
@@ -314,9 +314,10 @@ def renamed_in_place(record: ChunkRecord, symbols: FileSymbols,
     aside, in any order). A line is kept as it was or with the old name, as a whole word,
     replaced by the new one: the signature, a recursive call, a doc comment naming it. The
     one keeping most wins, the closest to where it was on a tie; one part of a split
-    definition is then its own lines there, else the whole. None without the file as
-    indexed (no telling a new name from an old one), for other kinds (an outline's members
-    are renamed with it), or when nothing qualifies: the code was deleted.
+    definition is then its own lines there, else the whole. A class-like type is compared
+    by its whole lines too (itsdangerous' ``BadHeader`` became ``BadHeaderError``). None
+    without the file as indexed (no telling a new name from an old one), for module code and
+    impl blocks, or when nothing qualifies: the code was deleted.
     """
     if record.kind not in RENAMABLE_KINDS or record.symbol in symbols.units or \
             record.symbol in symbols.nested():
