@@ -943,3 +943,16 @@ def test_a_files_own_module_level_definition_shadows_the_namesake_it_imports():
     ])
     assert graph.resolve_name("lib/yargs-factory.ts:YargsInstance", "Options") == [
         ("lib/yargs-factory.ts:Options", True)]
+
+
+def test_a_method_of_the_class_its_caller_extends_is_a_confirmed_callee():
+    graph = SymbolGraph([
+        chunk("its/signer.py", "Signer.unsign", "method", language="python"),
+        chunk("its/timed.py", "TimestampSigner", "class", imports=(".signer",),
+              references=("Signer",), signature="class TimestampSigner(Signer)",
+              language="python"),
+        chunk("its/timed.py", "TimestampSigner.unsign", "method", imports=(".signer",),
+              references=("unsign",), language="python"),
+    ])
+    assert graph.resolve_name("its/timed.py:TimestampSigner.unsign", "unsign") == [
+        ("its/signer.py:Signer.unsign", True)]
