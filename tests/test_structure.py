@@ -153,8 +153,8 @@ def test_a_name_said_in_prose_moves_no_definition():
     "  async function BIT_SET(context) {",
     "    def BIT_SET(x):",
     "export function* BIT_SET<T>(x: T) {",
-    "\tBIT_SET",  # Go's const block after an iota
-    "\tBIT_SET // the third flag",
+    "const (\n\tBIT_SET_NONE Mode = iota\n\tBIT_SET",  # Go's const block after an iota
+    "const (\n\tA = iota\n\tBIT_SET // the third flag",
     "typedef void (*BIT_SET)(void *, jv);",  # C's function pointer type
     "    alias_method :BIT_SET, :bit_set_flag",  # Ruby's aliases
     "  alias BIT_SET bit_set_flag",
@@ -184,6 +184,8 @@ def test_a_line_declaring_a_name_is_its_definition(line):
     "  return function BIT_SET_FACTORY(x) {",
     "  fn(BIT_SET)(x);",
     "    alias_method :bit_set_flag, :BIT_SET",  # the name aliased, not declared
+    "  def self.callers\n    BIT_SET\n  end",  # a Ruby method returning a constant
+    "const (\n\tA = 1\n)\n\nfunc f() {\n\tBIT_SET\n}",  # after the block closed
     "    case BIT_SET:",  # a switch's label
     "    case BIT_SET ->",
 ])

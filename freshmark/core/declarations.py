@@ -40,10 +40,11 @@ def _definition_line(name: str) -> re.Pattern[str]:
     # createFetch) has no chunk of its own: its line declares it.
     function = (rf"{opening}(?:(?:export|default|async|static|pub|unsafe|inline)[ \t]+)*"
                 rf"(?:def|function\*?|fn|func)[ \t]+{named}[ \t]*[(<]")
-    # Go's ``MouseModeCellMotion`` alone in a ``const (`` block after an ``iota`` (a name
-    # written in capitals alone on its line: a Ruby method call is lower case); C's
-    # function pointer type ``typedef void (*jq_msg_cb)(void *, jv);``.
-    alone = rf"^[ \t]*{named}[ \t]*(?://[^\n]*)?$" if name[:1].isupper() else r"(?!)"
+    # Go's ``MouseModeCellMotion`` alone on its line inside a ``const (`` block (after an
+    # ``iota``), not a Ruby method's body returning a constant (sinatra's
+    # ``CALLERS_TO_IGNORE``); C's function pointer type ``typedef void (*jq_msg_cb)(void *, jv);``.
+    alone = (rf"^[ \t]*const[ \t]*\((?:(?!\n[ \t]*\))[\s\S])*?\n[ \t]*{named}[ \t]*"
+             rf"(?://[^\n]*)?$")
     pointer = rf"^[ \t]*typedef\b[^\n;]*\([ \t]*\*[ \t]*{named}[ \t]*\)"
     # An enum's case (PHP's ``case Utf8 = "…";``, Swift's ``case north, south``), never a
     # switch's label (``case Utf8:``).
