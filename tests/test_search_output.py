@@ -395,6 +395,17 @@ def test_a_compact_changed_result_without_todays_signature_shows_no_stale_one():
     assert not any(line.startswith("signature:") for line in shown)
 
 
+def test_a_file_moved_away_in_the_work_tree_is_named_gone_not_edited(fm_home, make_repo):
+    repo = build_billing(make_repo)
+    (repo.path / "billing" / "invoices.py").rename(repo.path / "billing" / "parsing.py")
+    answer = json.loads(run_cli("search", "parse_invoice", "--repo", str(repo.path), "-k", "1",
+                                "--json"))
+    assert (answer.get("edited"), answer["gone"]) == (None, ["billing/invoices.py"])
+    out = run_cli("search", "parse_invoice", "--repo", str(repo.path), "-k", "1")
+    assert "gone:     billing/invoices.py deleted or moved in the work tree" in out
+    assert "edited:" not in out
+
+
 def test_a_file_edited_in_the_work_tree_is_named_beside_results_verified_at_the_head(
         fm_home, make_repo):
     repo = build_billing(make_repo)

@@ -252,6 +252,9 @@ class SearchResponseModel(BaseModel):
     edited: list[str] | None = Field(None, description=(
         "Served files edited in the work tree since the branch head and not committed: their "
         "results are verified against the head; worktree: true verifies against the disk."))
+    gone: list[str] | None = Field(None, description=(
+        "Served files deleted or moved away in the work tree since the branch head and not "
+        "committed: their results are verified against the head."))
     timings: dict[str, float] = Field(description="Seconds per stage.")
 
 

@@ -59,6 +59,9 @@ def search_lines(response: dict[str, Any], full: bool) -> list[str]:
     if response.get("edited"):
         lines.append(f"edited:   {', '.join(response['edited'])} changed in the work tree since "
                      "the head; verified against the head (--worktree: against the disk)")
+    if response.get("gone"):
+        lines.append(f"gone:     {', '.join(response['gone'])} deleted or moved in the work tree "
+                     "since the head; verified against the head (--worktree: against the disk)")
     for result in response["results"]:
         lines += ["", f"[{result['rank']}] {result['verdict']} ({result['seed_word']}) — "
                       f"{result['action']} [{result['file_kind']}]", result["citation"]]

@@ -65,9 +65,10 @@ class SearchResponse:
     uncommitted: dict[str, Any] | None = None
     # The index behind the head: what it does not hold yet (``unindexed_summary``).
     unindexed: dict[str, Any] | None = None
-    # Served files edited in the work tree since the head (not ``--worktree``): verified
-    # against the head, not against what is on disk.
+    # Served files edited in the work tree since the head (not ``--worktree``), and those
+    # deleted or moved away there: verified against the head, not against what is on disk.
     edited: list[str] | None = None
+    gone: list[str] | None = None
 
     def verdict_counts(self) -> dict[str, int]:
         return dict(Counter(str(r.verification.verdict) for r in self.results))
@@ -85,6 +86,7 @@ class SearchResponse:
             "uncommitted": self.uncommitted,
             "unindexed": self.unindexed,
             "edited": self.edited,
+            "gone": self.gone,
             "timings": self.timings,
         }
 
@@ -215,17 +217,20 @@ def _renumbered(results: list[VerifiedResult], k: int) -> list[VerifiedResult]:
 
 
 def _edited_in_worktree(opened: OpenedBranch, results: list[VerifiedResult]
-                        ) -> list[str] | None:
-    """The served files a working copy has edited since the head (an agent's own edits, not
-    committed): their code is the head's. None for ``--worktree`` (verified against the disk)
-    and a repository without a work tree. One read per file served, never a status walk."""
+                        ) -> tuple[list[str] | None, list[str] | None]:
+    """The served files a working copy has edited since the head, and those it no longer
+    holds (deleted or moved away), neither committed (an agent's own edits): their code is
+    the head's. None for ``--worktree`` (verified against the disk) and a repository without a
+    work tree. One read per file served, never a status walk."""
     repo = opened.repo
     if opened.target.worktree or repo.is_bare:
-        return None
+        return None, None
     paths = dict.fromkeys(today[0] for r in results if (today := r.code_today) is not None)
-    edited = [path for path in paths if (blob := repo.blob_at(opened.target.head, path))
-              and repo.worktree_differs(path, blob)]
-    return edited or None
+    held = {path: blob for path in paths if (blob := repo.blob_at(opened.target.head, path))}
+    on_disk = {path: repo.worktree_blob(path) for path in held}
+    edited = [path for path, blob in held.items() if on_disk[path] not in (None, blob)]
+    gone = [path for path in held if on_disk[path] is None]
+    return edited or None, gone or None
 
 
 def _mark_declarations(results: list[VerifiedResult], names: list[str]) -> None:
@@ -273,6 +278,7 @@ def search(
     _mark_declarations(results, looked)
     attach_drift(opened.repo, opened.target.head, results)
     verify_seconds = time.perf_counter() - started
+    edited, gone = _edited_in_worktree(opened, results)
     response = SearchResponse(
         query=request.query, repo=opened.repo_label, target=opened.target,
         index=index_info(index), results=results,
@@ -283,7 +289,7 @@ def search(
         uncommitted=uncommitted_summary(opened.verifier.uncommitted())
         if opened.target.worktree else None,
         unindexed=unindexed_summary(opened.repo, index.manifest.commit, opened.target.head),
-        edited=_edited_in_worktree(opened, results),
+        edited=edited, gone=gone,
     )
     if count:
         count_verdicts(settings, response.repo, opened.target.branch,
