@@ -3,6 +3,9 @@ embedded whole in windows (``freshmark.query``, pure)."""
 
 from __future__ import annotations
 
+import pytest
+
+from freshmark.core.messages import message_windows
 from freshmark.core.query import (
     IDENTIFIER_WEIGHT,
     MAX_WINDOWS,
@@ -283,3 +286,12 @@ def test_a_ruby_backtrace_is_read_deepest_call_last_as_python_writes_it():
         ("gems/connection_pool", "with"), ("app/lib/sidekiq/job_retry", "local"),
         ("app/lib/sidekiq/job_retry", "process_retry"),
         ("app/lib/sidekiq/job_retry", "retry_attempts_from")]
+
+
+@pytest.mark.timeout(60)  # a guard against a hang, not a speed figure (bench/ has those)
+@pytest.mark.parametrize("run", ["*", "(", "-", "a.b(", ".rb", "'"])
+def test_a_query_of_the_largest_size_is_read_in_one_pass(run):
+    # Read from every character, a run of 30,000 took up to 10 s, one of 100,000 over a minute.
+    query = "Error: x " + run * (99_000 // len(run))
+    plan = plan_query(query)
+    assert plan.text and message_windows(query) is not None

@@ -35,11 +35,12 @@ _QUOTED_PLACEHOLDER = re.compile(r"(['\"])(%[-+ #0-9.]*[sdvqfx])\1")
 _STRING_PREFIX = re.compile(r"\b[fFrRbBuU]{1,2}(?=[\"'])")
 # A placeholder in a literal, filled in when the message is made.
 _SLOT = re.compile(r"%[-+ #0-9.]*[sdvqfxw]\b|#\{[^}\n]*\}|\$\{[^}\n]*\}|\{[\w.]*\}")
-# What a run fills in: quoted values, bracketed ones, numbers, paths. A word holding a digit
-# or a slash is matched from its start only: tried at every character, a run of 9,000 ``*``
-# took a second (each start scanned to the run's end).
-_FILLED = re.compile(
-    r"'[^'\n]*'|\"[^\"\n]*\"|`[^`\n]*`|\([^)\n]*\)|\[[^\]\n]*\]|(?<!\S)\S*[\d/\\]\S*")
+# What a run fills in: quoted values, bracketed ones (of 200 characters at most), numbers,
+# paths. A word holding a digit or a slash is matched from its start only, and a value is
+# bounded: tried at every character, a run of 9,000 ``*`` took 0.8 s and 30,000 ``(`` 6 s
+# (each start scanned to the run's end).
+_FILLED = re.compile(r"'[^'\n]{0,200}'|\"[^\"\n]{0,200}\"|`[^`\n]{0,200}`|\([^)\n]{0,200}\)"
+                     r"|\[[^\]\n]{0,200}\]|(?<!\S)\S*[\d/\\]\S*")
 
 
 def message_windows(query: str) -> list[str]:

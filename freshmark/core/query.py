@@ -102,10 +102,14 @@ _FRAMES = (
                r'\t(?P<path>[^\s:]+\.go):\d+', re.M),
     # Ruby's: ``lib/sidekiq/job_retry.rb:300:in 'Sidekiq::JobRetry#retry_attempts_from'``
     # (a backtick opening it before Ruby 3.4, ``block in`` before the method of a block).
-    re.compile(r"(?P<path>[^\s:'\"`]+\.rb):\d+:in [`'](?:block (?:\(\d+ levels\) )?in )?"
+    # The path is read from its start only: tried at every character, a run of 9,000 ``*``
+    # took 0.3 s (each start scanned to the run's end).
+    re.compile(r"(?<![^\s:'\"`])(?P<path>[^\s:'\"`]+\.rb):\d+:in [`']"
+               r"(?:block (?:\(\d+ levels\) )?in )?"
                r"(?:[\w:]+[#.])?(?P<function>[\w?!=]+)'"),
 )
-_PATH = re.compile(r"(?<![\w/.])((?:[\w.-]+/)+[\w.-]+\.[A-Za-z]\w{0,5})\b")
+# From a path's start only (``-`` too can open none): a run of 30,000 ``-`` took 1.6 s.
+_PATH = re.compile(r"(?<![\w/.-])((?:[\w.-]+/)+[\w.-]+\.[A-Za-z]\w{0,5})\b")
 # A dotted name; its members may be JavaScript's private ones (``Ky.#retry``).
 _DOTTED = re.compile(r"\b([A-Za-z_]\w*(?:\.#?[A-Za-z_]\w*){1,6})\b")
 # ``::`` and ``\`` qualify (Rust, C++, PHP); Ruby writes an instance method ``Files#serving``.
