@@ -429,13 +429,9 @@ class GitRepo:
             raise FileGone(f"not a regular file in the work tree: {clean}")
         return resolved.read_bytes()
 
-    def worktree_differs(self, rel_path: str, blob_sha: str) -> bool:
-        """The work tree's ``rel_path`` is not the blob ``blob_sha`` (edited, gone, a symlink
-        now): one file hashed, never followed out of the tree, no status walk."""
-        return self.worktree_blob(rel_path) != blob_sha
-
     def worktree_blob(self, rel_path: str) -> str | None:
-        """The git blob sha of the work tree's ``rel_path``; None when no file is there."""
+        """The blob sha of the work tree's ``rel_path``, None when no file is there: one file
+        hashed, never followed out of the tree, no status walk."""
         return _worktree_blob(self.path / safe_relpath(rel_path))[0]
 
     def _require_worktree(self) -> None:
