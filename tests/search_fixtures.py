@@ -26,7 +26,8 @@ from freshmark.core.config import Config
 from freshmark.core.settings import Settings
 from freshmark.core.stamp import ChunkRecord
 from freshmark.services.indexing.indexer import IndexRequest, index_repo
-from freshmark.services.verifier import Verifier, resolve_target
+from freshmark.services.open_branch import resolve_target
+from freshmark.services.verifier import Verifier
 
 HANDLER = '''"""Old architecture: command handlers."""
 from orders.services.order_service import OrderService

@@ -20,7 +20,7 @@ from freshmark.core.errors import BadInput, UnsafePath
 from freshmark.core.stamp import ChunkRecord
 from freshmark.core.verdicts import Target, Verdict
 from freshmark.services.listed_files import verify_file_hash
-from freshmark.services.verifier import resolve_target
+from freshmark.services.open_branch import resolve_target
 
 RULE_V1 = '''def ensure_cancellable(order):
     if order.shipped:

@@ -31,8 +31,7 @@ def _absent_path(verifier: Verifier, path: str, hash_prefix: str) -> Verificatio
     had it shows where it went, historical if the branch ever had it."""
     target = verifier.target
     if target.worktree:  # an uncommitted ``git mv``, as a search over the work tree follows
-        moved_to = next((c.new_path for c in verifier.uncommitted()
-                         if c.status == "renamed" and c.old_path == path and c.new_path), None)
+        moved_to = verifier.worktree_move(path)
         data = verifier.current_bytes(moved_to) if moved_to else None
         if moved_to and data is not None:
             return hash_verdict(data, hash_prefix, f"moved from {path} to {moved_to} in the "

@@ -16,12 +16,12 @@ from freshmark.adapters.telemetry.counters import VERIFICATION_VERDICTS_TOTAL
 from freshmark.adapters.telemetry.verdict_stats import VerdictStats
 from freshmark.core.config import Config
 from freshmark.core.dirstats import dir_prefix
-from freshmark.core.errors import EmbedderMismatch
+from freshmark.core.errors import BadInput, EmbedderMismatch
 from freshmark.core.ports import BranchView
 from freshmark.core.settings import Settings
 from freshmark.core.verdicts import Target
 from freshmark.services.repos import RepoHandle, resolve_repo
-from freshmark.services.verifier import Verifier, resolve_target
+from freshmark.services.verifier import Verifier
 
 
 @dataclass
@@ -41,6 +41,23 @@ class OpenedBranch:
     def repo_label(self) -> str:
         """The repository name under which the index (and the statistics) know it."""
         return self.index.manifest.repo if self.index is not None else self.handle.name
+
+
+def resolve_target(repo: GitRepo, branch: str | None, worktree: bool) -> Target:
+    """The head to verify against; a work tree is only comparable on its checked-out branch."""
+    if not worktree:
+        name = (branch or repo.current_branch()).removeprefix("refs/heads/")
+        return Target(name, repo.branch_head(name))
+    if repo.is_bare:
+        raise BadInput(f"--worktree needs a working copy; {repo.path} is a bare repository")
+    checked_out = repo.current_branch()
+    if branch and branch.removeprefix("refs/heads/") != checked_out:
+        raise BadInput(
+            f"--worktree verifies against the checked-out branch {checked_out!r}, "
+            f"not {branch!r}; check it out or drop --worktree"
+        )
+    return Target(checked_out, repo.branch_head(checked_out), worktree=True)
+
 
 
 def open_branch(repo_arg: str | RepoHandle, *, settings: Settings, config: Config,

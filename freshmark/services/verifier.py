@@ -38,7 +38,7 @@ from freshmark.adapters.git.repo import FileGone, GitRepo
 from freshmark.core.chunking import FileSymbols, file_symbols, line_count, line_slice
 from freshmark.core.classify import decode_text
 from freshmark.core.config import DEFAULT_MAX_FILE_BYTES
-from freshmark.core.errors import BadInput, PermanentError, UnsafePath
+from freshmark.core.errors import PermanentError, UnsafePath
 from freshmark.core.locate import (
     KEPT_SHARE,
     RENAMABLE_KINDS,
@@ -68,22 +68,6 @@ from freshmark.services.moves import Move, MoveFinder
 REMOVAL_SEARCH_COMMITS = 500
 WINDOW_KIND = "window"  # a line window of a file freshmark cannot parse (SPEC §5 fallback)
 _LINE_FIELDS = ("start_line", "end_line")
-
-
-def resolve_target(repo: GitRepo, branch: str | None, worktree: bool) -> Target:
-    """The head to verify against; a work tree is only comparable on its checked-out branch."""
-    if not worktree:
-        name = (branch or repo.current_branch()).removeprefix("refs/heads/")
-        return Target(name, repo.branch_head(name))
-    if repo.is_bare:
-        raise BadInput(f"--worktree needs a working copy; {repo.path} is a bare repository")
-    checked_out = repo.current_branch()
-    if branch and branch.removeprefix("refs/heads/") != checked_out:
-        raise BadInput(
-            f"--worktree verifies against the checked-out branch {checked_out!r}, "
-            f"not {branch!r}; check it out or drop --worktree"
-        )
-    return Target(checked_out, repo.branch_head(checked_out), worktree=True)
 
 
 class Verifier:
@@ -153,6 +137,11 @@ class Verifier:
             self._worktree_moves = {c.old_path: c.new_path for c in changes
                                     if c.status == "renamed" and c.old_path and c.new_path}
         return path in self._dirty
+
+    def worktree_move(self, path: str) -> str | None:
+        """Where an uncommitted ``git mv`` took ``path``; None when none did."""
+        self.is_dirty(path)  # the work tree's changes, read once
+        return self._worktree_moves.get(path)
 
     def read_uncommitted(self, verification: Verification, path: str) -> bool:
         """A changed result's lines were read from an uncommitted edit of ``path`` (its path
@@ -317,8 +306,7 @@ class Verifier:
             return self._symbol_step(record, f"file changed since {short(record.commit)}",
                                      nearest)
         data = self.current_bytes(path)
-        if data is None and path in self._worktree_moves:  # an uncommitted ``git mv``
-            new_path = self._worktree_moves[path]
+        if data is None and (new_path := self.worktree_move(path)) is not None:
             verdict = Verdict.CURRENT if at_head else Verdict.OLDER_IDENTICAL
             return Verification(verdict, f"moved to {new_path} in the work tree (uncommitted), "
                                          "content unchanged",
@@ -402,9 +390,8 @@ class Verifier:
         name or renamed in place (its class renamed with the file); None when neither."""
         text = self._moved_text(move)
         span = self._locate(record, move.new_path, text) if text is not None else None
-        symbols = self._symbols.get(move.new_path)
-        renamed = renamed_in_place(record, symbols, lambda: self._indexed_symbols(record)) \
-            if text is not None and span is None and symbols is not None else None
+        renamed = self._renamed_at(record, move.new_path) \
+            if text is not None and span is None else None
         span = renamed.span if renamed is not None else span
         if text is None or span is None:
             return None
@@ -433,6 +420,12 @@ class Verifier:
             self._symbols[path] = file_symbols(path, text)
         return locate(record, self._symbols[path], lambda: self._indexed_symbols(record), nearest)
 
+    def _renamed_at(self, record: ChunkRecord, path: str) -> Renamed | None:
+        """``record``'s definition renamed in place in ``path``'s file as last located."""
+        symbols = self._symbols.get(path)
+        return None if symbols is None else \
+            renamed_in_place(record, symbols, lambda: self._indexed_symbols(record))
+
     def _indexed_symbols(self, record: ChunkRecord) -> FileSymbols | None:
         """The file as the record was indexed from (its blob), parsed once per blob; asked for
         only when a name is defined more than once today. None when the blob is not here."""
@@ -459,8 +452,7 @@ class Verifier:
             found = lines_found(record, symbols)  # its lines as indexed, else no telling
             return self._changed(record, why, text, found) if found else Verification(
                 Verdict.UNVERIFIABLE, f"{why}, so its definitions cannot be located: re-read it")
-        renamed = renamed_in_place(record, symbols, lambda: self._indexed_symbols(record)) \
-            if span is None and symbols is not None else None
+        renamed = self._renamed_at(record, record.path) if span is None else None
         if renamed is not None:
             return self._changed(record, changed_why, text, renamed.span, renamed=renamed)
         if span is None:
