@@ -192,8 +192,9 @@ def _one_branch_parse(parsed: _Parsed, parser: Parser, src: bytes, shown: bytes,
         tried.add(variant.src)
         candidate = _parse_shown(parsed.language, parser, src, variant.src, lines, max_units,
                                  variant.hidden_rows)
-        if _score(candidate) > best_score:
-            best, best_score = candidate, _score(candidate)
+        score = _score(candidate)
+        if score > best_score:
+            best, best_score = candidate, score
     if best is not parsed:
         # the imports of the branches left out still are the file's
         imports = dict.fromkeys([*best.facts.imports, *parsed.facts.imports])

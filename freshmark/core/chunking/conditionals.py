@@ -19,6 +19,8 @@ import re
 from collections.abc import Collection
 from dataclasses import dataclass
 
+from freshmark.core.chunking.macros import blanked
+
 _DIRECTIVE = re.compile(rb"[ \t]*#[ \t]*([a-z]*)")
 _OPENS = frozenset({b"if", b"ifdef", b"ifndef"})
 _BRANCHES = frozenset({b"elif", b"elifdef", b"elifndef", b"else"})
@@ -43,7 +45,7 @@ def one_branch(src: bytes, keep_last: bool, troubled: Collection[int]) -> OneBra
     lines = src.split(b"\n")
     kinds = _directive_kinds(lines)
     kept, resolved = _kept_rows(kinds, keep_last, troubled)
-    shown = [line if kept[row] and kind is None else _blank(line)
+    shown = [line if kept[row] and kind is None else blanked(line)
              for row, (line, kind) in enumerate(zip(lines, kinds, strict=True))]
     depths = _depths_at_rows(b"\n".join(shown))  # directives blanked: ``#define X {`` is none
     hidden = set()
@@ -157,6 +159,3 @@ def _depths_at_rows(src: bytes) -> list[int]:
         depths[rest] = depth
     return depths
 
-
-def _blank(line: bytes) -> bytes:
-    return re.sub(rb"[^\r]", b" ", line)

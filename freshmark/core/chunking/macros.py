@@ -110,5 +110,9 @@ def _blank_first_group(found: re.Match[bytes]) -> bytes:
 
 
 def _spaces(found: re.Match[bytes], group: int = 0) -> bytes:
-    """The matched bytes as spaces, newlines kept, so rows and columns stay where they were."""
-    return re.sub(rb"[^\n]", b" ", found.group(group))
+    return blanked(found.group(group))
+
+
+def blanked(data: bytes) -> bytes:
+    """``data`` as spaces, line breaks kept, so rows and columns stay where they were."""
+    return re.sub(rb"[^\r\n]", b" ", data)
