@@ -36,6 +36,12 @@ class CallStanding:
                  code_today: Callable[[ChunkRecord], str | None]) -> None:
         self.graph = graph
         self._code_today = code_today
+        self._codes: dict[str, str | None] = {}  # per caller: its code, read once
+
+    def _code(self, caller: ChunkRecord) -> str | None:
+        if caller.id not in self._codes:
+            self._codes[caller.id] = self._code_today(caller)
+        return self._codes[caller.id]
 
     def __call__(self, edge: Edge) -> bool | None:
         """Whether a call is graph-confirmed (True) or its name alone matched (False), unless
@@ -54,17 +60,16 @@ class CallStanding:
             return reaches
         caller, callee = self.graph.nodes[edge.caller], self.graph.nodes[edge.callee]
         owner, dot, name = callee.symbol.rpartition(".")
-        if not edge.confirmed or caller.language == "go" and dot and \
-                caller.symbol.startswith(owner + "."):
+        own_class = bool(dot) and caller.symbol.startswith(owner + ".")
+        if not edge.confirmed or caller.language == "go" and own_class:
             # Its own type's method called through a value not its receiver (bubbletea's
             # ``wg.Wait()`` in a Program method): which type's, the name alone cannot tell.
             return False
-        if dot and caller.path == callee.path and caller.symbol.startswith(owner + ".") and \
-                caller.language in _RECEIVER_LANGUAGES:
-            code = self._code_today(caller)
+        if own_class and caller.path == callee.path and caller.language in _RECEIVER_LANGUAGES:
+            code = self._code(caller)
             return code is not None and calls_through_own_receiver(code, name)
         if not dot and caller.language == "python":
-            code = self._code_today(caller)
+            code = self._code(caller)
             return code is None or _calls_a_function(receivers_of(code, name), callee.path)
         return True
 
@@ -88,7 +93,7 @@ class CallStanding:
         receiver = caller.language in _RECEIVER_LANGUAGES and not owner
         python_method = caller.language == "python" and callee.kind == "method"
         cpp = caller.language == "cpp"
-        code = self._code_today(caller) if go or receiver or python_method or cpp else None
+        code = self._code(caller) if go or receiver or python_method or cpp else None
         if code is None:
             return None
         if go:
