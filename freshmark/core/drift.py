@@ -98,12 +98,17 @@ def imported_paths(record: ChunkRecord, changed: Iterable[str]) -> list[str]:
         parts = _module_parts(record.path, spec)
         if not parts:
             continue
-        for path in candidates:
-            held = posixpath.dirname(path).split("/") if go else _stem_parts(path)
-            if path not in found and held != [""] and parts[-len(held):] == held if go else \
-                    path not in found and held[-len(parts):] == parts:
-                found.append(path)
+        found += [path for path in candidates if path not in found and _names(parts, path, go)]
     return found[:MAX_FILES_PER_RESULT]
+
+
+def _names(parts: list[str], path: str, go: bool) -> bool:
+    """An import's ``parts`` name ``path``: a Go import its directory (the import ends with
+    the directory), any other its module (the path's stem ends with the import)."""
+    if go:
+        directory = posixpath.dirname(path).split("/")
+        return directory != [""] and parts[-len(directory):] == directory
+    return _stem_parts(path)[-len(parts):] == parts
 
 
 def is_dependency(record: ChunkRecord, symbol: str) -> bool:
