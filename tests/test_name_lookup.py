@@ -475,6 +475,15 @@ def test_an_attribute_looked_up_with_its_class_is_answered_by_the_class_declarin
         "Sidekiq.Client"
 
 
+def names_read(repo, names: list[str]) -> list[str]:
+    """The symbols the name channel reads for ``names`` from the indexed ``repo``, in order."""
+    opened = open_branch(str(repo.path), settings=Settings.from_env(), config=Config(),
+                         branch=None, worktree=False, store=None, need_index=True)
+    assert opened.index is not None
+    return [record.symbol for record, _ in
+            name_channel(opened.index, names, False, frozenset({"source", "test"}))]
+
+
 def test_a_method_looked_up_with_its_owner_is_read_before_many_namesakes_in_earlier_paths(
         store_env, make_repo):
     repo = make_repo("retrofit")
@@ -487,12 +496,7 @@ def test_a_method_looked_up_with_its_owner_is_read_before_many_namesakes_in_earl
                "    validateServiceInterface(service);\n    return proxy(service);\n  }\n}\n")
     repo.commit("retrofit")
     index(repo)
-    opened = open_branch(str(repo.path), settings=Settings.from_env(), config=Config(),
-                         branch=None, worktree=False, store=None, need_index=True)
-    assert opened.index is not None
-    read = name_channel(opened.index, ["create", "Retrofit.create"], False,
-                        frozenset({"source", "test"}))
-    assert read[0][0].symbol == "Retrofit.create"
+    assert names_read(repo, ["create", "Retrofit.create"])[0] == "Retrofit.create"
 
 
 def test_a_bare_name_reads_the_definition_named_exactly_so_before_namesake_members(
@@ -505,9 +509,5 @@ def test_a_bare_name_reads_the_definition_named_exactly_so_before_namesake_membe
                          "\tContent string\n}\n")
     repo.commit("tea")
     index(repo)
-    opened = open_branch(str(repo.path), settings=Settings.from_env(), config=Config(),
-                         branch=None, worktree=False, store=None, need_index=True)
-    assert opened.index is not None
-    read = name_channel(opened.index, ["View"], False, frozenset({"source", "test"}))
-    assert read[0][0].symbol == "View"
+    assert names_read(repo, ["View"])[0] == "View"
     assert searched(repo, "View", k=1).results[0].record.symbol == "View"
