@@ -324,12 +324,8 @@ def chunks(
     else:
         listed = list(index.iter_records(where=None if show_all else {"status": "live"},
                                          include_text=False))
-    records = [
-        r
-        for r in listed
-        if (show_all or (r.is_live and not r.is_excluded_kind))
-        and (not path_glob or glob_match(r.path, path_glob))
-    ]
+    matching = [r for r in listed if not path_glob or glob_match(r.path, path_glob)]
+    records = [r for r in matching if show_all or (r.is_live and not r.is_excluded_kind)]
     records.sort(key=lambda r: (r.path, r.start_line, r.symbol))
     if as_json:
         emit_json([r.stamp() for r in records])
@@ -338,8 +334,7 @@ def chunks(
         commit = index.manifest.commit
         one_file = path_glob is not None and not any(ch in path_glob for ch in "*?[")
         # Chunks held but of a kind left out by default (jq's generated lexer.c): say which.
-        excluded = sorted({r.file_kind for r in listed if r.is_live and r.is_excluded_kind
-                           and (not path_glob or glob_match(r.path, path_glob))})
+        excluded = sorted({r.file_kind for r in matching if r.is_live and r.is_excluded_kind})
         _say_none_listed(f"{handle.name}@{branch}", commit, path_glob, show_all,
                          f"its chunks are {' and '.join(excluded)}, left out unless --all"
                          if excluded else why_not_indexed(repo, commit, path_glob, config.rules)
