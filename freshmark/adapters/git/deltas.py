@@ -31,6 +31,10 @@ def change_from_delta(delta: pygit2.DiffDelta) -> list[FileChange]:
     return ([deleted] if has_old else []) + ([added] if has_new else [])
 
 
+def changes_of(raw: pygit2.Diff) -> list[FileChange]:
+    return [change for delta in raw.deltas for change in change_from_delta(delta)]
+
+
 def pair_exact_renames(changes: list[FileChange]) -> list[FileChange]:
     """Turn a deleted + added pair with identical non-empty content into a 100% rename."""
     deleted = {

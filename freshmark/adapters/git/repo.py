@@ -20,7 +20,7 @@ from typing import Literal
 import pygit2
 from pygit2.enums import DeltaStatus, DiffFind, DiffOption, RepositoryOpenFlag, SortMode
 
-from freshmark.adapters.git.deltas import change_from_delta, is_file_mode, pair_exact_renames
+from freshmark.adapters.git.deltas import changes_of, is_file_mode, pair_exact_renames
 from freshmark.core.config import DEFAULT_MAX_FILE_BYTES
 from freshmark.core.errors import (
     BranchNotFound,
@@ -333,24 +333,23 @@ class GitRepo:
         """
         new_tree = self._commit(new).tree
         if old is None:
-            raw = new_tree.diff_to_tree(swap=True)  # empty tree -> new
-        else:
+            return changes_of(new_tree.diff_to_tree(swap=True))  # empty tree -> new
+        raw = self._commit(old).tree.diff_to_tree(new_tree, DiffOption.INCLUDE_TYPECHANGE)
+        if not find_renames:
+            return changes_of(raw)
+        try:
+            raw.find_similar(self._rename_flags(raw), rename_threshold=RENAME_THRESHOLD_PERCENT,
+                             rename_limit=RENAME_LIMIT_FILES)
+        except pygit2.GitError as exc:
+            # Rename detection reads blobs; one missing from a partial or damaged clone must
+            # not stop the run: moves are then paired by blob id, which reads none.
+            # libgit2 names only the object (``'4a48cb…'``): say what that means.
+            log.warning("rename detection skipped for %s..%s: an object it reads is missing "
+                        "or unreadable in the clone (%s); only unedited moves are renames "
+                        "there, others a delete and an add", old[:12], new[:12], exc)
             raw = self._commit(old).tree.diff_to_tree(new_tree, DiffOption.INCLUDE_TYPECHANGE)
-        if old is not None and find_renames:
-            try:
-                raw.find_similar(self._rename_flags(raw),
-                                 rename_threshold=RENAME_THRESHOLD_PERCENT,
-                                 rename_limit=RENAME_LIMIT_FILES)
-            except pygit2.GitError as exc:
-                # Rename detection reads blobs; one missing from a partial or damaged clone
-                # must not stop the run: without it a rename is a delete and an add.
-                # libgit2 names only the object (``'4a48cb…'``): say what that means.
-                log.warning("rename detection skipped for %s..%s: an object it reads is missing "
-                            "or unreadable in the clone (%s); renames there are indexed as a "
-                            "delete and an add", old[:12], new[:12], exc)
-                raw = self._commit(old).tree.diff_to_tree(new_tree,
-                                                          DiffOption.INCLUDE_TYPECHANGE)
-        return [change for delta in raw.deltas for change in change_from_delta(delta)]
+            return pair_exact_renames(changes_of(raw))
+        return changes_of(raw)
 
     def _rename_flags(self, raw: pygit2.Diff) -> DiffFind:
         """Inexact renames unless an added or deleted blob is over ``similarity_max_bytes``
