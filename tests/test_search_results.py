@@ -215,6 +215,25 @@ def test_a_file_moved_since_the_index_is_one_move_verified_at_its_new_path(fm_ho
         in out
 
 
+def test_a_file_moved_and_edited_since_the_index_is_counted_as_moved_as_the_search_serves_it(
+        fm_home, make_repo):
+    repo = make_repo("moved")
+    body = "".join(f"    total += {n}\n" for n in range(12))
+    repo.write("shop/orders.py", f"def cancel_order(order):\n{body}    return total\n")
+    repo.commit("orders")
+    index(repo.path)
+    repo.rename("shop/orders.py", "shop/ordering.py")
+    repo.write("shop/ordering.py", "# orders, renamed\n" + (repo.path / "shop/ordering.py")
+               .read_text()).commit("move and edit orders")
+    response = search(SearchRequest.build("cancel_order"), str(repo.path),
+                      settings=Settings.from_env())
+    assert response.results[0].code_today is not None
+    assert response.results[0].code_today[0] == "shop/ordering.py"
+    assert response.unindexed is not None
+    assert (response.unindexed["moved_files"], response.unindexed["new_files"],
+            response.unindexed["deleted_files"]) == (1, 0, 0)
+
+
 def test_a_file_deleted_since_the_index_is_counted_as_deleted_not_changed(fm_home, make_repo):
     repo = _lagging_repo(make_repo)
     repo.delete("shop/orders.py").commit("drop orders")

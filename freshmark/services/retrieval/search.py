@@ -186,15 +186,16 @@ def unindexed_summary(repo: GitRepo, indexed: str | None, head: str) -> dict[str
     new files (not searched until indexed, the first named), changed ones (verified as they
     are now), deleted ones and moved ones (a new path holding a deleted path's very blob: its
     code is found and verified at the new path); None when the index is at the head. A tree
-    diff without rename detection, moves paired by blob id: its cost grows with the lag, not
-    with the repository, and no blob is read."""
+    diff with git's rename detection, as the search follows a moved and edited file too: it
+    reads only the blobs of added and deleted files, so its cost grows with the lag, not with
+    the repository."""
     if not indexed or indexed == head:
         return None
     key = (str(repo.path), indexed, head)
     found = _UNINDEXED.get(key)
     if found is None:
         try:
-            changes = repo.diff(indexed, head, find_renames=False)
+            changes = repo.diff(indexed, head)
             commits = repo.commits_between(indexed, head)
         except ObjectNotFound:  # the indexed commit is gone from the clone (gc, force push)
             return None
