@@ -956,3 +956,31 @@ def test_a_method_of_the_class_its_caller_extends_is_a_confirmed_callee():
     ])
     assert graph.resolve_name("its/timed.py:TimestampSigner.unsign", "unsign") == [
         ("its/signer.py:Signer.unsign", True)]
+
+
+APP_FACTORY = '''def create_app(config):
+    """Build the application from its configuration."""
+    app = {"config": config}
+    return app
+'''
+WSGI_MODULE = '''# Copyright (c) the web authors. Licensed under the BSD licence.
+# The server imports this module and serves ``application``.
+import os
+
+from web.factory import create_app
+
+settings = {"debug": os.environ.get("DEBUG") == "1"}
+application = create_app(settings)
+'''
+
+
+def test_module_code_calling_the_evidence_is_shown_by_its_calling_line_not_its_first(
+        fm_home, make_repo):
+    repo = indexed_project(make_repo("web"), {"web/factory.py": APP_FACTORY,
+                                              "web/wsgi.py": WSGI_MODULE}, package="web")
+    slice_ = build_context(ContextRequest.build("create_app", level="L1"), str(repo.path),
+                           settings=Settings.from_env())
+    (caller,) = [s for s in slice_.sections if s.role == "caller"]
+    assert caller.path == "web/wsgi.py"
+    assert caller.body == "application = create_app(settings)"
+    assert caller.signature_lines == (8, 8) and caller.note.endswith("(the calling line)")

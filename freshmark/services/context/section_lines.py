@@ -47,3 +47,16 @@ def signature_lines(lines: list[str], start: int, end: int, signature: str, name
     naming = re.compile(rf"(?<!\w){re.escape(name)}(?!\w)") if name else None
     return next(((number, number) for number in range(start, min(end, len(lines)) + 1)
                  if naming and naming.search(lines[number - 1])), (start, start))
+
+
+def calling_line(lines: list[str], start: int, end: int, name: str) -> int | None:
+    """The first line of ``start..end`` calling ``name`` (else naming it as a word): where
+    module code (a block, a namespace) uses it, which its first line (a licence, ``namespace
+    x {``) does not show, nor does the import naming it."""
+    rows = range(start, min(end, len(lines)) + 1)
+    word = rf"(?<!\w){re.escape(name)}(?!\w)"
+    for pattern in (re.compile(word + r"\s*[(<{]"), re.compile(word)):
+        found = next((number for number in rows if pattern.search(lines[number - 1])), None)
+        if found is not None:
+            return found
+    return None

@@ -36,7 +36,7 @@ from freshmark.services.context.imports import (
 )
 from freshmark.services.context.indexed_text import IndexedText
 from freshmark.services.context.section import Section, estimate_tokens
-from freshmark.services.context.section_lines import breathing_end, signature_lines
+from freshmark.services.context.section_lines import breathing_end, calling_line, signature_lines
 from freshmark.services.context.symbol_graph import Edge, SymbolGraph
 from freshmark.services.open_branch import OpenedBranch
 from freshmark.services.retrieval.results import VerifiedResult
@@ -56,7 +56,8 @@ MAX_REFERENCES = 2
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 # A name qualified by its module or package (``nodes.Template``, Go's ``http.Handler``).
 _MODULE_QUALIFIED = re.compile(r"\b([a-z]\w*)\.([A-Za-z_]\w*)")
-# Module-level blocks and line windows: no design idea of their own to take as reference.
+# Module-level blocks, line windows and namespaces: no design idea of their own to take as
+# reference, nor a signature that says what they do with a callee.
 _NO_SYMBOL_KINDS = frozenset({"block", "window", "module"})
 
 
@@ -263,6 +264,11 @@ class SliceBuilder:
         verdict = str(verification.verdict)
         if signature_only:
             lines = self.today_symbols(path).lines
+            if chunk.kind in _NO_SYMBOL_KINDS and callee and \
+                    (row := calling_line(lines, start, end, callee)) is not None:
+                return Section(role, path, record.symbol, start, end, confidence, citation,
+                               lines[row - 1].strip(), 0, verdict, note + " (the calling line)",
+                               record.language, stands_for=chunk.text, signature_lines=(row, row))
             return Section(role, path, record.symbol, start, end, confidence, citation,
                            chunk.signature, 0, verdict, note + " (signature only)",
                            record.language, stands_for=chunk.text,
