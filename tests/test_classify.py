@@ -10,7 +10,6 @@ from repo_builder import RepoBuilder
 from freshmark.adapters.git.repo import GitRepo
 from freshmark.core.classify import (
     _BUILTIN_GLOB_SETS,
-    _BUILTIN_RULES,
     SUBMODULE_CLASS,
     FileClass,
     classify,
@@ -22,6 +21,7 @@ from freshmark.core.classify import (
 from freshmark.core.config import ClassifyRules
 from freshmark.core.globs import glob_match
 from freshmark.core.kinds import FILE_KINDS
+from freshmark.core.path_rules import BUILTIN_RULES
 
 RULES = ClassifyRules()
 CODE = b"def total(order):\n    return order.total\n"
@@ -65,6 +65,10 @@ CODE = b"def total(order):\n    return order.total\n"
         ("asv_bench/benchmarks/groupby.py", "test"),
         ("__performance_tests__/add-data.mjs", "test"),
         ("src/parse.bench.ts", "test"),
+        ("bench/formatter-bench.cpp", "test"),  # spdlog's
+        ("benches/parse.rs", "test"),  # Cargo's
+        ("Tests/UnitTests/Snapshots/testMathHelp.bash", "fixture"),  # SwiftPM's golden outputs
+        ("src/snapshots/store.py", "source"),  # a project's own code about snapshots
         ("README.md", "doc"),
         ("docs/guide.rst", "doc"),
         ("docs/conf.py", "doc"),
@@ -84,7 +88,6 @@ CODE = b"def total(order):\n    return order.total\n"
         ("CMakeLists.txt", "config"),
         ("src/orders/service.py", "source"),
         ("cmd/server/main.go", "source"),
-        ("bench/bench_index.py", "source"),
         # Directories named in capitals (SwiftPM, .NET); file names keep their case.
         ("Tests/ArgumentParserUnitTests/HelpTests.swift", "test"),
         ("Sources/ArgumentParser/Parsing/ParserTests.swift", "test"),
@@ -117,6 +120,8 @@ def test_builtin_path_rule_gives_kind(path: str, kind: str) -> None:
         ("third_party/zlib/zlib.c", "vendored"),
         ("test/gtest/gmock-gtest-all.cc", "vendored"),  # GoogleTest copied beside the tests
         ("test/gtest/gtest/gtest.h", "vendored"),
+        ("include/spdlog/fmt/bundled/format.h", "vendored"),  # fmt copied into spdlog
+        ("src/pip/_vendor/rich/console.py", "vendored"),
         ("web/node_modules/react/index.js", "vendored"),
         (".venv/lib/python3.11/site-packages/x.py", "vendored"),
         ("build/lib/orders/service.py", "build-output"),
@@ -135,7 +140,7 @@ def test_a_skipping_rule_keeps_its_directorys_case() -> None:
 
 
 def test_every_builtin_kind_is_a_stamp_file_kind() -> None:
-    assert {kind for kind, _, _ in _BUILTIN_RULES} <= set(FILE_KINDS)
+    assert {kind for kind, _, _ in BUILTIN_RULES} <= set(FILE_KINDS)
 
 
 SAMPLE_PATHS = [
@@ -150,7 +155,7 @@ SAMPLE_PATHS = [
 @pytest.mark.parametrize("path", SAMPLE_PATHS)
 def test_compiled_builtin_rules_agree_with_config_glob_match(path: str) -> None:
     name = path.rsplit("/", 1)[-1]
-    for (_, _, globs), (_, _, compiled) in zip(_BUILTIN_RULES, _BUILTIN_GLOB_SETS, strict=True):
+    for (_, _, globs), (_, _, compiled) in zip(BUILTIN_RULES, _BUILTIN_GLOB_SETS, strict=True):
         assert compiled.matches(path, name) == any(glob_match(path, g) for g in globs), globs
 
 
@@ -343,6 +348,11 @@ def test_submodule_class_is_not_indexed() -> None:
 )
 def test_generated_marker_in_header_comment_marks_generated(header: bytes) -> None:
     assert classify("src/orders/client.py", header + CODE, RULES).file_kind == "generated"
+
+
+def test_a_generator_marker_in_an_ignore_file_heads_a_list_of_other_files() -> None:
+    assert classify(".gitignore", b"# Auto generated files\nbuild/\n", ClassifyRules()) == \
+        FileClass("config", True, None)
 
 
 def test_generated_marker_below_line_five_is_ignored() -> None:

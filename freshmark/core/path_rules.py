@@ -1,0 +1,104 @@
+"""The built-in path rules of file classification (SPEC §4; ``classify`` applies them): each
+kind's globs, in precedence order, with the reason a file of a kind that is not indexed is
+skipped. Data only, kept apart so the rules read as one table."""
+
+from __future__ import annotations
+
+SKIP_VENDORED = "vendored"
+SKIP_BUILD_OUTPUT = "build-output"
+
+_JS_EXTS = ("js", "jsx", "mjs", "cjs", "ts", "tsx", "mts", "cts")
+
+# (kind, skip reason when not indexed, globs), in precedence order; see the module docstring.
+BUILTIN_RULES: tuple[tuple[str, str | None, tuple[str, ...]], ...] = (
+    ("vendored", SKIP_VENDORED, (
+        "**/vendor/**", "**/third_party/**", "**/third-party/**", "**/thirdparty/**",
+        "**/node_modules/**", "**/bower_components/**", "**/.venv/**", "**/site-packages/**",
+        # Copies of other projects kept inside this one (pip's ``_vendor/``, spdlog's
+        # ``fmt/bundled/``: 58 % of its chunks were fmt's).
+        "**/_vendor/**", "**/vendored/**", "**/bundled/**",
+        # A copy of GoogleTest kept beside a project's tests (fmt's test/gtest/).
+        *(f"**/{tests}/{framework}/**" for tests in ("test", "tests")
+          for framework in ("gtest", "gmock", "googletest")),
+    )),
+    ("vendored", SKIP_BUILD_OUTPUT, (
+        "**/build/**", "**/dist/**", "**/target/**", "**/__pycache__/**", "**/.tox/**",
+        "**/.nox/**", "**/.mypy_cache/**", "**/.pytest_cache/**", "**/.ruff_cache/**",
+        "**/.next/**", "**/.nuxt/**", "**/.gradle/**", "**/.eggs/**", "**/*.egg-info/**",
+        "*.min.js", "*.min.css", "*.js.map", "*.css.map",
+    )),
+    ("generated", None, (
+        "*_pb2.py", "*_pb2.pyi", "*_pb2_grpc.py", "*.pb.go", "*.pb.gw.go", "*.pb.cc", "*.pb.h",
+        "*.generated.*", "*.g.dart", "*.freezed.dart", "**/generated/**", "**/__generated__/**",
+        "package-lock.json", "npm-shrinkwrap.json", "yarn.lock", "pnpm-lock.yaml", "poetry.lock",
+        "Pipfile.lock", "uv.lock", "pdm.lock", "Cargo.lock", "Gemfile.lock", "composer.lock",
+        "go.sum", "flake.lock",
+    )),
+    ("backup", None, (
+        "*_old.*", "*.old", "*.bak", "*.backup", "*.orig", "*.rej", "*~", "*.swp", "*.swo",
+        "*.tmp", "#*#",
+    )),
+    ("fixture", None, (
+        "**/fixtures/**", "**/__fixtures__/**", "**/testdata/**", "**/__snapshots__/**", "*.snap",
+        # Maven's and Gradle's test resources: the pages, keys and data tests read.
+        "**/test/resources/**", "**/test_files/**", "**/test-files/**", "**/test_data/**",
+        "**/test-data/**",
+        # Expected outputs tests compare against (SwiftPM's ``Tests/…/Snapshots/``).
+        *(f"**/{tests}/**/snapshots/**" for tests in ("test", "tests", "spec", "__tests__")),
+    )),
+    ("test", None, (
+        "**/tests/**", "**/test/**", "**/__tests__/**", "**/spec/**", "test_*.py", "*_test.py",
+        "conftest.py", "*_test.go", "*Test.java", "*Tests.java", "*Test.kt", "*Tests.kt",
+        "*Test.cs", "*Tests.cs", "*Test.swift", "*Tests.swift", "*_spec.rb", "*_test.rb",
+        "*_test.cc", "*_test.cpp", "*_unittest.cc", "test.c", "test_*.c", "*_test.c",
+        # Base classes and helpers shipped for tests (flysystem's FilesystemAdapterTestCase,
+        # AdapterTestUtilities/): test code outside a tests directory.
+        "?*TestCase.php", "?*TestCase.java", "?*TestCase.kt", "?*TestCase.cs", "?*TestCase.swift",
+        "**/*TestUtilities/**", "**/*TestUtils/**", "**/test-utils/**", "**/testutils/**",
+        "*Test.php", *(f"*.test.{ext}" for ext in _JS_EXTS), *(f"*.spec.{ext}" for ext in _JS_EXTS),
+        "?*Bench.php",  # phpbench's benchmarks (league/csv's ReaderBench)
+        # Benchmarks call the implementation as tests do (asv's, vitest's ``*.bench.ts``).
+        "**/benchmarks/**", "**/benchmark/**", "**/__benchmarks__/**", "**/bench/**",
+        "**/benches/**",  # Cargo's
+        "**/*.Benchmarks/**", "**/*.Benchmark/**",  # .NET benchmark projects
+        "**/__performance_tests__/**", *(f"*.bench.{ext}" for ext in _JS_EXTS),
+    )),
+    ("changelog", None, (
+        "CHANGELOG*", "CHANGES", "CHANGES.*", "HISTORY", "HISTORY.*", "NEWS", "NEWS.*",
+        # file names keep their case (``History.swift`` is code); these are changelogs in any
+        *(f"{name}.{ext}" for name in ("ChangeLog", "Changelog", "changelog", "Changes",
+                                       "History", "News") for ext in ("md", "rst", "txt")),
+        "ChangeLog", "ChangeLog-*",
+        "RELEASE_NOTES*", "RELEASE-NOTES*", "whats-new.*", "whatsnew.*", "**/whatsnew/**",
+        "**/changelog/**", "**/changelog.d/**", "**/release-notes/**", "**/releases/*.txt",
+        "**/releases/*.rst", "**/releases/*.md",
+    )),
+    ("translation", None, (
+        "*.po", "*.pot", "*.mo", "*.xlf", "*.xliff", "**/LC_MESSAGES/**",
+        "**/locales/*.json", "**/locale/*.json", "**/i18n/*.json",  # yargs' locales/fr.json
+    )),
+    ("config", None, (
+        "requirements*.txt", "constraints*.txt", "CMakeLists.txt", "Dockerfile", "Dockerfile.*",
+        "*.dockerfile", "Containerfile", "Makefile", "GNUmakefile", "*.mk", "Procfile",
+        "Jenkinsfile", "MANIFEST.in", "go.mod", ".gitignore", ".gitattributes", ".gitmodules",
+        ".dockerignore", ".editorconfig", ".env", ".npmrc",
+    )),
+    ("doc", None, (
+        "*.md", "*.markdown", "*.mdx", "*.rst", "*.txt", "*.adoc", "*.asciidoc", "**/docs/**",
+        "**/doc/**", "README", "LICENSE", "LICENCE", "COPYING", "NOTICE", "AUTHORS",
+        "CONTRIBUTORS", "CONTRIBUTING",
+        # Programs that show the code in use, as GitHub linguist files them: callers of the
+        # implementation, which a question about the implementation should not get first.
+        "examples/**", "example/**", "demos/**", "demo/**", "samples/**", "sample/**",
+        "tutorials/**", "tutorial/**",
+        "_examples/**", "_example/**",  # Go's, kept out of the build by the underscore
+        # The programs a documentation site includes (FastAPI's and Typer's ``docs_src``).
+        "docs_src/**", "docs-src/**", "documentation/**",
+    )),
+    ("config", None, (
+        "*.toml", "*.yaml", "*.yml", "*.json", "*.jsonc", "*.json5", "*.ini", "*.cfg", "*.conf",
+        "*.properties", "*.xml", "*.env", "*.neon",
+        # A template of a config checked in for copying (PHPUnit's ``phpunit.xml.dist``).
+        *(f"*.{ext}.dist" for ext in ("xml", "neon", "yml", "yaml", "json", "ini", "toml")),
+    )),
+)
