@@ -7,6 +7,7 @@ client and the backup repository are indexed but excluded.
 
 from __future__ import annotations
 
+import hashlib
 import re
 
 from search_fixtures import PATHS, build_shop, file_sha256, index
@@ -107,3 +108,17 @@ def test_seed_snippet_checker_answers_its_four_words(fm_home, make_repo):
     assert words == [(1, "可用", "current"), (2, "较旧", "changed"),
                      (3, "失效", "historical"), (4, "待补", "unverifiable")]
     assert report.all_safe is False
+
+
+def test_a_listed_file_under_a_build_directory_is_excluded_as_build_output_not_vendored(
+        fm_home, make_repo):
+    repo = make_repo("release")
+    repo.write("build/sync-version.js", "const version = require('../package.json').version\n")
+    repo.commit("release script")
+    script = (repo.path / "build/sync-version.js").read_bytes()
+    listing = f"build/sync-version.js\t{hashlib.sha256(script).hexdigest()[:12]}"
+    report = verify_entries(parse_snippets(check_text(listing)), str(repo.path),
+                            settings=Settings.from_env())
+    (line,) = report.lines
+    assert line.verdict == "excluded"
+    assert line.reason.startswith("build output by its path")

@@ -50,6 +50,10 @@ EXCLUSION_REASONS: dict[str, str] = {
     "backup": "backup file: a stale copy, not the code that runs",
     "fixture": "test fixture: sample data for tests, not product code",
     "vendored": "vendored third-party code: not this project's code",
+    # Keyed by the skip reason: a path rule (``build/``, ``dist/``) that a repository undoes
+    # with ``.gitattributes`` (``build/** -linguist-vendored``) when the code is its own.
+    "build-output": "build output by its path (build/, dist/, target/…): made from the "
+                    "sources; unless .gitattributes says otherwise (-linguist-vendored)",
 }
 
 

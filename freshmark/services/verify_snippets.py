@@ -100,10 +100,14 @@ def record_from_stamp(stamp: dict[str, Any]) -> ChunkRecord:
     return ChunkRecord(text=text.removesuffix("\n"), **values)
 
 
-def _file_kind(verifier: Verifier, path: str, config: Config) -> str:
+def _exclusion(verifier: Verifier, path: str, config: Config) -> str | None:
+    """Why the file at ``path`` is kept out of context today, None when it is not."""
     data = verifier.current_bytes(path) or b""
     attributes = verifier.repo.attributes(verifier.target.head, path)
-    return classify(path, data, config.rules, attributes).file_kind
+    found = classify(path, data, config.rules, attributes)
+    if found.file_kind not in EXCLUDED_FILE_KINDS:
+        return None
+    return EXCLUSION_REASONS.get(found.skip_reason or "") or EXCLUSION_REASONS[found.file_kind]
 
 
 def _check_tsv(entry: SnippetEntry, opened: OpenedBranch, config: Config) -> CheckedLine:
@@ -111,9 +115,9 @@ def _check_tsv(entry: SnippetEntry, opened: OpenedBranch, config: Config) -> Che
     verification = verify_file_hash(verifier, entry.path, entry.hash_prefix)
     now_at = verification.moved_to or entry.path
     if verification.verdict in (Verdict.CURRENT, Verdict.OLDER_IDENTICAL, Verdict.CHANGED):
-        kind = _file_kind(verifier, now_at, config)
-        if kind in EXCLUDED_FILE_KINDS:
-            verification = Verification(Verdict.EXCLUDED, EXCLUSION_REASONS[kind])
+        why = _exclusion(verifier, now_at, config)
+        if why is not None:
+            verification = Verification(Verdict.EXCLUDED, why)
     citation = cite_file(now_at, entry.hash_prefix, verification, opened.target)
     return CheckedLine(entry.line, entry.path, str(verification.verdict), verification.reason,
                        "tsv", verification.seed_word, citation=citation.text(),
