@@ -221,6 +221,22 @@ def test_a_name_with_a_declaration_keyword_beside_it_is_looked_up_as_that_name(
         assert (first.path, first.symbol) == ("typer/main.py", "Typer"), query
 
 
+def test_a_lower_case_name_in_backticks_is_looked_up_as_that_name(store_env, make_repo):
+    repo = make_repo("bars")
+    repo.write("bars/std.py", "class tqdm(Comparable):\n    def update(self, n=1):\n"
+                              "        self.n += n\n")
+    for number in range(4):
+        repo.write(f"bars/use_{number}.py", f"from bars.std import tqdm\n\n\n"
+                   f"class Handler{number}:\n    def __init__(self, tqdm_class=tqdm):\n"
+                   f"        # the tqdm class of a tqdm bar: tqdm.write\n"
+                   f"        self.tqdm_class = tqdm_class or tqdm\n")
+    repo.commit("bars")
+    index(repo)
+    for query in ("class `tqdm`", "`tqdm` class", "`tqdm`"):
+        first = searched(repo, query, k=3).results[0].record
+        assert (first.path, first.symbol) == ("bars/std.py", "tqdm"), query
+
+
 def test_a_bare_name_finds_the_definition_of_that_name_before_members_ending_in_it(
         store_env, make_repo):
     repo = _typer_like(make_repo)

@@ -371,19 +371,28 @@ _DECLARATION_WORDS = _CODE_KEYWORDS | frozenset({"class", "function", "method", 
 
 def without_declaration_word(text: str) -> str:
     """``text`` without a declaration's keyword before or after the one name it is written
-    beside (``class Typer`` -> ``Typer``; ``class`` alone, ``class instance`` stay)."""
+    beside (``class Typer`` -> ``Typer``; ``class`` alone, ``class instance`` stay), and a
+    name in backticks without them: written as code whatever its case (``class `tqdm```)."""
     words = text.split()
+    if len(words) == 1 and _backticked(words[0]):
+        return words[0][1:-1]
     if len(words) != 2:
         return text
     for keyword, name in (words, words[::-1]):
+        bare = name[1:-1] if _backticked(name) else name
         if keyword.lower() in _CODE_KEYWORDS and keyword == words[0] or \
-                keyword.lower() in _DECLARATION_WORDS and _written_as_code(name):
-            return name
+                keyword.lower() in _DECLARATION_WORDS and (bare != name or _written_as_code(name)):
+            return bare
     return text
 
 
-def _written_as_code(word: str) -> bool:
-    return bool(re.search(r"[A-Z_0-9.]", word)) and bool(re.fullmatch(r"[\w.$#]+[?!]?", word))
+def _backticked(word: str) -> bool:
+    return len(word) > 2 and word[0] == word[-1] == "`" and _written_as_code(word[1:-1], True)
+
+
+def _written_as_code(word: str, any_case: bool = False) -> bool:
+    return (any_case or bool(re.search(r"[A-Z_0-9.]", word))) and \
+        bool(re.fullmatch(r"[\w.$#]+[?!]?", word))
 
 
 _RUST_IMPL = re.compile(r"impl [A-Za-z_][\w:]*(?:<[^<>]*>)?(?: for [A-Za-z_][\w:]*)?")
