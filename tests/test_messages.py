@@ -152,3 +152,22 @@ def test_a_text_of_adjacent_placeholders_holds_no_message():
     windows = message_windows("Error: cannot combine compress and chunked")
     table = "const cases = [" + ", ".join("`${a}` `${b}`" for _ in range(12)) + "]"
     assert messages_first(["plain", table], windows) == [0, 1]
+
+
+def test_a_message_of_short_runs_between_its_values_is_read_by_runs_of_three_words():
+    windows = message_windows("Error: The value 'abc' is invalid for '--count <count>'")
+    assert windows == ["is invalid for"]
+    swift = 'return "The value \'\\(value)\' is invalid for \'\\(name)\'"'
+    assert messages_first(["the value is invalid", swift], windows) == [1, 0]
+
+
+def test_a_bare_error_label_is_the_printers_not_the_messages():
+    assert message_windows("Error: Missing value for '--count <count>'") == ["missing value for"]
+
+
+def test_a_message_the_exception_quotes_whole_is_read_inside_its_quotes():
+    windows = message_windows("tqdm.std.TqdmKeyError: 'Can only have one of --bytes --update'")
+    assert "can only have one" in windows
+    texts = ["class TqdmKeyError(KeyError):\n    pass",
+             'raise TqdmKeyError("Can only have one of --bytes --update --update_to")']
+    assert messages_first(texts, windows) == [1, 0]

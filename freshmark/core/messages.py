@@ -7,7 +7,8 @@ a quoted option) are not; both channels rank it among look-alikes (a ``ProgressB
 ``bar``). A query shaped as such a message (``SomeError:``, ``error:`` at its start, after a
 program's name or not, Ruby's ``(SomeError)`` at its end, the whole of it in quotes, a quoted
 value and a colon in what is not a question, or a format string's unfilled ``'%s'``) puts
-the chunks holding four of its consecutive words first, in their order; a sentence of six
+the chunks holding four of its consecutive words (three, when no run between its values is
+longer: Swift's ``Missing value for '\\(name)'``) first, in their order; a sentence of six
 words or more that does not open with a question word (a comment, a help text, a message
 that asks the user something) puts those holding all of it first. Pure.
 """
@@ -18,11 +19,15 @@ import re
 from collections.abc import Sequence
 
 WINDOW_WORDS = 4
+# A message whose fixed words never run to four between its values (Swift's ``Missing value
+# for '\(name)'``) is read by its runs of three.
+SHORT_WINDOW_WORDS = 3
 SENTENCE_WORDS = 6
 # A program's name may come first, as argparse prints it (``http: error: …``).
 _OPENING = re.compile(
     r"^\s*(?:[\w.-]+:\s*)?"
-    r"(?:[\w.]*(?:Error|Exception|Warning|Failure)|error|fatal|panic|warning)\b[^:\n]{0,40}:",
+    r"(?:[\w.]*(?:Error|Exception|Warning|Failure)|error|fatal|panic|warning)\b"
+    r"(?P<more>[^:\n]{0,40}):",
     re.IGNORECASE)
 _CLOSING = re.compile(r"\s\((?:[\w:]*(?:Error|Exception)|[A-Z]\w*(?:::[A-Z]\w*)+)\)\s*$")
 _WHOLE_QUOTED = re.compile(r"\s*([\"'])([^\"'\n]+)\1\s*")
@@ -34,7 +39,8 @@ _QUOTED_PLACEHOLDER = re.compile(r"(['\"])(%[-+ #0-9.]*[sdvqfx])\1")
 # A string literal's prefix (``f"Perhaps …"`` continuing a message over two lines) is no word.
 _STRING_PREFIX = re.compile(r"\b[fFrRbBuU]{1,2}(?=[\"'])")
 # A placeholder in a literal, filled in when the message is made.
-_SLOT = re.compile(r"%[-+ #0-9.]*[sdvqfxw]\b|#\{[^}\n]*\}|\$\{[^}\n]*\}|\{[\w.]*\}")
+_SLOT = re.compile(r"%[-+ #0-9.]*[sdvqfxw]\b|#\{[^}\n]*\}|\$\{[^}\n]*\}|\{[\w.]*\}"
+                   r"|\\\([^)\n]{0,200}\)")  # Swift's ``\(name)``
 # What a run fills in: quoted values, bracketed ones (of 200 characters at most), numbers,
 # paths. A word holding a digit or a slash is matched from its start only, and a value is
 # bounded: tried at every character, a run of 9,000 ``*`` took 0.8 s and 30,000 ``(`` 6 s
@@ -44,48 +50,56 @@ _FILLED = re.compile(r"'[^'\n]{0,200}'|\"[^\"\n]{0,200}\"|`[^`\n]{0,200}`|\([^)\
 
 
 def message_windows(query: str) -> list[str]:
-    """The runs of ``WINDOW_WORDS`` consecutive fixed words of a pasted message, lowercased
-    and joined by single spaces; [] for a query not shaped as an error message."""
+    """The runs of ``WINDOW_WORDS`` consecutive fixed words of a pasted message (of
+    ``SHORT_WINDOW_WORDS`` when it has none), lowercased and joined by single spaces; [] for a
+    query not shaped as an error message."""
+    return _message_windows(query, WINDOW_WORDS) or _message_windows(query, SHORT_WINDOW_WORDS)
+
+
+def _message_windows(query: str, size: int) -> list[str]:
     opening = _OPENING.match(query)
     if opening is not None:
-        # The opening's own words too: Go's ``bubbletea: error opening TTY: %w`` leaves only
-        # the operating system's words after it.
-        return list(dict.fromkeys(_windows(query[opening.end():]) + _windows(query)))
+        # Python's KeyError quotes its whole message. A bare ``Error:`` is the printer's
+        # label; an opening of more words is the message's own too: Go's ``bubbletea: error
+        # opening TTY: %w`` leaves only the operating system's words after it.
+        rest = query[opening.end():]
+        quoted = _WHOLE_QUOTED.fullmatch(rest)
+        windows = _windows(quoted.group(2) if quoted else rest, size)
+        return list(dict.fromkeys(windows + _windows(query, size))) \
+            if _words(opening.group("more")) else windows
     # Ruby prints the class last (``retry_for must be … (ArgumentError)``); a message may be
     # pasted inside quotes, which would read as a value filled in.
     closing = _CLOSING.search(query)
     if closing is not None:
-        return _windows(query[:closing.start()])
+        return _windows(query[:closing.start()], size)
     quoted = _WHOLE_QUOTED.fullmatch(query)
     if quoted is not None and quoted.group(2).split(maxsplit=1)[0].lower() not in _ASKING:
-        return _windows(quoted.group(2))
+        return _windows(quoted.group(2), size)
     # A message pasted without its class (``Invalid URL 'x': No scheme supplied.``): a value
     # filled in and a colon, and not a question (``How is '/a/<int:id>' broken up?``).
     sentence = _words(query)
     first = sentence[0] if sentence else ""
     if _QUOTED.search(query) and ":" in query and first not in _ASKING:
-        return _windows(query)
+        return _windows(query, size)
     # A message pasted from the code itself, its placeholders unfilled (validator's
     # ``Undefined validation function '%s' on field '%s'``): they are words of the literal.
     if _PLACEHOLDER.search(query) and first not in _ASKING:
-        return _windows(_QUOTED_PLACEHOLDER.sub(r" \2 ", query))
+        return _windows(_QUOTED_PLACEHOLDER.sub(r" \2 ", query), size)
     # A sentence pasted from the code (a comment, a help text): all of its words, in order;
     # the runs between the values a run filled in (thor's ``The file config/routes.rb does
     # not appear to exist``) when it has any and asks nothing (hono's "With the dot option,
     # how do form fields like obj.key1 become nested objects …?" is a question).
     if len(sentence) >= SENTENCE_WORDS and first not in _ASKING:
         asks = query.rstrip().endswith("?")
-        return _windows(query) if _FILLED.search(query) and not asks else [" ".join(sentence)]
+        return _windows(query, size) if _FILLED.search(query) and not asks \
+            else [" ".join(sentence)]
     return []
 
 
-def _windows(message: str) -> list[str]:
-    windows: list[str] = []
-    for run in _FILLED.split(message):
-        run_words = _words(run)
-        windows += [" ".join(run_words[i:i + WINDOW_WORDS])
-                    for i in range(len(run_words) - WINDOW_WORDS + 1)]
-    return list(dict.fromkeys(windows))
+def _windows(message: str, size: int) -> list[str]:
+    runs = [_words(run) for run in _FILLED.split(message)]
+    return list(dict.fromkeys(" ".join(run[i:i + size])
+                              for run in runs for i in range(len(run) - size + 1)))
 
 
 def messages_first(texts: Sequence[str], windows: Sequence[str]) -> list[int]:
