@@ -201,6 +201,24 @@ def test_a_go_function_drifts_when_its_packages_other_file_changes(fm_home, make
     assert [(n["symbol"], n["change"]) for n in result["drift"]] == [("PasteMsg", "vanished")]
 
 
+def test_a_swift_function_drifts_when_a_file_of_its_module_directory_changes(fm_home, make_repo):
+    repo = make_repo("parser")
+    repo.write("Sources/Parser/Failure.swift",
+               "func configurationFailure(_ message: String) -> Error {\n"
+               "    return ParserError(message)\n}\n")
+    repo.write("Sources/Parser/Command.swift",
+               "func failHierarchy(_ name: String) -> Error {\n"
+               "    return configurationFailure(\"bad \\(name)\")\n}\n")
+    repo.commit("parser")
+    index(repo.path)
+    repo.write("Sources/Parser/Failure.swift",
+               "func configurationFailure(_ message: String, code: Int) -> Error {\n"
+               "    return ParserError(message, code)\n}\n").commit("a code")
+    result = find(repo.path, "failHierarchy", "failHierarchy")
+    assert result["verdict"] == "older_identical"
+    assert [n["symbol"] for n in result["drift"]] == ["configurationFailure"]
+
+
 def test_a_typescript_import_naming_the_compiled_js_file_names_the_ts_file():
     validation = record("lib/validation.ts", ("./utils/obj-filter.js", "../package.json"),
                         ("objFilter",))

@@ -76,8 +76,9 @@ def safe_relpath(rel: str) -> str:
 
 
 # Languages whose files see their directory's definitions without an import: Go's package,
-# Java's and Kotlin's, C#'s and PHP's namespace by convention.
-PACKAGE_EXTENSIONS = (".go", ".java", ".kt", ".cs", ".php")
+# Java's and Kotlin's, C#'s and PHP's namespace by convention, Swift's module (a target's
+# whole directory tree: its own directory is the part read here).
+PACKAGE_EXTENSIONS = (".go", ".java", ".kt", ".cs", ".php", ".swift")
 
 
 def package_key(path: str) -> tuple[str, str] | None:
