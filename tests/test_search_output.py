@@ -119,6 +119,17 @@ def test_json_leaves_out_empty_fields_but_keeps_the_contract_fields(fm_home, mak
     assert live and all("tombstoned_in" not in r and "successor" not in r for r in live)
 
 
+def test_json_leaves_out_the_notes_that_say_nothing_and_the_full_form_keeps_them(
+        fm_home, make_repo):
+    shop = build_shop(make_repo)
+    compact = json.loads(run_cli("search", "cancel order", "--repo", str(shop.path), "--json"))
+    full = json.loads(run_cli("search", "cancel order", "--repo", str(shop.path), "--json",
+                              "--full"))
+    notes = {"uncommitted", "edited", "gone"}
+    assert not notes & set(compact)
+    assert notes <= set(full) and {full[name] for name in notes} == {None}
+
+
 def test_full_json_keeps_every_field_nulls_and_diagnostics(fm_home, make_repo):
     shop = build_shop(make_repo)
     response = json.loads(run_cli("search", "cancel order", "--repo", str(shop.path), "--json",

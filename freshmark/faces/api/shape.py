@@ -6,8 +6,9 @@ contract needs: the SPEC §1 mandatory stamp fields (``verify`` reads them back,
 without one is ``unverifiable``) and the verification (verdict, reason, citation, text, rank),
 whatever their values. Every other field is left out when it is empty (null, ``""``, ``[]``,
 ``{}``: ``tombstoned_in`` on live code, ``current_start_line`` on unchanged code...), and the
-ranking diagnostics (``explain``) are left out altogether. The full form is the answer as the
-services give it: every field, nulls included.
+ranking diagnostics (``explain``) are left out altogether; so are the answer's notes that say
+nothing this time (``unindexed`` at the head, ``edited`` and ``gone`` with a clean work tree).
+The full form is the answer as the services give it: every field, nulls included.
 
 Plain dictionaries in, plain dictionaries out: the CLI uses this without loading pydantic.
 """
@@ -22,6 +23,8 @@ from freshmark.core.stamp import MANDATORY_FIELDS
 CONTRACT_FIELDS = frozenset({*MANDATORY_FIELDS, "verdict", "reason", "citation", "text", "rank"})
 # Why a result ranked where it did: for tuning the ranking, not for using the code.
 DIAGNOSTIC_FIELDS = frozenset({"explain"})
+# An answer's notes on what its index lacks or the work tree changed: null when there is none.
+NOTE_FIELDS = frozenset({"uncommitted", "unindexed", "edited", "gone"})
 
 
 def compact_result(result: dict[str, Any]) -> dict[str, Any]:
@@ -41,7 +44,8 @@ def shaped(answer: dict[str, Any], full: bool) -> dict[str, Any]:
     form asked for; the answer itself is not changed."""
     if full:
         return answer
-    out = dict(answer)
+    out = {name: value for name, value in answer.items()
+           if name not in NOTE_FIELDS or not _is_empty(value)}
     if "results" in out:
         out["results"] = [compact_result(r) for r in out["results"]]
     if "files" in out:
