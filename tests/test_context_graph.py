@@ -749,7 +749,7 @@ def test_types_past_those_shown_are_named_not_dropped(fm_home, make_repo):
                            settings=Settings.from_env())
     shown = [s for s in slice_.sections if s.role == "type"]
     assert [s.symbol for s in shown] == ["Part0", "Part1", "Part2"]
-    assert shown[-1].note.endswith("; types it uses, not shown: Part3, Part4")
+    assert shown[-1].note.endswith("; other types assemble uses, not shown: Part3, Part4")
 
 
 RICH_CELLS = {

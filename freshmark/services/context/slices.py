@@ -310,7 +310,9 @@ class SliceBuilder:
             if section is not None:
                 out.append(section)
         if out and (unlisted := [self.graph.nodes[i].symbol for i in ordered[MAX_TYPES:]]):
-            out[-1].note += f"; types it uses, not shown: {', '.join(unlisted[:5])}"  # named
+            # Said of the evidence, on the last type shown: not a type that one uses.
+            out[-1].note += (f"; other types {own_name(record.symbol)} uses, not shown: "
+                             f"{', '.join(unlisted[:5])}")
         return out
 
     def _code_today(self, record: ChunkRecord) -> str | None:
