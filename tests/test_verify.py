@@ -332,13 +332,27 @@ def test_a_part_of_a_split_definition_shifted_is_found_at_its_own_lines(repo):
             part.start_line + 1, part.end_line + 1)
 
 
-def test_an_edited_part_of_a_split_definition_is_the_whole_definition_to_read_again(repo):
+def test_an_edited_part_of_a_split_definition_is_found_at_the_lines_it_kept(repo):
     repo.write("src/settle.py", LONG).commit("settle")
     later = parts_of(repo, repo.head())[-1]
-    repo.write("src/settle.py", LONG.replace("return total_199", "return total_198"))
-    repo.commit("edit the last part")
+    grown = LONG.replace("return 1\n", "value = 1\n    return value\n")
+    repo.write("src/settle.py", grown.replace("return total_199", "return total_198"))
+    repo.commit("edit the last part, the helper above grows by a line")
     result = verifier(repo).verify(later)
     assert result.verdict is Verdict.CHANGED and "re-read before use" in result.reason
+    assert (result.current_start_line, result.current_end_line) == (
+        later.start_line + 1, later.end_line + 1)
+
+
+def test_a_part_of_a_split_definition_mostly_rewritten_is_the_whole_definition(repo):
+    repo.write("src/settle.py", LONG).commit("settle")
+    later = parts_of(repo, repo.head())[-1]
+    rewritten = LONG.replace("value + 1", "value * 1")
+    for n in range(100, 200):
+        rewritten = rewritten.replace(f"value + {n}\n", f"value - {n}\n")
+    repo.write("src/settle.py", rewritten).commit("rewrite the last part")
+    result = verifier(repo).verify(later)
+    assert result.verdict is Verdict.CHANGED
     assert (result.current_start_line, result.current_end_line) == (5, len(LONG.splitlines()))
 
 

@@ -21,7 +21,9 @@ soon as code is added or removed above them. So a symbol is looked for in this o
 3. the same name defined at any depth (``FileSymbols.nested``), chosen the same way.
 
 One part of a split definition is then looked for inside the definition found: its own lines
-as they were, else the whole definition.
+as they were, else (edited) the run from its first to its last line kept, when it kept at
+least ``KEPT_SHARE`` of its lines (a line edited at either end taken as replaced in place),
+else the whole definition.
 
 Nothing found means the code is gone from this file, unless (``renamed_in_place``, asked
 only then) a function or method whose name is gone kept its code under another name.
@@ -29,6 +31,7 @@ only then) a function or method whose name is gone kept its code under another n
 
 from __future__ import annotations
 
+import difflib
 import re
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -111,7 +114,24 @@ def _own_part(record: ChunkRecord, span: Span, symbols: FileSymbols,
     if not any(start <= whole[0] and whole[1] <= end and (start, end) != whole
                for start, end in wholes):
         return span
-    return _verbatim(own, record.start_line, symbols, span) or span
+    return _verbatim(own, record.start_line, symbols, span) or _kept(own, symbols, span) or span
+
+
+def _kept(own: list[str], symbols: FileSymbols, span: Span) -> Span | None:
+    """An edited part's lines today: from its first to its last line still there (in order),
+    widened by the lines it lost at either end; None when it kept under ``KEPT_SHARE``."""
+    wanted = [line.rstrip() for line in own]
+    today = [line.rstrip() for line in symbols.lines[span[0] - 1 : span[1]]]
+    matcher = difflib.SequenceMatcher(None, wanted, today, autojunk=False)
+    blocks = [b for b in matcher.get_matching_blocks()
+              if b.size and any(line.strip() for line in wanted[b.a : b.a + b.size])]
+    solid = sum(1 for line in wanted if line.strip())
+    if not blocks or sum(b.size for b in blocks) < KEPT_SHARE * solid:
+        return None
+    first, last = blocks[0], blocks[-1]
+    start = span[0] + first.b - first.a
+    end = span[0] + last.b + last.size - 1 + (len(wanted) - last.a - last.size)
+    return max(start, span[0]), min(end, span[1])
 
 
 def _verbatim(own: list[str], near: int, symbols: FileSymbols,
