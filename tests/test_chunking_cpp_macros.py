@@ -149,3 +149,28 @@ def test_a_macro_that_is_the_return_type_stays_in_the_signature() -> None:
     source = "LARGE_INTEGER now_ticks(void) {\n    return ticks();\n}\n"
     [chunk] = chunk_text("clock.c", source)
     assert (chunk.symbol, chunk.signature) == ("now_ticks", "LARGE_INTEGER now_ticks(void)")
+
+
+def test_a_macro_before_a_constructor_of_a_class_declared_elsewhere_leaves_it_a_method() -> None:
+    source = dedent(
+        """\
+        namespace spdlog {
+        namespace details {
+        SPDLOG_INLINE log_msg::log_msg(string_view_t a_logger_name)
+            : logger_name(a_logger_name) {}
+
+        void log_msg::clear() { payload = {}; }
+        }  // namespace details
+        }  // namespace spdlog
+
+        SPDLOG_INLINE spdlog::async_logger::async_logger(std::string logger_name)
+            : logger(std::move(logger_name)) {}
+
+        SPDLOG_INLINE spdlog::async_logger::~async_logger() { flush(); }
+        """
+    )
+    found = units("include/spdlog/details/log_msg-inl.h", source)
+    assert found["spdlog.details.log_msg.log_msg"] == ("method", 3, 4)
+    assert found["spdlog.details.log_msg.clear"] == ("method", 6, 6)
+    assert found["spdlog.async_logger.async_logger"] == ("method", 10, 11)
+    assert found["spdlog.async_logger.~async_logger"] == ("method", 13, 13)

@@ -22,10 +22,12 @@ whose initializer runs on, and fmt's ``struct size_padding`` swallowed 1,800 lin
 definitions. A run of them (with arguments or not, after ``static``, ``constexpr``... or a
 ``template <...>`` on the same line) is blanked when what follows declares something by
 itself: a keyword (``template``, ``auto``, ``void``, ``operator``...), a destructor, a type
-then a name, or a constructor of a class the file defines. Followed by a name and ``(`` alone
-the macro is the return type (``LARGE_INTEGER now(void)``, ``CJSON_PUBLIC(void) f(...)``) and
-is kept; one followed by a block (``FMT_TRY {``) is a statement wrapper and is blanked. A
-single capital word (``T``, ``FILE``, ``DWORD``) is no such macro: those are types.
+then a name, a constructor of a class the file defines, or one defined out of its class
+wherever the class is declared (``SPDLOG_INLINE logger::logger(`` in a ``-inl.h`` beside the
+class's header). Followed by a name and ``(`` alone the macro is the return type
+(``LARGE_INTEGER now(void)``, ``CJSON_PUBLIC(void) f(...)``) and is kept; one followed by a
+block (``FMT_TRY {``) is a statement wrapper and is blanked. A single capital word (``T``,
+``FILE``, ``DWORD``) is no such macro: those are types.
 Between ``class``/``struct``/``union`` and the name (``class FMT_API file``,
 ``class FMT_SO_VISIBILITY("default") format_error : ...``) they are visibility attributes,
 blanked so the class keeps its name; between ``if`` and its condition (``if FMT_CONSTEXPR20
@@ -63,6 +65,13 @@ _OPENS_DECLARATION = re.compile(
 # ``if FMT_CONSTEXPR20 (c)``, not a preprocessor ``#if NAME(...)``
 _IF_MACRO = re.compile(rb"^[^#\n]*?\bif[ \t]+(" + _NAME + rb")(?=[ \t]*\()", re.MULTILINE)
 _CONSTRUCTOR = re.compile(rb"(?:([A-Za-z_]\w*)::)?([A-Za-z_]\w*)\s*\(")
+# ``logger::logger(``, ``spdlog::sinks::base_sink<Mutex>::~base_sink(``: a qualified name whose
+# last two parts are one name is a constructor or a destructor wherever its class is declared
+_TEMPLATE_ARGS = rb"(?:\s*<[^;{}()\n]*>)?"
+_OUT_OF_CLASS_STRUCTOR = re.compile(
+    rb"(?:[A-Za-z_]\w*" + _TEMPLATE_ARGS + rb"\s*::\s*)*"
+    rb"([A-Za-z_]\w*)" + _TEMPLATE_ARGS + rb"\s*::\s*~?\s*\1\s*\("
+)
 _RECORD_HEAD = re.compile(
     rb"\b(?:class|struct|union)\s+(" + _MACRO_RUN.replace(rb"[ \t]", rb"\s") + rb")"
     rb"(?=(?!final\b)[A-Za-z_]\w*\s*(?:\{|:(?!:)|final\b|<))"
@@ -97,7 +106,7 @@ def blank_macros(src: bytes) -> bytes:
 
 
 def _opens_declaration(rest: bytes, records: set[bytes]) -> bool:
-    if _OPENS_DECLARATION.match(rest):
+    if _OPENS_DECLARATION.match(rest) or _OUT_OF_CLASS_STRUCTOR.match(rest):
         return True
     constructor = _CONSTRUCTOR.match(rest)
     return constructor is not None and constructor.group(2) in records and (
