@@ -299,6 +299,15 @@ def test_a_return_type_read_into_the_name_leaves_the_function_its_own_name() -> 
     assert [c.symbol for c in chunk_text("ffc.cpp", source)] == ["ffc_digit_comp"]
 
 
+def test_a_macro_between_the_return_type_and_a_qualified_name_is_not_glued_to_it() -> None:
+    source = ("namespace details {\n"
+              "void SPDLOG_INLINE thread_pool::post_log(int n) { post(n); }\n"
+              "template <typename M>\n"
+              "std::uint16_t SPDLOG_INLINE wincolor_sink<M>::set_color(int c) { return c; }\n"
+              "}  // namespace details\n")
+    assert [c.symbol for c in chunk_text("thread_pool-inl.h", source)] == [
+        "details", "details.thread_pool.post_log", "details.wincolor_sink.set_color"]
+
 def test_a_friend_function_defined_in_a_class_is_a_unit() -> None:
     source = ("class RedisQtAdapter : public QObject {\n"
               "    friend void RedisQtAddRead(void * adapter) {\n"

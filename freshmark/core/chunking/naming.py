@@ -32,6 +32,8 @@ from freshmark.core.chunking.swift import property_declaration, swift_deinit, sw
 _UNNAMED_BODIES = frozenset({"function_body", "class_body", "enum_class_body"})
 _MACRO_NAME = re.compile(r"[A-Z][A-Z0-9_]*")
 _IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
+_WORD_THEN_NAME = re.compile(
+    r"(?!operator\b)[A-Za-z_]\w*\s+((?:[A-Za-z_]\w*(?:<[^()]*>)?::)*~?[A-Za-z_]\w*)")
 
 
 def describe(node: Node, src: bytes, rules: Rules) -> Decl | None:
@@ -172,9 +174,10 @@ def _c_function(node: Node, src: bytes, rules: Rules) -> Decl | None:
     test = _test_macro_name(node, declarator, raw, src)
     if test is not None:
         return Decl(test, "function", node, body)
-    # A parse that read a return type into the name (``ffc_adjusted_mantissa ffc_digit_comp``
-    # after a macro line): the function is the last word, not the two glued.
-    words = re.fullmatch(r"(?!operator\b)[A-Za-z_]\w*\s+([A-Za-z_]\w*)", raw.strip())
+    # A parse that read a return type or a macro into the name (``ffc_adjusted_mantissa
+    # ffc_digit_comp`` after a macro line, ``void SPDLOG_INLINE thread_pool::post_log``): the
+    # function is the (qualified) name after the word, not the two glued.
+    words = _WORD_THEN_NAME.fullmatch(raw.strip())
     raw = words.group(1) if words else raw
     qualified = "::" in raw
     return Decl(
