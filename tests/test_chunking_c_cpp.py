@@ -358,3 +358,22 @@ def test_a_googletest_test_is_named_by_its_suite_and_its_name() -> None:
         ("file_test.open_buffered_file", "function"),
         ("numeric_arg_test.make_and_visit", "function"),
     ]
+
+
+def test_a_catch2_or_doctest_test_case_is_named_by_its_string_and_its_fixture() -> None:
+    source = ('TEST_CASE("rotating_file_logger3", "[rotating_logger]") {\n'
+              '  SECTION("Tear down") { spdlog::drop_all(); }\n}\n\n'
+              'TEST_CASE_METHOD(Fixture, "uses  a fixture", "[tag]") { check(); }\n\n'
+              'TEST_CASE("basic usage" * doctest::skip())\n{\n  check();\n}\n')
+    assert [(c.symbol, c.kind, c.start_line, c.end_line)
+            for c in chunk_text("tests/test_file_logging.cpp", source)] == [
+        ("rotating_file_logger3", "function", 1, 3),
+        ("Fixture.uses a fixture", "function", 5, 5),
+        ("basic usage", "function", 7, 10),
+    ]
+
+
+def test_a_macro_taking_a_string_before_a_block_not_named_for_a_test_is_no_test() -> None:
+    source = 'MATCHER(IsEmpty, "is empty") {\n  return arg.empty();\n}\n'
+    assert [(c.symbol, c.kind) for c in chunk_text("gmock.h", source)] == [
+        ("<module>", "block")]

@@ -32,6 +32,11 @@ Between ``class``/``struct``/``union`` and the name (``class FMT_API file``,
 ``class FMT_SO_VISIBILITY("default") format_error : ...``) they are visibility attributes,
 blanked so the class keeps its name; between ``if`` and its condition (``if FMT_CONSTEXPR20
 (...)``) one stands for ``constexpr``.
+
+A test macro naming its test by a string (Catch2's and doctest's ``TEST_CASE("name", "[tag]")
+{``, ``TEST_CASE_METHOD(Fixture, "name")``) reads as a call missing its ``;`` and a block of
+no function: shown with its strings blanked it parses as a function, as GoogleTest's
+``TEST(suite, name) {`` does, and ``naming`` reads the test's name from the source.
 """
 
 from __future__ import annotations
@@ -40,8 +45,18 @@ import re
 
 _NAME = rb"_*[A-Z][A-Z0-9]*_[A-Z0-9_]*"
 _ARGS = rb"\((?:[^;\n()]|\([^;\n()]*\))*\)"
+_STRING = rb'"(?:[^"\\\n]|\\.)*"'
+# ``TEST_CASE("rotating_file_logger3", "[rotating_logger]") {`` (Catch2, doctest), before a
+# block on its line or the next: a macro named for a test (``SCENARIO``, ``TEST_CASE_METHOD``;
+# not gmock's ``MATCHER(IsEmpty, "is empty") {``) taking a string
+_TEST_MACRO = rb"[A-Z0-9_]*(?:TEST|SCENARIO)[A-Z0-9_]*"
+_TEST_ARG = rb"(?:[^;()\"]|" + _STRING + rb"|\((?:[^;()\"]|" + _STRING + rb")*\))"
+_TEST_HEAD = (rb"[ \t]*" + _TEST_MACRO + rb"[ \t]*\([^;()\"]*" + _STRING + _TEST_ARG
+              + rb"*\)(?=\s*\{)")  # doctest's ``TEST_CASE("name" * doctest::skip())`` too
+_TEST_HEADS = re.compile(rb"^" + _TEST_HEAD, re.MULTILINE)
 _BARE_MACRO = re.compile(
-    rb"^[ \t]*" + _NAME + rb"[ \t]*(?:\(\s*\)[ \t]*;?|" + _ARGS + rb"|;)?[ \t]*"
+    rb"^(?!" + _TEST_HEAD + rb")"  # kept whole, its block on the next line
+    rb"[ \t]*" + _NAME + rb"[ \t]*(?:\(\s*\)[ \t]*;?|" + _ARGS + rb"|;)?[ \t]*"
     rb"(?=(?://[^\n]*)?$)",  # a comment after it stays
     re.MULTILINE,
 )
@@ -91,7 +106,7 @@ def blank_macros(src: bytes) -> bytes:
     """``src`` with the macros the parser misreads (see the module doc) replaced by spaces:
     those alone on their line, before a declaration on its line, and between ``class`` and
     the class's name."""
-    src = blank_bare_macros(src)
+    src = _TEST_HEADS.sub(_test_name_blanked, blank_bare_macros(src))
     records = {found.group(1) for found in _RECORD_NAME.finditer(src)}
 
     def leading(found: re.Match[bytes]) -> bytes:
@@ -111,6 +126,17 @@ def _opens_declaration(rest: bytes, records: set[bytes]) -> bool:
     constructor = _CONSTRUCTOR.match(rest)
     return constructor is not None and constructor.group(2) in records and (
         constructor.group(1) in (None, constructor.group(2)))
+
+
+def _test_name_blanked(found: re.Match[bytes]) -> bytes:
+    """A test macro's head (``_TEST_HEAD``) blanked from the comma before its first string to
+    its ``)``: ``TEST_CASE_METHOD(Fixture          ) {`` parses as a function."""
+    head = found.group(0)
+    first = head.index(b'"')
+    comma = head.rfind(b",", 0, first)
+    cut = comma if comma >= 0 else head.index(b"(") + 1
+    close = head.rindex(b")")
+    return head[:cut] + blanked(head[cut:close]) + head[close:]
 
 
 def _blank_first_group(found: re.Match[bytes]) -> bytes:

@@ -32,6 +32,8 @@ from freshmark.core.chunking.swift import property_declaration, swift_deinit, sw
 _UNNAMED_BODIES = frozenset({"function_body", "class_body", "enum_class_body"})
 _MACRO_NAME = re.compile(r"[A-Z][A-Z0-9_]*")
 _IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
+# What a test macro naming its test by a string takes: names (a fixture), then the string.
+_TEST_NAME = re.compile(r'\(\s*((?:[A-Za-z_]\w*\s*,\s*)*)"((?:[^"\\\n]|\\.)*)"')
 _WORD_THEN_NAME = re.compile(
     r"(?!operator\b)[A-Za-z_]\w*\s+((?:[A-Za-z_]\w*(?:<[^()]*>)?::)*~?[A-Za-z_]\w*)")
 
@@ -189,18 +191,34 @@ def _test_macro_name(node: Node, declarator: Node | None, raw: str, src: bytes) 
     """``chrono_test.format_default`` for ``TEST(chrono_test, format_default) {…}``: a test
     macro (GoogleTest's ``TEST``, ``TEST_F``, ``TEST_P``, ``TYPED_TEST``) parses as a function
     of no return type, named by the macro and taking bare names; the names are the test's, the
-    macro's name is every test's. One name alone is rather an annotation after a declaration
+    macro's name is every test's; Catch2 and doctest name a test by a string
+    (``_string_test_name``). One name alone is rather an annotation after a declaration
     (``void f() GTEST_LOCK_EXCLUDED_(mutex_) {``) and is left as it was."""
     if declarator is None or node.child_by_field_name("type") is not None or \
             not _MACRO_NAME.fullmatch(raw) or (
             node.parent is not None and node.parent.type == "field_declaration_list"):
         return None  # a constructor's class may be all capitals too
     parameters = declarator.child_by_field_name("parameters")
+    arguments = node_text(src, parameters) if parameters is not None else ""
+    if '"' in arguments:
+        return _string_test_name(arguments)
     names = [node_text(src, p).strip() for p in parameters.named_children] \
         if parameters is not None else []
     if len(names) < 2 or not all(_IDENTIFIER.fullmatch(name) for name in names):
         return None
     return ".".join(names)
+
+
+def _string_test_name(arguments: str) -> str | None:
+    """``Fixture.name`` for ``TEST_CASE_METHOD(Fixture, "name", "[tag]")``, ``name`` for
+    ``TEST_CASE("name", "[tag]")``: the test's string, its tags left out (``macros`` blanks
+    the strings so that the head parses as a function's)."""
+    named = _TEST_NAME.match(arguments)
+    if named is None:
+        return None
+    fixture = [name.strip() for name in named.group(1).split(",")[:-1]]
+    name = " ".join(named.group(2).split())
+    return ".".join([*fixture, name]) if name else None
 
 
 def _conversion_operator(declarator: Node | None, src: bytes) -> str | None:
