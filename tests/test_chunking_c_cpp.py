@@ -377,3 +377,13 @@ def test_a_macro_taking_a_string_before_a_block_not_named_for_a_test_is_no_test(
     source = 'MATCHER(IsEmpty, "is empty") {\n  return arg.empty();\n}\n'
     assert [(c.symbol, c.kind) for c in chunk_text("gmock.h", source)] == [
         ("<module>", "block")]
+
+
+def test_a_one_line_function_references_a_namesake_its_body_calls_not_its_own_header() -> None:
+    source = ("namespace spdlog {\n"
+              "SPDLOG_INLINE void drop(const string &name) { registry::instance().drop(name); }\n"
+              "void flush_on(level_enum level) { default_logger_raw()->set_flush(level); }\n"
+              "}  // namespace spdlog\n")
+    chunks = by_symbol(chunk_text("include/spdlog/spdlog-inl.h", source))
+    assert "drop" in chunks["spdlog.drop"].references
+    assert "flush_on" not in chunks["spdlog.flush_on"].references

@@ -81,19 +81,19 @@ class ChunkBuilder:
         return _unique([*self.file_imports, *local])
 
     def _references(self, intervals: Iterable[tuple[int, int]], symbol: str,
-                    body_row: int | None = None) -> list[str]:
+                    body: tuple[int, int] | None = None) -> list[str]:
         """Names referenced on the given row intervals, minus keywords, builtins written alone,
         one-letter names (type parameters, loop variables) and the symbol's own name, unless a
-        function's body (``body_row`` on) calls it: a wrapper delegating to a namesake (Go's
-        ``func WithField(…) { return std.WithField(…) }``) or a recursion."""
+        function's body (from ``body``, its row and byte) calls it: a wrapper delegating to a
+        namesake (Go's ``func WithField(…) { return std.WithField(…) }``) or a recursion."""
         own = symbol.rsplit(".", 1)[-1]
         names: list[str] = []
         calls_own = False
         for first, last in intervals:
             names.extend(self.facts.refs_between(first, last, self.rules.builtins))
-            if body_row is not None and last >= body_row:
-                calls_own = calls_own or own in self.facts.refs_between(max(first, body_row),
-                                                                        last)
+            if body is not None and last >= body[0]:
+                calls_own = calls_own or own in self.facts.refs_between(
+                    max(first, body[0]), last, from_byte=body[1])
         keywords = self.rules.keywords
         return _unique(n for n in names if (n != own or calls_own) and len(n) > 1
                        and n not in keywords)
@@ -133,7 +133,7 @@ class ChunkBuilder:
                     signature=unit.signature,
                     imports=self._imports(part[0].row, part[-1].row),
                     references=self._references(_source_intervals(text_entries), unit.symbol,
-                                                _body_row(unit)),
+                                                _body_start(unit)),
                     part=number if len(parts) > 1 else 0,
                     doc=unit.doc,
                 )
@@ -163,7 +163,7 @@ class ChunkBuilder:
             text="\n".join(self.lines[first : last + 1]),
             signature=unit.signature,
             imports=self._imports(first, last),
-            references=self._references([(first, last)], unit.symbol, _body_row(unit)),
+            references=self._references([(first, last)], unit.symbol, _body_start(unit)),
             doc=unit.doc,
         )
 
@@ -248,9 +248,15 @@ class ChunkBuilder:
         return [Entry(row, self.lines[row]) for row in range(max(first, 0), last + 1)]
 
 
-def _body_row(unit: Unit) -> int | None:
-    """The first row of a function's body; a container's own name is never its reference."""
-    return None if unit.container else unit.header_end_row + 1
+def _body_start(unit: Unit) -> tuple[int, int] | None:
+    """The row and byte a function's body starts at, on its header's row in a one-line
+    definition (``void drop(…) { r.drop(); }``); the row after the header when the parse
+    names no body node. A container's own name is never its reference."""
+    if unit.container:
+        return None
+    if unit.body is not None:
+        return unit.body.start_point.row, unit.body.start_byte
+    return unit.header_end_row + 1, 0
 
 
 def block_symbol(ordinal: int) -> str:

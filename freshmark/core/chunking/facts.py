@@ -63,17 +63,19 @@ class FileFacts:
     ref_rows: list[int] = field(default_factory=list)
     ref_names: list[str] = field(default_factory=list)
     ref_bare: list[bool] = field(default_factory=list)  # written alone, not after a receiver
+    ref_bytes: list[int] = field(default_factory=list)  # where each starts
 
     def refs_between(self, first_row: int, last_row_: int,
-                     never_bare: Collection[str] = ()) -> list[str]:
-        """Referenced names on rows ``first_row..last_row_`` in source order (duplicates kept),
-        but for the ones in ``never_bare`` written alone: a builtin called bare (``print(x)``)
-        is the language's, called through a receiver (``console.print(x)``) a method."""
+                     never_bare: Collection[str] = (), from_byte: int = 0) -> list[str]:
+        """Referenced names on rows ``first_row..last_row_`` (from ``from_byte`` on: a body
+        that opens on its header's row) in source order (duplicates kept), but for the ones
+        in ``never_bare`` written alone: a builtin called bare (``print(x)``) is the
+        language's, called through a receiver (``console.print(x)``) a method."""
         lo = bisect_left(self.ref_rows, first_row)
         hi = bisect_right(self.ref_rows, last_row_)
-        return [name for name, bare in zip(self.ref_names[lo:hi], self.ref_bare[lo:hi],
-                                           strict=True)
-                if not (bare and name in never_bare)]
+        return [name for name, bare, start in zip(self.ref_names[lo:hi], self.ref_bare[lo:hi],
+                                                  self.ref_bytes[lo:hi], strict=True)
+                if start >= from_byte and not (bare and name in never_bare)]
 
 
 def collect_facts(language: str, src: bytes, lines: list[str], root: Node) -> FileFacts:
@@ -108,6 +110,7 @@ def collect_facts(language: str, src: bytes, lines: list[str], root: Node) -> Fi
     facts.ref_rows = [row for row, _, _, _ in refs]
     facts.ref_names = [name for _, _, name, _ in refs]
     facts.ref_bare = [bare for _, _, _, bare in refs]
+    facts.ref_bytes = [start for _, start, _, _ in refs]
     return facts
 
 
