@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import dataclasses
 import functools
 import json
 import subprocess
@@ -136,6 +137,7 @@ def moved_here(record: ChunkRecord, text: str) -> bool:
 class Truth:
     verdict: Verdict
     def_lines: list[int]
+    def_spans: list[tuple[int, int]] = dataclasses.field(default_factory=list)
 
 
 def truth(record: ChunkRecord, new_blob: str | None, new_text: str | None,
@@ -151,8 +153,9 @@ def truth(record: ChunkRecord, new_blob: str | None, new_text: str | None,
     if record.symbol.startswith("<module>"):
         kept = lines_kept(record.text, new_text) >= MODULE_LINES_KEPT
         return Truth(Verdict.CHANGED if kept else Verdict.HISTORICAL, [])
-    lines = definitions(new_text).get(record.symbol, [])
-    return Truth(Verdict.CHANGED if lines else Verdict.HISTORICAL, lines)
+    spans = definition_spans(new_text).get(record.symbol, [])
+    return Truth(Verdict.CHANGED if spans else Verdict.HISTORICAL,
+                 [first for first, _ in spans], spans)
 
 
 # -- one pair of commits -----------------------------------------------------------------------
@@ -200,6 +203,16 @@ class Tally:
     moved: int = 0
 
 
+def lines_right(record: ChunkRecord, got: Verification, want: Truth) -> bool:
+    """The lines given hold the definition's first line; for a later part of a split
+    definition, they lie inside the definition and below its first line (the part's own
+    lines, not the whole definition to read again)."""
+    start, end = got.current_start_line or 0, got.current_end_line or 0
+    if record.head_lines:
+        return any(first < start and end <= last for first, last in want.def_spans)
+    return any(start <= line <= end for line in want.def_lines)
+
+
 def judge(tally: Tally, record: ChunkRecord, got: Verification, want: Truth,
           wrong: list[str], where: str) -> None:
     tally.total += 1
@@ -209,8 +222,7 @@ def judge(tally: Tally, record: ChunkRecord, got: Verification, want: Truth,
         tally.false_safe += 1
     if ok and want.def_lines and got.current_start_line is not None:
         tally.lines_checked += 1
-        tally.lines_right += any(got.current_start_line <= line <= (got.current_end_line or 0)
-                                 for line in want.def_lines)
+        tally.lines_right += lines_right(record, got, want)
     if not ok:
         wrong.append(f"{where} {record.path}::{record.symbol} L{record.start_line}: "
                      f"got {got.verdict} want {want.verdict} ({got.reason[:120]})")
