@@ -64,6 +64,15 @@ def test_a_pasted_error_message_finds_the_function_that_raises_it_first(fm_home,
     assert answer.results[0].record.symbol == "parse_args"
 
 
+def test_only_the_chunks_holding_the_message_are_explained_as_holding_it(fm_home, make_repo):
+    repo = indexed_project(make_repo("cli"), {"cli/core.py": RAISER, "cli/progress.py": BARS},
+                           package="cli")
+    answer = search(SearchRequest.build("Error: Got unexpected extra argument (bar)", k=5),
+                    str(repo.path), settings=Settings.from_env())
+    holding = {r.record.symbol for r in answer.results if r.explain.get("holds_message")}
+    assert holding == {"parse_args"} and len(answer.results) > 1
+
+
 def test_a_message_printed_after_the_programs_name_is_a_pasted_message():
     assert {"cannot combine compress and", "combine compress and chunked"} <= set(
         message_windows("http: error: cannot combine --compress and --chunked"))
@@ -171,3 +180,10 @@ def test_a_message_the_exception_quotes_whole_is_read_inside_its_quotes():
     texts = ["class TqdmKeyError(KeyError):\n    pass",
              'raise TqdmKeyError("Can only have one of --bytes --update --update_to")']
     assert messages_first(texts, windows) == [1, 0]
+
+
+def test_an_exception_named_by_its_qualified_name_opens_a_pasted_message():
+    assert message_windows("HTTParty::RedirectionTooDeep: HTTP redirects too deep") == [
+        "http redirects too deep"]
+    assert message_windows("requests.exceptions.ConnectTimeout: the connection timed out") == [
+        "the connection timed out"]

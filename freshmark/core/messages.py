@@ -24,10 +24,12 @@ WINDOW_WORDS = 4
 SHORT_WINDOW_WORDS = 3
 SENTENCE_WORDS = 6
 # A program's name may come first, as argparse prints it (``http: error: …``).
+# An exception's qualified name is one too, whatever it ends in (Ruby's
+# ``HTTParty::RedirectionTooDeep``, ``requests.exceptions.ConnectTimeout``).
 _OPENING = re.compile(
     r"^\s*(?:[\w.-]+:\s*)?"
-    r"(?:[\w.]*(?:Error|Exception|Warning|Failure)|error|fatal|panic|warning)\b"
-    r"(?P<more>[^:\n]{0,40}):",
+    r"(?:[\w.]*(?:Error|Exception|Warning|Failure)|(?:\w+(?:\.|::))+(?-i:[A-Z])\w*"
+    r"|error|fatal|panic|warning)\b(?P<more>[^:\n]{0,40}):",
     re.IGNORECASE)
 _CLOSING = re.compile(r"\s\((?:[\w:]*(?:Error|Exception)|[A-Z]\w*(?:::[A-Z]\w*)+)\)\s*$")
 _WHOLE_QUOTED = re.compile(r"\s*([\"'])([^\"'\n]+)\1\s*")
@@ -104,21 +106,26 @@ def _windows(message: str, size: int) -> list[str]:
 
 def messages_first(texts: Sequence[str], windows: Sequence[str]) -> list[int]:
     """Indexes of ``texts`` (ranked best first): those holding one of ``windows`` first, the
-    rest after, each group in its order. A placeholder of the code's literal (``%s``,
-    ``{name}``, ``#{destination}``, ``${value}``) stands for any one word of a window: jq's
-    ``Cannot index %s with %s`` printed ``Cannot index number with number``."""
+    rest after, each group in its order."""
+    holds = holding_message(texts, windows)
+    return [i for i, hit in enumerate(holds) if hit] + [i for i, hit in enumerate(holds)
+                                                        if not hit]
+
+
+def holding_message(texts: Sequence[str], windows: Sequence[str]) -> list[bool]:
+    """Whether each text holds one of ``windows``. A placeholder of the code's literal
+    (``%s``, ``{name}``, ``#{destination}``, ``${value}``) stands for any one word of a
+    window: jq's ``Cannot index %s with %s`` printed ``Cannot index number with number``."""
     if not windows:
-        return list(range(len(texts)))
+        return [False] * len(texts)
     padded = [f" {' '.join(_words(_SLOT.sub(' zslotz ', _STRING_PREFIX.sub(' ', text))))} "
               for text in texts]
     patterns = [(re.compile(" " + " ".join(f"(?:{word}|zslotz)" for word in window.split())
                             + " "), max(1, len(window.split()) // 4)) for window in windows]
     # A few words filled in, never most: a text of adjacent placeholders matches anything.
-    holds = [any(found.group(0).count(" zslotz") <= slots
-                 for pattern, slots in patterns for found in pattern.finditer(words))
-             for words in padded]
-    return [i for i, hit in enumerate(holds) if hit] + [i for i, hit in enumerate(holds)
-                                                        if not hit]
+    return [any(found.group(0).count(" zslotz") <= slots
+                for pattern, slots in patterns for found in pattern.finditer(words))
+            for words in padded]
 
 
 def _words(text: str) -> list[str]:

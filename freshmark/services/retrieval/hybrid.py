@@ -36,7 +36,7 @@ from freshmark.core.infile import (
     report_names,
     second_pass,
 )
-from freshmark.core.messages import message_windows, messages_first
+from freshmark.core.messages import holding_message, message_windows
 from freshmark.core.ports import BranchView, Embedder, LexicalChannel, LexicalEngine, LexicalHit
 from freshmark.core.query import QueryPlan, plan_query
 from freshmark.core.question_model import FITTED_EMBEDDER
@@ -371,11 +371,12 @@ def _messages_first(ranked: list[Candidate], plan: QueryPlan) -> list[Candidate]
     windows = [] if plan.long else message_windows(plan.text)
     if not windows:
         return ranked
-    order = messages_first([c.record.text for c in ranked], windows)
-    out = [ranked[i] for i in order]
-    for place, (candidate, score) in enumerate(zip(out, [c.score for c in ranked],
-                                                   strict=True)):
+    holds = holding_message([c.record.text for c in ranked], windows)
+    out = [c for c, hit in zip(ranked, holds, strict=True) if hit] + \
+        [c for c, hit in zip(ranked, holds, strict=True) if not hit]
+    for candidate, score in zip(out, [c.score for c in ranked], strict=True):
         candidate.score = score
-        if order[place] != place:
+    for candidate, hit in zip(ranked, holds, strict=True):
+        if hit:
             candidate.features["holds_message"] = 1.0
     return out
