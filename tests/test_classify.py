@@ -66,6 +66,15 @@ CODE = b"def total(order):\n    return order.total\n"
         ("__performance_tests__/add-data.mjs", "test"),
         ("src/parse.bench.ts", "test"),
         ("bench/formatter-bench.cpp", "test"),  # spdlog's
+        ("features/steps/mongrel_helper.rb", "test"),  # Cucumber's
+        ("okio/src/commonTest/kotlin/okio/TestUtil.kt", "test"),  # Kotlin Multiplatform's
+        ("okio/src/jvmTest/resources/okio/test.zip.txt", "fixture"),
+        ("app/src/androidTest/java/AppTest.java", "test"),
+        ("okio/src/commonMain/kotlin/okio/Buffer.kt", "source"),
+        ("okio/build.gradle.kts", "config"),
+        ("settings.gradle", "config"),
+        ("features/step_definitions/steps.js", "test"),
+        ("src/features/flags.ts", "source"),  # a project's own feature flags
         ("benches/parse.rs", "test"),  # Cargo's
         ("Tests/UnitTests/Snapshots/testMathHelp.bash", "fixture"),  # SwiftPM's golden outputs
         ("src/snapshots/store.py", "source"),  # a project's own code about snapshots

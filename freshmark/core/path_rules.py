@@ -41,13 +41,18 @@ BUILTIN_RULES: tuple[tuple[str, str | None, tuple[str, ...]], ...] = (
     ("fixture", None, (
         "**/fixtures/**", "**/__fixtures__/**", "**/testdata/**", "**/__snapshots__/**", "*.snap",
         # Maven's and Gradle's test resources: the pages, keys and data tests read.
-        "**/test/resources/**", "**/test_files/**", "**/test-files/**", "**/test_data/**",
+        "**/test/resources/**", "**/src/*Test/resources/**", "**/test_files/**",
+        "**/test-files/**", "**/test_data/**",
         "**/test-data/**",
         # Expected outputs tests compare against (SwiftPM's ``Tests/…/Snapshots/``).
         *(f"**/{tests}/**/snapshots/**" for tests in ("test", "tests", "spec", "__tests__")),
     )),
     ("test", None, (
         "**/tests/**", "**/test/**", "**/__tests__/**", "**/spec/**", "test_*.py", "*_test.py",
+        # Gradle's and Kotlin Multiplatform's test source sets (okio's src/commonTest/).
+        "**/src/*Test/**", "**/src/*Tests/**",
+        # Cucumber's step definitions and support code (httparty's features/steps/).
+        "features/**/*.rb", "features/**/*.js", "features/**/*.ts", "features/**/*.py",
         "conftest.py", "*_test.go", "*Test.java", "*Tests.java", "*Test.kt", "*Tests.kt",
         "*Test.cs", "*Tests.cs", "*Test.swift", "*Tests.swift", "*_spec.rb", "*_test.rb",
         "*_test.cc", "*_test.cpp", "*_unittest.cc", "test.c", "test_*.c", "*_test.c",
@@ -82,6 +87,7 @@ BUILTIN_RULES: tuple[tuple[str, str | None, tuple[str, ...]], ...] = (
         "*.dockerfile", "Containerfile", "Makefile", "GNUmakefile", "*.mk", "Procfile",
         "Jenkinsfile", "MANIFEST.in", "go.mod", ".gitignore", ".gitattributes", ".gitmodules",
         ".dockerignore", ".editorconfig", ".env", ".npmrc",
+        "*.gradle", "*.gradle.kts",  # Gradle's build scripts: the build's configuration
     )),
     ("doc", None, (
         "*.md", "*.markdown", "*.mdx", "*.rst", "*.txt", "*.adoc", "*.asciidoc", "**/docs/**",
