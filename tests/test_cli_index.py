@@ -132,7 +132,7 @@ def test_an_empty_listing_of_one_file_says_why_it_was_not_indexed(fm_home, make_
     repo.write("lib/huge.py", "x = 1\n" * 200_000).commit("a generated table")
     fm("index", str(repo.path))
     listed = fm("chunks", str(repo.path), "--path", "lib/huge.py").stderr
-    assert "lib/huge.py is not indexed: oversized, 1,200,000 bytes over the 1,048,576-byte " \
+    assert "lib/huge.py is not indexed: oversized, 1,200,000 bytes, over the 1,048,576-byte " \
         "limit (max_file_bytes)" in listed
     assert "lib/absent.js is not a file at" in fm("chunks", str(repo.path), "--path",
                                                   "lib/absent.js").stderr

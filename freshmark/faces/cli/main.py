@@ -92,7 +92,8 @@ def _print_summary(summary: dict[str, Any]) -> None:
     type=click.Path(dir_okay=False, path_type=Path),
     help="TOML config (default: $FRESHMARK_CONFIG).",
 )
-@click.option("--json", "as_json", is_flag=True, help="Print the summary as one JSON object.")
+@click.option("--json", "as_json", is_flag=True,
+              help="Print the summary as one JSON object (and no progress lines on stderr).")
 @fail_cleanly
 def index(
     path: Path,

@@ -41,7 +41,7 @@ def why_not_indexed(repo: GitRepo, commit: str, path: str, rules: ClassifyRules)
         return f"{path} is not indexed: empty" if data is not None and not data.strip() \
             else None
     if verdict.skip_reason == SKIP_OVERSIZED:
-        return (f"{path} is not indexed: oversized, {repo.blob_size(blob_sha):,} bytes over "
+        return (f"{path} is not indexed: oversized, {repo.blob_size(blob_sha):,} bytes, over "
                 f"the {rules.max_file_bytes:,}-byte limit (max_file_bytes)")
     # A binary file's path kind says nothing of it (yargs-logo.png is no "source").
     kind = "" if verdict.skip_reason == SKIP_BINARY else f" ({verdict.file_kind})"
