@@ -187,3 +187,11 @@ def test_an_exception_named_by_its_qualified_name_opens_a_pasted_message():
         "http redirects too deep"]
     assert message_windows("requests.exceptions.ConnectTimeout: the connection timed out") == [
         "the connection timed out"]
+
+
+def test_words_in_parentheses_are_the_messages_own_a_value_there_is_filled_in():
+    windows = message_windows("java.io.EOFException: size < 4: 2 (to read code point prefixed "
+                              "0xf0)")
+    assert "to read code point" in windows
+    kotlin = 'throw EOFException("size < 4: $n (to read code point prefixed 0x${b.hex()})")'
+    assert messages_first(["class EOFException : IOException()", kotlin], windows) == [1, 0]

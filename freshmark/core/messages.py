@@ -44,10 +44,12 @@ _STRING_PREFIX = re.compile(r"\b[fFrRbBuU]{1,2}(?=[\"'])")
 _SLOT = re.compile(r"%[-+ #0-9.]*[sdvqfxw]\b|#\{[^}\n]*\}|\$\{[^}\n]*\}|\{[\w.]*\}"
                    r"|\\\([^)\n]{0,200}\)")  # Swift's ``\(name)``
 # What a run fills in: quoted values, bracketed ones (of 200 characters at most), numbers,
-# paths. A word holding a digit or a slash is matched from its start only, and a value is
-# bounded: tried at every character, a run of 9,000 ``*`` took 0.8 s and 30,000 ``(`` 6 s
-# (each start scanned to the run's end).
-_FILLED = re.compile(r"'[^'\n]{0,200}'|\"[^\"\n]{0,200}\"|`[^`\n]{0,200}`|\([^)\n]{0,200}\)"
+# paths; in parentheses, a value of two words at most (``(bar)``, ``(at <stdin>:1)``): more
+# are the message's own (``(to read code point prefixed 0xf0)``). A word holding a digit or a
+# slash is matched from its start only, and a value is bounded: tried at every character, a
+# run of 9,000 ``*`` took 0.8 s and 30,000 ``(`` 6 s (each start scanned to the run's end).
+_FILLED = re.compile(r"'[^'\n]{0,200}'|\"[^\"\n]{0,200}\"|`[^`\n]{0,200}`"
+                     r"|\([^)\s]{0,100}(?: [^)\s]{0,100})?\)"
                      r"|\[[^\]\n]{0,200}\]|(?<!\S)\S*[\d/\\]\S*")
 
 
