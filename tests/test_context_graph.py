@@ -984,3 +984,23 @@ def test_module_code_calling_the_evidence_is_shown_by_its_calling_line_not_its_f
     assert caller.path == "web/wsgi.py"
     assert caller.body == "application = create_app(settings)"
     assert caller.signature_lines == (8, 8) and caller.note.endswith("(the calling line)")
+
+
+def test_an_l3_symbol_reached_past_a_name_match_is_not_confirmed_by_its_last_edge():
+    from freshmark.services.context.levels import _walk
+
+    graph = SymbolGraph([
+        chunk("app/ssl.py", "build_connection", references=("read",)),
+        chunk("app/multipart.py", "StreamingBody.read", "method", references=("read_chunk",)),
+        chunk("app/multipart.py", "StreamingBody.read_chunk", "method"),
+    ])
+    start = graph.find("app/ssl.py", "build_connection")
+    body = graph.find("app/multipart.py", "StreamingBody.read")
+    assert start is not None and body is not None
+
+    def standing(edge) -> bool:  # the first hop is a name match, the second graph-confirmed
+        return edge.caller != start
+
+    reached = {graph.nodes[node].symbol: sure for node, sure, _, _ in _walk(graph, start,
+                                                                          standing)}
+    assert reached == {"StreamingBody.read": False, "StreamingBody.read_chunk": False}

@@ -90,13 +90,15 @@ def _walk(graph: SymbolGraph, start: str,
     callers (rich's ``Console.print`` calls ``Style``, which is no relation of ``Style``'s
     other users). (node id, edge confirmed by ``standing``, depth, one call-chain line). An
     edge whose standing is None (the caller's code today makes no such call) is no
-    relation."""
+    relation. A symbol is confirmed only when every edge of its path is: one reached past a
+    name match is a guess however sure its last edge."""
     seen = {start}
-    frontier = [(start, True, True)]  # a node, and whether to go up, down from it
+    # a node, whether to go up, down from it, and whether the path to it is confirmed
+    frontier = [(start, True, True, True)]
     reached: list[tuple[str, bool, int, str]] = []
     for depth in range(1, L3_DEPTH + 1):
-        following: list[tuple[str, bool, bool]] = []
-        for node_id, up, down in frontier:
+        following: list[tuple[str, bool, bool, bool]] = []
+        for node_id, up, down, sure in frontier:
             for edge in _implementation_first(graph, node_id, up, down):
                 upward = edge.callee == node_id
                 other = edge.caller if upward else edge.callee
@@ -106,10 +108,10 @@ def _walk(graph: SymbolGraph, start: str,
                 if confirmed is None:
                     continue
                 seen.add(other)
-                following.append((other, upward, not upward))
+                following.append((other, upward, not upward, sure and confirmed))
                 caller, callee = graph.nodes[edge.caller], graph.nodes[edge.callee]
                 how = "graph-confirmed" if confirmed else "name match only"
-                reached.append((other, confirmed, depth,
+                reached.append((other, sure and confirmed, depth,
                                 f"{caller.symbol} ({caller.path}:L{caller.start_line}) -> "
                                 f"{callee.symbol} ({callee.path}:L{callee.start_line})  [{how}]"))
         frontier = following
