@@ -74,6 +74,20 @@ def test_a_constant_looked_up_in_a_module_block_is_shown_from_its_declaration(
     assert "    DEFAULT_RATE = RATE_7" in shown
 
 
+def test_a_local_variable_named_like_the_method_looked_up_is_no_declaration_of_it(
+        fm_home, make_repo):
+    repo = make_repo("client")
+    steps = "".join(f"    step_{n} = {n}\n" for n in range(12))
+    repo.write("client/request.rb", "class Request\n  def handle_response\n"
+               f"{steps}    raw_body = body\n    parse(raw_body)\n  end\nend\n")
+    repo.commit("request")
+    index(repo.path)
+    answer = json.loads(run_cli("search", "Request.raw_body", "--repo", str(repo.path), "-k",
+                                "3", "--json"))
+    handler = [r for r in answer["results"] if r["symbol"] == "Request.handle_response"]
+    assert handler and "declared_at" not in handler[0]
+
+
 def test_an_interface_method_looked_up_is_shown_from_its_own_comment(fm_home, make_repo):
     repo = make_repo("calls")
     methods = "".join(f"  /**\n   * Step {n} of a call.\n   */\n  void step{n}();\n\n"

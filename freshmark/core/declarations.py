@@ -63,14 +63,28 @@ def defined_in_text(text: str, names: Iterable[str]) -> bool:
     return any(_definition_line(name).search(text) for name in names)
 
 
-def declaring_row(text: str, names: Iterable[str], members: bool = False) -> int | None:
+def declaring_row(text: str, names: Iterable[str], members: bool = False,
+                  in_function: bool = False) -> int | None:
     """The first row (0-based) of ``text`` declaring one of ``names``; None when none does.
     ``members``: a method's signature line counts too (an interface's ``void enqueue(…);``
-    for ``Call.enqueue``)."""
+    for ``Call.enqueue``). ``in_function``: ``text`` is a function's, whose ``name = value``
+    lines are local variables, not the name's declaration; a function declared there is."""
     lines = [_definition_line(name) for name in names] + \
         [_member_line(name.rsplit(".", 1)[-1]) for name in names if members]
-    found = [m.start() for line in lines if (m := line.search(text))]
+    found = [m.start() for line in lines for m in line.finditer(text)
+             if not in_function or not _local_value(text, m.start())]
     return text.count("\n", 0, min(found)) if found else None
+
+
+# ``name = value`` whose value is no function (``raw_body = body`` in a Ruby method).
+_ASSIGNED_VALUE = re.compile(r"[ \t]*(?:(?:const|let|var|my|local)[ \t]+)?[\w.$]+[ \t]*"
+                             r"(?::[^=\n]*)?=(?![=>~])(?![ \t]*(?:async\b|function\b|"
+                             r"lambda\b|\([^)\n]{0,200}\)[ \t]*(?::[^=\n]{0,100})?=>|\w+[ \t]*=>|"
+                             r"->|proc\b))")
+
+
+def _local_value(text: str, offset: int) -> bool:
+    return _ASSIGNED_VALUE.match(text, offset) is not None
 
 
 @lru_cache(maxsize=64)

@@ -244,7 +244,8 @@ def _mark_declarations(results: list[VerifiedResult], names: list[str]) -> None:
         if named_by(record.symbol, names) or record.head_lines or \
                 elides_members(record.kind, result.text):
             continue
-        row = declaring_row(result.text, names, members=record.kind in CONTAINER_KINDS)
+        row = declaring_row(result.text, names, members=record.kind in CONTAINER_KINDS,
+                            in_function=record.kind in ("function", "method"))
         start = result.verification.current_start_line or record.start_line
         result.declared_at = None if row is None else start + row
 
