@@ -72,6 +72,9 @@ CODE = b"def total(order):\n    return order.total\n"
         ("app/src/androidTest/java/AppTest.java", "test"),
         ("okio/src/commonMain/kotlin/okio/Buffer.kt", "source"),
         ("okio/build.gradle.kts", "config"),
+        ("src/UnitTests/ArraysAndLists.cs", "test"),  # .NET test projects
+        ("src/AutoMapper.DI.Tests/Registration.cs", "test"),
+        ("src/Polly.Specs/Retry/RetrySpecs.cs", "test"),
         ("settings.gradle", "config"),
         ("features/step_definitions/steps.js", "test"),
         ("src/features/flags.ts", "source"),  # a project's own feature flags

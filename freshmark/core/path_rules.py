@@ -49,6 +49,10 @@ BUILTIN_RULES: tuple[tuple[str, str | None, tuple[str, ...]], ...] = (
     )),
     ("test", None, (
         "**/tests/**", "**/test/**", "**/__tests__/**", "**/spec/**", "test_*.py", "*_test.py",
+        # .NET's test projects (AutoMapper's src/UnitTests/, Polly.Specs/).
+        "**/UnitTests/**", "**/IntegrationTests/**", "**/FunctionalTests/**",
+        *(f"**/*.{suffix}/**" for suffix in ("Tests", "Test", "UnitTests", "IntegrationTests",
+                                             "Specs")),
         # Gradle's and Kotlin Multiplatform's test source sets (okio's src/commonTest/).
         "**/src/*Test/**", "**/src/*Tests/**",
         # Cucumber's step definitions and support code (httparty's features/steps/).
