@@ -69,3 +69,12 @@ def _moved_and_edited_with_its_old_blob_missing(tmp_path: Path) -> tuple[RepoBui
     deleted_blob = git(repo.path, "rev-parse", f"{old}:src/old.py").strip()
     (repo.path / ".git" / "objects" / deleted_blob[:2] / deleted_blob[2:]).unlink()
     return repo, old, new
+
+
+def test_a_blob_missing_from_the_clone_is_warned_of_once_per_diff(tmp_path: Path,
+                                                                  caplog) -> None:
+    repo, old, new = _moved_and_edited_with_its_old_blob_missing(tmp_path)
+    opened = GitRepo.open(repo.path)
+    opened.diff(old, new)
+    opened.diff(old, new)
+    assert caplog.text.count(f"rename detection skipped for {old[:12]}..{new[:12]}") == 1

@@ -20,7 +20,12 @@ from typing import Literal
 import pygit2
 from pygit2.enums import DeltaStatus, DiffFind, DiffOption, RepositoryOpenFlag, SortMode
 
-from freshmark.adapters.git.deltas import changes_of, is_file_mode, pair_exact_renames
+from freshmark.adapters.git.deltas import (
+    changes_of,
+    is_file_mode,
+    pair_exact_renames,
+    similarity_skipped,
+)
 from freshmark.core.config import DEFAULT_MAX_FILE_BYTES
 from freshmark.core.errors import (
     BranchNotFound,
@@ -343,10 +348,7 @@ class GitRepo:
         except pygit2.GitError as exc:
             # Rename detection reads blobs; one missing from a partial or damaged clone must
             # not stop the run: moves are then paired by blob id, which reads none.
-            # libgit2 names only the object (``'4a48cb…'``): say what that means.
-            log.warning("rename detection skipped for %s..%s: an object it reads is missing "
-                        "or unreadable in the clone (%s); only unedited moves are renames "
-                        "there, others a delete and an add", old[:12], new[:12], exc)
+            similarity_skipped(old, new, exc)
             raw = self._commit(old).tree.diff_to_tree(new_tree, DiffOption.INCLUDE_TYPECHANGE)
             return pair_exact_renames(changes_of(raw))
         return changes_of(raw)
