@@ -13,14 +13,14 @@ from freshmark.core.tree import EMPTY_BLOB_SHA, MODE_SUBMODULE, MODE_TREE, FileC
 log = logging.getLogger(__name__)
 # Diffs whose rename detection was skipped, said once per process: a search on a damaged
 # clone works out the same diff for every query.
-_SKIPPED: set[tuple[str, str]] = set()
+_SKIPPED: set[tuple[str, str, str]] = set()
 
 
-def similarity_skipped(old: str, new: str, exc: Exception) -> None:
+def similarity_skipped(where: str, old: str, new: str, exc: Exception) -> None:
     """Warn, once per diff, that an object rename detection reads is missing (libgit2 names
     only the object, ``'4a48cb…'``: say what that means)."""
-    if (old, new) not in _SKIPPED:
-        _SKIPPED.add((old, new))
+    if (where, old, new) not in _SKIPPED:
+        _SKIPPED.add((where, old, new))
         log.warning("rename detection skipped for %s..%s: an object it reads is missing or "
                     "unreadable in the clone (%s); only unedited moves are renames there, "
                     "others a delete and an add", old[:12], new[:12], exc)

@@ -348,7 +348,7 @@ class GitRepo:
         except pygit2.GitError as exc:
             # Rename detection reads blobs; one missing from a partial or damaged clone must
             # not stop the run: moves are then paired by blob id, which reads none.
-            similarity_skipped(old, new, exc)
+            similarity_skipped(str(self.path), old, new, exc)
             raw = self._commit(old).tree.diff_to_tree(new_tree, DiffOption.INCLUDE_TYPECHANGE)
             return pair_exact_renames(changes_of(raw))
         return changes_of(raw)
