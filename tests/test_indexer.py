@@ -658,3 +658,16 @@ def test_batches_name_their_skipped_files_to_the_run_up_to_the_same_few():
         run_summary.add_batch_counts(json.loads(json.dumps(batch.batch_counts())))
     assert run_summary.files_skipped == {"binary": 4}
     assert run_summary.skipped_paths == {"binary": ["b0.bin", "b1.bin", "b2.bin"]}
+
+
+def test_a_changed_classify_rule_classifies_an_indexed_layer_again(store_env, make_repo):
+    repo = shop_repo(make_repo)
+    run(repo)
+    assert {r.file_kind for r in records(repo) if r.path.startswith("src/orders/domain/")} == {
+        "source"}
+    again = run(repo, config=Config(rules=ClassifyRules(test=("src/orders/domain/**",))))
+    assert again["noop"] is False and again["embeddings_computed"] == 0
+    assert {r.file_kind for r in live(records(repo)).values()
+            if r.path.startswith("src/orders/domain/")} == {"test"}
+    assert run(repo, config=Config(rules=ClassifyRules(test=("src/orders/domain/**",))))[
+        "noop"] is True

@@ -43,6 +43,7 @@ A file belongs to the first layer whose globs match it; with no layers there is 
 
 from __future__ import annotations
 
+import hashlib
 import re
 import tomllib
 from dataclasses import dataclass, field
@@ -111,6 +112,21 @@ class ClassifyRules:
     max_chunks_per_file: int = DEFAULT_MAX_CHUNKS_PER_FILE
     batch_files: int = DEFAULT_BATCH_FILES
     batch_chunks: int = DEFAULT_BATCH_CHUNKS
+
+
+# The rules that decide what a file is and how it is chunked; not how a run batches its work.
+_CLASSIFYING_FIELDS = ("generated", "vendored", "backup", "fixture", "test", "changelog",
+                       "translation", "doc", "config", "ignore", "max_file_bytes",
+                       "max_chunks_per_file")
+
+
+def rules_fingerprint(rules: ClassifyRules) -> str:
+    """A short digest of the rules that classify and chunk files, "" for the defaults: a
+    layer stamped under other rules is classified again at its next run."""
+    chosen = {name: getattr(rules, name) for name in _CLASSIFYING_FIELDS}
+    if chosen == {name: getattr(ClassifyRules(), name) for name in _CLASSIFYING_FIELDS}:
+        return ""
+    return hashlib.sha256(repr(sorted(chosen.items())).encode()).hexdigest()[:12]
 
 
 @dataclass(frozen=True)

@@ -330,12 +330,10 @@ class GitRepo:
     # ---- diffs ----------------------------------------------------------------------------
 
     def diff(self, old: str | None, new: str, find_renames: bool = True) -> list[FileChange]:
-        """Changes from commit ``old`` to commit ``new``, renames detected (>= 50% similar).
-
-        A plain tree-to-tree diff, so ``new`` need not descend from ``old`` (force pushes).
-        ``old`` None means everything in ``new`` is added. Without ``find_renames`` no blob is
-        read: a rename is a delete and an add.
-        """
+        """Changes from commit ``old`` to commit ``new``, renames detected (>= 50% similar):
+        a tree-to-tree diff, so ``new`` need not descend from ``old`` (force pushes). ``old``
+        None: all of ``new`` is added. Without ``find_renames`` no blob is read (a rename is a
+        delete and an add)."""
         new_tree = self._commit(new).tree
         if old is None:
             return changes_of(new_tree.diff_to_tree(swap=True))  # empty tree -> new

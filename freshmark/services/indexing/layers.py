@@ -7,7 +7,7 @@ from typing import Any
 
 from freshmark.adapters.git.repo import GitRepo
 from freshmark.core.chunking import CHUNKING_VERSION
-from freshmark.core.config import Layer
+from freshmark.core.config import Config, Layer, rules_fingerprint
 from freshmark.core.errors import PermanentError
 from freshmark.core.manifest import Manifest
 from freshmark.core.overlay import OverlayBase, base_commit_of, plan_overlay
@@ -15,6 +15,13 @@ from freshmark.core.ports import BranchView, ChunkCounts
 from freshmark.core.tree import FileChange, changed_paths, with_moves
 from freshmark.services.indexing.batches import FanOut
 from freshmark.services.indexing.run import IndexRun
+
+
+def chunking_stamp(config: Config) -> str:
+    """The rules a layer is chunked under: ``CHUNKING_VERSION``, and the digest of the
+    config's classification rules when they are not the defaults."""
+    fingerprint = rules_fingerprint(config.rules)
+    return f"{CHUNKING_VERSION}+{fingerprint}" if fingerprint else CHUNKING_VERSION
 
 
 def index_whole(
@@ -33,9 +40,10 @@ def index_whole(
         if target and is_stale_target(repo, old, head):
             continue  # never move a stamp backwards
         done.append(layer_)
-        # Chunked under other rules: every file of the layer once more, unchanged or not.
+        # Chunked or classified under other rules (a new version, a config's [classify]):
+        # every file of the layer once more, unchanged or not.
         rechunk = old is not None and index.manifest.layer_chunking(layer_.name) != \
-            CHUNKING_VERSION
+            chunking_stamp(run.config)
         if old == head and not rechunk:
             continue
         # An indexed commit lost to a force push (and gc) means a full rescan of the layer.
@@ -142,7 +150,7 @@ def advance_manifest(run: IndexRun, done: Sequence[Layer], changed: bool) -> Man
         manifest.purged_generation = generation
     for layer in done:
         manifest.layers[layer.name] = {"commit": head, "indexed_at": when,
-                                       "chunking": CHUNKING_VERSION}
+                                       "chunking": chunking_stamp(run.config)}
     if all(manifest.layer_commit(layer.name) == head for layer in run.config.layers):
         manifest.commit, manifest.indexed_at = head, when
     manifest.generation = max(manifest.generation, generation)
