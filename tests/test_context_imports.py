@@ -219,3 +219,32 @@ def test_an_import_block_over_its_line_cap_ends_after_a_whole_statement():
 ])
 def test_require_relative_and_require_once_lines_are_the_import_block(path, text):
     assert import_block(path, text) == (1 + path.endswith(".php"), 2 + path.endswith(".php"))
+
+
+REQUIRE_BLOCK = [
+    "const { EventEmitter } = require('node:events')",
+    "const {",
+    "  lsCacheSym,",
+    "  serializersSym,",
+    "  streamSym",
+    "} = require('./symbols')",
+    "const redaction = require('./redaction')",
+]
+
+
+def test_a_destructured_require_written_one_name_a_line_keeps_the_names_used():
+    user = "function child (bindings) { const s = this[serializersSym]; return redaction(s) }"
+    assert kept_lines(REQUIRE_BLOCK, user, "javascript") == [
+        "const {", "  serializersSym,", "} = require('./symbols')",
+        "const redaction = require('./redaction')"]
+
+
+def test_a_destructured_require_starts_the_import_block_on_its_opening_line():
+    text = "'use strict'\n\n" + "\n".join(REQUIRE_BLOCK[1:]) + "\n\nfunction f () {}\n"
+    assert import_block("lib/levels.js", text) == (3, 8)
+
+
+def test_a_destructuring_that_is_no_require_is_no_import():
+    block = ["const { a } = require('a')", "const {", "  b,", "} = options", "const c = 1"]
+    assert kept_lines(block, "function f () { return a + b + c }", "javascript") == [
+        "const { a } = require('a')"]

@@ -12,7 +12,9 @@ IMPORT_TRIM_OVER_LINES = 12  # a longer import block is trimmed to what the symb
 IMPORT_KEPT_MAX_LINES = 30  # and capped, should the symbol use most of it (Java: a line a class)
 # How an import line starts, per language (chunking's names): only a source language's own
 # keywords, so prose (a Markdown line "using an embedded target…") is never an import.
-_JS_IMPORT = r"import\b|require\b|(?:const|let|var)\s+.+=\s*require\("
+# A destructured require may list its names one a line (``const {`` … ``} = require('m')``), so
+# its pattern spans lines: _starts_import reads such a statement whole.
+_JS_IMPORT = r"import\b|require\b|(?:const|let|var)\s+[^;]+?=\s*require\("
 _IMPORT_KEYWORDS = {
     "python": r"import\b|from\s+\S+\s+import\b",
     "javascript": _JS_IMPORT,
@@ -43,17 +45,31 @@ def _import_line(path: str, language: str | None) -> re.Pattern[str] | None:
 
 def _import_statements(lines: list[str], first: int, language: str
                        ) -> list[list[tuple[int, str]]]:
-    """The block's lines grouped into statements (a parenthesised or braced import runs on)."""
+    """The block's import statements as their numbered lines (a parenthesised or braced import
+    runs on to its close); other lines between them (a comment, a constant) are in none."""
     statements: list[list[tuple[int, str]]] = []
     import_line = _import_line("", language)
-    depth = 0
-    for offset, line in enumerate(lines):
-        if depth > 0 and statements:
-            statements[-1].append((first + offset, line))
-        elif import_line is not None and import_line.match(line):
-            statements.append([(first + offset, line)])
-        depth = max(0, depth + _opened(line))
+    index = 0
+    while import_line is not None and index < len(lines):
+        if not _starts_import(import_line, lines, index):
+            index += 1
+            continue
+        end = _statement_end(lines, index + 1)
+        statements.append([(first + offset, lines[offset]) for offset in range(index, end)])
+        index = end
     return statements
+
+
+def _starts_import(import_line: re.Pattern[str], lines: list[str], index: int) -> bool:
+    """Whether the statement on ``lines[index]`` is an import: its line says so, or, where the
+    line opens a bracket, its whole statement does (``const {`` of a destructured require)."""
+    line = lines[index]
+    if import_line.match(line):
+        return True
+    if _opened(line) <= 0:
+        return False
+    statement = lines[index : _statement_end(lines, index + 1)]
+    return import_line.match("\n".join(statement)) is not None
 
 
 def _opened(line: str) -> int:
@@ -238,7 +254,7 @@ def import_block(path: str, text: str, language: str | None = None) -> tuple[int
     parsed_rows = None if symbols.parsed is None else \
         {row + 1 for row, _ in symbols.parsed.facts.imports}
     found = [number for number in range(1, first_unit)
-             if import_line.match(lines[number - 1])
+             if _starts_import(import_line, lines, number - 1)
              and (parsed_rows is None or any(row in parsed_rows for row in
                                              range(number, _statement_end(lines, number) + 1)))]
     if not found:
