@@ -195,3 +195,20 @@ def test_words_in_parentheses_are_the_messages_own_a_value_there_is_filled_in():
     assert "to read code point" in windows
     kotlin = 'throw EOFException("size < 4: $n (to read code point prefixed 0x${b.hex()})")'
     assert messages_first(["class EOFException : IOException()", kotlin], windows) == [1, 0]
+
+
+def test_a_long_raiser_past_the_pool_that_holds_the_message_is_found_first(fm_home, make_repo):
+    decoys = "".join(f"def check_map_{n}(config):\n    # missing type map {n}: a mapping "
+                     f"configuration unsupported\n    return config.get('map_{n}')\n\n\n"
+                     for n in range(60))
+    steps = "".join(f"    plan_{n} = build_step(plan_{n - 1 if n else 'x'}, {n})\n"
+                    for n in range(80))
+    raiser = (f"def build_execution_plan(types, config):\n{steps}"
+              "    if plan_79 is None:\n        raise MappingError(\"Missing type map "
+              "configuration or unsupported mapping.\")\n    return plan_79\n")
+    repo = indexed_project(make_repo("mapper"), {"mapper/checks.py": decoys,
+                                                 "mapper/plan.py": raiser}, package="mapper")
+    answer = search(SearchRequest.build("Missing type map configuration or unsupported "
+                                        "mapping.", k=3), str(repo.path),
+                    settings=Settings.from_env())
+    assert answer.results[0].record.symbol == "build_execution_plan"

@@ -66,6 +66,10 @@ POOL = 40
 FILE_ANSWER_POOL = 60
 # Files whose best chunk joins the candidates from the whole-file BM25 ranking.
 FILE_POOL = 20
+# A pasted message's BM25 ranking read this deep for the chunks holding it verbatim: its
+# raiser is often a long function that short chunks sharing its words outrank (AutoMapper's
+# "Missing type map configuration" was BM25 rank 45). Only the holders join the pool.
+MESSAGE_POOL = 200
 # Chunks one file may hold among a chunk answer's results before other files get their turn.
 MAX_PER_FILE = 2
 # An issue report's best file may hold this many: the file at fault is first for most reports,
@@ -180,12 +184,16 @@ class _Ranking:
                                   self.request.kinds) if channels == "hybrid" else []
         lexical_hits, whole_file_hits, bm25_of, file_scores = \
             self._lexical_hits(lexical, [*vector_hits, *named_hits], n, whole_files)
+        held = {r.id: r for r, _ in [*vector_hits, *lexical_hits, *whole_file_hits, *named_hits]}
+        message_hits = self._message_hits(lexical, held) if channels == "hybrid" else []
+        bm25_of.update({r.id: score for r, score in message_hits})
         self.timings.lexical_seconds = refresh_seconds + time.perf_counter() - started
 
         started = time.perf_counter()
-        records = {r.id: r for r, _ in [*vector_hits, *lexical_hits, *whole_file_hits,
-                                         *named_hits]}
+        records = {**held, **{r.id: r for r, _ in message_hits}}
         rankings = [[(r.id, s) for r, s in lexical_hits], [(r.id, s) for r, s in vector_hits]]
+        if message_hits:
+            rankings.append([(r.id, s) for r, s in message_hits])
         if whole_file_hits:
             rankings.append([(r.id, file_scores.get(r.path, 0.0)) for r, _ in whole_file_hits])
         if named_hits:
@@ -250,6 +258,20 @@ class _Ranking:
         share = lexical.passing_share(request.include_history, False, request.kinds)
         return vector_channel(self.view, vector, n, request.include_history, request.kinds,
                               share)
+
+    def _message_hits(self, lexical: LexicalChannel, held: dict[str, ChunkRecord]) -> Hits:
+        """The chunks past the pool holding a pasted message verbatim (``MESSAGE_POOL``)."""
+        windows = [] if self.plan.long else message_windows(self.plan.text)
+        if not windows:
+            return []
+        request = self.request
+        hits, _ = lexical.search(self.plan.terms, MESSAGE_POOL,
+                                 include_history=request.include_history, include_excluded=True,
+                                 score_ids=[], kinds=request.kinds, weights=self.plan.weights)
+        deeper = lexical_channel(self.view, lexical, [h for h in hits if h.id not in held],
+                                 held, request.include_history, request.kinds)
+        holds = holding_message([record.text for record, _ in deeper], windows)
+        return [hit for hit, holding in zip(deeper, holds, strict=True) if holding]
 
     def _lexical_hits(
         self, lexical: LexicalChannel, other_hits: Hits, n: int, whole_files: bool,
