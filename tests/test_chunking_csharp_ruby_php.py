@@ -220,7 +220,7 @@ def test_ruby_modules_classes_singleton_methods_and_requires() -> None:
     assert (invoice.signature, invoice.doc) == ("class Invoice < Document", "One invoice.")
     total = by_symbol(chunks)["Billing.Invoice.total"]
     assert total.imports == ["json", "money"]
-    assert total.references == ["sum", "Money", "round"]
+    assert total.references == ["lines", "sum", "Money", "round"]
 
 
 def test_php_classes_interfaces_traits_functions_and_use_imports() -> None:

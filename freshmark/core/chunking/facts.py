@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from tree_sitter import Node, QueryCursor
 
 from freshmark.core.chunking.queries import facts_query
+from freshmark.core.chunking.ruby import bare_calls
 
 
 def last_row(node: Node, src: bytes) -> int:
@@ -103,7 +104,7 @@ def collect_facts(language: str, src: bytes, lines: list[str], root: Node) -> Fi
     facts.imports = sorted((row, name) for row, name in imports if name)
     refs = sorted(
         [(n.start_point.row, n.start_byte, node_text(src, n), True)
-         for n in captures.get("ref", [])]
+         for n in captures.get("ref", []) + bare_calls(captures.get("call_unless_local", []))]
         + [(n.start_point.row, n.start_byte, node_text(src, n), False)
            for n in captures.get("member", [])]
     )

@@ -163,11 +163,13 @@ _PATTERNS: dict[str, str] = {
 (type_argument_list (identifier) @ref)
 (attribute name: (identifier) @ref)
 """,
+    # A bare name (``validate``) is a call unless it is a local: ``ruby.bare_calls`` decides.
     "ruby": r"""
 (comment) @comment
 (call method: (identifier) @_m (#match? @_m "^(require|require_relative|load)$")
   arguments: (argument_list (string (string_content) @import)))
 (call method: (identifier) @ref)
+(identifier) @call_unless_local
 (call receiver: (constant) @ref)
 (superclass (constant) @ref)
 (scope_resolution name: (constant) @ref)
