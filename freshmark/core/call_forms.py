@@ -10,11 +10,14 @@ suffice because only the token before the name decides.
 from __future__ import annotations
 
 import re
+from collections.abc import Collection, Iterable
 
 # A receiver of the caller's own class or object: ``self.``, ``this.``, ``Self::``, ``$this->``.
 _OWN_RECEIVER = r"(?:\$this|\b(?:self|cls|this|Self|static|super\(\)))\s*(?:\.|::|->)\s*"
 # A Go definition's head (``func (e *Entry) WithField``, ``func WithField``): it names, not calls.
 _GO_FUNC_HEAD = re.compile(r"^\s*func\s*(?:\([^)]*\)\s*)?\w+", re.MULTILINE)
+_GO_TYPE_BRACE = re.compile(r"\b(?:interface|struct)\s*$")  # ``interface{}``: a type's braces
+_GO_VERSION = re.compile(r"v\d+")
 _GO_LINE_COMMENT = re.compile(r"//[^\n]*")
 _GO_RECEIVER = re.compile(r"^\s*func\s*\(\s*(\w+)\s", re.MULTILINE)
 
@@ -69,19 +72,61 @@ def qualifiers_of(code: str, name: str, declared: bool = False) -> set[str]:
     return found
 
 
-def go_call_reaches(code: str, name: str, *, callee_owner: str, caller_owner: str
-                    ) -> bool | None:
+def go_package_names(imports: Iterable[str]) -> set[str]:
+    """The names Go code calls imported packages by: an import path's last element, past a
+    major version (``github.com/go-chi/chi/v5``: ``chi``; ``gopkg.in/yaml.v3``: ``yaml``)."""
+    names: set[str] = set()
+    for spec in imports:
+        parts = [p for p in spec.split("/") if p]
+        if len(parts) > 1 and _GO_VERSION.fullmatch(parts[-1]):
+            parts.pop()
+        if parts:
+            names.add(re.sub(r"\.v\d+$", "", parts[-1]))
+    return names
+
+
+def _go_without_heads(code: str) -> str:
+    """Go ``code`` without its definitions' heads: the name, and the parameters and results
+    up to the body's ``{`` (or the line's end at depth 0, where Go ends a body-less
+    declaration). ``func Chain(m ...func(http.Handler) http.Handler)`` names the type
+    ``http.Handler``; no call of a method ``Handler`` is in it."""
+    out: list[str] = []
+    done = 0
+    for head in _GO_FUNC_HEAD.finditer(code):
+        if head.start() < done:
+            continue
+        out.append(code[done : head.start()])
+        depth, end = 0, head.end()
+        while end < len(code):
+            char = code[end]
+            if char in "([" or char == "{" and _GO_TYPE_BRACE.search(code, head.end(), end):
+                depth += 1
+            elif char in ")]}" and depth:
+                depth -= 1
+            elif char in "{\n" and not depth:
+                break
+            end += 1
+        done = end
+    return "".join(out) + code[done:]
+
+
+def go_call_reaches(code: str, name: str, *, callee_owner: str, caller_owner: str,
+                    packages: Collection[str] = ()) -> bool | None:
     """Whether Go ``code`` (a definition of ``caller_owner``'s, "" for a function) calls
     ``name``, a function of its own package (``callee_owner`` "") or a method of
     ``callee_owner``: True surely, False not at all, None maybe (the name alone says so).
 
     A function of the package is used bare (``WithField(…)``, or as a value) and only it is;
     a method is called through a value (``x.WithField``), and through the caller's own
-    receiver (``entry.WithField`` in ``func (entry *Entry)``) it is the receiver type's."""
-    body = _GO_LINE_COMMENT.sub("", _GO_FUNC_HEAD.sub("", code))
+    receiver (``entry.WithField`` in ``func (entry *Entry)``) it is the receiver type's.
+    A name after an imported package's (``packages``: ``http.Handler``) is that package's
+    function or type, never a method; a signature's parameters and results name types, so
+    they are read for a function or a type (a use of it), never for a method."""
     if not callee_owner:
+        body = _GO_LINE_COMMENT.sub("", _GO_FUNC_HEAD.sub("", code))
         return re.search(rf"(?<![\w.]){re.escape(name)}\b", body) is not None
-    operands = set(re.findall(rf"(\w+|\))\s*\.\s*{re.escape(name)}\b", body))
+    body = _GO_LINE_COMMENT.sub("", _go_without_heads(code))
+    operands = set(re.findall(rf"(\w+|\))\s*\.\s*{re.escape(name)}\b", body)) - set(packages)
     if not operands:
         return False
     receiver = _GO_RECEIVER.search(code)

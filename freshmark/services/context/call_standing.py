@@ -15,6 +15,7 @@ from freshmark.core.call_forms import (
     calls_only_through_own_receiver,
     calls_through_own_receiver,
     go_call_reaches,
+    go_package_names,
     qualifiers_of,
     receivers_of,
 )
@@ -98,7 +99,8 @@ class CallStanding:
             return None
         if go:
             return go_call_reaches(code, name, callee_owner=owner,
-                                   caller_owner=caller.symbol.rpartition(".")[0])
+                                   caller_owner=caller.symbol.rpartition(".")[0],
+                                   packages=go_package_names(caller.imports))
         if python_method:
             return False if receivers_of(code, name) == {""} else None
         if cpp:

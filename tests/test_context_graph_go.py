@@ -1,0 +1,86 @@
+"""Go callers in the context graph: read from the form of each call in a small router project."""
+
+from __future__ import annotations
+
+import pytest
+from search_fixtures import indexed_project
+
+from freshmark.core.request import ContextRequest
+from freshmark.core.settings import Settings
+from freshmark.services.context.build import build_context
+
+ROUTER = {
+    "chi.go": '''package chi
+
+import "net/http"
+
+// Middlewares is a slice of standard middleware handlers.
+type Middlewares []func(http.Handler) http.Handler
+''',
+    "chain.go": '''package chi
+
+import "net/http"
+
+// Chain returns a Middlewares type from a slice of middleware handlers.
+func Chain(middlewares ...func(http.Handler) http.Handler) Middlewares {
+\treturn Middlewares(middlewares)
+}
+
+// Handler builds a http.Handler from the chain of middlewares.
+func (mws Middlewares) Handler(h http.Handler) http.Handler {
+\tfor i := len(mws) - 1; i >= 0; i-- {
+\t\th = mws[i](h)
+\t}
+\treturn h
+}
+''',
+    "mux.go": '''package chi
+
+import "net/http"
+
+// Mux is a router of requests to handlers.
+type Mux struct {
+\thandler     http.Handler
+\tmiddlewares Middlewares
+}
+
+// With adds inline middlewares for an endpoint handler.
+func (mx *Mux) With(middlewares ...func(http.Handler) http.Handler) *Mux {
+\tvar mws Middlewares
+\tmws = append(mws, middlewares...)
+\treturn &Mux{middlewares: mws}
+}
+
+// Use appends middlewares onto the mux's stack.
+func (mx *Mux) Use(middlewares ...func(http.Handler) http.Handler) Middlewares {
+\treturn append(mx.middlewares, middlewares...)
+}
+
+// handle registers a handler for a pattern behind the inline middlewares.
+func (mx *Mux) handle(pattern string, handler http.Handler) http.Handler {
+\tvar h http.Handler
+\th = Chain(mx.middlewares...).Handler(handler)
+\treturn h
+}
+''',
+}
+
+
+def go_callers(repo_path: str, query: str) -> dict[str, str]:
+    slice_ = build_context(ContextRequest.build(query, level="L1"), repo_path,
+                           settings=Settings.from_env())
+    return {s.symbol: s.confidence for s in slice_.sections if s.role == "caller"}
+
+
+@pytest.fixture
+def router(fm_home, make_repo) -> str:
+    return str(indexed_project(make_repo("chi"), ROUTER, package="chi").path)
+
+
+def test_a_type_a_go_signature_or_declaration_names_is_no_call_of_a_method_of_that_name(router):
+    # ``http.Handler`` in Chain's parameters, a Mux field, ``var h http.Handler``: types.
+    assert go_callers(router, "Middlewares.Handler") == {"Mux.handle": "medium"}
+
+
+def test_a_go_signature_naming_a_type_makes_its_code_a_user_of_the_type(router):
+    assert go_callers(router, "chi.go Middlewares")["Mux.Use"] == "high"
