@@ -62,6 +62,59 @@ func (mx *Mux) handle(pattern string, handler http.Handler) http.Handler {
 \th = Chain(mx.middlewares...).Handler(handler)
 \treturn h
 }
+
+// Get routes GET requests for pattern to handler.
+func (mx *Mux) Get(pattern string, handler http.Handler) {
+\tmx.handle(pattern, handler)
+}
+''',
+    "context.go": '''package chi
+
+// Context is the routing state of a request.
+type Context struct {
+\tRoutePath string
+}
+
+// Reset clears the context for reuse.
+func (x *Context) Reset() {
+\tx.RoutePath = ""
+}
+''',
+    # Another package of the module: one of its files imports the router, the other not.
+    "middleware/compress.go": '''package middleware
+
+import (
+\t"io"
+\t"net/http"
+)
+
+// Compressor picks an encoder for each response.
+type Compressor struct {
+\tencoder io.Writer
+}
+
+// selectEncoder resets the encoder the request accepts onto w.
+func (c *Compressor) selectEncoder(h http.Header, w io.Writer) io.Writer {
+\tif h.Get("Accept-Encoding") != "" {
+\t\tc.encoder.Reset(w)
+\t}
+\treturn c.encoder
+}
+''',
+    "middleware/profiler.go": '''package middleware
+
+import (
+\t"net/http"
+
+\t"github.com/go-chi/chi/v5"
+)
+
+// Profiler mounts the profiling handler.
+func Profiler(index http.Handler) *chi.Mux {
+\tr := &chi.Mux{}
+\tr.Get("/", index)
+\treturn r
+}
 ''',
 }
 
@@ -84,3 +137,9 @@ def test_a_type_a_go_signature_or_declaration_names_is_no_call_of_a_method_of_th
 
 def test_a_go_signature_naming_a_type_makes_its_code_a_user_of_the_type(router):
     assert go_callers(router, "chi.go Middlewares")["Mux.Use"] == "high"
+
+
+def test_a_go_file_that_does_not_import_a_package_calls_no_method_of_its_types(router):
+    # compress.go's ``h.Get`` and ``c.encoder.Reset`` are http.Header's and a writer's.
+    assert go_callers(router, "Mux.Get") == {"Profiler": "medium"}
+    assert go_callers(router, "Context.Reset") == {}

@@ -81,25 +81,31 @@ class CallStanding:
         receiver its own type's (logrus's ``entry.WithField`` in an ``Entry`` method). Where
         methods are called through a receiver, a module-level function is never called as
         ``self.name`` (flask's ``self.make_response`` is ``Flask``'s, not helpers'). Go's
-        unexported names are never another package's to call. A Python method is never
-        called bare: ``cell_len(…)`` in rich's ``Lines.justify`` is the function cells.py
-        defines, not ``Text.cell_len``. A C++ name always written with a scope
-        (``std::system_error``, ``detail::write``) is none of another scope's."""
+        unexported names are never another package's to call, nor are any from a file that
+        does not import that package; its methods are called there through a value too.
+        A Python method is never called bare: ``cell_len(…)`` in rich's ``Lines.justify`` is
+        the function cells.py defines, not ``Text.cell_len``. A C++ name always written with
+        a scope (``std::system_error``, ``detail::write``) is none of another scope's."""
         caller, callee = self.graph.nodes[edge.caller], self.graph.nodes[edge.callee]
         owner, _, name = callee.symbol.rpartition(".")
         same_package = posixpath.dirname(caller.path) == posixpath.dirname(callee.path)
-        if caller.language == "go" and not same_package and not name[:1].isupper():
-            return False  # Go exports only capitalised names: this one is its package's own
-        go = caller.language == "go" and same_package
+        if caller.language == "go" and not same_package and not (
+                name[:1].isupper() and self.graph.go_may_import(
+                    caller.path, posixpath.dirname(callee.path))):
+            # Go exports only capitalised names, and a file reaches another package's only
+            # where it imports it (middleware's ``h.Get`` is ``http.Header``'s, not a Mux's).
+            return False
+        go = caller.language == "go" and (same_package or bool(owner))
         receiver = caller.language in _RECEIVER_LANGUAGES and not owner
         python_method = caller.language == "python" and callee.kind == "method"
         cpp = caller.language == "cpp"
         code = self._code(caller) if go or receiver or python_method or cpp else None
         if code is None:
             return None
-        if go:
+        if go:  # another package's type is never the caller's own receiver's
             return go_call_reaches(code, name, callee_owner=owner,
-                                   caller_owner=caller.symbol.rpartition(".")[0],
+                                   caller_owner=caller.symbol.rpartition(".")[0]
+                                   if same_package else "",
                                    packages=go_package_names(caller.imports))
         if python_method:
             return False if receivers_of(code, name) == {""} else None

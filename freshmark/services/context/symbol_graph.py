@@ -242,6 +242,29 @@ class SymbolGraph:
                 return files if len(files) <= _MAX_PACKAGE_FILES else []
         return []
 
+    def go_may_import(self, path: str, directory: str) -> bool:
+        """Whether the Go file ``path`` may import the package in ``directory``: an import
+        whose tail is a directory here names that one (``…/chi/v5/middleware``); one whose
+        tail is none may name the module's root (``github.com/go-chi/chi/v5``: the module's
+        path is in no file of the graph) or another module's package; the standard
+        library's (``net/http``) names none of ours."""
+        for spec in self._imports_of.get(path, []):
+            parts = [p for p in spec.split("/") if p]
+            if parts and "." in parts[0]:
+                named = self._go_directories(parts)
+                if not named or directory in named:
+                    return True
+        return False
+
+    def _go_directories(self, parts: list[str]) -> set[str]:
+        """The directories of Go files the longest tail of an import path names."""
+        for start in range(1, len(parts)):
+            files = self._dirs.get("/".join(parts[start:]), set())
+            named = {posixpath.dirname(f) for f in files if f.endswith(".go")}
+            if named:
+                return named
+        return set()
+
     def _files_named(self, parts: list[str]) -> list[str]:
         for start in range(len(parts)):
             key = "/".join(parts[start:])
