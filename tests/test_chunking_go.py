@@ -87,7 +87,7 @@ def test_go_grouped_type_specs_get_type_in_their_signature_and_their_own_doc() -
 def test_go_imports_are_paths_and_references_skip_predeclared_types() -> None:
     refund = by_symbol(chunk_text("payment.go", PAYMENT_GO))["Payment.Refund"]
     assert refund.imports == ["errors", "github.com/sirupsen/logrus"]
-    assert refund.references == ["Payment", "errors", "New", "log", "Infof", "charge"]
+    assert refund.references == ["Payment", "errors", "New", "log", "Infof", "charge", "ID"]
 
 
 def test_a_function_delegating_to_a_namesake_references_it_and_a_type_never_itself() -> None:
@@ -124,4 +124,4 @@ def test_a_method_named_as_a_go_builtin_is_a_reference_and_the_builtin_is_not() 
     source = "package pool\n\nfunc (c *Conn) shutdown() int {\n\tc.close()\n" \
              "\treturn len(c.buf)\n}\n"
     chunks = {c.symbol: c for c in chunk_text("pool/conn.go", source)}
-    assert chunks["Conn.shutdown"].references == ["Conn", "close"]
+    assert chunks["Conn.shutdown"].references == ["Conn", "close", "buf"]

@@ -259,7 +259,7 @@ def test_js_function_passed_with_an_object_and_a_property_name_is_a_unit_of_that
     assert (protocol.kind, protocol.start_line, protocol.end_line) == ("function", 1, 8)
     assert protocol.doc == 'The protocol, "http" or "https".\n\n@public'
     assert protocol.signature == "defineGetter(req, 'protocol', function protocol()"
-    assert chunks["fresh"].references == ["defineGetter", "isFresh"]
+    assert chunks["fresh"].references == ["defineGetter", "isFresh", "headers"]
 
 
 def test_js_named_function_passed_to_a_call_is_a_unit_of_its_own_name() -> None:

@@ -16,6 +16,11 @@ import "net/http"
 
 // Middlewares is a slice of standard middleware handlers.
 type Middlewares []func(http.Handler) http.Handler
+
+// notFound answers a request no route matches.
+func notFound(w http.ResponseWriter, r *http.Request) {
+\tw.WriteHeader(404)
+}
 ''',
     "chain.go": '''package chi
 
@@ -42,13 +47,14 @@ import "net/http"
 type Mux struct {
 \thandler     http.Handler
 \tmiddlewares Middlewares
+\tnotFound    http.HandlerFunc
 }
 
 // With adds inline middlewares for an endpoint handler.
 func (mx *Mux) With(middlewares ...func(http.Handler) http.Handler) *Mux {
 \tvar mws Middlewares
 \tmws = append(mws, middlewares...)
-\treturn &Mux{middlewares: mws}
+\treturn &Mux{middlewares: mws, notFound: mx.notFound}
 }
 
 // Use appends middlewares onto the mux's stack.
@@ -59,8 +65,17 @@ func (mx *Mux) Use(middlewares ...func(http.Handler) http.Handler) Middlewares {
 // handle registers a handler for a pattern behind the inline middlewares.
 func (mx *Mux) handle(pattern string, handler http.Handler) http.Handler {
 \tvar h http.Handler
+\tmx.handler = http.HandlerFunc(mx.routeHTTP)
 \th = Chain(mx.middlewares...).Handler(handler)
 \treturn h
+}
+
+// routeHTTP routes a request through the routing tree.
+func (mx *Mux) routeHTTP(w http.ResponseWriter, r *http.Request) {
+\trctx := &Context{RoutePath: r.URL.Path}
+\tif rctx.RoutePath != "" {
+\t\tmx.handler.ServeHTTP(w, r)
+\t}
 }
 
 // Get routes GET requests for pattern to handler.
@@ -73,6 +88,11 @@ func (mx *Mux) Get(pattern string, handler http.Handler) {
 // Context is the routing state of a request.
 type Context struct {
 \tRoutePath string
+}
+
+// Path is the routing path of the request.
+func (x *Context) Path() string {
+\treturn x.RoutePath
 }
 
 // Reset clears the context for reuse.
@@ -143,3 +163,18 @@ def test_a_go_file_that_does_not_import_a_package_calls_no_method_of_its_types(r
     # compress.go's ``h.Get`` and ``c.encoder.Reset`` are http.Header's and a writer's.
     assert go_callers(router, "Mux.Get") == {"Profiler": "medium"}
     assert go_callers(router, "Context.Reset") == {}
+
+
+def test_a_go_method_passed_as_a_value_has_its_passer_as_a_caller(router):
+    # ``http.HandlerFunc(mx.routeHTTP)``: not called there, handed on to be called.
+    assert go_callers(router, "Mux.routeHTTP") == {"Mux.handle": "high"}
+
+
+def test_a_go_selector_read_through_another_value_is_a_name_match_of_a_method(router):
+    # ``r.URL.Path``: a field of the request's URL as likely as a Context's method value.
+    assert go_callers(router, "Context.Path") == {"Mux.routeHTTP": "medium"}
+
+
+def test_a_go_literals_key_is_no_use_of_a_function_of_that_name(router):
+    # ``&Mux{notFound: mx.notFound}`` sets the field from the field.
+    assert go_callers(router, "chi.go notFound") == {}

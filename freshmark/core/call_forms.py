@@ -110,6 +110,22 @@ def _go_without_heads(code: str) -> str:
     return "".join(out) + code[done:]
 
 
+def _go_used_bare(body: str, name: str) -> bool:
+    """``name`` stands alone in Go ``body``, but as a literal's key or a label (``&Mux{
+    notFound: mx.notFound}`` sets a field; ``case *Mux:`` does use the type)."""
+    for use in re.finditer(rf"(?<![\w.]){re.escape(name)}\b(\s*:(?!=))?", body):
+        line = body[body.rfind("\n", 0, use.start()) + 1 : use.start()]
+        if not use.group(1) or line.lstrip().startswith("case"):
+            return True
+    return False
+
+
+def go_called_through_a_value(code: str, name: str) -> bool:
+    """Go ``code`` calls ``name`` through a value (``x.name(…)``); a selector not called
+    (``r.URL.Path``, ``compressor.Handler``) is a field's read as often as a method's value."""
+    return re.search(rf"(?:\w|\))\s*\.\s*{re.escape(name)}\s*\(", code) is not None
+
+
 def go_call_reaches(code: str, name: str, *, callee_owner: str, caller_owner: str,
                     packages: Collection[str] = ()) -> bool | None:
     """Whether Go ``code`` (a definition of ``caller_owner``'s, "" for a function) calls
@@ -123,8 +139,7 @@ def go_call_reaches(code: str, name: str, *, callee_owner: str, caller_owner: st
     function or type, never a method; a signature's parameters and results name types, so
     they are read for a function or a type (a use of it), never for a method."""
     if not callee_owner:
-        body = _GO_LINE_COMMENT.sub("", _GO_FUNC_HEAD.sub("", code))
-        return re.search(rf"(?<![\w.]){re.escape(name)}\b", body) is not None
+        return _go_used_bare(_GO_LINE_COMMENT.sub("", _GO_FUNC_HEAD.sub("", code)), name)
     body = _GO_LINE_COMMENT.sub("", _go_without_heads(code))
     operands = set(re.findall(rf"(\w+|\))\s*\.\s*{re.escape(name)}\b", body)) - set(packages)
     if not operands:

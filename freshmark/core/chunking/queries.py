@@ -2,6 +2,8 @@
 
 A name is captured ``@ref`` where it is written alone and ``@member`` where it follows a
 receiver (``console.print``): a language's builtin is a reference only so (``Rules.builtins``).
+A method used as a value, handed on to be called (Go's ``http.HandlerFunc(mx.routeHTTP)``,
+``this.onData.bind(this)``, ``Thread(target=self.run)``), is a reference as a call is.
 
 Each language's patterns are compiled one by one the first time and the ones the installed
 grammar accepts are combined into a single query, so a grammar update that renames a node
@@ -40,6 +42,10 @@ _JS_COMMON = r"""
 (call_expression function: (member_expression property: (private_property_identifier) @ref))
 (new_expression constructor: (member_expression property: (private_property_identifier) @ref))
 (member_expression object: (identifier) @ref (#match? @ref "^[A-Z]"))
+(arguments (member_expression object: (this) property: (property_identifier) @ref))
+(call_expression function: (member_expression
+  object: (member_expression object: (this) property: (property_identifier) @ref)
+  property: (property_identifier) @_how (#match? @_how "^(bind|call|apply)$")))
 """
 _JS_ONLY = "(class_heritage (identifier) @ref)\n"
 # An overload signature belongs to the definition of its name right below it (as a doc comment
@@ -74,6 +80,20 @@ _JSX = r"""
 (jsx_self_closing_element name: (identifier) @ref (#match? @ref "^[A-Z]"))
 """
 
+# A Go method used as a value, not called (``http.HandlerFunc(mx.routeHTTP)``, ``h :=
+# mx.routeHTTP``): a selector passed, assigned, returned or set in a literal. A field so
+# used (``r.URL``) is taken too: its name is a method's only by name, as a call's would be.
+_GO_VALUES = """
+(argument_list (selector_expression field: (field_identifier) @member))
+(literal_element (selector_expression field: (field_identifier) @member))
+(assignment_statement right: (expression_list
+  (selector_expression field: (field_identifier) @member)))
+(short_var_declaration right: (expression_list
+  (selector_expression field: (field_identifier) @member)))
+(var_spec value: (expression_list (selector_expression field: (field_identifier) @member)))
+(return_statement (expression_list (selector_expression field: (field_identifier) @member)))
+"""
+
 _PATTERNS: dict[str, str] = {
     "python": """
 (comment) @comment
@@ -92,6 +112,10 @@ _PATTERNS: dict[str, str] = {
 (class_definition superclasses: (argument_list (identifier) @ref))
 (class_definition superclasses: (argument_list (attribute attribute: (identifier) @member)))
 (decorator (identifier) @ref)
+(argument_list (attribute object: (identifier) @_own (#match? @_own "^(self|cls)$")
+  attribute: (identifier) @member))
+(keyword_argument value: (attribute object: (identifier) @_own (#match? @_own "^(self|cls)$")
+  attribute: (identifier) @member))
 (decorator (attribute attribute: (identifier) @member))
 (except_clause (identifier) @ref)
 (attribute object: (identifier) @ref (#match? @ref "^[A-Z]"))
@@ -123,7 +147,7 @@ _PATTERNS: dict[str, str] = {
 (call_expression function: (selector_expression operand: (identifier) @ref))
 (call_expression function: (selector_expression field: (field_identifier) @member))
 (type_identifier) @ref
-""",
+""" + _GO_VALUES,
     "rust": """
 (line_comment) @comment
 (block_comment) @comment

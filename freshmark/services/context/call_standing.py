@@ -15,6 +15,7 @@ from freshmark.core.call_forms import (
     calls_only_through_own_receiver,
     calls_through_own_receiver,
     go_call_reaches,
+    go_called_through_a_value,
     go_package_names,
     qualifiers_of,
     receivers_of,
@@ -62,9 +63,11 @@ class CallStanding:
         caller, callee = self.graph.nodes[edge.caller], self.graph.nodes[edge.callee]
         owner, dot, name = callee.symbol.rpartition(".")
         own_class = bool(dot) and caller.symbol.startswith(owner + ".")
-        if not edge.confirmed or caller.language == "go" and own_class:
+        if not edge.confirmed or caller.language == "go" and (
+                own_class or not go_called_through_a_value(self._code(caller) or "", name)):
             # Its own type's method called through a value not its receiver (bubbletea's
-            # ``wg.Wait()`` in a Program method): which type's, the name alone cannot tell.
+            # ``wg.Wait()`` in a Program method): which type's, the name alone cannot tell;
+            # nor whose a selector only read is (``r.URL.Path``, a field as often).
             return False
         if own_class and caller.path == callee.path and caller.language in _RECEIVER_LANGUAGES:
             code = self._code(caller)

@@ -1,0 +1,70 @@
+"""A method handed on as a value (a callback, a bound function) is used by the code handing it
+on: that code is among the method's callers (Go's are in test_context_graph_go.py)."""
+
+from __future__ import annotations
+
+from search_fixtures import indexed_project
+
+from freshmark.core.request import ContextRequest
+from freshmark.core.settings import Settings
+from freshmark.services.context.build import build_context
+
+READER_JS = """class Reader {
+  start (stream) {
+    stream.on('data', this.onData.bind(this))
+    stream.on('end', this.onEnd)
+  }
+
+  onData (chunk) {
+    this.chunks.push(chunk)
+  }
+
+  onEnd () {
+    this.done = true
+  }
+}
+
+module.exports = Reader
+"""
+
+WORKER_PY = '''"""A worker thread draining a queue."""
+
+import threading
+
+
+class Worker:
+    def start(self):
+        """Start draining in a thread of its own, the oldest items first."""
+        self.items = sorted(self.items, key=self.order)
+        thread = threading.Thread(target=self.run_loop)
+        thread.start()
+
+    def run_loop(self):
+        """Drain the queue until it is closed."""
+        return self.queue.drain()
+
+    def order(self, item):
+        """The key that sorts items oldest first."""
+        return item.created
+'''
+
+
+def callers(repo_path: str, query: str) -> dict[str, str]:
+    slice_ = build_context(ContextRequest.build(query, level="L1"), repo_path,
+                           settings=Settings.from_env())
+    return {s.symbol: s.confidence for s in slice_.sections if s.role == "caller"}
+
+
+def test_a_javascript_method_bound_or_passed_through_this_is_called_by_the_passer(
+        fm_home, make_repo):
+    repo = str(indexed_project(make_repo("reader"), {"lib/reader.js": READER_JS},
+                               package="lib").path)
+    assert callers(repo, "Reader.onData") == {"Reader.start": "high"}
+    assert callers(repo, "Reader.onEnd") == {"Reader.start": "high"}
+
+
+def test_a_python_method_passed_through_self_is_called_by_the_passer(fm_home, make_repo):
+    repo = str(indexed_project(make_repo("worker"), {"worker/pool.py": WORKER_PY},
+                               package="worker").path)
+    assert callers(repo, "Worker.run_loop") == {"Worker.start": "high"}
+    assert callers(repo, "Worker.order") == {"Worker.start": "high"}
