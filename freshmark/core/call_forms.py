@@ -37,8 +37,19 @@ def calls_only_through_own_receiver(code: str, name: str) -> bool:
     return bool(own) and len(own) == len(uses)
 
 
-_DECLARED = re.compile(r"\b(?:def|class)\s+$")
-_AFTER_RECEIVER = re.compile(r"(\w+|[)\]])\s*\.\s*$")
+_DECLARED = re.compile(r"\b(?:def|class|function)\s+$")
+_AFTER_RECEIVER = re.compile(r"(\w+|[)\]])\s*\??\.\s*$")
+# Objects every JavaScript runtime defines: ``JSON.stringify`` is the runtime's, never a
+# module function of that name.
+JS_GLOBAL_OBJECTS = frozenset({
+    "JSON", "Math", "Object", "Array", "Promise", "Reflect", "Number", "String", "Symbol",
+    "Date", "Intl", "Atomics", "BigInt", "Boolean", "Error", "RegExp", "Map", "Set",
+    "WeakMap", "WeakSet", "Proxy", "console", "process", "Buffer", "globalThis", "window",
+    "document",
+})
+# A name used as an object, its member read or called (``pino.destination(…)``), not the
+# name called through ``call``, ``apply`` or ``bind``.
+_AS_OBJECT = re.compile(r"\s*\??\.\s*(?!(?:call|apply|bind)\b)[\w$#]")
 
 
 def receivers_of(code: str, name: str) -> set[str]:
@@ -53,6 +64,20 @@ def receivers_of(code: str, name: str) -> set[str]:
         receiver = _AFTER_RECEIVER.search(before)
         found.add(receiver.group(1) if receiver else "")
     return found
+
+
+def js_calls_only_through_globals(code: str, name: str) -> bool:
+    """JavaScript ``code`` uses ``name`` only as a member of the runtime's objects
+    (``JSON.stringify``, ``Math.max``)."""
+    receivers = receivers_of(code, name)
+    return bool(receivers) and receivers <= JS_GLOBAL_OBJECTS
+
+
+def used_only_as_object(code: str, name: str) -> bool:
+    """Every use of ``name`` in ``code`` reads a member of it (``pino.destination(…)``,
+    ``Foo.prototype``): the name is an object there, not called."""
+    uses = list(re.finditer(rf"(?<![\w$.]){re.escape(name)}\b", code))
+    return bool(uses) and all(_AS_OBJECT.match(code, use.end()) for use in uses)
 
 
 # A C++ scope before ``::``: ``detail``, ``formatter<T>`` (template arguments one level deep).

@@ -17,17 +17,23 @@ from freshmark.core.call_forms import (
     go_call_reaches,
     go_called_through_a_value,
     go_package_names,
+    js_calls_only_through_globals,
     qualifiers_of,
     receivers_of,
+    used_only_as_object,
 )
 from freshmark.core.stamp import ChunkRecord, own_name
 from freshmark.core.tree import module_name
-from freshmark.services.context.symbol_graph import Edge, SymbolGraph
+from freshmark.services.context.symbol_graph import TYPE_KINDS, Edge, SymbolGraph
 
 # Languages whose methods call a method of their own class through a receiver (``self.parse``,
 # ``this.parse``, ``Self::parse``, ``$this->parse``): a bare ``parse(...)`` there is a function
 # or a parameter of that name, not the method.
 _RECEIVER_LANGUAGES = frozenset({"python", "javascript", "typescript", "tsx", "rust", "php"})
+_JS_LANGUAGES = frozenset({"javascript", "typescript", "tsx"})
+# Languages where a module's function is called bare or through its module (``cells.cell_len``,
+# ``tools.stringify``): through another value, only a method of its name matched.
+_MODULE_LANGUAGES = _JS_LANGUAGES | {"python"}
 
 
 class CallStanding:
@@ -72,7 +78,7 @@ class CallStanding:
         if own_class and caller.path == callee.path and caller.language in _RECEIVER_LANGUAGES:
             code = self._code(caller)
             return code is not None and calls_through_own_receiver(code, name)
-        if not dot and caller.language == "python":
+        if not dot and caller.language in _MODULE_LANGUAGES:
             code = self._code(caller)
             return code is None or _calls_a_function(receivers_of(code, name), callee.path)
         return True
@@ -116,6 +122,21 @@ class CallStanding:
             scopes = qualifiers_of(code, name, declared=own_name(caller.symbol) == name)
             return False if scopes and "" not in scopes and \
                 not any(self._in_scope(scope, callee) for scope in scopes) else None
+        return self._module_name_reaches(code, name, caller, callee)
+
+    @staticmethod
+    def _module_name_reaches(code: str, name: str, caller: ChunkRecord,
+                             callee: ChunkRecord) -> bool | None:
+        """Whether ``code`` calls the module-level ``callee``: not where it uses the name only
+        through its own receiver (``this.name``), and in JavaScript not where only through the
+        runtime's objects (``JSON.stringify``) nor as an object (``pino.destination(…)`` calls
+        no function ``pino``). A class's static member is a use of the class, and so is one
+        of a capitalised function, a constructor by convention (``AxiosError.from(…)``)."""
+        if caller.language in _JS_LANGUAGES and (
+                js_calls_only_through_globals(code, name) or
+                callee.kind not in TYPE_KINDS and not name[:1].isupper() and
+                used_only_as_object(code, name)):
+            return False
         return False if calls_only_through_own_receiver(code, name) else None
 
     def _in_scope(self, scope: str, callee: ChunkRecord) -> bool:
@@ -129,8 +150,9 @@ class CallStanding:
 
 
 def _calls_a_function(receivers: set[str], path: str) -> bool:
-    """Python code using a name through ``receivers`` (``receivers_of``) calls the function
-    of that name ``path`` defines: bare, or through its module (``cells.cell_len``); through
-    a value only (``repo.save()``), the name matched a method's call, not the function's."""
+    """Python or JavaScript code using a name through ``receivers`` (``receivers_of``) calls
+    the function of that name ``path`` defines: bare, or through its module (``cells.cell_len``,
+    ``tools.stringify``); through a value only (``repo.save()``), the name matched a method's
+    call, not the function's."""
     return not receivers or "" in receivers or \
         module_name(path) in {receiver.lower() for receiver in receivers}
