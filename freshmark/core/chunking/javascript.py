@@ -146,10 +146,8 @@ def js_expression(node: Node, src: bytes, rules: Rules) -> Decl | None:
     ``f``; ``res.set = res.header = function () {}`` is ``res.set``; a named function passed
     to a call is a unit too (``_js_call_argument``)."""
     child = node.named_children[0] if node.named_child_count else None
-    if child is not None and child.type == "await_expression" and child.named_child_count:
-        child = child.named_children[0]  # `await test('…', async (t) => {…})` in a module
     if child is not None and child.type == "call_expression":
-        return _js_test_call(node, child, src) or _js_call_argument(node, child, src)
+        return _js_call_argument(node, child, src)
     if child is None or child.type != "assignment_expression":
         return None
     left = child.child_by_field_name("left")
@@ -199,50 +197,6 @@ def _js_call_argument(node: Node, call: Node, src: bytes) -> Decl | None:
     if not name:
         return None
     return Decl(name, "function", node, function.child_by_field_name("body"))
-
-
-# Test runners' calls (Mocha, Jest, Vitest, node:test, tap, AVA): a suite groups tests.
-_SUITE_CALLS = frozenset({"describe", "context", "suite"})
-_TEST_CALLS = frozenset({"test", "it", "specify"})
-_TITLE_TYPES = frozenset({"string", "template_string"})
-
-
-def _js_test_call(node: Node, call: Node, src: bytes) -> Decl | None:
-    """``test('pino version is exposed', async (t) => {…})`` is a test named by its title, as
-    GoogleTest's ``TEST(suite, name)`` is by its names; ``describe('log hook', () => {…})`` a
-    suite of the tests in it (``log hook.gets invoked``). The runner's modifiers count too
-    (``it.only``, ``test.skip``, ``tap.test``); a call whose title is no literal, or that is
-    given several functions, is none."""
-    runner = _test_runner(call.child_by_field_name("function"), src)
-    arguments = call.child_by_field_name("arguments")
-    args = arguments.named_children if arguments is not None else []
-    if runner is None or not args or args[0].type not in _TITLE_TYPES:
-        return None
-    functions = [arg for arg in args[1:] if arg.type in _FUNCTION_VALUES]
-    title = " ".join(node_text(src, args[0])[1:-1].split())
-    if len(functions) != 1 or not title:
-        return None
-    kind = "module" if runner in _SUITE_CALLS else "function"
-    return Decl(title, kind, node, functions[0].child_by_field_name("body"), member_scope=[title])
-
-
-def _test_runner(callee: Node | None, src: bytes) -> str | None:
-    """``describe`` of ``describe`` or ``describe.only``; ``test`` of
-    ``tap.test``; None for any other callee."""
-    if callee is None:
-        return None
-    if callee.type == "identifier":
-        name = node_text(src, callee)
-        return name if name in _SUITE_CALLS | _TEST_CALLS else None
-    if callee.type != "member_expression":
-        return None
-    owner, member = callee.child_by_field_name("object"), callee.child_by_field_name("property")
-    if owner is not None and owner.type == "identifier" and \
-            node_text(src, owner) in _SUITE_CALLS | _TEST_CALLS:
-        return node_text(src, owner)
-    name = node_text(src, member) if member is not None else ""
-    return name if name in _TEST_CALLS and owner is not None and owner.type == "identifier" \
-        else None
 
 
 def _passed_function(value: Node) -> Node | None:
