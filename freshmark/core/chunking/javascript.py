@@ -24,11 +24,9 @@ def js_variable(node: Node, src: bytes, rules: Rules) -> Decl | None:
         return None
     name_node = declarators[0].child_by_field_name("name")
     value = declarators[0].child_by_field_name("value")
-    if name_node is None or name_node.type != "identifier":
+    if name_node is None or value is None or name_node.type != "identifier":
         return None
     name = node_text(src, name_node)
-    if value is None:
-        return _declared_variable(name, node, declarators[0])
     function = _guarded_function(value)  # `const send = supported && function () {}`
     if function is not None:
         return Decl(name, "function", node, function.child_by_field_name("body"))
@@ -42,30 +40,6 @@ def js_variable(node: Node, src: bytes, rules: Rules) -> Decl | None:
         return _js_object(name, node, options, src)
     value = _assigned_value(value)  # `const proto = module.exports = {...}`
     return _js_object(name, node, value, src) if value.type == "object" else None
-
-
-def _declared_variable(name: str, node: Node, declarator: Node) -> Decl | None:
-    """``export const version: string`` in a declaration file (``.d.ts``, ``declare namespace``)
-    declares a value by its type alone, an API of its own: a unit as a type alias is (an
-    object type its outline), a function by its type when that is a function's. Only a
-    ``const`` or a ``declare``d one: ``let count: number`` in code is a variable assigned
-    later."""
-    annotation = declarator.child_by_field_name("type")
-    declared = annotation.named_children[-1] if annotation is not None and \
-        annotation.named_child_count else None
-    if declared is None or not (node.children[0].type == "const" or _ambient(node)):
-        return None
-    if declared.type == "function_type":
-        return Decl(name, "function", node, None)
-    return Decl(name, "interface", node, declared if declared.type == "object_type" else None)
-
-
-def _ambient(node: Node) -> bool:
-    """Whether ``node`` lies in a ``declare`` (its own or a namespace's or module's)."""
-    parent = node.parent
-    while parent is not None and parent.type != "ambient_declaration":
-        parent = parent.parent
-    return parent is not None
 
 
 def _assigned_value(value: Node) -> Node:
@@ -307,46 +281,3 @@ def ts_type_alias(node: Node, src: bytes, rules: Rules) -> Decl | None:
     value = node.child_by_field_name("value")
     body = value if value is not None and value.type == "object_type" else None
     return Decl(node_text(src, name_node), "interface", node, body)
-
-
-_SIGNED_FUNCTIONS = frozenset({"function_signature", "function_declaration"})
-
-
-def ts_function_signature(node: Node, src: bytes, rules: Rules) -> Decl | None:
-    """``export function destination(dest?: string): SonicBoom`` (a ``.d.ts``, a ``declare
-    function``) is a function without a body, its signature all of it. An overload signature
-    right above its namesake (the next signature, or the implementation) is none: it opens
-    that unit (``queries._TS_OVERLOADS``)."""
-    name_node = node.child_by_field_name("name")
-    if name_node is None:
-        return None
-    name = node_text(src, name_node)
-    following = _next_function(node, rules)
-    if following is not None and _function_name(following, src) == name:
-        return None
-    return Decl(name, "function", node, None)
-
-
-def _next_function(node: Node, rules: Rules) -> Node | None:
-    """The function (a signature or a definition) the statement after ``node``'s declares,
-    past comments, in the same wrappers as ``node`` (``export``, ``declare``); None for
-    anything else."""
-    outer, wrappers = node, []
-    while outer.parent is not None and outer.parent.type in rules.wrappers:
-        outer = outer.parent
-        wrappers.append(outer.type)
-    following = outer.next_named_sibling
-    while following is not None and following.type == "comment":
-        following = following.next_named_sibling
-    for wrapper in reversed(wrappers):
-        if following is None or following.type != wrapper:
-            return None
-        following = next((c for c in following.named_children
-                          if c.type in rules.wrappers | _SIGNED_FUNCTIONS), None)
-    return following if following is not None and following.type in _SIGNED_FUNCTIONS \
-        else None
-
-
-def _function_name(node: Node, src: bytes) -> str:
-    name_node = node.child_by_field_name("name")
-    return node_text(src, name_node) if name_node is not None else ""

@@ -223,8 +223,7 @@ RULES: dict[str, Rules] = {
         keywords=_JS_KEYWORDS,
     ),
     "typescript": Rules(
-        # a function declared without a body (``declare function``, a ``.d.ts``'s exports)
-        functions=_JS_FUNCTIONS | _f("function_signature"),
+        functions=_JS_FUNCTIONS,
         containers={
             "class_declaration": "class",
             "abstract_class_declaration": "class",
@@ -236,7 +235,6 @@ RULES: dict[str, Rules] = {
         },  # fmt: skip
         wrappers=_f("export_statement", "ambient_declaration"),
         transparent=_f("ERROR"),
-        bodyless_functions=_f("function_signature"),
         anonymous=_JS_ANONYMOUS,
         keywords=_JS_KEYWORDS,
     ),

@@ -24,7 +24,6 @@ from freshmark.core.chunking.javascript import (
     js_guarded_default,
     js_pair,
     js_variable,
-    ts_function_signature,
     ts_type_alias,
 )
 from freshmark.core.chunking.languages import Rules
@@ -330,7 +329,6 @@ _HANDLERS: dict[str, _Handler] = {
     "parenthesized_expression": js_guarded_default,
     "ternary_expression": js_guarded_default,
     "type_alias_declaration": ts_type_alias,
-    "function_signature": ts_function_signature,
     "method_declaration": _method_declaration,
     "type_declaration": _go_type_declaration,
     "type_spec": _go_type_spec,

@@ -61,14 +61,6 @@ _TS_OVERLOADS = r"""
  (export_statement declaration: [(function_signature name: (identifier) @_b)
                                  (function_declaration name: (identifier) @_b)])
  (#eq? @_a @_b))
-((ambient_declaration (function_signature name: (identifier) @_a)) @overload .
- (comment)* .
- (ambient_declaration (function_signature name: (identifier) @_b))
- (#eq? @_a @_b))
-((export_statement (ambient_declaration (function_signature name: (identifier) @_a))) @overload .
- (comment)* .
- (export_statement (ambient_declaration (function_signature name: (identifier) @_b)))
- (#eq? @_a @_b))
 ((method_signature name: (_) @_a) @overload .
  (comment)* .
  [(method_signature name: (_) @_b) (method_definition name: (_) @_b)]
