@@ -98,13 +98,12 @@ DEFAULT_MAX_LINES = 150
 # parsed again with one branch of each kept.
 # 18: a macro before an out-of-line constructor, or between a return type and a qualified
 # name, reads as blank (spdlog's ``SPDLOG_INLINE``); Catch2/doctest ``TEST_CASE``s are tests
-# named by their strings; a one-line function references a namesake it calls; a TypeScript
-# declaration's body-less functions and typed values are units; a Ruby method called by its
-# bare name is a reference, and so is a Go method handed on as a value; files are classified
-# anew: ``_vendor/``, ``vendored/`` and ``bundled/`` copies (vendored), ``bench/``,
-# ``benches/``, .NET test projects, Gradle and Kotlin Multiplatform test source sets,
-# Cucumber's ``features/`` (tests), snapshots under a test directory (fixtures), Gradle build
-# scripts (config).
+# named by their strings; a one-line function references a namesake it calls; a Ruby method
+# called by its bare name is a reference, and so is a Go method handed on as a value; files
+# are classified anew: ``_vendor/``, ``vendored/`` and ``bundled/`` copies (vendored),
+# ``bench/``, ``benches/``, .NET test projects, Gradle and Kotlin Multiplatform test source
+# sets, Cucumber's ``features/`` (tests), snapshots under a test directory (fixtures), Gradle
+# build scripts (config).
 CHUNKING_VERSION = "18"
 _ALIASES = {
     "py": "python", "js": "javascript", "jsx": "javascript", "ts": "typescript",
