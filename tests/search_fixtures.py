@@ -23,8 +23,10 @@ from repo_builder import RepoBuilder
 from freshmark.adapters.git.repo import GitRepo
 from freshmark.adapters.store.chroma import Store
 from freshmark.core.config import Config
+from freshmark.core.request import ContextRequest
 from freshmark.core.settings import Settings
 from freshmark.core.stamp import ChunkRecord
+from freshmark.services.context.build import build_context
 from freshmark.services.indexing.indexer import IndexRequest, index_repo
 from freshmark.services.open_branch import resolve_target
 from freshmark.services.verifier import Verifier
@@ -212,3 +214,10 @@ def file_sha256(shop: Shop, commit: str, path: str) -> str:
     blob = repo.blob_at(commit, path)
     assert blob is not None
     return hashlib.sha256(repo.read_blob(blob)).hexdigest()
+
+
+def callers_in_slice(repo_path: str, query: str) -> dict[str, str]:
+    """The callers an L1 context slice for ``query`` shows, with their confidence."""
+    slice_ = build_context(ContextRequest.build(query, level="L1"), repo_path,
+                           settings=Settings.from_env())
+    return {s.symbol: s.confidence for s in slice_.sections if s.role == "caller"}

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from search_fixtures import indexed_project
+from search_fixtures import callers_in_slice, indexed_project
 
 from freshmark.core.chunking import file_imports
 from freshmark.core.request import ContextRequest
@@ -317,30 +317,24 @@ func Audit(user string) *Entry {
 }
 
 
-def go_callers(repo_path: str, query: str) -> dict[str, str]:
-    slice_ = build_context(ContextRequest.build(query, level="L1"), repo_path,
-                           settings=Settings.from_env())
-    return {s.symbol: s.confidence for s in slice_.sections if s.role == "caller"}
-
-
 @pytest.fixture
 def logrus(fm_home, make_repo) -> str:
     return str(indexed_project(make_repo("logrus"), LOGRUS, package="logrus").path)
 
 
 def test_a_go_package_function_is_called_bare_from_any_file_of_its_package(logrus):
-    assert go_callers(logrus, "exported.go WithField") == {"Audit": "high"}
+    assert callers_in_slice(logrus, "exported.go WithField") == {"Audit": "high"}
 
 
 def test_a_go_method_is_called_through_a_value_never_bare(logrus):
-    callers = go_callers(logrus, "Entry.WithField")
+    callers = callers_in_slice(logrus, "Entry.WithField")
     assert callers["Logger.WithField"] == "high"
     assert "Audit" not in callers
 
 
 def test_a_go_call_through_the_callers_own_receiver_is_its_own_types_method(logrus):
-    assert go_callers(logrus, "Entry.WithField")["Entry.WithError"] == "high"
-    assert "Entry.WithError" not in go_callers(logrus, "Logger.WithField")
+    assert callers_in_slice(logrus, "Entry.WithField")["Entry.WithError"] == "high"
+    assert "Entry.WithError" not in callers_in_slice(logrus, "Logger.WithField")
 
 
 def test_the_call_chain_leaves_out_calls_the_callers_code_cannot_make(logrus):
@@ -358,11 +352,11 @@ def test_an_unexported_go_function_has_no_callers_in_other_packages(fm_home, mak
         "cmd/dive/main.go": "package main\n\n// val makes a value.\n"
                             "func val() int {\n\treturn 1\n}\n",
     }, package="validator")
-    assert go_callers(str(repo.path), "cmd/dive/main.go val") == {}
+    assert callers_in_slice(str(repo.path), "cmd/dive/main.go val") == {}
 
 
 def test_a_wrapper_delegating_to_a_namesake_is_its_caller(logrus):
-    assert go_callers(logrus, "Logger.WithField") == {"WithField": "medium"}
+    assert callers_in_slice(logrus, "Logger.WithField") == {"WithField": "medium"}
 
 
 SETTINGS = '''"""Retry settings of the shop's payment client."""
@@ -670,7 +664,7 @@ def test_a_rust_call_through_a_declared_module_is_a_confirmed_call(fm_home, make
                          "    pub fn scan(&self) -> u8 {\n        1\n    }\n}\n",
         "src/main.rs": "mod walk;\n\nfn run() -> u8 {\n    walk::scan(&[])\n}\n",
     }, package="fd")
-    callers = go_callers(str(repo.path), "walk::scan")
+    callers = callers_in_slice(str(repo.path), "walk::scan")
     assert callers == {"run": "high"}
 
 
@@ -735,7 +729,7 @@ def test_a_super_init_call_is_no_caller_of_another_classs_init(fm_home, make_rep
                             "\n        super().__init__(default=default)\n\n\nclass SQLModel:\n"
                             "    def __init__(self, **data):\n        self.data = data\n",
     }, package="sqlmodel")
-    assert "FieldInfo.__init__" not in go_callers(str(repo.path), "SQLModel.__init__")
+    assert "FieldInfo.__init__" not in callers_in_slice(str(repo.path), "SQLModel.__init__")
 
 
 def test_types_past_those_shown_are_named_not_dropped(fm_home, make_repo):
@@ -788,11 +782,11 @@ def rich_cells(fm_home, make_repo) -> str:
 
 
 def test_a_bare_call_in_a_python_method_is_no_call_of_a_method_of_that_name(rich_cells):
-    assert go_callers(rich_cells, "Text.cell_len") == {}
+    assert callers_in_slice(rich_cells, "Text.cell_len") == {}
 
 
 def test_a_bare_call_of_an_imported_python_function_is_its_confirmed_call(rich_cells):
-    assert go_callers(rich_cells, "rich/cells.py cell_len") == {
+    assert callers_in_slice(rich_cells, "rich/cells.py cell_len") == {
         "Text.cell_len": "high", "Text.truncate": "high", "Lines.justify": "high"}
 
 
@@ -806,8 +800,8 @@ def test_a_python_function_named_only_after_a_value_is_matched_by_its_name_alone
                            "def checkout(repo: Repo, order):\n    archive(order)\n"
                            "    return repo.save(order)\n",
     }, package="shop")
-    assert go_callers(str(repo.path), "shop/store.py save") == {"checkout": "medium"}
-    assert go_callers(str(repo.path), "Repo.save") == {"checkout": "high"}
+    assert callers_in_slice(str(repo.path), "shop/store.py save") == {"checkout": "medium"}
+    assert callers_in_slice(str(repo.path), "Repo.save") == {"checkout": "high"}
 
 
 def test_a_call_chain_goes_one_way_never_from_a_callee_to_its_other_callers(
@@ -873,13 +867,13 @@ def fmt(fm_home, make_repo) -> str:
 
 
 def test_a_cpp_call_written_std_name_is_no_call_of_the_projects_function(fmt):
-    callers = go_callers(fmt, "fmt::system_error")
+    callers = callers_in_slice(fmt, "fmt::system_error")
     assert callers["fmt.report"] == "high"
     assert "fmt.vsystem_error" not in callers
 
 
 def test_a_cpp_call_written_with_a_namespace_is_no_call_of_a_method_of_that_name(fmt):
-    assert "fmt.formatter.format" not in go_callers(fmt, "formatter::write")
+    assert "fmt.formatter.format" not in callers_in_slice(fmt, "formatter::write")
 
 
 def test_a_java_class_calls_the_methods_of_its_packages_classes_without_an_import():
@@ -909,7 +903,7 @@ def test_a_go_method_of_its_own_type_called_through_another_value_is_a_name_matc
                    "\tfor _, cmd := range cmds {\n\t\twg.Add(1)\n"
                    "\t\tgo func() { defer wg.Done(); cmd() }()\n\t}\n\twg.Wait()\n}\n"},
         package="tea")
-    assert go_callers(str(repo.path), "Program.Wait") == {"Program.execBatch": "medium"}
+    assert callers_in_slice(str(repo.path), "Program.Wait") == {"Program.execBatch": "medium"}
 
 
 def test_a_php_class_calls_its_namespace_neighbours_without_a_use_line():

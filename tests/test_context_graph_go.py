@@ -3,11 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from search_fixtures import indexed_project
-
-from freshmark.core.request import ContextRequest
-from freshmark.core.settings import Settings
-from freshmark.services.context.build import build_context
+from search_fixtures import callers_in_slice, indexed_project
 
 ROUTER = {
     "chi.go": '''package chi
@@ -139,12 +135,6 @@ func Profiler(index http.Handler) *chi.Mux {
 }
 
 
-def go_callers(repo_path: str, query: str) -> dict[str, str]:
-    slice_ = build_context(ContextRequest.build(query, level="L1"), repo_path,
-                           settings=Settings.from_env())
-    return {s.symbol: s.confidence for s in slice_.sections if s.role == "caller"}
-
-
 @pytest.fixture
 def router(fm_home, make_repo) -> str:
     return str(indexed_project(make_repo("chi"), ROUTER, package="chi").path)
@@ -152,29 +142,29 @@ def router(fm_home, make_repo) -> str:
 
 def test_a_type_a_go_signature_or_declaration_names_is_no_call_of_a_method_of_that_name(router):
     # ``http.Handler`` in Chain's parameters, a Mux field, ``var h http.Handler``: types.
-    assert go_callers(router, "Middlewares.Handler") == {"Mux.handle": "medium"}
+    assert callers_in_slice(router, "Middlewares.Handler") == {"Mux.handle": "medium"}
 
 
 def test_a_go_signature_naming_a_type_makes_its_code_a_user_of_the_type(router):
-    assert go_callers(router, "chi.go Middlewares")["Mux.Use"] == "high"
+    assert callers_in_slice(router, "chi.go Middlewares")["Mux.Use"] == "high"
 
 
 def test_a_go_file_that_does_not_import_a_package_calls_no_method_of_its_types(router):
     # compress.go's ``h.Get`` and ``c.encoder.Reset`` are http.Header's and a writer's.
-    assert go_callers(router, "Mux.Get") == {"Profiler": "medium"}
-    assert go_callers(router, "Context.Reset") == {}
+    assert callers_in_slice(router, "Mux.Get") == {"Profiler": "medium"}
+    assert callers_in_slice(router, "Context.Reset") == {}
 
 
 def test_a_go_method_passed_as_a_value_has_its_passer_as_a_caller(router):
     # ``http.HandlerFunc(mx.routeHTTP)``: not called there, handed on to be called.
-    assert go_callers(router, "Mux.routeHTTP") == {"Mux.handle": "high"}
+    assert callers_in_slice(router, "Mux.routeHTTP") == {"Mux.handle": "high"}
 
 
 def test_a_go_selector_read_through_another_value_is_a_name_match_of_a_method(router):
     # ``r.URL.Path``: a field of the request's URL as likely as a Context's method value.
-    assert go_callers(router, "Context.Path") == {"Mux.routeHTTP": "medium"}
+    assert callers_in_slice(router, "Context.Path") == {"Mux.routeHTTP": "medium"}
 
 
 def test_a_go_literals_key_is_no_use_of_a_function_of_that_name(router):
     # ``&Mux{notFound: mx.notFound}`` sets the field from the field.
-    assert go_callers(router, "chi.go notFound") == {}
+    assert callers_in_slice(router, "chi.go notFound") == {}

@@ -3,11 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from search_fixtures import indexed_project
-
-from freshmark.core.request import ContextRequest
-from freshmark.core.settings import Settings
-from freshmark.services.context.build import build_context
+from search_fixtures import callers_in_slice, indexed_project
 
 LOGGER = {
     "lib/tools.js": """'use strict'
@@ -95,12 +91,6 @@ module.exports = function (opts) {
 }
 
 
-def callers(repo_path: str, query: str) -> dict[str, str]:
-    slice_ = build_context(ContextRequest.build(query, level="L1"), repo_path,
-                           settings=Settings.from_env())
-    return {s.symbol: s.confidence for s in slice_.sections if s.role == "caller"}
-
-
 @pytest.fixture
 def logger(fm_home, make_repo) -> str:
     return str(indexed_project(make_repo("pino"), LOGGER, package="lib").path)
@@ -109,14 +99,14 @@ def logger(fm_home, make_repo) -> str:
 def test_a_member_call_through_a_runtime_global_is_no_call_of_a_module_function(logger):
     # ``JSON.stringify``: the runtime's; through the module (``tools.stringify``) or bare it is
     # the function, through another value (``serializer.stringify``) its name alone matched.
-    assert callers(logger, "lib/tools.js stringify") == {
+    assert callers_in_slice(logger, "lib/tools.js stringify") == {
         "levelLine": "high", "pino": "high", "dump": "medium"}
 
 
 def test_a_function_used_as_an_object_is_not_called(logger):
     # ``pino.destination(…)`` calls the property ``destination``, not ``pino``.
-    assert callers(logger, "pino") == {}
+    assert callers_in_slice(logger, "pino") == {}
 
 
 def test_a_static_member_of_a_capitalised_function_is_a_use_of_that_constructor(logger):
-    assert callers(logger, "LevelError") == {"checkLevel": "high"}
+    assert callers_in_slice(logger, "LevelError") == {"checkLevel": "high"}
