@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
-from freshmark.core.call_forms import calls_through_own_receiver, go_call_reaches, go_package_names
+from freshmark.core.call_forms import (
+    calls_through_own_receiver,
+    go_call_reaches,
+    go_package_names,
+    used_through_a_value_of,
+)
 
 
 def test_a_call_on_its_own_receiver_is_through_it():
@@ -33,3 +38,21 @@ def test_a_go_name_after_an_imported_package_is_no_call_of_a_method():
     assert packages == {"http", "chi"}
     assert go_call_reaches(code, "Handler", callee_owner="Middlewares", caller_owner="",
                            packages=packages) is False
+
+
+def test_a_method_is_the_named_class_s_only_on_the_class_or_a_value_bound_to_it():
+    assert used_through_a_value_of("tqdm.write(line)", "write", "tqdm")
+    assert used_through_a_value_of("ws = WebSocket(scope)\nws.receive()", "receive", "WebSocket")
+    assert used_through_a_value_of("def f(req: Request):\n    req.receive()", "receive", "Request")
+    assert used_through_a_value_of("with Lock() as lock:\n    lock.acquire()", "acquire", "Lock")
+    assert used_through_a_value_of("assert isinstance(ws, WebSocket)\nws.close()", "close",
+                                   "WebSocket")
+    # its own attribute handed on beside the class, a module's object, a value bound elsewhere
+    assert not used_through_a_value_of("Request(scope, receive=self.receive)", "receive",
+                                       "Request")
+    assert not used_through_a_value_of("bar = tqdm(x)\nsys.stdout.write(s)", "write", "tqdm")
+    assert used_through_a_value_of("Request(scope).receive()", "receive", "Request")
+    assert used_through_a_value_of("self.io = DiscordIO(token)", "__init__", "DiscordIO")
+    assert not used_through_a_value_of("tqdm(x)\ngetattr(fp, 'buffer').write(s)", "write", "tqdm")
+    assert not used_through_a_value_of("stream = open_stream()\nstream.receive()\nRequest",
+                                       "receive", "Request")

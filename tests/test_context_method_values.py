@@ -68,3 +68,52 @@ def test_a_python_method_passed_through_self_is_called_by_the_passer(fm_home, ma
                                package="worker").path)
     assert callers(repo, "Worker.run_loop") == {"Worker.start": "high"}
     assert callers(repo, "Worker.order") == {"Worker.start": "high"}
+
+
+REQUESTS_PY = '''"""A request read from a receive channel."""
+
+
+class Request:
+    def receive(self):
+        """The next message of the channel."""
+        return self._receive()
+'''
+
+CACHED_PY = '''"""A request whose messages a second reader can read again."""
+
+from app.requests import Request
+
+
+class CachedRequest(Request):
+    def wrapped_receive(self):
+        """The next message, kept for a second reader."""
+        return self.receive()
+'''
+
+ENDPOINT_PY = '''"""An endpoint answering one request."""
+
+from app.requests import Request
+
+
+class Endpoint:
+    def __init__(self, scope, receive):
+        self.scope = scope
+        self.receive = receive
+
+    def dispatch(self):
+        """Answer the request with its first message."""
+        request = Request(self.scope, receive=self.receive)
+        return request.first()
+'''
+
+
+def test_a_python_attribute_handed_on_through_self_is_no_call_of_the_class_named_beside_it(
+        fm_home, make_repo):
+    # ``Request(self.scope, receive=self.receive)`` hands on the endpoint's own ``receive``;
+    # a subclass's ``self.receive()`` is the named class's.
+    repo = str(indexed_project(make_repo("endpoint"), {"app/requests.py": REQUESTS_PY,
+                                                       "app/cached.py": CACHED_PY,
+                                                       "app/endpoint.py": ENDPOINT_PY},
+                               package="app").path)
+    assert callers(repo, "Request.receive") == {
+        "CachedRequest.wrapped_receive": "high", "Endpoint.dispatch": "medium"}

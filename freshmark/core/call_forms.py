@@ -66,6 +66,32 @@ def receivers_of(code: str, name: str) -> set[str]:
     return found
 
 
+def used_through_a_value_of(code: str, name: str, class_name: str) -> bool:
+    """Python or JavaScript ``code`` uses ``name`` on ``class_name`` itself (``tqdm.write``),
+    on an instance it makes there (its constructor, by making it), or on a value it binds on a
+    line naming the class (``ws = WebSocket(…)``, ``request: Request``, ``with Lock() as
+    lock``): naming the class elsewhere says nothing of ``sys.stdout.write``."""
+    cls = re.escape(class_name)
+    if name in _CONSTRUCTORS and re.search(rf"\b{cls}\s*\(", code) or \
+            re.search(rf"\b{cls}\s*\([^()\n]*\)\s*\.\s*{re.escape(name)}\b", code):
+        return True  # ``Request(scope).receive()``, not ``getattr(fp, 'buffer').write``
+    named = [line for line in code.splitlines() if re.search(rf"\b{cls}\b", line)]
+    return any(receiver == class_name or receiver and _binds(named, receiver)
+               for receiver in receivers_of(code, name))
+
+
+_CONSTRUCTORS = frozenset({"__init__", "__new__", "constructor"})  # run by ``Cls(…)``
+
+
+def _binds(lines: list[str], receiver: str) -> bool:
+    """One of ``lines`` binds ``receiver``: assigns it, annotates it, names it after ``as``
+    or ``for``, or checks its class (``assert isinstance(websocket, WebSocket)``)."""
+    word = re.escape(receiver)
+    binding = re.compile(rf"(?<!\w){word}\s*[:=](?!=)|\b(?:as|for)\s+{word}\b|"
+                         rf"\bisinstance\(\s*{word}\s*,")
+    return any(binding.search(line) for line in lines)
+
+
 def js_calls_only_through_globals(code: str, name: str) -> bool:
     """JavaScript ``code`` uses ``name`` only as a member of the runtime's objects
     (``JSON.stringify``, ``Math.max``)."""

@@ -21,6 +21,7 @@ from freshmark.core.call_forms import (
     qualifiers_of,
     receivers_of,
     used_only_as_object,
+    used_through_a_value_of,
 )
 from freshmark.core.stamp import ChunkRecord, own_name
 from freshmark.core.tree import module_name
@@ -75,6 +76,12 @@ class CallStanding:
             # ``wg.Wait()`` in a Program method): which type's, the name alone cannot tell;
             # nor whose a selector only read is (``r.URL.Path``, a field as often).
             return False
+        if dot and not own_class and caller.language in _MODULE_LANGUAGES and \
+                not self.graph.extends_owner(edge.caller, edge.callee):
+            # Confirmed by naming the class: ``Request(scope, receive=self.receive)`` hands on
+            # its own object's ``receive``, ``sys.stdout.write`` is no ``tqdm.write``.
+            code = self._code(caller)
+            return code is None or used_through_a_value_of(code, name, own_name(owner))
         if own_class and caller.path == callee.path and caller.language in _RECEIVER_LANGUAGES:
             code = self._code(caller)
             return code is not None and calls_through_own_receiver(code, name)

@@ -351,15 +351,21 @@ class SymbolGraph:
         owner, dot, _name = self.nodes[definition].symbol.rpartition(".")
         if not dot:
             return True
-        caller = self.nodes[from_id]
-        # Its class extends the method's, by its signature (itsdangerous' ``super().unsign``
-        # in ``class TimestampSigner(Signer)``).
-        its_class = self._by_symbol.get((caller.path, caller.symbol.rpartition(".")[0]))
-        its = self.nodes[its_class] if its_class is not None else None
-        bases = its.signature.split(own_name(its.symbol), 1)[-1] if its is not None else ""
         return self._of_own_class(from_id, definition) or \
-            own_name(owner) in caller.references or \
-            re.search(rf"\b{re.escape(own_name(owner))}\b", bases) is not None
+            own_name(owner) in self.nodes[from_id].references or \
+            self.extends_owner(from_id, definition)
+
+    def extends_owner(self, from_id: str, definition: str) -> bool:
+        """The class ``from_id`` is a member of extends ``definition``'s class, by its
+        signature (itsdangerous' ``super().unsign`` in ``class TimestampSigner(Signer)``)."""
+        owner = self.nodes[definition].symbol.rpartition(".")[0]
+        caller = self.nodes[from_id]
+        its_class = self._by_symbol.get((caller.path, caller.symbol.rpartition(".")[0]))
+        if not owner or its_class is None:
+            return False
+        its = self.nodes[its_class]
+        bases = its.signature.split(own_name(its.symbol), 1)[-1]
+        return re.search(rf"\b{re.escape(own_name(owner))}\b", bases) is not None
 
     def _of_own_class(self, from_id: str, definition: str) -> bool:
         """``definition`` is a member of the class ``from_id`` is a member of."""
