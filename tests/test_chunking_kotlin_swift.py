@@ -6,6 +6,7 @@ from __future__ import annotations
 from textwrap import dedent
 
 from freshmark.core.chunking import chunk_text, file_imports
+from freshmark.core.chunking.kotlin import kotlin_shown
 from freshmark.core.chunking.model import Chunk
 
 ORDER_KT = dedent(
@@ -196,3 +197,46 @@ def test_swift_stored_property_a_closure_computes_once_is_a_unit() -> None:
     units = [(c.symbol, c.start_line, c.end_line) for c in chunk_text("HTTPHeaders.swift", source)
              if c.kind == "method"]
     assert units == [("HTTPHeader.defaultUserAgent", 2, 5)]
+
+
+def test_kotlin_class_whose_constructor_line_opens_with_actual_keeps_its_methods() -> None:
+    source = ("actual open class ByteString\ninternal actual constructor(\n"
+              "  internal actual val data: ByteArray,\n) : Comparable<ByteString> {\n"
+              "  actual fun hex(): String = commonHex()\n\n"
+              "  actual fun size(): Int = data.size\n}\n")
+    chunks = by_symbol(chunk_text("okio/ByteString.kt", source))
+    assert definition_kinds(chunks) == {"ByteString": "class", "ByteString.hex": "method",
+                                        "ByteString.size": "method"}
+    assert chunks["ByteString"].text.startswith("actual open class ByteString\ninternal actual")
+
+
+def test_kotlin_variable_named_as_a_modifier_fails_no_function_after_it() -> None:
+    source = ("class CipherSource {\n  private var final = false\n\n  fun refill() {\n"
+              "    final = true\n  }\n\n  fun paths() {\n    val by = base / \"by\"\n"
+              "    by.writeUtf8(\"by\")\n  }\n\n  fun close() = source.close()\n}\n")
+    chunks = by_symbol(chunk_text("okio/CipherSource.kt", source))
+    assert definition_kinds(chunks) == {
+        "CipherSource": "class", "CipherSource.refill": "method",
+        "CipherSource.paths": "method", "CipherSource.close": "method"}
+    assert "writeUtf8" in chunks["CipherSource.paths"].references
+
+
+def test_kotlin_annotated_getter_and_a_call_of_get_fail_no_method_after_them() -> None:
+    source = ("class ByteString {\n  actual val size\n    @JvmName(\"size\")\n"
+              "    get() = getSize()\n\n  fun toByteString(): ByteString {\n"
+              "    val copy = ByteArray(remaining())\n    get(copy)\n"
+              "    return ByteString(copy)\n  }\n\n  fun hex() = commonHex()\n}\n")
+    chunks = by_symbol(chunk_text("okio/ByteString.kt", source))
+    assert definition_kinds(chunks) == {
+        "ByteString": "class", "ByteString.toByteString": "method", "ByteString.hex": "method"}
+
+
+def test_kotlin_rewrite_keeps_every_byte_and_line_where_it_was() -> None:
+    source = (b"class B\ninternal actual constructor(val x: Int) {\n  val size\n"
+              b"    @JvmName(\"size\")\n    get() = 1\n  fun f() {\n    final = true\n"
+              b"    get(copy)\n  }\n}\n")
+    shown = kotlin_shown(source)
+    assert shown != source
+    assert len(shown) == len(source)
+    assert [i for i, c in enumerate(shown) if c == 10] == \
+        [i for i, c in enumerate(source) if c == 10]

@@ -8,6 +8,7 @@ None of them raises on odd input: a file that cannot be parsed falls back to lin
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from tree_sitter import Node, Parser
@@ -16,6 +17,7 @@ from freshmark.core.chunking.assemble import ChunkBuilder, block_symbol, module_
 from freshmark.core.chunking.conditionals import one_branch
 from freshmark.core.chunking.facts import FileFacts, collect_facts
 from freshmark.core.chunking.fallback import WINDOW_LINES, window_bounds, window_chunks
+from freshmark.core.chunking.kotlin import kotlin_shown
 from freshmark.core.chunking.languages import (
     RULES,
     SUPPORTED_LANGUAGES,
@@ -48,6 +50,10 @@ __all__ = [
 ]
 
 log = logging.getLogger(__name__)
+
+# What a language's parser is shown again when it fails a file: the source with the
+# constructs its grammar misreads rewritten, every byte where it was.
+_REWRITES: dict[str, Callable[[bytes], bytes]] = {"kotlin": kotlin_shown}
 
 DEFAULT_MAX_LINES = 150
 # What these rules make of a file. A layer indexed under another version is chunked again,
@@ -104,7 +110,12 @@ DEFAULT_MAX_LINES = 150
 # ``bench/``, ``benches/``, .NET test projects, Gradle and Kotlin Multiplatform test source
 # sets, Cucumber's ``features/`` (tests), snapshots under a test directory (fixtures), Gradle
 # build scripts (config).
-CHUNKING_VERSION = "18"
+# 19: a Kotlin file the grammar fails is parsed again from its text with what the grammar
+# misreads rewritten in place (``chunking/kotlin.py``), kept when that finds more units or
+# fewer rows in errors: okio's ``ByteString`` (``internal actual constructor(`` opening a
+# line) is a class of its methods, no longer one module block, and so are classes with a
+# variable named ``final`` or ``by``, or an annotated getter.
+CHUNKING_VERSION = "19"
 _ALIASES = {
     "py": "python", "js": "javascript", "jsx": "javascript", "ts": "typescript",
     "c++": "cpp", "cc": "cpp", "c#": "csharp", "cs": "csharp", "c_sharp": "csharp",
@@ -169,6 +180,9 @@ def _parse(path: str, text: str, language: str | None, max_units: int = 0) -> _P
         parsed = _parse_shown(name, parser, src, shown, lines, max_units)
         if rules.bare_macros and parsed.root.has_error:
             parsed = _one_branch_parse(parsed, parser, src, shown, lines, max_units)
+        rewrite = _REWRITES.get(name)
+        if rewrite is not None and parsed.root.has_error:
+            parsed = _rewritten_parse(parsed, parser, src, rewrite(src), lines, max_units)
     except (RecursionError, ValueError) as exc:
         log.warning("tree-sitter chunking of %s failed, using line windows: %s", path, exc)
         return None
@@ -208,6 +222,17 @@ def _one_branch_parse(parsed: _Parsed, parser: Parser, src: bytes, shown: bytes,
         imports = dict.fromkeys([*best.facts.imports, *parsed.facts.imports])
         best.facts.imports = sorted(imports)
     return best
+
+
+def _rewritten_parse(parsed: _Parsed, parser: Parser, src: bytes, rewritten: bytes,
+                     lines: list[str], max_units: int) -> _Parsed:
+    """The parse of ``rewritten`` (``src`` as ``_REWRITES`` shows it) when it scores better
+    than ``parsed``: a rewrite meant for a construct the grammar misreads is kept only
+    where it helps."""
+    if rewritten == src:
+        return parsed
+    candidate = _parse_shown(parsed.language, parser, src, rewritten, lines, max_units)
+    return candidate if _score(candidate) > _score(parsed) else parsed
 
 
 def _score(parsed: _Parsed) -> tuple[int, int]:

@@ -116,8 +116,8 @@ def blank_macros(src: bytes) -> bytes:
         return found.group(1) + _spaces(found, 2) + found.group(3)
 
     src = _LEADING_MACROS.sub(leading, src)
-    src = _IF_MACRO.sub(_blank_first_group, src)
-    return _RECORD_HEAD.sub(_blank_first_group, src)
+    src = _IF_MACRO.sub(blank_first_group, src)
+    return _RECORD_HEAD.sub(blank_first_group, src)
 
 
 def _opens_declaration(rest: bytes, records: set[bytes]) -> bool:
@@ -139,7 +139,7 @@ def _test_name_blanked(found: re.Match[bytes]) -> bytes:
     return head[:cut] + blanked(head[cut:close]) + head[close:]
 
 
-def _blank_first_group(found: re.Match[bytes]) -> bytes:
+def blank_first_group(found: re.Match[bytes]) -> bytes:
     """The match with its first group blanked (the group ends the match)."""
     return found.group(0)[:found.start(1) - found.start(0)] + _spaces(found, 1)
 
