@@ -240,3 +240,14 @@ def test_kotlin_rewrite_keeps_every_byte_and_line_where_it_was() -> None:
     assert len(shown) == len(source)
     assert [i for i, c in enumerate(shown) if c == 10] == \
         [i for i, c in enumerate(source) if c == 10]
+
+
+def test_kotlin_scope_functions_are_references_only_through_a_receiver() -> None:
+    source = ("fun copy(sink: Sink) {\n  run { sink.flush() }\n  with(sink) { emit() }\n"
+              "  apply { close() }\n  also { println(it) }\n}\n\n"
+              "fun start(task: Task) {\n  task.run()\n  task?.let { launch(it) }\n}\n")
+    chunks = by_symbol(chunk_text("okio/Copy.kt", source))
+    copy, start = chunks["copy"].references, chunks["start"].references
+    assert {"flush", "emit", "close"} <= set(copy)
+    assert not {"run", "with", "apply", "also"} & set(copy)
+    assert {"run", "let", "launch"} <= set(start)

@@ -114,7 +114,8 @@ DEFAULT_MAX_LINES = 150
 # misreads rewritten in place (``chunking/kotlin.py``), kept when that finds more units or
 # fewer rows in errors: okio's ``ByteString`` (``internal actual constructor(`` opening a
 # line) is a class of its methods, no longer one module block, and so are classes with a
-# variable named ``final`` or ``by``, or an annotated getter.
+# variable named ``final`` or ``by``, or an annotated getter; Kotlin's scope functions
+# (``run``, ``let``, ``apply``, ``also``, ``with``) are references only through a receiver.
 CHUNKING_VERSION = "19"
 _ALIASES = {
     "py": "python", "js": "javascript", "jsx": "javascript", "ts": "typescript",

@@ -377,6 +377,8 @@ RULES: dict[str, Rules] = {
         # A companion object's members are its class's (``Order.of``).
         transparent=_f("ERROR", "companion_object", "class_body"),
         keywords=_f("this", "super", "it"),
+        # the standard library's scope functions: ``run { … }`` calls no project's ``run``
+        builtins=_f("run", "let", "apply", "also", "with"),
     ),
     "swift": Rules(
         functions=_f(

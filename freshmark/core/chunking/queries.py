@@ -214,7 +214,8 @@ _PATTERNS: dict[str, str] = {
 (block_comment) @comment
 (import (qualified_identifier) @import)
 (call_expression (identifier) @ref)
-(call_expression (navigation_expression (identifier) @ref))
+(call_expression (navigation_expression . (identifier) @ref))
+(call_expression (navigation_expression (_) (identifier) @member .))
 (user_type (identifier) @ref)
 """,
     # An implicit member call (``shell ?? .autodetected()``) and a negated one (``!isOk()``)
