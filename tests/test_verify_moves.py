@@ -180,6 +180,26 @@ def test_an_uncommitted_git_mv_is_served_with_its_new_path(flask):
     assert result.verdict is Verdict.CURRENT and result.moved_to == PROVIDERS
 
 
+def test_an_uncommitted_git_mv_with_an_edit_is_changed_at_its_new_path(flask):
+    record = chunks_of(flask, flask.head(), PROVIDER)["_default"]
+    flask.rename(PROVIDER, PROVIDERS)
+    flask.write(PROVIDERS, PROVIDER_V1.replace('    sort_keys = True\n', '    sort_keys = True\n'
+                                               '    ensure_ascii = True\n'))
+    result = verifier(flask, worktree=True).verify(record)
+    assert (result.verdict, result.moved_to) == (Verdict.CHANGED, PROVIDERS)
+    assert (result.current_start_line, result.current_end_line) == (
+        record.start_line + 1, record.end_line + 1)
+    assert "in the work tree (uncommitted)" in result.reason
+
+
+def test_a_file_deleted_in_the_work_tree_beside_an_unrelated_new_one_stays_historical(flask):
+    record = chunks_of(flask, flask.head(), PROVIDER)["_default"]
+    (flask.path / PROVIDER).unlink()
+    flask.write("src/flask/json/tag.py", "def tag(value):\n    return value\n")
+    result = verifier(flask, worktree=True).verify(record)
+    assert result.verdict is Verdict.HISTORICAL and result.moved_to is None
+
+
 def test_a_listed_file_moved_by_an_uncommitted_git_mv_is_judged_at_its_new_path(flask):
     listed = hashlib.sha256((flask.path / PROVIDER).read_bytes()).hexdigest()[:12]
     flask.rename(PROVIDER, PROVIDERS)

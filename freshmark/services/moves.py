@@ -96,13 +96,20 @@ class MoveFinder:
                 [c for c in changes if c.status == "modified" and c.new_path and c.new_blob])
         return self._diffs[commit]
 
-    def _candidates(self, path: str, changes: list[FileChange]) -> list[FileChange]:
+    def _candidates(self, path: str, changes: list[FileChange],
+                    sized: bool = True) -> list[FileChange]:
+        """The closest ``changes`` of ``path``'s extension, their blobs within the size bound
+        when ``sized`` (a work-tree file's blob is not in the object store: its reader
+        bounds it)."""
         same_kind = [c for c in changes if _extension(c.new_path or "") == _extension(path)]
         same_kind.sort(key=lambda c: _closeness(path, c.new_path or ""), reverse=True)
         small: list[FileChange] = []
         for change in same_kind:
             if len(small) == MOVE_CANDIDATES:
                 break
+            if not sized:
+                small.append(change)
+                continue
             self.reads += 1
             if not self.max_file_bytes or \
                     self.repo.blob_size(change.new_blob or "") <= self.max_file_bytes:
@@ -118,12 +125,27 @@ class MoveFinder:
         if exact:
             best = max(exact, key=lambda c: _closeness(path, c.new_path or ""))
             return Move(best.new_path or "", blob_sha, 1.0)
+        return self._most_similar(blob_sha, self._candidates(path, diff.added),
+                                  lambda change: self.text(change.new_blob or ""))
+
+    def worktree_move(self, path: str, blob_sha: str, changes: list[FileChange],
+                      read_text: Callable[[str], str | None]) -> Move | None:
+        """Where an uncommitted move with edits took ``path`` (``blob_sha`` when indexed): the
+        file the work tree adds (``changes``) keeping most of its lines, ``read_text`` reading
+        it from disk (a move without edits is a rename of the work tree's own)."""
+        added = [c for c in changes if c.status == "added" and c.new_path]
+        return self._most_similar(blob_sha, self._candidates(path, added, sized=False),
+                                  lambda change: read_text(change.new_path or ""))
+
+    def _most_similar(self, blob_sha: str, candidates: list[FileChange],
+                      read: Callable[[FileChange], str | None]) -> Move | None:
+        """The candidate keeping ``RENAME_SHARE`` of ``blob_sha``'s lines or more, the most."""
         old_text = self.text(blob_sha)
         if old_text is None:
             return None
         found: Move | None = None
-        for change in self._candidates(path, diff.added):
-            new_text = self.text(change.new_blob or "")
+        for change in candidates:
+            new_text = read(change)
             share = line_similarity(old_text, new_text) if new_text is not None else 0.0
             if share >= RENAME_SHARE and (found is None or share > found.similarity):
                 found = Move(change.new_path or "", change.new_blob or "", share)

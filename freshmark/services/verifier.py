@@ -312,6 +312,12 @@ class Verifier:
                                          "content unchanged",
                                 current_start_line=record.start_line,
                                 current_end_line=record.end_line, moved_to=new_path)
+        if data is None and (move := self._moves.worktree_move(
+                path, record.blob_sha, self.uncommitted(), self.current_text)) is not None:
+            found = self._changed_at(record, move, f"moved to {move.new_path} and edited in "
+                                                   "the work tree (uncommitted)")
+            if found is not None:
+                return found
         if data is None:
             return Verification(Verdict.HISTORICAL,
                                 "file deleted in the work tree (uncommitted) since indexing")
