@@ -173,6 +173,24 @@ def test_a_moved_file_whose_symbol_is_gone_is_historical_and_says_where_it_went(
     assert f"file renamed to {PROVIDERS}" in result.reason
 
 
+LICENCE = "".join(f"# Licence line {number} of the project's header.\n" for number in range(10))
+LOAD_PY = LICENCE + "\nimport os\n\n\ndef load_average():\n    return os.getloadavg()\n"
+UID_PY = LICENCE + "\nimport uuid\n\n\ndef uid(length):\n    value = uuid.uuid4().hex\n" \
+    "    return value[:length]\n"
+
+
+def test_a_deleted_file_is_not_moved_into_another_deleted_file_s_new_name(flask):
+    # load.py shares its header with unique_id.py, but uid.py keeps more of it: git's pairing.
+    flask.write("src/flask/load.py", LOAD_PY).write("src/flask/uid.py", UID_PY)
+    indexed = flask.commit("processors")
+    record = chunks_of(flask, indexed, "src/flask/load.py")["<module>"]
+    flask.delete("src/flask/load.py").rename("src/flask/uid.py", "src/flask/unique_id.py")
+    flask.write("src/flask/unique_id.py", UID_PY.replace("[:length]", "[:length or 8]"))
+    flask.commit("drop load, rename uid")
+    result = verifier(flask).verify(record)
+    assert result.verdict is Verdict.HISTORICAL and result.moved_to is None
+
+
 def test_an_uncommitted_git_mv_is_served_with_its_new_path(flask):
     record = chunks_of(flask, flask.head(), PROVIDER)["_default"]
     flask.rename(PROVIDER, PROVIDERS)

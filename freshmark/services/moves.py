@@ -125,8 +125,8 @@ class MoveFinder:
         if exact:
             best = max(exact, key=lambda c: _closeness(path, c.new_path or ""))
             return Move(best.new_path or "", blob_sha, 1.0)
-        return self._most_similar(blob_sha, self._candidates(path, diff.added),
-                                  lambda change: self.text(change.new_blob or ""))
+        return self._most_similar(path, blob_sha, self._candidates(path, diff.added),
+                                  lambda change: self.text(change.new_blob or ""), diff.deleted)
 
     def worktree_move(self, path: str, blob_sha: str, changes: list[FileChange],
                       read_text: Callable[[str], str | None]) -> Move | None:
@@ -134,22 +134,49 @@ class MoveFinder:
         file the work tree adds (``changes``) keeping most of its lines, ``read_text`` reading
         it from disk (a move without edits is a rename of the work tree's own)."""
         added = [c for c in changes if c.status == "added" and c.new_path]
-        return self._most_similar(blob_sha, self._candidates(path, added, sized=False),
-                                  lambda change: read_text(change.new_path or ""))
+        deleted = {c.old_path: c.old_blob for c in changes
+                   if c.status == "deleted" and c.old_path and c.old_blob}
+        return self._most_similar(path, blob_sha, self._candidates(path, added, sized=False),
+                                  lambda change: read_text(change.new_path or ""), deleted)
 
-    def _most_similar(self, blob_sha: str, candidates: list[FileChange],
-                      read: Callable[[FileChange], str | None]) -> Move | None:
-        """The candidate keeping ``RENAME_SHARE`` of ``blob_sha``'s lines or more, the most."""
+    def _most_similar(self, path: str, blob_sha: str, candidates: list[FileChange],
+                      read: Callable[[FileChange], str | None],
+                      deleted: dict[str, str]) -> Move | None:
+        """The candidate keeping ``RENAME_SHARE`` of ``blob_sha``'s lines or more, the most,
+        that is no other ``deleted`` file's move: git pairs an added file with one source
+        (monolog's deleted LoadAverageProcessor.php shares its licence header and braces with
+        UniqueIdProcessor.php, UidProcessor.php's new name)."""
         old_text = self.text(blob_sha)
         if old_text is None:
             return None
-        found: Move | None = None
+        moves: list[tuple[float, FileChange, str]] = []
         for change in candidates:
             new_text = read(change)
             share = line_similarity(old_text, new_text) if new_text is not None else 0.0
-            if share >= RENAME_SHARE and (found is None or share > found.similarity):
-                found = Move(change.new_path or "", change.new_blob or "", share)
-        return found
+            if new_text is not None and share >= RENAME_SHARE:
+                moves.append((share, change, new_text))
+        for share, change, new_text in sorted(moves, key=lambda move: -move[0]):
+            if not self._claimed(path, change, new_text, share, deleted):
+                return Move(change.new_path or "", change.new_blob or "", share)
+        return None
+
+    def _claimed(self, path: str, change: FileChange, new_text: str, share: float,
+                 deleted: dict[str, str]) -> bool:
+        """Another file ``deleted`` beside ``path`` is ``change``'s source: its blob, or more of
+        its lines than ``path``'s (the ``MOVE_CANDIDATES`` closest read, within the bound)."""
+        others = [(other, blob) for other, blob in deleted.items()
+                  if other != path and _extension(other) == _extension(path)]
+        if any(blob == change.new_blob for _other, blob in others):
+            return True
+        others.sort(key=lambda other: _closeness(change.new_path or "", other[0]), reverse=True)
+        for _other, blob in others[:MOVE_CANDIDATES]:
+            self.reads += 1
+            if self.max_file_bytes and self.repo.blob_size(blob) > self.max_file_bytes:
+                continue
+            other_text = self.text(blob)
+            if other_text is not None and line_similarity(other_text, new_text) > share:
+                return True
+        return False
 
     def symbol_moves(self, commit: str, path: str,
                      names_it: Callable[[str], bool]) -> list[Move]:
