@@ -80,12 +80,14 @@ def test_a_caller_pointed_at_says_whether_only_its_name_matched(fm_home, make_re
     assert pointers["tidy"] == "another caller (name match only, not included)"
 
 
-def test_caller_already_shown_in_the_breathing_room_is_not_repeated(fm_home, make_repo):
+def test_caller_already_shown_in_the_breathing_room_is_named_not_repeated(fm_home, make_repo):
     shop = build_shop(make_repo)
     slice_ = slice_for(shop, "OrderService cancel_order")
     (main,) = by_role(slice_, "evidence")
     assert "def cancel_from_api" in main.body
-    assert not by_role(slice_, "caller")
+    (caller,) = by_role(slice_, "caller")
+    assert (caller.symbol, caller.body) == ("cancel_from_api", "")
+    assert caller.note.endswith(f", its lines shown within {main.anchor}")
 
 
 def test_text_carries_anchor_citation_and_numbered_code(fm_home, make_repo):

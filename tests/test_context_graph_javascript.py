@@ -109,4 +109,6 @@ def test_a_function_used_as_an_object_is_not_called(logger):
 
 
 def test_a_static_member_of_a_capitalised_function_is_a_use_of_that_constructor(logger):
-    assert callers_in_slice(logger, "LevelError") == {"checkLevel": "high"}
+    # ``LevelError.from`` (``new LevelError(…)``), in the breathing room, is named by a line.
+    assert callers_in_slice(logger, "LevelError") == {"checkLevel": "high",
+                                                      "LevelError.from": "high"}

@@ -53,7 +53,7 @@ from freshmark.core.settings import Settings
 from freshmark.core.verdicts import CODE_TODAY_VERDICTS, Verdict, short
 from freshmark.services.context.asked import AskedNames, implementation_first
 from freshmark.services.context.levels import LEVEL_BUILDERS
-from freshmark.services.context.section import Section, estimate_tokens
+from freshmark.services.context.section import Section, estimate_tokens, shown_caller_pointer
 from freshmark.services.context.slices import SliceBuilder
 from freshmark.services.context.symbol_graph import graph_for
 from freshmark.services.open_branch import (
@@ -161,6 +161,8 @@ def fit(slice_: ContextSlice, candidates: list[Section]) -> None:
     unnamed = 0
     for position, section in enumerate(candidates):
         if _already_shown(slice_, section):
+            if (pointer := shown_caller_pointer(slice_.sections, section)) is not None:
+                _first_fitting(slice_, pointer, budget)
             continue
         chosen = _first_fitting(slice_, section, budget - reserve)
         if chosen is None and position == 0:  # the best evidence may use the reserve too

@@ -4,7 +4,7 @@ citation, as a slice serves it and an answer may cite it."""
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from freshmark.core.citation import Citation
@@ -86,6 +86,19 @@ class Section:
             "shown_end": self.shown_end if self.body_start
             else (self.signature_lines or (None, None))[1],
         }
+
+
+def shown_caller_pointer(sections: list[Section], caller: Section) -> Section | None:
+    """A line naming ``caller`` whose lines another of ``sections`` shows in its breathing
+    room: not repeated, and not lost to whoever reads the callers; None when no section
+    shows it, or shows it as part of its own definition (a member of the class shown)."""
+    covering = next((s for s in sections
+                     if s.covers(caller.path, caller.start_line, caller.end_line)), None)
+    if caller.role != "caller" or covering is None or caller.start_line <= covering.end_line:
+        return None
+    return replace(caller, citation=None, body="", body_start=0, fallback=None,
+                   stands_for=caller.body, note=caller.note.replace(" (signature only)", "")
+                   + f", its lines shown within {covering.anchor}")
 
 
 def _numbered(body: str, first: int) -> list[str]:
