@@ -382,6 +382,19 @@ def test_generated_backup_and_fixture_files_are_indexed_with_their_kind(fm_home,
     assert kinds["tests/fixtures/orders.py"] == "fixture"
 
 
+def test_an_expected_output_under_tests_is_a_fixture_beside_its_test(fm_home, make_repo):
+    repo = shop_repo(make_repo)
+    repo.write("tests/output/chained.txt",
+               "Traceback (most recent call last):\n  File \"a.py\", line 1\n"
+               "ValueError: bad\n")
+    repo.write("tests/test_output.py", "def test_chained():\n    assert True\n")
+    repo.commit("expected output")
+    run(repo)
+    kinds = {r.path: r.file_kind for r in records(repo)}
+    assert kinds["tests/output/chained.txt"] == "fixture"
+    assert kinds["tests/test_output.py"] == "test"
+
+
 def test_chunks_of_unchanged_files_keep_their_vectors_across_branches(fm_home, make_repo):
     repo = shop_repo(make_repo)
     run(repo)

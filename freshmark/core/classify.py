@@ -30,9 +30,12 @@ Kind order: vendored (incl. build output) > generated > backup > fixture > test 
 translation > doc > config > source, and ``source`` only for a file written in a programming
 language (by extension, or a ``#!`` line for an extension-less script): any other text file is
 ``other`` (data, templates, odd extension-less files). So ``vendor/x_test.go`` is vendored,
-``tests/fixtures/a.py`` a fixture, ``api_pb2.py`` under ``tests/`` generated. Among the
-built-in doc and config rules, well-known config file names (``requirements.txt``,
-``CMakeLists.txt``) come before the doc extensions (``*.txt``).
+``tests/fixtures/a.py`` a fixture, ``api_pb2.py`` under ``tests/`` generated. What a built-in
+test rule matches and is not code is a fixture too (``tests/output/trace.txt``, an expected
+output), unless ``path_rules.TEST_FILES_NOT_DATA`` names it (a README, ``CMakeLists.txt``);
+a fixture takes no generated marker. Among the built-in doc and config rules, well-known
+config file names (``requirements.txt``, ``CMakeLists.txt``) come before the doc extensions
+(``*.txt``).
 Lock files (``poetry.lock``, ``package-lock.json``…) are ``generated``, as GitHub linguist has it.
 
 Vendored files and build output are not indexed at all; generated, backup and fixture files
@@ -51,7 +54,12 @@ from dataclasses import dataclass
 from freshmark.core.chunking.languages import detect_language
 from freshmark.core.config import ClassifyRules
 from freshmark.core.globs import glob_match, glob_regex_text
-from freshmark.core.path_rules import BUILTIN_RULES, SKIP_BUILD_OUTPUT, SKIP_VENDORED
+from freshmark.core.path_rules import (
+    BUILTIN_RULES,
+    SKIP_BUILD_OUTPUT,
+    SKIP_VENDORED,
+    TEST_FILES_NOT_DATA,
+)
 
 SKIP_IGNORED = "ignored"
 SKIP_SYMLINK = "symlink"
@@ -154,6 +162,7 @@ _BUILTIN_GLOB_SETS = tuple(
 )
 _KIND_GLOB_SETS = {kind: glob_set for kind, _, glob_set in _BUILTIN_GLOB_SETS
                    if kind in ("changelog", "translation")}
+_TEST_FILES_NOT_DATA = _compile_globs(TEST_FILES_NOT_DATA)
 _USER_KIND_ORDER = (
     "vendored", "generated", "backup", "fixture", "test", "changelog", "translation", "doc",
     "config",
@@ -184,6 +193,7 @@ class _PathVerdict:
     kind: str
     skip_reason: str | None = None
     markers_apply: bool = False  # content markers may still turn the file into "generated"
+    data_is_fixture: bool = False  # a built-in test rule's file: a fixture unless it is code
 
 
 def _attribute_flag(attributes: Mapping[str, str | bool], name: str) -> bool | None:
@@ -221,7 +231,9 @@ def _path_verdict(
                 not _GO_IGNORED_DIR.search(path):
             continue
         if kind not in disabled and glob_set.matches(path, name):
-            return _PathVerdict(kind, skip_reason, markers_apply and kind in _MARKER_KINDS)
+            return _PathVerdict(kind, skip_reason, markers_apply and kind in _MARKER_KINDS,
+                                data_is_fixture=kind == "test" and
+                                not _TEST_FILES_NOT_DATA.matches(path, name))
     return _PathVerdict("source", None, markers_apply)
 
 
@@ -241,8 +253,10 @@ def classify_path(
     path: str, rules: ClassifyRules, attributes: Mapping[str, str | bool] | None = None
 ) -> str:
     """The file kind from the path and ``.gitattributes`` alone (steps 2-5 of the table)."""
-    kind = _path_verdict(path, rules, attributes or {}).kind
-    return kind if kind != "source" or is_code_path(path) else "other"
+    verdict = _path_verdict(path, rules, attributes or {})
+    if verdict.data_is_fixture and not is_code_path(path):
+        return "fixture"
+    return verdict.kind if verdict.kind != "source" or is_code_path(path) else "other"
 
 
 def looks_binary(data: bytes) -> bool:
@@ -345,7 +359,9 @@ def classify(
     """Kind and indexing decision for one file from its path, bytes and attributes."""
     attrs = attributes or {}
     verdict = _path_verdict(path, rules, attrs)
-    kind = verdict.kind
+    # A test rule's file that is not code (an extension-less script with ``#!`` is) is data.
+    fixture = verdict.data_is_fixture and not _is_code(path, data)
+    kind = "fixture" if fixture else verdict.kind
     if any(glob_match(path, glob) for glob in rules.ignore):
         return FileClass(kind, False, SKIP_IGNORED)
     if verdict.skip_reason is not None:
@@ -356,7 +372,7 @@ def classify(
         return FileClass(kind, False, SKIP_OVERSIZED)
     if _attribute_flag(attrs, "binary") or looks_binary(data):
         return FileClass(kind, False, SKIP_BINARY)
-    if verdict.markers_apply and not _names_other_files(path) and \
+    if verdict.markers_apply and not fixture and not _names_other_files(path) and \
             (has_generated_marker(data) or is_generated_page(path, data)):
         kind = "generated"
     elif kind == "source" and not _is_code(path, data):

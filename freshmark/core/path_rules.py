@@ -9,6 +9,20 @@ SKIP_BUILD_OUTPUT = "build-output"
 
 _JS_EXTS = ("js", "jsx", "mjs", "cjs", "ts", "tsx", "mts", "cts")
 
+# Well-known config file names, which come before the doc extensions (``requirements.txt``).
+_NAMED_CONFIG = (
+    "requirements*.txt", "constraints*.txt", "CMakeLists.txt", "Dockerfile", "Dockerfile.*",
+    "*.dockerfile", "Containerfile", "Makefile", "GNUmakefile", "*.mk", "Procfile",
+    "Jenkinsfile", "MANIFEST.in", "go.mod", ".gitignore", ".gitattributes", ".gitmodules",
+    ".dockerignore", ".editorconfig", ".env", ".npmrc",
+    "*.gradle", "*.gradle.kts",  # Gradle's build scripts: the build's configuration
+)
+# Documentation by its extension or name (``*.txt`` is doc too, but mostly data in tests).
+_PROSE = (
+    "*.md", "*.markdown", "*.mdx", "*.rst", "*.adoc", "*.asciidoc", "README", "LICENSE",
+    "LICENCE", "COPYING", "NOTICE", "AUTHORS", "CONTRIBUTORS", "CONTRIBUTING",
+)
+
 # (kind, skip reason when not indexed, globs), in precedence order; see the module docstring.
 BUILTIN_RULES: tuple[tuple[str, str | None, tuple[str, ...]], ...] = (
     ("vendored", SKIP_VENDORED, (
@@ -86,17 +100,9 @@ BUILTIN_RULES: tuple[tuple[str, str | None, tuple[str, ...]], ...] = (
         "*.po", "*.pot", "*.mo", "*.xlf", "*.xliff", "**/LC_MESSAGES/**",
         "**/locales/*.json", "**/locale/*.json", "**/i18n/*.json",  # yargs' locales/fr.json
     )),
-    ("config", None, (
-        "requirements*.txt", "constraints*.txt", "CMakeLists.txt", "Dockerfile", "Dockerfile.*",
-        "*.dockerfile", "Containerfile", "Makefile", "GNUmakefile", "*.mk", "Procfile",
-        "Jenkinsfile", "MANIFEST.in", "go.mod", ".gitignore", ".gitattributes", ".gitmodules",
-        ".dockerignore", ".editorconfig", ".env", ".npmrc",
-        "*.gradle", "*.gradle.kts",  # Gradle's build scripts: the build's configuration
-    )),
+    ("config", None, _NAMED_CONFIG),
     ("doc", None, (
-        "*.md", "*.markdown", "*.mdx", "*.rst", "*.txt", "*.adoc", "*.asciidoc", "**/docs/**",
-        "**/doc/**", "README", "LICENSE", "LICENCE", "COPYING", "NOTICE", "AUTHORS",
-        "CONTRIBUTORS", "CONTRIBUTING",
+        *_PROSE, "*.txt", "**/docs/**", "**/doc/**",
         # Programs that show the code in use, as GitHub linguist files them: callers of the
         # implementation, which a question about the implementation should not get first.
         "examples/**", "example/**", "demos/**", "demo/**", "samples/**", "sample/**",
@@ -111,4 +117,12 @@ BUILTIN_RULES: tuple[tuple[str, str | None, tuple[str, ...]], ...] = (
         # A template of a config checked in for copying (PHPUnit's ``phpunit.xml.dist``).
         *(f"*.{ext}.dist" for ext in ("xml", "neon", "yml", "yaml", "json", "ini", "toml")),
     )),
+)
+
+# A file a test rule matched that is not code is data the tests read or compare against, a
+# fixture (loguru's expected tracebacks, tests/exceptions/output/**/*.txt), unless it is one of
+# these: the suite's prose (a README, doctests in .rst), its settings by name (CMakeLists.txt)
+# or test cases written as data (pytest-mypy-plugins' test_*.yml).
+TEST_FILES_NOT_DATA = (
+    *_PROSE, "README.*", *_NAMED_CONFIG, "test_*.yml", "test_*.yaml",
 )

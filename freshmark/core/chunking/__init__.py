@@ -115,7 +115,10 @@ DEFAULT_MAX_LINES = 150
 # fewer rows in errors: okio's ``ByteString`` (``internal actual constructor(`` opening a
 # line) is a class of its methods, no longer one module block, and so are classes with a
 # variable named ``final`` or ``by``, or an annotated getter; Kotlin's scope functions
-# (``run``, ``let``, ``apply``, ``also``, ``with``) are references only through a receiver.
+# (``run``, ``let``, ``apply``, ``also``, ``with``) are references only through a receiver;
+# files are classified anew: what a test rule matches that is not code is a fixture
+# (loguru's expected tracebacks, ``tests/exceptions/output/**/*.txt``), but for the suite's
+# prose, its settings by name and pytest-mypy-plugins' ``test_*.yml``.
 CHUNKING_VERSION = "19"
 _ALIASES = {
     "py": "python", "js": "javascript", "jsx": "javascript", "ts": "typescript",
