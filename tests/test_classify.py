@@ -342,6 +342,22 @@ def test_a_pdf_whose_binary_streams_start_late_is_binary() -> None:
     assert classify("logos/Polly-Logo.ai", pdf, RULES).skip_reason == "binary"
 
 
+SVG = b'<svg xmlns="http://www.w3.org/2000/svg">\n<path d="M0 0h10v10z"/>\n</svg>\n'
+
+
+@pytest.mark.parametrize("path", [
+    "docs/_static/img/logo.svg",  # loguru's, 194 KB of path data, was doc text
+    "assets/icons/Close.SVG", "figures/plot.eps", "figures/plot.ps", "icons/cursor.xpm",
+])
+def test_a_picture_stored_as_text_is_not_indexed_as_an_image(path: str) -> None:
+    verdict = classify(path, SVG, RULES)
+    assert not verdict.indexed and verdict.skip_reason == "image"
+
+
+def test_a_powershell_script_is_no_postscript_image() -> None:
+    assert classify("tools/build.ps1", b"Write-Host 'hi'\n", RULES) == FileClass("source", True)
+
+
 def test_mostly_control_bytes_make_file_binary() -> None:
     assert looks_binary(bytes(range(1, 32)) * 10)
 

@@ -258,3 +258,14 @@ def test_an_empty_listing_of_a_binary_file_does_not_call_it_source(fm_home, make
     fm("index", str(repo.path))
     listed = fm("chunks", str(repo.path), "--path", "yargs-logo.png").stderr
     assert "yargs-logo.png is not indexed: binary" in listed and "(source)" not in listed
+
+
+def test_an_empty_listing_of_an_svg_says_it_is_an_image(fm_home, make_repo):
+    repo = small_repo(make_repo)
+    repo.write("docs/_static/img/logo.svg",
+               '<svg xmlns="http://www.w3.org/2000/svg">\n<path d="M0 0h10v10z"/>\n</svg>\n')
+    repo.commit("a logo")
+    indexed = fm("index", str(repo.path)).stdout
+    assert "docs/_static/img/logo.svg (image)" in indexed
+    listed = fm("chunks", str(repo.path), "--path", "docs/_static/img/logo.svg").stderr
+    assert "logo.svg is not indexed: image" in listed and "(doc)" not in listed

@@ -126,3 +126,9 @@ BUILTIN_RULES: tuple[tuple[str, str | None, tuple[str, ...]], ...] = (
 TEST_FILES_NOT_DATA = (
     *_PROSE, "README.*", *_NAMED_CONFIG, "test_*.yml", "test_*.yaml",
 )
+
+# Pictures stored as text (vector drawings in XML or PostScript, ASCII bitmaps): not indexed,
+# whatever their directory (loguru's docs/_static/img/logo.svg, 194 KB of path data).
+IMAGE_EXTENSIONS = frozenset({
+    ".svg", ".eps", ".epsf", ".ps", ".xpm", ".xbm", ".pbm", ".pgm", ".ppm", ".pnm",
+})

@@ -6,7 +6,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from freshmark.adapters.git.repo import GitRepo, ObjectNotFound
-from freshmark.core.classify import SKIP_BINARY, SKIP_OVERSIZED, FileClass, classify
+from freshmark.core.classify import (
+    SKIP_BINARY,
+    SKIP_IMAGE,
+    SKIP_OVERSIZED,
+    FileClass,
+    classify,
+)
 from freshmark.core.config import ClassifyRules
 
 
@@ -43,6 +49,8 @@ def why_not_indexed(repo: GitRepo, commit: str, path: str, rules: ClassifyRules)
     if verdict.skip_reason == SKIP_OVERSIZED:
         return (f"{path} is not indexed: oversized, {repo.blob_size(blob_sha):,} bytes, over "
                 f"the {rules.max_file_bytes:,}-byte limit (max_file_bytes)")
+    if verdict.skip_reason == SKIP_IMAGE:
+        return f"{path} is not indexed: image, a picture stored as text, not prose or code"
     # A binary file's path kind says nothing of it (yargs-logo.png is no "source").
     kind = "" if verdict.skip_reason == SKIP_BINARY else f" ({verdict.file_kind})"
     return f"{path} is not indexed: {verdict.skip_reason}{kind}"
