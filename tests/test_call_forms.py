@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from freshmark.core.call_forms import (
+    calls_only_through_own_receiver,
     calls_through_own_receiver,
     go_call_reaches,
     go_package_names,
+    python_receivers,
     used_through_a_value_of,
 )
 
@@ -56,3 +58,27 @@ def test_a_method_is_the_named_class_s_only_on_the_class_or_a_value_bound_to_it(
     assert not used_through_a_value_of("tqdm(x)\ngetattr(fp, 'buffer').write(s)", "write", "tqdm")
     assert not used_through_a_value_of("stream = open_stream()\nstream.receive()\nRequest",
                                        "receive", "Request")
+
+
+def test_a_python_method_s_own_object_is_its_first_parameter_and_its_aliases():
+    assert python_receivers("    def info(__self, message):\n        __self._log(message)") == \
+        {"__self"}
+    assert python_receivers("    def catch(\n        self,\n    ):\n        logger = self\n") == \
+        {"self", "logger"}
+    assert python_receivers("    @classmethod\n    def make(cls):\n        return cls()") == {"cls"}
+
+
+def test_a_static_method_or_a_long_method_s_later_part_has_no_own_object():
+    assert python_receivers("    @staticmethod\n    def strip(tokens):\n        pass") == set()
+    later_part = ("        class Catcher:\n            def __init__(self, x):\n"
+                  "                pass\n        return Catcher(x)")
+    assert python_receivers(later_part) == set()
+
+
+def test_a_python_call_through_its_first_parameter_is_through_its_own_receiver():
+    code = '__self._log("INFO", message)'
+    assert calls_through_own_receiver(code, "_log", {"__self"})
+    assert not calls_through_own_receiver(code, "_log")
+    assert calls_only_through_own_receiver(code, "_log", {"__self"})
+    assert not calls_through_own_receiver("handler.__self._log()", "_log", {"__self"})
+

@@ -117,3 +117,26 @@ def test_a_python_attribute_handed_on_through_self_is_no_call_of_the_class_named
                                package="app").path)
     assert callers(repo, "Request.receive") == {
         "CachedRequest.wrapped_receive": "high", "Endpoint.dispatch": "medium"}
+
+
+DISPATCHER_PY = '''"""A logger whose methods name their own object ``__self``."""
+
+
+class Logger:
+    def info(__self, message):
+        """Write ``message`` at level INFO."""
+        __self._log("INFO", message)
+
+    def _log(__self, level, message):
+        """Write ``message`` at ``level`` to every handler."""
+        for handler in __self.handlers:
+            handler.emit(level, message)
+'''
+
+
+def test_a_python_method_s_own_object_is_its_first_parameter_whatever_its_name(
+        fm_home, make_repo):
+    # loguru's ``def info(__self, message): __self._log(...)`` calls its own ``_log``.
+    repo = str(indexed_project(make_repo("dispatcher"), {"app/dispatch.py": DISPATCHER_PY},
+                               package="app").path)
+    assert callers(repo, "Logger._log") == {"Logger.info": "high"}

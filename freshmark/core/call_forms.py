@@ -22,18 +22,53 @@ _GO_LINE_COMMENT = re.compile(r"//[^\n]*")
 _GO_RECEIVER = re.compile(r"^\s*func\s*\(\s*(\w+)\s", re.MULTILINE)
 
 
-def calls_through_own_receiver(code: str, name: str) -> bool:
-    """``code`` calls ``name`` on its own receiver (``self.name``, ``this.name``, …); PHP's
-    ``$this->name`` without a ``(`` reads a property (league/csv's ``$this->select``)."""
+# A Python method's head: its first parameter is its receiver, whatever its name.
+_PY_DEF = re.compile(r"^[ \t]*(?:async\s+)?def\s+\w+\s*\(\s*(\w*)", re.MULTILINE)
+_PY_STATIC = re.compile(r"^[ \t]*@staticmethod\b", re.MULTILINE)
+
+
+def python_receivers(code: str) -> frozenset[str]:
+    """The names a Python method's ``code`` calls its own object by: its first parameter
+    (``self``, ``cls``, loguru's ``__self``) and the names it binds to it (``logger =
+    self``); none for a static method's, nor for code whose outermost line is no ``def``
+    (a long method's later part, whose first ``def`` is a nested class's)."""
+    head = _PY_DEF.search(code)  # after its decorators, if any
+    if head is None or not head.group(1) or _PY_STATIC.search(code, 0, head.start()):
+        return frozenset()
+    indent = len(head.group(0)) - len(head.group(0).lstrip())
+    if any(line.strip() and len(line) - len(line.lstrip()) < indent
+           for line in code.splitlines()):
+        return frozenset()
+    first = head.group(1)
+    aliases = re.findall(rf"^[ \t]*(\w+)\s*=\s*{re.escape(first)}[ \t]*$", code, re.MULTILINE)
+    return frozenset({first, *aliases})
+
+
+def _own_receiver(receivers: Collection[str]) -> str:
+    """The pattern of a receiver of the caller's own object: ``receivers`` (a Python method's,
+    ``python_receivers``) or ``super()``; without them, every language's usual words."""
+    if not receivers:
+        return _OWN_RECEIVER
+    words = "|".join(re.escape(r) for r in sorted(receivers))
+    return rf"(?:(?<![\w$.])(?:{words})\b|\bsuper\(\))\s*\.\s*"
+
+
+def calls_through_own_receiver(code: str, name: str, receivers: Collection[str] = ()) -> bool:
+    """``code`` calls ``name`` on its own receiver (``self.name``, ``this.name``, …, or one of
+    ``receivers``); PHP's ``$this->name`` without a ``(`` reads a property (league/csv's
+    ``$this->select``)."""
+    own = _own_receiver(receivers)
     return any(not (found.group(0).startswith("$") and found.group(1) != "(")
-               for found in re.finditer(rf"{_OWN_RECEIVER}{re.escape(name)}\b\s*(\(?)", code))
+               for found in re.finditer(rf"{own}{re.escape(name)}\b\s*(\(?)", code))
 
 
-def calls_only_through_own_receiver(code: str, name: str) -> bool:
+def calls_only_through_own_receiver(code: str, name: str,
+                                    receivers: Collection[str] = ()) -> bool:
     """``code`` uses ``name`` and every use is on its own receiver (``self.name``,
-    ``this.name``): then a module-level ``name`` is not what it calls."""
+    ``this.name``, or one of ``receivers``): then a module-level ``name`` is not what it
+    calls."""
     uses = list(re.finditer(rf"(?<![\w$]){re.escape(name)}\b", code))
-    own = list(re.finditer(rf"{_OWN_RECEIVER}{re.escape(name)}\b", code))
+    own = list(re.finditer(rf"{_own_receiver(receivers)}{re.escape(name)}\b", code))
     return bool(own) and len(own) == len(uses)
 
 

@@ -18,6 +18,7 @@ from freshmark.core.call_forms import (
     go_called_through_a_value,
     go_package_names,
     js_calls_only_through_globals,
+    python_receivers,
     qualifiers_of,
     receivers_of,
     used_only_as_object,
@@ -84,7 +85,8 @@ class CallStanding:
             return code is None or used_through_a_value_of(code, name, own_name(owner))
         if own_class and caller.path == callee.path and caller.language in _RECEIVER_LANGUAGES:
             code = self._code(caller)
-            return code is not None and calls_through_own_receiver(code, name)
+            return code is not None and \
+                calls_through_own_receiver(code, name, self._receivers(caller))
         if not dot and caller.language in _MODULE_LANGUAGES:
             code = self._code(caller)
             return code is None or _calls_a_function(receivers_of(code, name), callee.path)
@@ -131,8 +133,13 @@ class CallStanding:
                 not any(self._in_scope(scope, callee) for scope in scopes) else None
         return self._module_name_reaches(code, name, caller, callee)
 
-    @staticmethod
-    def _module_name_reaches(code: str, name: str, caller: ChunkRecord,
+    def _receivers(self, caller: ChunkRecord) -> frozenset[str]:
+        """What a Python method calls its own object by (``self``, loguru's ``__self``)."""
+        if caller.language != "python" or caller.kind != "method":
+            return frozenset()
+        return python_receivers(self._code(caller) or "")
+
+    def _module_name_reaches(self, code: str, name: str, caller: ChunkRecord,
                              callee: ChunkRecord) -> bool | None:
         """Whether ``code`` calls the module-level ``callee``: not where it uses the name only
         through its own receiver (``this.name``), and in JavaScript not where only through the
@@ -144,7 +151,8 @@ class CallStanding:
                 callee.kind not in TYPE_KINDS and not name[:1].isupper() and
                 used_only_as_object(code, name)):
             return False
-        return False if calls_only_through_own_receiver(code, name) else None
+        return False if calls_only_through_own_receiver(code, name, self._receivers(caller)) \
+            else None
 
     def _in_scope(self, scope: str, callee: ChunkRecord) -> bool:
         """A C++ name written ``scope::name`` may be ``callee``: a member of that namespace
