@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from freshmark.core.call_forms import (
+    bound_from_own_object,
     calls_only_through_own_receiver,
     calls_through_own_receiver,
     go_call_reaches,
@@ -82,3 +83,8 @@ def test_a_python_call_through_its_first_parameter_is_through_its_own_receiver()
     assert calls_only_through_own_receiver(code, "_log", {"__self"})
     assert not calls_through_own_receiver("handler.__self._log()", "_log", {"__self"})
 
+
+def test_a_value_a_method_of_its_own_object_returns_may_be_of_its_own_class():
+    assert bound_from_own_object("new = self.mutablecopy()\nnew.update(other)", "new", {"self"})
+    assert not bound_from_own_object("handler = self.handlers.pop(i)\nhandler.stop()",
+                                     "handler", {"self"})

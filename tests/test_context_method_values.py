@@ -119,6 +119,59 @@ def test_a_python_attribute_handed_on_through_self_is_no_call_of_the_class_named
         "CachedRequest.wrapped_receive": "high", "Endpoint.dispatch": "medium"}
 
 
+HANDLER_PY = '''"""A handler writing records to its sink."""
+
+
+class Handler:
+    def stop(self):
+        """Stop writing: close the sink."""
+        self.sink.close()
+
+    def remove(self, record):
+        """Forget a record not yet written."""
+        self.pending.discard(record)
+'''
+
+LOGGER_PY = '''"""A logger dispatching records to its handlers."""
+
+from app.handler import Handler
+
+
+class Logger:
+    def add(self, sink):
+        """Start writing records to ``sink``."""
+        self.handlers.append(Handler(sink))
+
+    def remove(self, index):
+        """Remove a handler and stop it."""
+        handler = self.handlers.pop(index)
+        handler.stop()
+
+    def stop(self):
+        """Remove the first handler."""
+        self.remove(0)
+'''
+
+
+def test_a_python_call_through_another_value_is_no_call_of_its_own_class_s_namesake(
+        fm_home, make_repo):
+    # ``handler.stop()`` in ``Logger.remove`` is the imported Handler's, not ``Logger.stop``.
+    repo = str(indexed_project(make_repo("logger"), {"app/handler.py": HANDLER_PY,
+                                                     "app/logger.py": LOGGER_PY},
+                               package="app").path)
+    assert callers(repo, "Logger.stop") == {}
+    assert callers(repo, "Handler.stop") == {"Logger.remove": "medium"}
+
+
+def test_a_python_call_through_its_own_object_is_no_call_of_another_class_s_namesake(
+        fm_home, make_repo):
+    # ``self.remove(0)`` in ``Logger.stop`` is Logger's own, not the imported Handler's.
+    repo = str(indexed_project(make_repo("logger"), {"app/handler.py": HANDLER_PY,
+                                                     "app/logger.py": LOGGER_PY},
+                               package="app").path)
+    assert callers(repo, "Handler.remove") == {}
+
+
 DISPATCHER_PY = '''"""A logger whose methods name their own object ``__self``."""
 
 

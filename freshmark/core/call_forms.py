@@ -44,6 +44,16 @@ def python_receivers(code: str) -> frozenset[str]:
     return frozenset({first, *aliases})
 
 
+def bound_from_own_object(code: str, value: str, receivers: Collection[str]) -> bool:
+    """Python ``code`` assigns ``value`` what a method of its own object, one of
+    ``receivers``, returns (starlette's ``new = self.mutablecopy()``): it may be of the
+    caller's own class; ``self.handlers.pop()`` returns a member's item."""
+    words = "|".join(re.escape(r) for r in sorted(receivers))
+    return bool(words) and re.search(rf"^[ \t]*{re.escape(value)}\s*(?::[^=\n]*)?=\s*"
+                                     rf"(?:{words})\s*\.\s*\w+\s*\(", code,
+                                     re.MULTILINE) is not None
+
+
 def _own_receiver(receivers: Collection[str]) -> str:
     """The pattern of a receiver of the caller's own object: ``receivers`` (a Python method's,
     ``python_receivers``) or ``super()``; without them, every language's usual words."""

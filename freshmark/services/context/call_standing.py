@@ -12,6 +12,7 @@ import re
 from collections.abc import Callable
 
 from freshmark.core.call_forms import (
+    bound_from_own_object,
     calls_only_through_own_receiver,
     calls_through_own_receiver,
     go_call_reaches,
@@ -126,7 +127,7 @@ class CallStanding:
                                    if same_package else "",
                                    packages=go_package_names(caller.imports))
         if python_method:
-            return False if receivers_of(code, name) == {""} else None
+            return self._python_method_reaches(code, name, caller, callee)
         if cpp:
             scopes = qualifiers_of(code, name, declared=own_name(caller.symbol) == name)
             return False if scopes and "" not in scopes and \
@@ -138,6 +139,30 @@ class CallStanding:
         if caller.language != "python" or caller.kind != "method":
             return frozenset()
         return python_receivers(self._code(caller) or "")
+
+    def _python_method_reaches(self, code: str, name: str, caller: ChunkRecord,
+                               callee: ChunkRecord) -> bool | None:
+        """Whether Python ``code`` calls the method ``callee``: never bare; its own class's
+        only through its own object (its first parameter, loguru's ``__self``), the class, a
+        value bound to it or one a method of its own object returns (``new = self.copy()``),
+        so loguru's ``handler.stop()`` in ``Logger.remove`` is no ``Logger.stop``; another
+        class's never through its own object where its own class defines the name
+        (``self.stop()`` is its own, whatever class beside it has a ``stop``)."""
+        used = receivers_of(code, name)
+        if used == {""}:
+            return False
+        values, own = used - {""}, self._receivers(caller)
+        if not values or not own:
+            return None
+        owner = callee.symbol.rpartition(".")[0]
+        if caller.path == callee.path and caller.symbol.startswith(owner + "."):
+            through_others = all(v.isidentifier() and v not in own and
+                                 not bound_from_own_object(code, v, own) for v in values)
+            return False if through_others and \
+                not used_through_a_value_of(code, name, own_name(owner)) else None
+        its_class = caller.symbol.rpartition(".")[0]
+        defines = self.graph.find(caller.path, f"{its_class}.{name}") is not None
+        return False if defines and values <= own else None
 
     def _module_name_reaches(self, code: str, name: str, caller: ChunkRecord,
                              callee: ChunkRecord) -> bool | None:

@@ -321,13 +321,14 @@ class SymbolGraph:
         # A method of the caller's own class is the one it means (jinja's CodeGenerator and
         # Environment each call their own ``_filter_test_common``).
         own = [d for d in near if self._of_own_class(from_id, d)]
-        # In Python a method is called through ``self.`` or a value and a function bare (rich's
-        # ``Text.truncate`` calls cells.py's ``cell_len``, not ``Text.cell_len``): its own
-        # methods leave the near functions in, and each is confirmed on its own, a function by
-        # its file, a method by its class (``call_standing`` reads which form a call takes).
+        # In Python a method is called through its own object or another value and a function
+        # bare (rich's ``Text.truncate`` calls cells.py's ``cell_len``, not ``Text.cell_len``;
+        # loguru's ``Logger.remove`` calls ``handler.stop()``, Handler's): its own methods
+        # shadow nothing, and each is confirmed on its own, a function by its file, a method by
+        # its class (``call_standing`` reads which form a call takes).
         python = self.nodes[from_id].language == "python"
         if own and python:
-            near = own + [d for d in near if "." not in self.nodes[d].symbol]
+            near = own + [d for d in near if d not in own]
         elif own:
             return [(d, True) for d in own]
         if near:
