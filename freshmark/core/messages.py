@@ -6,7 +6,8 @@ message's fixed words are in a string literal of the code that raises it
 a quoted option) are not; both channels rank it among look-alikes (a ``ProgressBar`` for
 ``bar``). A query shaped as such a message (``SomeError:``, ``error:`` at its start, after a
 program's name or not, Ruby's ``(SomeError)`` at its end, the whole of it in quotes, a quoted
-value and a colon in what is not a question, or a format string's unfilled ``'%s'``) puts
+value and a colon in what is not a question, or a format string's unfilled ``'%s'``; of a
+pasted traceback, the lines that are not the interpreter's nor its frames') puts
 the chunks holding four of its consecutive words (three, when no run between its values is
 longer: Swift's ``Missing value for '\\(name)'``) first, in their order; a sentence of six
 words or more that does not open with a question word (a comment, a help text, a message
@@ -17,6 +18,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+
+from freshmark.core.tracebacks import without_traceback
 
 WINDOW_WORDS = 4
 # A message whose fixed words never run to four between its values (Swift's ``Missing value
@@ -56,8 +59,11 @@ _FILLED = re.compile(r"'[^'\n]{0,200}'|\"[^\"\n]{0,200}\"|`[^`\n]{0,200}`"
 def message_windows(query: str) -> list[str]:
     """The runs of ``WINDOW_WORDS`` consecutive fixed words of a pasted message (of
     ``SHORT_WINDOW_WORDS`` when it has none), lowercased and joined by single spaces; [] for a
-    query not shaped as an error message."""
-    return _message_windows(query, WINDOW_WORDS) or _message_windows(query, SHORT_WINDOW_WORDS)
+    query not shaped as an error message. A traceback's own lines are none of its words
+    (``tracebacks.without_traceback``)."""
+    message = without_traceback(query)
+    return _message_windows(message, WINDOW_WORDS) or \
+        _message_windows(message, SHORT_WINDOW_WORDS)
 
 
 def _message_windows(query: str, size: int) -> list[str]:

@@ -93,18 +93,18 @@ _BACKTICK = re.compile(r"`([^`\n]{1,200})`")
 # names none). Python's own form, IPython's since 8 (a method as ``Class.method``), IPython's
 # before 8 (a line of its own, the file and the call), and pytest's.
 _FRAMES = (
-    re.compile(r'File "(?P<path>[^"\n]+)", line \d+(?:, in (?P<function>\w+))?'),
-    re.compile(r'File (?P<path>[^\s",]+\.py):\d+, in (?P<function>[\w.]+)\('),
+    re.compile(r'File "(?P<path>[^"\n]+)", line (?P<line>\d+)(?:, in (?P<function>\w+))?'),
+    re.compile(r'File (?P<path>[^\s",]+\.py):(?P<line>\d+), in (?P<function>[\w.]+)\('),
     re.compile(r'^(?P<path>[^\s",]+\.py) in (?P<function>[\w.]+)\(', re.M),
-    re.compile(r'^\s*(?P<path>[^\s",:]+\.py):\d+: in (?P<function>\w+)$', re.M),
+    re.compile(r'^\s*(?P<path>[^\s",:]+\.py):(?P<line>\d+): in (?P<function>\w+)$', re.M),
     # Go's panic: ``github.com/gin-gonic/gin.(*node).addRoute(...)`` over ``\t…/tree.go:243``.
     re.compile(r'^(?P<function>[\w./-]+?\.(?:\(\*?\w+\)\.)?\w+)(?:\[[^\]\n]*\])?\([^\n]*\)\n'
-               r'\t(?P<path>[^\s:]+\.go):\d+', re.M),
+               r'\t(?P<path>[^\s:]+\.go):(?P<line>\d+)', re.M),
     # Ruby's: ``lib/sidekiq/job_retry.rb:300:in 'Sidekiq::JobRetry#retry_attempts_from'``
     # (a backtick opening it before Ruby 3.4, ``block in`` before the method of a block).
     # The path is read from its start only: tried at every character, a run of 9,000 ``*``
     # took 0.3 s (each start scanned to the run's end).
-    re.compile(r"(?<![^\s:'\"`])(?P<path>[^\s:'\"`]+\.rb):\d+:in [`']"
+    re.compile(r"(?<![^\s:'\"`])(?P<path>[^\s:'\"`]+\.rb):(?P<line>\d+):in [`']"
                r"(?:block (?:\(\d+ levels\) )?in )?"
                r"(?:[\w:]+[#.])?(?P<function>[\w?!=]+)'"),
 )
@@ -175,7 +175,7 @@ def path_hints(text: str) -> list[str]:
     """Paths the query names: files, traceback frames and dotted module names (``pkg.mod``,
     read as ``pkg/mod``; one-dot names such as ``obj.attr`` are kept too — they only count
     where a result path ends with them)."""
-    hints = [path for path, _ in _frame_matches(text)]
+    hints = [path for path, _, _ in _frame_matches(text)]
     hints += [m.group(1) for m in _PATH.finditer(text)]
     for match in _DOTTED.finditer(text):
         dotted = match.group(1)
@@ -199,7 +199,7 @@ def traceback_frames(text: str) -> list[tuple[str, str]]:
     """(path hint, function) of every traceback frame in ``text`` that names a function
     (``<module>`` frames name none), once each, in the order of their last appearance."""
     frames: dict[tuple[str, str], None] = {}
-    for path, function in _frame_matches(text):
+    for path, function, _ in _frame_matches(text):
         hint = normalise_path(path)
         if hint and function:
             frames.pop((hint, function), None)
@@ -207,16 +207,24 @@ def traceback_frames(text: str) -> list[tuple[str, str]]:
     return list(frames)
 
 
-def _frame_matches(text: str) -> list[tuple[str, str | None]]:
-    """(file, function or None) of every traceback frame in ``text``, the deepest last as
-    Python writes them (Go's turned around), whatever form each is in (a ``Class.method``
-    function as ``method``)."""
+def traceback_sites(text: str) -> list[tuple[str, str, int | None]]:
+    """(path hint, function, line or None) of every traceback frame in ``text`` that names a
+    function, the deepest last (a recursion's frames each time they appear)."""
+    return [(hint, function, line) for path, function, line in _frame_matches(text)
+            if function and (hint := normalise_path(path))]
+
+
+def _frame_matches(text: str) -> list[tuple[str, str | None, int | None]]:
+    """(file, function or None, line or None) of every traceback frame in ``text``, the
+    deepest last as Python writes them (Go's turned around), whatever form each is in (a
+    ``Class.method`` function as ``method``)."""
     found = sorted((match for form in _FRAMES for match in form.finditer(text)),
                    key=lambda match: match.start())
-    frames = [(match.group("path"), (match.group("function") or "").rpartition(".")[2] or None)
+    frames = [(match.group("path"), (match.group("function") or "").rpartition(".")[2] or None,
+               int(line) if (line := match.groupdict().get("line")) else None)
               for match in found]
     # Go and Ruby print the deepest call first, Python last: theirs are turned around.
-    return frames[::-1] if frames and all(path.endswith((".go", ".rb")) for path, _ in frames) \
+    return frames[::-1] if frames and all(path.endswith((".go", ".rb")) for path, _, _ in frames) \
         else frames
 
 
@@ -241,10 +249,10 @@ def frame_match(path: str, symbol: str, frame: tuple[str, str] | None) -> float:
         else 0.0
 
 
-def path_hint_match(path: str, hints: list[str]) -> float:
+def path_hint_match(path: str, hints: list[str], inside: bool = True) -> float:
     """1.0 when a hint names this file (its path ends with the hint, the hint ends with its
-    path, as a traceback from a checkout does (``home/me/proj/pkg/mod``), or the hint ends with
-    the file's module path plus a name inside it), else 0.0."""
+    path, as a traceback from a checkout does (``home/me/proj/pkg/mod``), or, with ``inside``,
+    the hint ends with the file's module path plus a name inside it), else 0.0."""
     if not hints:
         return 0.0
     module = _SOURCE_SUFFIX.sub("", path)
@@ -255,7 +263,8 @@ def path_hint_match(path: str, hints: list[str]) -> float:
         # Only paths of two parts or more: a top-level utils.py is no other package's utils.
         if "/" in module and hint.endswith("/" + module):
             return 1.0
-        if hint.startswith(module + "/") and hint.count("/") - module.count("/") <= 2:
+        if inside and hint.startswith(module + "/") and \
+                hint.count("/") - module.count("/") <= 2:
             return 1.0  # pkg/mod/Class/method names something inside pkg/mod.py
     return 0.0
 

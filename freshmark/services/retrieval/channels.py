@@ -13,6 +13,7 @@ from freshmark.core.classify import is_stub, search_kind
 from freshmark.core.fusion import Candidate
 from freshmark.core.ports import BranchView, LexicalChannel, LexicalHit
 from freshmark.core.stamp import LIVE, TOMBSTONED, ChunkRecord, own_name
+from freshmark.core.tracebacks import Frame, frames_ran
 
 # The vector channel reads this many more nearest chunks than it expects to survive its
 # filters, and filters them itself (see ``vector_channel``).
@@ -28,6 +29,9 @@ MAX_VECTOR_READ = 1000
 NAMED_READ = 20
 # Definitions of a name read (without text) to find those a dotted look-up asks for.
 NAMED_SCAN = 200
+# Definitions of a traceback's function names read (without text) to find those of its
+# frames' files: a name every class has (``__init__``) is read this far at most.
+FRAME_SCAN = 2000
 
 
 def passes_filter(record: ChunkRecord, include_history: bool, kinds: frozenset[str]) -> bool:
@@ -92,6 +96,26 @@ def name_channel(index: BranchView, symbols: Sequence[str], include_history: boo
                               search_kind(r.path, r.file_kind) != "source", is_stub(r.path),
                               r.path, r.start_line))
     return [(record, 1.0) for record in found[:NAMED_READ]]
+
+
+def frame_channel(index: BranchView, frames: Sequence[Frame], include_history: bool,
+                  kinds: frozenset[str]) -> list[tuple[ChunkRecord, int]]:
+    """The chunks a pasted traceback's ``frames`` ran (``tracebacks.frames_ran``) that pass the
+    filters, with the place of their frame (0: the deepest), deepest first. A metadata look-up
+    of the frames' function names, like ``name_channel``'s; the frames' files, named by a
+    path's tail, are told apart here."""
+    if not frames:
+        return []
+    where = named_where(sorted({frame.function for frame in frames}))
+    if not include_history:
+        where = {"$and": [where, {"status": LIVE}]}
+    named = [r for r in itertools.islice(index.iter_records(where=where, include_text=False),
+                                         FRAME_SCAN) if passes_filter(r, include_history, kinds)]
+    places = frames_ran(frames, [(r.path, r.symbol, r.start_line, r.end_line) for r in named])
+    place_of = {r.id: place for r, place in zip(named, places, strict=True) if place is not None}
+    records = index.get(ids=list(place_of), include_text=True) if place_of else []
+    return sorted(((r, place_of[r.id]) for r in records if r.id in place_of),
+                  key=lambda hit: (hit[1], hit[0].path, hit[0].start_line))
 
 
 def named_where(symbols: Sequence[str]) -> dict[str, object]:

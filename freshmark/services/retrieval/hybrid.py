@@ -43,8 +43,10 @@ from freshmark.core.question_model import FITTED_EMBEDDER
 from freshmark.core.request import SearchRequest
 from freshmark.core.stamp import ChunkRecord
 from freshmark.core.structure import lookup_symbols
+from freshmark.core.tracebacks import frames_first, is_bare_traceback, pasted_frames
 from freshmark.services.retrieval.channels import (
     fill_missing_scores,
+    frame_channel,
     lexical_channel,
     name_channel,
     passes_filter,
@@ -155,6 +157,9 @@ class _Ranking:
     weights: RerankWeights
     timings: SearchTimings = field(default_factory=SearchTimings)
     vector: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.float32))
+    # The chunks a pasted traceback's frames ran, by id, with their frame's place (0: the
+    # deepest).
+    ran: dict[str, int] = field(default_factory=dict)
 
     def pool(self, n: int, whole_files: bool) -> list[Candidate]:
         """Every candidate both channels found (``n`` each, plus with ``whole_files`` the best
@@ -182,6 +187,9 @@ class _Ranking:
         names = names_looked_up(self.plan)
         named_hits = name_channel(self.view, names, self.request.include_history,
                                   self.request.kinds) if channels == "hybrid" else []
+        if channels == "hybrid":  # a pasted traceback's frames name definitions too
+            named_ids = {r.id for r, _ in named_hits}
+            named_hits += [(r, 1.0) for r, _ in self._frame_hits() if r.id not in named_ids]
         lexical_hits, whole_file_hits, bm25_of, file_scores = \
             self._lexical_hits(lexical, [*vector_hits, *named_hits], n, whole_files)
         held = {r.id: r for r, _ in [*vector_hits, *lexical_hits, *whole_file_hits, *named_hits]}
@@ -207,10 +215,10 @@ class _Ranking:
                 candidate.bm25 = bm25_of.get(candidate.record.id, candidate.bm25 or 0.0)
         fill_seconds = time.perf_counter() - fill_started
         embedder_id = self.embedder.id if use_vectors else ""  # BM25 alone needs no model
-        ranked = _messages_first(rerank(candidates, self.plan,
-                                        _channel_weights(self.weights, channels, embedder_id),
-                                        file_scores=file_scores if channels != "vectors" else {}),
-                                 self.plan)
+        ranked = _pasted_first(rerank(candidates, self.plan,
+                                      _channel_weights(self.weights, channels, embedder_id),
+                                      file_scores=file_scores if channels != "vectors" else {}),
+                               self.plan, self.ran)
         self.timings.vector_seconds += fill_seconds
         self.timings.fusion_seconds = time.perf_counter() - started - fill_seconds
         return ranked
@@ -259,9 +267,18 @@ class _Ranking:
         return vector_channel(self.view, vector, n, request.include_history, request.kinds,
                               share)
 
+    def _frame_hits(self) -> list[tuple[ChunkRecord, int]]:
+        """The chunks a pasted traceback's frames ran (``channels.frame_channel``), kept in
+        ``ran`` with their frames' places."""
+        frames = pasted_frames(self.plan.text) if _pasted(self.plan) else []
+        hits = frame_channel(self.view, frames, self.request.include_history,
+                             self.request.kinds)
+        self.ran = {record.id: place for record, place in hits}
+        return hits
+
     def _message_hits(self, lexical: LexicalChannel, held: dict[str, ChunkRecord]) -> Hits:
         """The chunks past the pool holding a pasted message verbatim (``MESSAGE_POOL``)."""
-        windows = [] if self.plan.long else message_windows(self.plan.text)
+        windows = message_windows(self.plan.text) if _pasted(self.plan) else []
         if not windows:
             return []
         request = self.request
@@ -387,18 +404,27 @@ def file_search(
     return group_files(ranked, chunks_per_file)[:k], ranking.timings
 
 
-def _messages_first(ranked: list[Candidate], plan: QueryPlan) -> list[Candidate]:
-    """A pasted error message's raisers first (``messages``): the chunks holding its words
-    verbatim take the best places, in their order, with the scores of those places."""
-    windows = [] if plan.long else message_windows(plan.text)
-    if not windows:
+def _pasted(plan: QueryPlan) -> bool:
+    """Whether the query was pasted from a program's output or its code (a message, a
+    traceback alone) or is short: a report's prose says what is wrong, its frames only hint."""
+    return not plan.long or is_bare_traceback(plan.text)
+
+
+def _pasted_first(ranked: list[Candidate], plan: QueryPlan, ran: dict[str, int]
+                  ) -> list[Candidate]:
+    """What a pasted traceback or error message points at first (``tracebacks.frames_first``):
+    the chunks its frames ran (``ran``), then those holding the message's words verbatim
+    (``messages``), each taking the score of the place it fills."""
+    windows = message_windows(plan.text) if _pasted(plan) else []
+    if not windows and not ran:
         return ranked
     holds = holding_message([c.record.text for c in ranked], windows)
-    out = [c for c, hit in zip(ranked, holds, strict=True) if hit] + \
-        [c for c, hit in zip(ranked, holds, strict=True) if not hit]
+    out = [ranked[i] for i in frames_first([ran.get(c.record.id) for c in ranked], holds)]
     for candidate, score in zip(out, [c.score for c in ranked], strict=True):
         candidate.score = score
     for candidate, hit in zip(ranked, holds, strict=True):
         if hit:
             candidate.features["holds_message"] = 1.0
+        if candidate.record.id in ran:
+            candidate.features["traceback_frame"] = 1.0
     return out

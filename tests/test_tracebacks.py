@@ -1,0 +1,144 @@
+"""A pasted traceback points at the code its frames ran, the deepest first; its interpreter's
+lines are no words of the error's message (``freshmark.core.tracebacks``, pure; and through
+search on a repository indexed in the test)."""
+
+from __future__ import annotations
+
+from search_fixtures import indexed_project
+
+from freshmark.core.messages import message_windows
+from freshmark.core.request import SearchRequest
+from freshmark.core.settings import Settings
+from freshmark.core.tracebacks import Frame, frames_first, frames_ran, pasted_frames
+from freshmark.services.retrieval.search import search
+
+SINKS = '''class StreamSink:
+    def __init__(self, stream):
+        self._stream = stream
+
+    def write(self, message):
+        self._stream.write(message)
+
+
+class CallableSink:
+    def __init__(self, function):
+        self._function = function
+
+    def write(self, message):
+        self._function(message)
+'''
+HANDLER = '''class Handler:
+    def __init__(self, sink, levelno):
+        self._sink = sink
+        self._levelno = levelno
+
+    def emit(self, record, level_id, from_decorator, is_raw, colored_message):
+        str_record = record["message"]
+        self._sink.write(str_record)
+'''
+# A project that formats tracebacks quotes them in its docstrings: every word of the
+# interpreter's lines, and of the frames' files and functions.
+LOGGER = '''class Logger:
+    def catch(self, exception=Exception, message="An error has been caught"):
+        """Catch an error and log it with its traceback.
+
+        Traceback (most recent call last):
+          File "app/handler.py", line 8, in emit
+            self._sink.write(str_record)
+          File "app/sinks.py", line 14, in write
+            self._function(message)
+        KeyError: 'user'
+
+        During handling of the above exception, another exception occurred:
+
+        Traceback (most recent call last):
+          File "app/sinks.py", line 14, in write
+        KeyError: 'name'
+        """
+        return exception, message
+
+    def opt(self, exception=None, record=False):
+        """Options of the next message, the traceback of an exception among them.
+
+        Traceback (most recent call last):
+          File "app/sinks.py", line 14, in write
+            self._function(message)
+        ZeroDivisionError: division by zero
+        """
+        return exception, record
+'''
+PASTED = '''Traceback (most recent call last):
+  File "/venv/lib/python3.11/site-packages/app/handler.py", line 8, in emit
+    self._sink.write(str_record)
+  File "/venv/lib/python3.11/site-packages/app/sinks.py", line 14, in write
+    self._function(message)
+KeyError: 'request_id\''''
+
+
+def indexed_app(make_repo):
+    return indexed_project(make_repo("app"), {"app/sinks.py": SINKS,
+                                              "app/handler.py": HANDLER,
+                                              "app/logger.py": LOGGER}, package="app")
+
+
+def test_a_tracebacks_own_lines_are_no_words_of_its_message():
+    assert message_windows(PASTED) == []
+    windows = message_windows(PASTED.replace("KeyError: 'request_id'",
+                                             "ValueError: Cannot parse rotation from: 'x'"))
+    assert windows == ["cannot parse rotation from"]
+
+
+def test_a_pasted_tracebacks_frames_are_read_the_deepest_first():
+    assert pasted_frames(PASTED) == [Frame("app/sinks", "write", 14),
+                                     Frame("app/handler", "emit", 8)]
+
+
+def test_a_frame_runs_the_definition_of_its_function_holding_its_line():
+    chunks = [("app/sinks.py", "StreamSink.write", 5, 6), ("app/sinks.py", "CallableSink.write",
+                                                           13, 14),
+              ("app/logger.py", "Logger.write", 1, 20)]
+    assert frames_ran([Frame("app/sinks", "write", 14)], chunks) == [None, 0, None]
+    # From another version of the file: the nearest of its definitions of that name.
+    assert frames_ran([Frame("app/sinks", "write", 9)], chunks) == [0, None, None]
+
+
+def test_the_chunks_frames_ran_come_first_the_deepest_first_then_the_message_holders():
+    places = [None, 1, None, 0]
+    assert frames_first(places, [True, False, False, False]) == [3, 1, 0, 2]
+    assert frames_first(places, [False, True, False, False]) == [1, 3, 0, 2]
+
+
+def test_a_pasted_traceback_finds_the_function_its_deepest_frame_ran_first(fm_home, make_repo):
+    repo = indexed_app(make_repo)
+    answer = search(SearchRequest.build(PASTED, k=3), str(repo.path),
+                    settings=Settings.from_env())
+    assert answer.results[0].record.symbol == "CallableSink.write"
+
+
+def test_the_frames_functions_rank_above_the_chunks_quoting_tracebacks(fm_home, make_repo):
+    repo = indexed_app(make_repo)
+    answer = search(SearchRequest.build(PASTED, k=4), str(repo.path),
+                    settings=Settings.from_env())
+    symbols = [r.record.symbol for r in answer.results]
+    assert symbols[:2] == ["CallableSink.write", "Handler.emit"]
+    assert not any(r.explain.get("holds_message") for r in answer.results)
+
+
+def test_a_frames_function_joins_the_pool_past_what_the_channels_rank(fm_home, make_repo):
+    # Short methods of that name sharing the traceback's words outrank the long function
+    # it ran.
+    decoys = "".join(f"class Level{n}:\n    def filter_by_level(self, record, level):\n"
+                     f"        # not supported between instances of a record's level\n"
+                     f"        return record['level'].no >= level + {n}\n\n\n"
+                     for n in range(80))
+    steps = "".join(f"    step_{n} = step_{n - 1 if n else 'x'} + {n}\n" for n in range(100))
+    target = f"def filter_by_level(step_x, levels):\n{steps}    return step_99\n"
+    repo = indexed_project(make_repo("app"), {"app/checks.py": decoys,
+                                              "app/filters.py": target}, package="app")
+    pasted = ('Traceback (most recent call last):\n  File "/venv/lib/python3.11/site-packages/'
+              'app/filters.py", line 60, in filter_by_level\n'
+              '    return record["level"].no >= level\n'
+              "TypeError: '>=' not supported between instances of 'int' and 'str'")
+    answer = search(SearchRequest.build(pasted, k=3), str(repo.path),
+                    settings=Settings.from_env())
+    assert answer.results[0].record.symbol == "filter_by_level"
