@@ -153,7 +153,7 @@ class Study:
     def named(self, c: dict) -> bool:
         return self.names.names(c["path"], c["symbol"], c.get("chunk_kind", "function"))
 
-    def lead(self, c: dict) -> int:
+    def lead(self, c: dict) -> float:
         return self.names.lead(c["path"], c["symbol"], c.get("chunk_kind", "function"))
 
     def joining(self, files: Sequence[str], ranked: Sequence[dict] | None = None) -> list[dict]:

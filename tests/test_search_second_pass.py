@@ -8,6 +8,7 @@ import pytest
 from search_fixtures import indexed_project
 
 from freshmark.core.infile import (
+    BEST,
     CALLED,
     RAN,
     UNNAMED,
@@ -162,3 +163,32 @@ def test_a_reports_best_file_holds_three_of_the_first_results_then_other_files_c
     paths = [r.record.path for r in response.results]
     assert paths[:3] == ["plots/palette.py"] * 3
     assert "plots/palette.py" not in paths[3:5]
+
+
+def test_the_deepest_frame_of_a_file_leads_it_before_the_frames_that_called_down_to_it():
+    names = report_names("", [("plots/palette", "palette_legend_entries"),
+                              ("plots/palette", "_map_colors")])
+    deepest = names.lead("plots/palette.py", "_map_colors", "function")
+    caller = names.lead("plots/palette.py", "palette_legend_entries", "function")
+    assert RAN <= deepest < caller < BEST
+
+
+def test_a_frame_names_its_own_file_not_the_package_it_is_inside():
+    names = report_names("", [("loguru/_logger", "add")])
+    assert names.lead("loguru/_logger.py", "Logger.add", "function") == RAN
+    assert names.lead("loguru/__init__.pyi", "Logger.add", "function") == UNNAMED
+
+
+DEEPER = REPORT.replace(
+    '  File "/home/me/src/plots/plots/palette.py", line 40, in _map_colors\n',
+    '  File "/home/me/src/plots/plots/palette.py", line 24, in palette_legend_entries\n'
+    '    for level, color in palette_lookup_table(palette, levels).items():\n'
+    '  File "/home/me/src/plots/plots/palette.py", line 40, in _map_colors\n')
+
+
+def test_a_reports_deepest_frame_in_a_file_comes_first_in_it(plots):
+    assert plan_query(DEEPER).long
+    response = search(SearchRequest.build(DEEPER, k=5), str(plots.path),
+                      settings=Settings.from_env())
+    palette = [r.record.symbol for r in response.results if r.record.path == "plots/palette.py"]
+    assert palette[:2] == ["_map_colors", "palette_legend_entries"]

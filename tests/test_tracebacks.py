@@ -7,6 +7,7 @@ from __future__ import annotations
 from search_fixtures import indexed_project
 
 from freshmark.core.messages import message_windows
+from freshmark.core.query import plan_query
 from freshmark.core.request import SearchRequest
 from freshmark.core.settings import Settings
 from freshmark.core.tracebacks import Frame, frames_first, frames_ran, pasted_frames
@@ -142,3 +143,49 @@ def test_a_frames_function_joins_the_pool_past_what_the_channels_rank(fm_home, m
     answer = search(SearchRequest.build(pasted, k=3), str(repo.path),
                     settings=Settings.from_env())
     assert answer.results[0].record.symbol == "filter_by_level"
+
+
+ROTATION = '''class Rotation:
+    def __init__(self, rotation, size, interval, file_sink_rotation_limit):
+        self.rotation = rotation
+        self.size = size
+        self.interval = interval
+        self.limit = file_sink_rotation_limit
+
+
+class FileSink:
+    def __init__(self, path, rotation=None):
+        self.path = path
+        self._rotation_function = self._make_rotation_function(rotation)
+
+    @staticmethod
+    def _make_rotation_function(rotation):
+        if rotation is None:
+            return None
+        raise ValueError("Cannot parse rotation from: '%s'" % rotation)
+'''
+ADD = '''class Logger:
+    def add(self, sink, rotation=None):
+        return FileSink(sink, rotation=rotation)
+'''
+LONG_PASTED = '''Traceback (most recent call last):
+  File "/home/me/proj/main.py", line 5, in <module>
+    logger.add("app.log", rotation="1 fortnight")
+  File "/home/me/proj/.venv/lib/python3.11/site-packages/app/logger.py", line 3, in add
+    return FileSink(sink, rotation=rotation)
+  File "/home/me/proj/.venv/lib/python3.11/site-packages/app/sink.py", line 12, in __init__
+    self._rotation_function = self._make_rotation_function(rotation)
+  File "/home/me/proj/.venv/lib/python3.11/site-packages/app/sink.py", line 18, in \
+_make_rotation_function
+    raise ValueError("Cannot parse rotation from: '%s'" % rotation)
+ValueError: Cannot parse rotation from: '1 fortnight\''''
+
+
+def test_a_long_pasted_traceback_leads_with_the_definitions_its_frames_ran(fm_home, make_repo):
+    repo = indexed_project(make_repo("app"), {"app/sink.py": ROTATION, "app/logger.py": ADD},
+                           package="app")
+    assert plan_query(LONG_PASTED).long
+    answer = search(SearchRequest.build(LONG_PASTED, k=4), str(repo.path),
+                    settings=Settings.from_env())
+    assert [r.record.symbol for r in answer.results][:3] == [
+        "FileSink._make_rotation_function", "FileSink.__init__", "Logger.add"]

@@ -45,10 +45,17 @@ _NOT_CALLS = frozenset({
 
 
 # A chunk's place in its file after the second pass, first to last: what a traceback frame
-# ran (the error came from there), the file's best chunk, what the report's code calls (often
-# the entry point the user called, with the fault deeper: it joins the best chunk rather than
-# displacing it), then the rest in their order.
+# ran (the error came from there; the deepest frame first, ``ran_lead``), the file's best
+# chunk, what the report's code calls (often the entry point the user called, with the fault
+# deeper: it joins the best chunk rather than displacing it), then the rest in their order.
 RAN, BEST, CALLED, UNNAMED = 0, 1, 2, 3
+
+
+def ran_lead(place: int) -> float:
+    """The lead of a chunk that the frame ``place`` frames above the deepest ran: ``RAN`` for
+    the deepest (where the error was raised), later for each frame that called down to it,
+    always before the file's best chunk (``BEST``)."""
+    return RAN + place / (place + 1)
 
 
 @dataclass(frozen=True)
@@ -63,18 +70,19 @@ class ReportNames:
         """Whether the report calls this definition or shows a frame of it running."""
         return self.lead(path, symbol, chunk_kind) < UNNAMED
 
-    def lead(self, path: str, symbol: str, chunk_kind: str) -> int:
-        """Where the report puts this definition in its file: ``RAN`` when a traceback frame
-        of this file ran it (a ``Class.method`` symbol is named by ``method``), ``CALLED``
-        when the report's code calls it, else ``UNNAMED``; an outline or a block is never
-        named."""
+    def lead(self, path: str, symbol: str, chunk_kind: str) -> float:
+        """Where the report puts this definition in its file: ``ran_lead`` of the deepest
+        traceback frame of this file (the file itself, not a module it may be inside) that ran
+        it (a ``Class.method`` symbol is named by ``method``), ``CALLED`` when the report's
+        code calls it, else ``UNNAMED``; an outline or a block is never named."""
         name = symbol.rpartition(".")[2]
         # A call of a class names its constructor, not the outline; blocks have no name.
         if chunk_kind in NOT_ONE_DEFINITION or not name or name.startswith("<"):
             return UNNAMED
-        if any(function == name and path_hint_match(path, [hint])
-               for hint, function in self.frames):
-            return RAN
+        # ``frames`` are in the order of their last appearance, the deepest last.
+        for place, (hint, function) in enumerate(reversed(self.frames)):
+            if function == name and path_hint_match(path, [hint], inside=False):
+                return ran_lead(place)
         return CALLED if name in self.called else UNNAMED
 
 
@@ -123,16 +131,16 @@ def second_pass(
     joining: Sequence[T],
     files: Sequence[str],
     path_of: Callable[[T], str],
-    lead: Callable[[T], int],
+    lead: Callable[[T], float],
 ) -> list[T]:
     """``ranked`` with each of ``files`` led by what the report names in it.
 
-    A file's head is its chunks that a frame ran (``RAN``), then its best chunk, then the ones
-    the report's code calls (``CALLED``); it takes the place of the file's best chunk, the
-    named chunks leaving their own places. ``joining``: definitions of those files that are
-    not in ``ranked``, best first (the caller orders them, e.g. by similarity to the report);
-    only named ones join, after the file's own chunks of the same lead. Every other chunk keeps
-    its order.
+    A file's head is its chunks that a frame ran (``RAN``, the deepest frame's first), then
+    its best chunk, then the ones the report's code calls (``CALLED``); it takes the place of
+    the file's best chunk, the named chunks leaving their own places. ``joining``: definitions
+    of those files that are not in ``ranked``, best first (the caller orders them, e.g. by
+    similarity to the report); only named ones join, after the file's own chunks of the same
+    lead. Every other chunk keeps its order.
     """
     wanted = set(files)
     own: dict[str, list[T]] = {}

@@ -33,6 +33,7 @@ from freshmark.core.infile import (
     best_files,
     in_file_order,
     in_file_score,
+    ran_lead,
     report_names,
     second_pass,
 )
@@ -228,7 +229,10 @@ class _Ranking:
         their file, for the best files (``infile.second_pass``); definitions of those files
         that the channels missed join, the most similar to the report first."""
         started = time.perf_counter()
-        names = report_names(self.plan.text, self.plan.frames)
+        # The frames of a traceback pasted alone were matched to their definitions by their
+        # lines too (``ran``): the file's other definitions of a frame's function (each
+        # class's ``__init__``) did not run.
+        names = report_names(self.plan.text, [] if self.ran else self.plan.frames)
         files = best_files([c.record.path for c in ranked])
         held = {dedup_key(c.record) for c in ranked}
         request = self.request
@@ -243,8 +247,10 @@ class _Ranking:
         joining.sort(key=lambda c: -(c.vector_sim or 0.0))
         slot_scores = [c.score for c in ranked]
 
-        def lead(c: Candidate) -> int:
-            return names.lead(c.record.path, c.record.symbol, c.record.kind)
+        def lead(c: Candidate) -> float:
+            place = self.ran.get(c.record.id)
+            return ran_lead(place) if place is not None else \
+                names.lead(c.record.path, c.record.symbol, c.record.kind)
 
         def score_in_file(c: Candidate) -> float:
             return in_file_score({**c.features, "named": float(lead(c) < UNNAMED),
