@@ -259,6 +259,25 @@ def test_a_name_used_in_one_file_keeps_its_uses_ahead_of_chunks_without_it(store
     assert [r.record.path for r in found[:4]] == ["typer/main.py"] * 4
 
 
+def test_a_name_defined_nowhere_is_answered_by_the_tests_using_it_before_source_without_it(
+        store_env, make_repo):
+    # The class was deleted, its tests kept: the tests are what there is, not the source
+    # whose words (load, average, processor) the name shares.
+    repo = make_repo("processors")
+    for n in range(6):
+        repo.write(f"monolog/processor_{n}.py",
+                   f"class MemoryProcessor{n}:\n    def load_average(self, record):\n"
+                   f"        \"\"\"Add the processor's load average to the record.\"\"\"\n"
+                   f"        return record.average_load({n})\n")
+    repo.write("tests/test_load.py", "def test_processor_adds_the_load(record):\n"
+                                     "    processor = LoadAverageProcessor()\n"
+                                     "    assert processor(record).extra\n")
+    repo.commit("processors")
+    index(repo)
+    found = searched(repo, "LoadAverageProcessor", k=3).results
+    assert found[0].record.path == "tests/test_load.py"
+
+
 KY_TS = '''export class Ky {
 \t#retryCount = 0;
 

@@ -7,6 +7,7 @@ Written by hand: an interleaving rule over a ranked list, no library does it.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar, overload
 
@@ -93,6 +94,22 @@ def named_lead(ranked: Sequence[Candidate]) -> int:
             break
         count += 1
     return count
+
+
+def naming_first(ranked: Sequence[Candidate], names: Sequence[str]) -> list[Candidate]:
+    """``ranked`` with the chunks that write one of ``names`` (a look-up's, its last part for a
+    dotted one) first, each side in its order: where no definition answers a look-up (a class
+    deleted, its tests kept), the code using the name is what there is to show, not a vector
+    neighbour (monolog's deleted ``LoadAverageProcessor``: four unrelated methods above its
+    tests)."""
+    words = {name.replace("::", ".").rpartition(".")[2] for name in names} - {""}
+    pattern = re.compile(r"(?<![\w$#])(?:" + "|".join(map(re.escape, sorted(words))) +
+                         r")(?![\w$])") if words else None
+    if pattern is None:
+        return list(ranked)
+    naming = [c for c in ranked if pattern.search(c.record.text or "")]
+    held = {id(c) for c in naming}
+    return naming + [c for c in ranked if id(c) not in held]
 
 
 def first_copies(ranked: Sequence[Candidate]) -> list[Candidate]:

@@ -18,7 +18,7 @@ from freshmark.adapters.lexical.tantivy_engine import TantivyEngine
 from freshmark.core.chunking.model import NOT_ONE_DEFINITION
 from freshmark.core.classify import search_kind
 from freshmark.core.dedup import dedup, dedup_key
-from freshmark.core.diversify import diversify, first_copies, named_lead
+from freshmark.core.diversify import diversify, first_copies, named_lead, naming_first
 from freshmark.core.fusion import (
     DEFAULT_WEIGHTS,
     Candidate,
@@ -370,6 +370,8 @@ def hybrid_search(
     # The definitions a look-up names lead whatever their files; the rest take turns.
     lead = named_lead(ranked)
     rest, places = ranked[lead:], max(k - lead, 0)
+    if not lead and names_looked_up(plan):  # no definition of the name: its uses lead
+        rest = naming_first(rest, names_looked_up(plan))
     if ranked and ranked[0].probability:
         # Only a probability's ratio says how much weaker a chunk is; a formula's sum rests
         # on channel ranks, and ranks set apart chunks that are alike.
