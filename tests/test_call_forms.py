@@ -9,6 +9,7 @@ from freshmark.core.call_forms import (
     go_call_reaches,
     go_package_names,
     python_receivers,
+    used_on_own_object,
     used_through_a_value_of,
 )
 
@@ -88,3 +89,14 @@ def test_a_value_a_method_of_its_own_object_returns_may_be_of_its_own_class():
     assert bound_from_own_object("new = self.mutablecopy()\nnew.update(other)", "new", {"self"})
     assert not bound_from_own_object("handler = self.handlers.pop(i)\nhandler.stop()",
                                      "handler", {"self"})
+
+
+def test_a_swift_member_read_through_another_value_is_not_the_own_method():
+    code = "func arguments(for key: InputKey) -> [ArgumentDefinition] {\n" \
+           "  arguments.filter { $0.help.keys.contains(key) }\n}"
+    assert not used_on_own_object(code, "help", "ErrorMessageGenerator")
+    assert used_on_own_object("guard let abstract = help(for: key)?.abstract", "help",
+                              "ErrorMessageGenerator")
+    assert used_on_own_object("self.sections = HelpGenerator.generateSections(for: c)",
+                              "generateSections", "HelpGenerator")  # a static member
+    assert not used_on_own_object("return parser!.parse(split)", "parse", "CommandParser")

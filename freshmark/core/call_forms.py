@@ -82,8 +82,8 @@ def calls_only_through_own_receiver(code: str, name: str,
     return bool(own) and len(own) == len(uses)
 
 
-_DECLARED = re.compile(r"\b(?:def|class|function)\s+$")
-_AFTER_RECEIVER = re.compile(r"(\w+|[)\]])\s*\??\.\s*$")
+_DECLARED = re.compile(r"\b(?:def|class|function|func|fun)\s+$")
+_AFTER_RECEIVER = re.compile(r"(\w+|[)\]])\s*[?!]?\.\s*$")
 # Objects every JavaScript runtime defines: ``JSON.stringify`` is the runtime's, never a
 # module function of that name.
 JS_GLOBAL_OBJECTS = frozenset({
@@ -135,6 +135,14 @@ def _binds(lines: list[str], receiver: str) -> bool:
     binding = re.compile(rf"(?<!\w){word}\s*[:=](?!=)|\b(?:as|for)\s+{word}\b|"
                          rf"\bisinstance\(\s*{word}\s*,")
     return any(binding.search(line) for line in lines)
+
+
+def used_on_own_object(code: str, name: str, class_name: str) -> bool:
+    """Swift, Kotlin, Java or C# ``code`` uses ``name`` bare (its own object's, implicitly),
+    on its own receiver or on its class ``class_name`` (a static member); ``$0.help`` or
+    ``other.help`` reads another value's member."""
+    receivers = receivers_of(code, name)
+    return bool(receivers & {"", "self", "this", "Self", class_name})
 
 
 def js_calls_only_through_globals(code: str, name: str) -> bool:

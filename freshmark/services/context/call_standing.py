@@ -22,6 +22,7 @@ from freshmark.core.call_forms import (
     python_receivers,
     qualifiers_of,
     receivers_of,
+    used_on_own_object,
     used_only_as_object,
     used_through_a_value_of,
 )
@@ -33,6 +34,9 @@ from freshmark.services.context.symbol_graph import TYPE_KINDS, Edge, SymbolGrap
 # ``this.parse``, ``Self::parse``, ``$this->parse``): a bare ``parse(...)`` there is a function
 # or a parameter of that name, not the method.
 _RECEIVER_LANGUAGES = frozenset({"python", "javascript", "typescript", "tsx", "rust", "php"})
+# Languages whose methods call their own class's bare (``help(for: key)``): through another
+# value (``$0.help``), a member of that value's is read.
+_IMPLICIT_SELF_LANGUAGES = frozenset({"swift", "kotlin", "java", "csharp"})
 _JS_LANGUAGES = frozenset({"javascript", "typescript", "tsx"})
 # Languages where a module's function is called bare or through its module (``cells.cell_len``,
 # ``tools.stringify``): through another value, only a method of its name matched.
@@ -84,6 +88,9 @@ class CallStanding:
             # its own object's ``receive``, ``sys.stdout.write`` is no ``tqdm.write``.
             code = self._code(caller)
             return code is None or used_through_a_value_of(code, name, own_name(owner))
+        if own_class and caller.language in _IMPLICIT_SELF_LANGUAGES:
+            code = self._code(caller)
+            return code is None or used_on_own_object(code, name, own_name(owner))
         if own_class and caller.path == callee.path and caller.language in _RECEIVER_LANGUAGES:
             code = self._code(caller)
             return code is not None and \
