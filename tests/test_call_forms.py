@@ -8,6 +8,9 @@ from freshmark.core.call_forms import (
     calls_through_own_receiver,
     go_call_reaches,
     go_package_names,
+    php_base_name,
+    php_call_receivers,
+    php_member_types,
     python_receivers,
     used_on_own_object,
     used_through_a_value_of,
@@ -100,3 +103,30 @@ def test_a_swift_member_read_through_another_value_is_not_the_own_method():
     assert used_on_own_object("self.sections = HelpGenerator.generateSections(for: c)",
                               "generateSections", "HelpGenerator")  # a static member
     assert not used_on_own_object("return parser!.parse(split)", "parse", "CommandParser")
+
+
+def test_a_php_call_is_named_by_what_it_is_written_through():
+    code = ("parent::write($r); $this->write($r); self::write($r); static::write($r);\n"
+            "$this->socket->write($r); $this?->socket?->write($r); $h->write($r);\n"
+            "\\Monolog\\Utils::write($r); write($r);")
+    assert php_call_receivers(code, "write") == {
+        "parent", "$this", "$this->socket", "->", "Utils", ""}
+
+
+def test_a_php_use_without_a_call_is_told_apart_and_its_own_head_is_no_use():
+    code = "protected function write($r): void\n{\n    $f = [$this, 'write'];\n}\n"
+    assert php_call_receivers(code, "write") == {"?"}
+
+
+def test_a_php_member_has_the_class_it_is_declared_or_made_with():
+    assert php_member_types("protected UdpSocket $socket;", "socket") == {"UdpSocket"}
+    assert php_member_types("public function __construct(private readonly ?\\Foo\\Bar $bar)",
+                            "bar") == {"Bar"}
+    assert php_member_types("$this->socket = new UdpSocket($host);", "socket") == {"UdpSocket"}
+    assert php_member_types("protected Closure|HandlerInterface $handler;", "handler") == set()
+
+
+def test_a_php_class_extends_the_class_its_signature_names():
+    assert php_base_name("abstract class A extends \\Monolog\\StreamHandler implements B") == \
+        "StreamHandler"
+    assert php_base_name("final class A implements B") is None

@@ -252,3 +252,64 @@ def go_call_reaches(code: str, name: str, *, callee_owner: str, caller_owner: st
     if caller_owner and receiver is not None and operands == {receiver.group(1)}:
         return caller_owner == callee_owner
     return None
+
+
+# What PHP writes before a method's name: ``parent::``, its own object or class (``$this->``,
+# ``self::``, ``static::``), a member of it (``$this->socket->``), a class (``Utils::``), or
+# another value (``$handler->``, ``foo()->``); nullsafe ``?->`` too.
+_PHP_ARROW = r"\s*\??->\s*"
+_PHP_BEFORE = (
+    ("parent", re.compile(r"\bparent\s*::\s*$")),
+    ("$this", re.compile(rf"(?:\$this{_PHP_ARROW}|\b(?:self|static)\s*::\s*)$")),
+    ("$this->", re.compile(rf"\$this{_PHP_ARROW}(\w+){_PHP_ARROW}$")),
+    ("->", re.compile(rf"{_PHP_ARROW}$")),
+)
+_PHP_CLASS_BEFORE = re.compile(r"(\w+)\s*::\s*$")
+_PHP_DECLARED = re.compile(r"\bfunction\s+&?\s*$")
+_PHP_EXTENDS = re.compile(r"\bextends\s+\\?(?:\w+\\)*(\w+)")
+
+
+def php_call_receivers(code: str, name: str) -> set[str]:
+    """What PHP ``code`` calls ``name`` through, at each call: ``parent``, ``$this`` (also
+    ``self::`` and ``static::``), ``$this->socket`` (a member's value, another object),
+    ``->`` (any other value), a class's name (``Utils::``), "" bare (a function, never a
+    method); ``?`` for a use not followed by ``(`` (a property, a constant, a callable
+    array's ``'name'``): no call it can tell. Its own ``function name`` is no use."""
+    found: set[str] = set()
+    for use in re.finditer(rf"(?<![\w$\\]){re.escape(name)}\b", code):
+        before = code[max(0, use.start() - 120) : use.start()]
+        if _PHP_DECLARED.search(before):
+            continue
+        if not re.match(r"\s*\(", code[use.end() :]):
+            found.add("?")
+            continue
+        found.add(_php_receiver(before))
+    return found
+
+
+def _php_receiver(before: str) -> str:
+    """The receiver ``php_call_receivers`` names for a call written after ``before``."""
+    for form, pattern in _PHP_BEFORE:
+        if found := pattern.search(before):
+            return form + (found.group(1) if found.groups() else "")
+    scope = _PHP_CLASS_BEFORE.search(before)
+    return scope.group(1) if scope else ""
+
+
+def php_member_types(class_code: str, member: str) -> set[str]:
+    """The classes, by their own names, a PHP class's ``class_code`` gives its property
+    ``member``: declared with one type (``protected UdpSocket $socket;``, a promoted
+    constructor parameter too) or assigned a new object (``$this->socket = new
+    UdpSocket(…)``). A union or untyped property gives none."""
+    word = re.escape(member)
+    declared = re.findall(rf"\b(?:public|protected|private|readonly|var)\s+(?:(?:readonly|"
+                          rf"static)\s+)*\??\\?(?:\w+\\)*(\w+)\s+\${word}\b", class_code)
+    made = re.findall(rf"\$this{_PHP_ARROW}{word}\s*=\s*new\s+\\?(?:\w+\\)*(\w+)", class_code)
+    return set(declared) | set(made)
+
+
+def php_base_name(signature: str) -> str | None:
+    """The class a PHP class's ``signature`` extends, by its own name (``\\Foo\\Bar``: ``Bar``),
+    None where it extends none."""
+    base = _PHP_EXTENDS.search(signature)
+    return base.group(1) if base else None

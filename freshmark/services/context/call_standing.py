@@ -19,6 +19,9 @@ from freshmark.core.call_forms import (
     go_called_through_a_value,
     go_package_names,
     js_calls_only_through_globals,
+    php_base_name,
+    php_call_receivers,
+    php_member_types,
     python_receivers,
     qualifiers_of,
     receivers_of,
@@ -38,6 +41,9 @@ _RECEIVER_LANGUAGES = frozenset({"python", "javascript", "typescript", "tsx", "r
 # value (``$0.help``), a member of that value's is read.
 _IMPLICIT_SELF_LANGUAGES = frozenset({"swift", "kotlin", "java", "csharp"})
 _JS_LANGUAGES = frozenset({"javascript", "typescript", "tsx"})
+# Kinds of a PHP type whose methods are its own or inherited, never mixed in (a trait's are).
+_PHP_CLASS_KINDS = frozenset({"class", "enum"})
+_PHP_MAX_BASES = 16  # a lineage longer is a cycle of names, not a class's
 # Languages where a module's function is called bare or through its module (``cells.cell_len``,
 # ``tools.stringify``): through another value, only a method of its name matched.
 _MODULE_LANGUAGES = _JS_LANGUAGES | {"python"}
@@ -52,6 +58,7 @@ class CallStanding:
         self.graph = graph
         self._code_today = code_today
         self._codes: dict[str, str | None] = {}  # per caller: its code, read once
+        self._lineages: dict[str, list[str]] = {}  # per PHP class: it and its bases, in order
 
     def _code(self, caller: ChunkRecord) -> str | None:
         if caller.id not in self._codes:
@@ -111,7 +118,8 @@ class CallStanding:
         does not import that package; its methods are called there through a value too.
         A Python method is never called bare: ``cell_len(…)`` in rich's ``Lines.justify`` is
         the function cells.py defines, not ``Text.cell_len``. A C++ name always written with
-        a scope (``std::system_error``, ``detail::write``) is none of another scope's."""
+        a scope (``std::system_error``, ``detail::write``) is none of another scope's. A PHP
+        method by what each call is written through (``_php_call_reaches``)."""
         caller, callee = self.graph.nodes[edge.caller], self.graph.nodes[edge.callee]
         owner, _, name = callee.symbol.rpartition(".")
         same_package = posixpath.dirname(caller.path) == posixpath.dirname(callee.path)
@@ -125,7 +133,9 @@ class CallStanding:
         receiver = caller.language in _RECEIVER_LANGUAGES and not owner
         python_method = caller.language == "python" and callee.kind == "method"
         cpp = caller.language == "cpp"
-        code = self._code(caller) if go or receiver or python_method or cpp else None
+        php_method = caller.language == "php" and bool(owner) and callee.kind == "method"
+        code = self._code(caller) if go or receiver or python_method or cpp or php_method \
+            else None
         if code is None:
             return None
         if go:  # another package's type is never the caller's own receiver's
@@ -135,6 +145,8 @@ class CallStanding:
                                    packages=go_package_names(caller.imports))
         if python_method:
             return self._python_method_reaches(code, name, caller, callee)
+        if php_method:
+            return self._php_method_reaches(code, name, caller, callee)
         if cpp:
             scopes = qualifiers_of(code, name, declared=own_name(caller.symbol) == name)
             return False if scopes and "" not in scopes and \
@@ -170,6 +182,91 @@ class CallStanding:
         its_class = caller.symbol.rpartition(".")[0]
         defines = self.graph.find(caller.path, f"{its_class}.{name}") is not None
         return False if defines and values <= own else None
+
+    def _php_method_reaches(self, code: str, name: str, caller: ChunkRecord,
+                            callee: ChunkRecord) -> bool | None:
+        """Whether PHP ``code`` calls the method ``callee``: surely where one of its calls
+        reaches it, not at all where none can (``_php_call_reaches``)."""
+        reached = {self._php_call_reaches(form, name, caller, callee)
+                   for form in php_call_receivers(code, name)}
+        return True if True in reached else False if reached == {False} else None
+
+    def _php_call_reaches(self, form: str, name: str, caller: ChunkRecord,
+                          callee: ChunkRecord) -> bool | None:
+        """Whether a PHP call of ``name`` written ``form`` (``php_call_receivers``) reaches
+        the method ``callee``. Bare, never: a method has a receiver. ``parent::name`` reaches
+        the first of the caller's class's bases to define it (monolog's FleepHookHandler,
+        a SocketHandler, calls no StreamHandler.write); ``$this->``, ``self::`` and
+        ``static::`` its own class's or a base's; ``Utils::name`` that class's or a base's;
+        ``$this->socket->name`` its member's declared class's (SyslogUdpHandler's
+        UdpSocket), else never the own class's. Through another value, maybe; and a
+        subclass's override of what a call reaches, which runs for the subclass's objects."""
+        if form == "":
+            return False
+        its_class = self.graph.find(caller.path, caller.symbol.rpartition(".")[0])
+        callee_class = self.graph.find(callee.path, callee.symbol.rpartition(".")[0])
+        if form in ("?", "->") or its_class is None or callee_class is None or \
+                self.graph.nodes[callee_class].kind not in _PHP_CLASS_KINDS:
+            return None
+        lineage = self._php_called_on(form, its_class, caller.path)
+        if not lineage and form.startswith("$this->"):
+            # A member of no class it can tell holds another object, of any class: a base's
+            # subclass's too (BufferHandler's wrapped handler), but not its own.
+            return False if callee_class == its_class else None
+        target = next((found for cls in lineage if (found := self.graph.find(
+            self.graph.nodes[cls].path, f"{self.graph.nodes[cls].symbol}.{name}"))), None)
+        if target is None:  # a trait's, or a class's outside the project: the name alone
+            return None
+        if target == self.graph.find(callee.path, callee.symbol):
+            return True
+        # An override in a subclass of the class called on runs for the subclass's objects;
+        # ``parent::`` binds to the base's, whatever the object.
+        overridden = form != "parent" and lineage[0] in self._php_lineage(callee_class)
+        return None if overridden else False
+
+    def _php_called_on(self, form: str, its_class: str, path: str) -> list[str]:
+        """The lineage of the class whose method (its first to define it) a PHP call written
+        ``form`` runs, from the caller's class ``its_class`` in ``path``; [] where it cannot
+        tell."""
+        if form == "parent":
+            return self._php_lineage(its_class)[1:]
+        if form == "$this":
+            return self._php_lineage(its_class)
+        if form.startswith("$this->"):
+            named = self._php_member_class(its_class, form[len("$this->"):])
+        else:
+            named = self._php_class_named(form, path)
+        return self._php_lineage(named) if named is not None else []
+
+    def _php_lineage(self, class_id: str) -> list[str]:
+        """A PHP class and the project's classes it extends, nearest first, as far as its
+        bases are found by name (one class of that name, ``type_definitions``)."""
+        if class_id not in self._lineages:
+            lineage = [class_id]
+            while len(lineage) < _PHP_MAX_BASES:
+                cls = self.graph.nodes[lineage[-1]]
+                base = php_base_name(cls.signature)
+                found = self._php_class_named(base, cls.path) if base else None
+                if found is None or found in lineage:
+                    break
+                lineage.append(found)
+            self._lineages[class_id] = lineage
+        return self._lineages[class_id]
+
+    def _php_member_class(self, class_id: str, member: str) -> str | None:
+        """The project's class a PHP class gives its property ``member`` (``protected
+        UdpSocket $socket``), where it gives one: not for an interface nor a class from
+        elsewhere, whose objects may be of any of the project's classes."""
+        code = self._code(self.graph.nodes[class_id])
+        types = php_member_types(code or "", member)
+        path = self.graph.nodes[class_id].path
+        return self._php_class_named(types.pop(), path) if len(types) == 1 else None
+
+    def _php_class_named(self, name: str, near_path: str) -> str | None:
+        """The one PHP class or enum ``name`` names from ``near_path``, if one."""
+        found = [d for d in self.graph.type_definitions([name], near_path)
+                 if self.graph.nodes[d].kind in _PHP_CLASS_KINDS]
+        return found[0] if len(found) == 1 else None
 
     def _module_name_reaches(self, code: str, name: str, caller: ChunkRecord,
                              callee: ChunkRecord) -> bool | None:

@@ -1,0 +1,64 @@
+"""PHP callers in the context graph: a method call is read by what it is written through."""
+
+from __future__ import annotations
+
+import pytest
+from search_fixtures import callers_in_slice, indexed_project
+
+
+def _handler(name: str, base: str, body: str) -> str:
+    return (f"<?php\n\nnamespace Monolog\\Handler;\n\nclass {name} extends {base}\n{{\n"
+            f"{body}}}\n")
+
+
+HANDLERS = {
+    "src/AbstractProcessingHandler.php": "<?php\n\nnamespace Monolog\\Handler;\n\n"
+    "abstract class AbstractProcessingHandler\n{\n    public function isHandling($record): bool\n"
+    "    {\n        return true;\n    }\n}\n",
+    "src/StreamHandler.php": _handler(
+        "StreamHandler", "AbstractProcessingHandler",
+        "    public function close(): void\n    {\n        fclose($this->stream);\n    }\n\n"
+        "    protected function write($record): void\n    {\n"
+        "        fwrite($this->stream, (string) $record);\n    }\n"),
+    "src/SocketHandler.php": _handler(
+        "SocketHandler", "AbstractProcessingHandler",
+        "    public function close(): void\n    {\n        socket_close($this->resource);\n"
+        "    }\n\n    protected function write($record): void\n    {\n"
+        "        socket_write($this->resource, (string) $record);\n    }\n"),
+    "src/RotatingFileHandler.php": _handler(
+        "RotatingFileHandler", "StreamHandler",
+        "    protected function write($record): void\n    {\n        if ($this->mustRotate) {\n"
+        "            $this->close();\n        }\n\n        parent::write($record);\n    }\n"),
+    "src/SlackHandler.php": _handler(
+        "SlackHandler", "SocketHandler",
+        "    protected function write($record): void\n    {\n        parent::write($record);\n"
+        "    }\n"),
+    "src/UdpSocket.php": "<?php\n\nnamespace Monolog\\Handler;\n\nclass UdpSocket\n{\n"
+    "    public function write($line): void\n    {\n        socket_sendto($this->socket, $line);"
+    "\n    }\n}\n",
+    "src/SyslogUdpHandler.php": _handler(
+        "SyslogUdpHandler", "AbstractProcessingHandler",
+        "    protected UdpSocket $socket;\n\n    protected function write($record): void\n    {\n"
+        "        $this->socket->write((string) $record);\n    }\n"),
+}
+
+
+@pytest.fixture
+def monolog(fm_home, make_repo) -> str:
+    return str(indexed_project(make_repo("monolog"), HANDLERS, package="src").path)
+
+
+def test_a_php_parent_call_reaches_only_the_method_of_the_class_its_class_extends(monolog):
+    assert callers_in_slice(monolog, "StreamHandler.write") == {
+        "RotatingFileHandler.write": "high"}
+    assert callers_in_slice(monolog, "SocketHandler.write") == {"SlackHandler.write": "high"}
+
+
+def test_a_php_call_through_this_reaches_its_own_class_or_a_base(monolog):
+    assert callers_in_slice(monolog, "StreamHandler.close") == {
+        "RotatingFileHandler.write": "high"}
+    assert "RotatingFileHandler.write" not in callers_in_slice(monolog, "SocketHandler.close")
+
+
+def test_a_php_call_through_a_member_reaches_the_class_the_member_is_declared(monolog):
+    assert callers_in_slice(monolog, "UdpSocket.write") == {"SyslogUdpHandler.write": "high"}
