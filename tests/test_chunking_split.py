@@ -126,12 +126,69 @@ def test_a_long_indented_docstring_keeps_its_closing_quotes_in_its_part() -> Non
     doc = "".join(f"    Line {index} of the story.\n" for index in range(30))
     source = f'class Story:\n    """Story.\n\n{doc}    """\n\n    x = 1\n\n    def tell(self):\n' \
         "        return self.x\n"
-    summary = chunk_text("story.py", source, max_lines=20)[0]
-    assert (summary.symbol, summary.part) == ("Story", 1)
-    assert summary.text.split("\n")[-1] == '    """'
+    summaries = [c for c in chunk_text("story.py", source, max_lines=20) if c.symbol == "Story"]
+    (holding_end,) = [c for c in summaries if "    Line 29 of the story." in c.text]
+    assert holding_end.text.split("\n")[-1] == '    """'
 
 
 def test_a_last_part_of_only_a_closing_brace_ends_the_part_before() -> None:
     body = "".join(f"    x{i} = call{i}(x{i - 1});\n" for i in range(1, DEFAULT_MAX_LINES))
     chunks = chunk_text("src/builtin.c", "static int f_format(int a) {\n" + body + "}\n")
     assert [(c.start_line, c.end_line) for c in chunks] == [(1, DEFAULT_MAX_LINES + 1)]
+
+
+def long_docstring_function(paragraphs: int) -> str:
+    """A function whose docstring, paragraphs of four lines each, is longer than a part."""
+    doc = "\n".join(
+        "".join(f"    Paragraph {index}, line {line} of the sinks.\n" for line in range(4))
+        for index in range(paragraphs)
+    )
+    body = "".join(f"    total += sink_{index}(orders)\n" for index in range(40))
+    return (
+        "def add(\n    orders,\n) -> int:\n"
+        f'    """Add a sink.\n\n{doc}    """\n'
+        "    total = 0\n" + body + "    return total\n"
+    )
+
+
+def test_a_docstring_longer_than_a_part_is_parts_of_at_most_max_lines() -> None:
+    parts = chunk_text("logger.py", long_docstring_function(120))  # a 600-line docstring
+    assert [c.part for c in parts] == list(range(1, len(parts) + 1))
+    assert {(c.symbol, c.kind, c.signature) for c in parts} == {
+        ("add", "function", "def add( orders, ) -> int")
+    }
+    assert all(len(c.text.split("\n")) <= DEFAULT_MAX_LINES for c in parts)
+
+
+def test_the_signature_and_the_body_around_a_long_docstring_keep_parts_of_their_own() -> None:
+    source = long_docstring_function(120)
+    lines = source.split("\n")
+    parts = chunk_text("logger.py", source)
+    closing, body = lines.index('    """') + 1, lines.index("    total = 0") + 1
+    assert (parts[0].start_line, parts[0].end_line) == (1, 3)
+    assert [c.end_line for c in parts if c.end_line <= closing][-1] == closing
+    assert [c.start_line for c in parts if c.start_line > closing][0] == body
+
+
+def test_a_long_docstring_is_cut_at_its_blank_lines() -> None:
+    source = long_docstring_function(120)
+    lines = source.split("\n")
+    closing = lines.index('    """') + 1
+    inside = [c for c in chunk_text("logger.py", source) if 3 < c.end_line < closing]
+    assert len(inside) >= 3
+    assert all(not lines[c.end_line].strip() for c in inside)  # the line after each
+
+
+def test_each_docstring_part_after_the_header_is_the_exact_source_of_its_lines() -> None:
+    source = long_docstring_function(120)
+    lines = source.split("\n")
+    for part in chunk_text("logger.py", source)[1:]:
+        assert own_lines(part, 3) == lines[part.start_line - 1 : part.end_line]
+
+
+def test_a_long_comment_in_a_c_function_is_cut_into_parts_of_at_most_max_lines() -> None:
+    comment = "".join(f"    // step {index} of the sink's set-up\n" for index in range(300))
+    source = "int add(int sink) {\n" + comment + "    return sink;\n}\n"
+    parts = chunk_text("src/logger.c", source)
+    assert [c.symbol for c in parts] == ["add"] * len(parts) and len(parts) >= 3
+    assert all(len(c.text.split("\n")) <= DEFAULT_MAX_LINES for c in parts)

@@ -356,6 +356,26 @@ def test_a_part_of_a_split_definition_mostly_rewritten_is_the_whole_definition(r
     assert (result.current_start_line, result.current_end_line) == (5, len(LONG.splitlines()))
 
 
+# A docstring longer than a chunk is parts of its own, windows of its lines.
+LONG_DOC = ("def helper():\n    return 1\n\n\ndef settle(value):\n    \"\"\"Settle.\n\n"
+            + "\n".join(f"    Paragraph {n}: the value is settled.\n    Its rule {n} holds.\n"
+                         for n in range(100))
+            + "    \"\"\"\n    return value\n")
+
+
+def test_a_window_of_a_split_docstring_shifted_is_found_at_its_own_lines(repo):
+    repo.write("src/settle.py", LONG_DOC).commit("settle")
+    windows = [p for p in parts_of(repo, repo.head()) if "Paragraph 50:" in p.text]
+    assert len(windows) == 1 and windows[0].head_lines == 1
+    assert "Paragraph 0:" not in windows[0].text  # a window, not the whole docstring
+    repo.write("src/settle.py", LONG_DOC.replace("return 1\n", "value = 1\n    return value\n"))
+    repo.commit("helper grows by a line")
+    result = verifier(repo).verify(windows[0])
+    assert result.verdict is Verdict.CHANGED and "its code is as indexed" in result.reason
+    assert (result.current_start_line, result.current_end_line) == (
+        windows[0].start_line + 1, windows[0].end_line + 1)
+
+
 WAITS = '''class wait_fixed:
     def __init__(self, wait):
         self.wait = wait

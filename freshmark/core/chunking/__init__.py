@@ -120,7 +120,9 @@ DEFAULT_MAX_LINES = 150
 # (loguru's expected tracebacks, ``tests/exceptions/output/**/*.txt``), but for the suite's
 # prose, its settings by name and pytest-mypy-plugins' ``test_*.yml``; pictures stored as
 # text (``.svg``, ``.eps``, ``.ps``, ``.xpm``…) are not indexed (``image``: loguru's logo.svg
-# was 194 KB of doc windows).
+# was 194 KB of doc windows); a stretch of a definition or block no cut opens that fits no
+# part (a docstring, a long string or comment) is cut into windows at its blank lines, parts
+# of their own (loguru's 546-line docstring of ``Logger.add`` was one part).
 CHUNKING_VERSION = "19"
 _ALIASES = {
     "py": "python", "js": "javascript", "jsx": "javascript", "ts": "typescript",

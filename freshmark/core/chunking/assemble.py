@@ -382,23 +382,25 @@ def pack(
     entries: list[Entry], cut_rows: set[int], first_budget: int, later_budget: int
 ) -> list[list[Entry]]:
     """Greedy split of ``entries`` at allowed cuts: each part as long as fits the budget; a
-    part runs past it only when no cut comes earlier. Blank lines at part edges are dropped."""
-    cut_indexes = [
+    part runs past it only when no cut comes earlier. A stretch no cut opens that fits no part
+    (loguru's 546-line docstring of ``Logger.add``) is parts of its own (``_windowed``).
+    Blank lines at part edges are dropped."""
+    cut_indexes, edges = _windowed(entries, [
         i
         for i in range(len(entries) - 1)
         if entries[i].row in cut_rows and entries[i + 1].row != entries[i].row
-    ]
+    ], first_budget, later_budget)
     bounds: list[tuple[int, int]] = []
     start, budget = 0, first_budget
-    while len(entries) - start > budget:
-        position = bisect_right(cut_indexes, start + budget - 1) - 1
-        if position >= 0 and cut_indexes[position] >= start:
-            cut = cut_indexes[position]
-        else:
-            later = bisect_left(cut_indexes, start)
-            if later == len(cut_indexes):
-                break
-            cut = cut_indexes[later]
+    while True:
+        edge = next((e for e in edges if e >= start), None)
+        if len(entries) - start <= budget and edge is None:
+            break
+        cut = _cut_from(cut_indexes, start, budget)
+        if edge is not None and (cut is None or edge < cut):
+            cut = edge
+        if cut is None:
+            break
         bounds.append((start, cut))
         start, budget = cut + 1, later_budget
     bounds.append((start, len(entries) - 1))
@@ -408,6 +410,36 @@ def pack(
                                for e in entries[bounds[-1][0]:bounds[-1][1] + 1]):
         bounds[-2:] = [(bounds[-2][0], bounds[-1][1])]
     return [_trim_part(entries, lo, hi, lo > 0, hi < len(entries) - 1) for lo, hi in bounds]
+
+
+def _cut_from(cut_indexes: list[int], start: int, budget: int) -> int | None:
+    """The last cut that keeps a part from ``start`` within ``budget``, else the first one
+    after it; None when no cut is left."""
+    position = bisect_right(cut_indexes, start + budget - 1) - 1
+    if position >= 0 and cut_indexes[position] >= start:
+        return cut_indexes[position]
+    later = bisect_left(cut_indexes, start)
+    return cut_indexes[later] if later < len(cut_indexes) else None
+
+
+def _windowed(entries: list[Entry], cut_indexes: list[int], first_budget: int,
+              later_budget: int) -> tuple[list[int], list[int]]:
+    """The cuts with those inside each stretch between two cuts that fits no part (longer than
+    a later part, past the first): one statement, a long string or comment, cut as loose text
+    is (``fallback.py``: at blank lines where it has them) into windows of at most a later
+    part; and the edges of those stretches, where a part must end, so the parts around one
+    (the signature above a docstring, the body below) keep their lines."""
+    window_lines = max(1, later_budget * 4 // 5)  # its windows' hard end is then in budget
+    added: list[int] = []
+    edges: set[int] = set()
+    for lo, hi in zip([0, *(c + 1 for c in cut_indexes)], [*cut_indexes, len(entries) - 1],
+                      strict=True):
+        if hi - lo + 1 <= later_budget or hi < first_budget:
+            continue
+        windows = window_bounds([e.text for e in entries[lo : hi + 1]], window_lines)
+        added.extend(lo + end for _, end in windows[:-1])
+        edges.update(edge for edge in (lo - 1, hi) if 0 <= edge < len(entries) - 1)
+    return sorted({*cut_indexes, *added}), sorted(edges)
 
 
 _CLOSER = re.compile(r"[\])};,]*|end")  # a line that only closes (or is blank)
