@@ -251,3 +251,15 @@ def test_kotlin_scope_functions_are_references_only_through_a_receiver() -> None
     assert {"flush", "emit", "close"} <= set(copy)
     assert not {"run", "with", "apply", "also"} & set(copy)
     assert {"run", "let", "launch"} <= set(start)
+
+
+def test_an_outline_elides_a_member_body_whose_last_line_closes_nothing() -> None:
+    # ``fun area(): Int =`` then ``width * height``: no closing line to keep after ``...``.
+    steps = "".join(f"    fun step{n}(x: Int): Int {{\n" +
+                    "".join(f"        val y{m} = x + {m}\n" for m in range(20)) +
+                    "        return x\n    }\n\n" for n in range(10))
+    source = ("class Shape(val width: Int, val height: Int) {\n    fun area(): Int =\n"
+              "        width * height\n\n" + steps + "}\n")
+    (outline,) = [c for c in chunk_text("Shape.kt", source) if c.kind == "class"]
+    assert outline.text.startswith("class Shape(val width: Int, val height: Int) {\n"
+                                   "    fun area(): Int =\n        ...\n")

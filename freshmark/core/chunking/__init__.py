@@ -122,7 +122,9 @@ DEFAULT_MAX_LINES = 150
 # text (``.svg``, ``.eps``, ``.ps``, ``.xpm``…) are not indexed (``image``: loguru's logo.svg
 # was 194 KB of doc windows); a stretch of a definition or block no cut opens that fits no
 # part (a docstring, a long string or comment) is cut into windows at its blank lines, parts
-# of their own (loguru's 546-line docstring of ``Logger.add`` was one part).
+# of their own (loguru's 546-line docstring of ``Logger.add`` was one part); an outline
+# elides a member body whose last line closes nothing (``fun area(): Int =`` then its
+# expression), where it kept that line.
 CHUNKING_VERSION = "19"
 _ALIASES = {
     "py": "python", "js": "javascript", "jsx": "javascript", "ts": "typescript",

@@ -406,7 +406,7 @@ def pack(
     bounds.append((start, len(entries) - 1))
     # A last part of nothing but closing braces (jsoup's ``}``, jq's ``f_format`` part of its
     # signature and ``}``) is no code of its own: it ends the part before.
-    if len(bounds) > 1 and all(_CLOSER.fullmatch(e.text.strip())
+    if len(bounds) > 1 and all(_CLOSING_ONLY.fullmatch(e.text.strip())
                                for e in entries[bounds[-1][0]:bounds[-1][1] + 1]):
         bounds[-2:] = [(bounds[-2][0], bounds[-1][1])]
     return [_trim_part(entries, lo, hi, lo > 0, hi < len(entries) - 1) for lo, hi in bounds]
@@ -442,7 +442,7 @@ def _windowed(entries: list[Entry], cut_indexes: list[int], first_budget: int,
     return sorted({*cut_indexes, *added}), sorted(edges)
 
 
-_CLOSER = re.compile(r"[\])};,]*|end")  # a line that only closes (or is blank)
+_CLOSING_ONLY = re.compile(r"[\])};,]*|end")  # a line that only closes (or is blank)
 
 
 def _trim_part(
