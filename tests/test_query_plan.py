@@ -100,6 +100,16 @@ def test_a_frame_from_a_checkout_names_the_file_by_its_tail():
     assert path_hint_match("astropy/io/fits/header.py", hints) == 0.0
 
 
+def test_an_absolute_path_names_the_file_by_its_tail():
+    hints = path_hints("see /home/me/proj/pkg/mod.py line 3")
+    assert hints == ["home/me/proj/pkg/mod"]
+    assert path_hint_match("pkg/mod.py", hints) == 1.0
+
+
+def test_a_source_file_name_is_no_dotted_name():
+    assert path_hints("StreamHandler.php and Card.java fail, not mod.rb or a.go") == []
+
+
 def test_path_hint_names_a_package_through_its_init():
     assert path_hint_match("pkg/io/__init__.py", ["pkg/io"]) == 1.0
     assert path_hint_match("otherpkg/io.py", ["pkg/io"]) == 0.0

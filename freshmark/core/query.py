@@ -108,8 +108,14 @@ _FRAMES = (
                r"(?:block (?:\(\d+ levels\) )?in )?"
                r"(?:[\w:]+[#.])?(?P<function>[\w?!=]+)'"),
 )
-# From a path's start only (``-`` too can open none): a run of 30,000 ``-`` took 1.6 s.
-_PATH = re.compile(r"(?<![\w/.-])((?:[\w.-]+/)+[\w.-]+\.[A-Za-z]\w{0,5})\b")
+# From a path's start only (``-`` too can open none): a run of 30,000 ``-`` took 1.6 s. An
+# absolute path opens with its ``/`` (``/home/me/proj/pkg/mod.py``: its tail names the file).
+_PATH = re.compile(r"(?<![\w/.-])(/?(?:[\w.-]+/)+[\w.-]+\.[A-Za-z]\w{0,5})\b")
+# A file's name read as a dotted name would be a dead hint (``StreamHandler.php``:
+# ``StreamHandler/php``).
+_FILE_NAME = re.compile(r"\.(?:pyi?|pyx|txt|rst|md|html|json|ya?ml|toml|xml|php|phtml|[cm]?js"
+                        r"|jsx|tsx?|go|rs|java|kts?|scala|rb|erb|pl|pm|cs|c|h|cc|cpp|hpp|cxx"
+                        r"|swift|exs|lua)$")
 # A dotted name; its members may be JavaScript's private ones (``Ky.#retry``).
 _DOTTED = re.compile(r"\b([A-Za-z_]\w*(?:\.#?[A-Za-z_]\w*){1,6})\b")
 # ``::`` and ``\`` qualify (Rust, C++, PHP); Ruby writes an instance method ``Files#serving``.
@@ -179,7 +185,7 @@ def path_hints(text: str) -> list[str]:
     hints += [m.group(1) for m in _PATH.finditer(text)]
     for match in _DOTTED.finditer(text):
         dotted = match.group(1)
-        if dotted.count(".") >= 1 and not re.search(r"\.(?:py|txt|rst|md|html|json)$", dotted):
+        if dotted.count(".") >= 1 and not _FILE_NAME.search(dotted):
             hints.append(dotted.replace(".", "/"))
     out = [h for h in (normalise_path(raw) for raw in hints) if h and "/" in h]
     return list(dict.fromkeys(out))
