@@ -189,3 +189,103 @@ def test_a_long_pasted_traceback_leads_with_the_definitions_its_frames_ran(fm_ho
                     settings=Settings.from_env())
     assert [r.record.symbol for r in answer.results][:3] == [
         "FileSink._make_rotation_function", "FileSink.__init__", "Logger.add"]
+
+
+PHP_TRACE = "\n".join([
+    "PHP Fatal error:  Uncaught RuntimeException: The stream could not be opened",
+    "Stack trace:",
+    r"#0 /app/vendor/acme/log/src/Log/Handler/ProcessingHandler.php(9): "
+    r"Log\Handler\FileHandler->write(Object(Log\Record))",
+    r"#1 /app/vendor/acme/log/src/Log/Logger.php(31): "
+    r"Log\Handler\ProcessingHandler->handle(Object(Log\Record))",
+    r"#2 [internal function]: App\{closure}(Object(Log\Record))",
+    "#3 {main}"])
+
+
+def test_a_php_frame_names_the_method_it_called_then_where_the_call_is():
+    assert pasted_frames(PHP_TRACE) == [
+        Frame("Log/Handler/FileHandler", "write", None, owner="FileHandler"),
+        Frame("app/vendor/acme/log/src/Log/Handler/ProcessingHandler", "", 9,
+              file="app/vendor/acme/log/src/Log/Handler/ProcessingHandler.php"),
+        Frame("Log/Handler/ProcessingHandler", "handle", None, owner="ProcessingHandler"),
+        Frame("app/vendor/acme/log/src/Log/Logger", "", 31,
+              file="app/vendor/acme/log/src/Log/Logger.php")]
+
+
+def test_a_php_traces_own_lines_are_no_words_of_its_message():
+    assert message_windows(PHP_TRACE) == ["the stream could not", "stream could not be",
+                                          "could not be opened"]
+
+
+def test_a_site_runs_the_innermost_definition_holding_its_line():
+    chunks = [("src/Log/Handler/ProcessingHandler.php", "ProcessingHandler", 3, 20),
+              ("src/Log/Handler/ProcessingHandler.php", "ProcessingHandler.handle", 6, 12),
+              ("src/Log/Handler/Other.php", "Other.handle", 6, 12)]
+    site = Frame("app/vendor/acme/log/src/Log/Handler/ProcessingHandler", "", 9)
+    assert frames_ran([site], chunks) == [None, 0, None]
+
+
+def test_a_method_named_by_its_class_runs_in_whatever_file_holds_the_class():
+    chunks = [("lib/FileHandler.php", "FileHandler.write", 5, 9),
+              ("lib/SocketHandler.php", "SocketHandler.write", 5, 9)]
+    frame = Frame("Log/Handler/FileHandler", "write", None, owner="FileHandler")
+    assert frames_ran([frame], chunks) == [0, None]
+
+
+PROCESSING_PHP = '''<?php
+namespace Log\\Handler;
+
+abstract class ProcessingHandler
+{
+    public function handle(Record $record): bool
+    {
+        $record = $this->processRecord($record);
+        $this->write($record);
+        return false;
+    }
+
+    abstract protected function write(Record $record): void;
+}
+'''
+FILE_PHP = '''<?php
+namespace Log\\Handler;
+
+class FileHandler extends ProcessingHandler
+{
+    protected function write(Record $record): void
+    {
+        if (!is_resource($this->stream)) {
+            $this->createDir($this->url);
+            $this->stream = fopen($this->url, 'a');
+        }
+        $this->streamWrite($this->stream, $record);
+    }
+
+    protected function streamWrite($stream, Record $record): void
+    {
+        fwrite($stream, (string) $record->formatted);
+    }
+}
+'''
+
+
+def indexed_php(make_repo):
+    decoys = {f"src/Log/Handler/Handler{n}.php":
+              f"<?php\nnamespace Log\\Handler;\n\nclass Handler{n} extends ProcessingHandler\n"
+              f"{{\n    protected function write(Record $record): void\n    {{\n"
+              f"        $this->streamWrite($this->stream, $record, {n});\n    }}\n}}\n"
+              for n in range(8)}
+    return indexed_project(make_repo("log"), {"src/Log/Handler/ProcessingHandler.php":
+                                              PROCESSING_PHP,
+                                              "src/Log/Handler/FileHandler.php": FILE_PHP,
+                                              **decoys}, package="app")
+
+
+def test_a_php_frame_finds_the_method_it_called_then_the_one_calling_it(fm_home, make_repo):
+    repo = indexed_php(make_repo)
+    frame = (r"#1 /app/vendor/acme/log/src/Log/Handler/ProcessingHandler.php(9): "
+             r"Log\Handler\FileHandler->write(Object(Log\Record))")
+    answer = search(SearchRequest.build(frame, k=4), str(repo.path),
+                    settings=Settings.from_env())
+    assert [r.record.symbol for r in answer.results][:2] == ["FileHandler.write",
+                                                            "ProcessingHandler.handle"]

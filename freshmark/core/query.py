@@ -15,7 +15,8 @@ the signal and the prose around them mostly noise, so:
   rerank looks for among that file's chunks. Frames are read in the forms reports paste:
   Python's (``File ".../pkg/mod.py", line 3, in f``), IPython's and Jupyter's (``File
   ~/pkg/mod.py:3, in f(x)``; before IPython 8 ``~/pkg/mod.py in f(x)``) and pytest's
-  (``pkg/mod.py:3: in f``);
+  (``pkg/mod.py:3: in f``), Go's, Ruby's and PHP's (``#0 /app/src/A.php(44): Ns\\B->write()``:
+  where the call is, then the method called, by its class);
 - **boilerplate** of issue templates is dropped first: environment dumps (runs of
   ``name: version`` lines, ``pip freeze`` and ``conda list`` output), checklist lines, HTML
   wrappers and the interpreter's banner of a pasted session — every report has some, and they
@@ -32,6 +33,7 @@ import re
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from freshmark.core.tokenize import (
     code_share,
@@ -91,12 +93,15 @@ _FENCE = re.compile(r"```.*?(?:```|$)", re.DOTALL)
 _BACKTICK = re.compile(r"`([^`\n]{1,200})`")
 # A traceback frame: the file it ran and, where it says, the function (a ``<module>`` frame
 # names none). Python's own form, IPython's since 8 (a method as ``Class.method``), IPython's
-# before 8 (a line of its own, the file and the call), and pytest's.
-_FRAMES = (
+# before 8 (a line of its own, the file and the call), and pytest's: the deepest call last.
+_PYTHON_FRAMES = (
     re.compile(r'File "(?P<path>[^"\n]+)", line (?P<line>\d+)(?:, in (?P<function>\w+))?'),
     re.compile(r'File (?P<path>[^\s",]+\.py):(?P<line>\d+), in (?P<function>[\w.]+)\('),
     re.compile(r'^(?P<path>[^\s",]+\.py) in (?P<function>[\w.]+)\(', re.M),
     re.compile(r'^\s*(?P<path>[^\s",:]+\.py):(?P<line>\d+): in (?P<function>\w+)$', re.M),
+)
+# The forms that print the deepest call first.
+_DEEPEST_FIRST = (
     # Go's panic: ``github.com/gin-gonic/gin.(*node).addRoute(...)`` over ``\t…/tree.go:243``.
     re.compile(r'^(?P<function>[\w./-]+?\.(?:\(\*?\w+\)\.)?\w+)(?:\[[^\]\n]*\])?\([^\n]*\)\n'
                r'\t(?P<path>[^\s:]+\.go):(?P<line>\d+)', re.M),
@@ -107,7 +112,12 @@ _FRAMES = (
     re.compile(r"(?<![^\s:'\"`])(?P<path>[^\s:'\"`]+\.rb):(?P<line>\d+):in [`']"
                r"(?:block (?:\(\d+ levels\) )?in )?"
                r"(?:[\w:]+[#.])?(?P<function>[\w?!=]+)'"),
+    # PHP's: ``#1 /app/src/Handler.php(44): Monolog\Handler\StreamHandler->write(Object(…))``,
+    # where the call is (``[internal function]``: PHP's own), then the method it called.
+    re.compile(r"^[ \t]*#\d+ (?:(?P<path>[^\s()]+)\((?P<line>\d+)\)|\[internal function\]): "
+               r"(?:(?P<owner>[\w\\]+)(?:->|::))?(?P<function>\{[^}\n]*\}|[\w\\]+)\(", re.M),
 )
+_FRAMES = (*_PYTHON_FRAMES, *_DEEPEST_FIRST)
 # From a path's start only (``-`` too can open none): a run of 30,000 ``-`` took 1.6 s. An
 # absolute path opens with its ``/`` (``/home/me/proj/pkg/mod.py``: its tail names the file).
 _PATH = re.compile(r"(?<![\w/.-])(/?(?:[\w.-]+/)+[\w.-]+\.[A-Za-z]\w{0,5})\b")
@@ -177,11 +187,17 @@ def normalise_path(raw: str) -> str | None:
     return path if "/" in path or path else None
 
 
+def written_path(raw: str) -> str:
+    """A file as a traceback writes it, with its suffix, without an installation's prefix:
+    ``/venv/lib/python3.11/site-packages/pkg/mod.py`` -> ``pkg/mod.py``."""
+    return _SITE_PREFIX.sub("", raw.replace("\\", "/")).lstrip("./")
+
+
 def path_hints(text: str) -> list[str]:
     """Paths the query names: files, traceback frames and dotted module names (``pkg.mod``,
     read as ``pkg/mod``; one-dot names such as ``obj.attr`` are kept too — they only count
     where a result path ends with them)."""
-    hints = [path for path, _, _ in _frame_matches(text)]
+    hints = [found.path for found in _frame_matches(text) if found.path]
     hints += [m.group(1) for m in _PATH.finditer(text)]
     for match in _DOTTED.finditer(text):
         dotted = match.group(1)
@@ -205,33 +221,55 @@ def traceback_frames(text: str) -> list[tuple[str, str]]:
     """(path hint, function) of every traceback frame in ``text`` that names a function
     (``<module>`` frames name none), once each, in the order of their last appearance."""
     frames: dict[tuple[str, str], None] = {}
-    for path, function, _ in _frame_matches(text):
-        hint = normalise_path(path)
-        if hint and function:
-            frames.pop((hint, function), None)
-            frames[(hint, function)] = None
+    for found in _frame_matches(text):
+        hint = normalise_path(found.path)
+        if hint and found.function:
+            frames.pop((hint, found.function), None)
+            frames[(hint, found.function)] = None
     return list(frames)
 
 
-def traceback_sites(text: str) -> list[tuple[str, str, int | None]]:
-    """(path hint, function, line or None) of every traceback frame in ``text`` that names a
-    function, the deepest last (a recursion's frames each time they appear)."""
-    return [(hint, function, line) for path, function, line in _frame_matches(text)
-            if function and (hint := normalise_path(path))]
+class Site(NamedTuple):
+    """What a traceback's frame says ran: the file as written (its class's namespace, for a
+    PHP method called), the function, the line, and the class it names the function by."""
+
+    path: str
+    function: str | None
+    line: int | None
+    owner: str = ""
 
 
-def _frame_matches(text: str) -> list[tuple[str, str | None, int | None]]:
-    """(file, function or None, line or None) of every traceback frame in ``text``, the
-    deepest last as Python writes them (Go's turned around), whatever form each is in (a
-    ``Class.method`` function as ``method``)."""
+def traceback_sites(text: str) -> list[Site]:
+    """The ``Site`` of every traceback frame in ``text`` that names a function or, with a file,
+    a line (PHP's frame says where its call is), the deepest last (a recursion's frames each
+    time they appear)."""
+    return [found for found in _frame_matches(text)
+            if found.function or (found.path and found.line is not None)]
+
+
+def _frame_matches(text: str) -> list[Site]:
+    """Every traceback frame in ``text``, the deepest last as Python writes them (Go's,
+    Ruby's and PHP's turned around), whatever form each is in (a ``Class.method`` function
+    as ``method``)."""
     found = sorted((match for form in _FRAMES for match in form.finditer(text)),
                    key=lambda match: match.start())
-    frames = [(match.group("path"), (match.group("function") or "").rpartition(".")[2] or None,
-               int(line) if (line := match.groupdict().get("line")) else None)
-              for match in found]
-    # Go and Ruby print the deepest call first, Python last: theirs are turned around.
-    return frames[::-1] if frames and all(path.endswith((".go", ".rb")) for path, _, _ in frames) \
+    frames = [site for match in found for site in _sites(match)]
+    return frames[::-1] if found and all(match.re in _DEEPEST_FIRST for match in found) \
         else frames
+
+
+def _sites(match: re.Match[str]) -> list[Site]:
+    """A frame's sites, the deepest first for a PHP frame: the method it called (by its
+    class, named with its namespace: ``Monolog\\Handler\\StreamHandler``), then where."""
+    line = int(number) if (number := match.groupdict().get("line")) else None
+    written = match.group("function") or ""
+    function = re.split(r"[.\\]", written)[-1]
+    if "owner" not in match.groupdict():
+        return [Site(match.group("path"), function or None, line)]
+    owner = match.group("owner") or ""
+    called = [Site(owner, function, None, owner.rpartition("\\")[2])] \
+        if not written.startswith("{") else []  # a closure has no name to look up
+    return called + ([Site(match.group("path"), None, line)] if match.group("path") else [])
 
 
 def deepest_frame(frames: list[tuple[str, str]], paths: Iterable[str]

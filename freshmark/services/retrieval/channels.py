@@ -13,7 +13,7 @@ from freshmark.core.classify import is_stub, search_kind
 from freshmark.core.fusion import Candidate
 from freshmark.core.ports import BranchView, LexicalChannel, LexicalHit
 from freshmark.core.stamp import LIVE, TOMBSTONED, ChunkRecord, own_name
-from freshmark.core.tracebacks import Frame, frames_ran
+from freshmark.core.tracebacks import Frame, frame_names, frames_ran, site_paths
 
 # The vector channel reads this many more nearest chunks than it expects to survive its
 # filters, and filters them itself (see ``vector_channel``).
@@ -102,15 +102,20 @@ def frame_channel(index: BranchView, frames: Sequence[Frame], include_history: b
                   kinds: frozenset[str]) -> list[tuple[ChunkRecord, int]]:
     """The chunks a pasted traceback's ``frames`` ran (``tracebacks.frames_ran``) that pass the
     filters, with the place of their frame (0: the deepest), deepest first. A metadata look-up
-    of the frames' function names, like ``name_channel``'s; the frames' files, named by a
-    path's tail, are told apart here."""
+    of the frames' function names, like ``name_channel``'s, and of the files their sites name
+    (``tracebacks.site_paths``); the frames' files, named by a path's tail, are told apart
+    here."""
     if not frames:
         return []
-    where = named_where(sorted({frame.function for frame in frames}))
+    where = named_where(frame_names(frames))
     if not include_history:
         where = {"$and": [where, {"status": LIVE}]}
     named = [r for r in itertools.islice(index.iter_records(where=where, include_text=False),
                                          FRAME_SCAN) if passes_filter(r, include_history, kinds)]
+    paths = site_paths(frames, {r.path for r in named})
+    held = {r.id for r in named}
+    named += [r for r in (index.records_for_paths(paths) if paths else [])
+              if r.id not in held and passes_filter(r, include_history, kinds)]
     places = frames_ran(frames, [(r.path, r.symbol, r.start_line, r.end_line) for r in named])
     place_of = {r.id: place for r, place in zip(named, places, strict=True) if place is not None}
     records = index.get(ids=list(place_of), include_text=True) if place_of else []
