@@ -299,7 +299,7 @@ def test_a_ruby_backtrace_is_read_deepest_call_last_as_python_writes_it():
 
 
 @pytest.mark.timeout(60)  # a guard against a hang, not a speed figure (bench/ has those)
-@pytest.mark.parametrize("run", ["*", "(", "-", "a.b(", ".rb", "'"])
+@pytest.mark.parametrize("run", ["*", "(", "-", "a.b(", ".rb", "'", "a.php(", "in a.php line "])
 def test_a_query_of_the_largest_size_is_read_in_one_pass(run):
     # Read from every character, a run of 30,000 took up to 10 s, one of 100,000 over a minute.
     query = "Error: x " + run * (99_000 // len(run))

@@ -289,3 +289,51 @@ def test_a_php_frame_finds_the_method_it_called_then_the_one_calling_it(fm_home,
                     settings=Settings.from_env())
     assert [r.record.symbol for r in answer.results][:2] == ["FileHandler.write",
                                                             "ProcessingHandler.handle"]
+
+
+def test_an_error_lines_site_is_read_in_each_form_it_is_written():
+    forms = ["PHP Warning:  Undefined array key in /var/www/src/Log/Norm.php on line 18",
+             "Uncaught Exception: boom in /var/www/src/Log/Norm.php:18",
+             "Died at /var/www/src/Log/Norm.php line 18.",
+             "/var/www/src/Log/Norm.php(18): error CS1002"]
+    site = Frame("var/www/src/Log/Norm", "", 18, file="var/www/src/Log/Norm.php")
+    assert [pasted_frames(form) for form in forms] == [[site]] * 4
+
+
+def test_a_frames_own_file_and_line_are_no_second_site():
+    assert pasted_frames("tests/test_a.py:3: in test_b") == [Frame("tests/test_a", "test_b", 3)]
+
+
+NORMALIZER_PHP = '''<?php
+namespace Log\\Formatter;
+
+class NormalizerFormatter
+{
+    public function format(Record $record)
+    {
+        return $this->normalizeRecord($record);
+    }
+
+    protected function normalizeRecord(Record $record): array
+    {
+        $normalized = $this->normalize($record->toArray());
+        $normalized['when'] = $normalized['datetime'];
+        return $normalized;
+    }
+}
+'''
+
+
+def test_an_error_lines_site_finds_the_definition_holding_its_line(fm_home, make_repo):
+    decoys = {f"src/Log/Formatter/Formatter{n}.php":
+              f"<?php\nnamespace Log\\Formatter;\n\nclass Formatter{n}\n{{\n"
+              f"    public function format(Record $record)\n    {{\n"
+              f"        // the datetime array key, undefined in a warning {n}\n"
+              f"        return $record->datetime;\n    }}\n}}\n" for n in range(8)}
+    repo = indexed_project(make_repo("log"), {"src/Log/Formatter/NormalizerFormatter.php":
+                                              NORMALIZER_PHP, **decoys}, package="app")
+    warning = ('PHP Warning:  Undefined array key "datetime" in /var/www/vendor/acme/log/src/'
+               'Log/Formatter/NormalizerFormatter.php on line 14')
+    answer = search(SearchRequest.build(warning, k=3), str(repo.path),
+                    settings=Settings.from_env())
+    assert answer.results[0].record.symbol == "NormalizerFormatter.normalizeRecord"

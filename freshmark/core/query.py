@@ -16,7 +16,9 @@ the signal and the prose around them mostly noise, so:
   Python's (``File ".../pkg/mod.py", line 3, in f``), IPython's and Jupyter's (``File
   ~/pkg/mod.py:3, in f(x)``; before IPython 8 ``~/pkg/mod.py in f(x)``) and pytest's
   (``pkg/mod.py:3: in f``), Go's, Ruby's and PHP's (``#0 /app/src/A.php(44): Ns\\B->write()``:
-  where the call is, then the method called, by its class);
+  where the call is, then the method called, by its class); an error line's site, a file and
+  a line (``in FILE on line 180``, ``at FILE line 3``, ``FILE:12``, ``FILE(12)``), is a frame
+  of the definition holding that line;
 - **boilerplate** of issue templates is dropped first: environment dumps (runs of
   ``name: version`` lines, ``pip freeze`` and ``conda list`` output), checklist lines, HTML
   wrappers and the interpreter's banner of a pasted session — every report has some, and they
@@ -28,6 +30,7 @@ the signal and the prose around them mostly noise, so:
 
 from __future__ import annotations
 
+import bisect
 import math
 import re
 from collections import Counter
@@ -118,6 +121,15 @@ _DEEPEST_FIRST = (
                r"(?:(?P<owner>[\w\\]+)(?:->|::))?(?P<function>\{[^}\n]*\}|[\w\\]+)\(", re.M),
 )
 _FRAMES = (*_PYTHON_FRAMES, *_DEEPEST_FIRST)
+# A site an error line names, a file of code and a line: PHP's ``in FILE on line 180``, Perl's
+# ``at FILE line 3``, ``FILE:12`` and ``FILE(12)`` (MSVC's, C#'s). Read from a word's start
+# only, its path bounded: tried at every character, a run would be scanned to its end each time.
+_CODE_FILE = (r"[^\s:'\"`()\[\]<>]{1,400}?\.(?:php|phtml|inc|pyi?|pyx|[cm]?js|jsx|tsx?|go|rs"
+              r"|java|kts?|scala|rb|erb|pl|pm|cs|c|h|cc|cpp|hpp|cxx|swift|m|mm|exs?|lua)")
+_SITES = (
+    re.compile(rf"\b(?:in|at) (?P<path>{_CODE_FILE}),? (?:on )?line (?P<line>\d+)\b"),
+    re.compile(rf"(?<![^\s(\['\"`])(?P<path>{_CODE_FILE})(?::(?P<line>\d+)\b|\((?P<paren>\d+)\))"),
+)
 # From a path's start only (``-`` too can open none): a run of 30,000 ``-`` took 1.6 s. An
 # absolute path opens with its ``/`` (``/home/me/proj/pkg/mod.py``: its tail names the file).
 _PATH = re.compile(r"(?<![\w/.-])(/?(?:[\w.-]+/)+[\w.-]+\.[A-Za-z]\w{0,5})\b")
@@ -253,16 +265,32 @@ def _frame_matches(text: str) -> list[Site]:
     as ``method``)."""
     found = sorted((match for form in _FRAMES for match in form.finditer(text)),
                    key=lambda match: match.start())
-    frames = [site for match in found for site in _sites(match)]
-    return frames[::-1] if found and all(match.re in _DEEPEST_FIRST for match in found) \
-        else frames
+    sites = _error_sites(text, found)
+    frames = [site for match in sorted(found + sites, key=lambda match: match.start())
+              for site in _sites(match)]
+    # An error line's sites alone are printed the first first, as the deepest calls are.
+    return frames[::-1] if all(match.re in _DEEPEST_FIRST for match in found) else frames
+
+
+def _error_sites(text: str, frames: list[re.Match[str]]) -> list[re.Match[str]]:
+    """The sites error lines name (``_SITES``) outside ``frames``: a frame's own file and line
+    (pytest's ``a.py:3: in f``) are the frame's."""
+    starts = [match.start() for match in frames]
+    sites = []
+    for form in _SITES:
+        for match in form.finditer(text):
+            before = bisect.bisect_right(starts, match.start()) - 1
+            if before < 0 or frames[before].end() <= match.start():
+                sites.append(match)
+    return sites
 
 
 def _sites(match: re.Match[str]) -> list[Site]:
     """A frame's sites, the deepest first for a PHP frame: the method it called (by its
     class, named with its namespace: ``Monolog\\Handler\\StreamHandler``), then where."""
-    line = int(number) if (number := match.groupdict().get("line")) else None
-    written = match.group("function") or ""
+    groups = match.groupdict()
+    line = int(number) if (number := groups.get("line") or groups.get("paren")) else None
+    written = groups.get("function") or ""
     function = re.split(r"[.\\]", written)[-1]
     if "owner" not in match.groupdict():
         return [Site(match.group("path"), function or None, line)]

@@ -6,12 +6,12 @@ project's (its path's tail, as path hints match), the frame is a direct look-up 
 and the deepest frame (Python prints it last) is where the error came from. A PHP frame
 (``#1 …/AbstractProcessingHandler.php(44): Monolog\\Handler\\StreamHandler->write(…)``) says two
 things: the method it called, by its class, and where the call is, a site whose line the
-definition that ran holds. The interpreter's own lines (``Traceback (most recent call
-last):``, ``During handling of the above exception, another exception occurred:``, PHP's
-``Stack trace:`` and its label ``PHP Fatal error:  Uncaught``) and the source lines it echoes
-under each frame are no words of the error's message: a project that formats tracebacks quotes
-them in its docstrings and test outputs by the dozen. What is left (``KeyError:
-'request_id'``) is the message.
+definition that ran holds; so does an error line's (``PHP Warning:  … in FILE on line 180``).
+The interpreter's own lines (``Traceback (most recent call last):``, ``During handling of
+the above exception, another exception occurred:``, PHP's ``Stack trace:`` and its label
+``PHP Fatal error:  Uncaught``) and the source lines it echoes under each frame are no words
+of the error's message: a project that formats tracebacks quotes them in its docstrings and
+test outputs by the dozen. What is left (``KeyError: 'request_id'``) is the message.
 """
 
 from __future__ import annotations
