@@ -546,3 +546,24 @@ def test_a_bare_name_reads_the_definition_named_exactly_so_before_namesake_membe
     index(repo)
     assert names_read(repo, ["View"])[0] == "View"
     assert searched(repo, "View", k=1).results[0].record.symbol == "View"
+
+
+def test_a_package_variable_is_looked_up_at_its_declaration_before_a_function_assigning_it(
+        store_env, make_repo):
+    repo = make_repo("viper")
+    exts = '[]string{"json", "toml", "yaml", "yml", "properties", "hcl", "env", "ini"}'
+    repo.write("viper.go",
+               "package viper\n\nimport \"slices\"\n\n"
+               "// Reset restores the defaults, for tests.\nfunc Reset() {\n\tv = New()\n"
+               f"\tSupportedExts = {exts}\n\tresetRemote()\n}}\n\n"
+               "// SupportedExts are universally supported extensions.\n"
+               f"var SupportedExts = {exts}\n\n"
+               "func (v *Viper) unmarshalReader(format string) error {\n"
+               "\t// TODO: remove this once SupportedExts is deprecated\n"
+               "\tif !slices.Contains(SupportedExts, format) {\n\t\treturn nil\n\t}\n"
+               "\treturn v.decode(format)\n}\n")
+    repo.commit("viper")
+    index(repo)
+    first = searched(repo, "SupportedExts", k=3).results[0].record
+    assert (first.kind, first.start_line) == ("block", 12) and \
+        "var SupportedExts" in first.text

@@ -339,3 +339,26 @@ def test_an_impl_block_is_looked_up_by_its_label_with_or_without_its_traits_path
         [Unit("src/token.rs", "Token.fmt", "method", 1.0),
          Unit("src/token.rs", "impl fmt.Display for Token", "impl", 0.5)]
     assert named_exactly(units, lookup_symbols(query, [], [])) == [False] * 4 + [True]
+
+
+RESET = ("// Reset restores the defaults.\nfunc Reset() {\n\tv = New()\n"
+         "\tSupportedExts = []string{\"json\", \"toml\"}\n}")
+
+
+@pytest.mark.parametrize("kind, text, name", [
+    ("function", RESET, "SupportedExts"),
+    ("function", "def reset():\n    global DEFAULTS\n    DEFAULTS = {'json': 1}\n", "DEFAULTS"),
+    ("method", "reset() {\n    const LIMIT = 3;\n    return LIMIT;\n  }", "LIMIT"),
+    ("function", "function reset() {\n  supportedExts = ['json'];\n}", "supportedExts"),
+])
+def test_a_functions_assignment_to_a_name_is_no_declaration_of_it(kind, text, name) -> None:
+    declaring = f"// {name} are the extensions.\nvar {name} = []string{{\"json\"}}"
+    assert declaring_lines(["reset", "<module>#2"], [text, declaring], [name],
+                           chunk_kinds=[kind, "block"]) == [False, True]
+
+
+def test_a_module_block_declaring_the_looked_up_name_keeps_its_place_above_its_members():
+    units = [Unit("viper.go", "<module>#2", "block", 1.0), Unit("viper.go", "Reset",
+                                                                  "function", 0.9)]
+    placements = members_first(units, ["supportedexts"], declaring=[True, False])
+    assert [(p.index, p.role) for p in placements] == [(0, ""), (1, "")]

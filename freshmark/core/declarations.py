@@ -58,8 +58,12 @@ def _definition_line(name: str) -> re.Pattern[str]:
                       rf"^[ \t]*#[ \t]*define[ \t]+{re.escape(name)}\b", re.M)
 
 
-def defined_in_text(text: str, names: Iterable[str]) -> bool:
-    """``text`` has a line declaring one of ``names`` (spelt as the query writes them)."""
+def defined_in_text(text: str, names: Iterable[str], in_function: bool = False) -> bool:
+    """``text`` has a line declaring one of ``names`` (spelt as the query writes them).
+    ``in_function``: as ``declaring_row``'s, a function's ``name = value`` is no declaration
+    (viper's ``Reset`` assigning the package's ``SupportedExts``)."""
+    if in_function:
+        return declaring_row(text, list(names), in_function=True) is not None
     return any(_definition_line(name).search(text) for name in names)
 
 

@@ -359,7 +359,8 @@ def rerank(
     ranked = sorted(candidates, key=lambda c: -c.score)
     looked = lookup_symbols(plan.text, plan.identifiers, hints) if plan and not long else []
     declaring = declaring_lines([c.record.symbol for c in ranked],
-                                [c.record.text for c in ranked], named, hints) \
+                                [c.record.text for c in ranked], named, hints,
+                                [c.record.kind for c in ranked]) \
         if only_names else None
     return structured(ranked, terms, named, declaring, looked, question=by_model)
 
@@ -377,7 +378,7 @@ def structured(ranked: Sequence[Candidate], terms: Iterable[str],
     units = [Unit(c.record.path, c.record.symbol, c.record.kind, c.score,
                   tuple(c.record.references), c.record.end_line - c.record.start_line + 1)
              for c in ranked]
-    order = definitions_first(units, members_first(units, terms), named)
+    order = definitions_first(units, members_first(units, terms, declaring=declaring), named)
     order = workers_first(units, order) if question else order
     leading = named_exactly(units, looked, declaring)
     if leading is not None:

@@ -23,7 +23,12 @@ import re
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 
-from freshmark.core.chunking.model import CONTAINER_KINDS, MODULE_CODE_KINDS, MODULE_SYMBOL
+from freshmark.core.chunking.model import (
+    CONTAINER_KINDS,
+    FUNCTION_KINDS,
+    MODULE_CODE_KINDS,
+    MODULE_SYMBOL,
+)
 from freshmark.core.declarations import declares_member, defined_in_text
 from freshmark.core.stamp import own_name
 from freshmark.core.tokenize import name_forms, name_parts
@@ -37,7 +42,6 @@ THIN_LINES = 12
 WORKER_TOP = 3
 WORKER_AHEAD = 5
 WORKER_SHARE = 0.8
-_CALLABLE_KINDS = frozenset({"function", "method"})
 
 
 @dataclass(frozen=True)
@@ -86,21 +90,24 @@ class Placement:
 
 
 def members_first(units: Sequence[Unit], terms: Iterable[str],
-                  member_share: float = MEMBER_SHARE) -> list[Placement]:
+                  member_share: float = MEMBER_SHARE,
+                  declaring: Sequence[bool] | None = None) -> list[Placement]:
     """The new order of ``units`` (ranked best first).
 
     A container ranked above its members swaps places with its best-ranked member if that
     member scores at least ``member_share`` of the container (it matches the question too):
     the member takes the container's place and score, the container the member's. The file
     keeps its best score (file answers do not move) and no chunk gains a slot it did not
-    have. Everything else keeps its order and score.
+    have. Everything else keeps its order and score. A container that declares the name
+    looked up (``declaring``, by unit index: a module block's ``var SupportedExts``) is the
+    answer, as one the query only names is: it keeps its place.
     """
     wanted = list(terms)
     slots = [Placement(i, unit.score) for i, unit in enumerate(units)]
     moved: set[int] = set()
     for i, unit in enumerate(units):
         if i in moved or not is_container(unit) or unit.score <= 0 or \
-                names_only(wanted, unit.symbol):
+                names_only(wanted, unit.symbol) or declaring and declaring[i]:
             continue
         member = next((j for j in range(i + 1, len(units))
                        if j not in moved and is_member(units[j], unit)), None)
@@ -124,7 +131,7 @@ def workers_first(units: Sequence[Unit], order: Sequence[Placement]) -> list[Pla
     settled: set[int] = set()  # a worker moved up, or a thin one it passed: each moves once
     for place in range(min(WORKER_TOP, len(out))):
         thin = units[out[place].index]
-        if out[place].index in settled or thin.chunk_kind not in _CALLABLE_KINDS or \
+        if out[place].index in settled or thin.chunk_kind not in FUNCTION_KINDS or \
                 not 0 < thin.lines <= THIN_LINES:
             continue
         worker = next((later for later in range(place + 1, min(len(out), place + 1 +
@@ -139,7 +146,7 @@ def workers_first(units: Sequence[Unit], order: Sequence[Placement]) -> list[Pla
 
 
 def _does_the_work(unit: Unit, thin: Unit) -> bool:
-    return unit.chunk_kind in _CALLABLE_KINDS and unit.path == thin.path and \
+    return unit.chunk_kind in FUNCTION_KINDS and unit.path == thin.path and \
         unit.symbol != thin.symbol and unit.lines > thin.lines and \
         own_name(unit.symbol) in thin.references
 
@@ -183,12 +190,15 @@ def _named_definitions(units: Sequence[Unit], order: Sequence[Placement],
 
 
 def declaring_lines(symbols: Sequence[str], texts: Sequence[str], named: Sequence[str],
-                    dotted: Sequence[str] = ()) -> list[bool] | None:
+                    dotted: Sequence[str] = (), chunk_kinds: Sequence[str] = ()
+                    ) -> list[bool] | None:
     """For a query that is nothing but names written as code (``BIT_SET``,
     ``methodsWithoutBody``): which of the ranked chunks (their ``symbols`` and ``texts``)
     declare, by a line of their text, a name that none is named by (a constant, a field, a
     module variable, an interface's method); None when every name has its own chunk. Not for
-    a question: there a name is as often a parameter that many functions declare."""
+    a question: there a name is as often a parameter that many functions declare. A
+    function's (``chunk_kinds``) ``name = value`` assigns the name, it does not declare it
+    (viper's ``Reset`` setting the package's ``SupportedExts``)."""
     own = {own_name(symbol) for symbol in symbols}
     held = {form for name in own for form in name_forms(name)}
     # An all-caps name is a constant: ``DEFAULT_OPTIONS`` is not the method default_options;
@@ -205,8 +215,10 @@ def declaring_lines(symbols: Sequence[str], texts: Sequence[str], named: Sequenc
     # ``Router.Use`` of an interface, ``Shape.area`` of an abstract class: the owner declares
     # the member by its signature alone and is its only chunk.
     members = [name for name in dotted if name.rsplit("/", 1)[-1] in unheld or name in unowned]
-    return [defined_in_text(text, unheld) or declares_member(symbol, text, members)
-            for symbol, text in zip(symbols, texts, strict=True)]
+    in_function = [kind in FUNCTION_KINDS for kind in chunk_kinds] or [False] * len(symbols)
+    return [defined_in_text(text, unheld, in_function=body) or
+            declares_member(symbol, text, members)
+            for symbol, text, body in zip(symbols, texts, in_function, strict=True)]
 
 
 def _camel_case(name: str) -> bool:

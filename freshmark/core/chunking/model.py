@@ -21,6 +21,8 @@ KINDS = (
 )
 # Kinds whose chunk summarises members (their bodies are separate chunks, elided here).
 CONTAINER_KINDS = frozenset({"class", "interface", "struct", "enum", "trait", "impl", "module"})
+# Chunks of one function's body, whose ``name = value`` lines assign, not declare.
+FUNCTION_KINDS = frozenset({"function", "method"})
 # Chunks of module code: a module block and a fallback window (their text is the file's lines).
 MODULE_CODE_KINDS = frozenset({"block", "window"})
 # Chunks that are not one definition: module code and the outlines.

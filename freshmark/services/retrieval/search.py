@@ -18,7 +18,7 @@ from typing import Any
 from freshmark.adapters.git.repo import GitRepo, ObjectNotFound
 from freshmark.adapters.lexical.registry import lexical_engine
 from freshmark.adapters.store.chroma import Store
-from freshmark.core.chunking.model import CONTAINER_KINDS
+from freshmark.core.chunking.model import CONTAINER_KINDS, FUNCTION_KINDS
 from freshmark.core.citation import elides_members
 from freshmark.core.config import Config, load_config
 from freshmark.core.declarations import declaring_row
@@ -245,7 +245,7 @@ def _mark_declarations(results: list[VerifiedResult], names: list[str]) -> None:
                 elides_members(record.kind, result.text):
             continue
         row = declaring_row(result.text, names, members=record.kind in CONTAINER_KINDS,
-                            in_function=record.kind in ("function", "method"))
+                            in_function=record.kind in FUNCTION_KINDS)
         start = result.verification.current_start_line or record.start_line
         result.declared_at = None if row is None else start + row
 
