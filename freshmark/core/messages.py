@@ -11,7 +11,8 @@ pasted traceback, the lines that are not the interpreter's nor its frames') puts
 the chunks holding four of its consecutive words (three, when no run between its values is
 longer: Swift's ``Missing value for '\\(name)'``) first, in their order; a sentence of six
 words or more that does not open with a question word (a comment, a help text, a message
-that asks the user something) puts those holding all of it first. Pure.
+that asks the user something) puts those holding all of it first; the line a chunk holds it
+on is pointed at (``message_row``), as a bounded answer may not show it. Pure.
 """
 
 from __future__ import annotations
@@ -134,6 +135,29 @@ def holding_message(texts: Sequence[str], windows: Sequence[str]) -> list[bool]:
     return [any(found.group(0).count(" zslotz") <= slots
                 for pattern, slots in patterns for found in pattern.finditer(words))
             for words in padded]
+
+
+def message_row(text: str, windows: Sequence[str]) -> int | None:
+    """The 0-based row of ``text`` where the first of ``windows`` it holds starts (one spread
+    over lines, a literal continued on the next, starts on its first); None when it holds
+    none. A text holding it in its first rows holds it in every longer run of
+    them, so each end is found by halving: a block of a thousand lines is read a few times."""
+    lines = text.split("\n")
+
+    def holds(first: int, last: int) -> bool:
+        return holding_message(["\n".join(lines[first:last + 1])], windows)[0]
+
+    if not windows or not holds(0, len(lines) - 1):
+        return None
+    low, high = 0, len(lines) - 1  # the first row that ends a run holding it
+    while low < high:
+        middle = (low + high) // 2
+        low, high = (low, middle) if holds(0, middle) else (middle + 1, high)
+    end, low = high, 0  # the last row a run ending there may start on
+    while low < high:
+        middle = (low + high + 1) // 2
+        low, high = (middle, high) if holds(middle, end) else (low, middle - 1)
+    return low
 
 
 def _words(text: str) -> list[str]:

@@ -144,6 +144,9 @@ class VerifiedResultModel(BaseModel):
     declared_at: int | None = Field(None, description="For a look-up answered by a module "
                                                       "block or an interface: the file line "
                                                       "declaring the name.")
+    message_at: int | None = Field(None, description="For a pasted error message: the file "
+                                                     "line holding its fixed words in a "
+                                                     "result that holds them.")
     rank: int
     score: float | None = None
     explain: dict[str, Any] = Field(default_factory=dict,

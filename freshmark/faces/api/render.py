@@ -84,9 +84,9 @@ def code_lines(result: dict[str, Any], limit: int | None) -> list[str]:
     shown = [*head, *mark, *lines[carried:]]
     if limit is None or len(shown) <= limit:
         return shown
-    declared = _around_the_declaration(result, lines, limit)
-    if declared is not None:
-        return declared
+    marked = _around_the_marked_line(result, lines, limit)
+    if marked is not None:
+        return marked
     kept, head = shown[:limit], []
     signature = next(iter(_signature(result).strip().splitlines()), "")
     if signature and not _holds(kept, signature):
@@ -106,13 +106,16 @@ def _holds(lines: list[str], signature: str) -> bool:
     return " ".join(signature.removesuffix("…").split())[:80] in shown
 
 
-def _around_the_declaration(result: dict[str, Any], lines: list[str], limit: int
+def _around_the_marked_line(result: dict[str, Any], lines: list[str], limit: int
                             ) -> list[str] | None:
-    """A module block or an interface found for the name it declares (``declared_at``) below
-    the lines a bounded answer shows: the lines from the declaration's own comment on (or
-    from two lines above it), the comment taking at most half the lines shown."""
+    """A module block or an interface found for the name it declares (``declared_at``), or a
+    chunk holding a pasted message (``message_at``), below the lines a bounded answer shows:
+    the lines from that line's own comment on (or from two lines above it), the comment
+    taking at most half the lines shown."""
     start = result.get("current_start_line") or result["start_line"]
-    row = (result.get("declared_at") or 0) - start
+    declared = result.get("declared_at")
+    what = "declares it" if declared else "holds the message"
+    row = (declared or result.get("message_at") or 0) - start
     if row < limit - 2 or row >= len(lines):
         return None
     first = row
@@ -121,7 +124,7 @@ def _around_the_declaration(result: dict[str, Any], lines: list[str], limit: int
     first = min(first, row - 2)
     kept = lines[first:first + limit - 1]
     after = len(lines) - first - len(kept)
-    return [f"⋮ ({first} lines above; L{start + row} declares it)", *kept,
+    return [f"⋮ ({first} lines above; L{start + row} {what})", *kept,
             *([f"… {after} more lines (--full shows all)"] if after else [])]
 
 

@@ -284,7 +284,7 @@ class _Ranking:
 
     def _message_hits(self, lexical: LexicalChannel, held: dict[str, ChunkRecord]) -> Hits:
         """The chunks past the pool holding a pasted message verbatim (``MESSAGE_POOL``)."""
-        windows = message_windows(self.plan.text) if _pasted(self.plan) else []
+        windows = _message_windows(self.plan)
         if not windows:
             return []
         request = self.request
@@ -341,6 +341,12 @@ def names_looked_up(plan: QueryPlan) -> list[str]:
 def looked_up_names(query: str) -> list[str]:
     """``names_looked_up`` of a query's plan."""
     return names_looked_up(plan_query(query))
+
+
+def pasted_message_windows(query: str) -> list[str]:
+    """The fixed words of a query read as a pasted message, as the ranking reads them
+    (``messages.message_windows``); [] for any other query."""
+    return _message_windows(plan_query(query))
 
 
 def hybrid_search(
@@ -412,6 +418,10 @@ def file_search(
     return group_files(ranked, chunks_per_file)[:k], ranking.timings
 
 
+def _message_windows(plan: QueryPlan) -> list[str]:
+    return message_windows(plan.text) if _pasted(plan) else []
+
+
 def _pasted(plan: QueryPlan) -> bool:
     """Whether the query was pasted from a program's output or its code (a message, a
     traceback alone) or is short: a report's prose says what is wrong, its frames only hint."""
@@ -423,7 +433,7 @@ def _pasted_first(ranked: list[Candidate], plan: QueryPlan, ran: dict[str, int]
     """What a pasted traceback or error message points at first (``tracebacks.frames_first``):
     the chunks its frames ran (``ran``), then those holding the message's words verbatim
     (``messages``), each taking the score of the place it fills."""
-    windows = message_windows(plan.text) if _pasted(plan) else []
+    windows = _message_windows(plan)
     if not windows and not ran:
         return ranked
     holds = holding_message([c.record.text for c in ranked], windows)

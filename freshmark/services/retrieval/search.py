@@ -24,6 +24,7 @@ from freshmark.core.config import Config, load_config
 from freshmark.core.declarations import declaring_row
 from freshmark.core.fusion import Candidate
 from freshmark.core.lru import LruCache
+from freshmark.core.messages import message_row
 from freshmark.core.ports import BranchView, Embedder
 from freshmark.core.request import MAX_K, SearchRequest
 from freshmark.core.settings import Settings
@@ -45,6 +46,7 @@ from freshmark.services.retrieval.hybrid import (
     file_search,
     hybrid_search,
     looked_up_names,
+    pasted_message_windows,
 )
 from freshmark.services.retrieval.results import VerifiedResult, verify_results
 
@@ -234,20 +236,35 @@ def _edited_in_worktree(opened: OpenedBranch, results: list[VerifiedResult]
     return edited or None, gone or None
 
 
+def _rows_are_lines(result: VerifiedResult) -> bool:
+    """Whether the text's rows are the file's lines from the result's first: an outline elides
+    its lines and a later part carries its head above them."""
+    record = result.record
+    return not record.head_lines and not elides_members(record.kind, result.text)
+
+
 def _mark_declarations(results: list[VerifiedResult], names: list[str]) -> None:
     """For a look-up, the line declaring the name in a result not named so itself: a module
     block (a constant has no chunk of its own), an interface (nor has its method), a function
-    (nor has a function declared inside it): the compact answer shows it, not the chunk's top.
-    An outline elides its lines and a later part carries its head, so their rows are not lines."""
+    (nor has a function declared inside it): the compact answer shows it, not the chunk's top."""
     for result in results if names else []:
         record = result.record
-        if named_by(record.symbol, names) or record.head_lines or \
-                elides_members(record.kind, result.text):
+        if named_by(record.symbol, names) or not _rows_are_lines(result):
             continue
         row = declaring_row(result.text, names, members=record.kind in CONTAINER_KINDS,
                             in_function=record.kind in FUNCTION_KINDS)
         start = result.verification.current_start_line or record.start_line
         result.declared_at = None if row is None else start + row
+
+
+def _mark_messages(results: list[VerifiedResult], windows: list[str]) -> None:
+    """For a pasted error message, the line holding its fixed words in a result holding them:
+    a module block holding it in a constant (ky's prefixUrlRenamedErrorMessage, line 49 of 50)
+    shows that line in the compact answer, not the imports at its top."""
+    for result in results if windows else []:
+        row = message_row(result.text, windows) if _rows_are_lines(result) else None
+        start = result.verification.current_start_line or result.record.start_line
+        result.message_at = None if row is None else start + row
 
 
 def search(
@@ -278,6 +295,7 @@ def search(
     results, hidden = _first_usable(opened, candidates, request.k, request.include_history,
                                     first=renamed)
     _mark_declarations(results, looked)
+    _mark_messages(results, pasted_message_windows(request.query))
     attach_drift(opened.repo, opened.target.head, results)
     verify_seconds = time.perf_counter() - started
     edited, gone = _edited_in_worktree(opened, results)
