@@ -248,3 +248,24 @@ def test_a_destructuring_that_is_no_require_is_no_import():
     block = ["const { a } = require('a')", "const {", "  b,", "} = options", "const c = 1"]
     assert kept_lines(block, "function f () { return a + b + c }", "javascript") == [
         "const { a } = require('a')"]
+
+
+def test_a_property_named_like_an_import_is_no_use_of_it():
+    block = ["import delay from '../utils/delay.js'", "import {timeout} from './timeout.js'"]
+    user = "#calculateDelay() { return this.#options.retry.delay(n) ?? this.#timeout ?? " \
+           "opts?.timeout }"
+    assert kept_lines(block, user, "typescript") == []
+
+
+def test_the_name_before_a_dot_and_a_spread_name_are_uses():
+    block = ["import delay from '../utils/delay.js'", "import {defaults} from './defaults.js'"]
+    user = "function f(o) { return {...defaults, wait: delay.ms(o)} }"
+    assert kept_lines(block, user, "typescript") == block
+    assert kept_lines(["import os", "from pathlib import Path"], "def f():\n    return os.sep",
+                      "python") == ["import os"]
+
+
+def test_a_kotlin_extension_function_imported_by_name_is_used_as_a_member():
+    block = ["import okio.buffer", "import okio.sink"]
+    assert kept_lines(block, "fun copy(s: Source) = s.buffer().readUtf8()", "kotlin") == [
+        "import okio.buffer"]

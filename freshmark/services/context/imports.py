@@ -34,6 +34,12 @@ _IMPORT_KEYWORDS = {
 _IMPORT_LINES = {language: re.compile(rf"^\s*(?:{keywords})")
                  for language, keywords in _IMPORT_KEYWORDS.items()}
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+# A name and the member mark written before it, if any: a dot (``.``, ``?.``, ``.#``; not a
+# spread's ``...`` nor a range's ``..``, whose names are values) or JavaScript's private ``#``.
+_NAME_AFTER = re.compile(r"(?P<member>(?<!\.)\.#?|#)?(?P<name>[A-Za-z_][A-Za-z0-9_]*)")
+# Languages whose imports bind members too: Kotlin imports an extension function by its name
+# (``import okio.buffer`` for ``source.buffer()``).
+_MEMBERS_IMPORTED = frozenset({"kotlin"})
 
 
 def _import_line(path: str, language: str | None) -> re.Pattern[str] | None:
@@ -232,9 +238,19 @@ def used_import_lines(lines: list[str], first: int, user_text: str, language: st
     """(line number, line) of the import statements whose names ``user_text`` uses, in
     ``language`` (chunking's names: python, go, javascript...); an import whose names cannot be
     told from its line is kept."""
-    used = set(_IDENTIFIER.findall(user_text))
+    used = _used_names(user_text, language)
     return [numbered for statement in _import_statements(lines, first, language)
             for numbered in _kept(statement, used, language)]
+
+
+def _used_names(text: str, language: str) -> set[str]:
+    """The names ``text`` uses: a name written after a member dot is a member of some value
+    (ky's ``this.#options.retry.delay(…)`` uses no imported ``delay``), while the name before
+    the dot is used (Python's ``os.path``, Go's ``fmt.Println``)."""
+    found = _NAME_AFTER.finditer(text)
+    if language in _MEMBERS_IMPORTED:
+        return {match.group("name") for match in found}
+    return {match.group("name") for match in found if match.group("member") is None}
 
 
 def import_block(path: str, text: str, language: str | None = None) -> tuple[int, int] | None:
