@@ -109,6 +109,12 @@ def test_the_chunks_frames_ran_come_first_the_deepest_first_then_the_message_hol
     assert frames_first(places, [False, True, False, False]) == [1, 3, 0, 2]
 
 
+def test_among_the_message_holders_the_product_s_come_before_a_test_asserting_it():
+    # a test asserting the message first in the ranking, the static holding it second
+    assert frames_first([None, None, None], [True, True, False], [True, False, False]) == \
+        [1, 0, 2]
+
+
 def test_a_pasted_traceback_finds_the_function_its_deepest_frame_ran_first(fm_home, make_repo):
     repo = indexed_app(make_repo)
     answer = search(SearchRequest.build(PASTED, k=3), str(repo.path),

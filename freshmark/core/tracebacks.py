@@ -172,12 +172,17 @@ def _nearest(indexes: list[int], chunks: Sequence[Chunk], line: int | None) -> l
     return [i for i in indexes if distance[i] == least]
 
 
-def frames_first(places: Sequence[int | None], holds: Sequence[bool]) -> list[int]:
+def frames_first(places: Sequence[int | None], holds: Sequence[bool],
+                 secondary: Sequence[bool] = ()) -> list[int]:
     """Indexes of a ranking's chunks (``places`` from ``frames_ran``, ``holds``: whether each
     holds the pasted message verbatim) in their new order: the chunks a frame ran, those
-    holding the message first, then the deepest first; then the others holding the message;
-    then the rest, each group in its order."""
+    holding the message first, then the deepest first; then the others holding the message,
+    the product's before ``secondary`` ones (a test asserting the message, a doc quoting it:
+    rust-lang/log's ``test_error_trait`` led the static holding ``SET_LOGGER_ERROR``); then
+    the rest, each group in its order."""
+    aside = list(secondary) or [False] * len(places)
     ran = sorted((i for i, place in enumerate(places) if place is not None),
                  key=lambda i: (not holds[i], places[i]))
     rest = [i for i, place in enumerate(places) if place is None]
-    return ran + [i for i in rest if holds[i]] + [i for i in rest if not holds[i]]
+    holding = sorted((i for i in rest if holds[i]), key=lambda i: aside[i])
+    return ran + holding + [i for i in rest if not holds[i]]

@@ -37,6 +37,7 @@ from freshmark.core.infile import (
     report_names,
     second_pass,
 )
+from freshmark.core.kinds import is_secondary
 from freshmark.core.messages import holding_message, message_windows
 from freshmark.core.ports import BranchView, Embedder, LexicalChannel, LexicalEngine, LexicalHit
 from freshmark.core.query import QueryPlan, plan_query
@@ -437,7 +438,10 @@ def _pasted_first(ranked: list[Candidate], plan: QueryPlan, ran: dict[str, int]
     if not windows and not ran:
         return ranked
     holds = holding_message([c.record.text for c in ranked], windows)
-    out = [ranked[i] for i in frames_first([ran.get(c.record.id) for c in ranked], holds)]
+    secondary = [c.record.kind == "test" or is_secondary(c.record.path, c.record.file_kind)
+                 for c in ranked]
+    out = [ranked[i] for i in frames_first([ran.get(c.record.id) for c in ranked], holds,
+                                           secondary)]
     for candidate, score in zip(out, [c.score for c in ranked], strict=True):
         candidate.score = score
     for candidate, hit in zip(ranked, holds, strict=True):
