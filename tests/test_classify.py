@@ -209,6 +209,13 @@ def test_programs_in_a_top_level_examples_directory_are_doc(path: str) -> None:
     assert classify_path(path, RULES) == "doc"
 
 
+def test_a_maven_site_s_pages_are_doc_and_its_changes_file_a_changelog() -> None:
+    assert classify_path("src/site/xdoc/upgrading-1.0-to-1.1.xml", RULES) == "doc"
+    assert classify_path("src/site/apt/index.apt", RULES) == "doc"
+    assert classify_path("src/changes/changes.xml", RULES) == "changelog"
+    assert classify_path("src/main/resources/log4j2.xml", RULES) == "config"
+
+
 def test_a_package_named_example_inside_the_source_tree_is_source() -> None:
     assert classify_path("src/example/app.py", RULES) == "source"
 

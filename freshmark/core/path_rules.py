@@ -95,6 +95,7 @@ BUILTIN_RULES: tuple[tuple[str, str | None, tuple[str, ...]], ...] = (
         "RELEASE_NOTES*", "RELEASE-NOTES*", "whats-new.*", "whatsnew.*", "**/whatsnew/**",
         "**/changelog/**", "**/changelog.d/**", "**/release-notes/**", "**/releases/*.txt",
         "**/releases/*.rst", "**/releases/*.md",
+        "**/src/changes/changes.xml",  # Maven's changes plugin (commons-cli's)
     )),
     ("translation", None, (
         "*.po", "*.pot", "*.mo", "*.xlf", "*.xliff", "**/LC_MESSAGES/**",
@@ -110,6 +111,8 @@ BUILTIN_RULES: tuple[tuple[str, str | None, tuple[str, ...]], ...] = (
         "_examples/**", "_example/**",  # Go's, kept out of the build by the underscore
         # The programs a documentation site includes (FastAPI's and Typer's ``docs_src``).
         "docs_src/**", "docs-src/**", "documentation/**",
+        # A Maven site's pages (``src/site/xdoc/*.xml``, ``apt``, ``fml``): its documentation.
+        "**/src/site/**",
     )),
     ("config", None, (
         "*.toml", "*.yaml", "*.yml", "*.json", "*.jsonc", "*.json5", "*.ini", "*.cfg", "*.conf",

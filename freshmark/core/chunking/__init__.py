@@ -124,7 +124,8 @@ DEFAULT_MAX_LINES = 150
 # part (a docstring, a long string or comment) is cut into windows at its blank lines, parts
 # of their own (loguru's 546-line docstring of ``Logger.add`` was one part); an outline
 # elides a member body whose last line closes nothing (``fun area(): Int =`` then its
-# expression), where it kept that line.
+# expression), where it kept that line; a Maven site's pages (``src/site/**``) are docs and
+# its ``src/changes/changes.xml`` a changelog (commons-cli's xdoc pages were config).
 CHUNKING_VERSION = "19"
 _ALIASES = {
     "py": "python", "js": "javascript", "jsx": "javascript", "ts": "typescript",
