@@ -156,3 +156,23 @@ def test_a_module_type_alias_is_a_definition_and_an_associated_type_a_line_of_it
         ("impl Iterator for Chain", "impl", 4, 10),
         ("Chain.next", "method", 7, 9),
     ]
+
+
+LOG_MACROS_RS = dedent("""\
+    #[macro_export]
+    macro_rules! __log_enabled {
+        (logger: $logger:expr, $lvl:expr) => {{
+            let lvl = $lvl;
+            if (lvl <= $crate::STATIC_MAX_LEVEL) && lvl <= $crate::max_level() {
+                $crate::__private_api::enabled($logger, lvl, $crate::__log_target!())
+            } else { $logger.flush() }
+        }};
+        ($($arg:tt)+) => ($crate::log!($crate::Level::Error, $($arg)+));
+    }
+    """)
+
+
+def test_a_rust_macro_references_what_its_rules_call_and_the_crate_items_they_reach():
+    (chunk,) = chunk_text("src/macros.rs", LOG_MACROS_RS)
+    assert chunk.references == ["STATIC_MAX_LEVEL", "max_level", "enabled", "__log_target",
+                                "flush", "log", "Level"]

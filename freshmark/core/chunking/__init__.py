@@ -125,7 +125,10 @@ DEFAULT_MAX_LINES = 150
 # of their own (loguru's 546-line docstring of ``Logger.add`` was one part); an outline
 # elides a member body whose last line closes nothing (``fun area(): Int =`` then its
 # expression), where it kept that line; a Maven site's pages (``src/site/**``) are docs and
-# its ``src/changes/changes.xml`` a changelog (commons-cli's xdoc pages were config).
+# its ``src/changes/changes.xml`` a changelog (commons-cli's xdoc pages were config); a Rust
+# ``macro_rules!`` body references the names its rules call (``$crate::max_level()``,
+# ``$crate::__log!(…)``) and the items its ``$crate::`` paths reach
+# (``$crate::STATIC_MAX_LEVEL``), where its token trees gave none.
 CHUNKING_VERSION = "19"
 _ALIASES = {
     "py": "python", "js": "javascript", "jsx": "javascript", "ts": "typescript",

@@ -15,6 +15,7 @@ from tree_sitter import Node, QueryCursor
 
 from freshmark.core.chunking.queries import facts_query
 from freshmark.core.chunking.ruby import bare_calls
+from freshmark.core.chunking.rust import macro_calls
 
 
 def last_row(node: Node, src: bytes) -> int:
@@ -102,11 +103,13 @@ def collect_facts(language: str, src: bytes, lines: list[str], root: Node) -> Fi
     ] + [(n.start_point.row, name) for n in captures.get("import_relative", [])
          if (name := _package_module(src, n))]
     facts.imports = sorted((row, name) for row, name in imports if name)
+    macro_bare, macro_members = macro_calls(captures.get("macro_body", []))
     refs = sorted(
         [(n.start_point.row, n.start_byte, node_text(src, n), True)
-         for n in captures.get("ref", []) + bare_calls(captures.get("call_unless_local", []))]
+         for n in captures.get("ref", []) + bare_calls(captures.get("call_unless_local", []))
+         + macro_bare]
         + [(n.start_point.row, n.start_byte, node_text(src, n), False)
-           for n in captures.get("member", [])]
+           for n in captures.get("member", []) + macro_members]
     )
     facts.ref_rows = [row for row, _, _, _ in refs]
     facts.ref_names = [name for _, _, name, _ in refs]

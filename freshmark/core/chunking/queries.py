@@ -153,6 +153,7 @@ _PATTERNS: dict[str, str] = {
 (call_expression function: (field_expression field: (field_identifier) @ref))
 (macro_invocation macro: (identifier) @ref)
 (type_identifier) @ref
+(macro_rule right: (token_tree) @macro_body)
 """,
     "c": "(comment) @comment\n(preproc_include path: (_) @import)\n" + _CALLS_C,
     "cpp": "(comment) @comment\n(preproc_include path: (_) @import)\n"
