@@ -6,6 +6,7 @@ from textwrap import dedent
 
 from freshmark.core.chunking import chunk_text
 from freshmark.core.chunking.model import Chunk
+from freshmark.core.declarations import declaring_row
 
 LEDGER_RS = dedent(
     """\
@@ -176,3 +177,18 @@ def test_a_rust_macro_references_what_its_rules_call_and_the_crate_items_they_re
     (chunk,) = chunk_text("src/macros.rs", LOG_MACROS_RS)
     assert chunk.references == ["STATIC_MAX_LEVEL", "max_level", "enabled", "__log_target",
                                 "flush", "log", "Level"]
+
+
+def test_a_rust_module_block_declares_its_statics_and_consts_behind_any_visibility():
+    chunks = chunk_text("src/lib.rs", dedent("""\
+        use std::sync::atomic::AtomicUsize;
+
+        static mut LOGGER: &dyn Log = &NopLogger;
+        pub(crate) static STATE: AtomicUsize = AtomicUsize::new(0);
+        pub(in crate::kv) const MAX_KEYS: usize = 16;
+        pub const STATIC_MAX_LEVEL: LevelFilter = LevelFilter::Trace;
+        """))
+    (block,) = [chunk for chunk in chunks if chunk.kind == "block"]
+    rows = [declaring_row(block.text, [name])
+            for name in ("LOGGER", "STATE", "MAX_KEYS", "STATIC_MAX_LEVEL")]
+    assert [block.start_line + row for row in rows if row is not None] == [3, 4, 5, 6]

@@ -26,10 +26,11 @@ def _definition_line(name: str) -> re.Pattern[str]:
     ``LIMIT: int = 3``, Go's ``ErrWriter
     io.Writer = os.Stderr`` and ``var RemoteConfig remoteConfigFactory``, C's ``#define
     SDS_MAX 1024``, Python's ``import X as NAME``), not one that uses it."""
-    # Annotations may open the line (Kotlin's ``@JvmField public val STAR: …``). Without a
+    # Annotations may open the line (Kotlin's ``@JvmField public val STAR: …``), and so may
+    # a Rust visibility with its parentheses (``pub(crate) static NAME: …``). Without a
     # declaring word, ``NAME: value,`` is a dict's or an object's entry that uses the name
     # (rich's ``SIMPLE_HEAVY: SIMPLE,``), not ``LIMIT: int = 3``.
-    opening = r"^[ \t]*(?:@[\w.]+(?:\([^\n)]*\))?[ \t]+)*"
+    opening = r"^[ \t]*(?:@[\w.]+(?:\([^\n)]*\))?[ \t]+)*(?:pub[ \t]*\([\w: \t]*\)[ \t]+)?"
     named = rf"(?<![.\w]){re.escape(name)}\b"
     # Go's ``Name Type = value``; a C statement (``redisFD fd = c->fd;``) names the type first.
     typed = r"(?![^\n]*;[ \t]*$)[ \t]+[\w.*\[\]]+[ \t]*(?:=(?!=)|(?://[^\n]*)?$)"
