@@ -29,6 +29,7 @@ from freshmark.core.classify import is_stub
 from freshmark.core.ports import BranchView
 from freshmark.core.stamp import ChunkRecord, own_name
 from freshmark.core.tree import module_name, package_key
+from freshmark.services.context.rust_modules import module_file, use_paths
 
 # Kinds that define a type: their chunks are the type definitions carried at a slice boundary.
 TYPE_KINDS = frozenset({"class", "interface", "struct", "enum", "trait", "type"})
@@ -181,14 +182,14 @@ class SymbolGraph:
         return bool(names) and all(self.resolve_import(path, name) for name in names)
 
     def resolve_import(self, from_path: str, spec: str) -> list[str]:
-        """Indexed files an import names; [] when it names none unambiguously. A Rust path
-        names an item in a module (``crate::error::Error``): its module is tried too; a C
+        """Indexed files an import names; [] when it names none unambiguously. A Rust ``use``
+        names items in modules (``crate::error::Error``): their modules' files; a C
         header (``"util.h"``) is looked for beside the including file first."""
         spec = spec.strip()
         if from_path.endswith(".go"):
             return self._go_package(spec)
-        if from_path.endswith(".rs") and not self._rust_local(from_path, spec):
-            return []
+        if from_path.endswith(".rs"):
+            return self._rust_files(from_path, spec)
         if _C_FAMILY.search(from_path) and "::" in spec and not self._cpp_local(spec):
             return []
         if from_path.endswith((".py", ".pyi")) and not spec.startswith(".") and "." in spec \
@@ -207,17 +208,12 @@ class SymbolGraph:
         return [f for f in found if not (is_stub(f) and _stem(f) in {_stem(g) for g in found
                                                                     if not is_stub(g)})]
 
-    def _rust_local(self, from_path: str, spec: str) -> bool:
-        """A Rust path names this crate when it starts ``crate::``, ``self::`` or ``super::``,
-        or with a module beside the importing one (``mod config;`` then ``use config::X``);
-        else another crate's (``core::num``, ``serde::de``), whatever file ends like it."""
-        first = spec.split("::", 1)[0]
-        if first in ("crate", "self", "super"):
-            return True
-        here, stem = posixpath.split(from_path[:-len(".rs")])
-        homes = [here] if stem in ("lib", "main", "mod") else [here, posixpath.join(here, stem)]
-        return any(posixpath.join(home, first) + ".rs" in self._imports_of or
-                   posixpath.join(home, first) in self._dirs for home in homes)
+    def _rust_files(self, from_path: str, spec: str) -> list[str]:
+        """The files of this crate a Rust ``use`` tree names, each path's module's
+        (``crate::{logger, Record}``: lib.rs; ``crate::kv::Source``: kv.rs or kv/mod.rs);
+        another crate's (``core::num``, ``serde::de``) none, whatever file ends like it."""
+        found = (module_file(from_path, path, self._imports_of) for path in use_paths(spec))
+        return [path for path in dict.fromkeys(found) if path is not None]
 
     def _cpp_local(self, spec: str) -> bool:
         """A C++ ``using`` names this project's code when its first namespace is one the
