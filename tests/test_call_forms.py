@@ -12,6 +12,8 @@ from freshmark.core.call_forms import (
     php_call_receivers,
     php_member_types,
     python_receivers,
+    rust_aliases,
+    rust_call_paths,
     used_on_own_object,
     used_through_a_value_of,
 )
@@ -130,3 +132,25 @@ def test_a_php_class_extends_the_class_its_signature_names():
     assert php_base_name("abstract class A extends \\Monolog\\StreamHandler implements B") == \
         "StreamHandler"
     assert php_base_name("final class A implements B") is None
+
+
+NEW = """    /// [`Record::builder()`]
+    pub fn new() -> RecordBuilder<'a> {
+        RecordBuilder { record: Record { metadata: Metadata::builder().build() } }
+    }
+"""
+
+
+def test_a_rust_call_on_a_type_is_read_with_its_type_not_its_comment():
+    assert rust_call_paths(NEW, "builder") == {"Metadata"}
+
+
+def test_a_rust_use_is_read_by_what_it_is_written_after():
+    code = ("fn builder(&self) { Self::builder(); self.builder(); b.builder(); builder(); "
+            "Vec::<u8>::builder(); <T as fmt::Display>::builder(x) }")
+    assert rust_call_paths(code, "builder") == {"Self", "self.", ".", "", "Vec", "Display"}
+
+
+def test_a_rust_alias_names_the_item_it_imports():
+    assert rust_aliases(["value_bag::ValueBag as Inner", "crate::{Record as R, Level}"]) == {
+        "Inner": "ValueBag", "R": "Record"}

@@ -159,8 +159,9 @@ def used_only_as_object(code: str, name: str) -> bool:
     return bool(uses) and all(_AS_OBJECT.match(code, use.end()) for use in uses)
 
 
-# A C++ scope before ``::``: ``detail``, ``formatter<T>`` (template arguments one level deep).
-_SCOPE_BEFORE = re.compile(r"(\w+)\s*(?:<(?:[^<>;{}]|<[^<>;{}]*>)*>)?\s*::\s*$")
+# A C++ scope before ``::``: ``detail``, ``formatter<T>`` (template arguments one level deep;
+# Rust's turbofish ``Vec::<u8>::`` too).
+_SCOPE_BEFORE = re.compile(r"(\w+)\s*(?:(?:::)?\s*<(?:[^<>;{}]|<[^<>;{}]*>)*>)?\s*::\s*$")
 
 
 def qualifiers_of(code: str, name: str, declared: bool = False) -> set[str]:
@@ -174,6 +175,39 @@ def qualifiers_of(code: str, name: str, declared: bool = False) -> set[str]:
         scope = _SCOPE_BEFORE.search(code[max(0, use.start() - 120) : use.start()])
         found.add(scope.group(1) if scope else "")
     return found
+
+
+_RUST_LINE_COMMENT = re.compile(r"//[^\n]*")  # doc comments too: ``[`Metadata::builder()`]``
+_RUST_DECLARED = re.compile(r"\bfn\s+$")
+_RUST_OWN_VALUE = re.compile(r"(?<![\w.])self\s*\.\s*$")
+_RUST_VALUE = re.compile(r"(?:\w|[)\]?])\s*\.\s*$")
+# ``<T as Trait>::name`` and ``<T as fmt::Display>::name``: the trait's.
+_RUST_AS_TRAIT = re.compile(r"\bas\s+(?:\w+\s*::\s*)*(\w+)\s*(?:<[^<>]*>)?\s*>\s*::\s*$")
+_RUST_ALIAS = re.compile(r"(\w+)\s+as\s+(\w+)")
+
+
+def rust_call_paths(code: str, name: str) -> set[str]:
+    """What Rust ``code`` writes before each use of ``name``: the type, trait or module
+    before its ``::`` (``Record``, ``Self``, ``Display`` of ``<T as fmt::Display>::``,
+    ``kv``), ``self.`` for its own value's, ``.`` another value's (``builder.args``), ""
+    for a use bare. Its own ``fn name`` and its comments are no use."""
+    body = _RUST_LINE_COMMENT.sub("", code)
+    found: set[str] = set()
+    for use in re.finditer(rf"(?<![\w$]){re.escape(name)}\b", body):
+        before = body[max(0, use.start() - 120) : use.start()]
+        if _RUST_DECLARED.search(before):
+            continue
+        if _RUST_OWN_VALUE.search(before) or _RUST_VALUE.search(before):
+            found.add("self." if _RUST_OWN_VALUE.search(before) else ".")
+            continue
+        scope = _RUST_AS_TRAIT.search(before) or _SCOPE_BEFORE.search(before)
+        found.add(scope.group(1) if scope else "")
+    return found
+
+
+def rust_aliases(imports: Iterable[str]) -> dict[str, str]:
+    """The names Rust imports give items (``use crate::Record as R``): ``{"R": "Record"}``."""
+    return {alias: name for spec in imports for name, alias in _RUST_ALIAS.findall(spec)}
 
 
 def go_package_names(imports: Iterable[str]) -> set[str]:

@@ -25,6 +25,8 @@ from freshmark.core.call_forms import (
     python_receivers,
     qualifiers_of,
     receivers_of,
+    rust_aliases,
+    rust_call_paths,
     used_on_own_object,
     used_only_as_object,
     used_through_a_value_of,
@@ -59,6 +61,7 @@ class CallStanding:
         self._code_today = code_today
         self._codes: dict[str, str | None] = {}  # per caller: its code, read once
         self._lineages: dict[str, list[str]] = {}  # per PHP class: it and its bases, in order
+        self._impls: dict[str, list[ChunkRecord]] | None = None  # per Rust file: its impls
 
     def _code(self, caller: ChunkRecord) -> str | None:
         if caller.id not in self._codes:
@@ -119,7 +122,8 @@ class CallStanding:
         A Python method is never called bare: ``cell_len(…)`` in rich's ``Lines.justify`` is
         the function cells.py defines, not ``Text.cell_len``. A C++ name always written with
         a scope (``std::system_error``, ``detail::write``) is none of another scope's. A PHP
-        method by what each call is written through (``_php_call_reaches``)."""
+        method by what each call is written through (``_php_call_reaches``), and so a Rust
+        definition (``_rust_use_reaches``)."""
         caller, callee = self.graph.nodes[edge.caller], self.graph.nodes[edge.callee]
         owner, _, name = callee.symbol.rpartition(".")
         same_package = posixpath.dirname(caller.path) == posixpath.dirname(callee.path)
@@ -132,12 +136,14 @@ class CallStanding:
         go = caller.language == "go" and (same_package or bool(owner))
         receiver = caller.language in _RECEIVER_LANGUAGES and not owner
         python_method = caller.language == "python" and callee.kind == "method"
-        cpp = caller.language == "cpp"
+        cpp, rust = caller.language == "cpp", caller.language == "rust"
         php_method = caller.language == "php" and bool(owner) and callee.kind == "method"
         code = self._code(caller) if go or receiver or python_method or cpp or php_method \
-            else None
+            or rust else None
         if code is None:
             return None
+        if rust:
+            return self._rust_reaches(code, name, caller, callee)
         if go:  # another package's type is never the caller's own receiver's
             return go_call_reaches(code, name, callee_owner=owner,
                                    caller_owner=caller.symbol.rpartition(".")[0]
@@ -152,6 +158,70 @@ class CallStanding:
             return False if scopes and "" not in scopes and \
                 not any(self._in_scope(scope, callee) for scope in scopes) else None
         return self._module_name_reaches(code, name, caller, callee)
+
+    def _rust_reaches(self, code: str, name: str, caller: ChunkRecord,
+                      callee: ChunkRecord) -> bool | None:
+        """Whether Rust ``code`` calls ``callee``: surely where one of its uses reaches it,
+        not at all where none can (``_rust_use_reaches``)."""
+        # A file's imports are its every module's (log's ``use value_bag::ValueBag as Inner``
+        # in one ``mod inner``, ``enum Inner`` in another): a name or the item it aliases.
+        aliases = rust_aliases(caller.imports)
+        reached = {self._rust_use_reaches(written, caller, callee)
+                   for form in rust_call_paths(code, name)
+                   for written in {form, aliases.get(form, form)}}
+        return True if True in reached else False if reached == {False} else None
+
+    def _rust_use_reaches(self, form: str, caller: ChunkRecord,
+                          callee: ChunkRecord) -> bool | None:
+        """Whether a Rust use written ``form`` (``rust_call_paths``) reaches ``callee``. A
+        function (a type, a constant) of a module never through a value (``x.name()`` calls
+        a method) nor on a type (``Vec::new``, ``Level::Error``: a type's own). A method:
+        ``Type::name`` only ``Type``'s (RecordBuilder's ``Metadata::builder()`` is no
+        ``Record.builder``), where ``Type`` is no trait it implements; ``Self::name`` and
+        ``self.name`` the caller's own type's; bare, never; through another value, maybe.
+        Where the method is a trait's own (a default) or of a type the project does not
+        define (a blanket ``impl<T> … for T``), or the caller is a trait's, any type's
+        may run it: maybe."""
+        if callee.kind != "method":
+            return False if form in (".", "self.") or form[:1].isupper() else None
+        if form in ("", "."):
+            return False if form == "" else None
+        type_name = callee.symbol.split(".")[-2]
+        if form in ("Self", "self."):
+            its_type = caller.symbol.split(".")[-2] if caller.kind == "method" else ""
+            if its_type == type_name:
+                return True
+            if not its_type or self._rust_open(its_type, caller.path):
+                return None
+        elif form == type_name:
+            return True
+        elif form == self._rust_trait_of(callee) or self._rust_kinds(form, caller.path) & \
+                {"trait", "type"}:
+            return None  # a trait's call runs the implementor's; an alias names any type
+        return None if self._rust_open(type_name, callee.path) else False
+
+    def _rust_kinds(self, name: str, near_path: str) -> set[str]:
+        return {self.graph.nodes[d].kind for d in self.graph.type_definitions([name], near_path)}
+
+    def _rust_open(self, type_name: str, near_path: str) -> bool:
+        """``type_name`` is a trait, an alias or no type the project defines (a generic
+        ``T``, ``Box``): a call on another type may reach its methods."""
+        kinds = self._rust_kinds(type_name, near_path)
+        return not kinds or bool(kinds & {"trait", "type"})
+
+    def _rust_trait_of(self, method: ChunkRecord) -> str | None:
+        """The trait the impl holding a Rust ``method`` implements (``Display`` of ``impl
+        fmt.Display for Level``), None in an inherent impl."""
+        if self._impls is None:
+            self._impls = {}
+            for node in self.graph.nodes.values():
+                if node.kind == "impl":
+                    self._impls.setdefault(node.path, []).append(node)
+        for record in self._impls.get(method.path, []):
+            if record.start_line <= method.start_line <= record.end_line:
+                trait = re.search(r"\bimpl\s+([\w.]+)\S*\s+for\s", record.symbol)
+                return own_name(trait.group(1)) if trait else None
+        return None
 
     def _receivers(self, caller: ChunkRecord) -> frozenset[str]:
         """What a Python method calls its own object by (``self``, loguru's ``__self``)."""
