@@ -106,13 +106,13 @@ def _count_parses(monkeypatch) -> list[str]:
     from freshmark.services.retrieval import drift
 
     parsed: list[str] = []
-    real = drift.symbol_spans
+    real = drift.file_symbols
 
     def counted(path: str, text: str):
         parsed.append(path)
         return real(path, text)
 
-    monkeypatch.setattr(drift, "symbol_spans", counted)
+    monkeypatch.setattr(drift, "file_symbols", counted)
     monkeypatch.setattr(drift, "BLOB_DEFINITIONS", LruCache(drift.DEFINITIONS_CACHED))
     return parsed
 

@@ -14,7 +14,9 @@ the diff from the stamp's commit to the head touched are looked at, only those t
 imports name, at most ``MAX_FILES_PER_RESULT`` of them.
 
 A method counts as a dependency only when the result names its class too (a reference is a
-name without its receiver: ``x.save()`` names ``save``, not whose).
+name without its receiver: ``x.save()`` names ``save``, not whose). A class is compared by its
+own lines, its members' left out (``definition_texts``): an edit inside a method is that
+method's change, noted only for the code naming it.
 """
 
 from __future__ import annotations
@@ -25,6 +27,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from freshmark.core.chunking import FileSymbols
+from freshmark.core.chunking.assemble import block_symbol
 from freshmark.core.stamp import ChunkRecord
 from freshmark.core.tree import package_key
 
@@ -133,6 +137,32 @@ def notes_for_file(record: ChunkRecord, path: str, old: Mapping[str, str] | None
         elif now != text:
             notes.append(DriftNote(symbol, path, CHANGED, commit))
     return notes
+
+
+def definition_texts(symbols: FileSymbols) -> dict[str, str]:
+    """Each symbol of a file -> the text its dependents rely on: the lines of all its spans
+    (every overload's) but those of its members (``Name.member``, at any depth), blank lines
+    left out. A class's own lines are its header, fields and outline: commons-cli's GnuParser,
+    calling only DefaultParser.indexOfEqual, drifted when DefaultParser.isNegativeNumber
+    changed, as its class's whole span had."""
+    spans = {name: list(found) for name, found in symbols.units.items()}
+    for ordinal, block in enumerate(symbols.blocks, 1):
+        spans.setdefault(block_symbol(ordinal), [block])
+    members: dict[str, set[int]] = {}
+    for name, found in spans.items():
+        owner = name
+        while "." in owner:
+            owner = owner.rpartition(".")[0]
+            if owner in spans:
+                members.setdefault(owner, set()).update(
+                    line for start, end in found for line in range(start, end + 1))
+    texts = {}
+    for name, found in spans.items():
+        left_out = members.get(name, set())
+        texts[name] = "\n".join(
+            symbols.lines[line - 1] for start, end in found for line in range(start, end + 1)
+            if line not in left_out and symbols.lines[line - 1].strip())
+    return texts
 
 
 def check_line_suffix(notes: Sequence[DriftNote]) -> str:

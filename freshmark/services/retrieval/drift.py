@@ -2,10 +2,10 @@
 
 For each ``older_identical`` result: the paths changed between its stamp's commit and the head
 (one tree diff per stamp commit, shared by the request's results), those its imports name,
-and in each the definitions it uses, compared at the two commits (``symbol_spans``, the
-chunker's own symbol names). Files over ``MAX_DEPENDENCY_BYTES`` are not read. Worktree
-targets are checked against their head commit: uncommitted edits are the worktree verdicts'
-business, not drift's.
+and in each the definitions it uses, compared at the two commits (``definition_texts``: the
+chunker's own symbol names, a class by its own lines). Files over ``MAX_DEPENDENCY_BYTES`` are
+not read. Worktree targets are checked against their head commit: uncommitted edits are the
+worktree verdicts' business, not drift's.
 
 A file's definitions are parsed once per blob in a process (``BLOB_DEFINITIONS``, a bounded LRU
 keyed by blob id and path): a blob's text never changes, and a server answering searches
@@ -20,11 +20,12 @@ from __future__ import annotations
 from dataclasses import replace
 
 from freshmark.adapters.git.repo import GitRepo
-from freshmark.core.chunking import split_lines, symbol_spans
+from freshmark.core.chunking import file_symbols
 from freshmark.core.classify import decode_text
 from freshmark.core.drift import (
     DriftNote,
     check_line_suffix,
+    definition_texts,
     imported_paths,
     notes_for_file,
 )
@@ -109,9 +110,7 @@ class DriftReader:
         text = decode_text(self.repo.read_blob(blob))
         if text is None:  # binary: defines nothing a chunk could reference
             return {}
-        lines = split_lines(text)
-        return {symbol: "\n".join(lines[start - 1 : end])
-                for symbol, (start, end) in symbol_spans(path, text).items()}
+        return definition_texts(file_symbols(path, text))
 
     def _touched(self, path: str, since: str) -> str | None:
         key = (path, since)

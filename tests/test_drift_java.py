@@ -1,0 +1,105 @@
+"""Dependency drift in Java: what a class's change means for the code naming it, and which
+files a class sees without an import; on real git histories and a real index."""
+
+from __future__ import annotations
+
+from search_fixtures import index
+
+from freshmark.core.chunking import file_symbols
+from freshmark.core.drift import definition_texts
+from freshmark.core.request import SearchRequest
+from freshmark.core.settings import Settings
+from freshmark.services.retrieval.search import search
+
+MAIN = "src/main/java/org/apache/commons/cli"
+PARSER = '''package org.apache.commons.cli;
+
+public class DefaultParser {
+
+    protected String prefix = "-";
+
+    static int indexOfEqual(final String token) {
+        return token.indexOf('=');
+    }
+
+    private boolean isNegativeNumber(final String token) {
+        try {
+            Double.parseDouble(token);
+            return true;
+        } catch (final NumberFormatException e) {
+            return false;
+        }
+    }
+}
+'''
+GNU = '''package org.apache.commons.cli;
+
+public class GnuParser {
+
+    protected String[] flatten(final String[] arguments) {
+        final int pos = DefaultParser.indexOfEqual(arguments[0]);
+        return new String[] {arguments[0].substring(0, pos)};
+    }
+}
+'''
+
+
+def drift_of(repo_path, query: str, symbol: str) -> list[tuple[str, str]]:
+    response = search(SearchRequest.build(query, k=10), str(repo_path),
+                      settings=Settings.from_env()).to_dict()
+    result = next(r for r in response["results"] if r["symbol"] == symbol)
+    assert result["verdict"] == "older_identical"
+    return [(note["symbol"], note["change"]) for note in result.get("drift") or []]
+
+
+def _parsers(make_repo):
+    repo = make_repo("cli")
+    repo.write(f"{MAIN}/DefaultParser.java", PARSER).write(f"{MAIN}/GnuParser.java", GNU)
+    repo.commit("parsers")
+    index(repo.path)
+    return repo
+
+
+def test_a_change_inside_a_method_it_does_not_call_is_no_drift_of_its_class(fm_home, make_repo):
+    repo = _parsers(make_repo)
+    repo.write(f"{MAIN}/DefaultParser.java",
+               PARSER.replace("parseDouble(token)", "parseDouble(token.trim())"))
+    repo.commit("trim a negative number")
+    assert drift_of(repo.path, "GnuParser flatten", "GnuParser.flatten") == []
+
+
+def test_a_change_inside_the_method_it_calls_is_that_methods_drift(fm_home, make_repo):
+    repo = _parsers(make_repo)
+    repo.write(f"{MAIN}/DefaultParser.java", PARSER.replace("indexOf('=')", "indexOf(':')"))
+    repo.commit("a colon")
+    assert drift_of(repo.path, "GnuParser flatten", "GnuParser.flatten") == [
+        ("DefaultParser.indexOfEqual", "changed")]
+
+
+def test_a_change_of_the_class_outside_its_methods_is_its_classs_drift(fm_home, make_repo):
+    repo = _parsers(make_repo)
+    repo.write(f"{MAIN}/DefaultParser.java", PARSER.replace('prefix = "-"', 'prefix = "--"'))
+    repo.commit("a long prefix")
+    assert drift_of(repo.path, "GnuParser flatten", "GnuParser.flatten") == [
+        ("DefaultParser", "changed")]
+
+
+OVERLOADS = '''public class Options {
+
+    public Options add(String name) {
+        return add(name, false);
+    }
+
+    public Options add(String name, boolean required) {
+        return this;
+    }
+}
+'''
+
+
+def test_an_edit_in_a_later_overload_changes_its_name_and_not_its_class():
+    before = definition_texts(file_symbols("Options.java", OVERLOADS))
+    after = definition_texts(file_symbols("Options.java",
+                                          OVERLOADS.replace("return this;", "return null;")))
+    assert before["Options.add"] != after["Options.add"]
+    assert before["Options"] == after["Options"]
