@@ -191,6 +191,18 @@ def test_type_definitions_are_found_by_name_near_the_file():
         "src/orders/domain/order.py:Order"]
 
 
+def test_a_kotlin_function_is_confirmed_from_its_package_in_another_source_set():
+    # okio's jvmMain code calls commonMain's package functions without an import
+    util = "okio/src/commonMain/kotlin/okio/Util.kt"
+    graph = SymbolGraph([
+        chunk(util, "checkOffsetAndCount", language="kotlin"),
+        chunk("okio/src/jvmMain/kotlin/okio/Buffer.kt", "Buffer.read", "method",
+              language="kotlin", references=("checkOffsetAndCount",)),
+    ])
+    assert [(e.caller, e.confirmed) for e in graph.callers(f"{util}:checkOffsetAndCount")] == [
+        ("okio/src/jvmMain/kotlin/okio/Buffer.kt:Buffer.read", True)]
+
+
 def test_a_type_named_as_a_parameter_is_no_call_of_its_constructor():
     graph = SymbolGraph([
         chunk("src/OpenBehavior.cs", "OpenBehavior", "class"),

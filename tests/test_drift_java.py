@@ -6,9 +6,10 @@ from __future__ import annotations
 from search_fixtures import index
 
 from freshmark.core.chunking import file_symbols
-from freshmark.core.drift import definition_texts
+from freshmark.core.drift import MAX_FILES_PER_RESULT, definition_texts, imported_paths
 from freshmark.core.request import SearchRequest
 from freshmark.core.settings import Settings
+from freshmark.core.stamp import ChunkRecord
 from freshmark.services.retrieval.search import search
 
 MAIN = "src/main/java/org/apache/commons/cli"
@@ -103,3 +104,39 @@ def test_an_edit_in_a_later_overload_changes_its_name_and_not_its_class():
                                           OVERLOADS.replace("return this;", "return null;")))
     assert before["Options.add"] != after["Options.add"]
     assert before["Options"] == after["Options"]
+
+
+TEST = "src/test/java/org/apache/commons/cli"
+BASIC_TEST = '''package org.apache.commons.cli;
+
+public class BasicParserTest {
+
+    private Parser parser;
+
+    public void setUp() {
+        parser = new BasicParser();
+    }
+}
+'''
+
+
+def test_a_test_drifts_when_the_main_class_of_its_package_is_deleted(fm_home, make_repo):
+    repo = make_repo("cli")
+    repo.write(f"{MAIN}/BasicParser.java",
+               "package org.apache.commons.cli;\n\npublic class BasicParser {\n}\n")
+    repo.write(f"{TEST}/BasicParserTest.java", BASIC_TEST)
+    repo.commit("basic parser")
+    index(repo.path)
+    repo.delete(f"{MAIN}/BasicParser.java").commit("drop the basic parser")
+    assert drift_of(repo.path, "BasicParserTest setUp", "BasicParserTest.setUp") == [
+        ("BasicParser", "vanished")]
+
+
+def test_the_files_of_the_classes_it_names_are_looked_at_first_in_a_busy_package():
+    setup = ChunkRecord(repo="r", branch="main", commit="c" * 40,
+                        path=f"{TEST}/TypeHandlerTest.java", symbol="TypeHandlerTest.setUp",
+                        start_line=1, end_line=2, indexed_at="x", blob_sha="b" * 40,
+                        content_sha256="s" * 64, references=["TypeHandler", "createValue"])
+    changed = [f"{MAIN}/A{n}.java" for n in range(MAX_FILES_PER_RESULT)] + [
+        f"{MAIN}/TypeHandler.java"]
+    assert imported_paths(setup, changed)[0] == f"{MAIN}/TypeHandler.java"

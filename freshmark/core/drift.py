@@ -30,7 +30,7 @@ from typing import Any
 from freshmark.core.chunking import FileSymbols
 from freshmark.core.chunking.assemble import block_symbol
 from freshmark.core.stamp import ChunkRecord
-from freshmark.core.tree import package_key
+from freshmark.core.tree import package_key, package_seen
 
 MAX_FILES_PER_RESULT = 8
 CHANGED = "changed"
@@ -93,11 +93,14 @@ def _stem_parts(path: str) -> list[str]:
 def imported_paths(record: ChunkRecord, changed: Iterable[str]) -> list[str]:
     """The changed paths that the record's imports name (module path suffix), bounded. A Go
     import names a directory (``github.com/me/app/middleware``), and a Go, Java, Kotlin, C#
-    or PHP file sees its own package's files without one (``tree.package_key``)."""
+    or PHP file sees its own package's files without one (``tree.package_key``: a Java test's
+    package is its main code's), those named for a class it names first (a package of many
+    files may change more than the bound holds)."""
     candidates = [p for p in changed if p != record.path]
     go = record.path.endswith(".go")
-    package = package_key(record.path.replace("_test.go", ".go"))
-    found = [p for p in candidates if package is not None and package_key(p) == package]
+    package = package_seen(record.path)
+    found = sorted((p for p in candidates if package is not None and package_key(p) == package),
+                   key=lambda p: _stem_parts(p)[-1] not in record.references)
     for spec in record.imports:
         parts = _module_parts(record.path, spec)
         if not parts:

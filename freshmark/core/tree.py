@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import posixpath
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -78,15 +79,32 @@ def safe_relpath(rel: str) -> str:
 # Languages whose files see their directory's definitions without an import: Go's package,
 # Java's and Kotlin's, C#'s and PHP's namespace by convention, Swift's module (a target's
 # whole directory tree: its own directory is the part read here).
-PACKAGE_EXTENSIONS = (".go", ".java", ".kt", ".cs", ".php", ".swift")
+PACKAGE_EXTENSIONS = (".go", ".java", ".kt", ".scala", ".groovy", ".cs", ".php", ".swift")
+# A JVM package is the path below its source root, whichever source set holds it (Maven's and
+# Gradle's src/main/java and src/test/java, Kotlin's src/commonMain/kotlin and src/jvmMain/kotlin;
+# a bare java/ or kotlin/ root), the module above the root kept.
+_JVM_EXTENSIONS = frozenset({".java", ".kt", ".scala", ".groovy"})
+_JVM_SOURCE_ROOT = re.compile(r"(?:^|/)(?:src/[^/]+/)?(?:java|kotlin|scala|groovy)(?:/|$)")
 
 
 def package_key(path: str) -> tuple[str, str] | None:
-    """The package ``path``'s file is of (its directory and extension), None for a language
-    whose files import what they use; a Go test file is its package's reader, not part of it."""
+    """The package ``path``'s file is of (its directory and extension, a JVM file's directory
+    its module and package: ``_JVM_SOURCE_ROOT``), None for a language whose files import
+    what they use; a Go test file is its package's reader, not part of it."""
     directory, extension = posixpath.dirname(path), posixpath.splitext(path)[1]
-    return (directory, extension) if extension in PACKAGE_EXTENSIONS and \
-        not path.endswith("_test.go") else None
+    if extension not in PACKAGE_EXTENSIONS or path.endswith("_test.go"):
+        return None
+    root = _JVM_SOURCE_ROOT.search(directory) if extension in _JVM_EXTENSIONS else None
+    if root is not None:  # "//" parts module and package: no directory is so named
+        directory = f"{directory[:root.start()]}//{directory[root.end():]}"
+    return directory, extension
+
+
+def package_seen(path: str) -> tuple[str, str] | None:
+    """The package whose files ``path``'s file sees without an import: its own, a Go test
+    file's the package it tests."""
+    return package_key(path.removesuffix("_test.go") + ".go" if path.endswith("_test.go")
+                       else path)
 
 
 def module_name(path: str) -> str:

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from freshmark.core.classify import is_stub
 from freshmark.core.ports import BranchView
 from freshmark.core.stamp import ChunkRecord, own_name
-from freshmark.core.tree import module_name, package_key
+from freshmark.core.tree import module_name, package_key, package_seen
 from freshmark.services.context.rust_modules import module_file, use_paths
 
 # Kinds that define a type: their chunks are the type definitions carried at a slice boundary.
@@ -339,8 +339,10 @@ class SymbolGraph:
     def _package_of(self, path: str) -> set[str]:
         """The files a Go, Java, Kotlin, C# or PHP file sees without an import: its
         directory's of its language (jsoup's HtmlTreeBuilderState calls HtmlTreeBuilder's
-        methods, league/csv's Reader ``ResultSet::from``)."""
-        return self._packages.get((posixpath.dirname(path), posixpath.splitext(path)[1]), set())
+        methods, league/csv's Reader ``ResultSet::from``); a JVM package's over its source
+        sets (okio's commonMain and jvmMain, a Java test's main code: ``tree.package_key``)."""
+        package = package_seen(path)
+        return self._packages.get(package, set()) if package is not None else set()
 
     def _reached_surely(self, from_id: str, definition: str) -> bool:
         """A module-level definition is sure by file; a method only from its own class or
