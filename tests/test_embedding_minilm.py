@@ -111,6 +111,15 @@ def test_batch_keeps_input_order_while_sorting_by_length(fp32: MiniLMEmbedder) -
     np.testing.assert_allclose(batched, one_by_one, atol=1e-5)
 
 
+def test_an_int8_vector_is_the_same_whatever_it_is_embedded_with(int8: MiniLMEmbedder) -> None:
+    # int8 activations are quantized over each call: a text never shares a call.
+    texts = ["word " * 200, "short", CANCEL_FUNCTION, UNRELATED_FUNCTION, "medium text " * 5,
+             "def f():\n    return 1\n", "x = [1, 2, 3]", "class A:\n    pass\n", "y"]
+    together = int8.embed(texts)
+    alone = np.stack([int8.embed([text])[0] for text in texts])
+    np.testing.assert_array_equal(together, alone)
+
+
 def test_empty_input_has_shape_zero_by_dim(int8: MiniLMEmbedder) -> None:
     vectors = int8.embed([])
     assert vectors.shape == (0, 384)

