@@ -151,3 +151,60 @@ def test_an_enum_constant_with_a_body_is_a_class_of_its_methods_and_a_plain_one_
     assert kinds["State.Start.adoptionAgency"] == "method"
     assert kinds["State.process"] == "method"
     assert "State.Plain" not in kinds
+
+
+CONVERTER_JAVA = dedent(
+    """\
+    public interface Converter<T, E extends Throwable> {
+        Converter<Object, RuntimeException> DEFAULT = s -> s;
+
+        /** Parses a date. */
+        Converter<Date, ParseException> DATE = s -> {
+            throw new ParseException("Unparseable date: " + s, 0);
+        };
+
+        int LIMIT = 3;
+
+        T apply(String string) throws E;
+    }
+
+    class Sorting {
+        static final Comparator<String> BY_LENGTH = new Comparator<String>() {
+            public int compare(String a, String b) {
+                return a.length() - b.length();
+            }
+        };
+
+        Runnable first = () -> {
+            go();
+        }, second = null;
+    }
+    """
+)
+
+
+def test_a_java_interface_constant_holding_a_lambda_is_a_method_of_its_name():
+    date = by_symbol(chunk_text("Converter.java", CONVERTER_JAVA))["Converter.DATE"]
+    assert date.kind == "method"
+    assert (date.start_line, date.end_line) == (4, 7)
+    assert "Unparseable date" in date.text
+    assert date.signature == "Converter<Date, ParseException> DATE = s ->"
+
+
+def test_a_java_field_holding_an_anonymous_class_is_a_method_of_its_name():
+    comparator = by_symbol(chunk_text("Converter.java", CONVERTER_JAVA))["Sorting.BY_LENGTH"]
+    assert comparator.kind == "method"
+    assert "return a.length() - b.length();" in comparator.text
+
+
+def test_the_owner_outline_elides_a_lambda_field_and_keeps_data_and_one_line_fields():
+    chunks = by_symbol(chunk_text("Converter.java", CONVERTER_JAVA))
+    outline = chunks["Converter"].text
+    assert "Unparseable date" not in outline
+    assert "    Converter<Object, RuntimeException> DEFAULT = s -> s;" in outline
+    assert "    int LIMIT = 3;" in outline
+    assert {"Converter.DEFAULT", "Converter.LIMIT"}.isdisjoint(chunks)
+
+
+def test_a_java_declaration_of_several_fields_is_no_unit():
+    assert "Sorting.first" not in by_symbol(chunk_text("Converter.java", CONVERTER_JAVA))

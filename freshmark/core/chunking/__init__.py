@@ -128,7 +128,9 @@ DEFAULT_MAX_LINES = 150
 # its ``src/changes/changes.xml`` a changelog (commons-cli's xdoc pages were config); a Rust
 # ``macro_rules!`` body references the names its rules call (``$crate::max_level()``,
 # ``$crate::__log!(…)``) and the items its ``$crate::`` paths reach
-# (``$crate::STATIC_MAX_LEVEL``), where its token trees gave none.
+# (``$crate::STATIC_MAX_LEVEL``), where its token trees gave none; a Java field or interface
+# constant holding a lambda or an anonymous class over several lines is a method of its name
+# (commons-cli's ``Converter.DATE = s -> { … }`` was only lines of the interface's outline).
 CHUNKING_VERSION = "19"
 _ALIASES = {
     "py": "python", "js": "javascript", "jsx": "javascript", "ts": "typescript",

@@ -240,8 +240,10 @@ RULES: dict[str, Rules] = {
     ),
     "java": Rules(
         functions=_f(
-            "method_declaration", "constructor_declaration", "compact_constructor_declaration"
-        ),
+            "method_declaration", "constructor_declaration", "compact_constructor_declaration",
+            # a field holding a lambda or an anonymous class (``java.java_field``)
+            "field_declaration", "constant_declaration",
+        ),  # fmt: skip
         containers={
             "class_declaration": "class",
             "record_declaration": "class",

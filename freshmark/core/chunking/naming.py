@@ -3,7 +3,7 @@
 ``describe`` answers for the unwrapped declaration node; the defaults (a ``name`` field and a
 ``body`` field) cover most grammars, the handlers below cover the rest: Go receivers, Rust
 impl blocks, C/C++ declarators, typedef'd C structs; JavaScript's and TypeScript's are in
-``javascript``, C#'s in ``csharp``, Swift's in ``swift``.
+``javascript``, C#'s in ``csharp``, Swift's in ``swift``, Java's in ``java``.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from tree_sitter import Node
 from freshmark.core.chunking.csharp import csharp_indexer, csharp_member, csharp_operator
 from freshmark.core.chunking.decl import Decl, dotted
 from freshmark.core.chunking.facts import node_text
+from freshmark.core.chunking.java import java_field
 from freshmark.core.chunking.javascript import (
     js_anonymous_default,
     js_default_object,
@@ -342,4 +343,6 @@ _HANDLERS: dict[str, _Handler] = {
     "type_definition": _c_typedef,
     "singleton_method": _ruby_singleton,
     "class_declaration": _class_declaration,
+    "field_declaration": java_field,  # C++'s is a wrapper, unwrapped before it is described
+    "constant_declaration": java_field,
 }
