@@ -10,7 +10,7 @@ suffice because only the token before the name decides.
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Iterable
+from collections.abc import Collection, Iterable, Iterator
 
 # A receiver of the caller's own class or object: ``self.``, ``this.``, ``Self::``, ``$this->``.
 _OWN_RECEIVER = r"(?:\$this|\b(?:self|cls|this|Self|static|super\(\)))\s*(?:\.|::|->)\s*"
@@ -48,7 +48,7 @@ def bound_from_own_object(code: str, value: str, receivers: Collection[str]) -> 
     """Python ``code`` assigns ``value`` what a method of its own object, one of
     ``receivers``, returns (starlette's ``new = self.mutablecopy()``): it may be of the
     caller's own class; ``self.handlers.pop()`` returns a member's item."""
-    words = "|".join(re.escape(r) for r in sorted(receivers))
+    words = _alternation(receivers)
     return bool(words) and re.search(rf"^[ \t]*{re.escape(value)}\s*(?::[^=\n]*)?=\s*"
                                      rf"(?:{words})\s*\.\s*\w+\s*\(", code,
                                      re.MULTILINE) is not None
@@ -59,8 +59,12 @@ def _own_receiver(receivers: Collection[str]) -> str:
     ``python_receivers``) or ``super()``; without them, every language's usual words."""
     if not receivers:
         return _OWN_RECEIVER
-    words = "|".join(re.escape(r) for r in sorted(receivers))
-    return rf"(?:(?<![\w$.])(?:{words})\b|\bsuper\(\))\s*\.\s*"
+    return rf"(?:(?<![\w$.])(?:{_alternation(receivers)})\b|\bsuper\(\))\s*\.\s*"
+
+
+def _alternation(words: Collection[str]) -> str:
+    """``words`` as one regular expression's alternatives, each matched as written."""
+    return "|".join(re.escape(word) for word in sorted(words))
 
 
 def calls_through_own_receiver(code: str, name: str, receivers: Collection[str] = ()) -> bool:
@@ -102,13 +106,21 @@ def receivers_of(code: str, name: str) -> set[str]:
     (``self``, ``cells``, ``console``; ``)`` for a call's result), "" where the name stands
     alone (``cell_len(…)``). Its own ``def name`` is no use."""
     found: set[str] = set()
-    for use in re.finditer(rf"(?<![\w$]){re.escape(name)}\b", code):
-        before = code[max(0, use.start() - 80) : use.start()]
-        if _DECLARED.search(before):
-            continue
+    for before, _end in _uses(code, name, _DECLARED):
         receiver = _AFTER_RECEIVER.search(before)
         found.add(receiver.group(1) if receiver else "")
     return found
+
+
+def _uses(code: str, name: str, declared: re.Pattern[str], reach: int = 80,
+          not_after: str = r"\w$") -> Iterator[tuple[str, int]]:
+    """Each use of ``name`` in ``code`` (not right after a character of ``not_after``) but
+    its own declaration (``declared`` ends the text before it): the ``reach`` characters
+    written before it, and where it ends."""
+    for use in re.finditer(rf"(?<![{not_after}]){re.escape(name)}\b", code):
+        before = code[max(0, use.start() - reach) : use.start()]
+        if not declared.search(before):
+            yield before, use.end()
 
 
 def used_through_a_value_of(code: str, name: str, class_name: str) -> bool:
@@ -191,12 +203,8 @@ def rust_call_paths(code: str, name: str) -> set[str]:
     before its ``::`` (``Record``, ``Self``, ``Display`` of ``<T as fmt::Display>::``,
     ``kv``), ``self.`` for its own value's, ``.`` another value's (``builder.args``), ""
     for a use bare. Its own ``fn name`` and its comments are no use."""
-    body = _RUST_LINE_COMMENT.sub("", code)
     found: set[str] = set()
-    for use in re.finditer(rf"(?<![\w$]){re.escape(name)}\b", body):
-        before = body[max(0, use.start() - 120) : use.start()]
-        if _RUST_DECLARED.search(before):
-            continue
+    for before, _end in _uses(_RUST_LINE_COMMENT.sub("", code), name, _RUST_DECLARED, 120):
         if _RUST_OWN_VALUE.search(before) or _RUST_VALUE.search(before):
             found.add("self." if _RUST_OWN_VALUE.search(before) else ".")
             continue
@@ -310,11 +318,8 @@ def php_call_receivers(code: str, name: str) -> set[str]:
     method); ``?`` for a use not followed by ``(`` (a property, a constant, a callable
     array's ``'name'``): no call it can tell. Its own ``function name`` is no use."""
     found: set[str] = set()
-    for use in re.finditer(rf"(?<![\w$\\]){re.escape(name)}\b", code):
-        before = code[max(0, use.start() - 120) : use.start()]
-        if _PHP_DECLARED.search(before):
-            continue
-        if not re.match(r"\s*\(", code[use.end() :]):
+    for before, end in _uses(code, name, _PHP_DECLARED, 120, r"\w$\\"):
+        if not re.match(r"\s*\(", code[end:]):
             found.add("?")
             continue
         found.add(_php_receiver(before))

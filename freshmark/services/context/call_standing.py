@@ -61,7 +61,6 @@ class CallStanding:
         self._code_today = code_today
         self._codes: dict[str, str | None] = {}  # per caller: its code, read once
         self._lineages: dict[str, list[str]] = {}  # per PHP class: it and its bases, in order
-        self._impls: dict[str, list[ChunkRecord]] | None = None  # per Rust file: its impls
 
     def _code(self, caller: ChunkRecord) -> str | None:
         if caller.id not in self._codes:
@@ -169,7 +168,7 @@ class CallStanding:
         reached = {self._rust_use_reaches(written, caller, callee)
                    for form in rust_call_paths(code, name)
                    for written in {form, aliases.get(form, form)}}
-        return True if True in reached else False if reached == {False} else None
+        return _any_call(reached)
 
     def _rust_use_reaches(self, form: str, caller: ChunkRecord,
                           callee: ChunkRecord) -> bool | None:
@@ -212,16 +211,9 @@ class CallStanding:
     def _rust_trait_of(self, method: ChunkRecord) -> str | None:
         """The trait the impl holding a Rust ``method`` implements (``Display`` of ``impl
         fmt.Display for Level``), None in an inherent impl."""
-        if self._impls is None:
-            self._impls = {}
-            for node in self.graph.nodes.values():
-                if node.kind == "impl":
-                    self._impls.setdefault(node.path, []).append(node)
-        for record in self._impls.get(method.path, []):
-            if record.start_line <= method.start_line <= record.end_line:
-                trait = re.search(r"\bimpl\s+([\w.]+)\S*\s+for\s", record.symbol)
-                return own_name(trait.group(1)) if trait else None
-        return None
+        impl = self.graph.impl_holding(method)
+        trait = re.search(r"\bimpl\s+([\w.]+)\S*\s+for\s", impl.symbol) if impl else None
+        return own_name(trait.group(1)) if trait else None
 
     def _receivers(self, caller: ChunkRecord) -> frozenset[str]:
         """What a Python method calls its own object by (``self``, loguru's ``__self``)."""
@@ -259,7 +251,7 @@ class CallStanding:
         reaches it, not at all where none can (``_php_call_reaches``)."""
         reached = {self._php_call_reaches(form, name, caller, callee)
                    for form in php_call_receivers(code, name)}
-        return True if True in reached else False if reached == {False} else None
+        return _any_call(reached)
 
     def _php_call_reaches(self, form: str, name: str, caller: ChunkRecord,
                           callee: ChunkRecord) -> bool | None:
@@ -361,6 +353,12 @@ class CallStanding:
         owners = callee.symbol.split(".")[:-1]
         return scope in owners or \
             not owners and scope != "std" and self.graph.defines_scope(scope)
+
+
+def _any_call(reached: set[bool | None]) -> bool | None:
+    """What the uses of a name say together: a call where one surely reaches the callee,
+    none where every one surely does not, else maybe."""
+    return True if True in reached else False if reached == {False} else None
 
 
 def _calls_a_function(receivers: set[str], path: str) -> bool:

@@ -100,6 +100,7 @@ class SymbolGraph:
         self._resolved: dict[str, list[str]] = {}
         self._defining: set[str] = set()  # files that define something (not only re-export)
         self._scopes: set[str] = set()  # namespaces and classes that hold definitions
+        self._impls: dict[str, list[ChunkRecord]] = {}  # per Rust file: its impl blocks
         for record in sorted(records, key=lambda r: (r.path, r.start_line, r.id)):
             if record.is_live and record.file_kind not in _LEFT_OUT_KINDS:
                 self._add(record)
@@ -110,6 +111,8 @@ class SymbolGraph:
         self._scopes.update(record.symbol.split(".")[:-1])
         if record.kind == "module":
             self._scopes.add(own_name(record.symbol))
+        elif record.kind == "impl":
+            self._impls.setdefault(record.path, []).append(record)
         key = (record.path, record.symbol)
         if record.kind not in _NOT_DEFINITIONS:
             self._defining.add(record.path)
@@ -293,6 +296,11 @@ class SymbolGraph:
     def defines_scope(self, name: str) -> bool:
         """The project defines a namespace or class ``name`` that holds definitions."""
         return name in self._scopes
+
+    def impl_holding(self, record: ChunkRecord) -> ChunkRecord | None:
+        """The Rust impl block whose lines hold ``record`` (a method of it), if one."""
+        return next((impl for impl in self._impls.get(record.path, [])
+                     if impl.start_line <= record.start_line <= impl.end_line), None)
 
     def find(self, path: str, symbol: str) -> str | None:
         return self._by_symbol.get((path, symbol))
