@@ -103,10 +103,10 @@ def naming_first(ranked: Sequence[Candidate], names: Sequence[str]) -> list[Cand
     neighbour (monolog's deleted ``LoadAverageProcessor``: four unrelated methods above its
     tests)."""
     words = {name.replace("::", ".").rpartition(".")[2] for name in names} - {""}
-    pattern = re.compile(r"(?<![\w$#])(?:" + "|".join(map(re.escape, sorted(words))) +
-                         r")(?![\w$])") if words else None
-    if pattern is None:
+    if not words:
         return list(ranked)
+    pattern = re.compile(r"(?<![\w$#])(?:" + "|".join(map(re.escape, sorted(words))) +
+                         r")(?![\w$])")
     naming = [c for c in ranked if pattern.search(c.record.text or "")]
     held = {id(c) for c in naming}
     return naming + [c for c in ranked if id(c) not in held]

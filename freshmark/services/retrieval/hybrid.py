@@ -377,14 +377,15 @@ def hybrid_search(
     # The definitions a look-up names lead whatever their files; the rest take turns.
     lead = named_lead(ranked)
     rest, places = ranked[lead:], max(k - lead, 0)
-    if not lead and names_looked_up(plan):  # no definition of the name: its uses lead
-        rest = naming_first(rest, names_looked_up(plan))
+    looked = names_looked_up(plan)
+    if not lead and looked:  # no definition of the name: its uses lead
+        rest = naming_first(rest, looked)
     if ranked and ranked[0].probability:
         # Only a probability's ratio says how much weaker a chunk is; a formula's sum rests
         # on channel ranks, and ranks set apart chunks that are alike.
         turns = diversify(rest, places, max_per_file, give_way=QUESTION_GIVE_WAY,
                           held_back_below=HELD_BACK_BELOW)
-    elif names_looked_up(plan):
+    elif looked:
         # A look-up's chunk without the name's words (the vectors' alone) takes no turn
         # before a held chunk that has them: another file's unrelated method is not what
         # the per-file turns make room for.
