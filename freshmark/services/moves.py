@@ -107,14 +107,14 @@ class MoveFinder:
         for change in same_kind:
             if len(small) == MOVE_CANDIDATES:
                 break
-            if not sized:
-                small.append(change)
-                continue
-            self.reads += 1
-            if not self.max_file_bytes or \
-                    self.repo.blob_size(change.new_blob or "") <= self.max_file_bytes:
+            if not sized or self._within_bound(change.new_blob or ""):
                 small.append(change)
         return small
+
+    def _within_bound(self, blob_sha: str) -> bool:
+        """``blob_sha`` is no larger than ``max_file_bytes`` (its size read, not its text)."""
+        self.reads += 1
+        return not self.max_file_bytes or self.repo.blob_size(blob_sha) <= self.max_file_bytes
 
     def file_move(self, commit: str, path: str, blob_sha: str) -> Move | None:
         """Where ``path`` (``blob_sha`` at ``commit``) is at the head, when it was moved."""
@@ -170,8 +170,7 @@ class MoveFinder:
             return True
         others.sort(key=lambda other: _closeness(change.new_path or "", other[0]), reverse=True)
         for _other, blob in others[:MOVE_CANDIDATES]:
-            self.reads += 1
-            if self.max_file_bytes and self.repo.blob_size(blob) > self.max_file_bytes:
+            if not self._within_bound(blob):
                 continue
             other_text = self.text(blob)
             if other_text is not None and line_similarity(other_text, new_text) > share:
