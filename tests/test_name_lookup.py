@@ -567,3 +567,54 @@ def test_a_package_variable_is_looked_up_at_its_declaration_before_a_function_as
     first = searched(repo, "SupportedExts", k=3).results[0].record
     assert (first.kind, first.start_line) == ("block", 12) and \
         "var SupportedExts" in first.text
+
+
+UTILS_JS = '''\'use strict\';
+
+var etag = require('etag');
+
+/**
+ * Return strong ETag for `body`.
+ */
+
+exports.etag = createETagGenerator({ weak: false })
+
+/**
+ * Return weak ETag for `body`.
+ */
+
+exports.wetag = createETagGenerator({ weak: true })
+
+exports.compileETag = function(val) {
+  var fn;
+  if (val === true) {
+    fn = exports.wetag;
+  } else if (val === 'weak') {
+    fn = exports.wetag;
+  }
+  return fn;
+}
+
+function createETagGenerator(options) {
+  return function generateETag(body, encoding) {
+    return etag(body, options);
+  };
+}
+'''
+
+
+def test_a_commonjs_export_looked_up_by_name_leads_with_the_module_declaring_it(
+        store_env, make_repo):
+    repo = make_repo("express")
+    repo.write("lib/utils.js", UTILS_JS)
+    repo.write("test/utils.js", "var utils = require('../lib/utils');\n\n"
+                                "describe('utils.wetag(body)', function(){\n"
+                                "  it('should support strings', function(){\n"
+                                "    assert.strictEqual(utils.wetag('express!'), 'W/\"8\"')\n"
+                                "    assert.strictEqual(utils.wetag(''), 'W/\"0\"')\n"
+                                "  })\n})\n")
+    repo.commit("utils")
+    index(repo)
+    first = searched(repo, "wetag", k=3).results[0].record
+    assert first.path == "lib/utils.js" and "exports.wetag = " in first.text and \
+        first.symbol != "compileETag"

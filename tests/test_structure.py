@@ -161,6 +161,8 @@ def test_a_name_said_in_prose_moves_no_definition():
     '    case BIT_SET = "bit";',  # an enum's case (PHP, Swift)
     "    case BIT_SET",
     "    case north, BIT_SET",
+    "exports.BIT_SET = createFlags({ weak: true })",  # a CommonJS export (express's wetag)
+    "module.exports.BIT_SET = 3",
 ])
 def test_a_line_declaring_a_name_is_its_definition(line):
     assert defined_in_text(f"x = 0\n{line}\ny = 1", ["BIT_SET"])
@@ -188,6 +190,8 @@ def test_a_line_declaring_a_name_is_its_definition(line):
     "const (\n\tA = 1\n)\n\nfunc f() {\n\tBIT_SET\n}",  # after the block closed
     "    case BIT_SET:",  # a switch's label
     "    case BIT_SET ->",
+    "if (exports.BIT_SET === flags) {",
+    "  app.exports.BIT_SET = 2",
 ])
 def test_a_line_using_a_name_is_not_its_definition(line):
     assert not defined_in_text(line, ["BIT_SET"])

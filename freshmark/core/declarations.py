@@ -25,7 +25,8 @@ def _definition_line(name: str) -> re.Pattern[str]:
     ``public static final Type BIT_SET = ...``, ``@JvmField public val STAR: T = …``,
     ``LIMIT: int = 3``, Go's ``ErrWriter
     io.Writer = os.Stderr`` and ``var RemoteConfig remoteConfigFactory``, C's ``#define
-    SDS_MAX 1024``, Python's ``import X as NAME``), not one that uses it."""
+    SDS_MAX 1024``, Python's ``import X as NAME``, CommonJS's ``exports.NAME = …``), not one
+    that uses it."""
     # Annotations may open the line (Kotlin's ``@JvmField public val STAR: …``), and so may
     # a Rust visibility with its parentheses (``pub(crate) static NAME: …``). Without a
     # declaring word, ``NAME: value,`` is a dict's or an object's entry that uses the name
@@ -54,8 +55,11 @@ def _definition_line(name: str) -> re.Pattern[str]:
     ruby_alias = rf"^[ \t]*(?:alias_method[ \t(]+:|alias[ \t]+:?){re.escape(name)}\b"
     # Python's ``from .filters import FILTERS as DEFAULT_FILTERS`` names it too.
     aliased = rf"^[ \t]*(?:from[ \t]+[\w.]+[ \t]+)?import[ \t][^\n#]*\bas[ \t]+{named}"
+    # A CommonJS module's export is its declaration (express's ``exports.wetag = …``), as
+    # the chunker names ``exports.f = function`` ``f``; another receiver's member is not.
+    exported = rf"^[ \t]*(?:module\.)?exports\.{re.escape(name)}[ \t]*=(?!=)"
     return re.compile(rf"{declared}|{function}|{alone}|{pointer}|{enum_case}|{ruby_alias}|"
-                      rf"{aliased}|"
+                      rf"{aliased}|{exported}|"
                       rf"^[ \t]*#[ \t]*define[ \t]+{re.escape(name)}\b", re.M)
 
 

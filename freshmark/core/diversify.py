@@ -11,6 +11,8 @@ import re
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar, overload
 
+from freshmark.core.chunking.model import FUNCTION_KINDS
+from freshmark.core.declarations import defined_in_text
 from freshmark.core.fusion import Candidate
 from freshmark.core.stamp import LIVE
 
@@ -98,16 +100,22 @@ def named_lead(ranked: Sequence[Candidate]) -> int:
 
 def naming_first(ranked: Sequence[Candidate], names: Sequence[str]) -> list[Candidate]:
     """``ranked`` with the chunks that write one of ``names`` (a look-up's, its last part for a
-    dotted one) first, each side in its order: where no definition answers a look-up (a class
-    deleted, its tests kept), the code using the name is what there is to show, not a vector
-    neighbour (monolog's deleted ``LoadAverageProcessor``: four unrelated methods above its
-    tests)."""
+    dotted one) first, those declaring it by a line of their text before those using it, each
+    side in its order: where no definition answers a look-up (a class deleted, its tests
+    kept), the code using the name is what there is to show, not a vector neighbour (monolog's
+    deleted ``LoadAverageProcessor``: four unrelated methods above its tests)."""
     words = {name.replace("::", ".").rpartition(".")[2] for name in names} - {""}
     if not words:
         return list(ranked)
     pattern = re.compile(r"(?<![\w$#])(?:" + "|".join(map(re.escape, sorted(words))) +
                          r")(?![\w$])")
     naming = [c for c in ranked if pattern.search(c.record.text or "")]
+    # A chunk whose line declares the name (a module's ``exports.wetag = …``) is what it
+    # names, before the code that only uses it; a function's ``name = value`` is a local.
+    declaring = [c for c in naming if defined_in_text(
+        c.record.text or "", words, in_function=c.record.kind in FUNCTION_KINDS)]
+    declared = {id(c) for c in declaring}
+    naming = declaring + [c for c in naming if id(c) not in declared]
     held = {id(c) for c in naming}
     return naming + [c for c in ranked if id(c) not in held]
 
