@@ -1010,3 +1010,31 @@ def test_an_l3_symbol_reached_past_a_name_match_is_not_confirmed_by_its_last_edg
     reached = {graph.nodes[node].symbol: sure for node, sure, _, _ in _walk(graph, start,
                                                                           standing)}
     assert reached == {"StreamingBody.read": False, "StreamingBody.read_chunk": False}
+
+
+RENDERING = {
+    "lib/application.js": "var View = require('./view');\n\n"
+                          "var app = exports = module.exports = {};\n\n"
+                          "/**\n * Render the view `name` with a callback.\n */\n\n"
+                          "app.render = function render(name, options, callback) {\n"
+                          "  var view = new View(name, options);\n"
+                          "  tryRender(view, options, callback);\n};\n\n"
+                          "/**\n * Try rendering a view.\n */\n\n"
+                          "function tryRender(view, options, callback) {\n"
+                          "  try {\n    view.render(options, callback);\n"
+                          "  } catch (err) {\n    callback(err);\n  }\n}\n",
+    "lib/view.js": "module.exports = View;\n\n"
+                   "function View(name, options) {\n  this.name = name;\n"
+                   "  this.options = options;\n}\n",
+}
+
+
+def test_a_symbol_both_calling_and_name_matching_the_start_is_shown_by_the_confirmed_call(
+        fm_home, make_repo):
+    repo = indexed_project(make_repo("express"), RENDERING, package="lib")
+    slice_ = build_context(ContextRequest.build("app.render", level="L3"), str(repo.path),
+                           settings=Settings.from_env())
+    chain = next(s.body for s in slice_.sections if s.role == "call_chain")
+    assert "app.render (lib/application.js:L5) -> tryRender (lib/application.js:L14)  " \
+           "[graph-confirmed]" in chain
+    assert "tryRender (lib/application.js:L14) -> app.render" not in chain

@@ -91,29 +91,41 @@ def _walk(graph: SymbolGraph, start: str,
     other users). (node id, edge confirmed by ``standing``, depth, one call-chain line). An
     edge whose standing is None (the caller's code today makes no such call) is no
     relation. A symbol is confirmed only when every edge of its path is: one reached past a
-    name match is a guess however sure its last edge."""
+    name match is a guess however sure its last edge. A symbol reached by several edges at
+    one depth is shown by a confirmed one, in the place the first took (express's
+    ``tryRender``: ``app.render`` calls it, and its ``view.render`` only matches the name)."""
     seen = {start}
     # a node, whether to go up, down from it, and whether the path to it is confirmed
     frontier = [(start, True, True, True)]
     reached: list[tuple[str, bool, int, str]] = []
     for depth in range(1, L3_DEPTH + 1):
         following: list[tuple[str, bool, bool, bool]] = []
+        guessed: dict[str, int] = {}  # a node reached at this depth past a name match: its place
         for node_id, up, down, sure in frontier:
             for edge in _implementation_first(graph, node_id, up, down):
                 upward = edge.callee == node_id
                 other = edge.caller if upward else edge.callee
-                if other in seen or len(reached) >= L3_MAX_SYMBOLS:
+                stronger = other in guessed and sure
+                if not stronger and (other in seen or len(reached) >= L3_MAX_SYMBOLS):
                     continue
                 confirmed = standing(edge)
-                if confirmed is None:
+                if confirmed is None or stronger and not confirmed:
                     continue
-                seen.add(other)
-                following.append((other, upward, not upward, sure and confirmed))
                 caller, callee = graph.nodes[edge.caller], graph.nodes[edge.callee]
                 how = "graph-confirmed" if confirmed else "name match only"
-                reached.append((other, sure and confirmed, depth,
-                                f"{caller.symbol} ({caller.path}:L{caller.start_line}) -> "
-                                f"{callee.symbol} ({callee.path}:L{callee.start_line})  [{how}]"))
+                step = (other, upward, not upward, sure and confirmed)
+                line = (other, sure and confirmed, depth,
+                        f"{caller.symbol} ({caller.path}:L{caller.start_line}) -> "
+                        f"{callee.symbol} ({callee.path}:L{callee.start_line})  [{how}]")
+                if stronger:
+                    place = guessed.pop(other)
+                    following[place], reached[len(reached) - len(following) + place] = step, line
+                    continue
+                seen.add(other)
+                if not (sure and confirmed):
+                    guessed[other] = len(following)
+                following.append(step)
+                reached.append(line)
         frontier = following
     return reached
 
