@@ -269,3 +269,60 @@ def test_a_kotlin_extension_function_imported_by_name_is_used_as_a_member():
     block = ["import okio.buffer", "import okio.sink"]
     assert kept_lines(block, "fun copy(s: Source) = s.buffer().readUtf8()", "kotlin") == [
         "import okio.buffer"]
+
+
+def test_a_name_in_a_comment_or_a_plain_string_is_no_use_of_an_import():
+    block = ["var http = require('node:http');", "var statuses = require('statuses')",
+             "var url = require('node:url');"]
+    user = ("/**\n * Redirect to the given `url`:\n *    res.redirect('http://example.com');\n"
+            " */\n\nres.redirect = function redirect(address) {\n"
+            "  // the url module is not needed here\n"
+            "  var body = 'url: ' + address + \" (http)\";\n"
+            "  return `${statuses.message[302]}. Redirecting to ${body}`;\n};\n")
+    assert kept_lines(block, user, "javascript") == ["var statuses = require('statuses')"]
+    python = ["import os", "import sys", "import json"]
+    user = ('def where():\n    """Where os puts it."""\n    # sys is not read\n'
+            '    return f"{os.sep}" + "json"\n')
+    assert kept_lines(python, user, "python") == ["import os"]
+
+
+def test_a_parameter_of_the_function_shadows_an_import_of_its_name():
+    block = ["var path = require('node:path');", "var send = require('send');"]
+    user = "res.sendFile = function sendFile(path, options) {\n  return send(path, options);\n};"
+    assert [line for _, line in used_import_lines(block, 1, user, "javascript", "sendFile")] == [
+        "var send = require('send');"]
+    python = ["import path", "import pathlib", "from .defaults import DEFAULT"]
+    user = "def load(path: pathlib.Path = DEFAULT):\n    return path.read_text()\n"
+    assert [line for _, line in used_import_lines(python, 1, user, "python", "load")] == [
+        "import pathlib", "from .defaults import DEFAULT"]
+    go = ['import "io/fs"', 'import "strings"']
+    user = "func Open(fs fs.FS, name string) error {\n\treturn fs.Open(name)\n}"
+    assert [line for _, line in used_import_lines(go, 1, user, "go", "Open")] == [
+        'import "io/fs"']
+    # A class's bases are no parameters.
+    assert [line for _, line in used_import_lines(
+        ["from .base import Base"], 1, "class Loader(Base):\n    pass\n", "python", "Loader")
+        ] == ["from .base import Base"]
+
+
+RESPONSE_JS = "".join(f"var module{n} = require('module-{n}');\n" for n in range(12)) + (
+    "var path = require('node:path');\nvar send = require('send');\n\n"
+    "/**\n * Transfer the file at the given `path`.\n */\n\n"
+    "res.sendFile = function sendFile(path, options) {\n"
+    "  var file = send(this.req, path, options);\n  file.pipe(this);\n};\n")
+
+
+def test_an_l1_slice_leaves_out_an_import_its_function_shadows_by_a_parameter(
+        fm_home, make_repo):
+    from search_fixtures import indexed_project
+
+    from freshmark.core.request import ContextRequest
+    from freshmark.core.settings import Settings
+    from freshmark.services.context.build import build_context
+
+    repo = indexed_project(make_repo("express"), {"lib/response.js": RESPONSE_JS},
+                           package="lib")
+    slice_ = build_context(ContextRequest.build("res.sendFile", level="L1"), str(repo.path),
+                           settings=Settings.from_env())
+    imports = next(s.body for s in slice_.sections if s.role == "imports")
+    assert "require('send')" in imports and "require('node:path')" not in imports

@@ -233,14 +233,110 @@ def _uses(names: set[str] | None, used: set[str]) -> bool:
     return names is None or bool(names & used)
 
 
-def used_import_lines(lines: list[str], first: int, user_text: str, language: str
-                      ) -> list[tuple[int, str]]:
+def used_import_lines(lines: list[str], first: int, user_text: str, language: str,
+                      name: str = "") -> list[tuple[int, str]]:
     """(line number, line) of the import statements whose names ``user_text`` uses, in
     ``language`` (chunking's names: python, go, javascript...); an import whose names cannot be
-    told from its line is kept."""
-    used = _used_names(user_text, language)
+    told from its line is kept. Its comments and plain strings use no name (express's
+    ``'http://example.com'`` in a doc comment), and where it declares the function ``name``,
+    a parameter shadows an import of its name (``res.sendFile(path, …)``)."""
+    code = _NOT_CODE[_syntax(language)].sub(_blanked, user_text)
+    used = _code_uses(code, language, name)
     return [numbered for statement in _import_statements(lines, first, language)
             for numbered in _kept(statement, used, language)]
+
+
+# What is no code in a symbol's text: its comments, and its strings but those that may hold
+# code (an f-string, a template literal, Ruby's ``#{}``, Swift's ``\(``, Kotlin's ``$name``).
+# A single quote opens a string only where the language says so: elsewhere it holds one
+# character (Rust's ``'a`` is a lifetime). PHP's ``#[`` opens an attribute, not a comment.
+_STRINGS = r'"""[\s\S]*?"""|"(?:[^"\\\n]|\\.)*"'
+_QUOTED = r"'(?:[^'\\\n]|\\.)*'"
+_SLASHED = r"//[^\n]*|/\*[\s\S]*?\*/"
+_NOT_CODE = {
+    "hash": re.compile(rf"{_STRINGS}|'''[\s\S]*?'''|{_QUOTED}|#[^\n]*"),
+    "php": re.compile(rf"{_STRINGS}|{_QUOTED}|#(?!\[)[^\n]*|{_SLASHED}"),
+    "js": re.compile(rf"{_STRINGS}|{_QUOTED}|`(?:[^`\\]|\\.)*`|{_SLASHED}"),
+    "slash": re.compile(rf"{_STRINGS}|'(?:[^'\\\n]|\\[^'\n]{{1,8}})'|`[^`]*`|{_SLASHED}"),
+}
+_MAY_HOLD_CODE = re.compile(r"\{|\\\(|\$[A-Za-z_]")
+
+
+def _syntax(language: str) -> str:
+    """Which comments and strings ``language`` writes (``_NOT_CODE``)."""
+    if language in ("python", "ruby"):
+        return "hash"
+    if language in ("javascript", "typescript", "tsx"):
+        return "js"
+    return "php" if language == "php" else "slash"
+
+
+def _blanked(found: re.Match[str]) -> str:
+    text = found.group(0)
+    return text if text[0] in "\"'`" and _MAY_HOLD_CODE.search(text) else " "
+
+
+def _code_uses(code: str, language: str, name: str) -> set[str]:
+    """The names ``code`` (its comments and strings blanked) uses: where it declares the
+    function ``name``, those its parameter list reads (types, defaults) and those the rest
+    reads but for the parameters."""
+    listed = _parameter_list(code, name) if name else None
+    if listed is None:
+        return _used_names(code, language)
+    start, end = listed
+    parameters: set[str] = set()
+    read = _used_names(code[:start], language)
+    for entry in _entries(code[start:end]):
+        declared, rest = _declared_parameter(entry, language)
+        parameters |= declared
+        read |= _used_names(rest, language)
+    return read | (_used_names(code[end:], language) - parameters)
+
+
+def _parameter_list(code: str, name: str) -> tuple[int, int] | None:
+    """Where the parameters of the function ``name`` are written, inside its parentheses
+    (``def name(``, a C-family ``name(``, ``name = function name(``, ``name: function(``);
+    None where ``code`` declares no such function, and for a class (``class Name(Base)``
+    lists its bases)."""
+    declared = re.search(rf"(?<![\w$])(class\s+|struct\s+)?{re.escape(name)}\s*"
+                         r"(?:<[^>\n]*>|\[[^\]\n]*\])?\s*(?:[:=]\s*(?:async\s+)?"
+                         r"(?:function\b\s*\*?\s*(?:[\w$]+\s*)?)?)?\(", code)
+    if declared is None or declared.group(1):
+        return None
+    end, depth = declared.end(), 1
+    while end < len(code) and depth:
+        depth += 1 if code[end] in "([{" else -1 if code[end] in ")]}" else 0
+        end += 1
+    return declared.end(), end - 1
+
+
+def _entries(parameters: str) -> list[str]:
+    """The comma-separated entries of a parameter list, commas inside brackets kept."""
+    entries, depth, begun = [], 0, 0
+    for index, char in enumerate(parameters):
+        arrow = char == ">" and parameters[index - 1 : index] in ("=", "-")  # ``=>``, ``->``
+        depth += 1 if char in "([{<" else -1 if char in ")]}>" and not arrow else 0
+        if char == "," and depth == 0:
+            entries.append(parameters[begun:index])
+            begun = index + 1
+    return [*entries, parameters[begun:]]
+
+
+def _declared_parameter(entry: str, language: str) -> tuple[set[str], str]:
+    """The names one parameter entry declares, and the rest of it (its type, its default):
+    Go's ``path string`` declares its first word; ``path: str`` (Python, TypeScript, Rust,
+    Kotlin, Swift) the last before its colon; ``String path`` and ``path = 1`` the last
+    before its default; a destructuring (``{a, b}``) every name in it."""
+    head, equals, default = entry.partition("=")
+    head, colon, annotation = (head, "", "") if language == "go" else head.partition(":")
+    words = list(_IDENTIFIER.finditer(head))
+    if not words:
+        return set(), entry
+    if head.lstrip().startswith(("{", "[")):
+        return {word.group(0) for word in words}, annotation + equals + default
+    word = words[0] if language == "go" else words[-1]
+    rest = head[: word.start()] + " " + head[word.end():]
+    return {word.group(0)}, rest + colon + annotation + equals + default
 
 
 def _used_names(text: str, language: str) -> set[str]:

@@ -217,7 +217,7 @@ class SliceBuilder:
         own = user.body.splitlines()[: user.end_line - user.body_start + 1] \
             if user.body_start else user.body.splitlines()  # not the breathing room after it
         kept = used_import_lines(split_lines(text)[start - 1 : end], start, "\n".join(own),
-                                 language)
+                                 language, own_name(user.symbol))
         if not kept:
             return None  # the symbol uses none of them: nothing worth its budget
         shown = kept[:IMPORT_KEPT_MAX_LINES]
