@@ -98,6 +98,11 @@ CODE = b"def total(order):\n    return order.total\n"
         ("Makefile", "config"),
         ("requirements-dev.txt", "config"),
         ("CMakeLists.txt", "config"),
+        # The lists of paths a tool leaves out (express's .eslintignore beside its .gitignore).
+        (".gitignore", "config"),
+        (".eslintignore", "config"),
+        (".prettierignore", "config"),
+        ("packages/cli/.npmignore", "config"),
         ("src/orders/service.py", "source"),
         ("cmd/server/main.go", "source"),
         # Directories named in capitals (SwiftPM, .NET); file names keep their case.

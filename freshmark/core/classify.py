@@ -58,6 +58,7 @@ from freshmark.core.config import ClassifyRules
 from freshmark.core.globs import glob_match, glob_regex_text
 from freshmark.core.path_rules import (
     BUILTIN_RULES,
+    IGNORE_FILES,
     IMAGE_EXTENSIONS,
     SKIP_BUILD_OUTPUT,
     SKIP_VENDORED,
@@ -396,8 +397,7 @@ def classify(
 
 
 # Files that list other files: "# Auto generated files" heads a list, not this file's origin.
-_LISTS_OF_FILES = frozenset({".gitignore", ".dockerignore", ".npmignore", ".eslintignore",
-                             ".prettierignore", ".gitattributes", "CODEOWNERS"})
+_LISTS_OF_FILES = frozenset({*IGNORE_FILES, ".gitattributes", "CODEOWNERS"})
 
 
 def _names_other_files(path: str) -> bool:

@@ -9,12 +9,14 @@ SKIP_BUILD_OUTPUT = "build-output"
 
 _JS_EXTS = ("js", "jsx", "mjs", "cjs", "ts", "tsx", "mts", "cts")
 
+# The files that list the paths a tool leaves out: the tool's configuration.
+IGNORE_FILES = (".gitignore", ".dockerignore", ".npmignore", ".eslintignore", ".prettierignore")
 # Well-known config file names, which come before the doc extensions (``requirements.txt``).
 _NAMED_CONFIG = (
     "requirements*.txt", "constraints*.txt", "CMakeLists.txt", "Dockerfile", "Dockerfile.*",
     "*.dockerfile", "Containerfile", "Makefile", "GNUmakefile", "*.mk", "Procfile",
-    "Jenkinsfile", "MANIFEST.in", "go.mod", ".gitignore", ".gitattributes", ".gitmodules",
-    ".dockerignore", ".editorconfig", ".env", ".npmrc",
+    "Jenkinsfile", "MANIFEST.in", "go.mod", *IGNORE_FILES, ".gitattributes", ".gitmodules",
+    ".editorconfig", ".env", ".npmrc",
     "*.gradle", "*.gradle.kts",  # Gradle's build scripts: the build's configuration
 )
 # Documentation by its extension or name (``*.txt`` is doc too, but mostly data in tests).
