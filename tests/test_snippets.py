@@ -117,8 +117,18 @@ def test_utf8_bom_is_dropped():
 
 def test_a_source_file_is_refused_as_a_whole_not_line_by_line():
     source = "package gin\n\nimport (\n\t\"net/http\"\n)\n\nfunc Recovery() HandlerFunc {\n}\n"
-    with pytest.raises(BadInput, match=r"not a snippet list .*\(line 1: expected path<TAB>"):
+    with pytest.raises(BadInput, match=r"not a snippet list .*\(line 1 reads 'package gin'\)"):
         refuse_other_files(parse_snippets(source))
+
+
+def test_a_refused_files_first_line_is_quoted_as_it_reads_not_judged_as_a_path():
+    source = "/*!\n * express\n * MIT Licensed\n */\n\n'use strict';\n"
+    with pytest.raises(BadInput) as refused:
+        refuse_other_files(parse_snippets(source), "lib/request.js")
+    message = str(refused.value)
+    assert message.startswith("lib/request.js is not a snippet list or search results "
+                              "(line 1 reads '/*!')")
+    assert "absolute path" not in message and "\n" not in message
 
 
 def test_a_json_file_that_holds_no_result_is_refused():

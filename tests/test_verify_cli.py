@@ -191,7 +191,7 @@ def test_a_source_file_of_the_repository_is_refused_in_one_line(fm_home, make_re
     source = shop.path / PATHS["service"]
     result = run_cli("verify", str(source), "--repo", str(shop.path))
     assert result.exit_code == 2
-    assert "not a snippet list or search results" in result.stderr
+    assert f"{source} is not a snippet list or search results" in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1 and not result.stdout
 
 

@@ -90,20 +90,24 @@ def parse_snippets(text: str) -> list[SnippetEntry]:
     return entries
 
 
-def refuse_other_files(entries: list[SnippetEntry]) -> None:
-    """``BadInput`` for input that is no snippet list at all (a source file given to the
-    CLI, say): no line carries a hash or a result, and most are malformed. Reporting each of
-    its lines would bury the one thing to say; a list with a few bad lines still has them
-    reported."""
+def refuse_other_files(entries: list[SnippetEntry], name: str = "input") -> None:
+    """``BadInput`` for input (``name``) that is no snippet list at all (a source file given
+    to the CLI, say): no line carries a hash or a result, and most are malformed. Reporting
+    each of its lines would bury the one thing to say; a list with a few bad lines still has
+    them reported. The first line is quoted as it reads, not judged as a list's line: a
+    comment's ``/*!`` is no absolute path (express's lib/request.js)."""
     checkable = any(e.error is None and (e.hash_prefix or e.stamp is not None) for e in entries)
     malformed = [e for e in entries if e.error is not None]
     if checkable or len(malformed) * 2 <= len(entries):
         return
     first = malformed[0]
+    # A JSON entry has no line of its own to quote: its error says what it lacks.
+    reads = f"line {first.line} reads {first.path[:60]!r}" if first.path else \
+        f"line {first.line}: {first.error}"
     raise BadInput(
-        f"input is not a snippet list or search results: {len(malformed)} of {len(entries)} "
-        f"lines are malformed (line {first.line}: {first.error}); give path<TAB>sha256-prefix "
-        "lines or search --json output (a file's indexed chunks: freshmark chunks --path FILE)")
+        f"{name} is not a snippet list or search results ({reads}): verify reads "
+        "path<TAB>sha256-prefix lines or search --json output; a file's indexed chunks: "
+        "freshmark chunks --path FILE")
 
 
 # -- TSV -------------------------------------------------------------------------------------------

@@ -161,7 +161,9 @@ def verify(file: BinaryIO, repo: str | None, branch: str | None, worktree: bool,
     from freshmark.services.verify_snippets import verify_entries
 
     entries = parse_snippets(decode_input(file.read()))
-    refuse_other_files(entries)  # the API reports such input line by line, as its schema says
+    # The API reports such input line by line, as its schema says.
+    name = str(getattr(file, "name", "-"))
+    refuse_other_files(entries, "input" if name in ("-", "<stdin>") else name)
     repo = repo_here(repo)
     settings, config = load_settings()
     report = verify_entries(entries, repo, settings=settings, config=config, branch=branch,
