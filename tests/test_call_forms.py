@@ -154,3 +154,8 @@ def test_a_rust_use_is_read_by_what_it_is_written_after():
 def test_a_rust_alias_names_the_item_it_imports():
     assert rust_aliases(["value_bag::ValueBag as Inner", "crate::{Record as R, Level}"]) == {
         "Inner": "ValueBag", "R": "Record"}
+
+
+def test_a_php_function_call_written_with_a_namespace_is_named_by_that_namespace():
+    code = "if (\\count($args) < 1) {\n    \\GuzzleHttp\\count($a) + Psr7\\count($b);\n}\n"
+    assert php_call_receivers(code, "count") == {"\\", "\\GuzzleHttp\\", "Psr7\\"}

@@ -62,3 +62,19 @@ def test_a_php_call_through_this_reaches_its_own_class_or_a_base(monolog):
 
 def test_a_php_call_through_a_member_reaches_the_class_the_member_is_declared(monolog):
     assert callers_in_slice(monolog, "UdpSocket.write") == {"SyslogUdpHandler.write": "high"}
+
+
+COUNTABLE = {
+    "src/CookieJar.php": "<?php\n\nnamespace GuzzleHttp\\Cookie;\n\n"
+    "class CookieJar implements \\Countable\n{\n    public function count(): int\n    {\n"
+    "        return \\count($this->cookies);\n    }\n}\n",
+    "src/Client.php": "<?php\n\nnamespace GuzzleHttp;\n\nclass Client\n{\n"
+    "    public function __call($method, $args)\n    {\n        if (\\count($args) < 1) {\n"
+    "            throw new \\InvalidArgumentException('no URI');\n        }\n"
+    "        return $this->request($method, $args[0]);\n    }\n}\n",
+}
+
+
+def test_a_php_function_called_after_a_namespace_is_no_call_of_a_method(fm_home, make_repo):
+    repo = indexed_project(make_repo("guzzle"), COUNTABLE, package="src")
+    assert "Client.__call" not in callers_in_slice(str(repo.path), "CookieJar.count")

@@ -112,12 +112,12 @@ def receivers_of(code: str, name: str) -> set[str]:
     return found
 
 
-def _uses(code: str, name: str, declared: re.Pattern[str], reach: int = 80,
-          not_after: str = r"\w$") -> Iterator[tuple[str, int]]:
-    """Each use of ``name`` in ``code`` (not right after a character of ``not_after``) but
+def _uses(code: str, name: str, declared: re.Pattern[str], reach: int = 80
+          ) -> Iterator[tuple[str, int]]:
+    """Each use of ``name`` in ``code`` (not part of a longer word, nor a ``$variable``) but
     its own declaration (``declared`` ends the text before it): the ``reach`` characters
     written before it, and where it ends."""
-    for use in re.finditer(rf"(?<![{not_after}]){re.escape(name)}\b", code):
+    for use in re.finditer(rf"(?<![\w$]){re.escape(name)}\b", code):
         before = code[max(0, use.start() - reach) : use.start()]
         if not declared.search(before):
             yield before, use.end()
@@ -307,6 +307,9 @@ _PHP_BEFORE = (
     ("->", re.compile(rf"{_PHP_ARROW}$")),
 )
 _PHP_CLASS_BEFORE = re.compile(r"(\w+)\s*::\s*$")
+# A function's namespace written before its name: ``\`` (the global one: ``\count(…)``),
+# ``\GuzzleHttp\`` (fully qualified), ``Psr7\`` (relative to the file's).
+_PHP_NAMESPACE_BEFORE = re.compile(r"[\w\\]*\\$")
 _PHP_DECLARED = re.compile(r"\bfunction\s+&?\s*$")
 _PHP_EXTENDS = re.compile(r"\bextends\s+\\?(?:\w+\\)*(\w+)")
 
@@ -314,11 +317,12 @@ _PHP_EXTENDS = re.compile(r"\bextends\s+\\?(?:\w+\\)*(\w+)")
 def php_call_receivers(code: str, name: str) -> set[str]:
     """What PHP ``code`` calls ``name`` through, at each call: ``parent``, ``$this`` (also
     ``self::`` and ``static::``), ``$this->socket`` (a member's value, another object),
-    ``->`` (any other value), a class's name (``Utils::``), "" bare (a function, never a
-    method); ``?`` for a use not followed by ``(`` (a property, a constant, a callable
-    array's ``'name'``): no call it can tell. Its own ``function name`` is no use."""
+    ``->`` (any other value), a class's name (``Utils::``), "" bare and a namespace ending
+    in ``\\`` (``\\`` of ``\\count(…)``, ``\\GuzzleHttp\\``: a function, never a method);
+    ``?`` for a use not followed by ``(`` (a property, a constant, a callable array's
+    ``'name'``): no call it can tell. Its own ``function name`` is no use."""
     found: set[str] = set()
-    for before, end in _uses(code, name, _PHP_DECLARED, 120, r"\w$\\"):
+    for before, end in _uses(code, name, _PHP_DECLARED, 120):
         if not re.match(r"\s*\(", code[end:]):
             found.add("?")
             continue
@@ -331,6 +335,8 @@ def _php_receiver(before: str) -> str:
     for form, pattern in _PHP_BEFORE:
         if found := pattern.search(before):
             return form + (found.group(1) if found.groups() else "")
+    if namespace := _PHP_NAMESPACE_BEFORE.search(before):
+        return namespace.group(0)
     scope = _PHP_CLASS_BEFORE.search(before)
     return scope.group(1) if scope else ""
 

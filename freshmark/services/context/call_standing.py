@@ -256,14 +256,15 @@ class CallStanding:
     def _php_call_reaches(self, form: str, name: str, caller: ChunkRecord,
                           callee: ChunkRecord) -> bool | None:
         """Whether a PHP call of ``name`` written ``form`` (``php_call_receivers``) reaches
-        the method ``callee``. Bare, never: a method has a receiver. ``parent::name`` reaches
+        the method ``callee``. Bare or after a namespace (``\\count($args)``: a function's
+        call), never: a method has a receiver. ``parent::name`` reaches
         the first of the caller's class's bases to define it (monolog's FleepHookHandler,
         a SocketHandler, calls no StreamHandler.write); ``$this->``, ``self::`` and
         ``static::`` its own class's or a base's; ``Utils::name`` that class's or a base's;
         ``$this->socket->name`` its member's declared class's (SyslogUdpHandler's
         UdpSocket), else never the own class's. Through another value, maybe; and a
         subclass's override of what a call reaches, which runs for the subclass's objects."""
-        if form == "":
+        if form == "" or form.endswith("\\"):
             return False
         its_class = self.graph.find(caller.path, caller.symbol.rpartition(".")[0])
         callee_class = self.graph.find(callee.path, callee.symbol.rpartition(".")[0])
