@@ -11,6 +11,7 @@ from freshmark.core.call_forms import (
     php_base_name,
     php_call_receivers,
     php_member_types,
+    php_namespace_at,
     python_receivers,
     rust_aliases,
     rust_call_paths,
@@ -159,3 +160,18 @@ def test_a_rust_alias_names_the_item_it_imports():
 def test_a_php_function_call_written_with_a_namespace_is_named_by_that_namespace():
     code = "if (\\count($args) < 1) {\n    \\GuzzleHttp\\count($a) + Psr7\\count($b);\n}\n"
     assert php_call_receivers(code, "count") == {"\\", "\\GuzzleHttp\\", "Psr7\\"}
+
+
+def test_a_php_name_in_a_comment_or_a_message_is_no_use_but_a_callable_string_is():
+    code = ("// json_decode it\n$data = \\json_decode($json); /* json_decode */\n"
+            "throw new E('json_decode error: ' . $json);\n")
+    assert php_call_receivers(code, "json_decode") == {"\\"}
+    assert php_call_receivers("array_map('json_decode', $all);", "json_decode") == {"?"}
+
+
+def test_a_php_file_declares_the_namespace_of_the_lines_after_it():
+    text = "<?php\n\nnamespace GuzzleHttp;\n\nfunction json_decode() {}\n"
+    assert php_namespace_at(text, 5) == "GuzzleHttp"
+    assert php_namespace_at("<?php\n\nfunction tap_value() {}\n", 3) == ""
+    braced = "<?php\nnamespace A\\B {\n}\nnamespace {\n    function x() {}\n}\n"
+    assert (php_namespace_at(braced, 2), php_namespace_at(braced, 5)) == ("A\\B", "")

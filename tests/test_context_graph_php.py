@@ -78,3 +78,36 @@ COUNTABLE = {
 def test_a_php_function_called_after_a_namespace_is_no_call_of_a_method(fm_home, make_repo):
     repo = indexed_project(make_repo("guzzle"), COUNTABLE, package="src")
     assert "Client.__call" not in callers_in_slice(str(repo.path), "CookieJar.count")
+
+
+FUNCTIONS = {
+    "src/functions.php": "<?php\n\nnamespace GuzzleHttp;\n\n"
+    "function json_decode(string $json, bool $assoc = false)\n{\n"
+    "    return Utils::jsonDecode($json, $assoc);\n}\n",
+    "src/helpers.php": "<?php\n\nfunction tap_value($value)\n{\n    return $value;\n}\n",
+    "src/Utils.php": "<?php\n\nnamespace GuzzleHttp;\n\nfinal class Utils\n{\n"
+    "    /**\n     * Wrapper for json_decode that throws when an error occurs.\n     */\n"
+    "    public static function jsonDecode(string $json, bool $assoc = false)\n    {\n"
+    "        $data = \\json_decode($json, $assoc);\n"
+    "        if (\\JSON_ERROR_NONE !== \\json_last_error()) {\n"
+    "            throw new \\InvalidArgumentException('json_decode error: '.$json);\n"
+    "        }\n\n        return \\tap_value($data);\n    }\n}\n",
+    "src/Cookie/SessionCookieJar.php": "<?php\n\nnamespace GuzzleHttp\\Cookie;\n\n"
+    "class SessionCookieJar\n{\n    protected function load(): array\n    {\n"
+    "        return \\json_decode($_SESSION['cookies'], true);\n    }\n}\n",
+}
+
+
+@pytest.fixture
+def guzzle_functions(fm_home, make_repo) -> str:
+    return str(indexed_project(make_repo("guzzle"), FUNCTIONS, package="src").path)
+
+
+def test_a_php_call_written_to_the_global_namespace_is_no_call_of_a_namespaced_function(
+        guzzle_functions):
+    assert callers_in_slice(guzzle_functions, "json_decode") == {}
+
+
+def test_a_php_call_written_to_the_global_namespace_reaches_a_global_function_of_the_project(
+        guzzle_functions):
+    assert "Utils.jsonDecode" in callers_in_slice(guzzle_functions, "tap_value")

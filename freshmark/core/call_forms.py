@@ -311,6 +311,11 @@ _PHP_CLASS_BEFORE = re.compile(r"(\w+)\s*::\s*$")
 # ``\GuzzleHttp\`` (fully qualified), ``Psr7\`` (relative to the file's).
 _PHP_NAMESPACE_BEFORE = re.compile(r"[\w\\]*\\$")
 _PHP_DECLARED = re.compile(r"\bfunction\s+&?\s*$")
+# Comments and strings, where a name is no call (``#[Attribute]`` is code).
+_PHP_NOISE = re.compile(r"/\*.*?\*/|//[^\n]*|#(?!\[)[^\n]*|'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"",
+                        re.DOTALL)
+_PHP_CALLABLE_TEXT = re.compile(r"(['\"])\\*(?:\w+\\+)*\w+(?:::\w+)?\1")
+_PHP_NAMESPACE = re.compile(r"^[ \t]*namespace\b[ \t]*([\w\\]*)\s*[;{]", re.MULTILINE)
 _PHP_EXTENDS = re.compile(r"\bextends\s+\\?(?:\w+\\)*(\w+)")
 
 
@@ -322,12 +327,31 @@ def php_call_receivers(code: str, name: str) -> set[str]:
     ``?`` for a use not followed by ``(`` (a property, a constant, a callable array's
     ``'name'``): no call it can tell. Its own ``function name`` is no use."""
     found: set[str] = set()
+    code = _PHP_NOISE.sub(_php_callable_text_only, code)
     for before, end in _uses(code, name, _PHP_DECLARED, 120):
         if not re.match(r"\s*\(", code[end:]):
             found.add("?")
             continue
         found.add(_php_receiver(before))
     return found
+
+
+def _php_callable_text_only(noise: re.Match[str]) -> str:
+    """A PHP comment or string as ``php_call_receivers`` reads it: a string that names a
+    callable (``'json_decode'``, ``'Foo::write'``) as written, any other text as none (the
+    ``'json_decode error: '`` of a message names no call)."""
+    return noise.group(0) if _PHP_CALLABLE_TEXT.fullmatch(noise.group(0)) else "''"
+
+
+def php_namespace_at(file_text: str, line: int) -> str:
+    """The namespace a PHP file's ``file_text`` declares for its line ``line`` (``namespace
+    GuzzleHttp;`` or ``namespace GuzzleHttp { … }`` before it), "" for the global one."""
+    namespace = ""
+    for declared in _PHP_NAMESPACE.finditer(file_text):
+        if file_text.count("\n", 0, declared.start()) >= line:
+            break
+        namespace = (declared.group(1) or "").lstrip("\\")
+    return namespace
 
 
 def _php_receiver(before: str) -> str:

@@ -22,6 +22,7 @@ from freshmark.core.call_forms import (
     php_base_name,
     php_call_receivers,
     php_member_types,
+    php_namespace_at,
     python_receivers,
     qualifiers_of,
     receivers_of,
@@ -53,12 +54,16 @@ _MODULE_LANGUAGES = _JS_LANGUAGES | {"python"}
 
 class CallStanding:
     """``standing(edge)``: the edge's standing judged by the caller's code today, which
-    ``code_today`` reads (None when the caller is not there today)."""
+    ``code_today`` reads (None when the caller is not there today), and by the files a PHP
+    call names a function or class from, which ``file_today`` reads by path."""
 
     def __init__(self, graph: SymbolGraph,
-                 code_today: Callable[[ChunkRecord], str | None]) -> None:
+                 code_today: Callable[[ChunkRecord], str | None],
+                 file_today: Callable[[str], str | None] = lambda _path: None) -> None:
         self.graph = graph
         self._code_today = code_today
+        self._file_today = file_today
+        self._namespaces: dict[str, str | None] = {}  # per PHP function: its namespace today
         self._codes: dict[str, str | None] = {}  # per caller: its code, read once
         self._lineages: dict[str, list[str]] = {}  # per PHP class: it and its bases, in order
 
@@ -141,6 +146,8 @@ class CallStanding:
             or rust else None
         if code is None:
             return None
+        if caller.language == callee.language == "php" and callee.kind == "function":
+            return self._php_function_reaches(code, name, callee)
         if rust:
             return self._rust_reaches(code, name, caller, callee)
         if go:  # another package's type is never the caller's own receiver's
@@ -287,6 +294,20 @@ class CallStanding:
         overridden = form != "parent" and lineage[0] in self._php_lineage(callee_class)
         return None if overridden else False
 
+    def _php_function_reaches(self, code: str, name: str, callee: ChunkRecord) -> bool | None:
+        """Whether PHP ``code`` calls the function ``callee``: never through a value or a
+        class (a method's call); written ``\\name(…)`` only a function of the global
+        namespace, ``\\Ns\\name(…)`` only one of ``Ns`` (guzzle's ``\\json_decode`` in
+        Utils.jsonDecode is PHP's, not functions.php's ``GuzzleHttp\\json_decode``); bare or
+        relative to its file's namespace (``Psr7\\name``), maybe."""
+        if callee.id not in self._namespaces:
+            text = self._file_today(callee.path)
+            self._namespaces[callee.id] = None if text is None \
+                else php_namespace_at(text, callee.start_line)
+        namespace = self._namespaces[callee.id]
+        return _any_call({_php_namespace_reaches(form, namespace)
+                          for form in php_call_receivers(code, name)})
+
     def _php_called_on(self, form: str, its_class: str, path: str) -> list[str]:
         """The lineage of the class whose method (its first to define it) a PHP call written
         ``form`` runs, from the caller's class ``its_class`` in ``path``; [] where it cannot
@@ -360,6 +381,17 @@ def _any_call(reached: set[bool | None]) -> bool | None:
     """What the uses of a name say together: a call where one surely reaches the callee,
     none where every one surely does not, else maybe."""
     return True if True in reached else False if reached == {False} else None
+
+
+def _php_namespace_reaches(form: str, namespace: str | None) -> bool | None:
+    """Whether a PHP call written ``form`` (``php_call_receivers``) may reach a function of
+    ``namespace`` ("" the global one, None not known)."""
+    if form in ("", "?") or form.endswith("\\") and not form.startswith("\\"):
+        return None  # the file's namespace's function, or else the global one
+    if not form.endswith("\\"):
+        return False  # a method's call, through a value or a class
+    return None if namespace is None or form.strip("\\").lower() == namespace.lower() \
+        else False
 
 
 def _calls_a_function(receivers: set[str], path: str) -> bool:

@@ -82,7 +82,7 @@ class SliceBuilder:
         self.indexed = IndexedText(opened.index)  # the graph's records hold no text
         self._chunks: dict[str, list[Chunk]] = {}
         self._symbols: dict[str, FileSymbols] = {}
-        self.edge_standing = CallStanding(graph, self._code_today)
+        self.edge_standing = CallStanding(graph, self._code_today, self.today)
 
     # -- today's files -----------------------------------------------------------------------------
     def today(self, path: str) -> str | None:
