@@ -175,3 +175,8 @@ def test_a_php_file_declares_the_namespace_of_the_lines_after_it():
     assert php_namespace_at("<?php\n\nfunction tap_value() {}\n", 3) == ""
     braced = "<?php\nnamespace A\\B {\n}\nnamespace {\n    function x() {}\n}\n"
     assert (php_namespace_at(braced, 2), php_namespace_at(braced, 5)) == ("A\\B", "")
+
+
+def test_a_php_static_call_on_a_class_a_value_holds_is_through_another_value():
+    code = "$class::create($a);\n$this->factory::create();\n"
+    assert php_call_receivers(code, "create") == {"->"}

@@ -111,3 +111,38 @@ def test_a_php_call_written_to_the_global_namespace_is_no_call_of_a_namespaced_f
 def test_a_php_call_written_to_the_global_namespace_reaches_a_global_function_of_the_project(
         guzzle_functions):
     assert "Utils.jsonDecode" in callers_in_slice(guzzle_functions, "tap_value")
+
+
+STACK = {
+    "src/HandlerStack.php": "<?php\n\nnamespace GuzzleHttp;\n\nclass HandlerStack\n{\n"
+    "    public static function create(): self\n    {\n        return new self();\n    }\n\n"
+    "    public function __invoke($request)\n    {\n        $handler = $this->resolve();\n"
+    "        return $handler($request);\n    }\n\n"
+    "    public function resolve(): callable\n    {\n        return $this->handler;\n    }\n}\n",
+    "src/Client.php": "<?php\n\nnamespace GuzzleHttp;\n\nclass Client\n{\n"
+    "    private function buildUri($uri, array $config)\n    {\n"
+    "        return Psr7\\UriResolver::resolve(Psr7\\Utils::uriFor($config['base']), $uri);\n"
+    "    }\n}\n",
+    "src/Handler/CurlMultiHandler.php": "<?php\n\nnamespace GuzzleHttp\\Handler;\n\n"
+    "class CurlMultiHandler\n{\n    private function processMessages(): void\n    {\n"
+    "        $entry = $this->handles[0];\n        $entry['deferred']->resolve($entry['easy']);\n"
+    "    }\n}\n",
+    "src/Pool.php": "<?php\n\nnamespace GuzzleHttp;\n\nuse GuzzleHttp\\HandlerStack as Stack;\n\n"
+    "class Pool\n{\n    public function stack()\n    {\n        return Stack::create();\n"
+    "    }\n}\n",
+}
+
+
+@pytest.fixture
+def guzzle_stack(fm_home, make_repo) -> str:
+    return str(indexed_project(make_repo("guzzle"), STACK, package="src").path)
+
+
+def test_a_php_static_call_on_a_class_the_project_does_not_define_reaches_none_of_its_methods(
+        guzzle_stack):
+    assert set(callers_in_slice(guzzle_stack, "HandlerStack.resolve")) == {
+        "HandlerStack.__invoke", "CurlMultiHandler.processMessages"}
+
+
+def test_a_php_static_call_through_a_use_alias_reaches_the_class_it_renames(guzzle_stack):
+    assert callers_in_slice(guzzle_stack, "HandlerStack.create") == {"Pool.stack": "high"}

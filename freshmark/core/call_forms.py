@@ -305,6 +305,8 @@ _PHP_BEFORE = (
     ("$this", re.compile(rf"(?:\$this{_PHP_ARROW}|\b(?:self|static)\s*::\s*)$")),
     ("$this->", re.compile(rf"\$this{_PHP_ARROW}(\w+){_PHP_ARROW}$")),
     ("->", re.compile(rf"{_PHP_ARROW}$")),
+    # A class a value holds: ``$class::create()``, ``$this->factory::create()``.
+    ("->", re.compile(rf"(?:\$\w+|{_PHP_ARROW}\w+|[)\]])\s*::\s*$")),
 )
 _PHP_CLASS_BEFORE = re.compile(r"(\w+)\s*::\s*$")
 # A function's namespace written before its name: ``\`` (the global one: ``\count(…)``),
@@ -316,6 +318,8 @@ _PHP_NOISE = re.compile(r"/\*.*?\*/|//[^\n]*|#(?!\[)[^\n]*|'(?:[^'\\]|\\.)*'|\"(
                         re.DOTALL)
 _PHP_CALLABLE_TEXT = re.compile(r"(['\"])\\*(?:\w+\\+)*\w+(?:::\w+)?\1")
 _PHP_NAMESPACE = re.compile(r"^[ \t]*namespace\b[ \t]*([\w\\]*)\s*[;{]", re.MULTILINE)
+_PHP_USE = re.compile(r"^[ \t]*use\s[^;]*;", re.MULTILINE)
+_PHP_ALIAS = re.compile(r"(\w+)\s+as\s+(\w+)")
 _PHP_EXTENDS = re.compile(r"\bextends\s+\\?(?:\w+\\)*(\w+)")
 
 
@@ -363,6 +367,13 @@ def _php_receiver(before: str) -> str:
         return namespace.group(0)
     scope = _PHP_CLASS_BEFORE.search(before)
     return scope.group(1) if scope else ""
+
+
+def php_use_aliases(file_text: str) -> dict[str, str]:
+    """The names a PHP file's ``use`` statements give classes (``use Foo\\Bar as Baz;``,
+    ``use Foo\\{Bar as Baz}``), each with the class's own name: ``{"Baz": "Bar"}``."""
+    return {alias: name for statement in _PHP_USE.findall(file_text)
+            for name, alias in _PHP_ALIAS.findall(statement)}
 
 
 def php_member_types(class_code: str, member: str) -> set[str]:

@@ -23,6 +23,7 @@ from freshmark.core.call_forms import (
     php_call_receivers,
     php_member_types,
     php_namespace_at,
+    php_use_aliases,
     python_receivers,
     qualifiers_of,
     receivers_of,
@@ -64,6 +65,7 @@ class CallStanding:
         self._code_today = code_today
         self._file_today = file_today
         self._namespaces: dict[str, str | None] = {}  # per PHP function: its namespace today
+        self._aliases: dict[str, dict[str, str]] = {}  # per PHP file: the classes it renames
         self._codes: dict[str, str | None] = {}  # per caller: its code, read once
         self._lineages: dict[str, list[str]] = {}  # per PHP class: it and its bases, in order
 
@@ -267,15 +269,23 @@ class CallStanding:
         call), never: a method has a receiver. ``parent::name`` reaches
         the first of the caller's class's bases to define it (monolog's FleepHookHandler,
         a SocketHandler, calls no StreamHandler.write); ``$this->``, ``self::`` and
-        ``static::`` its own class's or a base's; ``Utils::name`` that class's or a base's;
-        ``$this->socket->name`` its member's declared class's (SyslogUdpHandler's
-        UdpSocket), else never the own class's. Through another value, maybe; and a
-        subclass's override of what a call reaches, which runs for the subclass's objects."""
+        ``static::`` its own class's or a base's; ``Utils::name`` that class's or a base's,
+        and never where the project defines no type so named (nor renames one so: guzzle's
+        ``Psr7\\UriResolver::resolve`` is no HandlerStack.resolve); ``$this->socket->name``
+        its member's declared class's (SyslogUdpHandler's UdpSocket), else never the own
+        class's. Through another value, maybe; and a subclass's override of what a call
+        reaches, which runs for the subclass's objects."""
         if form == "" or form.endswith("\\"):
             return False
+        if form in ("?", "->"):
+            return None
+        if form not in ("parent", "$this") and not form.startswith("$this->"):
+            form = self._php_aliases(caller.path).get(form, form)
+            if not self.graph.defines_type(form):
+                return False
         its_class = self.graph.find(caller.path, caller.symbol.rpartition(".")[0])
         callee_class = self.graph.find(callee.path, callee.symbol.rpartition(".")[0])
-        if form in ("?", "->") or its_class is None or callee_class is None or \
+        if its_class is None or callee_class is None or \
                 self.graph.nodes[callee_class].kind not in _PHP_CLASS_KINDS:
             return None
         lineage = self._php_called_on(form, its_class, caller.path)
@@ -293,6 +303,12 @@ class CallStanding:
         # ``parent::`` binds to the base's, whatever the object.
         overridden = form != "parent" and lineage[0] in self._php_lineage(callee_class)
         return None if overridden else False
+
+    def _php_aliases(self, path: str) -> dict[str, str]:
+        """The classes the PHP file ``path`` renames by ``use … as``, read once."""
+        if path not in self._aliases:
+            self._aliases[path] = php_use_aliases(self._file_today(path) or "")
+        return self._aliases[path]
 
     def _php_function_reaches(self, code: str, name: str, callee: ChunkRecord) -> bool | None:
         """Whether PHP ``code`` calls the function ``callee``: never through a value or a

@@ -297,6 +297,10 @@ class SymbolGraph:
         """The project defines a namespace or class ``name`` that holds definitions."""
         return name in self._scopes
 
+    def defines_type(self, name: str) -> bool:
+        """The project defines a class, interface, trait or other type ``name``, anywhere."""
+        return any(self.nodes[d].kind in TYPE_KINDS for d in self._by_short.get(name, []))
+
     def impl_holding(self, record: ChunkRecord) -> ChunkRecord | None:
         """The Rust impl block whose lines hold ``record`` (a method of it), if one."""
         return next((impl for impl in self._impls.get(record.path, [])
