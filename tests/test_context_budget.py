@@ -43,10 +43,10 @@ def test_small_budget_names_what_it_left_out_on_left_out_lines_not_missing(shop)
 
 
 def test_module_too_big_for_the_budget_falls_back_to_the_symbol(shop):
-    # 650: the header explains both markers and says the index lags the head by a commit, and
+    # 620: the header explains both markers and says the index lags the head by a commit, and
     # the symbol's check line names the dependency that drifted under it; the module needs
-    # ~320, the symbol fits
-    request = ContextRequest.build("OrderService cancel_order", level="L2", budget_tokens=650)
+    # ~320, the symbol fits, and the module's [LEFT OUT] line with its role and standing
+    request = ContextRequest.build("OrderService cancel_order", level="L2", budget_tokens=620)
     slice_ = build_context(request, str(shop.path), settings=Settings.from_env())
     roles = [s.role for s in slice_.sections]
     assert "module" not in roles and "evidence" in roles
@@ -122,6 +122,17 @@ def test_a_match_shown_only_as_its_pointer_is_not_said_to_be_shown():
                       note="other match (not included)")
     assert left_out_reason(code, pointer, 4000).startswith(
         f"pointed at only ({pointer.anchor}), none of its lines shown")
+
+
+def test_a_left_out_line_says_the_role_and_standing_of_what_it_names():
+    slice_ = ContextSlice("q", "L1", 400, "header", {}, {})
+    guess = _numbered_section("build_uri", "caller", 60)
+    guess.confidence, guess.note = "medium", "direct caller (name match only)"
+    fit(slice_, [_numbered_section("best", "evidence", 8), guess])
+    assert slice_.left_out == ["[LEFT OUT] src/build_uri.py:L1-L60 | build_uri | medium | "
+                               "caller (name match only) — not shown; the whole needs ~"
+                               f"{estimate_tokens(guess.render())} of the 400-token budget"]
+    assert slice_.to_dict()["left_out"] == slice_.left_out
 
 
 def test_one_definition_cut_twice_is_named_once_whatever_each_cut_would_have_needed():

@@ -48,7 +48,8 @@ def test_a_class_asked_for_by_name_that_does_not_fit_says_so_first(fm_home, make
     slice_ = slice_for(repo.path, 1500, "TypeName")
     assert not [s for s in slice_.sections if s.role in ("evidence", "module")]
     assert slice_.left_out[0].startswith("[LEFT OUT] no evidence in this slice")
-    assert any(line.startswith(f"[LEFT OUT] {PATH}:L5-L359 | TypeName — not shown")
+    assert any(line.startswith(f"[LEFT OUT] {PATH}:L5-L359 | TypeName | high | evidence — "
+                               "not shown")
                for line in slice_.left_out[1:])
 
 
@@ -66,7 +67,7 @@ def test_a_slice_none_of_whose_evidence_fits_says_so_first(fm_home, make_repo):
     assert not [s for s in slice_.sections if s.role in ("evidence", "module")]
     assert slice_.left_out[0].startswith("[LEFT OUT] no evidence in this slice: the best "
                                          "matches, named below, do not fit the 700-token budget")
-    assert any("_reflect_type — not shown; the whole needs ~" in line
+    assert any("_reflect_type | high | evidence — not shown; the whole needs ~" in line
                for line in slice_.left_out[1:])
     assert slice_.used_tokens <= 700
 
@@ -163,6 +164,6 @@ def test_a_definition_in_parts_too_big_for_the_budget_shows_its_part_and_names_t
     evidence = [s for s in slice_.sections if s.role == "evidence"]
     assert [(s.symbol, s.start_line) for s in evidence] == [("reconcile_ledger", 1)]
     assert evidence[0].end_line < 284
-    assert any(line.startswith("[LEFT OUT] ledger/books.py:L1-L284 | reconcile_ledger — "
-                               "shown only as") for line in slice_.left_out)
+    assert any(line.startswith("[LEFT OUT] ledger/books.py:L1-L284 | reconcile_ledger | high | "
+                               "evidence — shown only as") for line in slice_.left_out)
 

@@ -506,7 +506,8 @@ def test_a_caller_the_search_matched_falls_back_to_its_signature_when_it_does_no
         budget_tokens=1200), str(repo.path), settings=Settings.from_env())
     (caller,) = [s for s in slice_.sections if s.symbol == "rebuild_auth"]
     assert caller.note.endswith("(signature only)")
-    assert any("rebuild_auth — shown by its signature only" in line for line in slice_.left_out)
+    assert any("rebuild_auth | high | caller (graph-confirmed) — shown by its signature only"
+               in line for line in slice_.left_out)
 
 
 @pytest.mark.parametrize(("budget", "room"), [(4000, True), (800, False)])

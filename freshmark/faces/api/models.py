@@ -360,7 +360,10 @@ class ContextResponseModel(BaseModel):
                                            "there.")
     left_out: list[str] = Field(default_factory=list,
                                 description="[LEFT OUT] lines: material that exists but did "
-                                            "not fit the budget (or only in a smaller form).")
+                                            "not fit the budget (or only in a smaller form): "
+                                            "where it is, its symbol, confidence and role "
+                                            "(a caller's: graph-confirmed or name match "
+                                            "only), and why it is cut.")
     text: str = Field(description="The slice, ready to paste into a prompt.")
 
 

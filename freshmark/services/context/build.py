@@ -138,7 +138,7 @@ LEFT_OUT = "[LEFT OUT]"
 
 def _left_out_line(section: Section, why: str) -> str:
     return f"{LEFT_OUT} {section.path}:L{section.start_line}-L{section.end_line} | " \
-           f"{section.symbol} — {why}"
+           f"{section.symbol} | {section.standing} — {why}"
 
 
 def fit(slice_: ContextSlice, candidates: list[Section]) -> None:
@@ -172,8 +172,8 @@ def fit(slice_: ContextSlice, candidates: list[Section]) -> None:
         if chosen is section:
             continue
         line = _left_out_line(section, left_out_reason(section, chosen, budget))
-        # The same definition reached twice (two of its parts, each sized on its own).
-        if any(held.split(" — ")[0] == line.split(" — ")[0] for held in slice_.left_out):
+        # The same definition reached twice (two of its parts; as a match and as a caller).
+        if any(held.split(" | ")[:2] == line.split(" | ")[:2] for held in slice_.left_out):
             continue
         slice_.left_out.append(line)
         if slice_.used_tokens > budget:

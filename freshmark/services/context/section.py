@@ -63,6 +63,14 @@ class Section:
         lines = f"L{self.start_line}-L{self.end_line}"
         return f"[{self.path}:{lines} | {self.symbol} | {self.confidence}]"
 
+    @property
+    def standing(self) -> str:
+        """Its confidence and role, and how the graph knows a caller (``medium | caller (name
+        match only)``): what a ``[LEFT OUT]`` line says of it, as its anchor and note do."""
+        graph = next((f" ({known})" for known in ("graph-confirmed", "name match only")
+                      if f"({known}" in self.note), "")
+        return f"{self.confidence} | {self.role}{graph}"
+
     def render(self) -> str:
         lines = [self.anchor + (f"  {self.note}" if self.note else "")]
         if self.citation is not None:
