@@ -125,6 +125,21 @@ def test_a_method_asked_for_with_its_namespace_is_answered_by_it(fm_home, make_r
     assert [s.symbol for s in slice_.sections if s.role == "evidence"][0] == "Utils.jsonDecode"
 
 
+def test_a_function_asked_for_with_its_namespace_is_answered_by_it_in_that_namespace(
+        fm_home, make_repo):
+    repo = make_repo("guzzle")
+    repo.write("src/functions.php", "<?php\n\nnamespace GuzzleHttp;\n\n"
+                                    "function describe_type($input): string\n{\n"
+                                    "    return Utils::describeType($input);\n}\n")
+    repo.commit("functions")
+    index(repo.path)
+    for query in ("GuzzleHttp\\describe_type()", "\\GuzzleHttp\\describe_type()"):
+        slice_ = slice_for(repo.path, query)
+        assert slice_.missing == [], query
+        assert [s.symbol for s in slice_.sections if s.role == "evidence"] == ["describe_type"]
+    assert slice_for(repo.path, "GuzzleHttp\\Cookie\\describe_type").missing
+
+
 def test_no_current_evidence_is_missing_without_naming_the_deleted_file(fm_home, make_repo):
     repo = make_repo("payments")
     repo.write("payments/stripe_refunds.py",

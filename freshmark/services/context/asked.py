@@ -4,9 +4,12 @@ and which of the search's results answer it: those lead the slice's evidence."""
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 
+from freshmark.core.call_forms import php_namespace_at
 from freshmark.core.declarations import declares_member, defined_in_text
+from freshmark.core.errors import UnsafePath
 from freshmark.core.kinds import is_secondary
 from freshmark.core.query import plan_query
 from freshmark.core.stamp import own_name
@@ -18,22 +21,33 @@ from freshmark.core.structure import (
 from freshmark.core.tree import module_name
 from freshmark.services.retrieval.results import VerifiedResult
 
+# A PHP name written with its namespace (``GuzzleHttp\\describe_type``), not a class's member
+# (``GuzzleHttp\\Client::send``): the namespace and the name.
+_PHP_NAMESPACED = re.compile(r"(?<![\w\\])\\?((?:\w+\\)+)(\w+)(?![\w\\]|\s*::)")
+
 
 @dataclass(frozen=True)
 class AskedNames:
     """What a query that is only names asks for: the names (``run_patch_tests``,
-    ``OrderService.cancel_order`` -> ``cancel_order``...; [] for a question) and its dotted
-    names as slash paths (``OrderService/cancel_order``)."""
+    ``OrderService.cancel_order`` -> ``cancel_order``...; [] for a question), its dotted
+    names as slash paths (``OrderService/cancel_order``) and the PHP names it writes with their
+    namespace, (namespace, name), whose files ``file_today`` reads (by path, today)."""
 
     names: list[str]
     dotted: list[str]
+    namespaced: list[tuple[str, str]] = field(default_factory=list)
+    file_today: Callable[[str], str | None] | None = None
 
     @classmethod
-    def of(cls, query: str) -> AskedNames:
+    def of(cls, query: str, file_today: Callable[[str], str | None] | None = None
+           ) -> AskedNames:
         plan = plan_query(query)
         names = looked_up(without_declaration_word(plan.text), plan.identifiers,
                           plan.path_hints)
-        return cls(names, plan.path_hints if names else [])
+        namespaced = [(namespace.strip("\\"), name)
+                      for namespace, name in _PHP_NAMESPACED.findall(query)]
+        return cls(names, plan.path_hints if names else [], namespaced if names else [],
+                   file_today)
 
     def answered_by(self, result: VerifiedResult) -> bool:
         """The result is a definition of one of the names (by its name or its last part; a
@@ -41,7 +55,8 @@ class AskedNames:
         ``AnnotationSpec.builder``), declares one by a line of its text (a constant, a field;
         a member only in its owner), or is the owner that declares a named member by its
         signature (an interface's method); a module's function is named with its module
-        (``walk::scan`` by ``scan`` of ``walk.rs``)."""
+        (``walk::scan`` by ``scan`` of ``walk.rs``), and a PHP namespace's by its name
+        in a file that declares that namespace (``in_namespace``)."""
         record = result.record
         # ``Basket.this[]``, ``Money.operator+``: a query names them by their word.
         symbol = re.sub(r"\W+$", "", record.symbol.lower())
@@ -58,7 +73,25 @@ class AskedNames:
                 for path in owned) or \
             defined_in_text(record.text, alone) or \
             bool(in_owner) and defined_in_text(record.text.lower(), in_owner) or \
-            declares_member(record.symbol, record.text, self.dotted)
+            declares_member(record.symbol, record.text, self.dotted) or \
+            self.in_namespace(result)
+
+    def in_namespace(self, result: VerifiedResult) -> bool:
+        """The result is a PHP namespace's function or class named as the query writes it
+        with its namespace (``GuzzleHttp\\describe_type``, stored as ``describe_type``: a
+        ``namespace X;`` statement names none of its file's symbols), in a file that declares
+        that namespace where ``file_today`` reads the file."""
+        record = result.record
+        namespaces = {namespace.lower() for namespace, name in self.namespaced
+                      if name.lower() == record.symbol.lower()}
+        if not namespaces or record.language != "php":
+            return False
+        path, start, _end = result.lines_today
+        try:
+            text = self.file_today(path) if self.file_today is not None else None
+        except UnsafePath:
+            text = None
+        return text is None or php_namespace_at(text, start).lower() in namespaces
 
 
 def implementation_first(evidence: list[VerifiedResult], asked: AskedNames

@@ -411,7 +411,7 @@ def build_context(
                           opened.target.to_dict(), info)
     # A query of names only is answered by their definitions: code that merely shares a word
     # with them (``order`` of ``cancel_order``) is no evidence of them.
-    asked = AskedNames.of(text)
+    asked = AskedNames.of(text, opened.verifier.current_text)
     answers = [r for r in results if matched(r) and (not asked.names or asked.answered_by(r))]
     evidence = implementation_first([r for r in answers if r.verification.verdict in
                                      CODE_TODAY_VERDICTS], asked)
