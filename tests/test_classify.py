@@ -130,6 +130,16 @@ def test_builtin_path_rule_gives_kind(path: str, kind: str) -> None:
     assert classify_path(path, RULES) == kind
 
 
+def test_a_php_tool_s_config_is_config_and_the_baseline_it_writes_is_generated() -> None:
+    assert [classify_path(path, RULES) for path in (
+        ".php-cs-fixer.dist.php", ".php-cs-fixer.php", "psalm.xml", "phpstan.neon.dist")] == \
+        ["config"] * 4
+    assert [classify_path(path, RULES) for path in (
+        "psalm-baseline.xml", "phpstan-baseline.neon", "phpstan-baseline.php")] == \
+        ["generated"] * 3
+    assert classify_path("src/Baseline.php", RULES) == "source"
+
+
 @pytest.mark.parametrize(
     ("path", "reason"),
     [

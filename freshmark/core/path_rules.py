@@ -49,6 +49,9 @@ BUILTIN_RULES: tuple[tuple[str, str | None, tuple[str, ...]], ...] = (
         "package-lock.json", "npm-shrinkwrap.json", "yarn.lock", "pnpm-lock.yaml", "poetry.lock",
         "Pipfile.lock", "uv.lock", "pdm.lock", "Cargo.lock", "Gemfile.lock", "composer.lock",
         "go.sum", "flake.lock",
+        # What Psalm's and PHPStan's baseline commands write: the errors they were told to
+        # accept, by file and message (guzzle's psalm-baseline.xml quotes its code).
+        "psalm-baseline.*", "phpstan-baseline.*",
     )),
     ("backup", None, (
         "*_old.*", "*.old", "*.bak", "*.backup", "*.orig", "*.rej", "*~", "*.swp", "*.swo",
@@ -121,6 +124,8 @@ BUILTIN_RULES: tuple[tuple[str, str | None, tuple[str, ...]], ...] = (
         "*.properties", "*.xml", "*.env", "*.neon",
         # A template of a config checked in for copying (PHPUnit's ``phpunit.xml.dist``).
         *(f"*.{ext}.dist" for ext in ("xml", "neon", "yml", "yaml", "json", "ini", "toml")),
+        # PHP-CS-Fixer's configuration, PHP code that no other code calls.
+        ".php-cs-fixer.php", ".php-cs-fixer.dist.php", ".php_cs", ".php_cs.dist",
     )),
 )
 
