@@ -8,7 +8,7 @@ from dataclasses import replace
 import pytest
 
 from freshmark.core.dedup import dedup
-from freshmark.core.diversify import diversify, first_copies
+from freshmark.core.diversify import agreed_prose, diversify, first_copies
 from freshmark.core.fusion import (
     DEFAULT_WEIGHTS,
     RRF_K,
@@ -431,3 +431,36 @@ def test_a_look_up_keeps_the_part_of_a_long_definition_that_declares_it() -> Non
     assert [c.record.id for c in dedup(ranked)] == ["second", "other"]
     assert [c.record.id for c in dedup(ranked, names=["scan_number"])] == ["first", "other"]
     assert [c.record.id for c in dedup(ranked, names=["scan_string"])] == ["second", "other"]
+
+
+def _ranked_with_prose_at(place: int, kind: str, bm25_rank: int = 1) -> list[Candidate]:
+    """Five chunks of code and one of ``kind`` at 0-based ``place``, the latter ranked first
+    by BM25 (``bm25_rank``) and by the vectors; scores falling down the ranking."""
+    ranked = [Candidate(_record(f"code{i}", path=f"src/m{i}.py"), kind="source",
+                        bm25_rank=i + 2, vector_rank=i + 2) for i in range(5)]
+    ranked.insert(place, Candidate(_record("prose", path="RELEASING.md"), kind=kind,
+                                   bm25_rank=bm25_rank, vector_rank=1))
+    for index, candidate in enumerate(ranked):
+        candidate.score = 1.0 - index / 10
+    return ranked
+
+
+def test_a_doc_both_channels_rank_first_stands_third_at_least() -> None:
+    ranked = agreed_prose(_ranked_with_prose_at(5, "doc"))
+    assert [c.record.id for c in ranked][:4] == ["code0", "code1", "prose", "code2"]
+    assert [c.score for c in ranked] == sorted((c.score for c in ranked), reverse=True)
+
+
+def test_a_doc_one_channel_ranks_first_keeps_its_place() -> None:
+    ranked = agreed_prose(_ranked_with_prose_at(5, "doc", bm25_rank=2))
+    assert ranked[5].record.id == "prose"
+
+
+def test_code_both_channels_rank_first_keeps_the_place_the_rerank_gave_it() -> None:
+    ranked = agreed_prose(_ranked_with_prose_at(5, "source"))
+    assert ranked[5].record.id == "prose"
+
+
+def test_a_doc_both_channels_rank_first_above_third_is_not_moved_down() -> None:
+    ranked = agreed_prose(_ranked_with_prose_at(0, "config"))
+    assert ranked[0].record.id == "prose"

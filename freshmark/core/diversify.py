@@ -1,6 +1,6 @@
 """Per-file turns in a ranking: no file takes every place while other files wait (the search's
-``diversify``; the benches re-rank saved pools of plain dicts with it too), and one copy of a
-text (``first_copies``).
+``diversify``; the benches re-rank saved pools of plain dicts with it too), one copy of a
+text (``first_copies``), and a place for prose both channels rank first (``agreed_prose``).
 
 Written by hand: an interleaving rule over a ranked list, no library does it.
 """
@@ -17,6 +17,15 @@ from freshmark.core.fusion import Candidate
 from freshmark.core.stamp import LIVE
 
 T = TypeVar("T")
+
+# A doc or config chunk both channels rank first stands no lower than this place (1-based)
+# of a short query's ranking. The kind prior says a question usually asks for code, and the
+# question model, fitted on questions a definition answers, costs a doc about 8 logits: no
+# evidence made up for it (javapoet's RELEASING.md, BM25 and vector rank 1 for "how do I
+# release a new version", was 22nd; pom.xml 13th for the Java version it is compiled with).
+# Third, not first: a chunk of code the model puts first or second keeps its place.
+AGREED_PROSE_PLACE = 3
+_PROSE_KINDS = frozenset({"doc", "config"})
 
 
 def _candidate_path(candidate: Candidate) -> str:
@@ -142,3 +151,19 @@ def first_copies(ranked: Sequence[Candidate]) -> list[Candidate]:
             continue
         kept.append(candidate)
     return kept
+
+
+def agreed_prose(ranked: Sequence[Candidate], place: int = AGREED_PROSE_PLACE
+                 ) -> list[Candidate]:
+    """``ranked`` with a doc or config chunk that both channels rank first moved up to
+    ``place`` where it stood lower (``AGREED_PROSE_PLACE``), each candidate taking the score
+    of the place it fills so scores still fall down the ranking."""
+    at = next((i for i, c in enumerate(ranked) if c.bm25_rank == 1 and c.vector_rank == 1),
+              None)
+    if at is None or at < place or ranked[at].kind not in _PROSE_KINDS:
+        return list(ranked)
+    out = list(ranked)
+    out.insert(place - 1, out.pop(at))
+    for candidate, score in zip(out, [c.score for c in ranked], strict=True):
+        candidate.score = score
+    return out

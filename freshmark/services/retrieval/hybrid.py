@@ -18,7 +18,13 @@ from freshmark.adapters.lexical.tantivy_engine import TantivyEngine
 from freshmark.core.chunking.model import NOT_ONE_DEFINITION
 from freshmark.core.classify import search_kind
 from freshmark.core.dedup import dedup, dedup_key
-from freshmark.core.diversify import diversify, first_copies, named_lead, naming_first
+from freshmark.core.diversify import (
+    agreed_prose,
+    diversify,
+    first_copies,
+    named_lead,
+    naming_first,
+)
 from freshmark.core.fusion import (
     DEFAULT_WEIGHTS,
     Candidate,
@@ -376,6 +382,8 @@ def hybrid_search(
                          lead_file_cap=report_lead_cap(max_per_file)), ranking.timings
     # The definitions a look-up names lead whatever their files; the rest take turns.
     lead = named_lead(ranked)
+    if not lead:  # a look-up's definitions keep every first place
+        ranked = agreed_prose(ranked)
     rest, places = ranked[lead:], max(k - lead, 0)
     looked = names_looked_up(plan)
     if not lead and looked:  # no definition of the name: its uses lead
