@@ -269,3 +269,40 @@ def test_an_empty_listing_of_an_svg_says_it_is_an_image(fm_home, make_repo):
     assert "docs/_static/img/logo.svg (image)" in indexed
     listed = fm("chunks", str(repo.path), "--path", "docs/_static/img/logo.svg").stderr
     assert "logo.svg is not indexed: image" in listed and "(doc)" not in listed
+
+
+def shadowing_repo(make_repo) -> RepoBuilder:
+    """A repository whose top-level package is named like a dependency (chromadb imports
+    httpx) and is broken, as after a half-done rename."""
+    repo = make_repo("shadow")
+    repo.write("httpx/__init__.py", "from ._form import encode_form\n")
+    repo.write("httpx/_multipart.py", "def encode_form(data):\n    return data\n")
+    repo.commit("move _form")
+    return repo
+
+
+def python_m_freshmark(*args: str, cwd: Path, pythonpath: str = ""
+                       ) -> subprocess.CompletedProcess[str]:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (pythonpath, env.get("PYTHONPATH", "")) if p)
+    return subprocess.run([sys.executable, "-m", "freshmark", *args], capture_output=True,
+                          text=True, cwd=cwd, env=env, timeout=300)
+
+
+def test_python_m_inside_a_repository_imports_installed_dependencies_not_its_packages(
+        fm_home, make_repo):
+    repo = shadowing_repo(make_repo)
+    done = python_m_freshmark("index", "--json", cwd=repo.path)
+    assert done.returncode == 0, done.stderr
+    done = python_m_freshmark("search", "encode_form", "-k", "1", cwd=repo.path)
+    assert done.returncode == 0, done.stderr
+    assert "httpx/_multipart.py" in done.stdout
+
+
+def test_a_dependency_that_fails_to_import_is_a_one_line_error(fm_home, make_repo):
+    repo = shadowing_repo(make_repo)
+    done = python_m_freshmark("index", cwd=repo.path, pythonpath=str(repo.path))
+    assert done.returncode == 1
+    assert done.stderr.startswith("freshmark: error: a dependency failed to import: ")
+    assert len(done.stderr.strip().splitlines()) == 1, done.stderr
+    assert str(repo.path / "httpx" / "__init__.py") in done.stderr

@@ -6,6 +6,7 @@ import functools
 import json
 import sys
 import time
+import traceback
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import replace
@@ -118,6 +119,24 @@ def service_error(exc: BaseException) -> FreshmarkError | None:
     return None
 
 
+def import_failure(exc: BaseException) -> FreshmarkError | None:
+    """A dependency that failed to import, as one line naming the module and the file that
+    raised; an import of freshmark's own modules is a bug and keeps its traceback.
+
+    A package in the current directory or on ``PYTHONPATH`` named like one of freshmark's
+    dependencies (a repository's ``httpx/``) is imported in the installed one's place.
+    """
+    if not isinstance(exc, ImportError):
+        return None
+    module = exc.name or ""
+    if module.split(".")[0] in {"freshmark", "workers", "scheduler"}:
+        return None
+    frames = traceback.extract_tb(exc.__traceback__)
+    raised_in = f" (raised in {frames[-1].filename})" if frames else ""
+    return FreshmarkError(f"a dependency failed to import: {exc}{raised_in}; a package of that "
+                          "name on PYTHONPATH hides the installed one, or the install is broken")
+
+
 def fail_cleanly(fn: Callable[P, R]) -> Callable[P, R]:
     """Print freshmark errors as one line and exit with their code; never a traceback."""
 
@@ -127,7 +146,7 @@ def fail_cleanly(fn: Callable[P, R]) -> Callable[P, R]:
             try:
                 return fn(*args, **kwargs)
             except Exception as exc:
-                translated = service_error(exc)
+                translated = import_failure(exc) or service_error(exc)
                 if translated is None:
                     raise
                 raise translated from exc
