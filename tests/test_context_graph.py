@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from repo_builder import RepoBuilder
 from search_fixtures import callers_in_slice, indexed_project
 
 from freshmark.core.chunking import file_imports
@@ -745,18 +746,32 @@ def test_a_super_init_call_is_no_caller_of_another_classs_init(fm_home, make_rep
     assert "FieldInfo.__init__" not in callers_in_slice(str(repo.path), "SQLModel.__init__")
 
 
-def test_types_past_those_shown_are_named_not_dropped(fm_home, make_repo):
+def parts_project(make_repo) -> RepoBuilder:
+    """``assemble`` uses five types, more than a slice shows at its boundary."""
     types = "".join(f"class Part{n}:\n    \"\"\"Part {n}.\"\"\"\n\n\n" for n in range(5))
     build = ("from shop.parts import Part0, Part1, Part2, Part3, Part4\n\n\n"
              "def assemble(a: Part0, b: Part1, c: Part2, d: Part3) -> Part4:\n"
              "    \"\"\"Assemble the parts.\"\"\"\n    return Part4()\n")
-    repo = indexed_project(make_repo("shop"), {"shop/parts.py": types, "shop/build.py": build},
+    return indexed_project(make_repo("shop"), {"shop/parts.py": types, "shop/build.py": build},
                            package="shop")
+
+
+def test_types_past_those_shown_are_named_not_dropped(fm_home, make_repo):
+    repo = parts_project(make_repo)
     slice_ = build_context(ContextRequest.build("assemble", budget_tokens=4000), str(repo.path),
                            settings=Settings.from_env())
     shown = [s for s in slice_.sections if s.role == "type"]
     assert [s.symbol for s in shown] == ["Part0", "Part1", "Part2"]
     assert shown[-1].note.endswith("; other types assemble uses, not shown: Part3, Part4")
+
+
+def test_types_the_call_graph_shows_are_not_named_as_not_shown(fm_home, make_repo):
+    repo = parts_project(make_repo)
+    slice_ = build_context(ContextRequest.build("assemble", level="L3", budget_tokens=4000),
+                           str(repo.path), settings=Settings.from_env())
+    related = {s.symbol for s in slice_.sections if s.role == "related"}
+    assert {"Part3", "Part4"} <= related
+    assert [s.note for s in slice_.sections if "not shown" in s.note] == []
 
 
 RICH_CELLS = {

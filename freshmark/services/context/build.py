@@ -53,7 +53,12 @@ from freshmark.core.settings import Settings
 from freshmark.core.verdicts import CODE_TODAY_VERDICTS, Verdict, short
 from freshmark.services.context.asked import AskedNames, implementation_first
 from freshmark.services.context.levels import LEVEL_BUILDERS
-from freshmark.services.context.section import Section, estimate_tokens, shown_caller_pointer
+from freshmark.services.context.section import (
+    Section,
+    estimate_tokens,
+    shown_caller_pointer,
+    shows,
+)
 from freshmark.services.context.slices import SliceBuilder
 from freshmark.services.context.symbol_graph import graph_for
 from freshmark.services.open_branch import (
@@ -186,6 +191,10 @@ def fit(slice_: ContextSlice, candidates: list[Section]) -> None:
         unnamed += 1
     _hand_back_the_reserve(slice_, cut)
     _count_the_unnamed(slice_, unnamed)
+    # Only now is it known what the slice shows; a note naming fewer types is shorter.
+    for section in slice_.sections:
+        section.name_only_not_shown(
+            lambda path, symbol, start, end: shows(slice_.sections, path, symbol, start, end))
 
 
 def _count_the_unnamed(slice_: ContextSlice, unnamed: int) -> None:
@@ -263,15 +272,11 @@ def _drop_what_it_shows(slice_: ContextSlice, whole: Section) -> None:
 
 
 def _already_shown(slice_: ContextSlice, section: Section) -> bool:
-    """A related symbol already in the slice: the same definition (same symbol, lines that
-    overlap: another overload is another definition), or lines another section shows (e.g.
-    in its breathing room)."""
+    """A related symbol already in the slice: its definition, or its lines, shown (``shows``)."""
     if section.role not in _SKIPPABLE_ROLES:
         return False
-    return any((s.path, s.symbol) == (section.path, section.symbol)
-               and s.start_line <= section.end_line and section.start_line <= s.end_line
-               or s.covers(section.path, section.start_line, section.end_line)
-               for s in slice_.sections)
+    return shows(slice_.sections, section.path, section.symbol, section.start_line,
+                 section.end_line)
 
 
 def left_out_reason(section: Section, chosen: Section | None, budget: int) -> str:

@@ -4,6 +4,7 @@ citation, as a slice serves it and an answer may cite it."""
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -15,6 +16,22 @@ def estimate_tokens(text: str) -> int:
     (``build``'s estimate; never negative)."""
     ascii_chars = len(text.encode("ascii", "ignore"))
     return math.ceil(ascii_chars / 3) + (len(text) - ascii_chars)
+
+
+@dataclass(frozen=True)
+class NotShown:
+    """Definitions a section's note names as not in the slice: the other types the evidence
+    uses, past those shown at its boundary. Sections packed after the note is written (the
+    module, the call graph's symbols) may show them, so ``fit`` narrows it to the final slice."""
+
+    user: str
+    places: tuple[tuple[str, str, int, int], ...]  # path, symbol, start line, end line
+
+    def text(self) -> str:
+        if not self.places:
+            return ""
+        return (f"; other types {self.user} uses, not shown: "
+                f"{', '.join(symbol for _, symbol, _, _ in self.places)}")
 
 
 @dataclass
@@ -38,6 +55,8 @@ class Section:
     stands_for: str = ""
     # A signature's: the lines it is written on (its body is the signature on one line).
     signature_lines: tuple[int, int] | None = None
+    # What the end of ``note`` names as not in the slice.
+    not_shown: NotShown | None = None
 
     @property
     def shown_end(self) -> int:
@@ -52,6 +71,15 @@ class Section:
         while form.fallback is not None:
             form = form.fallback
         return form
+
+    def name_only_not_shown(self, shown: Callable[[str, str, int, int], bool]) -> None:
+        """Drop from the note the definitions ``shown`` (path, symbol, lines) says are shown."""
+        if self.not_shown is None:
+            return
+        said = self.not_shown.text()
+        self.not_shown = NotShown(self.not_shown.user, tuple(
+            place for place in self.not_shown.places if not shown(*place)))
+        self.note = self.note.replace(said, self.not_shown.text())
 
     def covers(self, path: str, start: int, end: int) -> bool:
         """True when this section already shows lines ``start..end`` of ``path``."""
@@ -94,6 +122,13 @@ class Section:
             "shown_end": self.shown_end if self.body_start
             else (self.signature_lines or (None, None))[1],
         }
+
+
+def shows(sections: list[Section], path: str, symbol: str, start: int, end: int) -> bool:
+    """Whether one of ``sections`` is the definition (same symbol, lines that overlap: another
+    overload is another definition) or shows its lines (e.g. in its breathing room)."""
+    return any((s.path, s.symbol) == (path, symbol) and s.start_line <= end
+               and start <= s.end_line or s.covers(path, start, end) for s in sections)
 
 
 def shown_caller_pointer(sections: list[Section], caller: Section) -> Section | None:

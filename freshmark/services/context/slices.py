@@ -35,7 +35,7 @@ from freshmark.services.context.imports import (
     used_import_lines,
 )
 from freshmark.services.context.indexed_text import IndexedText
-from freshmark.services.context.section import Section, estimate_tokens
+from freshmark.services.context.section import NotShown, Section, estimate_tokens
 from freshmark.services.context.section_lines import breathing_end, calling_line, signature_lines
 from freshmark.services.context.symbol_graph import Edge, SymbolGraph
 from freshmark.services.open_branch import OpenedBranch
@@ -309,10 +309,12 @@ class SliceBuilder:
                                             "boundary", signature_only=True)
             if section is not None:
                 out.append(section)
-        if out and (unlisted := [self.graph.nodes[i].symbol for i in ordered[MAX_TYPES:]]):
+        unlisted = [self.graph.nodes[i] for i in ordered[MAX_TYPES:]][:5]
+        if out and unlisted:
             # Said of the evidence, on the last type shown: not a type that one uses.
-            out[-1].note += (f"; other types {own_name(record.symbol)} uses, not shown: "
-                             f"{', '.join(unlisted[:5])}")
+            out[-1].not_shown = NotShown(own_name(record.symbol), tuple(
+                (node.path, node.symbol, node.start_line, node.end_line) for node in unlisted))
+            out[-1].note += out[-1].not_shown.text()
         return out
 
     def _code_today(self, record: ChunkRecord) -> str | None:
