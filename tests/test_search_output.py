@@ -104,6 +104,26 @@ def test_an_interface_method_looked_up_is_shown_from_its_own_comment(fm_home, ma
                          "       * Send it later.", "       */", "      void enqueue(Callback c);"]
 
 
+def test_an_enum_member_looked_up_is_shown_from_its_line_in_the_class_outline(
+        fm_home, make_repo):
+    repo = make_repo("http")
+    members = "".join(f"    STATUS_{n} = {n}, \"Status {n}\"\n" for n in range(30))
+    repo.write("http/codes.py", "from enum import IntEnum\n\n\nclass codes(IntEnum):\n"
+               "    \"\"\"Status codes.\"\"\"\n\n    def phrase(self):\n"
+               "        \"\"\"Its reason phrase.\"\"\"\n        text = self.name\n"
+               "        return text.title()\n\n"
+               f"{members}    NOT_FOUND = 404, \"Not Found\"\n")
+    repo.commit("codes")
+    index(repo.path)
+    answer = json.loads(run_cli("search", "NOT_FOUND", "--repo", str(repo.path), "-k", "1",
+                                "--json"))
+    result = answer["results"][0]
+    assert (result["symbol"], result["declared_at"]) == ("codes", 42)
+    shown = code_lines(run_cli("search", "NOT_FOUND", "--repo", str(repo.path), "-k", "1"))
+    assert shown[0].endswith("; L42 declares it)")
+    assert '        NOT_FOUND = 404, "Not Found"' in shown
+
+
 def test_full_human_output_shows_every_line(fm_home, make_repo):
     repo = build_billing(make_repo)
     out = run_cli("search", "parse_invoice", "--repo", str(repo.path), "-k", "1", "--full")

@@ -8,7 +8,7 @@ a parse: the chunk's text is all a ranking step holds, in any of the languages c
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from functools import lru_cache
 
 from freshmark.core.stamp import own_name
@@ -115,3 +115,19 @@ def declares_member(symbol: str, text: str, dotted_names: Iterable[str]) -> bool
     return any(name.split("/")[-2:-1] == [owner] and
                _member_line(name.rsplit("/", 1)[-1]).search(text) is not None
                for name in dotted_names if "/" in name)
+
+
+def kept_row_line(text: str, row: int, lines: Sequence[str], first: int, head_rows: int = 0
+                  ) -> int | None:
+    """The file line of row ``row`` of ``text``, a chunk's text that keeps the file's lines
+    from ``first`` on word for word but leaves some out (an outline's elided member bodies
+    and docs): the same line, counted among the rows equal to it. ``lines``: the file's
+    lines from ``first`` on. ``head_rows``: the text's first rows are its definition's head,
+    carried from above ``first``, never marked. None when the file does not hold the row."""
+    rows = text.split("\n")
+    if not head_rows <= row < len(rows):
+        return None
+    wanted = rows[row]
+    equal_before = rows[head_rows:row].count(wanted)
+    found = [first + offset for offset, line in enumerate(lines) if line == wanted]
+    return found[equal_before] if equal_before < len(found) else None

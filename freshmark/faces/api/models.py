@@ -142,8 +142,11 @@ class VerifiedResultModel(BaseModel):
                                                      "its head (signature), carried from above "
                                                      "start_line; the rest is start_line on.")
     declared_at: int | None = Field(None, description="For a look-up answered by a module "
-                                                      "block or an interface: the file line "
-                                                      "declaring the name.")
+                                                      "block, an interface or a class outline: "
+                                                      "the file line declaring the name.")
+    declared_row: int | None = Field(None, description="With declared_at, when the text's rows "
+                                                       "are not the file's lines (an outline): "
+                                                       "the text's row (0-based) holding it.")
     message_at: int | None = Field(None, description="For a pasted error message: the file "
                                                      "line holding its fixed words in a "
                                                      "result that holds them.")

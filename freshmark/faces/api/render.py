@@ -115,7 +115,10 @@ def _around_the_marked_line(result: dict[str, Any], lines: list[str], limit: int
     start = result.get("current_start_line") or result["start_line"]
     declared = result.get("declared_at")
     what = "declares it" if declared else "holds the message"
-    row = (declared or result.get("message_at") or 0) - start
+    line = declared or result.get("message_at") or 0
+    # An outline's rows are not its lines: the row is given with the line.
+    row = result.get("declared_row") if declared else None
+    row = line - start if row is None else row
     if row < limit - 2 or row >= len(lines):
         return None
     first = row
@@ -124,7 +127,7 @@ def _around_the_marked_line(result: dict[str, Any], lines: list[str], limit: int
     first = min(first, row - 2)
     kept = lines[first:first + limit - 1]
     after = len(lines) - first - len(kept)
-    return [f"⋮ ({first} lines above; L{start + row} {what})", *kept,
+    return [f"⋮ ({first} lines above; L{line} {what})", *kept,
             *([f"… {after} more lines (--full shows all)"] if after else [])]
 
 

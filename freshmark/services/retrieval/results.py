@@ -31,6 +31,8 @@ class VerifiedResult:
     drift: list[DriftNote] = field(default_factory=list)
     # A look-up answered by a line of a block or an outline: the file line declaring the name.
     declared_at: int | None = None
+    # ... and the row of ``text`` holding it, when the rows are not the lines (an outline).
+    declared_row: int | None = None
     # A pasted error message: the file line holding its fixed words, where the result does.
     message_at: int | None = None
 
@@ -87,6 +89,7 @@ class VerifiedResult:
             "text": self.text,
             "head_lines": self.head_lines or None,
             "declared_at": self.declared_at,
+            "declared_row": self.declared_row,
             "message_at": self.message_at,
             "rank": self.rank,
             "score": None if self.score is None else round(self.score, 6),

@@ -11,17 +11,18 @@ from __future__ import annotations
 
 import time
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from freshmark.adapters.git.repo import GitRepo, ObjectNotFound
 from freshmark.adapters.lexical.registry import lexical_engine
 from freshmark.adapters.store.chroma import Store
+from freshmark.core.chunking import split_lines
 from freshmark.core.chunking.model import CONTAINER_KINDS, FUNCTION_KINDS
 from freshmark.core.citation import elides_members
 from freshmark.core.config import Config, load_config
-from freshmark.core.declarations import declaring_row
+from freshmark.core.declarations import declaring_row, kept_row_line
 from freshmark.core.fusion import Candidate
 from freshmark.core.lru import LruCache
 from freshmark.core.messages import message_row
@@ -243,18 +244,30 @@ def _rows_are_lines(result: VerifiedResult) -> bool:
     return not record.head_lines and not elides_members(record.kind, result.text)
 
 
-def _mark_declarations(results: list[VerifiedResult], names: list[str]) -> None:
+def _mark_declarations(results: list[VerifiedResult], names: list[str],
+                       today: Callable[[str], str | None]) -> None:
     """For a look-up, the line declaring the name in a result not named so itself: a module
-    block (a constant has no chunk of its own), an interface (nor has its method), a function
-    (nor has a function declared inside it): the compact answer shows it, not the chunk's top."""
+    block (a constant has no chunk of its own), an interface or an outline (nor has its
+    method, an enum's member), a function (nor has a function declared inside it): the compact
+    answer shows it, not the chunk's top. An outline's rows are not the file's lines, but the
+    ones it keeps are word for word: ``today``'s text of the file says which line it is."""
     for result in results if names else []:
         record = result.record
-        if named_by(record.symbol, names) or not _rows_are_lines(result):
+        if named_by(record.symbol, names):
             continue
         row = declaring_row(result.text, names, members=record.kind in CONTAINER_KINDS,
                             in_function=record.kind in FUNCTION_KINDS)
-        start = result.verification.current_start_line or record.start_line
-        result.declared_at = None if row is None else start + row
+        if row is None:
+            continue
+        if _rows_are_lines(result):
+            start = result.verification.current_start_line or record.start_line
+            result.declared_at = start + row
+        elif (code := result.code_today) is not None:
+            path, first, last = code
+            lines = split_lines(today(path) or "")[first - 1:last]
+            result.declared_at = kept_row_line(result.text, row, lines, first,
+                                               result.head_lines)
+            result.declared_row = row if result.declared_at is not None else None
 
 
 def _mark_messages(results: list[VerifiedResult], windows: list[str]) -> None:
@@ -294,7 +307,7 @@ def search(
     renamed = [r for r in past if r.verification.renamed_to]
     results, hidden = _first_usable(opened, candidates, request.k, request.include_history,
                                     first=renamed)
-    _mark_declarations(results, looked)
+    _mark_declarations(results, looked, opened.verifier.current_text)
     _mark_messages(results, pasted_message_windows(request.query))
     attach_drift(opened.repo, opened.target.head, results)
     verify_seconds = time.perf_counter() - started
