@@ -325,6 +325,49 @@ def test_a_long_carried_head_keeps_its_first_line_and_the_parts_own_lines_show(f
     assert shown[2] == "    " + result["text"].splitlines()[result["head_lines"]]
 
 
+# A class whose outline is longer than a chunk: chunked in parts, each named ``Shop``.
+SHOP = ('class Shop:\n    """A shop."""\n\n'
+        + "".join(f"    def step_{n}(self):\n        return {n}\n\n" for n in range(120)))
+
+
+def test_a_part_of_a_class_chunked_in_parts_says_which_and_where_the_others_are(
+        fm_home, make_repo):
+    repo = make_repo("shop")
+    repo.write("shop/shop.py", SHOP).commit("shop")
+    index(repo.path)
+    parts = [[c.start_line, c.end_line] for c in chunk_text("shop/shop.py", SHOP)
+             if c.symbol == "Shop"]
+    assert len(parts) == 3
+    (result,) = json.loads(run_cli("search", "Shop", "--repo", str(repo.path), "-k", "1",
+                                   "--json"))["results"]
+    assert [result["start_line"], result["end_line"]] == parts[0]
+    assert result["parts"] == parts
+    out = run_cli("search", "Shop", "--repo", str(repo.path), "-k", "1")
+    rest = ", ".join(f"L{start}-L{end}" for start, end in parts[1:])
+    assert f"part:    1 of 3 of Shop (L1-L{parts[-1][1]}); the rest: {rest}\n" in out
+
+
+def test_a_class_defined_twice_is_two_definitions_not_two_parts(fm_home, make_repo):
+    repo = make_repo("shop")
+    shop = 'class Shop:\n    """A shop."""\n\n    def open(self):\n        return 1\n'
+    repo.write("shop/shop.py", f"import sys\n\nif sys.platform == 'win32':\n"
+               f"{shop}\n\nelse:\n{shop}".replace("\n    ", "\n        ")
+               .replace("\nclass", "\n    class")).commit("shop")
+    index(repo.path)
+    assert [c.symbol for c in chunk_text("shop/shop.py", (repo.path / "shop/shop.py")
+                                         .read_text())].count("Shop") == 2
+    (result,) = json.loads(run_cli("search", "Shop", "--repo", str(repo.path), "-k", "1",
+                                   "--json"))["results"]
+    assert result["symbol"] == "Shop" and "parts" not in result
+
+
+def test_a_definition_in_one_piece_has_no_parts(fm_home, make_repo):
+    repo = build_billing(make_repo)
+    (result,) = json.loads(run_cli("search", "parse_invoice", "--repo", str(repo.path),
+                                   "-k", "1", "--json"))["results"]
+    assert "parts" not in result
+
+
 def test_a_signature_over_several_lines_shown_is_not_repeated(fm_home, make_repo):
     repo = make_repo("billing")
     body = "".join(f"    total += {n}\n" for n in range(20))

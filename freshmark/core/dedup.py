@@ -3,7 +3,7 @@ channels, are one result; two definitions that share a name are two."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 from freshmark.core.chunking.model import CONTAINER_KINDS
 from freshmark.core.declarations import defined_in_text
@@ -59,3 +59,23 @@ def _another_definition(record: ChunkRecord, held: list[ChunkRecord]) -> bool:
 
     return starts_one(record) and all(starts_one(h) and h.start_line != record.start_line
                                       for h in held)
+
+
+def definition_parts(record: ChunkRecord, stored: Iterable[ChunkRecord],
+                     carries_head: Callable[[ChunkRecord], bool]) -> list[tuple[int, int]]:
+    """Every part's first and last line, in order, of the definition chunked in parts that
+    ``record`` is one of; [] for a definition in one piece. Its parts are the live chunks of
+    its file version with its ``dedup_key``, from one that starts a definition to the last
+    that ``carries_head`` (its definition's head, above its first line): two that start one
+    are two definitions (a class defined twice, Swift's extensions of one type)."""
+    key = dedup_key(record)
+    same = sorted({r.id: r for r in [record, *stored] if r.is_live and
+                   r.blob_sha == record.blob_sha and dedup_key(r) == key}.values(),
+                  key=lambda r: r.start_line)
+    runs: list[list[ChunkRecord]] = []
+    for candidate in same:
+        if not runs or not carries_head(candidate):
+            runs.append([])
+        runs[-1].append(candidate)
+    run = next(run for run in runs if any(r.id == record.id for r in run))
+    return [(r.start_line, r.end_line) for r in run] if len(run) > 1 else []

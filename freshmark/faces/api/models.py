@@ -150,6 +150,9 @@ class VerifiedResultModel(BaseModel):
     message_at: int | None = Field(None, description="For a pasted error message: the file "
                                                      "line holding its fixed words in a "
                                                      "result that holds them.")
+    parts: list[tuple[int, int]] = Field(default_factory=list, description="For a part of a "
+                                         "definition chunked in parts: every part's first and "
+                                         "last line, in order, this one's among them.")
     rank: int
     score: float | None = None
     explain: dict[str, Any] = Field(default_factory=dict,

@@ -64,9 +64,22 @@ def search_lines(response: dict[str, Any], full: bool) -> list[str]:
                      "since the head; verified against the head (--worktree: against the disk)")
     for result in response["results"]:
         lines += ["", f"[{result['rank']}] {result['verdict']} ({result['seed_word']}) — "
-                      f"{result['action']} [{result['file_kind']}]", result["citation"]]
+                      f"{result['action']} [{result['file_kind']}]", result["citation"],
+                  *_part_line(result)]
         lines += [f"    {line}" for line in code_lines(result, None if full else SHOWN_LINES)]
     return lines
+
+
+def _part_line(result: dict[str, Any]) -> list[str]:
+    """Which part of its definition a result is and where the others are; none for a whole
+    definition."""
+    parts = [tuple(lines) for lines in result.get("parts") or []]
+    own = (result["start_line"], result["end_line"])
+    if own not in parts:
+        return []
+    others = ", ".join(f"L{start}-L{end}" for start, end in parts if (start, end) != own)
+    return [f"part:    {parts.index(own) + 1} of {len(parts)} of {result['symbol']} "
+            f"(L{parts[0][0]}-L{parts[-1][1]}); the rest: {others}"]
 
 
 def code_lines(result: dict[str, Any], limit: int | None) -> list[str]:

@@ -35,6 +35,8 @@ class VerifiedResult:
     declared_row: int | None = None
     # A pasted error message: the file line holding its fixed words, where the result does.
     message_at: int | None = None
+    # A part of a definition chunked in parts: every part's first and last line, in order.
+    parts: list[tuple[int, int]] = field(default_factory=list)
 
     @property
     def lines_today(self) -> tuple[str, int, int]:
@@ -91,6 +93,7 @@ class VerifiedResult:
             "declared_at": self.declared_at,
             "declared_row": self.declared_row,
             "message_at": self.message_at,
+            "parts": [list(lines) for lines in self.parts],
             "rank": self.rank,
             "score": None if self.score is None else round(self.score, 6),
             "explain": self.explain,

@@ -49,6 +49,7 @@ from freshmark.services.retrieval.hybrid import (
     looked_up_names,
     pasted_message_windows,
 )
+from freshmark.services.retrieval.parts import mark_parts
 from freshmark.services.retrieval.results import VerifiedResult, verify_results
 
 
@@ -309,6 +310,7 @@ def search(
                                     first=renamed)
     _mark_declarations(results, looked, opened.verifier.current_text)
     _mark_messages(results, pasted_message_windows(request.query))
+    mark_parts(results, index, opened.verifier.current_text)
     attach_drift(opened.repo, opened.target.head, results)
     verify_seconds = time.perf_counter() - started
     edited, gone = _edited_in_worktree(opened, results)
