@@ -140,3 +140,22 @@ def test_the_files_of_the_classes_it_names_are_looked_at_first_in_a_busy_package
     changed = [f"{MAIN}/A{n}.java" for n in range(MAX_FILES_PER_RESULT)] + [
         f"{MAIN}/TypeHandler.java"]
     assert imported_paths(setup, changed)[0] == f"{MAIN}/TypeHandler.java"
+
+
+def test_a_class_moved_unchanged_to_another_directory_is_no_drift(fm_home, make_repo):
+    repo = _parsers(make_repo)  # javapoet's ArrayTypeName.java moved into types/ by git mv
+    repo.rename(f"{MAIN}/DefaultParser.java", f"{MAIN}/parsers/DefaultParser.java")
+    repo.commit("move the default parser")
+    assert drift_of(repo.path, "GnuParser flatten", "GnuParser.flatten") == []
+
+
+def test_a_method_edited_in_a_moved_class_is_changed_at_its_new_path(fm_home, make_repo):
+    repo = _parsers(make_repo)
+    repo.delete(f"{MAIN}/DefaultParser.java")
+    repo.write(f"{MAIN}/parsers/DefaultParser.java", PARSER.replace("indexOf('=')", "indexOf(':')"))
+    repo.commit("move the default parser, a colon")
+    response = search(SearchRequest.build("GnuParser flatten", k=10), str(repo.path),
+                      settings=Settings.from_env()).to_dict()
+    result = next(r for r in response["results"] if r["symbol"] == "GnuParser.flatten")
+    assert [(n["symbol"], n["path"], n["change"]) for n in result["drift"]] == [
+        ("DefaultParser.indexOfEqual", f"{MAIN}/parsers/DefaultParser.java", "changed")]

@@ -407,7 +407,7 @@ def build_context(
     candidates, _ = hybrid_search(opened.index, embedder, recall,
                                   lexical=lexical_engine(settings))
     results = verify_results(opened, [(c.record, c.score, c.explain()) for c in candidates])
-    attach_drift(opened.repo, opened.target.head, results)
+    attach_drift(opened.repo, opened.target.head, results, opened.verifier.file_move)
     info = index_info(opened.index)
     if count:
         count_verdicts(settings, opened.repo_label, opened.target.branch,

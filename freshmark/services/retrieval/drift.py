@@ -3,9 +3,11 @@
 For each ``older_identical`` result: the paths changed between its stamp's commit and the head
 (one tree diff per stamp commit, shared by the request's results), those its imports name,
 and in each the definitions it uses, compared at the two commits (``definition_texts``: the
-chunker's own symbol names, a class by its own lines). Files over ``MAX_DEPENDENCY_BYTES`` are
-not read. Worktree targets are checked against their head commit: uncommitted edits are the
-worktree verdicts' business, not drift's.
+chunker's own symbol names, a class by its own lines). A file absent at the head is followed
+where it moved (``services.moves``, the verifier's ``file_move`` with its bounds) and compared
+there: a class moved by ``git mv`` is no drift of the code using it, an edit after the move
+is. Files over ``MAX_DEPENDENCY_BYTES`` are not read. Worktree targets are checked against
+their head commit: uncommitted edits are the worktree verdicts' business, not drift's.
 
 A file's definitions are parsed once per blob in a process (``BLOB_DEFINITIONS``, a bounded LRU
 keyed by blob id and path): a blob's text never changes, and a server answering searches
@@ -17,6 +19,7 @@ runs asks for the same pair, and the tree diff grows with the tree (34 ms on a 4
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 
 from freshmark.adapters.git.repo import GitRepo
@@ -34,6 +37,7 @@ from freshmark.core.lru import LruCache
 from freshmark.core.stamp import ChunkRecord
 from freshmark.core.tree import package_key
 from freshmark.core.verdicts import Verdict
+from freshmark.services.moves import Move
 from freshmark.services.retrieval.results import VerifiedResult
 
 MAX_DEPENDENCY_BYTES = 512 * 1024
@@ -42,6 +46,8 @@ DEFINITIONS_CACHED = 256  # files' definitions kept per process (about a file's 
 CHANGED_PATHS_CACHED = 8  # (stamp commit, head) pairs: a branch's runs, heads of a few branches
 
 Definitions = dict[str, str]
+# Where a path (its blob at a commit) went by the head: (commit, path, blob) -> its move or None.
+FollowMove = Callable[[str, str, str], Move | None]
 
 
 # Symbol -> its lines, per (blob id, path), shared by a process's request threads.
@@ -53,8 +59,8 @@ CHANGED_PATHS: LruCache[tuple[str, str], frozenset[str]] = LruCache(CHANGED_PATH
 class DriftReader:
     """Reads what drift needs from one repository against one head, caching per request."""
 
-    def __init__(self, repo: GitRepo, head: str):
-        self.repo, self.head = repo, head
+    def __init__(self, repo: GitRepo, head: str, file_move: FollowMove):
+        self.repo, self.head, self.file_move = repo, head, file_move
         self._changed: dict[str, frozenset[str]] = {}
         self._definitions: dict[tuple[str, str], dict[str, str] | None] = {}
         self._last_commit: dict[tuple[str, str], str | None] = {}
@@ -68,10 +74,11 @@ class DriftReader:
             notes: list[DriftNote] = []
             for path in imported_paths(record, sorted(changed)):
                 old = self._defined(record.commit, path)
-                new = self._defined(self.head, path)
-                found = notes_for_file(record, path, old, new, None)
+                now_at = self._path_at_head(record.commit, path) if old else path
+                new = self._defined(self.head, now_at)
+                found = notes_for_file(record, now_at, old, new, None)
                 if found:
-                    commit = self._touched(path, record.commit)
+                    commit = self._touched(now_at, record.commit)
                     notes.extend(replace(note, commit=commit) for note in found)
             return notes
         except PermanentError:  # a stamp commit gone from the clone: nothing to compare
@@ -86,6 +93,15 @@ class DriftReader:
                     pair, frozenset(self.repo.paths_changed_between(commit, self.head)))
             self._changed[commit] = changed
         return self._changed[commit]
+
+    def _path_at_head(self, commit: str, path: str) -> str:
+        """Where ``path`` is at the head: itself, or where it moved since ``commit`` (javapoet's
+        ArrayTypeName.java into types/ read as every definition of it vanished)."""
+        if self._defined(self.head, path) is not None:
+            return path
+        blob = self.repo.blob_at(commit, path)
+        move = self.file_move(commit, path, blob) if blob is not None else None
+        return move.new_path if move is not None else path
 
     def _defined(self, commit: str, path: str) -> dict[str, str] | None:
         """Symbol -> its lines in ``path`` at ``commit``; None when the file is not there."""
@@ -120,10 +136,12 @@ class DriftReader:
         return self._last_commit[key]
 
 
-def attach_drift(repo: GitRepo, head: str, results: list[VerifiedResult]) -> None:
+def attach_drift(repo: GitRepo, head: str, results: list[VerifiedResult],
+                 file_move: FollowMove) -> None:
     """Give every ``older_identical`` result the drift of its dependencies (list and check
-    line); other verdicts already say their file changed, or that it is the head's."""
-    reader = DriftReader(repo, head)
+    line); other verdicts already say their file changed, or that it is the head's.
+    ``file_move`` follows a dependency's absent path (``Verifier.file_move``)."""
+    reader = DriftReader(repo, head, file_move)
     for result in results:
         if result.verification.verdict is not Verdict.OLDER_IDENTICAL:
             continue

@@ -311,7 +311,7 @@ def search(
     _mark_declarations(results, looked, opened.verifier.current_text)
     _mark_messages(results, pasted_message_windows(request.query))
     mark_parts(results, index, opened.verifier.current_text)
-    attach_drift(opened.repo, opened.target.head, results)
+    attach_drift(opened.repo, opened.target.head, results, opened.verifier.file_move)
     verify_seconds = time.perf_counter() - started
     edited, gone = _edited_in_worktree(opened, results)
     response = SearchResponse(
@@ -403,7 +403,8 @@ def search_files(
             files.append(FileResult(len(files) + 1, candidate.path, candidate.kind,
                                     candidate.score, _renumbered(usable, CHUNKS_PER_FILE)))
     # One pass for every file's chunks: one tree diff per stamp commit, not one per file.
-    attach_drift(opened.repo, opened.target.head, [c for f in files for c in f.chunks])
+    attach_drift(opened.repo, opened.target.head, [c for f in files for c in f.chunks],
+                 opened.verifier.file_move)
     verify_seconds = time.perf_counter() - started
     response = FilesResponse(
         query=request.query, repo=opened.repo_label, target=opened.target,
