@@ -11,7 +11,8 @@ Name resolution is restricted so that a common name does not wire everything tog
 definition in the same file or in a file the referencing file imports (in Go, any file of its
 package) is a *confirmed* edge; otherwise a name defined exactly once in the branch is a
 *name-only* edge; anything else is ambiguous and left out. A method is confirmed only from its
-own class or from code that names its class (an annotation, a constructor call): references
+own class, from code that names its class (an annotation, a constructor call) or from a Java or
+Kotlin file importing it from its class (``import static pkg.Util.checkNotNull``): references
 are names without their receiver, so ``_cv_app.get(None)`` naming ``get`` says nothing of which
 class's ``get`` runs (a ContextVar's, a dict's), and such a call is name-only however near its
 file is. A graph is built once per (collection, generation) and process.
@@ -41,6 +42,8 @@ _MAX_PACKAGE_FILES = 5
 _SEPARATORS = re.compile(r"::|[./\\]")
 _DOTS_ONLY = re.compile(r"\.+")
 _GRAPHS_KEPT = 4
+# Languages whose files import a class's members by name (Java's ``import static``).
+_MEMBER_IMPORT_LANGUAGES = frozenset({"java", "kotlin"})
 
 
 # A file named with its extension (ESM's ``./util.js`` for ``util.ts``, C's ``"util.h"``): the
@@ -339,6 +342,13 @@ class SymbolGraph:
             near = own + [d for d in near if d not in own]
         elif own:
             return [(d, True) for d in own]
+        # A member a Java or Kotlin file imports from its class is what a bare call of its name
+        # runs (javapoet's CodeWriter.emit calling ``stringLiteralWithDoubleQuotes``, imported
+        # static from Util); a namesake near is then called only through a value or its class.
+        imported = self._imported_members(from_id, definitions)
+        if imported:
+            return [(d, True) for d in imported] + \
+                [(d, self._reached_surely(from_id, d)) for d in near if d not in imported]
         if near:
             surely = {d: self._reached_surely(from_id, d) for d in near}
             if not python:  # a bare call may be any of them: each is as sure as the least
@@ -347,6 +357,34 @@ class SymbolGraph:
         if len(definitions) == 1 and definitions[0] != from_id:
             return [(definitions[0], False)]
         return []
+
+    def _imported_members(self, from_id: str, definitions: list[str]) -> list[str]:
+        """The members among ``definitions`` (methods, nested classes) that the Java or Kotlin
+        file of ``from_id`` imports from their class, by name or all of them (``import static
+        com.squareup.javapoet.Util.checkNotNull;``, ``….Util.*``; Kotlin's ``import
+        pkg.Util.checkNotNull``; gson's ``import ….ReflectionAccessFilter.FilterResult``)."""
+        caller = self.nodes[from_id]
+        if caller.language not in _MEMBER_IMPORT_LANGUAGES:
+            return []
+        specs = [spec.split(".") for spec in self._imports_of.get(caller.path, [])]
+        found = []
+        for definition in definitions:
+            *owner, name = self.nodes[definition].symbol.split(".")
+            path = self.nodes[definition].path
+            if definition != from_id and owner and \
+                    any(self._names_member(parts, owner, name, path) for parts in specs):
+                found.append(definition)
+        return found
+
+    def _names_member(self, parts: list[str], owner: list[str], name: str, path: str) -> bool:
+        """An import (``parts``: its names) names the member ``name`` of the class ``owner``
+        (``["Outer", "Inner"]`` for a nested one) defined in ``path``, or all its members
+        (``*``): a package, the class's names, the member's; package and top-level class the
+        file's path (``com/squareup/javapoet/Util``), so a namesake class elsewhere is not it."""
+        package_end = len(parts) - 1 - len(owner)
+        return package_end > 0 and parts[-1] in (name, "*") and \
+            parts[package_end:-1] == owner and \
+            path in self._suffixes.get("/".join(parts[:package_end + 1]), set())
 
     def _package_of(self, path: str) -> set[str]:
         """The files a Go, Java, Kotlin, C# or PHP file sees without an import: its
