@@ -98,6 +98,12 @@ CODE = b"def total(order):\n    return order.total\n"
         ("Makefile", "config"),
         ("requirements-dev.txt", "config"),
         ("CMakeLists.txt", "config"),
+        # Ruby's build and dependency files, as a Makefile is; its prose in RDoc (rack's).
+        ("Gemfile", "config"),
+        ("Rakefile", "config"),
+        ("rack.gemspec", "config"),
+        ("SPEC.rdoc", "doc"),
+        ("History.rdoc", "changelog"),
         # The lists of paths a tool leaves out (express's .eslintignore beside its .gitignore).
         (".gitignore", "config"),
         (".eslintignore", "config"),

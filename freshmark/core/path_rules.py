@@ -18,11 +18,13 @@ _NAMED_CONFIG = (
     "Jenkinsfile", "MANIFEST.in", "go.mod", *IGNORE_FILES, ".gitattributes", ".gitmodules",
     ".editorconfig", ".env", ".npmrc",
     "*.gradle", "*.gradle.kts",  # Gradle's build scripts: the build's configuration
+    # Ruby's build and dependency files, as a Makefile and requirements.txt are (rack's).
+    "Gemfile", "Rakefile", "*.gemspec",
 )
 # Documentation by its extension or name (``*.txt`` is doc too, but mostly data in tests).
 _PROSE = (
-    "*.md", "*.markdown", "*.mdx", "*.rst", "*.adoc", "*.asciidoc", "README", "LICENSE",
-    "LICENCE", "COPYING", "NOTICE", "AUTHORS", "CONTRIBUTORS", "CONTRIBUTING",
+    "*.md", "*.markdown", "*.mdx", "*.rst", "*.adoc", "*.asciidoc", "*.rdoc", "README",
+    "LICENSE", "LICENCE", "COPYING", "NOTICE", "AUTHORS", "CONTRIBUTORS", "CONTRIBUTING",
 )
 
 # (kind, skip reason when not indexed, globs), in precedence order; see the module docstring.
@@ -95,7 +97,7 @@ BUILTIN_RULES: tuple[tuple[str, str | None, tuple[str, ...]], ...] = (
         "CHANGELOG*", "CHANGES", "CHANGES.*", "HISTORY", "HISTORY.*", "NEWS", "NEWS.*",
         # file names keep their case (``History.swift`` is code); these are changelogs in any
         *(f"{name}.{ext}" for name in ("ChangeLog", "Changelog", "changelog", "Changes",
-                                       "History", "News") for ext in ("md", "rst", "txt")),
+                                       "History", "News") for ext in ("md", "rst", "rdoc", "txt")),
         "ChangeLog", "ChangeLog-*",
         "RELEASE_NOTES*", "RELEASE-NOTES*", "whats-new.*", "whatsnew.*", "**/whatsnew/**",
         "**/changelog/**", "**/changelog.d/**", "**/release-notes/**", "**/releases/*.txt",
