@@ -42,3 +42,22 @@ def test_a_method_called_bare_on_the_right_of_an_assignment_is_a_reference():
 def test_a_local_variable_parameter_or_block_parameter_is_no_reference():
     refs = perform_refs()
     assert not {"x", "result", "options", "item"} & set(refs)
+
+
+def test_a_method_named_in_capitals_called_through_a_receiver_is_a_reference():
+    # rack's ``Request#params``: ``self.GET.merge(self.POST)``; the grammar parses the
+    # method's name as a constant.
+    code = dedent('''\
+        class Request
+          def params
+            self.GET.merge(self.POST)
+          end
+
+          def override(req)
+            req.GET
+          end
+        end
+    ''')
+    chunks = {c.symbol: c for c in chunk_text("lib/request.rb", code)}
+    assert {"GET", "POST"} <= set(chunks["Request.params"].references)
+    assert "GET" in chunks["Request.override"].references

@@ -181,11 +181,14 @@ _PATTERNS: dict[str, str] = {
 (attribute name: (identifier) @ref)
 """,
     # A bare name (``validate``) is a call unless it is a local: ``ruby.bare_calls`` decides.
+    # A method named in capitals is a call through a receiver (rack's ``self.POST``,
+    # ``req.GET``): the grammar parses its name as a constant.
     "ruby": r"""
 (comment) @comment
 (call method: (identifier) @_m (#match? @_m "^(require|require_relative|load)$")
   arguments: (argument_list (string (string_content) @import)))
 (call method: (identifier) @ref)
+(call receiver: (_) method: (constant) @ref)
 (identifier) @call_unless_local
 (call receiver: (constant) @ref)
 (superclass (constant) @ref)
