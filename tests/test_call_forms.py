@@ -13,6 +13,8 @@ from freshmark.core.call_forms import (
     php_member_types,
     php_namespace_at,
     python_receivers,
+    ruby_bound_to,
+    ruby_call_receivers,
     rust_aliases,
     rust_call_paths,
     used_on_own_object,
@@ -180,3 +182,22 @@ def test_a_php_file_declares_the_namespace_of_the_lines_after_it():
 def test_a_php_static_call_on_a_class_a_value_holds_is_through_another_value():
     code = "$class::create($a);\n$this->factory::create();\n"
     assert php_call_receivers(code, "create") == {"->"}
+def test_a_ruby_call_is_read_by_what_it_is_written_through():
+    code = """def media_type_params
+  # params of the header
+  MediaType.params(content_type) || Rack::Utils::params(x) || self.params
+  req.params; Parser.new(io).params; new(io).params; self.class.params; foo(1).params
+  params(:params, params: 1)
+end"""
+    assert ruby_call_receivers(code, "params") == {
+        "MediaType", "Utils", "self", "req", "Parser.new", ".new", "self.class", ".", ""}
+    assert ruby_call_receivers("def self.params(x)\n  x\nend", "params") == set()
+    assert ruby_call_receivers("valid?(path) ? path : nil", "valid?") == {""}
+
+
+def test_a_ruby_variable_is_of_the_class_named_where_it_is_bound():
+    code = "auth = Basic::Request.new(env)\nauth.basic?"
+    assert ruby_bound_to(code, "auth", "Request")
+    assert not ruby_bound_to(code, "auth", "Basic2")
+    assert ruby_bound_to("builder = self.new(**options)", "builder", "Builder", own=True)
+    assert not ruby_bound_to("builder = self.new(**options)", "builder", "Builder")

@@ -218,6 +218,65 @@ def rust_aliases(imports: Iterable[str]) -> dict[str, str]:
     return {alias: name for spec in imports for name, alias in _RUST_ALIAS.findall(spec)}
 
 
+# A Ruby comment opens a line or follows a space; ``#{`` interpolates, ``Request#params`` in a
+# string names a method.
+_RUBY_COMMENT = re.compile(r"(?:^|(?<=\s))#(?!\{)[^\n]*", re.MULTILINE)
+_RUBY_DECLARED = re.compile(r"\bdef\s+(?:\w+\s*\.\s*)?$")
+_RUBY_SCOPE = re.compile(r"(\w+)\s*::\s*$")
+_RUBY_AFTER = r"\s*&?\.\s*$"
+# An object just made: ``Generator.new(params).dump``; its own class's, ``new(app).to_app``.
+_RUBY_NEW = re.compile(r"(?:(?<![\w@.])(?:self\s*\.\s*(?:class\s*\.\s*)?)?|(\w+)\s*(?:::|\.)\s*)"
+                       rf"new\b\s*(?:\([^()\n]*\))?{_RUBY_AFTER}")
+_RUBY_OWN_CLASS = re.compile(rf"(?<![\w@.])self\s*\.\s*class{_RUBY_AFTER}")
+_RUBY_RECEIVER = re.compile(rf"(@{{0,2}}\w+|[)\]}}]){_RUBY_AFTER}")
+
+
+def ruby_call_receivers(code: str, name: str) -> set[str]:
+    """What Ruby ``code`` calls ``name`` through, at each call: "" bare (its own object's,
+    implicitly), ``self``, ``self.class``, a constant by its own name (``Multipart`` of
+    ``Rack::Multipart.parse_multipart``, ``Parser`` of ``Parser::parse``: a class's or a
+    module's method), an object a class just made (``Generator.new`` of
+    ``Generator.new(params).dump``; ``.new`` its own class's), a variable (``auth``,
+    ``@parser``) or ``.`` any other value (``foo(x).name``). Its own ``def name`` (``def
+    self.name``), a symbol (``:name``), a hash's key (``name:``), a method named in a string
+    (``Request#name``) and comments are no call."""
+    found: set[str] = set()
+    text = _RUBY_COMMENT.sub("", code)
+    # ``valid?`` ends in its mark: a name's end is no word boundary there.
+    for use in re.finditer(rf"(?<![\w@$]){re.escape(name)}(?![\w?!]|:(?!:))", text):
+        before = text[max(0, use.start() - 120) : use.start()]
+        if _RUBY_DECLARED.search(before) or before.endswith((":", "#")) and \
+                not before.endswith("::"):
+            continue
+        found.add(_ruby_receiver(before))
+    return found
+
+
+def _ruby_receiver(before: str) -> str:
+    """The receiver ``ruby_call_receivers`` names for a call written after ``before``."""
+    if scope := _RUBY_SCOPE.search(before):
+        return scope.group(1) if scope.group(1)[:1].isupper() else "."
+    if made := _RUBY_NEW.search(before):
+        maker = made.group(1) or ""
+        return f"{maker}.new" if not maker or maker[:1].isupper() else "."
+    if _RUBY_OWN_CLASS.search(before):
+        return "self.class"
+    receiver = _RUBY_RECEIVER.search(before)
+    if receiver is None:
+        return "" if not re.search(r"\.\s*$", before) else "."
+    return receiver.group(1) if receiver.group(1)[:1] not in ")]}" else "."
+
+
+def ruby_bound_to(code: str, variable: str, class_name: str, own: bool = False) -> bool:
+    """Ruby ``code`` assigns ``variable`` on a line naming ``class_name`` (``auth =
+    Basic::Request.new(env)``, ``@parser ||= Parser.new``), or, in that class's ``own`` code,
+    an object it makes (``builder = self.new(**options)``): a value of that class, as often
+    as not."""
+    made = r"|(?<![\w@.])(?:self\s*\.\s*)?new\b" if own else ""
+    return re.search(rf"(?<![\w@]){re.escape(variable)}\s*(?:\|\||&&)?=(?![=~>])[^\n]*"
+                     rf"(?:(?<![\w@]){re.escape(class_name)}\b{made})", code) is not None
+
+
 def go_package_names(imports: Iterable[str]) -> set[str]:
     """The names Go code calls imported packages by: an import path's last element, past a
     major version (``github.com/go-chi/chi/v5``: ``chi``; ``gopkg.in/yaml.v3``: ``yaml``)."""

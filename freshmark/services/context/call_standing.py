@@ -35,6 +35,7 @@ from freshmark.core.call_forms import (
 )
 from freshmark.core.stamp import ChunkRecord, own_name
 from freshmark.core.tree import module_name
+from freshmark.services.context.ruby_calls import RubyCalls
 from freshmark.services.context.symbol_graph import TYPE_KINDS, Edge, SymbolGraph
 
 # Languages whose methods call a method of their own class through a receiver (``self.parse``,
@@ -68,6 +69,7 @@ class CallStanding:
         self._aliases: dict[str, dict[str, str]] = {}  # per PHP file: the classes it renames
         self._codes: dict[str, str | None] = {}  # per caller: its code, read once
         self._lineages: dict[str, list[str]] = {}  # per PHP class: it and its bases, in order
+        self._ruby = RubyCalls(graph)
 
     def _code(self, caller: ChunkRecord) -> str | None:
         if caller.id not in self._codes:
@@ -107,6 +109,12 @@ class CallStanding:
         if own_class and caller.language in _IMPLICIT_SELF_LANGUAGES:
             code = self._code(caller)
             return code is None or used_on_own_object(code, name, own_name(owner))
+        if dot and caller.language == "ruby" and callee.kind == "method":
+            # Through another value (``dup.transform_keys!``, ``env.each``) any class's
+            # method of that name: its class's only where that value was bound on a line
+            # naming the class (``auth = Request.new(env)``).
+            code = self._code(caller)
+            return code is None or self._ruby.confirmed(code, caller, callee)
         if own_class and caller.path == callee.path and caller.language in _RECEIVER_LANGUAGES:
             code = self._code(caller)
             return code is not None and \
@@ -129,7 +137,7 @@ class CallStanding:
         the function cells.py defines, not ``Text.cell_len``. A C++ name always written with
         a scope (``std::system_error``, ``detail::write``) is none of another scope's. A PHP
         method by what each call is written through (``_php_call_reaches``), and so a Rust
-        definition (``_rust_use_reaches``)."""
+        definition (``_rust_use_reaches``) and a Ruby method (``ruby_calls``)."""
         caller, callee = self.graph.nodes[edge.caller], self.graph.nodes[edge.callee]
         owner, _, name = callee.symbol.rpartition(".")
         same_package = posixpath.dirname(caller.path) == posixpath.dirname(callee.path)
@@ -144,12 +152,15 @@ class CallStanding:
         python_method = caller.language == "python" and callee.kind == "method"
         cpp, rust = caller.language == "cpp", caller.language == "rust"
         php_method = caller.language == "php" and bool(owner) and callee.kind == "method"
+        ruby_method = caller.language == "ruby" and bool(owner) and callee.kind == "method"
         code = self._code(caller) if go or receiver or python_method or cpp or php_method \
-            or rust else None
+            or rust or ruby_method else None
         if code is None:
             return None
         if caller.language == callee.language == "php" and callee.kind == "function":
             return self._php_function_reaches(code, name, callee)
+        if ruby_method:
+            return self._ruby.reaches(code, caller, callee)
         if rust:
             return self._rust_reaches(code, name, caller, callee)
         if go:  # another package's type is never the caller's own receiver's

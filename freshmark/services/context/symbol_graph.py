@@ -44,6 +44,9 @@ _DOTS_ONLY = re.compile(r"\.+")
 _GRAPHS_KEPT = 4
 # Languages whose files import a class's members by name (Java's ``import static``).
 _MEMBER_IMPORT_LANGUAGES = frozenset({"java", "kotlin"})
+# Languages whose calls are judged one definition at a time by the receiver written
+# (``call_standing``): a method of the caller's own class shadows no namesake.
+_CALLS_NAME_THEIR_RECEIVER = frozenset({"python", "ruby"})
 
 
 # A file named with its extension (ESM's ``./util.js`` for ``util.ts``, C's ``"util.h"``): the
@@ -337,8 +340,10 @@ class SymbolGraph:
         # loguru's ``Logger.remove`` calls ``handler.stop()``, Handler's): its own methods
         # shadow nothing, and each is confirmed on its own, a function by its file, a method by
         # its class (``call_standing`` reads which form a call takes).
-        python = self.nodes[from_id].language == "python"
-        if own and python:
+        # So in Ruby, where a call on a constant is that class's or module's (rack's
+        # ``MediaType.params`` in ``Request::Helpers``, which has a ``params`` of its own).
+        each_own = self.nodes[from_id].language in _CALLS_NAME_THEIR_RECEIVER
+        if own and each_own:
             near = own + [d for d in near if d not in own]
         elif own:
             return [(d, True) for d in own]
@@ -351,7 +356,7 @@ class SymbolGraph:
                 [(d, self._reached_surely(from_id, d)) for d in near if d not in imported]
         if near:
             surely = {d: self._reached_surely(from_id, d) for d in near}
-            if not python:  # a bare call may be any of them: each is as sure as the least
+            if not each_own:  # a bare call may be any of them: each is as sure as the least
                 surely = dict.fromkeys(near, all(surely.values()))
             return list(surely.items())
         if len(definitions) == 1 and definitions[0] != from_id:
