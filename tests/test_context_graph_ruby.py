@@ -77,3 +77,84 @@ def test_a_ruby_call_on_a_constant_is_that_modules_method_not_its_own_classes(ra
     assert callers_in_slice(rack, "Rack::Utils.set_cookie_header") == {
         "Rack.Response.Helpers.set_cookie": "high"}
     assert callers_in_slice(rack, "Rack::Response::Helpers#set_cookie_header") == {}
+
+
+PARSER = {
+    "lib/rack/multipart/parser.rb": '''module Rack
+  module Multipart
+    class Parser
+      def self.parse(io, boundary)
+        parser = new(boundary)
+        parser.parse(io)
+        parser.result
+      end
+
+      def initialize(boundary)
+        @boundary = boundary
+      end
+
+      def parse(io)
+        @result = io.read.split(@boundary)
+      end
+
+      def result
+        @result
+      end
+    end
+  end
+end
+''',
+    "lib/rack/multipart.rb": '''require_relative 'multipart/parser'
+
+module Rack
+  module Multipart
+    class << self
+      def parse_multipart(env)
+        Parser.parse(env["rack.input"], "--")
+      end
+    end
+  end
+end
+''',
+    "lib/sinatra/base.rb": '''module Sinatra
+  class Base
+    def self.settings
+      self
+    end
+
+    def settings
+      self.class.settings
+    end
+
+    def filter!
+      settings.filters
+    end
+
+    class << self
+      def run!
+        settings.run
+      end
+    end
+  end
+end
+''',
+}
+
+
+@pytest.fixture
+def parser(fm_home, make_repo) -> str:
+    return str(indexed_project(make_repo("rack"), PARSER, package="lib").path)
+
+
+def test_a_ruby_call_on_the_class_reaches_its_class_method_and_one_on_an_object_the_other(
+        parser):
+    assert callers_in_slice(parser, "Rack::Multipart::Parser.parse") == {
+        "Rack.Multipart.parse_multipart": "high"}
+    assert callers_in_slice(parser, "Rack::Multipart::Parser#parse") == {
+        "Rack.Multipart.Parser.parse": "high"}  # ``parser.parse(io)`` in ``self.parse``
+
+
+def test_a_bare_ruby_call_reaches_the_method_of_its_callers_kind(parser):
+    assert callers_in_slice(parser, "Sinatra::Base#settings") == {"Sinatra.Base.filter!": "high"}
+    assert callers_in_slice(parser, "Sinatra::Base.settings") == {
+        "Sinatra.Base.settings": "high", "Sinatra.Base.run!": "high"}

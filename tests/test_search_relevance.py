@@ -283,3 +283,38 @@ def test_a_ruby_method_looked_up_with_its_mark_comes_first(store_env, make_repo,
     response = search(SearchRequest.build(query, k=3), str(repo.path),
                       settings=Settings.from_env())
     assert response.results[0].record.symbol == symbol
+
+
+PARSER_RB = '''module Rack
+  module Multipart
+    class Parser
+      # Parses a whole body: makes a parser and runs it.
+      def self.parse(io, boundary)
+        parser = new(boundary)
+        parser.parse(io)
+      end
+
+      # Parses the parts of a body read from io.
+      def parse(io)
+        io.read.split(@boundary)
+      end
+    end
+  end
+end
+'''
+
+
+@pytest.mark.parametrize(("query", "head"), [
+    ("Rack::Multipart::Parser.parse", "def self.parse"),
+    ("Rack::Multipart::Parser::parse", "def self.parse"),
+    ("Parser.parse", "def self.parse"),
+    ("Rack::Multipart::Parser#parse", "def parse"),
+    ("Parser#parse", "def parse"),
+])
+def test_a_ruby_method_written_on_its_class_is_the_class_method_and_with_a_hash_the_other(
+        store_env, make_repo, query, head):
+    repo = indexed_project(make_repo("rack"), {"lib/rack/multipart/parser.rb": PARSER_RB},
+                           package="lib")
+    response = search(SearchRequest.build(query, k=3), str(repo.path),
+                      settings=Settings.from_env())
+    assert f"{head}(" in response.results[0].record.text

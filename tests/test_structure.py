@@ -22,6 +22,7 @@ from freshmark.core.structure import (
     members_first,
     named_exactly,
     qualified_hit,
+    ruby_class_method_asked,
     text_definitions_first,
     without_declaration_word,
     workers_first,
@@ -291,6 +292,17 @@ def test_a_bare_name_names_a_private_member_as_it_does_a_public_one() -> None:
 def test_a_private_member_of_a_bare_name_looked_up_follows_the_definition_of_that_name():
     symbols = ["Ky.#retry", "retry"]
     assert look_up_order(symbols, ["", ""], ["source", "source"], ["retry"]) == [1, 0]
+
+
+def test_a_ruby_method_looked_up_on_its_class_is_its_class_method_and_with_a_hash_the_other():
+    symbols = ["Parser.parse", "Parser.parse"]
+    texts = ["def parse(io)\n  io.read\nend", "# Parses a body.\ndef self.parse(io)\nend"]
+    order = [look_up_order(symbols, texts, ["source"] * 2, ["Parser.parse"],
+                           on_class=ruby_class_method_asked(query))
+             for query in ("Rack::Multipart::Parser.parse", "Parser::parse", "Parser#parse")]
+    assert order == [[1, 0], [1, 0], [0, 1]]
+    assert ruby_class_method_asked("Rack::Multipart::Parser") is None
+    assert ruby_class_method_asked("parse") is None
 
 
 def test_a_namespace_outline_declaring_a_name_follows_the_module_block_that_declares_it():

@@ -75,6 +75,7 @@ from freshmark.core.structure import (
     named_exactly,
     names_only,
     qualified_hit,
+    ruby_class_method_asked,
     text_definitions_first,
     without_declaration_word,
     workers_first,
@@ -362,19 +363,22 @@ def rerank(
                                 [c.record.text for c in ranked], named, hints,
                                 [c.record.kind for c in ranked]) \
         if only_names else None
-    return structured(ranked, terms, named, declaring, looked, question=by_model)
+    return structured(ranked, terms, named, declaring, looked, question=by_model,
+                      on_class=ruby_class_method_asked(plan.text) if plan else None)
 
 
 def structured(ranked: Sequence[Candidate], terms: Iterable[str],
                named: Iterable[str] = (), declaring: Sequence[bool] | None = None,
-               looked: Iterable[str] = (), question: bool = False) -> list[Candidate]:
+               looked: Iterable[str] = (), question: bool = False,
+               on_class: bool | None = None) -> list[Candidate]:
     """``ranked`` reordered by structure (``structure``): an outline or a module block ranked
     above its members swapped with its best member (``members_first``); a definition the query
     names as code (``named``) above the chunks that only use it (``definitions_first``); for
     a ``question`` in words, a worker above its thin caller (``workers_first``); for a name no
     chunk is named by, the chunks whose lines declare it (``declaring``), and for a look-up
     (``looked``) the definitions so named, at the top (``named_exactly``,
-    ``text_definitions_first``). Moved chunks are marked in their features."""
+    ``text_definitions_first``; a Ruby class method first where ``on_class``, its instance
+    method where not). Moved chunks are marked in their features."""
     units = [Unit(c.record.path, c.record.symbol, c.record.kind, c.score,
                   tuple(c.record.references), c.record.end_line - c.record.start_line + 1)
              for c in ranked]
@@ -384,7 +388,7 @@ def structured(ranked: Sequence[Candidate], terms: Iterable[str],
     if leading is not None:
         later = look_up_order([c.record.symbol for c in ranked], [c.record.text for c in ranked],
                               [c.record.file_kind for c in ranked], looked,
-                              [c.record.kind for c in ranked])
+                              [c.record.kind for c in ranked], on_class)
         order = text_definitions_first(order, leading, later)
     out: list[Candidate] = []
     for placement in order:

@@ -29,6 +29,7 @@ from freshmark.core.chunking.model import (
     MODULE_CODE_KINDS,
     MODULE_SYMBOL,
 )
+from freshmark.core.chunking.ruby import singleton_head
 from freshmark.core.declarations import declares_member, defined_in_text
 from freshmark.core.stamp import own_name
 from freshmark.core.tokenize import name_forms, name_parts
@@ -297,24 +298,46 @@ def text_definitions_first(order: Sequence[Placement], defines: Sequence[bool],
 
 
 def look_up_order(symbols: Sequence[str], texts: Sequence[str], file_kinds: Sequence[str],
-                  looked: Iterable[str], chunk_kinds: Sequence[str] = ()) -> list[int]:
+                  looked: Iterable[str], chunk_kinds: Sequence[str] = (),
+                  on_class: bool | None = None) -> list[int]:
     """Of the definitions a look-up names (side by side: each chunk's symbol, text and file
     kind), how far back each goes: overload stubs and code outside the source last (2), and,
     when a bare name has a definition of its own (the module's ``get_command``), the members
     that only end in that name (``Group.get_command``) after that definition (1); the
     members of another name looked up beside it (``OrderService cancel_order``) do not. A
     namespace's outline (``chunk_kinds``: ``module``) not named so goes after the chunks of
-    its code too (1): it repeats the lines of its module blocks (``using ParsedHashMap``)."""
+    its code too (1): it repeats the lines of its module blocks (``using ParsedHashMap``).
+    Of a Ruby class method and the instance method of its name, which share a symbol, the
+    one the look-up's form does not name (``on_class``, ``ruby_class_method_asked``) goes
+    after the other (1)."""
     wanted = set(looked)
     bare = {name for name in wanted if "." not in name}
     own_definitions = bare & set(symbols)
     outlines = [kind == "module" and not named_by(symbol, wanted)
                 for symbol, kind in zip(symbols, chunk_kinds, strict=True)] \
         if chunk_kinds else [False] * len(symbols)
+    heads = [singleton_head(text) for text in texts]
+    paired = {symbol for symbol, head in zip(symbols, heads, strict=True) if head} & \
+        {symbol for symbol, head in zip(symbols, heads, strict=True) if not head}
     return [2 * (is_overload_stub(text) or kind != "source")
-            + (symbol not in bare and unmarked(own_name(symbol)) in own_definitions or outline)
-            for symbol, text, kind, outline in zip(symbols, texts, file_kinds, outlines,
-                                                   strict=True)]
+            + (symbol not in bare and unmarked(own_name(symbol)) in own_definitions or outline
+               or on_class is not None and symbol in paired and head != on_class)
+            for symbol, text, kind, outline, head in zip(symbols, texts, file_kinds, outlines,
+                                                         heads, strict=True)]
+
+
+# A Ruby method written with its class (``Rack::Multipart::Parser.parse``, ``Parser#parse``).
+_RUBY_OWNED = re.compile(r"(?:[A-Z]\w*::)*[A-Z]\w*(::|\.|#)([^\s.:#]+)")
+
+
+def ruby_class_method_asked(text: str) -> bool | None:
+    """Whether a look-up writes a method as its class's (``Parser.parse``, ``Parser::parse``:
+    True) or as its objects' (``Parser#parse``: False), as Ruby's documentation does; None
+    for one that writes no class, or a constant (``Multipart::Parser``)."""
+    found = _RUBY_OWNED.fullmatch(text.strip())
+    if found is None or found.group(1) == "::" and found.group(2)[:1].isupper():
+        return None
+    return found.group(1) != "#"
 
 
 # Python's ``@overload`` (``@typing.overload``, ``@t.overload``): a signature for the type

@@ -69,7 +69,7 @@ class CallStanding:
         self._aliases: dict[str, dict[str, str]] = {}  # per PHP file: the classes it renames
         self._codes: dict[str, str | None] = {}  # per caller: its code, read once
         self._lineages: dict[str, list[str]] = {}  # per PHP class: it and its bases, in order
-        self._ruby = RubyCalls(graph)
+        self._ruby = RubyCalls(graph, self._code)
 
     def _code(self, caller: ChunkRecord) -> str | None:
         if caller.id not in self._codes:

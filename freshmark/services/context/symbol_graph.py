@@ -26,6 +26,7 @@ import threading
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
+from freshmark.core.chunking.ruby import singleton_head
 from freshmark.core.classify import is_stub
 from freshmark.core.ports import BranchView
 from freshmark.core.stamp import ChunkRecord, own_name
@@ -64,6 +65,13 @@ def _is_constructor(symbol: str) -> bool:
     its constructor."""
     parts = symbol.split(".")
     return len(parts) >= 2 and parts[-1] == parts[-2]
+
+
+def _class_and_instance_method(first: ChunkRecord, record: ChunkRecord) -> bool:
+    """A Ruby class method (``def self.parse``) and an instance method (``def parse``) of one
+    class: two methods of one symbol, not one's overloads (rack's ``Multipart::Parser``)."""
+    return first.language == record.language == "ruby" and \
+        singleton_head(first.signature) != singleton_head(record.signature)
 
 
 def _without_extension(spec: str) -> str:
@@ -124,8 +132,10 @@ class SymbolGraph:
             self._defining.add(record.path)
         elif record.kind == "module":
             self._modules.setdefault(own_name(record.symbol), set()).add(record.path)
-        if key not in self._by_symbol and record.kind not in _NOT_DEFINITIONS:
-            self._by_symbol[key] = record.id
+        if record.kind not in _NOT_DEFINITIONS and (key not in self._by_symbol or all(
+                _class_and_instance_method(self.nodes[d], record)
+                for d in self.namesakes(*key))):
+            self._by_symbol.setdefault(key, record.id)
             if not _is_constructor(record.symbol):
                 self._by_short.setdefault(own_name(record.symbol), []).append(record.id)
         for name in set(record.references):
@@ -315,6 +325,12 @@ class SymbolGraph:
     def find(self, path: str, symbol: str) -> str | None:
         return self._by_symbol.get((path, symbol))
 
+    def namesakes(self, path: str, symbol: str) -> list[str]:
+        """The definitions of ``symbol`` in ``path``: one, or a Ruby class method and the
+        instance method of its name."""
+        return [d for d in self._by_short.get(own_name(symbol), [])
+                if self.nodes[d].path == path and self.nodes[d].symbol == symbol]
+
     def node_of(self, record: ChunkRecord) -> str | None:
         """A result's node: its own chunk (one overload of several keeps its own references),
         else its name's definition in its file."""
@@ -359,8 +375,9 @@ class SymbolGraph:
             if not each_own:  # a bare call may be any of them: each is as sure as the least
                 surely = dict.fromkeys(near, all(surely.values()))
             return list(surely.items())
-        if len(definitions) == 1 and definitions[0] != from_id:
-            return [(definitions[0], False)]
+        # One definition, or a Ruby class method and the instance method of its name.
+        if len({(self.nodes[d].path, self.nodes[d].symbol) for d in definitions}) == 1:
+            return [(d, False) for d in definitions if d != from_id]
         return []
 
     def _imported_members(self, from_id: str, definitions: list[str]) -> list[str]:
@@ -437,10 +454,12 @@ class SymbolGraph:
 
     def callers(self, node_id: str) -> list[Edge]:
         """Chunks that refer to the node's name and resolve it to the node; a name resolves
-        to its first definition in a file, so an overload's callers are its name's."""
+        to its first definition in a file, so an overload's callers are its name's (a Ruby
+        class method's and the instance method's of its name are each their own)."""
         node = self.nodes[node_id]
         name = own_name(node.symbol)
-        named = self._by_symbol.get((node.path, node.symbol), node_id)
+        named = node_id if node_id in self._by_short.get(name, ()) else \
+            self._by_symbol.get((node.path, node.symbol), node_id)
         edges: list[Edge] = []
         for caller in self._refs_by_name.get(name, []):
             if caller in (node_id, named):
