@@ -56,3 +56,20 @@ def test_a_namespace_with_a_doc_comment_keeps_its_chunk():
     text = "# The Rack namespace.\nmodule Rack\n  class Head\n    def call(env)\n    end\n" \
            "  end\nend\n"
     assert "Rack" in [c.symbol for c in chunk_text("lib/rack/head.rb", text)]
+
+
+def test_a_method_named_by_an_operator_is_a_chunk_of_that_name():
+    code = dedent('''\
+        class Version
+          # Orders versions by their parts.
+          def <=>(other)
+            to_a <=> other.to_a
+          end
+
+          def []=(index, part)
+            parts[index] = part
+          end
+        end
+    ''')
+    assert [(c.symbol, c.start_line, c.end_line) for c in chunk_text("lib/version.rb", code)
+            if c.kind == "method"] == [("Version.<=>", 2, 5), ("Version.[]=", 7, 9)]

@@ -256,6 +256,40 @@ HEADERS_RB = '''module Rack
       keys.each { |key| self[yield(key)] = delete(key) }
       self
     end
+
+    # Headers made from the pairs given.
+    def self.[](*items)
+      new.merge!(Hash[*items])
+    end
+
+    # The value of a header, by its name in any case.
+    def [](key)
+      super(key.downcase)
+    end
+
+    # Sets a header, by its name in lower case.
+    def []=(key, value)
+      super(key.downcase, value)
+    end
+
+    # Headers in the order of their names.
+    def <=>(other)
+      to_a <=> other.to_a
+    end
+  end
+
+  class Response
+    module Helpers
+      # The content type of the response.
+      def content_type
+        get_header "content-type"
+      end
+
+      # Sets the content type of the response.
+      def content_type=(content_type)
+        set_header "content-type", content_type
+      end
+    end
   end
 
   module Utils
@@ -277,12 +311,27 @@ end
     ("transform_keys", "Rack.Headers.transform_keys"),
     ("Rack::Utils.valid_path?", "Rack.Utils.valid_path?"),
     ("valid_path?", "Rack.Utils.valid_path?"),
+    ("Rack::Headers#[]=", "Rack.Headers.[]="),
+    ("Rack::Headers#<=>", "Rack.Headers.<=>"),
+    ("Rack::Response::Helpers#content_type=", "Rack.Response.Helpers.content_type="),
+    ("content_type=", "Rack.Response.Helpers.content_type="),
+    ("Rack::Response::Helpers#content_type", "Rack.Response.Helpers.content_type"),
 ])
 def test_a_ruby_method_looked_up_with_its_mark_comes_first(store_env, make_repo, query, symbol):
     repo = indexed_project(make_repo("rack"), {"lib/rack/headers.rb": HEADERS_RB}, package="lib")
     response = search(SearchRequest.build(query, k=3), str(repo.path),
                       settings=Settings.from_env())
     assert response.results[0].record.symbol == symbol
+
+
+@pytest.mark.parametrize(("query", "head"), [
+    ("Rack::Headers#[]", "def [](key)"), ("Rack::Headers.[]", "def self.[](*items)")])
+def test_a_ruby_operator_method_looked_up_with_its_class_is_that_definition(
+        store_env, make_repo, query, head):
+    repo = indexed_project(make_repo("rack"), {"lib/rack/headers.rb": HEADERS_RB}, package="lib")
+    response = search(SearchRequest.build(query, k=3), str(repo.path),
+                      settings=Settings.from_env())
+    assert head in response.results[0].record.text
 
 
 PARSER_RB = '''module Rack

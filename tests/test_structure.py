@@ -11,6 +11,7 @@ import pytest
 from freshmark.core.declarations import defined_in_text
 from freshmark.core.fusion import DEFAULT_WEIGHTS, fuse, rerank
 from freshmark.core.query import plan_query
+from freshmark.core.ruby_names import ruby_class_method_asked
 from freshmark.core.stamp import ChunkRecord
 from freshmark.core.structure import (
     Placement,
@@ -22,7 +23,6 @@ from freshmark.core.structure import (
     members_first,
     named_exactly,
     qualified_hit,
-    ruby_class_method_asked,
     text_definitions_first,
     without_declaration_word,
     workers_first,
@@ -274,6 +274,16 @@ def test_a_declaration_keyword_beside_one_name_written_as_code_is_dropped(query,
     ("Ky.#retry", ["#retry", "Ky.#retry"]), ("#retry", ["#retry"]),
     ("#getCurrentTime", ["#getCurrentTime"])])
 def test_a_private_member_is_looked_up_by_its_name_with_its_hash(query, names):
+    plan = plan_query(query)
+    assert lookup_symbols(plan.text, plan.identifiers, plan.path_hints) == names
+
+
+@pytest.mark.parametrize(("query", "names"), [
+    ("Rack::Headers#[]=", ["[]=", "Rack.Headers.[]="]), ("Headers.<=>", ["<=>", "Headers.<=>"]),
+    ("Rack::Response::Helpers#content_type=",
+     ["content_type=", "Rack.Response.Helpers.content_type="]),
+    ("content_type=", ["content_type="]), ("def []", ["[]"])])
+def test_a_ruby_setter_or_operator_method_is_looked_up_by_its_name_as_written(query, names):
     plan = plan_query(query)
     assert lookup_symbols(plan.text, plan.identifiers, plan.path_hints) == names
 

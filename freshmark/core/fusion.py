@@ -61,6 +61,7 @@ from freshmark.core.chunking.model import NOT_ONE_DEFINITION
 from freshmark.core.classify import is_overload_stub, is_stub, search_kind
 from freshmark.core.query import QueryPlan, deepest_frame, frame_match, path_hint_match
 from freshmark.core.question_model import applies, pool_marks, question_score
+from freshmark.core.ruby_names import ruby_class_method_asked
 from freshmark.core.stamp import ChunkRecord
 from freshmark.core.structure import (
     Unit,
@@ -75,7 +76,6 @@ from freshmark.core.structure import (
     named_exactly,
     names_only,
     qualified_hit,
-    ruby_class_method_asked,
     text_definitions_first,
     without_declaration_word,
     workers_first,

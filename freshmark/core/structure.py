@@ -31,6 +31,7 @@ from freshmark.core.chunking.model import (
 )
 from freshmark.core.chunking.ruby import singleton_head
 from freshmark.core.declarations import declares_member, defined_in_text
+from freshmark.core.ruby_names import ruby_marked_method
 from freshmark.core.stamp import own_name
 from freshmark.core.tokenize import name_forms, name_parts
 
@@ -326,20 +327,6 @@ def look_up_order(symbols: Sequence[str], texts: Sequence[str], file_kinds: Sequ
                                                          heads, strict=True)]
 
 
-# A Ruby method written with its class (``Rack::Multipart::Parser.parse``, ``Parser#parse``).
-_RUBY_OWNED = re.compile(r"(?:[A-Z]\w*::)*[A-Z]\w*(::|\.|#)([^\s.:#]+)")
-
-
-def ruby_class_method_asked(text: str) -> bool | None:
-    """Whether a look-up writes a method as its class's (``Parser.parse``, ``Parser::parse``:
-    True) or as its objects' (``Parser#parse``: False), as Ruby's documentation does; None
-    for one that writes no class, or a constant (``Multipart::Parser``)."""
-    found = _RUBY_OWNED.fullmatch(text.strip())
-    if found is None or found.group(1) == "::" and found.group(2)[:1].isupper():
-        return None
-    return found.group(1) != "#"
-
-
 # Python's ``@overload`` (``@typing.overload``, ``@t.overload``): a signature for the type
 # checker, its body ``...``; the implementation is the definition without it.
 _OVERLOAD_DECORATOR = re.compile(r"^\s*@(?:\w+\.)*overload\b", re.MULTILINE)
@@ -439,12 +426,16 @@ def lookup_symbols(text: str, identifiers: Iterable[str], dotted_names: Iterable
     that is only names written as code (``looked_up``; a dotted name also whole,
     ``Context.invoke``, ``Ky.#retry``), or the one word of a one-word query (``has``,
     ``evolve``, a private member's ``#retry``, a macro invoked, ``json!``), either with a
-    declaration's keyword beside it (``class Typer``), or a Rust impl block's label."""
+    declaration's keyword beside it (``class Typer``), a Rust impl block's label, or a Ruby
+    setter or operator method (``ruby_marked_method``: ``Rack::Headers#[]=``)."""
     impl = _RUST_IMPL.fullmatch(" ".join(text.split()))
     if impl is not None:  # the label an impl block is named by (``impl fmt.Display for X``)
         label, angle, rest = impl.group(0).partition("<")
         return list(dict.fromkeys([impl.group(0), label.replace("::", ".") + angle + rest]))
     text = without_declaration_word(text)
+    marked = ruby_marked_method(text)
+    if marked:
+        return marked
     dotted = list(dotted_names)
     names = looked_up(text, identifiers, dotted)
     if names:

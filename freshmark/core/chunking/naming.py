@@ -53,7 +53,9 @@ def _default(node: Node, src: bytes, rules: Rules) -> Decl | None:
         return None
     body = node.child_by_field_name("body") or next(  # Kotlin's body has no field name
         (c for c in node.named_children if c.type in _UNNAMED_BODIES), None)
-    name = dotted(node_text(src, name_node)).strip("\"'")
+    # An operator's name is written as it is (Ruby's ``<=>`` holds no template's ``<…>``).
+    name = node_text(src, name_node) if name_node.type == "operator" else \
+        dotted(node_text(src, name_node)).strip("\"'")
     if not name:
         return None
     if node.type in rules.functions:
