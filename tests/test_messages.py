@@ -212,3 +212,35 @@ def test_a_long_raiser_past_the_pool_that_holds_the_message_is_found_first(fm_ho
                                         "mapping.", k=3), str(repo.path),
                     settings=Settings.from_env())
     assert answer.results[0].record.symbol == "build_execution_plan"
+
+
+def test_a_task_in_words_with_example_values_is_held_only_by_a_text_holding_all_of_it():
+    windows = message_windows("raise an exception for 4xx and 5xx responses")
+    prose = "We can raise an exception for any responses which are not a 2xx success code:"
+    literal = 'raise StatusError(f"raise an exception for {low} and {high} responses")'
+    assert messages_first([prose, literal], windows) == [1, 0]
+
+
+GUIDE = """# Quickstart
+
+## Response status codes
+
+We can raise an exception for any responses which are not a 2xx success code:
+
+    response.raise_for_status()
+"""
+STATUS = '''class Response:
+    def raise_for_status(self):
+        """Raise the `StatusError` if one occurred."""
+        if self.status_code >= 400:
+            raise StatusError(self.status_code)
+        return self
+'''
+
+
+def test_prose_sharing_a_few_words_of_a_task_in_words_is_not_put_first(fm_home, make_repo):
+    repo = indexed_project(make_repo("web"), {"docs/quickstart.md": GUIDE,
+                                              "web/models.py": STATUS}, package="web")
+    answer = search(SearchRequest.build("raise an exception for 4xx and 5xx responses", k=5),
+                    str(repo.path), settings=Settings.from_env())
+    assert not [r.record.path for r in answer.results if r.explain.get("holds_message")]

@@ -11,8 +11,11 @@ pasted traceback, the lines that are not the interpreter's nor its frames') puts
 the chunks holding four of its consecutive words (three, when no run between its values is
 longer: Swift's ``Missing value for '\\(name)'``) first, in their order; a sentence of six
 words or more that does not open with a question word (a comment, a help text, a message
-that asks the user something) puts those holding all of it first; the line a chunk holds it
-on is pointed at (``message_row``), as a bounded answer may not show it. Pure.
+that asks the user something) puts those holding all of it first, a few words or a placeholder
+standing for each value it holds (a task in words gives examples: ``raise an exception for 4xx
+and 5xx responses`` is no message, and the prose holding ``raise an exception for`` does not
+hold it); the line a chunk holds it on is pointed at (``message_row``), as a bounded answer
+may not show it. Pure.
 """
 
 from __future__ import annotations
@@ -27,6 +30,10 @@ WINDOW_WORDS = 4
 # for '\(name)'``) is read by its runs of three.
 SHORT_WINDOW_WORDS = 3
 SENTENCE_WORDS = 6
+# In a window, what stands for a value filled in: a placeholder of the literal or a few words
+# of the code that makes it (``f"The file {self.root / path} does not …"``), or none at all.
+VALUE = "*"
+VALUE_WORDS = 6
 # A program's name may come first, as argparse prints it (``http: error: …``).
 # An exception's qualified name is one too, whatever it ends in (Ruby's
 # ``HTTParty::RedirectionTooDeep``, ``requests.exceptions.ConnectTimeout``).
@@ -59,8 +66,9 @@ _FILLED = re.compile(r"'[^'\n]{0,200}'|\"[^\"\n]{0,200}\"|`[^`\n]{0,200}`"
 
 def message_windows(query: str) -> list[str]:
     """The runs of ``WINDOW_WORDS`` consecutive fixed words of a pasted message (of
-    ``SHORT_WINDOW_WORDS`` when it has none), lowercased and joined by single spaces; [] for a
-    query not shaped as an error message. A traceback's own lines are none of its words
+    ``SHORT_WINDOW_WORDS`` when it has none), lowercased and joined by single spaces (a
+    sentence pasted from the code: all of its words, ``VALUE`` for each value filled in); [] for
+    a query not shaped as an error message. A traceback's own lines are none of its words
     (``tracebacks.without_traceback``)."""
     message = without_traceback(query)
     return _message_windows(message, WINDOW_WORDS) or \
@@ -97,14 +105,23 @@ def _message_windows(query: str, size: int) -> list[str]:
     if _PLACEHOLDER.search(query) and first not in _ASKING:
         return _windows(_QUOTED_PLACEHOLDER.sub(r" \2 ", query), size)
     # A sentence pasted from the code (a comment, a help text): all of its words, in order;
-    # the runs between the values a run filled in (thor's ``The file config/routes.rb does
+    # with a value standing for each a run filled in (thor's ``The file config/routes.rb does
     # not appear to exist``) when it has any and asks nothing (hono's "With the dot option,
-    # how do form fields like obj.key1 become nested objects …?" is a question).
+    # how do form fields like obj.key1 become nested objects …?" is a question). Nothing else
+    # tells it from a task in words with examples (``raise an exception for 4xx and 5xx
+    # responses``): a run of four of its words is in any prose about the code.
     if len(sentence) >= SENTENCE_WORDS and first not in _ASKING:
         asks = query.rstrip().endswith("?")
-        return _windows(query, size) if _FILLED.search(query) and not asks \
+        return [_with_values(query)] if _FILLED.search(query) and not asks \
             else [" ".join(sentence)]
     return []
+
+
+def _with_values(message: str) -> str:
+    """The words of ``message`` in order, ``VALUE`` for each run of values filled in between
+    them (those before its first word or after its last stand for nothing held)."""
+    runs = [" ".join(_words(run)) for run in _FILLED.split(message)]
+    return f" {VALUE} ".join(run for run in runs if run)
 
 
 def _windows(message: str, size: int) -> list[str]:
@@ -129,12 +146,20 @@ def holding_message(texts: Sequence[str], windows: Sequence[str]) -> list[bool]:
         return [False] * len(texts)
     padded = [f" {' '.join(_words(_SLOT.sub(' zslotz ', _STRING_PREFIX.sub(' ', text))))} "
               for text in texts]
-    patterns = [(re.compile(" " + " ".join(f"(?:{word}|zslotz)" for word in window.split())
-                            + " "), max(1, len(window.split()) // 4)) for window in windows]
+    patterns = [_window_pattern(window) for window in windows]
     # A few words filled in, never most: a text of adjacent placeholders matches anything.
-    return [any(found.group(0).count(" zslotz") <= slots
+    return [any(found.groups().count("zslotz") <= slots
                 for pattern, slots in patterns for found in pattern.finditer(words))
             for words in padded]
+
+
+def _window_pattern(window: str) -> tuple[re.Pattern[str], int]:
+    """A window's words, each or a placeholder (a group), ``VALUE`` any few words; and how
+    many of its words placeholders may stand for."""
+    words = window.split()
+    pattern = re.compile(" " + "".join(rf"(?:[a-z]+ ){{0,{VALUE_WORDS}}}" if word == VALUE
+                                       else f"({word}|zslotz) " for word in words))
+    return pattern, max(1, (len(words) - words.count(VALUE)) // 4)
 
 
 def message_row(text: str, windows: Sequence[str]) -> int | None:
