@@ -8,15 +8,19 @@ from freshmark.core.call_forms import (
     calls_through_own_receiver,
     go_call_reaches,
     go_package_names,
+    named_after,
+    own_methods_binding,
     php_base_name,
     php_call_receivers,
     php_member_types,
     php_namespace_at,
+    python_base_names,
     python_receivers,
     ruby_bound_to,
     ruby_call_receivers,
     rust_aliases,
     rust_call_paths,
+    types_binding,
     used_on_own_object,
     used_through_a_value_of,
 )
@@ -97,6 +101,35 @@ def test_a_value_a_method_of_its_own_object_returns_may_be_of_its_own_class():
     assert bound_from_own_object("new = self.mutablecopy()\nnew.update(other)", "new", {"self"})
     assert not bound_from_own_object("handler = self.handlers.pop(i)\nhandler.stop()",
                                      "handler", {"self"})
+
+
+def test_a_python_value_is_bound_to_the_classes_its_own_binding_names():
+    code = ("def render(self, request: Request, field: DataField | FileField = None):\n"
+            "    decoder = TextDecoder(encoding=request.encoding)\n"
+            "    content = self._get_content_decoder()\n"
+            "    with Lock() as lock:\n")
+    assert types_binding(code, "field") == {"DataField", "FileField"}
+    assert types_binding(code, "decoder") == {"TextDecoder"}
+    assert types_binding(code, "lock") == {"Lock"}
+    assert types_binding("for key, value in self._list:", "key") == set()
+    assert own_methods_binding(code, "content", {"self"}) == {"_get_content_decoder"}
+
+
+def test_a_python_class_s_bases_are_named_without_their_modules_parameters_or_keywords():
+    assert python_base_names("class GZipDecoder(ContentDecoder)", "GZipDecoder") == [
+        "ContentDecoder"]
+    assert python_base_names("class Map(typing.Generic[K, V], abc.Mapping, metaclass=Meta)",
+                             "Map") == ["Generic", "Mapping"]
+    assert python_base_names("class Plain", "Plain") == []
+
+
+def test_a_value_is_named_after_its_class_by_its_name_or_last_word():
+    assert named_after("headers", "Headers")
+    assert named_after("field", "DataField")
+    assert named_after("_transport", "HTTPTransport")
+    assert named_after("content_decoder", "GZipDecoder")
+    assert not named_after("netloc", "GZipDecoder")
+    assert not named_after("response", "ResponseStream")
 
 
 def test_a_swift_member_read_through_another_value_is_not_the_own_method():

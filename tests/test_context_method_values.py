@@ -193,3 +193,86 @@ def test_a_python_method_s_own_object_is_its_first_parameter_whatever_its_name(
     repo = str(indexed_project(make_repo("dispatcher"), {"app/dispatch.py": DISPATCHER_PY},
                                package="app").path)
     assert callers(repo, "Logger._log") == {"Logger.info": "high"}
+
+
+DECODERS_PY = '''"""Decoders of a response's content, and of its text."""
+
+
+class ContentDecoder:
+    def decode(self, data):
+        """Decode one part of the content."""
+        raise NotImplementedError()
+
+
+class GZipDecoder(ContentDecoder):
+    def decode(self, data):
+        """Decompress one part of gzip content."""
+        return self.decompressor.decompress(data)
+
+
+class TextDecoder:
+    def decode(self, data):
+        """Decode bytes to text in the response's encoding."""
+        return str(data, self.encoding)
+
+
+SUPPORTED = {"gzip": GZipDecoder}
+'''
+
+MODELS_PY = '''"""A response and its content."""
+
+from app.decoders import ContentDecoder, GZipDecoder, TextDecoder
+
+
+class Response:
+    def _get_content_decoder(self) -> ContentDecoder:
+        """The decoder the content's encoding names."""
+        return GZipDecoder() if self.encoding == "gzip" else ContentDecoder()
+
+    def iter_bytes(self):
+        """The decoded content, part by part."""
+        decoder = self._get_content_decoder()
+        for part in self.parts:
+            yield decoder.decode(part)
+
+    def iter_text(self):
+        """The decoded content as text, part by part."""
+        decoder = TextDecoder()
+        for part in self.iter_bytes():
+            yield decoder.decode(part)
+'''
+
+CLIENT_PY = '''"""A client following redirects."""
+
+from app.decoders import SUPPORTED
+
+
+class Client:
+    def redirect_headers(self, url, headers):
+        """The headers of a redirect to ``url``: its own host."""
+        headers["Host"] = url.netloc.decode("ascii")
+        headers["Accept-Encoding"] = ", ".join(SUPPORTED)
+        return headers
+'''
+
+
+def decoding(make_repo) -> str:
+    return str(indexed_project(make_repo("decoding"), {"app/decoders.py": DECODERS_PY,
+                                                       "app/models.py": MODELS_PY,
+                                                       "app/client.py": CLIENT_PY},
+                               package="app").path)
+
+
+def test_a_python_value_a_method_of_its_own_object_returns_is_of_the_class_it_annotates(
+        fm_home, make_repo):
+    # ``decoder = self._get_content_decoder()``, annotated ``-> ContentDecoder``: its
+    # ``decode`` may be any ContentDecoder's, GZipDecoder's too.
+    assert callers(decoding(make_repo), "GZipDecoder.decode").get("Response.iter_bytes") \
+        == "high"
+
+
+def test_a_method_name_of_several_classes_called_through_a_value_of_none_is_no_call(
+        fm_home, make_repo):
+    # ``url.netloc.decode("ascii")`` decodes bytes and ``decoder = TextDecoder()`` is a
+    # TextDecoder: neither is a call of GZipDecoder's ``decode``.
+    assert callers(decoding(make_repo), "GZipDecoder.decode") == {"Response.iter_bytes": "high"}

@@ -48,10 +48,30 @@ def bound_from_own_object(code: str, value: str, receivers: Collection[str]) -> 
     """Python ``code`` assigns ``value`` what a method of its own object, one of
     ``receivers``, returns (starlette's ``new = self.mutablecopy()``): it may be of the
     caller's own class; ``self.handlers.pop()`` returns a member's item."""
+    return bool(own_methods_binding(code, value, receivers))
+
+
+def python_base_names(signature: str, class_name: str) -> list[str]:
+    """The classes a Python class's ``signature`` names as its bases (``class
+    GZipDecoder(ContentDecoder)``), without their modules, type parameters or keywords
+    (``metaclass=ABCMeta``)."""
+    head = re.match(r"\s*(?:\[[^\]]*\])?\s*\((.*)\)", signature.split(class_name, 1)[-1])
+    if head is None:
+        return []
+    bases = head.group(1)
+    while (plain := re.sub(r"\[[^\[\]]*\]", "", bases)) != bases:
+        bases = plain
+    return [found.group(1) for part in bases.split(",") if "=" not in part
+            and (found := re.search(r"(\w+)\s*$", part)) is not None]
+
+
+def own_methods_binding(code: str, value: str, receivers: Collection[str]) -> set[str]:
+    """The methods of its own object (through one of ``receivers``) whose result Python
+    ``code`` assigns to ``value`` (httpx's ``decoder = self._get_content_decoder()``)."""
     words = _alternation(receivers)
-    return bool(words) and re.search(rf"^[ \t]*{re.escape(value)}\s*(?::[^=\n]*)?=\s*"
-                                     rf"(?:{words})\s*\.\s*\w+\s*\(", code,
-                                     re.MULTILINE) is not None
+    return set(re.findall(rf"^[ \t]*{re.escape(value)}\s*(?::[^=\n]*)?=\s*"
+                          rf"(?:{words})\s*\.\s*(\w+)\s*\(", code,
+                          re.MULTILINE)) if words else set()
 
 
 def _own_receiver(receivers: Collection[str]) -> str:
@@ -147,6 +167,33 @@ def _binds(lines: list[str], receiver: str) -> bool:
     binding = re.compile(rf"(?<!\w){word}\s*[:=](?!=)|\b(?:as|for)\s+{word}\b|"
                          rf"\bisinstance\(\s*{word}\s*,")
     return any(binding.search(line) for line in lines)
+
+
+def types_binding(code: str, value: str) -> set[str]:
+    """The capitalised names (classes, by convention) Python ``code`` binds ``value`` to: in
+    its annotation (``field: DataField``), what it assigns it (``decoder =
+    TextDecoder(…)``), what it names ``as`` it (``with Lock() as lock``) or checks it against
+    (``isinstance(request, Request)``); another value's annotation on the line is not its."""
+    word = re.escape(value)
+    found: list[str] = []
+    for binding in (rf"(?<![\w.]){word}\s*:\s*([^=,)\n]+)",
+                    rf"(?<![\w.]){word}\s*(?::[^=\n]*)?=(?!=)([^\n]+)",
+                    rf"([^\n]+)\bas\s+{word}\b", rf"\bisinstance\(\s*{word}\s*,([^)\n]+)\)"):
+        found += re.findall(binding, code)
+    return {name for part in found for name in re.findall(r"\b[A-Z]\w*", part)} - _CONSTANTS
+
+
+_CONSTANTS = frozenset({"None", "True", "False"})  # capitalised, and no classes
+
+
+def named_after(value: str, class_name: str) -> bool:
+    """``value`` is named as its class by convention: the class's name in lower case
+    (``headers``: Headers) or its last word (``field``: DataField, ``_transport``:
+    HTTPTransport), whole or as the value's last word (``content_decoder``)."""
+    words = re.findall(r"[A-Z]+(?![a-z])|[A-Z]?[a-z0-9]+", class_name)
+    last = value.strip("_").lower().rsplit("_", 1)[-1]
+    return value.strip("_").lower().replace("_", "") == class_name.lower() or \
+        bool(words) and last == words[-1].lower()
 
 
 def used_on_own_object(code: str, name: str, class_name: str) -> bool:

@@ -19,16 +19,20 @@ from freshmark.core.call_forms import (
     go_called_through_a_value,
     go_package_names,
     js_calls_only_through_globals,
+    named_after,
+    own_methods_binding,
     php_base_name,
     php_call_receivers,
     php_member_types,
     php_namespace_at,
     php_use_aliases,
+    python_base_names,
     python_receivers,
     qualifiers_of,
     receivers_of,
     rust_aliases,
     rust_call_paths,
+    types_binding,
     used_on_own_object,
     used_only_as_object,
     used_through_a_value_of,
@@ -68,7 +72,8 @@ class CallStanding:
         self._namespaces: dict[str, str | None] = {}  # per PHP function: its namespace today
         self._aliases: dict[str, dict[str, str]] = {}  # per PHP file: the classes it renames
         self._codes: dict[str, str | None] = {}  # per caller: its code, read once
-        self._lineages: dict[str, list[str]] = {}  # per PHP class: it and its bases, in order
+        self._lineages: dict[str, list[str]] = {}  # per class: it and its bases, in order
+        self._defining: dict[tuple[str, str], int] = {}  # per caller and name: lineages
         self._ruby = RubyCalls(graph, self._code)
 
     def _code(self, caller: ChunkRecord) -> str | None:
@@ -248,22 +253,101 @@ class CallStanding:
         value bound to it or one a method of its own object returns (``new = self.copy()``),
         so loguru's ``handler.stop()`` in ``Logger.remove`` is no ``Logger.stop``; another
         class's never through its own object where its own class defines the name
-        (``self.stop()`` is its own, whatever class beside it has a ``stop``)."""
+        (``self.stop()`` is its own, whatever class beside it has a ``stop``). Through other
+        values, ``_through_values``."""
         used = receivers_of(code, name)
         if used == {""}:
             return False
         values, own = used - {""}, self._receivers(caller)
-        if not values or not own:
+        if not values:
             return None
         owner = callee.symbol.rpartition(".")[0]
-        if caller.path == callee.path and caller.symbol.startswith(owner + "."):
+        if own and caller.path == callee.path and caller.symbol.startswith(owner + "."):
             through_others = all(v.isidentifier() and v not in own and
                                  not bound_from_own_object(code, v, own) for v in values)
             return False if through_others and \
                 not used_through_a_value_of(code, name, own_name(owner)) else None
         its_class = caller.symbol.rpartition(".")[0]
         defines = self.graph.find(caller.path, f"{its_class}.{name}") is not None
-        return False if defines and values <= own else None
+        if own and defines and values <= own:
+            return False
+        return self._through_values(code, name, values, caller, callee) \
+            if values.isdisjoint(own) else None
+
+    def _through_values(self, code: str, name: str, values: set[str], caller: ChunkRecord,
+                        callee: ChunkRecord) -> bool | None:
+        """Whether Python ``code`` calling the method ``callee`` through ``values`` only, none
+        its own object, calls it: surely where one is bound to its class, a class it extends
+        or one extending it (``decoder: ContentDecoder`` runs GZipDecoder's ``decode`` as
+        well), by what the code binds it to or, of what a method of its own object returns,
+        that method's return annotation (httpx's ``decoder = self._get_content_decoder()``);
+        not where each is bound to another class (``decoder = TextDecoder(…)``). A value
+        bound to none may be any class's where it is named as the callee's class is
+        (``headers.get``: Headers'), and so where the caller names the class; otherwise
+        it is no call where classes of several lineages near the caller define the name
+        (``url.netloc.decode("ascii")`` calls bytes', none of eleven ``decode`` methods)."""
+        lineage = self._lineage(self.graph.find(callee.path, callee.symbol.rpartition(".")[0]))
+        owner = own_name(callee.symbol.rpartition(".")[0])
+        if used_through_a_value_of(code, name, owner):
+            return True
+        own, unbound = self._receivers(caller), False
+        for value in values:
+            # A protocol's value is of any class with its methods, none it names.
+            bound = {found for word in types_binding(code, value) | {
+                returned for method in own_methods_binding(code, value, own)
+                for returned in self._returned_names(caller, method)}
+                for found in self.graph.type_definitions([word], caller.path)
+                if "Protocol" not in python_base_names(self.graph.nodes[found].signature, word)}
+            if any(owner in self._lineage(cls) or own_name(self.graph.nodes[cls].symbol)
+                   in lineage for cls in bound):
+                return True
+            unbound = unbound or not bound
+        if not unbound:
+            return False
+        if any(named_after(value, cls) for value in values for cls in lineage) or \
+                set(lineage) & set(caller.references) or \
+                self.graph.extends_owner(caller.id, callee.id):
+            return None
+        return False if self._lineages_defining(caller, name) > 1 else None
+
+    def _returned_names(self, caller: ChunkRecord, method: str) -> set[str]:
+        """The names the return annotation of the caller's own class's ``method`` holds."""
+        found = self.graph.find(caller.path, f"{caller.symbol.rpartition('.')[0]}.{method}")
+        signature = self.graph.nodes[found].signature if found is not None else ""
+        return set(re.findall(r"\w+", signature.partition("->")[2]))
+
+    def _lineage(self, class_id: str | None) -> list[str]:
+        """The names of a Python class and of the project's classes it extends, by their
+        signatures (``class GZipDecoder(ContentDecoder)``), nearest first."""
+        if class_id is None:
+            return []
+        if class_id not in self._lineages:
+            lineage: list[str] = []
+            queue = [class_id]
+            while queue and len(lineage) < _PHP_MAX_BASES:
+                cls = self.graph.nodes[queue.pop(0)]
+                lineage.append(cls.id)
+                queue += [found for base in python_base_names(cls.signature, own_name(cls.symbol))
+                          for found in self.graph.type_definitions([base], cls.path)
+                          if found not in lineage and found not in queue]
+            self._lineages[class_id] = lineage
+        return [own_name(self.graph.nodes[cls].symbol) for cls in self._lineages[class_id]]
+
+    def _lineages_defining(self, caller: ChunkRecord, name: str) -> int:
+        """How many unrelated lineages of classes (none extending another's class) define a
+        method ``name`` the caller's name resolves to."""
+        if (caller.id, name) not in self._defining:
+            lineages: list[set[str]] = []
+            for definition, _ in self.graph.resolve_name(caller.id, name):
+                node = self.graph.nodes[definition]
+                if node.kind == "method":
+                    owner = node.symbol.rpartition(".")[0]
+                    lineage = set(self._lineage(self.graph.find(node.path, owner))) or {owner}
+                    joined = [known for known in lineages if known & lineage]
+                    lineages = [known for known in lineages if not known & lineage] + \
+                        [lineage.union(*joined)]
+            self._defining[(caller.id, name)] = len(lineages)
+        return self._defining[(caller.id, name)]
 
     def _php_method_reaches(self, code: str, name: str, caller: ChunkRecord,
                             callee: ChunkRecord) -> bool | None:

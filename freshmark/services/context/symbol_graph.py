@@ -15,7 +15,9 @@ own class, from code that names its class (an annotation, a constructor call) or
 Kotlin file importing it from its class (``import static pkg.Util.checkNotNull``): references
 are names without their receiver, so ``_cv_app.get(None)`` naming ``get`` says nothing of which
 class's ``get`` runs (a ContextVar's, a dict's), and such a call is name-only however near its
-file is. A graph is built once per (collection, generation) and process.
+file is; the caller's code says more (``call_standing``: a Python method name classes of
+several lineages define, called through a value bound to none of them, is no call at all).
+A graph is built once per (collection, generation) and process.
 """
 
 from __future__ import annotations
