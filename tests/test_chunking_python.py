@@ -93,10 +93,8 @@ def test_comment_is_the_doc_when_there_is_no_docstring() -> None:
 def test_comment_separated_by_a_blank_line_is_not_bound() -> None:
     source = "# Section: helpers\n\ndef add(a, b):\n    return a + b\n"
     chunks = chunk_text("m.py", source)
-    assert [(c.symbol, c.start_line, c.doc) for c in chunks] == [
-        ("<module>", 1, ""),
-        ("add", 3, ""),
-    ]
+    # not its doc, but no block of its own either (the section's title starts its chunk)
+    assert [(c.symbol, c.start_line, c.doc) for c in chunks] == [("add", 1, "")]
 
 
 def test_class_chunk_holds_member_signatures_not_member_bodies() -> None:
@@ -221,3 +219,15 @@ def test_a_builtins_name_called_through_a_receiver_is_a_reference_and_called_bar
     chunks = {c.symbol: c for c in chunk_text("rich/prompt.py", source)}
     assert chunks["ask"].references == []
     assert chunks["get_input"].references == ["console", "print", "input"]
+
+
+def test_a_section_title_between_definitions_starts_the_next_one_not_a_block_of_its_own():
+    # httpx's ``# Timeout exceptions...``: a block of one comment took a result's place.
+    source = ('class TransportError(Exception):\n    """A transport error."""\n\n\n'
+              "# Timeout exceptions...\n\n\n"
+              'class TimeoutException(TransportError):\n    """A timeout."""\n\n\n'
+              "# The end.\n")
+    chunks = chunk_text("errors.py", source)
+    assert [(c.symbol, c.start_line, c.end_line) for c in chunks] == [
+        ("TransportError", 1, 2), ("TimeoutException", 5, 9), ("<module>", 12, 12)]
+    assert chunks[1].text.startswith("# Timeout exceptions...") and chunks[1].doc == "A timeout."

@@ -133,8 +133,11 @@ def test_module_code_is_changed_at_the_closest_block_when_the_indexed_file_is_no
 
 
 def test_module_code_that_became_part_of_a_definition_is_found_at_its_lines(lib):
+    # Comments after the last definition are module code; a definition added below them
+    # starts at them.
     notes = "# Notes on b:\n# it returns two.\n"
-    lib.write("notes.py", NOTES.replace("{notes}", notes + "\n")).commit("notes")
+    before_b = NOTES.replace("{notes}", notes).split("def b()")[0]
+    lib.write("notes.py", before_b).commit("notes")
     record = chunks_of(lib, lib.head(), "notes.py")["<module>#2"]
     assert record.text == notes.rstrip("\n")
     lib.write("notes.py", NOTES.replace("{notes}", notes)).commit("the notes are b's doc")

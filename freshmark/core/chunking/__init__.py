@@ -30,6 +30,7 @@ from freshmark.core.chunking.units import (
     Unit,
     UnitBudgetExceeded,
     UnitFinder,
+    attach_comment_runs,
     nested_definitions,
     walk,
 )
@@ -212,6 +213,7 @@ def _parse_shown(name: str, parser: Parser, src: bytes, shown: bytes, lines: lis
     facts = collect_facts(name, src, lines, tree.root_node)
     finder = UnitFinder(facts, RULES[name], max_units, hidden_rows)
     items = finder.find(tree.root_node)
+    attach_comment_runs(items, finder.loose, src, RULES[name].namespace_kinds, DEFAULT_MAX_LINES)
     return _Parsed(name, facts, items, tree.root_node, finder.loose)
 
 

@@ -9,7 +9,7 @@ Function bodies are not searched for nested units: a nested function belongs to 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 from tree_sitter import Node
@@ -296,6 +296,40 @@ def _trim_overlaps(units: list[Unit], lines: list[str]) -> None:
             while end > previous.header_end_row and not lines[end].strip():
                 end -= 1
             previous.end_row = end
+
+
+def attach_comment_runs(
+    items: Sequence[Unit | Node], loose: Sequence[tuple[int, int]], src: bytes,
+    namespaces: Collection[str] = (), max_rows: int = 0,
+) -> None:
+    """A run of module code holding nothing but comments before a definition (a section's
+    title, httpx's ``# Timeout exceptions...``) starts that definition, as a comment right
+    above it does: a block of its own said nothing and took a result's place. One after the
+    last definition, or of ``max_rows`` rows or more (cut like loose text), stays module code."""
+    _attach_between(items, loose, src, -1, max_rows)
+    for unit in walk(items):
+        if unit.container and unit.kind in namespaces:
+            _attach_between(unit.items, loose, src, unit.header_end_row, max_rows)
+
+
+def _attach_between(items: Sequence[Unit | Node], loose: Sequence[tuple[int, int]],
+                    src: bytes, previous_end: int, max_rows: int) -> None:
+    nodes: list[Node] = []
+    for item in items:
+        if isinstance(item, Node):
+            nodes.append(item)
+            continue
+        # the nodes of the run ``assemble.module_runs`` makes before ``item``
+        run = [n for n in nodes
+               if last_row(n, src) > previous_end and n.start_point.row < item.start_row]
+        first = max(min((n.start_point.row for n in run), default=item.start_row),
+                    previous_end + 1)
+        if run and all("comment" in n.type for n in run) and \
+                not any(low < item.start_row and high > previous_end for low, high in loose) \
+                and (not max_rows or item.start_row - first < max_rows):
+            item.start_row = first
+        nodes = []
+        previous_end = max(previous_end, item.end_row)
 
 
 def walk(items: Iterable[Unit | Node]) -> Iterator[Unit]:
