@@ -10,10 +10,6 @@ from freshmark.core.call_forms import (
     go_package_names,
     named_after,
     own_methods_binding,
-    php_base_name,
-    php_call_receivers,
-    php_member_types,
-    php_namespace_at,
     python_base_names,
     python_receivers,
     ruby_bound_to,
@@ -23,6 +19,12 @@ from freshmark.core.call_forms import (
     types_binding,
     used_on_own_object,
     used_through_a_value_of,
+)
+from freshmark.core.php_calls import (
+    php_base_name,
+    php_call_receivers,
+    php_member_types,
+    php_namespace_at,
 )
 
 

@@ -7,10 +7,10 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from freshmark.core.call_forms import php_namespace_at
 from freshmark.core.declarations import declares_member, defined_in_text
 from freshmark.core.errors import UnsafePath
 from freshmark.core.kinds import is_secondary
+from freshmark.core.php_calls import php_namespace_at
 from freshmark.core.query import plan_query
 from freshmark.core.stamp import own_name
 from freshmark.core.structure import (

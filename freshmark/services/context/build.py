@@ -52,6 +52,7 @@ from freshmark.core.request import DEFAULT_KINDS, LEVELS, ContextRequest, Search
 from freshmark.core.settings import Settings
 from freshmark.core.verdicts import CODE_TODAY_VERDICTS, Verdict, short
 from freshmark.services.context.asked import AskedNames, implementation_first
+from freshmark.services.context.graphs import graph_for
 from freshmark.services.context.levels import LEVEL_BUILDERS
 from freshmark.services.context.section import (
     Section,
@@ -60,7 +61,6 @@ from freshmark.services.context.section import (
     shows,
 )
 from freshmark.services.context.slices import SliceBuilder
-from freshmark.services.context.symbol_graph import graph_for
 from freshmark.services.open_branch import (
     OpenedBranch,
     count_verdicts,

@@ -12,6 +12,7 @@ import re
 from collections.abc import Callable
 
 from freshmark.core.call_forms import (
+    any_call,
     bound_from_own_object,
     calls_only_through_own_receiver,
     calls_through_own_receiver,
@@ -21,11 +22,6 @@ from freshmark.core.call_forms import (
     js_calls_only_through_globals,
     named_after,
     own_methods_binding,
-    php_base_name,
-    php_call_receivers,
-    php_member_types,
-    php_namespace_at,
-    php_use_aliases,
     python_base_names,
     python_receivers,
     qualifiers_of,
@@ -39,6 +35,7 @@ from freshmark.core.call_forms import (
 )
 from freshmark.core.stamp import ChunkRecord, own_name
 from freshmark.core.tree import module_name
+from freshmark.services.context.php_calls import PhpCalls
 from freshmark.services.context.ruby_calls import RubyCalls
 from freshmark.services.context.symbol_graph import TYPE_KINDS, Edge, SymbolGraph
 
@@ -51,8 +48,7 @@ _RECEIVER_LANGUAGES = frozenset({"python", "javascript", "typescript", "tsx", "r
 _IMPLICIT_SELF_LANGUAGES = frozenset({"swift", "kotlin", "java", "csharp"})
 _JS_LANGUAGES = frozenset({"javascript", "typescript", "tsx"})
 # Kinds of a PHP type whose methods are its own or inherited, never mixed in (a trait's are).
-_PHP_CLASS_KINDS = frozenset({"class", "enum"})
-_PHP_MAX_BASES = 16  # a lineage longer is a cycle of names, not a class's
+_MAX_BASES = 16  # a lineage longer is a cycle of names, not a class's
 # Languages where a module's function is called bare or through its module (``cells.cell_len``,
 # ``tools.stringify``): through another value, only a method of its name matched.
 _MODULE_LANGUAGES = _JS_LANGUAGES | {"python"}
@@ -68,13 +64,11 @@ class CallStanding:
                  file_today: Callable[[str], str | None] = lambda _path: None) -> None:
         self.graph = graph
         self._code_today = code_today
-        self._file_today = file_today
-        self._namespaces: dict[str, str | None] = {}  # per PHP function: its namespace today
-        self._aliases: dict[str, dict[str, str]] = {}  # per PHP file: the classes it renames
         self._codes: dict[str, str | None] = {}  # per caller: its code, read once
         self._lineages: dict[str, list[str]] = {}  # per class: it and its bases, in order
         self._defining: dict[tuple[str, str], int] = {}  # per caller and name: lineages
         self._ruby = RubyCalls(graph, self._code)
+        self._php = PhpCalls(graph, self._code, file_today)
 
     def _code(self, caller: ChunkRecord) -> str | None:
         if caller.id not in self._codes:
@@ -141,7 +135,7 @@ class CallStanding:
         A Python method is never called bare: ``cell_len(…)`` in rich's ``Lines.justify`` is
         the function cells.py defines, not ``Text.cell_len``. A C++ name always written with
         a scope (``std::system_error``, ``detail::write``) is none of another scope's. A PHP
-        method by what each call is written through (``_php_call_reaches``), and so a Rust
+        method by what each call is written through (``php_calls.PhpCalls``), and so a Rust
         definition (``_rust_use_reaches``) and a Ruby method (``ruby_calls``)."""
         caller, callee = self.graph.nodes[edge.caller], self.graph.nodes[edge.callee]
         owner, _, name = callee.symbol.rpartition(".")
@@ -163,7 +157,7 @@ class CallStanding:
         if code is None:
             return None
         if caller.language == callee.language == "php" and callee.kind == "function":
-            return self._php_function_reaches(code, name, callee)
+            return self._php.function_reaches(code, name, callee)
         if ruby_method:
             return self._ruby.reaches(code, caller, callee)
         if rust:
@@ -176,7 +170,7 @@ class CallStanding:
         if python_method:
             return self._python_method_reaches(code, name, caller, callee)
         if php_method:
-            return self._php_method_reaches(code, name, caller, callee)
+            return self._php.method_reaches(code, name, caller, callee)
         if cpp:
             scopes = qualifiers_of(code, name, declared=own_name(caller.symbol) == name)
             return False if scopes and "" not in scopes and \
@@ -193,7 +187,7 @@ class CallStanding:
         reached = {self._rust_use_reaches(written, caller, callee)
                    for form in rust_call_paths(code, name)
                    for written in {form, aliases.get(form, form)}}
-        return _any_call(reached)
+        return any_call(reached)
 
     def _rust_use_reaches(self, form: str, caller: ChunkRecord,
                           callee: ChunkRecord) -> bool | None:
@@ -324,7 +318,7 @@ class CallStanding:
         if class_id not in self._lineages:
             lineage: list[str] = []
             queue = [class_id]
-            while queue and len(lineage) < _PHP_MAX_BASES:
+            while queue and len(lineage) < _MAX_BASES:
                 cls = self.graph.nodes[queue.pop(0)]
                 lineage.append(cls.id)
                 queue += [found for base in python_base_names(cls.signature, own_name(cls.symbol))
@@ -349,120 +343,6 @@ class CallStanding:
             self._defining[(caller.id, name)] = len(lineages)
         return self._defining[(caller.id, name)]
 
-    def _php_method_reaches(self, code: str, name: str, caller: ChunkRecord,
-                            callee: ChunkRecord) -> bool | None:
-        """Whether PHP ``code`` calls the method ``callee``: surely where one of its calls
-        reaches it, not at all where none can (``_php_call_reaches``)."""
-        reached = {self._php_call_reaches(form, name, caller, callee)
-                   for form in php_call_receivers(code, name)}
-        return _any_call(reached)
-
-    def _php_call_reaches(self, form: str, name: str, caller: ChunkRecord,
-                          callee: ChunkRecord) -> bool | None:
-        """Whether a PHP call of ``name`` written ``form`` (``php_call_receivers``) reaches
-        the method ``callee``. Bare or after a namespace (``\\count($args)``: a function's
-        call), never: a method has a receiver. ``parent::name`` reaches
-        the first of the caller's class's bases to define it (monolog's FleepHookHandler,
-        a SocketHandler, calls no StreamHandler.write); ``$this->``, ``self::`` and
-        ``static::`` its own class's or a base's; ``Utils::name`` that class's or a base's,
-        and never where the project defines no type so named (nor renames one so: guzzle's
-        ``Psr7\\UriResolver::resolve`` is no HandlerStack.resolve); ``$this->socket->name``
-        its member's declared class's (SyslogUdpHandler's UdpSocket), else never the own
-        class's. Through another value, maybe; and a subclass's override of what a call
-        reaches, which runs for the subclass's objects."""
-        if form == "" or form.endswith("\\"):
-            return False
-        if form in ("?", "->"):
-            return None
-        if form not in ("parent", "$this") and not form.startswith("$this->"):
-            form = self._php_aliases(caller.path).get(form, form)
-            if not self.graph.defines_type(form):
-                return False
-        its_class = self.graph.find(caller.path, caller.symbol.rpartition(".")[0])
-        callee_class = self.graph.find(callee.path, callee.symbol.rpartition(".")[0])
-        if its_class is None or callee_class is None or \
-                self.graph.nodes[callee_class].kind not in _PHP_CLASS_KINDS:
-            return None
-        lineage = self._php_called_on(form, its_class, caller.path)
-        if not lineage and form.startswith("$this->"):
-            # A member of no class it can tell holds another object, of any class: a base's
-            # subclass's too (BufferHandler's wrapped handler), but not its own.
-            return False if callee_class == its_class else None
-        target = next((found for cls in lineage if (found := self.graph.find(
-            self.graph.nodes[cls].path, f"{self.graph.nodes[cls].symbol}.{name}"))), None)
-        if target is None:  # a trait's, or a class's outside the project: the name alone
-            return None
-        if target == self.graph.find(callee.path, callee.symbol):
-            return True
-        # An override in a subclass of the class called on runs for the subclass's objects;
-        # ``parent::`` binds to the base's, whatever the object.
-        overridden = form != "parent" and lineage[0] in self._php_lineage(callee_class)
-        return None if overridden else False
-
-    def _php_aliases(self, path: str) -> dict[str, str]:
-        """The classes the PHP file ``path`` renames by ``use … as``, read once."""
-        if path not in self._aliases:
-            self._aliases[path] = php_use_aliases(self._file_today(path) or "")
-        return self._aliases[path]
-
-    def _php_function_reaches(self, code: str, name: str, callee: ChunkRecord) -> bool | None:
-        """Whether PHP ``code`` calls the function ``callee``: never through a value or a
-        class (a method's call); written ``\\name(…)`` only a function of the global
-        namespace, ``\\Ns\\name(…)`` only one of ``Ns`` (guzzle's ``\\json_decode`` in
-        Utils.jsonDecode is PHP's, not functions.php's ``GuzzleHttp\\json_decode``); bare or
-        relative to its file's namespace (``Psr7\\name``), maybe."""
-        if callee.id not in self._namespaces:
-            text = self._file_today(callee.path)
-            self._namespaces[callee.id] = None if text is None \
-                else php_namespace_at(text, callee.start_line)
-        namespace = self._namespaces[callee.id]
-        return _any_call({_php_namespace_reaches(form, namespace)
-                          for form in php_call_receivers(code, name)})
-
-    def _php_called_on(self, form: str, its_class: str, path: str) -> list[str]:
-        """The lineage of the class whose method (its first to define it) a PHP call written
-        ``form`` runs, from the caller's class ``its_class`` in ``path``; [] where it cannot
-        tell."""
-        if form == "parent":
-            return self._php_lineage(its_class)[1:]
-        if form == "$this":
-            return self._php_lineage(its_class)
-        if form.startswith("$this->"):
-            named = self._php_member_class(its_class, form[len("$this->"):])
-        else:
-            named = self._php_class_named(form, path)
-        return self._php_lineage(named) if named is not None else []
-
-    def _php_lineage(self, class_id: str) -> list[str]:
-        """A PHP class and the project's classes it extends, nearest first, as far as its
-        bases are found by name (one class of that name, ``type_definitions``)."""
-        if class_id not in self._lineages:
-            lineage = [class_id]
-            while len(lineage) < _PHP_MAX_BASES:
-                cls = self.graph.nodes[lineage[-1]]
-                base = php_base_name(cls.signature)
-                found = self._php_class_named(base, cls.path) if base else None
-                if found is None or found in lineage:
-                    break
-                lineage.append(found)
-            self._lineages[class_id] = lineage
-        return self._lineages[class_id]
-
-    def _php_member_class(self, class_id: str, member: str) -> str | None:
-        """The project's class a PHP class gives its property ``member`` (``protected
-        UdpSocket $socket``), where it gives one: not for an interface nor a class from
-        elsewhere, whose objects may be of any of the project's classes."""
-        code = self._code(self.graph.nodes[class_id])
-        types = php_member_types(code or "", member)
-        path = self.graph.nodes[class_id].path
-        return self._php_class_named(types.pop(), path) if len(types) == 1 else None
-
-    def _php_class_named(self, name: str, near_path: str) -> str | None:
-        """The one PHP class or enum ``name`` names from ``near_path``, if one."""
-        found = [d for d in self.graph.type_definitions([name], near_path)
-                 if self.graph.nodes[d].kind in _PHP_CLASS_KINDS]
-        return found[0] if len(found) == 1 else None
-
     def _module_name_reaches(self, code: str, name: str, caller: ChunkRecord,
                              callee: ChunkRecord) -> bool | None:
         """Whether ``code`` calls the module-level ``callee``: not where it uses the name only
@@ -486,23 +366,6 @@ class CallStanding:
         owners = callee.symbol.split(".")[:-1]
         return scope in owners or \
             not owners and scope != "std" and self.graph.defines_scope(scope)
-
-
-def _any_call(reached: set[bool | None]) -> bool | None:
-    """What the uses of a name say together: a call where one surely reaches the callee,
-    none where every one surely does not, else maybe."""
-    return True if True in reached else False if reached == {False} else None
-
-
-def _php_namespace_reaches(form: str, namespace: str | None) -> bool | None:
-    """Whether a PHP call written ``form`` (``php_call_receivers``) may reach a function of
-    ``namespace`` ("" the global one, None not known)."""
-    if form in ("", "?") or form.endswith("\\") and not form.startswith("\\"):
-        return None  # the file's namespace's function, or else the global one
-    if not form.endswith("\\"):
-        return False  # a method's call, through a value or a class
-    return None if namespace is None or form.strip("\\").lower() == namespace.lower() \
-        else False
 
 
 def _calls_a_function(receivers: set[str], path: str) -> bool:

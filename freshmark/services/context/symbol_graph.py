@@ -24,13 +24,11 @@ from __future__ import annotations
 
 import posixpath
 import re
-import threading
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from freshmark.core.chunking.ruby import singleton_head
 from freshmark.core.classify import is_stub
-from freshmark.core.ports import BranchView
 from freshmark.core.stamp import ChunkRecord, own_name
 from freshmark.core.tree import module_name, package_key, package_seen
 from freshmark.services.context.rust_modules import module_file, use_paths
@@ -44,7 +42,6 @@ _MAX_IMPORT_MATCHES = 3
 _MAX_PACKAGE_FILES = 5
 _SEPARATORS = re.compile(r"::|[./\\]")
 _DOTS_ONLY = re.compile(r"\.+")
-_GRAPHS_KEPT = 4
 # Languages whose files import a class's members by name (Java's ``import static``).
 _MEMBER_IMPORT_LANGUAGES = frozenset({"java", "kotlin"})
 # Languages whose calls are judged one definition at a time by the receiver written
@@ -492,23 +489,3 @@ class SymbolGraph:
                           if module_name(self.nodes[d].path) == module.lower()] or chosen
             found.extend(d for d in chosen if d not in found)
         return found
-
-
-# -- one graph per (collection, generation) per process --------------------------------------------
-_GRAPHS: dict[str, tuple[int, SymbolGraph]] = {}
-_GRAPHS_LOCK = threading.Lock()
-
-
-def graph_for(index: BranchView) -> SymbolGraph:
-    """The branch's graph, rebuilt from live chunk metadata when the collection has moved on."""
-    generation = index.manifest.generation
-    with _GRAPHS_LOCK:
-        cached = _GRAPHS.get(index.name)
-    if cached is not None and cached[0] == generation:
-        return cached[1]
-    graph = SymbolGraph(index.iter_records(where={"status": "live"}, include_text=False))
-    with _GRAPHS_LOCK:
-        if len(_GRAPHS) >= _GRAPHS_KEPT and index.name not in _GRAPHS:
-            _GRAPHS.pop(next(iter(_GRAPHS)))
-        _GRAPHS[index.name] = (generation, graph)
-    return graph
