@@ -132,7 +132,12 @@ DEFAULT_MAX_LINES = 150
 # (``$crate::STATIC_MAX_LEVEL``), where its token trees gave none; a Java field or interface
 # constant holding a lambda or an anonymous class over several lines is a method of its name
 # (commons-cli's ``Converter.DATE = s -> { … }`` was only lines of the interface's outline).
-CHUNKING_VERSION = "19"
+# 20: a run of nothing but comments between definitions starts the next one (httpx's section
+# titles were blocks of their own); Ruby methods named in capitals called through a receiver
+# (``self.POST``) are references and a method named ``<=>`` is a unit; ignore files of npm,
+# ESLint and Prettier, PHP-CS-Fixer's ``.php-cs-fixer.dist.php``, Gemfile, Rakefile and
+# ``*.gemspec`` are config, psalm/phpstan baselines generated, ``*.rdoc`` prose.
+CHUNKING_VERSION = "20"
 _ALIASES = {
     "py": "python", "js": "javascript", "jsx": "javascript", "ts": "typescript",
     "c++": "cpp", "cc": "cpp", "c#": "csharp", "cs": "csharp", "c_sharp": "csharp",
