@@ -33,6 +33,7 @@ from freshmark.core.call_forms import (
     used_only_as_object,
     used_through_a_value_of,
 )
+from freshmark.core.lineage import lineage
 from freshmark.core.stamp import ChunkRecord, own_name
 from freshmark.core.tree import module_name
 from freshmark.services.context.php_calls import PhpCalls
@@ -47,8 +48,6 @@ _RECEIVER_LANGUAGES = frozenset({"python", "javascript", "typescript", "tsx", "r
 # value (``$0.help``), a member of that value's is read.
 _IMPLICIT_SELF_LANGUAGES = frozenset({"swift", "kotlin", "java", "csharp"})
 _JS_LANGUAGES = frozenset({"javascript", "typescript", "tsx"})
-# Kinds of a PHP type whose methods are its own or inherited, never mixed in (a trait's are).
-_MAX_BASES = 16  # a lineage longer is a cycle of names, not a class's
 # Languages where a module's function is called bare or through its module (``cells.cell_len``,
 # ``tools.stringify``): through another value, only a method of its name matched.
 _MODULE_LANGUAGES = _JS_LANGUAGES | {"python"}
@@ -316,16 +315,14 @@ class CallStanding:
         if class_id is None:
             return []
         if class_id not in self._lineages:
-            lineage: list[str] = []
-            queue = [class_id]
-            while queue and len(lineage) < _MAX_BASES:
-                cls = self.graph.nodes[queue.pop(0)]
-                lineage.append(cls.id)
-                queue += [found for base in python_base_names(cls.signature, own_name(cls.symbol))
-                          for found in self.graph.type_definitions([base], cls.path)
-                          if found not in lineage and found not in queue]
-            self._lineages[class_id] = lineage
+            self._lineages[class_id] = lineage(class_id, self._bases_of)
         return [own_name(self.graph.nodes[cls].symbol) for cls in self._lineages[class_id]]
+
+    def _bases_of(self, class_id: str) -> list[str]:
+        """The project's classes a Python class's signature names as its bases."""
+        cls = self.graph.nodes[class_id]
+        return [found for base in python_base_names(cls.signature, own_name(cls.symbol))
+                for found in self.graph.type_definitions([base], cls.path)]
 
     def _lineages_defining(self, caller: ChunkRecord, name: str) -> int:
         """How many unrelated lineages of classes (none extending another's class) define a

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from freshmark.core.call_forms import any_call
+from freshmark.core.lineage import lineage
 from freshmark.core.php_calls import (
     php_base_name,
     php_call_receivers,
@@ -23,8 +24,8 @@ from freshmark.core.php_calls import (
 from freshmark.core.stamp import ChunkRecord
 from freshmark.services.context.symbol_graph import SymbolGraph
 
+# Kinds of a PHP type whose methods are its own or inherited, never mixed in (a trait's are).
 _CLASS_KINDS = frozenset({"class", "enum"})
-_MAX_BASES = 16  # a lineage longer is a cycle of names, not a class's
 
 
 class PhpCalls:
@@ -128,16 +129,15 @@ class PhpCalls:
         """A PHP class and the project's classes it extends, nearest first, as far as its
         bases are found by name (one class of that name, ``type_definitions``)."""
         if class_id not in self._lineages:
-            lineage = [class_id]
-            while len(lineage) < _MAX_BASES:
-                cls = self.graph.nodes[lineage[-1]]
-                base = php_base_name(cls.signature)
-                found = self._class_named(base, cls.path) if base else None
-                if found is None or found in lineage:
-                    break
-                lineage.append(found)
-            self._lineages[class_id] = lineage
+            self._lineages[class_id] = lineage(class_id, self._base_of)
         return self._lineages[class_id]
+
+    def _base_of(self, class_id: str) -> list[str]:
+        """The class a PHP class ``extends``, where the project defines one of that name."""
+        cls = self.graph.nodes[class_id]
+        base = php_base_name(cls.signature)
+        found = self._class_named(base, cls.path) if base else None
+        return [found] if found is not None else []
 
     def _member_class(self, class_id: str, member: str) -> str | None:
         """The project's class a PHP class gives its property ``member`` (``protected
