@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import pytest
 from search_fixtures import callers_in_slice, indexed_project
 
 from freshmark.core.stamp import ChunkRecord
@@ -43,25 +44,18 @@ public final class CodeWriter {{
 '''
 
 
+# javapoet's CodeWriter.emit calls stringLiteralWithDoubleQuotes, imported static from Util;
+# a class in another package may import every static member of Util.
+@pytest.mark.parametrize(("path", "package", "imported"), [
+    (f"{POET}/CodeWriter.java", "com.squareup.javapoet",
+     "static com.squareup.javapoet.Util.checkNotNull"),
+    (f"{POET}/writer/CodeWriter.java", "com.squareup.javapoet.writer",
+     "static com.squareup.javapoet.Util.*"),
+], ids=["the member", "all members"])
 def test_a_bare_call_of_a_method_imported_static_from_its_class_is_graph_confirmed(
-        fm_home, make_repo):
-    # javapoet's CodeWriter.emit calls stringLiteralWithDoubleQuotes, imported static from Util
+        fm_home, make_repo, path, package, imported):
     repo = indexed_project(make_repo("poet"), {
-        f"{POET}/Util.java": UTIL,
-        f"{POET}/CodeWriter.java": _writer("com.squareup.javapoet",
-                                           "static com.squareup.javapoet.Util.checkNotNull")},
-        package="tools")
-    assert callers_in_slice(str(repo.path), "Util.checkNotNull") == {
-        "CodeWriter.CodeWriter": "high"}
-
-
-def test_a_bare_call_of_a_method_of_a_class_whose_static_members_are_all_imported_is_confirmed(
-        fm_home, make_repo):
-    repo = indexed_project(make_repo("poet"), {
-        f"{POET}/Util.java": UTIL,
-        f"{POET}/writer/CodeWriter.java": _writer("com.squareup.javapoet.writer",
-                                                  "static com.squareup.javapoet.Util.*")},
-        package="tools")
+        f"{POET}/Util.java": UTIL, path: _writer(package, imported)}, package="tools")
     assert callers_in_slice(str(repo.path), "Util.checkNotNull") == {
         "CodeWriter.CodeWriter": "high"}
 
