@@ -38,7 +38,6 @@ class RubyCalls:
                  code_of: Callable[[ChunkRecord], str | None]) -> None:
         self.graph = graph
         self._code_of = code_of
-        self._containers: dict[tuple[str, str], str] | None = None  # (path, symbol): id
         self._members: dict[tuple[str, str], dict[str, set[str]]] = {}
 
     def reaches(self, code: str, caller: ChunkRecord, callee: ChunkRecord) -> bool | None:
@@ -133,10 +132,7 @@ class RubyCalls:
         owner, _, name = method.symbol.rpartition(".")
         key = (method.path, owner)
         if key not in self._members:
-            if self._containers is None:
-                self._containers = {(r.path, r.symbol): r.id for r in self.graph.nodes.values()
-                                    if r.language == "ruby" and r.kind in _CONTAINERS}
-            found = self._containers.get(key)
+            found = self.graph.ruby_body(*key)
             code = self._code_of(self.graph.nodes[found]) if found is not None else None
             self._members[key] = class_members(code) if code else {}
         return self._members[key].get(name, set())

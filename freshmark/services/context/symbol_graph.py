@@ -114,6 +114,7 @@ class SymbolGraph:
         self._defining: set[str] = set()  # files that define something (not only re-export)
         self._scopes: set[str] = set()  # namespaces and classes that hold definitions
         self._impls: dict[str, list[ChunkRecord]] = {}  # per Rust file: its impl blocks
+        self._ruby_bodies: dict[tuple[str, str], str] = {}  # a Ruby class's or module's chunk
         for record in sorted(records, key=lambda r: (r.path, r.start_line, r.id)):
             if record.is_live and record.file_kind not in _LEFT_OUT_KINDS:
                 self._add(record)
@@ -127,6 +128,8 @@ class SymbolGraph:
         elif record.kind == "impl":
             self._impls.setdefault(record.path, []).append(record)
         key = (record.path, record.symbol)
+        if record.language == "ruby" and record.kind in ("class", "module"):
+            self._ruby_bodies[key] = record.id  # a class reopened in its file: the last
         if record.kind not in _NOT_DEFINITIONS:
             self._defining.add(record.path)
         elif record.kind == "module":
@@ -320,6 +323,10 @@ class SymbolGraph:
         """The Rust impl block whose lines hold ``record`` (a method of it), if one."""
         return next((impl for impl in self._impls.get(record.path, [])
                      if impl.start_line <= record.start_line <= impl.end_line), None)
+
+    def ruby_body(self, path: str, symbol: str) -> str | None:
+        """The chunk of the Ruby class or module ``symbol`` that ``path`` defines."""
+        return self._ruby_bodies.get((path, symbol))
 
     def find(self, path: str, symbol: str) -> str | None:
         return self._by_symbol.get((path, symbol))
